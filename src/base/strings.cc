@@ -1,0 +1,41 @@
+#include "base/strings.h"
+
+#include <algorithm>
+
+namespace sluice::base {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string closest_match(std::string_view word, const std::vector<std::string_view>& candidates) {
+  std::string_view best;
+  std::size_t best_d = static_cast<std::size_t>(-1);
+  for (auto c : candidates) {
+    std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  // Close enough: at most a third of the word's letters differ (and at least one edit allowed).
+  std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+  if (best.empty() || best_d > limit) return {};
+  return std::string(best);
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+}  // namespace sluice::base

@@ -1,0 +1,1 @@
+// Placeholder so the module builds before its first source lands; removed when it does.

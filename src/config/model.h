@@ -1,0 +1,139 @@
+#pragma once
+// The configuration as plain data: what the parser produces and what app/ turns into runtime
+// objects. No behaviour here, no runtime types. Values are already validated and inherited
+// (defaults sections applied), and names are resolved to indexes.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "net/address.h"
+
+namespace sluice::config {
+
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+};
+
+enum class Mode { kTcp, kHttp };
+
+// syslog severities, 0 (emerg) .. 7 (debug).
+enum class LogFormat { kRfc3164, kRfc5424, kShort, kRaw };
+
+struct LogTarget {
+  enum class Kind { kStdout, kStderr, kUdp, kUnixDgram };
+  Kind kind = Kind::kStdout;
+  net::SocketAddress addr;      // kUdp, kUnixDgram
+  std::string text;             // the target as written, for messages
+  int max_len = 1024;           // `len N`
+  LogFormat format = LogFormat::kRfc3164;
+  int facility = 16;            // local0 by default in examples; always set by the parser
+  int max_level = 7;            // messages above this severity are dropped
+  int min_level = 0;            // messages below this severity are raised to it
+  SourceLoc loc;
+};
+
+// Times in milliseconds; 0 means unset (no timeout), as in HAProxy.
+struct Timeouts {
+  uint32_t connect = 0;
+  uint32_t client = 0;
+  uint32_t server = 0;
+  uint32_t tunnel = 0;
+  uint32_t client_fin = 0;
+  uint32_t server_fin = 0;
+};
+
+struct BindConfig {
+  SourceLoc loc;
+  std::string text;                       // the address word as written (messages, show stat)
+  std::vector<net::ListenAddress> addrs;  // expanded list and ranges
+  std::string name;                       // `name`
+  int maxconn = 0;                        // `maxconn`, 0 = no cap of its own (whole bind line)
+  int backlog = 0;                        // `backlog`, 0 = inherit (see effective_backlog)
+  int unix_mode = -1;                     // `mode` (octal) for UNIX sockets, -1 = umask
+};
+
+struct ServerConfig {
+  SourceLoc loc;
+  std::string name;
+  int id = 0;                   // 1-based within the backend
+  net::ServerAddress addr;
+  std::string addr_text;
+  int weight = 1;               // 0..256
+  int maxconn = 0;              // 0 = unlimited
+  bool backup = false;
+  bool disabled = false;
+};
+
+enum class Balance { kRoundRobin };
+
+struct ProxyConfig {
+  enum Cap : unsigned { kFrontend = 1, kBackend = 2 };
+  SourceLoc loc;
+  std::string name;
+  std::string type;             // "frontend", "backend" or "listen" (as the section keyword)
+  unsigned caps = 0;
+  int id = 0;                   // `id`, or automatic from 2 upward in declaration order
+  Mode mode = Mode::kTcp;
+  bool disabled = false;
+  std::string description;
+
+  // Frontend side.
+  std::vector<BindConfig> binds;
+  int maxconn = 0;              // 0 = global maxconn
+  int backlog = 0;
+  std::string default_backend;  // as written
+  int default_backend_index = -1;  // index into ConfigModel::proxies, resolved after parsing
+
+  // Backend side.
+  std::vector<ServerConfig> servers;
+  Balance balance = Balance::kRoundRobin;
+  int retries = 3;
+  // `option redispatch [<n>]`: 0 disabled (the default without the option), -1 on the last
+  // retry (the option's default), +P on every Pth retry, -N on the Nth retry before the last.
+  int redispatch = 0;
+
+  Timeouts timeouts;
+
+  // Logging: `log global` copies the global targets; `log <target> ...` adds its own.
+  std::vector<LogTarget> logs;
+  bool option_tcplog = false;
+  bool option_dontlognull = false;
+};
+
+enum class CliLevel { kUser, kOperator, kAdmin };
+
+struct StatsSocketConfig {
+  SourceLoc loc;
+  net::ListenAddress addr;      // exactly one address (no list, no range)
+  std::string text;
+  CliLevel level = CliLevel::kOperator;
+  int unix_mode = -1;           // `mode 600`; -1 = umask
+};
+
+struct GlobalConfig {
+  int nbthread = 0;             // 0 = not set: one thread per usable CPU
+  int maxconn = 0;              // 0 = not set: derived from RLIMIT_NOFILE at start-up
+  std::vector<StatsSocketConfig> stats_sockets;
+  uint32_t stats_timeout_ms = 10000;
+  int stats_maxconn = 10;
+  std::vector<LogTarget> logs;
+  std::string log_tag = "sluice";
+  bool daemon = false;
+  std::string pidfile;
+  uint32_t hard_stop_after_ms = 0;   // 0 = wait forever on soft stop
+  int tune_bufsize = 16384;
+  int tune_maxaccept = 4;            // -1 = unlimited
+  std::string node;                  // `node`, default hostname (set by app)
+  std::string description;
+  bool zero_warning = false;
+};
+
+struct ConfigModel {
+  GlobalConfig global;
+  std::vector<ProxyConfig> proxies;   // declaration order; defaults sections are not here
+  std::vector<std::string> files;     // files read, in order
+};
+
+}  // namespace sluice::config
