@@ -179,7 +179,7 @@ std::vector<std::string> csv_fields(const std::string& line) {
   return v;   // the text after the last comma (nothing) is dropped
 }
 
-TEST(CliFormat, CsvEscape) {
+TEST(cliFormat, CsvEscape) {
   EXPECT_EQ(csv_escape("plain"), "plain");
   EXPECT_EQ(csv_escape("a,b"), "\"a,b\"");
   EXPECT_EQ(csv_escape("say \"hi\""), "\"say \"\"hi\"\"\"");
@@ -187,19 +187,19 @@ TEST(CliFormat, CsvEscape) {
   EXPECT_EQ(csv_escape("trail  "), "trail");
 }
 
-TEST(CliFormat, Uptime) {
+TEST(cliFormat, Uptime) {
   EXPECT_EQ(format_uptime(103), "0d 0h01m43s");
   EXPECT_EQ(format_uptime(86400 * 2 + 3600 * 5 + 7), "2d 5h00m07s");
 }
 
-TEST(CliShowVersion, PrintsVersion) { EXPECT_EQ(ask("show version"), std::string(base::kVersion) + "\n\n"); }
+TEST(cliShowVersion, PrintsVersion) { EXPECT_EQ(ask("show version"), std::string(base::kVersion) + "\n\n"); }
 
-TEST(CliEcho, JoinsWords) {
+TEST(cliEcho, JoinsWords) {
   EXPECT_EQ(ask("echo   hello    world"), "hello world\n\n");
   EXPECT_EQ(ask("echo"), "\n");
 }
 
-TEST(CliShowInfo, PlainFormat) {                            // checklist 1
+TEST(cliShowInfo, PlainFormat) {                            // checklist 1
   auto out = ask("show info");
   ASSERT_GE(out.size(), 2u);
   EXPECT_EQ(out.substr(out.size() - 2), "\n\n");
@@ -234,7 +234,7 @@ TEST(CliShowInfo, PlainFormat) {                            // checklist 1
   EXPECT_EQ(out.find("description"), std::string::npos);
 }
 
-TEST(CliShowInfo, Typed) {                                  // checklist 34
+TEST(cliShowInfo, Typed) {                                  // checklist 34
   auto out = ask("show info typed");
   auto lines = lines_of(out.substr(0, out.size() - 1));
   std::regex re(R"(^\d+\.\w[^.]*\.1:[MSKCP][A-Za-z][PSsC][VP]:(u32|u64|s32|s64|str|flt):.*$)");
@@ -244,7 +244,7 @@ TEST(CliShowInfo, Typed) {                                  // checklist 34
   EXPECT_NE(out.find("\n50.node.1:COSV:str:host1\n"), std::string::npos);
 }
 
-TEST(CliShowInfo, JsonAndDesc) {
+TEST(cliShowInfo, JsonAndDesc) {
   auto out = ask("show info json");
   EXPECT_EQ(out.rfind(R"([{"field":{"pos":0,"name":"Name"},"processNum":1,"tags":{"origin":"Product","nature":"Output","scope":"Service"},"value":{"type":"str","value":"sluice"}},)", 0), 0u) << out;
   EXPECT_NE(out.find(R"({"field":{"pos":6,"name":"Pid"},"processNum":1,"tags":{"origin":"Status","nature":"Gauge","scope":"Process"},"value":{"type":"u32","value":4242}})"), std::string::npos);
@@ -253,7 +253,7 @@ TEST(CliShowInfo, JsonAndDesc) {
   EXPECT_EQ(desc.rfind("Name: sluice:\"Product name\"\n", 0), 0u);
 }
 
-TEST(CliShowStat, HeaderAndRowsHaveSameColumns) {           // checklist 3
+TEST(cliShowStat, HeaderAndRowsHaveSameColumns) {           // checklist 3
   auto out = ask("show stat");
   EXPECT_EQ(out.substr(out.size() - 2), "\n\n");
   auto lines = lines_of(out.substr(0, out.size() - 1));
@@ -283,7 +283,7 @@ TEST(CliShowStat, HeaderAndRowsHaveSameColumns) {           // checklist 3
                                              "ls_tcp/sock-1", "ls_tcp/t1", "ls_tcp/BACKEND"}));
 }
 
-TEST(CliShowStat, ExactRowsColumns0To35) {
+TEST(cliShowStat, ExactRowsColumns0To35) {
   auto lines = lines_of(ask("show stat"));
   auto first36 = [](const std::string& l) {
     std::size_t pos = 0;
@@ -299,7 +299,7 @@ TEST(CliShowStat, ExactRowsColumns0To35) {
   EXPECT_EQ(first36(lines[7]), "ls_tcp,t1,0,0,0,0,,0,0,0,,0,,0,0,0,0,no check,1,1,0,,,6,,,1,4,1,,0,,2,0,,0");
 }
 
-TEST(CliShowStat, CheckFieldsAndHttpColumns) {
+TEST(cliShowStat, CheckFieldsAndHttpColumns) {
   auto lines = lines_of(ask("show stat"));
   auto s1 = csv_fields(lines[2]);
   EXPECT_EQ(s1[36], "L7OK");
@@ -323,7 +323,7 @@ TEST(CliShowStat, CheckFieldsAndHttpColumns) {
   EXPECT_EQ(be[100], "0");
 }
 
-TEST(CliShowStat, UserLevelHidesLegends) {                  // checklist 4
+TEST(cliShowStat, UserLevelHidesLegends) {                  // checklist 4
   auto admin = lines_of(ask("show stat"));
   auto user = lines_of(ask("show stat", Level::kUser));
   ASSERT_EQ(admin.size(), user.size());
@@ -342,7 +342,7 @@ TEST(CliShowStat, UserLevelHidesLegends) {                  // checklist 4
   EXPECT_EQ(csv_fields(admin[2])[73], "127.0.0.1:18081");
 }
 
-TEST(CliShowStat, Filters) {                                // checklists 5 and 6
+TEST(cliShowStat, Filters) {                                // checklists 5 and 6
   auto servers = lines_of(ask("show stat be_app 4 -1"));
   ASSERT_EQ(servers.size(), 3u);
   EXPECT_EQ(csv_fields(servers[1])[1], "s1");
@@ -364,7 +364,7 @@ TEST(CliShowStat, Filters) {                                // checklists 5 and 
   EXPECT_EQ(lines_of(ask("show stat domain proxy be_app 2 -1")).size(), 2u);
 }
 
-TEST(CliShowStat, UpAndNoMaint) {                           // checklist 8
+TEST(cliShowStat, UpAndNoMaint) {                           // checklist 8
   auto up = lines_of(ask("show stat be_app -1 -1 up"));
   ASSERT_EQ(up.size(), 3u);
   EXPECT_EQ(csv_fields(up[1])[1], "s1");
@@ -373,7 +373,7 @@ TEST(CliShowStat, UpAndNoMaint) {                           // checklist 8
   EXPECT_EQ(nm.size(), 8u);
 }
 
-TEST(CliShowStat, Typed) {                                  // checklist 35
+TEST(cliShowStat, Typed) {                                  // checklist 35
   auto out = ask("show stat typed");
   auto lines = lines_of(out.substr(0, out.size() - 1));
   std::regex re(R"(^[FBLS]\.\d+\.\d+\.\d+\.\w+\.1:....:\w+:.*$)");
@@ -387,13 +387,13 @@ TEST(CliShowStat, Typed) {                                  // checklist 35
   EXPECT_EQ(filtered.rfind("B.3.0.0.pxname.1:KNSV:str:be_app\n", 0), 0u);
 }
 
-TEST(CliShowStat, Json) {
+TEST(cliShowStat, Json) {
   auto out = ask("show stat be_app 2 -1 json");
   EXPECT_EQ(out.rfind(R"([[{"objType":"Backend","proxyId":3,"id":0,"field":{"pos":0,"name":"pxname"},"processNum":1,"tags":{"origin":"Key","nature":"Name","scope":"Service"},"value":{"type":"str","value":"be_app"}},)", 0), 0u) << out;
   EXPECT_EQ(out.substr(out.size() - 4), "]]\n\n");
 }
 
-TEST(CliShowServersState, All) {                            // checklist 30
+TEST(cliShowServersState, All) {                            // checklist 30
   auto out = ask("show servers state");
   auto lines = lines_of(out.substr(0, out.size() - 1));
   ASSERT_EQ(lines.size(), 5u);
@@ -412,7 +412,7 @@ TEST(CliShowServersState, All) {                            // checklist 30
     EXPECT_EQ(std::count(lines[i].begin(), lines[i].end(), ' '), 24);
 }
 
-TEST(CliShowServersState, OneBackendAndUnknown) {          // checklist 31
+TEST(cliShowServersState, OneBackendAndUnknown) {          // checklist 31
   auto out = ask("show servers state ls_tcp");
   EXPECT_EQ(lines_of(out).size(), 3u);   // version, header, t1
   EXPECT_EQ(ask("show servers state #4"), out);
@@ -420,11 +420,11 @@ TEST(CliShowServersState, OneBackendAndUnknown) {          // checklist 31
   EXPECT_EQ(ask("show servers state fe_http"), "Can't find backend.\n\n");
 }
 
-TEST(CliShowBackend, Names) {                               // checklist 32
+TEST(cliShowBackend, Names) {                               // checklist 32
   EXPECT_EQ(ask("show backend"), "# name\nbe_app\nls_tcp\n\n");
 }
 
-TEST(CliShowActivity, AllThreads) {                         // checklist 33
+TEST(cliShowActivity, AllThreads) {                         // checklist 33
   EXPECT_EQ(ask("show activity"),
             "thread_id: 2 (1..4)\n"
             "date_now: 1700000000.123456\n"
@@ -434,7 +434,7 @@ TEST(CliShowActivity, AllThreads) {                         // checklist 33
   EXPECT_EQ(ask("show activity -1"), ask("show activity"));
 }
 
-TEST(CliShowActivity, TotalOrOneThread) {
+TEST(cliShowActivity, TotalOrOneThread) {
   auto total = ask("show activity 0");
   EXPECT_NE(total.find("\nctxsw: 100\navg_loop_us: 3\n"), std::string::npos);
   auto third = ask("show activity 3");
@@ -444,7 +444,7 @@ TEST(CliShowActivity, TotalOrOneThread) {
   EXPECT_EQ(ask("show activity", Level::kUser), "Permission denied\n\n");
 }
 
-TEST(CliShowActivity, SingleThreadHasNoBrackets) {
+TEST(cliShowActivity, SingleThreadHasNoBrackets) {
   g_stats.nbthread = 1;
   auto out = ask("show activity", Level::kOperator, 1);
   g_stats.nbthread = 4;
@@ -452,7 +452,7 @@ TEST(CliShowActivity, SingleThreadHasNoBrackets) {
   EXPECT_EQ(out.find('['), std::string::npos);
 }
 
-TEST(CliRegistry, LaterModulesAddCommands) {
+TEST(cliRegistry, LaterModulesAddCommands) {
   std::size_t before = commands().size();
   Command c;
   c.words = {"get", "weight"};
@@ -470,7 +470,7 @@ TEST(CliRegistry, LaterModulesAddCommands) {
             std::string::npos);
 }
 
-TEST(CliAtoi, LikeC) {
+TEST(cliAtoi, LikeC) {
   EXPECT_EQ(parse_atoi("12abc"), 12);
   EXPECT_EQ(parse_atoi("-1"), -1);
   EXPECT_EQ(parse_atoi("abc"), 0);

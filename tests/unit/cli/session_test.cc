@@ -43,19 +43,19 @@ Result run(Level level, std::initializer_list<std::string_view> chunks) {
 
 const std::string kVer = base::kVersion;
 
-TEST(CliProtocol, NothingWithoutLf) {                       // checklist 2
+TEST(cliProtocol, NothingWithoutLf) {                       // checklist 2
   auto r = run(Level::kAdmin, {"show info"});
   EXPECT_EQ(r.out, "");
   EXPECT_TRUE(r.open);
 }
 
-TEST(CliProtocol, NonInteractiveAnswersFirstLineThenCloses) {   // rule 3
+TEST(cliProtocol, NonInteractiveAnswersFirstLineThenCloses) {   // rule 3
   auto r = run(Level::kAdmin, {"show version\nshow cli level\n"});
   EXPECT_EQ(r.out, kVer + "\n\n");
   EXPECT_FALSE(r.open);
 }
 
-TEST(CliProtocol, LaterCallsAfterCloseProduceNothing) {
+TEST(cliProtocol, LaterCallsAfterCloseProduceNothing) {
   CliSession s(Level::kAdmin, nullptr, 1);
   std::string out;
   EXPECT_FALSE(s.feed("echo a\n", &out));
@@ -63,18 +63,18 @@ TEST(CliProtocol, LaterCallsAfterCloseProduceNothing) {
   EXPECT_EQ(out, "a\n\n");
 }
 
-TEST(CliProtocol, SemicolonSplitsCommands) {                // checklist 25
+TEST(cliProtocol, SemicolonSplitsCommands) {                // checklist 25
   auto r = run(Level::kAdmin, {"show version;show cli level\n"});
   EXPECT_EQ(r.out, kVer + "\n\nadmin\n\n");
   EXPECT_FALSE(r.open);
 }
 
-TEST(CliProtocol, EscapedSemicolon) {                       // checklist 29
+TEST(cliProtocol, EscapedSemicolon) {                       // checklist 29
   auto r = run(Level::kAdmin, {"echo a\\;b;echo c\n"});
   EXPECT_EQ(r.out, "a;b\n\nc\n\n");
 }
 
-TEST(CliProtocol, EscapesAndBlanks) {
+TEST(cliProtocol, EscapesAndBlanks) {
   auto r = run(Level::kAdmin, {"echo a\\ b   c \"x  y\" \\\\z\n"});
   EXPECT_EQ(r.out, "a b c \"x y\" \\z\n\n");
   r = run(Level::kAdmin, {"  \t echo\t\tx  \t\n"});
@@ -83,12 +83,12 @@ TEST(CliProtocol, EscapesAndBlanks) {
   EXPECT_EQ(r.out, "trailing\n\n");
 }
 
-TEST(CliProtocol, CrlfGivesOneTerminator) {
+TEST(cliProtocol, CrlfGivesOneTerminator) {
   auto r = run(Level::kAdmin, {"show version\r\n"});
   EXPECT_EQ(r.out, kVer + "\n\n");
 }
 
-TEST(CliProtocol, EmptyCommands) {
+TEST(cliProtocol, EmptyCommands) {
   EXPECT_EQ(run(Level::kAdmin, {"\n"}).out, "\n");
   EXPECT_EQ(run(Level::kAdmin, {"   \n"}).out, "\n");
   EXPECT_EQ(run(Level::kAdmin, {";;\n"}).out, "\n\n\n");
@@ -96,12 +96,12 @@ TEST(CliProtocol, EmptyCommands) {
   EXPECT_EQ(run(Level::kAdmin, {"echo x;\n"}).out, "x\n\n\n");
 }
 
-TEST(CliProtocol, CaseSensitiveKeywords) {
+TEST(cliProtocol, CaseSensitiveKeywords) {
   auto r = run(Level::kAdmin, {"SHOW VERSION\n"});
   EXPECT_EQ(r.out.rfind("Unknown command: 'SHOW', but maybe", 0), 0u) << r.out;
 }
 
-TEST(CliProtocol, ByteByByte) {
+TEST(cliProtocol, ByteByByte) {
   std::string in = "prompt\nshow version;echo a\\;b\r\necho  x\nquit\n";
   CliSession s(Level::kAdmin, nullptr, 1);
   std::string out;
@@ -114,20 +114,20 @@ TEST(CliProtocol, ByteByByte) {
   EXPECT_EQ(out, "\n> " + kVer + "\n\na;b\n\n> x\n\n> ");
 }
 
-TEST(CliProtocol, PromptTranscript) {                       // checklist 26 and the spec transcript
+TEST(cliProtocol, PromptTranscript) {                       // checklist 26 and the spec transcript
   auto r = run(Level::kAdmin,
                {"prompt\n", "show version\n", "show version;show cli level\n", "quit\n"});
   EXPECT_EQ(r.out, "\n> " + kVer + "\n\n> " + kVer + "\n\nadmin\n\n> ");
   EXPECT_FALSE(r.open);
 }
 
-TEST(CliProtocol, QuitMidLineStopsAtOnce) {
+TEST(cliProtocol, QuitMidLineStopsAtOnce) {
   auto r = run(Level::kAdmin, {"prompt i\n", "echo a;quit;echo b\n"});
   EXPECT_EQ(r.out, "\na\n\n");
   EXPECT_FALSE(r.open);
 }
 
-TEST(CliProtocol, InteractiveStaysOpen) {                   // checklist 27
+TEST(cliProtocol, InteractiveStaysOpen) {                   // checklist 27
   CliSession s(Level::kAdmin, nullptr, 1);
   auto r = run(s, {"prompt i\n", "show version\n", "show cli level\n"});
   EXPECT_EQ(r.out, "\n" + kVer + "\n\nadmin\n\n");
@@ -135,7 +135,7 @@ TEST(CliProtocol, InteractiveStaysOpen) {                   // checklist 27
   EXPECT_TRUE(s.interactive());
 }
 
-TEST(CliProtocol, PromptToggleBackClosesAfterLine) {
+TEST(cliProtocol, PromptToggleBackClosesAfterLine) {
   CliSession s(Level::kAdmin, nullptr, 1);
   auto r = run(s, {"prompt\n", "prompt;echo still\n", "echo never\n"});
   EXPECT_EQ(r.out, "\n> \nstill\n\n");
@@ -143,7 +143,7 @@ TEST(CliProtocol, PromptToggleBackClosesAfterLine) {
   EXPECT_FALSE(s.interactive());
 }
 
-TEST(CliProtocol, PromptForcedModes) {
+TEST(cliProtocol, PromptForcedModes) {
   auto r = run(Level::kAdmin, {"prompt p\n", "prompt p\n", "prompt n\n"});
   EXPECT_EQ(r.out, "\n> \n> \n");
   EXPECT_FALSE(r.open);
@@ -152,12 +152,12 @@ TEST(CliProtocol, PromptForcedModes) {
   EXPECT_TRUE(r.open);
 }
 
-TEST(CliProtocol, PromptTimed) {
+TEST(cliProtocol, PromptTimed) {
   auto r = run(Level::kAdmin, {"prompt timed\n", "echo x\n"});
   EXPECT_EQ(r.out, "\n[1:01:01:22]> x\n\n[1:01:01:22]> ");
 }
 
-TEST(CliProtocol, PromptHelp) {
+TEST(cliProtocol, PromptHelp) {
   auto r = run(Level::kAdmin, {"prompt help\n"});
   EXPECT_EQ(r.out.rfind("Usage: prompt [help | n | i | p | timed]*\n", 0), 0u);
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 9);   // 8 lines + terminator
@@ -166,7 +166,7 @@ TEST(CliProtocol, PromptHelp) {
   EXPECT_EQ(bad.out, r.out);
 }
 
-TEST(CliProtocol, WordLimit) {
+TEST(cliProtocol, WordLimit) {
   std::string words = "echo";
   for (int i = 1; i < 64; ++i) words += " w";
   auto ok = run(Level::kAdmin, {words + "\n"});          // 64 words
@@ -175,7 +175,7 @@ TEST(CliProtocol, WordLimit) {
   EXPECT_EQ(r.out, "Too many arguments. Commands must have at most 64 arguments.\n\n");
 }
 
-TEST(CliProtocol, LineTooBig) {
+TEST(cliProtocol, LineTooBig) {
   std::string big(kMaxLineBytes, 'a');
   CliSession s(Level::kAdmin, nullptr, 1);
   std::string out;
@@ -192,21 +192,21 @@ TEST(CliProtocol, LineTooBig) {
   EXPECT_EQ(f.out.size(), kMaxLineBytes - 6 + 2);
 }
 
-TEST(CliProtocol, PermissionDenied) {                       // checklists 21 and 22
+TEST(cliProtocol, PermissionDenied) {                       // checklists 21 and 22
   auto r = run(Level::kUser, {"show activity\n"});
   EXPECT_EQ(r.out, "Permission denied\n\n");
   r = run(Level::kUser, {"operator\n"});
   EXPECT_EQ(r.out, "Permission denied\n\n");
 }
 
-TEST(CliProtocol, LevelChanges) {
+TEST(cliProtocol, LevelChanges) {
   auto r = run(Level::kAdmin, {"show cli level;operator;show cli level;user;show cli level;operator\n"});
   EXPECT_EQ(r.out, "admin\n\n\noperator\n\n\nuser\n\nPermission denied\n\n");
   r = run(Level::kOperator, {"show cli level\n"});
   EXPECT_EQ(r.out, "operator\n\n");
 }
 
-TEST(CliProtocol, SetTimeoutCli) {
+TEST(cliProtocol, SetTimeoutCli) {
   CliSession s(Level::kUser, nullptr, 1);
   std::string out;
   EXPECT_TRUE(s.feed("prompt i\nset timeout cli 5\n", &out));
@@ -226,7 +226,7 @@ TEST(CliProtocol, SetTimeoutCli) {
   EXPECT_EQ(fresh.idle_timeout_ms(10000), 10000u);
 }
 
-TEST(CliProtocol, Payload) {
+TEST(cliProtocol, Payload) {
   Command c;
   c.words = {"test-payload"};
   c.usage = "test-payload <<";
@@ -242,7 +242,7 @@ TEST(CliProtocol, Payload) {
   EXPECT_FALSE(r.open);
 }
 
-TEST(CliProtocol, UnknownCommand) {                         // checklist 23
+TEST(cliProtocol, UnknownCommand) {                         // checklist 23
   auto r = run(Level::kAdmin, {"foo bar\n"});
   EXPECT_EQ(r.out.rfind("Unknown command: 'foo', but maybe one of the following ones is a better "
                         "match:\n", 0), 0u);
@@ -254,7 +254,7 @@ TEST(CliProtocol, UnknownCommand) {                         // checklist 23
   EXPECT_EQ(r.out.substr(r.out.size() - tail.size()), tail);
 }
 
-TEST(CliProtocol, UnknownSubcommandSuggestsClose) {
+TEST(cliProtocol, UnknownSubcommandSuggestsClose) {
   auto r = run(Level::kAdmin, {"show inf\n"});
   EXPECT_EQ(r.out,
             "Unknown command: 'show', but maybe one of the following ones is a better match:\n"
@@ -265,14 +265,14 @@ TEST(CliProtocol, UnknownSubcommandSuggestsClose) {
             "  quit                                    : disconnect\n\n");
 }
 
-TEST(CliProtocol, UnknownAtMostFiveSuggestions) {
+TEST(cliProtocol, UnknownAtMostFiveSuggestions) {
   auto r = run(Level::kAdmin, {"show\n"});
   int lines = static_cast<int>(std::count(r.out.begin(), r.out.end(), '\n'));
   EXPECT_LE(lines, 1 + 5 + 3 + 1);
   EXPECT_NE(r.out.find("  show "), std::string::npos);
 }
 
-TEST(CliProtocol, Help) {                                   // checklist 24
+TEST(cliProtocol, Help) {                                   // checklist 24
   auto r = run(Level::kUser, {"help\n"});
   EXPECT_EQ(r.out.rfind("The following commands are valid at this level:\n", 0), 0u);
   // Not filtered by level (spec 8.7): operator-only commands are listed to users too.
@@ -297,7 +297,7 @@ TEST(CliProtocol, Help) {                                   // checklist 24
             std::string::npos);
 }
 
-TEST(CliProtocol, HelpSortedAndFiltered) {
+TEST(cliProtocol, HelpSortedAndFiltered) {
   auto r = run(Level::kAdmin, {"help show servers\n"});
   EXPECT_EQ(r.out,
             "The following commands are valid at this level:\n"
