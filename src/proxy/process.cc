@@ -1,5 +1,6 @@
 #include "proxy/process.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -119,6 +120,12 @@ void Process::stop_now() {
 
 void Process::soft_stop() {
   stopping_.store(true, std::memory_order_release);
+  // shutdown() on a listening socket makes the kernel refuse new connections at once (and
+  // wakes any thread blocked on it) while the descriptor stays valid, so a worker that still
+  // has it registered can never accept on a reused descriptor number. The descriptors are
+  // closed when the process object goes away.
+  for (auto& l : listeners_)
+    if (l->fd >= 0) shutdown(l->fd, SHUT_RDWR);
   for (auto& w : workers_) w->request_soft_stop();
 }
 

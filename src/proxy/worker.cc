@@ -87,10 +87,8 @@ void Worker::close_listeners() {
     w->paused = false;
   }
   paused_ = 0;
-  for (auto& w : special_watches_) {
-    if (w->registered) loop_.remove(w->listener().fd);
-    w->registered = false;
-  }
+  // Special listeners (the CLI) stay open during a soft stop so that an operator can watch
+  // the connections drain; they close with the process.
 }
 
 void Worker::maybe_finish_soft_stop() {
