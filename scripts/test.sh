@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The whole test suite in one command: for each build mode (default: release asan), configure
+# and build with the CMake preset, then run every ctest entry (unit, fuzz corpus replay and the
+# integration folders). Prints one summary line at the end and exits non-zero on any failure.
+#
+#   ./scripts/test.sh                 # release + asan (asan = ASan+UBSan)
+#   ./scripts/test.sh debug           # any preset from CMakePresets.json
+#   SLUICE_SKIP_SETUP=1 ./scripts/test.sh release
+#   CTEST_ARGS="-R integration" ./scripts/test.sh release
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+modes=("$@")
+[[ ${#modes[@]} -gt 0 ]] || modes=(release asan)
+jobs=${SLUICE_JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+if [[ ${SLUICE_SKIP_SETUP:-0} != 1 ]]; then
+  ./scripts/setup.sh || { echo "sluice tests: setup failed"; exit 1; }
+fi
+
+# Sanitizer behaviour for the asan/tsan builds (harmless for the others). Tests that start
+# sluice inherit these, so a leak or UB in the binary fails its integration test too.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=0:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:exitcode=23}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:exitcode=24}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:exitcode=66}
+# Integration tests must never wait on a terminal.
+exec </dev/null
+
+summary=()
+status=0
+for mode in "${modes[@]}"; do
+  echo "=== sluice tests: $mode: configure and build"
+  if ! cmake --preset "$mode"; then
+    summary+=("$mode configure FAILED"); status=1; continue
+  fi
+  if ! cmake --build --preset "$mode" -j "$jobs"; then
+    summary+=("$mode build FAILED"); status=1; continue
+  fi
+
+  echo "=== sluice tests: $mode: run"
+  log=build/$mode/Testing/sluice-test.log
+  mkdir -p "build/$mode/Testing"
+  # Integration folders each start their own processes on ports they pick, so they can run in
+  # parallel with the unit tests; -j2 keeps a 2-core machine busy without starving timing.
+  # shellcheck disable=SC2086
+  ctest --test-dir "build/$mode" --output-on-failure -j "${SLUICE_CTEST_JOBS:-2}" \
+        --timeout 600 ${CTEST_ARGS:-} 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  # ctest's own tally: "100% tests passed, 0 tests failed out of 42" / "No tests were found!!!"
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+  if [[ -n $line ]]; then
+    failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+    total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+    summary+=("$mode $((total - failed))/$total passed")
+    [[ $failed -eq 0 && $rc -eq 0 ]] || status=1
+  else
+    summary+=("$mode: no test results (ctest exit $rc)")
+    status=1
+  fi
+done
+
+echo
+( IFS=,; msg="${summary[*]}"; echo "sluice tests: ${msg//,/, }" )
+exit $status

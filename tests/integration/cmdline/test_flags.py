@@ -1,0 +1,39 @@
+"""Command-line flags: unknown flags, -d* debug flags."""
+import pytest
+
+from sluice_harness import DEFAULTS, free_port, run_sluice
+
+
+def valid(cfg):
+    return str(cfg(f"""
+        {DEFAULTS}
+        listen app
+            bind 127.0.0.1:{free_port()}
+            server s1 127.0.0.1:{free_port()}
+    """))
+
+
+def test_unknown_flag_prints_usage(cfg):
+    rc, out, err = run_sluice(["--definitely-not-a-flag", "-f", valid(cfg)])
+    assert rc == 1, (out, err)
+    assert "usage" in (out + err).lower(), (out, err)
+
+
+def test_no_arguments_prints_usage():
+    rc, out, err = run_sluice([])
+    assert rc == 1, (out, err)
+    assert "usage" in (out + err).lower(), (out, err)
+
+
+@pytest.mark.parametrize("flag", ["-dM", "-dr", "-dW", "-dV", "-dS", "-dZ", "-dG", "-dQ"])
+def test_debug_flags_are_accepted_or_refused_cleanly(cfg, flag):
+    rc, out, err = run_sluice([flag, "-c", "-f", valid(cfg)])
+    assert rc in (0, 1), f"{flag}: exit {rc}\n{out}\n{err}"
+    if rc == 1:
+        assert err.strip(), f"{flag} refused without a message"
+        assert flag in err or "usage" in err.lower() or "not supported" in err.lower(), err
+
+
+def test_dD_diagnostics_mode_is_accepted(cfg):
+    rc, out, err = run_sluice(["-dD", "-c", "-f", valid(cfg)])
+    assert rc == 0, err

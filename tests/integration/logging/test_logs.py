@@ -1,0 +1,81 @@
+"""Traffic logs (`option tcplog`) to UDP syslog, a unix datagram socket and stdout."""
+import re
+
+from sluice_harness import (UnixDgramLogReceiver, echo_roundtrip, free_port, wait_until)
+
+
+def config(port, server_port, log_line):
+    return f"""
+global
+    nbthread 2
+    {log_line}
+defaults
+    mode tcp
+    log global
+    option tcplog
+    timeout connect 2s
+    timeout client 10s
+    timeout server 10s
+frontend fe_log
+    bind 127.0.0.1:{port}
+    default_backend be_log
+backend be_log
+    server s1 127.0.0.1:{server_port}
+"""
+
+
+def test_udp_rfc3164(cfg, sluice, echo, udp_log):
+    port = free_port()
+    s = sluice(cfg(config(port, echo.port, f"log 127.0.0.1:{udp_log.port} local0")),
+               wait_ports=[port])
+    assert echo_roundtrip(port) == b"ping\n"
+    msg = udp_log.wait_for(lambda m: "fe_log" in m)
+    assert msg.startswith("<134>"), msg          # local0 (16) * 8 + info (6)
+    assert f"sluice[{s.pid}]:" in msg, msg
+    assert "be_log/s1" in msg, msg
+    # rfc3164: <PRI>Mmm dd hh:mm:ss
+    assert re.match(r"<134>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d ", msg), msg
+
+
+def test_udp_rfc5424(cfg, sluice, echo, udp_log):
+    port = free_port()
+    s = sluice(cfg(config(port, echo.port,
+                          f"log 127.0.0.1:{udp_log.port} format rfc5424 local0")),
+               wait_ports=[port])
+    assert echo_roundtrip(port) == b"ping\n"
+    msg = udp_log.wait_for(lambda m: "fe_log" in m)
+    assert msg.startswith("<134>1 "), msg
+    assert str(s.pid) in msg
+
+
+def test_udp_raw(cfg, sluice, echo, udp_log):
+    port = free_port()
+    sluice(cfg(config(port, echo.port, f"log 127.0.0.1:{udp_log.port} format raw local0")),
+           wait_ports=[port])
+    assert echo_roundtrip(port) == b"ping\n"
+    msg = udp_log.wait_for(lambda m: "fe_log" in m)
+    assert not msg.startswith("<"), msg
+    assert "sluice[" not in msg, msg
+    assert "be_log/s1" in msg
+
+
+def test_stdout_raw(cfg, sluice, echo):
+    port = free_port()
+    s = sluice(cfg(config(port, echo.port, "log stdout format raw local0")), wait_ports=[port])
+    assert echo_roundtrip(port) == b"ping\n"
+    wait_until(lambda: "fe_log" in s.stdout(), 5,
+               message=lambda: f"a log line on stdout\n{s.describe()}")
+    line = next(l for l in s.stdout().splitlines() if "fe_log" in l)
+    assert "be_log/s1" in line
+    assert not line.startswith("<")
+
+
+def test_unix_datagram_target(cfg, sluice, echo, short_tmp):
+    path = short_tmp / "log.sock"
+    with UnixDgramLogReceiver(str(path)) as rcv:
+        port = free_port()
+        s = sluice(cfg(config(port, echo.port, f"log {path} local0")), wait_ports=[port])
+        assert echo_roundtrip(port) == b"ping\n"
+        msg = rcv.wait_for(lambda m: "fe_log" in m)
+        assert msg.startswith("<134>"), msg
+        assert f"sluice[{s.pid}]:" in msg

@@ -1,0 +1,51 @@
+"""SIGUSR1 soft stop: stop listening at once, let established connections finish."""
+import signal
+import time
+
+from sluice_harness import (DEFAULTS, connect, connect_refused, free_port, recv_exact,
+                            wait_until)
+
+
+def config(port, server_port, global_extra=""):
+    return f"""
+global
+    nbthread 2
+{global_extra}
+{DEFAULTS}
+listen app
+    bind 127.0.0.1:{port}
+    server s1 127.0.0.1:{server_port}
+"""
+
+
+def test_sigusr1_closes_listener_and_drains(cfg, sluice, echo):
+    port = free_port()
+    s = sluice(cfg(config(port, echo.port)), wait_ports=[port])
+    with connect(port) as c:
+        c.sendall(b"before\n")
+        assert recv_exact(c, 7) == b"before\n"
+
+        s.signal(signal.SIGUSR1)
+        wait_until(lambda: connect_refused(port), 2, message="the listener to close")
+        assert s.running(), "sluice exited while a connection was still open"
+
+        c.sendall(b"after\n")
+        assert recv_exact(c, 6) == b"after\n"
+        assert s.running()
+    # The last connection closed: the process ends on its own, with status 0.
+    assert s.wait_exit(timeout=5) == 0, s.describe()
+
+
+def test_hard_stop_after_bounds_the_soft_stop(cfg, sluice, echo):
+    port = free_port()
+    s = sluice(cfg(config(port, echo.port, "    hard-stop-after 1s")), wait_ports=[port])
+    with connect(port) as c:
+        c.sendall(b"x\n")
+        assert recv_exact(c, 2) == b"x\n"
+        t0 = time.monotonic()
+        s.signal(signal.SIGUSR1)
+        rc = s.wait_exit(timeout=5)
+        elapsed = time.monotonic() - t0
+        assert elapsed < 3.0, f"exited {elapsed:.2f}s after SIGUSR1"
+        assert elapsed > 0.5, f"hard-stop-after 1s, but exited after {elapsed:.2f}s"
+    assert rc == 0, s.describe()

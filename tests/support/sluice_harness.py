@@ -1,0 +1,1095 @@
+"""Helpers for sluice's integration tests: the real binary, real sockets, loopback only.
+
+Plain module (stdlib only); tests/integration/conftest.py wraps the pieces in fixtures.
+
+Rules this module enforces for every test (DESIGN.md, "Testing"):
+  * ports are chosen here (free_port), never hard-coded;
+  * every wait polls a condition with a deadline (wait_until), nothing sleeps blindly;
+  * everything started here can be stopped, and the fixtures stop it even when a test fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import random
+import re
+import shutil
+import signal
+import signal as _signal_mod
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# A config fragment with every timeout set, so tests don't get the "missing timeouts" warning.
+DEFAULTS = """defaults
+    mode tcp
+    timeout connect 2s
+    timeout client 10s
+    timeout server 10s
+"""
+
+
+# ----------------------------------------------------------------------------------------------
+# Binary and generic waiting
+# ----------------------------------------------------------------------------------------------
+
+def sluice_bin() -> str:
+    """The binary under test: $SLUICE_BIN (set by ctest), else the release build."""
+    path = os.environ.get("SLUICE_BIN") or str(REPO_ROOT / "build/release/src/app/sluice")
+    if not os.access(path, os.X_OK):
+        raise RuntimeError(f"sluice binary not found or not executable: {path} (set SLUICE_BIN)")
+    return path
+
+
+def slow_factor() -> float:
+    """Sanitizer builds start and run slower; deadlines (never assertions on speed) scale up."""
+    try:
+        return float(os.environ.get("SLUICE_TEST_SLOW", "1"))
+    except ValueError:
+        return 1.0
+
+
+def wait_until(predicate: Callable[[], object], timeout: float = 5.0, interval: float = 0.01,
+               message: str | Callable[[], str] = "condition") -> object:
+    """Polls predicate until it returns a truthy value (which is returned) or timeout expires
+    (AssertionError). Exceptions from predicate count as "not yet" and are reported at the end."""
+    deadline = time.monotonic() + timeout * slow_factor()
+    last_exc: BaseException | None = None
+    while True:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception as exc:  # noqa: BLE001 - reported below
+            last_exc = exc
+        if time.monotonic() >= deadline:
+            text = message() if callable(message) else message
+            extra = f" (last error: {last_exc!r})" if last_exc else ""
+            raise AssertionError(f"timed out after {timeout}s waiting for {text}{extra}")
+        time.sleep(interval)
+        interval = min(interval * 1.5, 0.1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Ports
+# ----------------------------------------------------------------------------------------------
+
+_handed_out: set[int] = set()
+_port_lock = threading.Lock()
+
+
+def _port_window() -> tuple[int, int]:
+    # Ports below the kernel's ephemeral range: outgoing connections (the proxy's, the tests')
+    # never take them, so a port found free stays free until the test binds it. Each process
+    # starts at a random point, so two pytest processes run by ctest -j2 rarely pick the same.
+    lo = 20000
+    try:
+        eph_lo = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        eph_lo = 32768
+    hi = eph_lo - 1 if eph_lo > lo + 2000 else 65000
+    return lo, hi
+
+
+def _can_bind(port: int, family: int = socket.AF_INET, host: str = "127.0.0.1",
+              kind: int = socket.SOCK_STREAM) -> bool:
+    try:
+        with socket.socket(family, kind) as s:
+            s.bind((host, port))
+        return True
+    except OSError:
+        return False
+
+
+def _port_is_free(port: int) -> bool:
+    if not _can_bind(port):
+        return False
+    if has_ipv6_loopback() and not _can_bind(port, socket.AF_INET6, "::1"):
+        return False
+    return True
+
+
+def free_port_range(count: int = 1) -> int:
+    """Returns the first of `count` consecutive free TCP ports on 127.0.0.1 (and ::1)."""
+    lo, hi = _port_window()
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    with _port_lock:
+        for _ in range(2000):
+            first = rng.randrange(lo, hi - count)
+            ports = range(first, first + count)
+            if any(p in _handed_out for p in ports):
+                continue
+            if all(_port_is_free(p) for p in ports):
+                _handed_out.update(ports)
+                return first
+    raise RuntimeError("no free port found")
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 that no other caller in this process has been given.
+
+    Chosen outside the ephemeral range and checked with a bind (then closed), so only another
+    test process picking the same random port could collide."""
+    return free_port_range(1)
+
+
+def ephemeral_port() -> int:
+    """The classic way: bind :0 and close. Only for places that need a kernel-picked port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+_ipv6: bool | None = None
+
+
+def has_ipv6_loopback() -> bool:
+    global _ipv6
+    if _ipv6 is None:
+        try:
+            with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+                s.bind(("::1", 0))
+            _ipv6 = True
+        except OSError:
+            _ipv6 = False
+    return _ipv6
+
+
+def refused_port() -> int:
+    """A port where nothing listens: connecting to it is refused at once."""
+    return free_port()
+
+
+def short_tmpdir(prefix: str = "sl") -> str:
+    """A short directory under /tmp for unix socket paths (108-byte limit; pytest's tmp_path
+    can be longer). The caller removes it (the conftest fixture does)."""
+    return tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+
+
+# ----------------------------------------------------------------------------------------------
+# /proc based socket inspection (no connection is made, so no counter moves)
+# ----------------------------------------------------------------------------------------------
+
+def _listening_inodes(port: int) -> set[str]:
+    inodes = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f[9])
+    return inodes
+
+
+def _unix_listening_inodes(path: str) -> set[str]:
+    inodes = set()
+    try:
+        lines = Path("/proc/net/unix").read_text().splitlines()[1:]
+    except OSError:
+        return inodes
+    for line in lines:
+        f = line.split()
+        # Num RefCount Protocol Flags Type St Inode Path; Flags 00010000 = listening
+        # haproxy-style binding (bind "<path>.<pid>.tmp", then rename) leaves the tmp name here.
+        if (len(f) >= 8 and (f[7] == path or f[7].startswith(path + "."))
+                and int(f[3], 16) & 0x10000):
+            inodes.add(f[6])
+    return inodes
+
+
+def process_socket_inodes(pid: int) -> set[str]:
+    inodes = set()
+    fd_dir = f"/proc/{pid}/fd"
+    try:
+        names = os.listdir(fd_dir)
+    except OSError:
+        return inodes
+    for name in names:
+        try:
+            target = os.readlink(f"{fd_dir}/{name}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    return inodes
+
+
+def is_listening(port: int, pid: int | None = None) -> bool:
+    """True if a TCP socket listens on `port` (owned by `pid` when given)."""
+    inodes = _listening_inodes(port)
+    if pid is None:
+        return bool(inodes)
+    return bool(inodes & process_socket_inodes(pid))
+
+
+def is_listening_unix(path: str, pid: int | None = None) -> bool:
+    inodes = _unix_listening_inodes(path)
+    if pid is None:
+        return bool(inodes)
+    return bool(inodes & process_socket_inodes(pid))
+
+
+def pid_alive(pid: int) -> bool:
+    """True if pid exists and is not a zombie (a daemon's zombie may linger unreaped in a
+    container whose init does not reap)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    state = stat.rsplit(")", 1)[1].split()[0]
+    return state not in ("Z", "X")
+
+
+def connect_refused(port: int, host: str = "127.0.0.1") -> bool:
+    """True if a TCP connect to host:port is refused right now."""
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+
+
+# ----------------------------------------------------------------------------------------------
+# Configuration files
+# ----------------------------------------------------------------------------------------------
+
+def write_config(tmp_path, text: str, name: str = "sluice.cfg") -> Path:
+    """Writes a configuration file (dedented, ending with LF) and returns its path."""
+    import textwrap
+    body = textwrap.dedent(text).lstrip("\n")
+    if not body.endswith("\n"):
+        body += "\n"
+    path = Path(tmp_path) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body)
+    return path
+
+
+def line_of(path: Path | str, needle: str) -> int:
+    """1-based number of the first line of `path` containing `needle`."""
+    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if needle in line:
+            return i
+    raise ValueError(f"{needle!r} not in {path}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Running sluice
+# ----------------------------------------------------------------------------------------------
+
+def run_sluice(args: Sequence[str], timeout: float = 20.0, env: dict | None = None,
+               cwd: str | None = None) -> tuple[int, str, str]:
+    """Runs sluice to completion (-c, -cc, -v, -D ...) and returns (rc, stdout, stderr).
+
+    Output goes through temporary files, not pipes, so a daemon child that keeps them open
+    cannot make this hang."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sluice_bin(), *args], stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=err, env=full_env, cwd=cwd)
+        try:
+            rc = proc.wait(timeout=timeout * slow_factor())
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise AssertionError(f"sluice {' '.join(args)} did not finish within {timeout}s")
+        out.seek(0)
+        err.seek(0)
+        return rc, out.read().decode(errors="replace"), err.read().decode(errors="replace")
+
+
+class Sluice:
+    """One sluice process in the foreground. Output is captured to files in `workdir`.
+
+        with Sluice(tmp_path) as s:
+            s.start(cfg)
+            s.wait_listening(port)
+            ...
+            assert s.stop() == 0
+    """
+
+    def __init__(self, workdir, binary: str | None = None):
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.binary = binary or sluice_bin()
+        self.proc: subprocess.Popen | None = None
+        self.stdout_path = self.workdir / "sluice.stdout"
+        self.stderr_path = self.workdir / "sluice.stderr"
+        self.args: list[str] = []
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self, cfg: Path | str | Sequence[Path | str], extra_args: Sequence[str] = (),
+              env: dict | None = None, pass_fds: Iterable[int] = ()) -> subprocess.Popen:
+        cfgs = [cfg] if isinstance(cfg, (str, Path)) else list(cfg)
+        self.args = [self.binary]
+        for c in cfgs:
+            self.args += ["-f", str(c)]
+        self.args += list(extra_args)
+        full_env = dict(os.environ)
+        if env:
+            full_env.update(env)
+        # Unique names per start, so a test that restarts keeps every log.
+        n = 0
+        while True:
+            suffix = "" if n == 0 else f".{n}"
+            out, err = (self.workdir / f"sluice.stdout{suffix}",
+                        self.workdir / f"sluice.stderr{suffix}")
+            if not out.exists():
+                break
+            n += 1
+        self.stdout_path, self.stderr_path = out, err
+        with open(out, "wb") as fo, open(err, "wb") as fe:
+            self.proc = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=fo,
+                                         stderr=fe, env=full_env, pass_fds=tuple(pass_fds),
+                                         cwd=str(self.workdir))
+        return self.proc
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None, "sluice not started"
+        return self.proc.pid
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stdout(self) -> str:
+        try:
+            return self.stdout_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stderr(self) -> str:
+        try:
+            return self.stderr_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def describe(self) -> str:
+        rc = None if self.proc is None else self.proc.poll()
+        return (f"sluice {' '.join(self.args[1:])} (exit={rc})\n--- stdout:\n{self.stdout()[-3000:]}"
+                f"\n--- stderr:\n{self.stderr()[-3000:]}")
+
+    def _check_alive(self, what: str) -> None:
+        if not self.running():
+            raise AssertionError(f"sluice exited while waiting for {what}\n{self.describe()}")
+
+    def wait_listening(self, port: int, timeout: float = 10.0) -> None:
+        """Waits until sluice itself has a TCP socket listening on port (read from /proc, so
+        no connection is made and no counter moves)."""
+        def ready():
+            self._check_alive(f"port {port}")
+            return is_listening(port, self.pid)
+        wait_until(ready, timeout, message=lambda: f"port {port} to listen\n{self.describe()}")
+
+    def wait_listening_unix(self, path: str, timeout: float = 10.0) -> None:
+        def ready():
+            self._check_alive(f"unix socket {path}")
+            return os.path.exists(path) and is_listening_unix(str(path), self.pid)
+        wait_until(ready, timeout, message=lambda: f"{path} to listen\n{self.describe()}")
+
+    def wait_exit(self, timeout: float = 5.0) -> int:
+        assert self.proc is not None
+        try:
+            return self.proc.wait(timeout=timeout * slow_factor())
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"sluice still running after {timeout}s\n{self.describe()}")
+
+    def signal(self, sig: int) -> None:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+
+    def stop(self, sig: int = _signal_mod.SIGTERM, timeout: float = 5.0) -> int:
+        """Sends sig and waits for the exit; returns the exit code (negative: killed by a
+        signal). If it does not exit in time it is killed and AssertionError is raised."""
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout * slow_factor())
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"sluice did not exit within {timeout}s of signal {sig}\n"
+                                 f"{self.describe()}")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def __enter__(self) -> "Sluice":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.kill()
+
+
+# ----------------------------------------------------------------------------------------------
+# Stats socket (CLI) clients
+# ----------------------------------------------------------------------------------------------
+
+def _connect(addr, timeout: float) -> socket.socket:
+    if isinstance(addr, (str, Path)):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        s.connect(str(addr))
+        return s
+    s = socket.create_connection(addr, timeout=timeout)
+    return s
+
+
+def recv_all(sock: socket.socket, timeout: float = 5.0, limit: int = 1 << 30) -> bytes:
+    """Reads until EOF (or reset, which then raises). Deadline-bounded."""
+    deadline = time.monotonic() + timeout * slow_factor()
+    chunks = []
+    total = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"no EOF within {timeout}s; got {total} bytes: "
+                                 f"{b''.join(chunks)[-200:]!r}")
+        sock.settimeout(left)
+        try:
+            data = sock.recv(1 << 16)
+        except socket.timeout:
+            continue
+        if not data:
+            return b"".join(chunks)
+        chunks.append(data)
+        total += len(data)
+        if total > limit:
+            raise AssertionError("too much data")
+
+
+def cli(addr, command: str, timeout: float = 5.0) -> str:
+    """Sends `command` plus LF to a stats socket (unix path or (host, port)), half-closes, and
+    returns everything received up to EOF, the way `echo cmd | socat - ADDR` scripts do."""
+    with _connect(addr, timeout) as s:
+        if not command.endswith("\n"):
+            command += "\n"
+        s.sendall(command.encode())
+        s.shutdown(socket.SHUT_WR)
+        return recv_all(s, timeout).decode(errors="replace")
+
+
+def socat_address(addr) -> str:
+    if isinstance(addr, (str, Path)):
+        return f"UNIX-CONNECT:{addr}"
+    host, port = addr
+    return f"TCP6:[{host}]:{port}" if ":" in host else f"TCP4:{host}:{port}"
+
+
+def cli_socat(addr, command: str, timeout: float = 5.0) -> str:
+    """Same as cli() but through the socat binary, as operators and tools do it."""
+    if shutil.which("socat") is None:
+        raise RuntimeError("socat not installed (scripts/setup.sh installs it)")
+    if not command.endswith("\n"):
+        command += "\n"
+    # -t: how long socat waits for the answer after stdin's EOF; it exits as soon as the
+    # server closes, so a long value costs nothing when sluice answers.
+    proc = subprocess.run(["socat", f"-t{timeout}", "-", socat_address(addr)],
+                          input=command.encode(), capture_output=True,
+                          timeout=(timeout + 5) * slow_factor())
+    if proc.returncode != 0:
+        raise AssertionError(f"socat failed ({proc.returncode}): {proc.stderr.decode()}")
+    return proc.stdout.decode(errors="replace")
+
+
+class CliConn:
+    """An open stats socket connection for prompt/interactive mode."""
+
+    def __init__(self, addr, timeout: float = 5.0):
+        self.timeout = timeout
+        self.sock = _connect(addr, timeout)
+        self.buf = b""
+
+    def send(self, text: str) -> None:
+        self.sock.sendall(text.encode())
+
+    def read_until(self, suffix: bytes | str, timeout: float | None = None) -> str:
+        """Reads until the received bytes end with suffix; returns them and clears the buffer."""
+        if isinstance(suffix, str):
+            suffix = suffix.encode()
+        deadline = time.monotonic() + (timeout or self.timeout) * slow_factor()
+        while not self.buf.endswith(suffix):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"expected data ending with {suffix!r}, got {self.buf!r}")
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            if not data:
+                raise AssertionError(f"EOF while waiting for {suffix!r}; got {self.buf!r}")
+            self.buf += data
+        out, self.buf = self.buf, b""
+        return out.decode(errors="replace")
+
+    def read_to_eof(self, timeout: float | None = None) -> str:
+        rest = recv_all(self.sock, timeout or self.timeout)
+        out, self.buf = self.buf + rest, b""
+        return out.decode(errors="replace")
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def parse_show_info(text: str) -> dict[str, str]:
+    info = {}
+    for line in text.splitlines():
+        if ": " in line:
+            k, v = line.split(": ", 1)
+            info[k] = v
+    return info
+
+
+def parse_show_stat(text: str) -> tuple[list[str], list[dict[str, str]]]:
+    """Returns (header names, rows as dicts) of a `show stat` CSV answer."""
+    lines = [l for l in text.splitlines() if l]
+    assert lines and lines[0].startswith("# "), f"bad show stat answer: {text[:300]!r}"
+    header = lines[0][2:].rstrip(",").split(",")
+    rows = []
+    for line in lines[1:]:
+        fields = line.rstrip(",").split(",")
+        rows.append(dict(zip(header, fields)))
+    return header, rows
+
+
+def stat_row(rows: list[dict[str, str]], pxname: str, svname: str) -> dict[str, str]:
+    for r in rows:
+        if r.get("pxname") == pxname and r.get("svname") == svname:
+            return r
+    raise AssertionError(f"no show stat row {pxname}/{svname} in {[(r.get('pxname'), r.get('svname')) for r in rows]}")
+
+
+def stat_int(row: dict[str, str], name: str) -> int:
+    v = row.get(name, "")
+    return int(v) if v else 0
+
+
+# ----------------------------------------------------------------------------------------------
+# Test data
+# ----------------------------------------------------------------------------------------------
+
+def pattern(n: int, seed: int = 0) -> bytes:
+    """n bytes of a deterministic, non-repeating-looking pattern (blocks of sha256 output)."""
+    out = bytearray()
+    block = 0
+    while len(out) < n:
+        out += hashlib.sha256(f"{seed}:{block}".encode()).digest() * 64  # 2 KiB per block
+        block += 1
+    return bytes(out[:n])
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# ----------------------------------------------------------------------------------------------
+# Fake servers
+# ----------------------------------------------------------------------------------------------
+
+class TcpServer:
+    """A threaded TCP server on 127.0.0.1 (or a unix path / ::1) that runs handler(conn, self)
+    for each connection in its own thread. Counts connections. stop() closes everything."""
+
+    def __init__(self, handler: Callable[[socket.socket, "TcpServer"], None] | None = None,
+                 host: str = "127.0.0.1", port: int = 0, backlog: int = 512):
+        self.handler = handler or (lambda c, s: None)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.sock = socket.socket(family, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port or free_port()))
+        self.sock.listen(backlog)
+        self.host = host
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0          # accepted so far
+        self.active = 0               # handlers still running
+        self.results: list[object] = []
+        self.errors: list[BaseException] = []
+        self._lock = threading.Lock()
+        self._conns: list[socket.socket] = []
+        self._threads: list[threading.Thread] = []
+        self._stopping = threading.Event()
+        self._acceptor = threading.Thread(target=self._accept_loop, daemon=True)
+        self._acceptor.start()
+
+    @property
+    def addr(self) -> tuple[str, int]:
+        return (self.host, self.port)
+
+    def _accept_loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with self._lock:
+                if self._stopping.is_set():
+                    conn.close()
+                    return
+                self.connections += 1
+                self.active += 1
+                self._conns.append(conn)
+            t = threading.Thread(target=self._run, args=(conn,), daemon=True)
+            self._threads.append(t)
+            t.start()
+
+    def _run(self, conn: socket.socket) -> None:
+        try:
+            self.handler(conn, self)
+        except OSError:
+            pass  # peer reset, or stop() closed it
+        except BaseException as exc:  # noqa: BLE001 - surfaced through self.errors
+            self.errors.append(exc)
+        finally:
+            with self._lock:
+                self.active -= 1
+            with contextlib.suppress(OSError):
+                conn.close()
+
+    def add_result(self, value: object) -> None:
+        with self._lock:
+            self.results.append(value)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        with self._lock:
+            conns = list(self._conns)
+        for c in conns:
+            with contextlib.suppress(OSError):
+                c.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                c.close()
+        self._acceptor.join(timeout=2)
+        for t in self._threads:
+            t.join(timeout=2)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class EchoServer(TcpServer):
+    """Echoes what it receives. close_after=N: closes the connection after N bytes."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, close_after: int | None = None):
+        self.close_after = close_after
+        self.bytes_received = 0
+        super().__init__(self._echo, host, port)
+
+    def _echo(self, conn: socket.socket, _srv) -> None:
+        seen = 0
+        while True:
+            want = 65536 if self.close_after is None else max(0, min(65536, self.close_after - seen))
+            if want == 0:
+                return
+            data = conn.recv(want)
+            if not data:
+                # Client finished sending: finish our side too (clean half-close propagation).
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_WR)
+                return
+            seen += len(data)
+            with self._lock:
+                self.bytes_received += len(data)
+            conn.sendall(data)
+
+
+class SinkServer(TcpServer):
+    """Reads to EOF, then answers `<sha256 hex> <byte count>\\n` and closes. Results (digest,
+    count) are also kept in self.results."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+        super().__init__(self._sink, host, port)
+
+    def _sink(self, conn: socket.socket, _srv) -> None:
+        h = hashlib.sha256()
+        n = 0
+        while True:
+            data = conn.recv(1 << 16)
+            if not data:
+                break
+            h.update(data)
+            n += len(data)
+        self.add_result((h.hexdigest(), n))
+        conn.sendall(f"{h.hexdigest()} {n}\n".encode())
+
+
+class SourceServer(TcpServer):
+    """Sends `size` bytes of pattern(size, seed) and closes. wait_for_eof=True: first reads the
+    client's request up to EOF (a client that half-closes after its request)."""
+
+    def __init__(self, size: int, seed: int = 1, wait_for_eof: bool = False,
+                 host: str = "127.0.0.1", port: int = 0):
+        self.payload = pattern(size, seed)
+        self.wait_for_eof = wait_for_eof
+        super().__init__(self._source, host, port)
+
+    def _source(self, conn: socket.socket, _srv) -> None:
+        if self.wait_for_eof:
+            received = b""
+            while True:
+                data = conn.recv(65536)
+                if not data:
+                    break
+                received += data
+            self.add_result(received)
+        conn.sendall(self.payload)
+        conn.shutdown(socket.SHUT_WR)
+        # Drain until the proxy closes, so no RST can cut the tail of the payload.
+        conn.settimeout(10)
+        with contextlib.suppress(OSError):
+            while conn.recv(65536):
+                pass
+
+
+class SilentServer(TcpServer):
+    """Accepts and never answers; keeps every connection open (reading and discarding) until
+    the peer closes or stop() is called. Records when each peer closed (EOF) in self.results
+    as (bytes received, monotonic time of EOF)."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+        super().__init__(self._silent, host, port)
+
+    def _silent(self, conn: socket.socket, _srv) -> None:
+        n = 0
+        while True:
+            data = conn.recv(65536)
+            if not data:
+                self.add_result((n, time.monotonic()))
+                # Keep our side open: a server that "never answers" does not close either.
+                while not self._stopping.wait(0.05):
+                    pass
+                return
+            n += len(data)
+
+
+class SynBlackhole:
+    """A port whose TCP handshakes never complete: a listen(0) socket that is never accepted,
+    with its accept queue filled by connections made here. Later SYNs are dropped by the
+    kernel, so connect() to it hangs until the caller's timeout (loopback only)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", free_port()))
+        self.sock.listen(0)
+        self.port = self.sock.getsockname()[1]
+        self.fillers: list[socket.socket] = []
+        for _ in range(8):
+            c = socket.socket()
+            c.setblocking(False)
+            err = c.connect_ex(("127.0.0.1", self.port))
+            if err not in (0, errno.EINPROGRESS):
+                c.close()
+                break
+            # A connection that completes within 0.3 s went into the accept queue.
+            import select
+            _, w, _ = select.select([], [c], [], 0.3)
+            if w and c.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+                self.fillers.append(c)
+                continue
+            c.close()
+            break
+        else:
+            raise RuntimeError("could not fill the accept queue of the blackhole socket")
+
+    @property
+    def addr(self) -> tuple[str, int]:
+        return ("127.0.0.1", self.port)
+
+    def stop(self) -> None:
+        for c in self.fillers:
+            c.close()
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+# ----------------------------------------------------------------------------------------------
+# Raw clients
+# ----------------------------------------------------------------------------------------------
+
+def connect(port: int, host: str = "127.0.0.1", timeout: float = 5.0) -> socket.socket:
+    s = socket.create_connection((host, port), timeout=timeout * slow_factor())
+    return s
+
+
+def echo_roundtrip(port: int, payload: bytes = b"ping\n", host: str = "127.0.0.1",
+                   timeout: float = 5.0) -> bytes:
+    """Connects, sends payload, reads back len(payload) bytes, closes. Returns what came back."""
+    with connect(port, host, timeout) as s:
+        s.sendall(payload)
+        return recv_exact(s, len(payload), timeout)
+
+
+def recv_exact(sock: socket.socket, n: int, timeout: float = 5.0) -> bytes:
+    deadline = time.monotonic() + timeout * slow_factor()
+    buf = bytearray()
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"got {len(buf)} of {n} bytes within {timeout}s")
+        sock.settimeout(left)
+        try:
+            data = sock.recv(min(1 << 16, n - len(buf)))
+        except socket.timeout:
+            continue
+        if not data:
+            raise AssertionError(f"EOF after {len(buf)} of {n} bytes")
+        buf += data
+    return bytes(buf)
+
+
+def wait_closed(sock: socket.socket, timeout: float = 5.0) -> float:
+    """Waits until the peer closes (EOF or reset), discarding data; returns the monotonic time
+    it happened. AssertionError if still open at the deadline."""
+    deadline = time.monotonic() + timeout * slow_factor()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"connection still open after {timeout}s")
+        sock.settimeout(left)
+        try:
+            data = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except (ConnectionResetError, ConnectionAbortedError, BrokenPipeError):
+            return time.monotonic()
+        if not data:
+            return time.monotonic()
+
+
+def no_data_for(sock: socket.socket, seconds: float) -> bool:
+    """True if neither data nor EOF arrives within `seconds` (a short observation window)."""
+    sock.settimeout(seconds)
+    try:
+        sock.recv(65536, socket.MSG_PEEK)
+    except socket.timeout:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+# ----------------------------------------------------------------------------------------------
+# nginx (Debian's) as a real backend
+# ----------------------------------------------------------------------------------------------
+
+def nginx_bin() -> str | None:
+    for p in ("/usr/sbin/nginx", shutil.which("nginx") or ""):
+        if p and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+class Nginx:
+    def __init__(self, tmp_path, port: int, body: str = "hello\n"):
+        self.dir = Path(tmp_path) / f"nginx-{port}"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for d in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi", "logs"):
+            (self.dir / d).mkdir(exist_ok=True)
+        self.port = port
+        self.conf = self.dir / "nginx.conf"
+        escaped = body.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        self.conf.write_text(f"""
+daemon off;
+master_process off;
+worker_processes 1;
+pid {self.dir}/nginx.pid;
+error_log {self.dir}/logs/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {self.dir}/client_body;
+    proxy_temp_path {self.dir}/proxy;
+    fastcgi_temp_path {self.dir}/fastcgi;
+    uwsgi_temp_path {self.dir}/uwsgi;
+    scgi_temp_path {self.dir}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            default_type text/plain;
+            return 200 "{escaped}";
+        }}
+    }}
+}}
+""")
+        binary = nginx_bin()
+        if binary is None:
+            raise RuntimeError("nginx not installed (scripts/setup.sh installs it)")
+        self.proc = subprocess.Popen(
+            [binary, "-p", str(self.dir), "-c", str(self.conf), "-e", str(self.dir / "logs/error.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=open(self.dir / "logs/stderr", "wb"))
+
+        def ready():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"nginx exited: {self.log()}")
+            return is_listening(port, self.proc.pid)
+        try:
+            wait_until(ready, 10, message=lambda: f"nginx on port {port}: {self.log()}")
+        except BaseException:
+            self.stop()
+            raise
+
+    def log(self) -> str:
+        text = ""
+        for name in ("logs/stderr", "logs/error.log"):
+            with contextlib.suppress(OSError):
+                text += (self.dir / name).read_text()
+        return text
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def start_nginx(tmp_path, port: int | None = None, body: str = "hello\n") -> Nginx:
+    return Nginx(tmp_path, port or free_port(), body)
+
+
+def http_get(port: int, path: str = "/", host: str = "127.0.0.1", timeout: float = 5.0) -> bytes:
+    """A minimal HTTP/1.0 GET with a plain socket; returns the raw response."""
+    with connect(port, host, timeout) as s:
+        s.sendall(f"GET {path} HTTP/1.0\r\nHost: test\r\n\r\n".encode())
+        return recv_all(s, timeout)
+
+
+# ----------------------------------------------------------------------------------------------
+# Log receivers
+# ----------------------------------------------------------------------------------------------
+
+class _DatagramReceiver:
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.messages: list[bytes] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.sock.settimeout(0.1)
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with self._lock:
+                self.messages.append(data)
+
+    def texts(self) -> list[str]:
+        with self._lock:
+            return [m.decode(errors="replace") for m in self.messages]
+
+    def wait_for(self, predicate: Callable[[str], bool] = lambda m: True,
+                 timeout: float = 5.0) -> str:
+        """Waits for a message matching predicate; returns it."""
+        def found():
+            for m in self.texts():
+                if predicate(m):
+                    return m
+            return None
+        return wait_until(found, timeout, message=lambda: f"a log message; got {self.texts()!r}")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class UdpLogReceiver(_DatagramReceiver):
+    """Collects syslog datagrams sent to 127.0.0.1:self.port."""
+
+    def __init__(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))   # we keep the socket, so a kernel-chosen port cannot collide
+        self.port = s.getsockname()[1]
+        super().__init__(s)
+
+
+class UnixDgramLogReceiver(_DatagramReceiver):
+    """Collects datagrams sent to the unix datagram socket at `path` (like /dev/log)."""
+
+    def __init__(self, path: str):
+        self.path = str(path)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.bind(self.path)
+        super().__init__(s)
+
+    def stop(self) -> None:
+        super().stop()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+
+SYSLOG_PRI_LOCAL0_INFO = 16 * 8 + 6   # 134
+
+__all__ = [n for n in dir() if not n.startswith("_")]
+
+
+def show_stat(addr, timeout: float = 5.0) -> list[dict[str, str]]:
+    """`show stat` through a stats socket, parsed into rows."""
+    return parse_show_stat(cli(addr, "show stat", timeout))[1]
+
+
+def show_info(addr, timeout: float = 5.0) -> dict[str, str]:
+    return parse_show_info(cli(addr, "show info", timeout))
