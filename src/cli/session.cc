@@ -160,6 +160,11 @@ void CliSession::run_command(const std::vector<std::string>& words, std::string*
   if (state_.quit) return;
   // Exactly one LF ends a message, then the empty line that ends every answer.
   while (!answer.empty() && answer.back() == '\n') answer.pop_back();
+  // An empty line inside an answer would end it early for every client (rule 2 of the spec):
+  // give it one space, as HAProxy's own multi-line dumps do.
+  for (std::size_t p = answer.find("\n\n"); p != std::string::npos; p = answer.find("\n\n", p))
+    answer.insert(++p, 1, ' ');
+  if (!answer.empty() && answer.front() == '\n') answer.insert(0, 1, ' ');
   if (!answer.empty()) {
     *out += answer;
     *out += '\n';

@@ -392,6 +392,16 @@ void proxy_rows(const stats::ProxySnapshot& px, const Options& o, std::vector<Ro
   }
 }
 
+// A typed value must stay on its line: CR dropped, LF turned into a space.
+std::string one_line(std::string_view s) {
+  std::string v;
+  for (char c : s) {
+    if (c == '\r') continue;
+    v += c == '\n' ? ' ' : c;
+  }
+  return v;
+}
+
 const char* kind_letter(RowKind k) {
   switch (k) {
     case kFrontend: return "F";
@@ -509,7 +519,7 @@ void cmd_show_stat(const CommandContext& ctx, const std::vector<std::string>& wo
         if (r.v[i].empty()) continue;
         const auto& c = kColumns[i];
         *out += fmt::format("{}.{}.{}.{}.{}.1:{}:{}:{}\n", kind_letter(r.kind), r.iid, r.sid, i,
-                            c.name, c.tags, field_type_name(c.type), r.v[i]);
+                            c.name, c.tags, field_type_name(c.type), one_line(r.v[i]));
       }
     }
     return;

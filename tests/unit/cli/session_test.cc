@@ -242,6 +242,16 @@ TEST(cliProtocol, Payload) {
   EXPECT_FALSE(r.open);
 }
 
+TEST(cliProtocol, AnswersNeverHoldAnEmptyLine) {
+  Command c;
+  c.words = {"test-blank"};
+  c.run = [](const CommandContext&, const std::vector<std::string>&, std::string* out) {
+    *out += "\na\n\n\nb\n\n\n";
+  };
+  register_command(c);
+  EXPECT_EQ(run(Level::kAdmin, {"test-blank\n"}).out, " \na\n \n \nb\n\n");
+}
+
 TEST(cliProtocol, UnknownCommand) {                         // checklist 23
   auto r = run(Level::kAdmin, {"foo bar\n"});
   EXPECT_EQ(r.out.rfind("Unknown command: 'foo', but maybe one of the following ones is a better "
