@@ -86,7 +86,7 @@ void stats_socket(Parser& p, Line& l) {
       int mode = 0;
       for (char c : v) {
         ok = ok && c >= '0' && c <= '7';
-        mode = mode * 8 + (c - '0');
+        if (ok) mode = mode * 8 + (c - '0');
       }
       if (!ok) throw ConfigError{fmt::format("{}'stats socket' : 'mode' expects an octal value, got '{}'.", l.where, v)};
       s.unix_mode = mode;

@@ -208,7 +208,11 @@ void Parser::process_line(std::string_view raw, int pass) {
     if (handle_directive(raw, words, pass)) return;
   }
   if (!active()) return;
-  for (std::size_t i = 0; i < words.size(); ++i) {
+  // Pass 1 only checks the lines it runs: others may use variables that a later setenv
+  // defines, or HAPROXY_CFGFILES, which only exists in pass 2.
+  bool env_kw = words[0].text == "setenv" || words[0].text == "presetenv" ||
+                words[0].text == "unsetenv" || words[0].text == "resetenv";
+  for (std::size_t i = 0; i < words.size() && (pass == 2 || env_kw); ++i) {
     if (!words[i].text.empty()) continue;
     std::string msg = fmt::format(
         "{}: argument number {} at position {} is empty and marks the end of the argument "

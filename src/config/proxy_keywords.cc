@@ -99,7 +99,7 @@ void kw_bind(Parser& p, Line& l) {
       int mode = 0;
       for (char c : v) {
         ok = ok && c >= '0' && c <= '7';
-        mode = mode * 8 + (c - '0');
+        if (ok) mode = mode * 8 + (c - '0');
       }
       if (!ok) throw ConfigError{fmt::format("{} : 'mode' expects an octal value, got '{}'.", head, v)};
       b.unix_mode = mode;
