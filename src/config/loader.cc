@@ -40,6 +40,8 @@ LoadResult run(const std::vector<SourceFile>& files, const LoadOptions& options,
         std::string names;
         for (const auto& f : files) names += (names.empty() ? "" : ";") + f.name;
         p.env.set("HAPROXY_CFGFILES", names, true);
+        // Section order is judged afresh in the full pass: pass 1 saw every section already.
+        p.seen_non_global = false;
       }
       for (const auto& f : files) {
         p.parse_file(f.text, f.name, pass);

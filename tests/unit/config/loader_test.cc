@@ -292,6 +292,14 @@ TEST(Sections, NbthreadAfterNonGlobal) {
       << r.all();
 }
 
+TEST(Sections, NbthreadInFirstGlobalBeforeProxies) {
+  // Regression: the discovery pass saw the later sections and made the full pass refuse
+  // nbthread in the very first global section.
+  auto r = parse("global\n  nbthread 4\nfrontend f\n  bind :1\n  timeout client 1s\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(r.r.model->global.nbthread, 4);
+}
+
 TEST(Sections, UnsupportedSections) {
   auto r = parse("peers p\n  peer a 1.2.3.4:1\nglobal\n  daemon\n");
   EXPECT_TRUE(r.has("parsing [f.cfg:1] : section 'peers' is not supported by sluice.")) << r.all();
