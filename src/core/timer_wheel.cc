@@ -24,7 +24,10 @@ TimerWheel::~TimerWheel() {
 }
 
 void TimerWheel::link(Timer& t) {
-  uint64_t tick = t.expiry_ / kTickMs;
+  // Round up: a timer in tick T expires no later than T * kTickMs, so when T is processed
+  // (once now >= T * kTickMs) everything in its slot that belongs to this lap is due. Rounding
+  // down would let a tick be processed, and left behind, before its timers are due.
+  uint64_t tick = (t.expiry_ + kTickMs - 1) / kTickMs;
   if (tick < current_tick_) tick = current_tick_;  // already due: next advance fires it
   uint32_t slot = static_cast<uint32_t>(tick % kSlots);
   t.slot_ = slot;

@@ -3,7 +3,7 @@
 // timeout constantly. Time is passed in (`now` in ms), never read here, so tests drive it.
 // Worker-local: one wheel per event loop, never shared.
 //
-// Resolution is kTickMs. A timer further away than the wheel's span sits in its slot and is
+// Resolution is kTickMs: a timer fires at its expiry or up to one tick later, never earlier. A timer further away than the wheel's span sits in its slot and is
 // skipped until its turn comes round (each pass costs one comparison), which keeps arm O(1)
 // without a hierarchy.
 #include <array>

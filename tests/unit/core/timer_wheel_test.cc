@@ -25,6 +25,20 @@ TEST(TimerWheel, FiresOnlyWhenDue) {
   ASSERT_EQ(r.fired.size(), 1u);
 }
 
+TEST(TimerWheel, WakingEarlyInTheSameTickDoesNotLoseTheTimer) {
+  // Regression: a timer due later within the tick being processed was skipped for a lap.
+  uint64_t now = 1176951;
+  TimerWheel w(now);
+  Recorder r;
+  Timer t(&r);
+  w.arm(t, now + 300);
+  EXPECT_EQ(w.advance(now + 297), 0);
+  int64_t next = w.next_timeout_ms(now + 297);
+  EXPECT_GE(next, 0);
+  EXPECT_LE(next, 3 + static_cast<int64_t>(TimerWheel::kTickMs));
+  EXPECT_EQ(w.advance(now + 300 + TimerWheel::kTickMs), 1);
+}
+
 TEST(TimerWheel, CancelAndRearmAreIndependentOfOthers) {
   TimerWheel w(0);
   Recorder r;
@@ -49,7 +63,7 @@ TEST(TimerWheel, TimersBeyondTheSpanWaitTheirTurn) {
   uint64_t far = TimerWheel::kTickMs * TimerWheel::kSlots * 3 + 7;
   w.arm(t, far);
   for (uint64_t now = 0; now < far; now += 1000) EXPECT_EQ(w.advance(now), 0);
-  EXPECT_EQ(w.advance(far), 1);
+  EXPECT_EQ(w.advance(far + TimerWheel::kTickMs), 1);
 }
 
 TEST(TimerWheel, NextTimeoutIsALowerBound) {
@@ -85,9 +99,9 @@ TEST(TimerWheel, HandlerMayRearmItself) {
   r.w = &w;
   Timer t(&r);
   w.arm(t, 10);
-  w.advance(10);
-  w.advance(20);
-  w.advance(30);
+  w.advance(10 + TimerWheel::kTickMs);
+  w.advance(20 + TimerWheel::kTickMs);
+  w.advance(30 + TimerWheel::kTickMs);
   EXPECT_EQ(r.count, 3);
   EXPECT_FALSE(t.armed());
 }
