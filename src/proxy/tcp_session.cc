@@ -155,9 +155,11 @@ void TcpSession::on_connect_failed(int err, bool timeout) {
     sfd_ = -1;
   }
   auto& bc = w_.be_counters(be_->index);
-  w_.srv_counters(be_->server_base + srv_->index()).econ.add();
-  bc.econ.add();
   if (retries_done_ >= be_->settings.retries) {
+    // econ counts sessions whose attempts are exhausted (as HAProxy's failed_conns), charged
+    // to the backend and to the server of the last attempt; earlier failures are retries.
+    w_.srv_counters(be_->server_base + srv_->index()).econ.add();
+    bc.econ.add();
     finish(timeout ? "sC" : "SC");
     return;
   }
