@@ -44,7 +44,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
   RuntimePlan plan;
   const auto& g = model.global;
   auto& ps = plan.process;
-  ps.nbthread = g.nbthread > 0 ? g.nbthread : usable_cpus();
+  ps.nbthread = g.nbthread > 0 ? g.nbthread : usable_cpus();   // refined by the thread plan
   // Each proxied connection needs two descriptors (client and server); keep some for
   // listeners, logs and the CLI, as HAProxy does when it derives maxconn from ulimit -n.
   long derived = (fd_limit - 100) / 2;

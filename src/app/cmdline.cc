@@ -34,6 +34,7 @@ std::string usage_text(const char* argv0) {
       "        -q quiet mode : don't display messages\n"
       "        -V enter verbose mode (disables quiet mode)\n"
       "        -dW fails if any warning is emitted ; -dR disables SO_REUSEPORT\n"
+      "        --explain prints the thread groups, CPUs and listener shards (with -c: then exits)\n"
       "        -sf/-st [pid ]* finishes/terminates old pids once listening (reload)\n",
       argv0);
 }
@@ -99,6 +100,8 @@ std::string parse_command_line(int argc, char** argv, CommandLine* out, bool* sh
         pids.push_back(pid);
         ++i;
       }
+    } else if (a == "--explain") {
+      out->explain = true;
     } else if (a == "-dD") {
       out->diag = true;
     } else if (a == "-dW") {

@@ -16,6 +16,7 @@ struct CommandLine {
   bool diag = false;                       // -dD
   bool zero_warning = false;               // -dW
   bool no_reuseport = false;               // -dR
+  bool explain = false;                    // --explain: print the thread and shard plan
   std::string pidfile;                     // -p
   std::string chdir;                       // -C
   std::string condition;                   // -cc

@@ -17,6 +17,7 @@
 #include "app/build.h"
 #include "app/cli_endpoint.h"
 #include "app/cmdline.h"
+#include "app/listener_plan.h"
 #include "app/messages.h"
 #include "base/clock.h"
 #include "base/version.h"
@@ -27,8 +28,6 @@
 
 namespace sluice::app {
 namespace {
-
-constexpr int kMaxThreads = 1024;
 
 void print_version(int level) {
   std::printf("sluice version %s %s - https://github.com/sluice-lb/sluice\n", base::kVersion,
@@ -42,8 +41,10 @@ void print_version(int level) {
   for (const auto& f : config::build_features()) features += " +" + f;
   std::printf("Feature list :%s\n", features.c_str());
   std::printf("Default settings :\n  bufsize = 16384, maxaccept = 4, maxpollevents = 256\n");
-  std::printf("Limits :\n  Max threads: %d, max thread groups: 1, default nbthread: %d (usable CPUs)\n",
-              kMaxThreads, usable_cpus());
+  std::printf("Limits :\n  Max threads: %d, max thread groups: %d, max threads per group: %d "
+              "(default %d), default nbthread: %d (usable CPUs)\n",
+              core::kMaxThreads, core::kMaxGroups, core::kMaxThreadsPerGroupHard,
+              core::kDefaultMaxThreadsPerGroup, usable_cpus());
   std::printf("Available polling systems :\n  epoll : pref=300, test result OK\n");
   std::printf("Available multiplexer protocols :\n  tcp : mode=TCP\n");
 }
@@ -127,13 +128,29 @@ int run(int argc, char** argv) {
   if (!loaded.model) return 1;
   config::ConfigModel& model = *loaded.model;
 
-  RuntimePlan plan = build_plan(model, fd_limit, cmd.maxconn);
-  for (const auto& w : plan.warnings) warning(w);
-  if (plan.process.nbthread > kMaxThreads) {
-    alert(fmt::format("nbthread {} exceeds the maximum of {} threads.", plan.process.nbthread,
-                      kMaxThreads));
+  auto threads = plan_thread_layout(model.global);
+  if (!threads.ok()) {
+    alert(threads.error().message);
     return 1;
   }
+  for (const auto& n : threads->notices) notice(n);
+  for (const auto& w : threads->warnings) warning(w);
+  RuntimePlan plan = build_plan(model, fd_limit, cmd.maxconn);
+  for (const auto& w : plan.warnings) warning(w);
+  plan.process.multi_queue =
+      model.global.multi_queue == config::GlobalConfig::MultiQueue::kOn     ? proxy::MultiQueue::kOn
+      : model.global.multi_queue == config::GlobalConfig::MultiQueue::kFair ? proxy::MultiQueue::kFair
+                                                                            : proxy::MultiQueue::kOff;
+  plan.process.steer_by_cpu = model.global.reuseport_steering == config::GlobalConfig::Steering::kCpu;
+  ShardingResult sharding;
+  if (auto r = plan_listeners(model, *threads, cmd.no_reuseport, plan.process, plan.proxies, sharding);
+      !r.ok()) {
+    alert(r.error().message);
+    return 1;
+  }
+  for (const auto& w : sharding.warnings) warning(w);
+  for (const auto& d : sharding.diagnostics) print(config::Severity::kDiag, d);
+  if (cmd.explain) std::fputs(explain(model, *threads, plan.process, plan.proxies).c_str(), stdout);
   if ((model.global.zero_warning || cmd.zero_warning) && warnings_printed() > 0) {
     alert("Some warnings were found and 'zero-warning' is set. Aborting.");
     return 1;
@@ -152,6 +169,7 @@ int run(int argc, char** argv) {
     alert(r.error().message);
     return 1;
   }
+  for (const auto& w : process.bind_warnings()) warning(w);
   proxy::StatsView stats(process);
   if (auto r = open_stats_sockets(model.global, process, stats); !r.ok()) {
     alert(r.error().message);

@@ -1,0 +1,152 @@
+"""How many kernel sockets each bind address gets, and which threads serve them
+(specs/sharding.md section 11 cases 16-27 and 33 as sluice resolves them)."""
+import pytest
+
+from sluice_harness import (DEFAULTS, _listening_inodes, _unix_listening_inodes, cli, free_port,
+                            free_port_range, run_sluice)
+
+
+def conf(global_extra, bind_line, sock=None):
+    stats = f"    stats socket {sock} level admin\n" if sock else ""
+    return f"""
+global
+{global_extra}
+{stats}
+{DEFAULTS}
+listen px
+{bind_line}
+    server s1 127.0.0.1:9
+"""
+
+
+def listeners(sock):
+    out = cli(str(sock), "show listeners")
+    rows = [l.split() for l in out.splitlines() if l and not l.startswith("#")]
+    return rows
+
+
+@pytest.mark.parametrize("global_extra,bind_opts,sockets,threads", [
+    # 16: two groups, default by-group: one socket per group, served by that group's threads
+    ("    nbthread 4\n    thread-groups 2", "", 2, ["1-2", "3-4"]),
+    # 17: by-process: one socket for every thread
+    ("    nbthread 4\n    thread-groups 2\n    tune.listener.default-shards by-process", "", 1, ["1-4"]),
+    # 18: by-thread: one socket per thread
+    ("    nbthread 4\n    thread-groups 2", "shards by-thread", 4, ["1", "2", "3", "4"]),
+    # 19: numeric split across groups: thread i -> shard floor(i*3/8)
+    ("    nbthread 8\n    thread-groups 2", "shards 3", 3, ["1-3", "4-6", "7-8"]),
+    # 20: more shards than threads: trimmed, silently
+    ("    nbthread 4", "shards 5", 4, ["1", "2", "3", "4"]),
+    # 21: unequal groups (3,3,2,2): strictly one socket per group (sluice decision 1)
+    ("    nbthread 10\n    thread-groups 4", "", 4, ["1-3", "4-6", "7-8", "9-10"]),
+    # 22: one group: by-group is by-process
+    ("    nbthread 4", "", 1, ["1-4"]),
+    # bind `thread` restricts the set: absolute 3-6 over 2x4 threads -> one shard per group
+    ("    nbthread 8\n    thread-groups 2", "thread 3-6", 2, ["3-4", "5-6"]),
+    ("    nbthread 8\n    thread-groups 2", "thread 2/all", 1, ["5-8"]),
+])
+def test_socket_count_per_address(cfg, sluice, short_tmp, global_extra, bind_opts, sockets, threads):
+    port, sock = free_port(), short_tmp / "s.sock"
+    s = sluice(cfg(conf(global_extra, f"    bind 127.0.0.1:{port} {bind_opts}", sock)),
+               wait_ports=[port], wait_unix=[sock])
+    assert len(_listening_inodes(port)) == sockets
+    rows = listeners(sock)
+    assert [r[6] for r in rows] == threads, rows
+    # The inodes CLI reports are the kernel's sockets for that port.
+    assert {r[4] for r in rows} == _listening_inodes(port)
+    assert "WARNING" not in s.stderr(), s.stderr()
+
+
+def test_noreuseport_falls_back_to_one_socket(cfg, sluice, short_tmp):
+    # 23: noreuseport + 2 groups + default: one socket, no warning; with `shards 4`: a warning
+    # naming the protocol.
+    p1, p2, sock = free_port(), free_port(), short_tmp / "s.sock"
+    text = conf("    nbthread 4\n    thread-groups 2\n    noreuseport",
+                f"    bind 127.0.0.1:{p1}\n    bind 127.0.0.1:{p2} shards 4", sock)
+    s = sluice(cfg(text), wait_ports=[p1, p2], wait_unix=[sock])
+    assert len(_listening_inodes(p1)) == 1
+    assert len(_listening_inodes(p2)) == 1
+    err = s.stderr()
+    assert err.count("Disabling sharding for listener in proxy 'px' because SO_REUSEPORT is "
+                     "disabled for tcpv4 protocol.") == 1, err
+    rows = listeners(sock)
+    assert all(r[-1] == "fallback" for r in rows if r[1].endswith(str(p2))), rows
+
+
+def test_dash_dR_disables_reuseport(cfg, sluice, short_tmp):
+    port, sock = free_port(), short_tmp / "s.sock"
+    sluice(cfg(conf("    nbthread 4\n    thread-groups 2", f"    bind 127.0.0.1:{port}", sock)),
+           wait_ports=[port], wait_unix=[sock], extra_args=["-dR"])
+    assert len(_listening_inodes(port)) == 1
+
+
+def test_unix_socket_never_shards(cfg, sluice, short_tmp):
+    # 25: a UNIX socket cannot be multi-bound: `shards 4` warns, by-group is silent.
+    a, b, sock = short_tmp / "a.sock", short_tmp / "b.sock", short_tmp / "s.sock"
+    text = conf("    nbthread 4\n    thread-groups 2", f"    bind unix@{a} shards 4\n    bind {b}", sock)
+    s = sluice(cfg(text), wait_unix=[a, b, sock])
+    assert len(_unix_listening_inodes(str(a))) == 1
+    assert len(_unix_listening_inodes(str(b))) == 1
+    err = s.stderr()
+    assert "because SO_REUSEPORT is disabled for unix_stream protocol." in err, err
+    assert err.count("Disabling sharding") == 1, err
+
+
+def test_each_address_of_a_bind_line_is_sharded(cfg, sluice, short_tmp):
+    # 26 and 27: comma lists and port ranges are sharded per port.
+    base = free_port_range(3)
+    other = free_port()
+    sock = short_tmp / "s.sock"
+    text = conf("    nbthread 4\n    thread-groups 2",
+                f"    bind 127.0.0.1:{base}-{base + 2},127.0.0.1:{other}", sock)
+    sluice(cfg(text), wait_ports=[base, base + 1, base + 2, other], wait_unix=[sock])
+    for p in (base, base + 1, base + 2, other):
+        assert len(_listening_inodes(p)) == 2, p
+
+
+def test_stats_socket_is_never_sharded(cfg, sluice):
+    # The CLI is a special listener: one socket whatever the defaults (sluice's rule).
+    port, cli_port = free_port(), free_port()
+    text = f"""
+global
+    nbthread 4
+    thread-groups 2
+    tune.listener.default-shards by-thread
+    stats socket ipv4@127.0.0.1:{cli_port} level admin
+{DEFAULTS}
+listen px
+    bind 127.0.0.1:{port}
+    server s1 127.0.0.1:9
+"""
+    sluice(cfg(text), wait_ports=[port, cli_port])
+    assert len(_listening_inodes(cli_port)) == 1
+    assert len(_listening_inodes(port)) == 4
+    assert "sluice" in cli(("127.0.0.1", cli_port), "show info")
+
+
+def test_show_info_reports_threads_groups_and_listeners(cfg, sluice, short_tmp):
+    port, sock = free_port(), short_tmp / "s.sock"
+    sluice(cfg(conf("    nbthread 4\n    thread-groups 2", f"    bind 127.0.0.1:{port}", sock)),
+           wait_ports=[port], wait_unix=[sock])
+    info = dict(l.split(": ", 1) for l in cli(str(sock), "show info").splitlines() if ": " in l)
+    assert info["Nbthread"] == "4"
+    assert info["NbThreadGroups"] == "2"
+    assert info["Listeners"] == "2"
+
+
+def test_explain_prints_the_plan(cfg):
+    port = free_port()
+    path = cfg(conf("    nbthread 8\n    thread-groups 2", f"    bind 127.0.0.1:{port} shards 3"))
+    rc, out, err = run_sluice(["-c", "-f", str(path), "--explain"])
+    assert rc == 0, err
+    assert "threads: 8 in 2 groups" in out, out
+    assert "group 1: threads 1-4" in out and "group 2: threads 5-8" in out, out
+    assert f"127.0.0.1:{port}: 3 sockets" in out, out
+    assert "shard 2: groups 1-2, threads 4-6" in out, out
+
+
+def test_thread_set_errors_name_the_bind_line(cfg):
+    path = cfg(conf("    nbthread 4", "    bind 127.0.0.1:1 thread 2/all"))
+    rc, out, err = run_sluice(["-c", "-f", str(path)])
+    assert rc == 1
+    assert "proxy 'px': 'thread' directive references non-existing thread group 2 in " \
+           "'bind 127.0.0.1:1 thread 2/all' at [" in err, err
