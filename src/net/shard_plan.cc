@@ -182,9 +182,9 @@ ShardPlanResult plan_shards(const ShardsSetting& setting, const std::vector<int>
 
   // HAProxy's split (spec 2.2 step 5): contiguous runs whose sizes differ by at most one.
   result.shards.resize(static_cast<size_t>(s));
-  for (int i = 0; i < n; ++i) {
-    const int shard = static_cast<int>(static_cast<long long>(i) * s / n);
-    result.shards[static_cast<size_t>(shard)].threads.push_back(order[static_cast<size_t>(i)].second);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const size_t shard = i * static_cast<size_t>(s) / order.size();
+    result.shards[shard].threads.push_back(order[i].second);
   }
   for (Shard& shard : result.shards) fill_groups(shard, plan);
   return result;
