@@ -46,6 +46,13 @@ struct ShardPlanResult {
   std::vector<std::string> diagnostics;  // by-thread fallback text (shown with -dD)
 };
 
+// The number of shards `setting` asks for on `threads` before any SO_REUSEPORT fallback
+// (spec 2.2 steps 1-3: by-process 1, by-group the groups present, by-thread the thread count,
+// a number as given; never more than the thread count; 0 for an empty set). The caller runs
+// probe_reuseport() only when this is above 1 (spec 3: "never for S=1", test 23).
+int wanted_shards(const ShardsSetting& setting, const std::vector<int>& threads,
+                  const core::ThreadPlan& plan);
+
 // Plans the shards of one listening address. `threads` is the resolved thread set;
 // `reuseport` says whether this address's protocol supports multi-bind (probe result, or false
 // for UNIX sockets, inherited fds and `noreuseport`). `proxy_desc` is e.g. "frontend 'fe'" for
@@ -56,7 +63,8 @@ ShardPlanResult plan_shards(const ShardsSetting& setting, const std::vector<int>
                             const std::string& proxy_desc, const std::string& proto_name);
 
 // Live SO_REUSEPORT test for a socket family (AF_INET or AF_INET6): two sockets with
-// SO_REUSEPORT bound to the same ephemeral loopback/wildcard address. Cached per family.
+// SO_REUSEPORT bound to the same ephemeral port on the family's loopback address (127.0.0.1,
+// ::1; no ::1 means false for AF_INET6). Cached per family; any other family is false.
 bool probe_reuseport(int family);
 // For tests: forget cached probe results / force a result.
 void reset_reuseport_probe();
