@@ -58,6 +58,11 @@ def slow_factor() -> float:
         return 1.0
 
 
+class ProcessExited(AssertionError):
+    """Raised from a wait predicate when waiting any longer is pointless; wait_until passes it
+    on at once instead of polling until its deadline."""
+
+
 def wait_until(predicate: Callable[[], object], timeout: float = 5.0, interval: float = 0.01,
                message: str | Callable[[], str] = "condition") -> object:
     """Polls predicate until it returns a truthy value (which is returned) or timeout expires
@@ -69,6 +74,8 @@ def wait_until(predicate: Callable[[], object], timeout: float = 5.0, interval: 
             value = predicate()
             if value:
                 return value
+        except ProcessExited:
+            raise
         except Exception as exc:  # noqa: BLE001 - reported below
             last_exc = exc
         if time.monotonic() >= deadline:
@@ -387,7 +394,7 @@ class Sluice:
 
     def _check_alive(self, what: str) -> None:
         if not self.running():
-            raise AssertionError(f"sluice exited while waiting for {what}\n{self.describe()}")
+            raise ProcessExited(f"sluice exited while waiting for {what}\n{self.describe()}")
 
     def wait_listening(self, port: int, timeout: float = 10.0) -> None:
         """Waits until sluice itself has a TCP socket listening on port (read from /proc, so
@@ -961,7 +968,7 @@ http {{
 
         def ready():
             if self.proc.poll() is not None:
-                raise AssertionError(f"nginx exited: {self.log()}")
+                raise ProcessExited(f"nginx exited: {self.log()}")
             return is_listening(port, self.proc.pid)
         try:
             wait_until(ready, 10, message=lambda: f"nginx on port {port}: {self.log()}")
