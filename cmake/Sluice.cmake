@@ -3,6 +3,11 @@ add_compile_options(-Wall -Wextra -Wpedantic -Wshadow -Wno-unused-parameter)
 if(SLUICE_WERROR)
   add_compile_options(-Werror)
 endif()
+if(SLUICE_FUZZ)
+  # Instrument every library for coverage so libFuzzer steers into the parsers, not only the
+  # fuzz entry points; the fuzzer runtime itself is linked into the fuzz binaries only.
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
 if(SLUICE_SANITIZE)
   add_compile_options(-fsanitize=${SLUICE_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${SLUICE_SANITIZE})

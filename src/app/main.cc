@@ -1,8 +1,244 @@
+// Start-up order: command line, configuration (parsed and validated), runtime plan, every
+// listening socket bound (so any bind error is a start-up error naming its line), daemon fork,
+// workers started, then the main thread waits for signals.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <string>
 
+#include <fmt/format.h>
+
+#include "app/build.h"
+#include "app/cli_endpoint.h"
+#include "app/cmdline.h"
+#include "app/messages.h"
+#include "base/clock.h"
 #include "base/version.h"
+#include "config/loader.h"
+#include "proxy/log.h"
+#include "proxy/process.h"
+#include "proxy/stats_view.h"
 
-int main() {
-  std::printf("sluice %s\n", sluice::base::kVersion);
+namespace sluice::app {
+namespace {
+
+constexpr int kMaxThreads = 1024;
+
+void print_version(int level) {
+  std::printf("sluice version %s %s - https://github.com/sluice-lb/sluice\n", base::kVersion,
+              base::kReleaseDate);
+  std::printf("HAProxy configuration language level: %s\n", base::kHaproxyCompatVersion);
+  if (level < 2) return;
+  std::printf("Running on: Linux\n");
+  std::printf("Build options :\n  TARGET  = linux\n  CXX     = %s\n  BUILD   = %s\n  SANITIZE= %s\n",
+              base::kCompiler, base::kBuildType, base::kSanitizers[0] ? base::kSanitizers : "none");
+  std::string features;
+  for (const auto& f : config::build_features()) features += " +" + f;
+  std::printf("Feature list :%s\n", features.c_str());
+  std::printf("Default settings :\n  bufsize = 16384, maxaccept = 4, maxpollevents = 256\n");
+  std::printf("Limits :\n  Max threads: %d, max thread groups: 1, default nbthread: %d (usable CPUs)\n",
+              kMaxThreads, usable_cpus());
+  std::printf("Available polling systems :\n  epoll : pref=300, test result OK\n");
+  std::printf("Available multiplexer protocols :\n  tcp : mode=TCP\n");
+}
+
+long raise_fd_limit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1024;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  return static_cast<long>(rl.rlim_cur);
+}
+
+bool write_pidfile(const std::string& path, pid_t pid) {
+  std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) return false;
+  std::fprintf(f, "%d\n", static_cast<int>(pid));
+  bool ok = std::fclose(f) == 0;
+  return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+void detach_stdio() {
+  int fd = open("/dev/null", O_RDWR);
+  if (fd < 0) return;
+  dup2(fd, 0);
+  dup2(fd, 1);
+  dup2(fd, 2);
+  if (fd > 2) close(fd);
+}
+
+int run(int argc, char** argv) {
+  CommandLine cmd;
+  bool show_usage = false;
+  std::string err = parse_command_line(argc, argv, &cmd, &show_usage);
+  MessageOptions mo;
+  mo.executable = argv[0];
+  if (char* real = realpath("/proc/self/exe", nullptr)) {
+    mo.executable = real;
+    free(real);
+  }
+  mo.quiet = cmd.quiet;
+  mo.verbose = cmd.verbose;
+  mo.diag = cmd.diag;
+  set_message_options(mo);
+  if (!err.empty() || show_usage) {
+    if (!err.empty()) alert(err);
+    std::fputs(usage_text(argv[0]).c_str(), stderr);
+    return 1;
+  }
+  if (cmd.version) {
+    print_version(cmd.version);
+    return 0;
+  }
+  if (cmd.has_condition) {
+    std::string cerr;
+    int r = config::evaluate_condition(cmd.condition, &cerr);
+    if (r < 0) {
+      alert(fmt::format("Failed to evaluate condition: {}", cerr));
+      return 2;
+    }
+    return r ? 0 : 1;
+  }
+  if (!cmd.chdir.empty() && chdir(cmd.chdir.c_str()) != 0) {
+    alert(fmt::format("Cannot chdir to '{}': {}", cmd.chdir, std::strerror(errno)));
+    return 1;
+  }
+  if (cmd.config_paths.empty()) {
+    alert("No configuration file specified: use -f <file|dir>.");
+    std::fputs(usage_text(argv[0]).c_str(), stderr);
+    return 1;
+  }
+
+  long fd_limit = raise_fd_limit();
+  config::LoadOptions lo;
+  lo.paths = cmd.config_paths;
+  lo.diag = cmd.diag;
+  config::LoadResult loaded = config::load(lo, [](const config::Diagnostic& d) { print(d); });
+  if (!loaded.model) return 1;
+  config::ConfigModel& model = *loaded.model;
+
+  RuntimePlan plan = build_plan(model, fd_limit, cmd.maxconn);
+  for (const auto& w : plan.warnings) warning(w);
+  if (plan.process.nbthread > kMaxThreads) {
+    alert(fmt::format("nbthread {} exceeds the maximum of {} threads.", plan.process.nbthread,
+                      kMaxThreads));
+    return 1;
+  }
+  if ((model.global.zero_warning || cmd.zero_warning) && warnings_printed() > 0) {
+    alert("Some warnings were found and 'zero-warning' is set. Aborting.");
+    return 1;
+  }
+  if (cmd.check) {
+    if (warnings_printed() > 0 && !cmd.quiet) std::printf("Warnings were found.\n");
+    if (cmd.verbose) std::printf("Configuration file is valid\n");
+    return 0;
+  }
+
+  plan.process.debug = cmd.debug;
+  plan.process.reuseport = !cmd.no_reuseport;
+  proxy::Process process(plan.process);
+  for (auto& p : plan.proxies) process.add_proxy(std::move(p));
+  if (auto r = process.bind_all(); !r.ok()) {
+    alert(r.error().message);
+    return 1;
+  }
+  proxy::StatsView stats(process);
+  if (auto r = open_stats_sockets(model.global, process, stats); !r.ok()) {
+    alert(r.error().message);
+    return 1;
+  }
+
+  // Signals are taken synchronously by this thread; workers inherit the blocked mask.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) sigaddset(&sigs, s);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  bool daemon = (cmd.daemon || model.global.daemon) && !cmd.debug;
+  std::string pidfile = !cmd.pidfile.empty() ? cmd.pidfile : model.global.pidfile;
+  if (daemon) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    pid_t child = fork();
+    if (child < 0) {
+      alert(fmt::format("Cannot fork: {}", std::strerror(errno)));
+      return 1;
+    }
+    if (child > 0) {
+      // The parent records the daemon's pid before returning, so whoever started us can read
+      // the pidfile as soon as we exit.
+      if (!pidfile.empty() && !write_pidfile(pidfile, child)) {
+        alert(fmt::format("Cannot write pidfile '{}': {}", pidfile, std::strerror(errno)));
+        kill(child, SIGTERM);
+        return 1;
+      }
+      return 0;
+    }
+    setsid();
+    detach_stdio();
+  } else if (!pidfile.empty() && !write_pidfile(pidfile, getpid())) {
+    alert(fmt::format("Cannot write pidfile '{}': {}", pidfile, std::strerror(errno)));
+    return 1;
+  }
+
+  process.start();
+  proxy::LogWriter main_log(plan.process.log_tag, plan.process.node);
+  for (const auto& p : process.proxies())
+    main_log.send(plan.process.global_logs, proxy::kNotice,
+                  fmt::format("Proxy {} started.", p->settings.name));
+  if (cmd.debug) {
+    for (const auto& n : cmd.notes) notice(n);
+    for (const auto& l : process.listeners())
+      notice(fmt::format("{} '{}' listening on {}", l->proxy->settings.type, l->proxy->settings.name,
+                         l->addr.kind == net::ListenAddress::Kind::kInet ? l->addr.addr.to_string()
+                                                                         : l->addr.text));
+  }
+  // Reload: the new process is listening (SO_REUSEPORT lets both bind), now the old ones go.
+  for (int pid : cmd.soft_stop_pids) kill(pid, SIGUSR1);
+  for (int pid : cmd.hard_stop_pids) kill(pid, SIGTERM);
+
+  uint64_t hard_deadline = 0;
+  for (;;) {
+    timespec ts{0, 100 * 1000 * 1000};
+    siginfo_t info;
+    int sig = sigtimedwait(&sigs, &info, &ts);
+    if (sig == SIGINT || sig == SIGTERM) {
+      main_log.send(plan.process.global_logs, proxy::kNotice,
+                    fmt::format("Stopping on signal {}.", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+      process.stop_now();
+      break;
+    }
+    if (sig == SIGUSR1 && !process.stopping()) {
+      main_log.send(plan.process.global_logs, proxy::kNotice,
+                    "Soft stop: listeners closed, waiting for established connections.");
+      process.soft_stop();
+      if (plan.process.hard_stop_after_ms)
+        hard_deadline = base::monotonic_ms() + plan.process.hard_stop_after_ms;
+    }
+    if (hard_deadline && base::monotonic_ms() >= hard_deadline) {
+      main_log.send(plan.process.global_logs, proxy::kWarning,
+                    "hard-stop-after reached: closing remaining connections.");
+      process.stop_now();
+      break;
+    }
+    if (process.wait_workers(1)) break;
+  }
+  process.join();
   return 0;
 }
+
+}  // namespace
+}  // namespace sluice::app
+
+int main(int argc, char** argv) { return sluice::app::run(argc, argv); }

@@ -2,6 +2,7 @@
 // The stats socket protocol (HAProxy's CLI; spec cli-and-stats.md section 1) as a pure state
 // machine: bytes in, bytes out, "close now" out. The runtime owns the socket and feeds it.
 // One CliSession per connection; worker-local.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -16,18 +17,40 @@ namespace sluice::cli {
 
 using Level = config::CliLevel;
 
+// "admin", "operator" or "user", as `show cli level` prints it. Any thread.
+const char* level_name(Level level);
+
+// How a connection answers (spec 1.3). The connection starts non-interactive.
+enum class Mode { kNonInteractive, kInteractive, kPrompt };
+
+// Per-connection state that the session commands (prompt, quit, user, operator, set timeout
+// cli) change. It lives in the CliSession; commands reach it through CommandContext::session so
+// that these commands are ordinary table entries (listed by help, matched by fuzzy search)
+// rather than special cases in the parser. Worker-local, like the session.
+struct SessionState {
+  Level level = Level::kOperator;
+  Mode mode = Mode::kNonInteractive;
+  bool timed = false;                   // prompt shows the uptime
+  bool quit = false;                    // close at once, nothing more is sent
+  uint32_t timeout_override_ms = 0;     // `set timeout cli`; 0 = the configured one
+};
+
 // Context a command runs with.
 struct CommandContext {
   Level level = Level::kOperator;
   int thread = 1;                       // 1-based thread running the command
   const stats::StatsSource* stats = nullptr;
+  SessionState* session = nullptr;      // null when a command runs outside a session (tests)
+  std::string_view payload;             // lines after a `<<` word, LF-terminated; else empty
 };
 
 // Declared in tables next to the code that owns the command (see commands.cc); later modules
 // (lb, check) add their own through register_command().
 struct Command {
   std::vector<std::string> words;       // fixed leading words: {"show", "info"}
-  std::string usage;                    // "show info [desc|json|typed|float]*"
+  // "show info [desc|json|typed|float]*". Empty: hidden from `help` and from the suggestions
+  // of an unknown command (help, prompt and quit are printed by fixed lines instead).
+  std::string usage;
   std::string help;                     // "report information about the running process"
   Level level = Level::kUser;
   // Gets all words of the command line (words[0] is the first keyword); appends its answer to
@@ -35,33 +58,56 @@ struct Command {
   std::function<void(const CommandContext&, const std::vector<std::string>&, std::string* out)> run;
 };
 
+// Adds a command, or replaces the one with the same words. Main thread, before any CliSession
+// exists (start-up); the table is read without locking afterwards.
 void register_command(Command command);
+// Built-in commands first, then registered ones in registration order. Any thread once
+// start-up is over.
 const std::vector<Command>& commands();
+
+// Byte limits of the protocol. A command line (with its LF) must fit in one buffer, as in
+// HAProxy with the default tune.bufsize; a payload is capped like tune.cli.max-payload-size.
+inline constexpr std::size_t kMaxLineBytes = 16384;
+inline constexpr std::size_t kMaxPayloadBytes = 128 * 1024;
+inline constexpr std::size_t kMaxWords = 64;
+inline constexpr std::size_t kMaxPayloadPattern = 64;
 
 class CliSession {
  public:
+  // `stats` must outlive the session. Worker-local.
   CliSession(Level level, const stats::StatsSource* stats, int thread);
 
   // Feeds received bytes; appends what must be sent to *out. Returns false when the
-  // connection must be closed once *out has been sent (non-interactive mode, quit, errors).
+  // connection must be closed once *out has been sent (non-interactive mode, quit, errors);
+  // later calls then return false and produce nothing. Bytes without a final LF wait in the
+  // session: when the client closes its write side, the runtime just drops them (a command
+  // runs only after its LF). Worker-local.
   bool feed(std::string_view bytes, std::string* out);
 
-  // The client closed its write side: anything still buffered without LF is discarded.
-  bool interactive() const { return mode_ != Mode::kNonInteractive; }
-  // Idle timeout of this connection, changed by `set timeout cli`.
+  // False in the default mode, where the connection closes after the first line. Worker-local.
+  bool interactive() const { return state_.mode != Mode::kNonInteractive; }
+  // Idle timeout of this connection, changed by `set timeout cli`. Worker-local.
   uint32_t idle_timeout_ms(uint32_t configured) const {
-    return timeout_override_ms_ ? timeout_override_ms_ : configured;
+    return state_.timeout_override_ms ? state_.timeout_override_ms : configured;
   }
 
  private:
-  enum class Mode { kNonInteractive, kInteractive, kPrompt };
-  Mode mode_ = Mode::kNonInteractive;
-  bool timed_ = false;
+  // Runs one complete line (LF and a CR before it removed). False: close the connection.
+  bool process_line(std::string_view line, std::string* out);
+  // Runs one command and appends its answer and the terminator.
+  void run_command(const std::vector<std::string>& words, std::string* out);
+  void append_prompt(std::string* out) const;
+
+  SessionState state_;
   bool closing_ = false;
-  uint32_t timeout_override_ms_ = 0;
   CommandContext ctx_;
-  std::string pending_;   // bytes of an incomplete line
-  // ... the implementation may add private members
+  std::string pending_;           // bytes of an incomplete line
+  std::size_t scanned_ = 0;       // bytes of pending_ already known to hold no LF
+  // A `<<` payload being collected: the command waiting for it and its end pattern.
+  bool in_payload_ = false;
+  std::vector<std::string> payload_words_;
+  std::string payload_pattern_;
+  std::string payload_;
 };
 
 }  // namespace sluice::cli

@@ -42,7 +42,20 @@ LoadResult load_text(std::string_view text, std::string_view name, const LoadOpt
 
 // `-cc <condition>`: evaluates an `.if` expression. Returns 1 true, 0 false, -1 error (message
 // in *error).
+// On error, *error is the whole message to print after "[ALERT]    (<pid>) : ", e.g.
+// "Failed to evaluate condition: unparsable conditional expression 'foo(1)'" or
+// "Syntax Error in condition: Unmatched quote.".
 int evaluate_condition(std::string_view text, std::string* error);
+
+// One supported keyword, for `docs/config-compat.md` and `-vv`-style listings: section is
+// "global" or "proxies"; a sub-keyword (bind/server option, option name) has keyword
+// "<parent> <name>".
+struct KeywordDoc {
+  std::string section;
+  std::string keyword;
+  std::string help;
+};
+std::vector<KeywordDoc> keyword_docs();
 
 // The feature words listed by `-vv` and tested by `feature()`: e.g. "THREAD", "EPOLL", ...
 const std::vector<std::string>& build_features();

@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,5 +71,16 @@ base::Result<ServerAddress> parse_server_address(std::string_view text);
 // A `log` target address: `addr[:port]` (UDP, default port 514), `udp@`, `unix@path`,
 // `/path` (UNIX datagram). stdout/stderr are handled by the caller.
 base::Result<SocketAddress> parse_log_address(std::string_view text);
+
+// Host name resolution used by the three parsers above: `family` is AF_INET, AF_INET6 or
+// AF_UNSPEC; returns false when the name does not resolve. The default uses getaddrinfo (first
+// result). Tests and the fuzzer install a resolver that never touches the network, because a
+// lookup of a random name can block for seconds. Main thread only.
+using HostResolver = std::function<bool(const std::string& host, int family, SocketAddress* out)>;
+void set_host_resolver(HostResolver resolver);   // an empty function restores getaddrinfo
+
+// The longest UNIX socket path accepted on a `bind` line: sun_path less room for the
+// ".<pid>.tmp" suffix used while binding atomically (HAProxy keeps the same margin).
+inline constexpr std::size_t kMaxBindUnixPath = 97;
 
 }  // namespace sluice::net

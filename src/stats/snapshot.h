@@ -24,6 +24,9 @@ struct Counters {
   int64_t last_sess_s = -1;                 // seconds since the last session, -1 never
   uint64_t qtime = 0, ctime = 0, rtime = 0, ttime = 0;   // averages, ms
   uint64_t qtime_max = 0, ctime_max = 0, rtime_max = 0, ttime_max = 0;
+  // HTTP-mode proxies only (show stat columns 39-44, 46-48); TCP rows leave them empty.
+  uint64_t hrsp_1xx = 0, hrsp_2xx = 0, hrsp_3xx = 0, hrsp_4xx = 0, hrsp_5xx = 0, hrsp_other = 0;
+  uint64_t req_tot = 0, req_rate = 0, req_rate_max = 0;
 };
 
 struct ServerSnapshot {
@@ -46,6 +49,14 @@ struct ServerSnapshot {
   uint64_t chkfail = 0, chkdown = 0, downtime_s = 0;
   uint64_t qcur = 0, qmax = 0;
   Counters c;
+  // Health check details (show stat 36-38, 56, 65, 67-69; show servers state), meaningful only
+  // with check_enabled.
+  std::string check_status;      // last result code: "L4OK", "L7STS", "INI"...; "" = none yet
+  int check_code = 0;            // HTTP status of an L7 check, 0 = none
+  int64_t check_duration_ms = -1;  // -1 = no completed check
+  std::string last_chk;          // text of the last check result
+  int check_rise = 0, check_fall = 0, check_health = 0;
+  std::string tracked;           // "backend/server" this server tracks, "" = none
 };
 
 struct ListenerSnapshot {

@@ -29,7 +29,7 @@ def test_udp_rfc3164(cfg, sluice, echo, udp_log):
     s = sluice(cfg(config(port, echo.port, f"log 127.0.0.1:{udp_log.port} local0")),
                wait_ports=[port])
     assert echo_roundtrip(port) == b"ping\n"
-    msg = udp_log.wait_for(lambda m: "fe_log" in m)
+    msg = udp_log.wait_for(lambda m: "be_log/s1" in m)
     assert msg.startswith("<134>"), msg          # local0 (16) * 8 + info (6)
     assert f"sluice[{s.pid}]:" in msg, msg
     assert "be_log/s1" in msg, msg
@@ -43,7 +43,7 @@ def test_udp_rfc5424(cfg, sluice, echo, udp_log):
                           f"log 127.0.0.1:{udp_log.port} format rfc5424 local0")),
                wait_ports=[port])
     assert echo_roundtrip(port) == b"ping\n"
-    msg = udp_log.wait_for(lambda m: "fe_log" in m)
+    msg = udp_log.wait_for(lambda m: "be_log/s1" in m)
     assert msg.startswith("<134>1 "), msg
     assert str(s.pid) in msg
 
@@ -53,7 +53,7 @@ def test_udp_raw(cfg, sluice, echo, udp_log):
     sluice(cfg(config(port, echo.port, f"log 127.0.0.1:{udp_log.port} format raw local0")),
            wait_ports=[port])
     assert echo_roundtrip(port) == b"ping\n"
-    msg = udp_log.wait_for(lambda m: "fe_log" in m)
+    msg = udp_log.wait_for(lambda m: "be_log/s1" in m)
     assert not msg.startswith("<"), msg
     assert "sluice[" not in msg, msg
     assert "be_log/s1" in msg
@@ -63,9 +63,9 @@ def test_stdout_raw(cfg, sluice, echo):
     port = free_port()
     s = sluice(cfg(config(port, echo.port, "log stdout format raw local0")), wait_ports=[port])
     assert echo_roundtrip(port) == b"ping\n"
-    wait_until(lambda: "fe_log" in s.stdout(), 5,
+    wait_until(lambda: "be_log/s1" in s.stdout(), 5,
                message=lambda: f"a log line on stdout\n{s.describe()}")
-    line = next(l for l in s.stdout().splitlines() if "fe_log" in l)
+    line = next(l for l in s.stdout().splitlines() if "be_log/s1" in l)
     assert "be_log/s1" in line
     assert not line.startswith("<")
 
@@ -76,6 +76,27 @@ def test_unix_datagram_target(cfg, sluice, echo, short_tmp):
         port = free_port()
         s = sluice(cfg(config(port, echo.port, f"log {path} local0")), wait_ports=[port])
         assert echo_roundtrip(port) == b"ping\n"
-        msg = rcv.wait_for(lambda m: "fe_log" in m)
+        msg = rcv.wait_for(lambda m: "be_log/s1" in m)
         assert msg.startswith("<134>"), msg
         assert f"sluice[{s.pid}]:" in msg
+
+
+def test_proxy_start_is_logged_at_notice(cfg, sluice, echo, udp_log):
+    # As HAProxy: "Proxy <name> started." goes to the global log targets at NOTICE (local0 -> 133).
+    port = free_port()
+    sluice(cfg(config(port, echo.port, f"log 127.0.0.1:{udp_log.port} local0")), wait_ports=[port])
+    msg = udp_log.wait_for(lambda m: "Proxy fe_log started." in m)
+    assert msg.startswith("<133>"), msg
+
+
+def test_dontlognull_skips_empty_sessions(cfg, sluice, echo, udp_log):
+    import socket
+    port = free_port()
+    text = config(port, echo.port, f"log 127.0.0.1:{udp_log.port} format raw local0")
+    text = text.replace("option tcplog", "option tcplog\n    option dontlognull")
+    sluice(cfg(text), wait_ports=[port])
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()   # no data: not logged
+    assert echo_roundtrip(port) == b"ping\n"                           # data: logged
+    udp_log.wait_for(lambda m: "be_log/s1" in m)
+    msgs = udp_log.texts()
+    assert sum("be_log/s1" in m for m in msgs) == 1, msgs

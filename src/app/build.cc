@@ -1,0 +1,132 @@
+#include "app/build.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace sluice::app {
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+proxy::LogTarget to_runtime(const config::LogTarget& t) {
+  proxy::LogTarget r;
+  switch (t.kind) {
+    case config::LogTarget::Kind::kStdout: r.kind = proxy::LogTarget::Kind::kStdout; break;
+    case config::LogTarget::Kind::kStderr: r.kind = proxy::LogTarget::Kind::kStderr; break;
+    case config::LogTarget::Kind::kUdp: r.kind = proxy::LogTarget::Kind::kUdp; break;
+    case config::LogTarget::Kind::kUnixDgram: r.kind = proxy::LogTarget::Kind::kUnixDgram; break;
+  }
+  r.addr = t.addr;
+  r.max_len = t.max_len;
+  switch (t.format) {
+    case config::LogFormat::kRfc3164: r.format = proxy::LogFormat::kRfc3164; break;
+    case config::LogFormat::kRfc5424: r.format = proxy::LogFormat::kRfc5424; break;
+    case config::LogFormat::kShort: r.format = proxy::LogFormat::kShort; break;
+    case config::LogFormat::kRaw: r.format = proxy::LogFormat::kRaw; break;
+  }
+  r.facility = t.facility;
+  r.max_level = t.max_level;
+  r.min_level = t.min_level;
+  return r;
+}
+
+RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdline_maxconn) {
+  RuntimePlan plan;
+  const auto& g = model.global;
+  auto& ps = plan.process;
+  ps.nbthread = g.nbthread > 0 ? g.nbthread : usable_cpus();
+  // Each proxied connection needs two descriptors (client and server); keep some for
+  // listeners, logs and the CLI, as HAProxy does when it derives maxconn from ulimit -n.
+  long derived = (fd_limit - 100) / 2;
+  if (derived < 100) derived = 100;
+  ps.hard_maxconn = static_cast<int>(derived);
+  ps.maxconn = cmdline_maxconn > 0 ? cmdline_maxconn : g.maxconn > 0 ? g.maxconn : ps.hard_maxconn;
+  if (ps.maxconn > ps.hard_maxconn) {
+    plan.warnings.push_back(fmt::format(
+        "maxconn {} needs about {} file descriptors but the limit is {}; connections beyond "
+        "{} may fail to be accepted (raise 'ulimit -n').",
+        ps.maxconn, 2L * ps.maxconn + 100, fd_limit, ps.hard_maxconn));
+    ps.hard_maxconn = ps.maxconn;
+  }
+  ps.maxaccept = g.tune_maxaccept;
+  ps.bufsize = static_cast<uint32_t>(g.tune_bufsize);
+  ps.hard_stop_after_ms = g.hard_stop_after_ms;
+  ps.log_tag = g.log_tag.empty() ? "sluice" : g.log_tag;
+  if (!g.node.empty()) {
+    ps.node = g.node;
+  } else {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    ps.node = host;
+  }
+  ps.description = g.description;
+  for (const auto& t : g.logs) ps.global_logs.push_back(to_runtime(t));
+
+  for (const auto& p : model.proxies) {
+    // A disabled proxy keeps its slot, so that indexes into `proxies` (default_backend) stay
+    // valid, but listens on nothing and its servers are in maintenance.
+    proxy::ProxySettings s;
+    s.name = p.name;
+    s.id = p.id;
+    s.type = p.type;
+    s.frontend = (p.caps & config::ProxyConfig::kFrontend) && !p.disabled;
+    s.backend = (p.caps & config::ProxyConfig::kBackend) != 0;
+    s.maxconn = p.maxconn > 0 ? p.maxconn : ps.maxconn;
+    s.default_backend = p.default_backend_index;
+    for (const auto& b : p.binds) {
+      proxy::BindSettings bs;
+      bs.text = b.text;
+      bs.file = b.loc.file;
+      bs.line = b.loc.line;
+      bs.addrs = b.addrs;
+      bs.name = b.name;
+      bs.maxconn = b.maxconn;
+      bs.unix_mode = b.unix_mode;
+      // HAProxy's order: bind backlog, frontend backlog, bind maxconn, frontend maxconn, 1024.
+      bs.backlog = b.backlog > 0   ? b.backlog
+                   : p.backlog > 0 ? p.backlog
+                   : b.maxconn > 0 ? b.maxconn
+                   : p.maxconn > 0 ? p.maxconn
+                                   : 1024;
+      s.binds.push_back(std::move(bs));
+    }
+    for (const auto& sv : p.servers) {
+      lb::ServerSettings ss;
+      ss.name = sv.name;
+      ss.id = sv.id;
+      ss.addr = sv.addr.addr;
+      ss.port_mapped = sv.addr.port_mapped;
+      ss.port_offset = sv.addr.port_offset;
+      ss.weight = sv.weight;
+      ss.maxconn = sv.maxconn;
+      ss.backup = sv.backup;
+      ss.disabled = sv.disabled || p.disabled;
+      s.servers.push_back(std::move(ss));
+    }
+    s.retries = p.retries;
+    s.redispatch = p.redispatch;
+    s.timeouts.connect = p.timeouts.connect;
+    s.timeouts.client = p.timeouts.client;
+    s.timeouts.server = p.timeouts.server;
+    s.timeouts.tunnel = p.timeouts.tunnel;
+    s.timeouts.client_fin = p.timeouts.client_fin;
+    s.timeouts.server_fin = p.timeouts.server_fin;
+    for (const auto& t : p.logs) s.logs.push_back(to_runtime(t));
+    s.tcplog = p.option_tcplog;
+    s.dontlognull = p.option_dontlognull;
+    plan.proxies.push_back(std::move(s));
+  }
+  return plan;
+}
+
+}  // namespace sluice::app

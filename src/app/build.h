@@ -1,0 +1,26 @@
+#pragma once
+// Turns the parsed configuration into runtime settings (config produces data; app turns it
+// into objects). Main thread only.
+#include <string>
+#include <vector>
+
+#include "config/model.h"
+#include "proxy/settings.h"
+
+namespace sluice::app {
+
+struct RuntimePlan {
+  proxy::ProcessSettings process;
+  std::vector<proxy::ProxySettings> proxies;
+  std::vector<std::string> warnings;
+};
+
+// `fd_limit` is the RLIMIT_NOFILE soft limit available to the process.
+RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdline_maxconn);
+
+proxy::LogTarget to_runtime(const config::LogTarget& t);
+
+// Usable CPUs (sched_getaffinity), at least 1.
+int usable_cpus();
+
+}  // namespace sluice::app

@@ -1,0 +1,18 @@
+#pragma once
+// Stats sockets: the listening sockets of `stats socket` lines and the connections on them,
+// which feed bytes to a cli::CliSession. Served by the first worker, never sharded.
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "config/model.h"
+#include "proxy/process.h"
+#include "stats/snapshot.h"
+
+namespace sluice::app {
+
+// Main thread, before Process::start(): opens every stats socket and registers it.
+base::Result<void> open_stats_sockets(const config::GlobalConfig& global, proxy::Process& process,
+                                      const stats::StatsSource& stats);
+
+}  // namespace sluice::app

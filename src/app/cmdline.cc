@@ -1,0 +1,132 @@
+#include "app/cmdline.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace sluice::app {
+
+namespace {
+
+bool parse_int(const char* s, int* out) {
+  if (!s || !*s) return false;
+  char* end = nullptr;
+  long v = std::strtol(s, &end, 10);
+  if (*end || v < 0 || v > 1000000000) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+}  // namespace
+
+std::string usage_text(const char* argv0) {
+  return fmt::format(
+      "Usage : {} -f <cfgfile|cfgdir>* [ -vdVD ] [ -n <maxconn> ] [ -p <pidfile> ]\n"
+      "        [ -sf <pid>* ] [ -st <pid>* ] [ -C <dir> ] [ -c ] [ -cc <condition> ]\n"
+      "        -v displays version ; -vv shows known build options.\n"
+      "        -d enters debug mode (foreground, connection traces on stderr) ; -dD config diagnostics\n"
+      "        -D goes daemon ; -p writes the daemon's pid into <pidfile>\n"
+      "        -C changes to directory <dir> before loading files.\n"
+      "        -c check mode : only check config files and exit\n"
+      "        -cc check condition : evaluate a condition and exit (0 true, 1 false, 2 error)\n"
+      "        -n sets the maximum total # of connections (uses ulimit -n)\n"
+      "        -q quiet mode : don't display messages\n"
+      "        -V enter verbose mode (disables quiet mode)\n"
+      "        -dW fails if any warning is emitted ; -dR disables SO_REUSEPORT\n"
+      "        -sf/-st [pid ]* finishes/terminates old pids once listening (reload)\n",
+      argv0);
+}
+
+std::string parse_command_line(int argc, char** argv, CommandLine* out, bool* show_usage) {
+  *show_usage = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto need_value = [&](const char* flag) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)flag;
+      return argv[++i];
+    };
+    if (a == "--") {
+      for (++i; i < argc; ++i) out->config_paths.emplace_back(argv[i]);
+      break;
+    }
+    if (a.empty() || a[0] != '-') {
+      *show_usage = true;
+      return fmt::format("unexpected argument '{}'", a);
+    }
+    if (a == "-f") {
+      const char* v = need_value("-f");
+      if (!v) return "'-f' expects a file or directory argument";
+      out->config_paths.emplace_back(v);
+    } else if (a == "-c") {
+      out->check = true;
+    } else if (a == "-cc") {
+      const char* v = need_value("-cc");
+      if (!v) return "'-cc' expects a condition argument";
+      out->condition = v;
+      out->has_condition = true;
+    } else if (a == "-V") {
+      out->verbose = true;
+    } else if (a == "-q") {
+      out->quiet = true;
+    } else if (a == "-d") {
+      out->debug = true;
+    } else if (a == "-D") {
+      out->daemon = true;
+    } else if (a == "-v") {
+      out->version = std::max(out->version, 1);
+    } else if (a == "-vv") {
+      out->version = 2;
+    } else if (a == "-p") {
+      const char* v = need_value("-p");
+      if (!v) return "'-p' expects a pidfile argument";
+      out->pidfile = v;
+    } else if (a == "-C") {
+      const char* v = need_value("-C");
+      if (!v) return "'-C' expects a directory argument";
+      out->chdir = v;
+    } else if (a == "-n") {
+      const char* v = need_value("-n");
+      if (!v || !parse_int(v, &out->maxconn) || out->maxconn == 0)
+        return "'-n' expects a positive integer (global maxconn)";
+    } else if (a == "-sf" || a == "-st") {
+      auto& pids = a == "-sf" ? out->soft_stop_pids : out->hard_stop_pids;
+      while (i + 1 < argc && argv[i + 1][0] != '-') {
+        int pid = 0;
+        if (!parse_int(argv[i + 1], &pid) || pid <= 0)
+          return fmt::format("'{}' expects process ids, got '{}'", a, argv[i + 1]);
+        pids.push_back(pid);
+        ++i;
+      }
+    } else if (a == "-dD") {
+      out->diag = true;
+    } else if (a == "-dW") {
+      out->zero_warning = true;
+    } else if (a == "-dR") {
+      out->no_reuseport = true;
+    } else if (a.rfind("-dM", 0) == 0 || a == "-dS" || a == "-dF" || a == "-dZ" || a == "-dI" ||
+               a == "-dr" || a == "-dV" || a == "-dG" || a == "-dc" || a == "-dL") {
+      // Debug switches of HAProxy that change nothing sluice does (memory poisoning, splicing,
+      // fast-forward, zero-copy, fork permission, resolver and SSL-verify relaxations, getaddrinfo).
+      out->notes.push_back(fmt::format("'{}' accepted; it has no effect in sluice", a));
+    } else if (a == "-de" || a == "-dp" || a == "-dk" || a == "-dv") {
+      return fmt::format("'{}' would disable a poller, but epoll is sluice's only poller", a);
+    } else if (a == "-W" || a == "-Ws" || a == "-S") {
+      return fmt::format("'{}': master-worker mode is not supported by sluice (use -D with -p, or run it in the foreground under a process manager)", a);
+    } else if (a == "-x") {
+      return "'-x': fetching listening sockets from an old process is not supported by sluice; use -sf with SO_REUSEPORT (the default) for reloads";
+    } else if (a == "-L" || a == "-m" || a == "-N") {
+      return fmt::format("'{}' is not supported by sluice", a);
+    } else if (a == "-h" || a == "--help") {
+      *show_usage = true;
+      return "";
+    } else {
+      *show_usage = true;
+      return fmt::format("unknown option '{}'", a);
+    }
+  }
+  return "";
+}
+
+}  // namespace sluice::app

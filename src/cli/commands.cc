@@ -1,0 +1,262 @@
+// The command table: registry, built-in commands, `help` and unknown-command suggestions.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "base/strings.h"
+#include "base/version.h"
+#include "cli/builtin.h"
+
+namespace sluice::cli {
+namespace {
+
+std::vector<Command>& registry() {
+  // Built lazily so that register_command() from another module's static setup code cannot
+  // run before the built-ins exist.
+  static std::vector<Command> table = builtin_commands();
+  return table;
+}
+
+constexpr std::string_view kFixedHelp =
+    "  help [<command>]                        : list matching or all commands\n"
+    "  prompt [help | n | i | p | timed ]*     : toggle interactive mode with prompt\n"
+    "  quit                                    : disconnect\n";
+
+constexpr std::string_view kPromptUsage =
+    "Usage: prompt [help | n | i | p | timed]*\n"
+    "Changes how this connection answers. Without argument, toggles between the\n"
+    "default (non-interactive) mode and the prompt mode. Arguments:\n"
+    "  help  : show this help\n"
+    "  n     : non-interactive mode (answer one input line, then close)\n"
+    "  i     : interactive mode (many commands, no prompt)\n"
+    "  p     : prompt mode (many commands, '> ' after each line)\n"
+    "  timed : toggle the process uptime in the prompt (enters prompt mode)\n";
+
+std::string help_line(const Command& c) {
+  return fmt::format("  {:<40}: {}\n", c.usage, c.help);
+}
+
+// Distance between what was typed and a command's fixed words; missing typed words count as
+// empty so that `show` alone is close to every `show ...` command.
+std::size_t command_distance(const std::vector<std::string>& typed, const Command& c,
+                             std::size_t* total_len) {
+  std::size_t d = 0;
+  *total_len = 0;
+  for (std::size_t i = 0; i < c.words.size(); ++i) {
+    std::string_view t = i < typed.size() ? std::string_view(typed[i]) : std::string_view();
+    d += base::edit_distance(t, c.words[i]);
+    *total_len += c.words[i].size();
+  }
+  return d;
+}
+
+void cmd_help(const CommandContext&, const std::vector<std::string>& words, std::string* out) {
+  *out += help_text(words, false);
+}
+
+void cmd_prompt(const CommandContext& ctx, const std::vector<std::string>& words,
+                std::string* out) {
+  SessionState* s = ctx.session;
+  if (!s) return;
+  if (words.size() == 1) {
+    s->mode = s->mode == Mode::kPrompt ? Mode::kNonInteractive : Mode::kPrompt;
+    return;
+  }
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    if (words[i] == "n") {
+      s->mode = Mode::kNonInteractive;
+    } else if (words[i] == "i") {
+      s->mode = Mode::kInteractive;
+    } else if (words[i] == "p") {
+      s->mode = Mode::kPrompt;
+    } else if (words[i] == "timed") {
+      s->timed = !s->timed;
+      s->mode = Mode::kPrompt;
+    } else {
+      *out += kPromptUsage;
+      return;
+    }
+  }
+}
+
+void cmd_quit(const CommandContext& ctx, const std::vector<std::string>&, std::string*) {
+  if (ctx.session) ctx.session->quit = true;
+}
+
+void cmd_echo(const CommandContext&, const std::vector<std::string>& words, std::string* out) {
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    if (i > 1) *out += ' ';
+    *out += words[i];
+  }
+}
+
+void cmd_show_version(const CommandContext&, const std::vector<std::string>&, std::string* out) {
+  *out += base::kVersion;
+}
+
+void cmd_show_cli_level(const CommandContext& ctx, const std::vector<std::string>&,
+                        std::string* out) {
+  *out += level_name(ctx.level);
+}
+
+void cmd_user(const CommandContext& ctx, const std::vector<std::string>&, std::string*) {
+  if (ctx.session) ctx.session->level = Level::kUser;
+}
+
+void cmd_operator(const CommandContext& ctx, const std::vector<std::string>&, std::string*) {
+  // The table's level check already refused this from a user-level session.
+  if (ctx.session) ctx.session->level = Level::kOperator;
+}
+
+// HAProxy's parse_time_err() with seconds as the default unit: "<n>[us|ms|s|m|h|d]".
+// Returns the value in milliseconds, or -1 if the text is not a valid delay.
+int64_t parse_delay_ms(std::string_view text) {
+  std::size_t i = 0;
+  uint64_t n = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    n = n * 10 + static_cast<uint64_t>(text[i] - '0');
+    if (n > (1ULL << 40)) return -1;
+    ++i;
+  }
+  if (i == 0) return -1;
+  std::string_view unit = text.substr(i);
+  uint64_t ms;
+  if (unit.empty() || unit == "s") ms = n * 1000;
+  else if (unit == "us") ms = n / 1000;
+  else if (unit == "ms") ms = n;
+  else if (unit == "m") ms = n * 60 * 1000;
+  else if (unit == "h") ms = n * 3600 * 1000;
+  else if (unit == "d") ms = n * 86400 * 1000;
+  else return -1;
+  return static_cast<int64_t>(ms);
+}
+
+void cmd_set_timeout(const CommandContext& ctx, const std::vector<std::string>& words,
+                     std::string* out) {
+  if (words.size() < 3 || words[2] != "cli") {
+    *out += "'set timeout' only supports 'cli'.\n";
+    return;
+  }
+  if (words.size() < 4 || words[3].empty()) {
+    *out += "Expects an integer value.\n";
+    return;
+  }
+  int64_t ms = parse_delay_ms(words[3]);
+  // HAProxy works in whole seconds here: anything under one second is refused.
+  if (ms < 1000 || ms / 1000 > std::numeric_limits<int32_t>::max() / 1000) {
+    *out += "Invalid timeout value.\n";
+    return;
+  }
+  if (ctx.session) ctx.session->timeout_override_ms = static_cast<uint32_t>(ms / 1000 * 1000);
+}
+
+}  // namespace
+
+const char* level_name(Level level) {
+  switch (level) {
+    case Level::kAdmin: return "admin";
+    case Level::kOperator: return "operator";
+    case Level::kUser: return "user";
+  }
+  return "user";
+}
+
+std::vector<Command> builtin_commands() {
+  // Usage and help texts are HAProxy's, so that `help` output reads the same.
+  return {
+      {{"help"}, "", "", Level::kUser, cmd_help},
+      {{"prompt"}, "", "", Level::kUser, cmd_prompt},
+      {{"quit"}, "", "", Level::kUser, cmd_quit},
+      {{"echo"}, "echo <text>", "print text to the output", Level::kUser, cmd_echo},
+      {{"show", "version"}, "show version", "show version of the current process", Level::kUser,
+       cmd_show_version},
+      {{"show", "cli", "level"}, "show cli level", "display the level of the current CLI session",
+       Level::kUser, cmd_show_cli_level},
+      {{"user"}, "user", "lower the level of the current CLI session to user", Level::kUser,
+       cmd_user},
+      {{"operator"}, "operator", "lower the level of the current CLI session to operator",
+       Level::kOperator, cmd_operator},
+      {{"set", "timeout"}, "set timeout [cli] <delay>", "change a timeout setting", Level::kUser,
+       cmd_set_timeout},
+      {{"show", "info"}, "show info [desc|json|typed|float]*",
+       "report information about the running process", Level::kUser, cmd_show_info},
+      {{"show", "stat"}, "show stat [desc|json|no-maint|typed|up]*",
+       "report counters for each proxy and server", Level::kUser, cmd_show_stat},
+      {{"show", "servers", "state"}, "show servers state [<backend>]",
+       "dump volatile server information (all or for a single backend)", Level::kUser,
+       cmd_show_servers_state},
+      {{"show", "backend"}, "show backend", "list backends in the current running config",
+       Level::kUser, cmd_show_backend},
+      {{"show", "activity"}, "show activity [-1|0|thread_num]",
+       "show per-thread activity stats (for support/developers)", Level::kOperator,
+       cmd_show_activity},
+  };
+}
+
+void register_command(Command command) {
+  auto& table = registry();
+  for (auto& c : table) {
+    if (c.words == command.words) {
+      c = std::move(command);
+      return;
+    }
+  }
+  table.push_back(std::move(command));
+}
+
+const std::vector<Command>& commands() { return registry(); }
+
+std::string help_text(const std::vector<std::string>& words, bool unknown) {
+  std::vector<const Command*> listed;
+  for (const auto& c : commands())
+    if (!c.usage.empty()) listed.push_back(&c);
+
+  std::string out;
+  if (unknown) {
+    out = fmt::format(
+        "Unknown command: '{}', but maybe one of the following ones is a better match:\n",
+        words.empty() ? std::string() : words[0]);
+    struct Scored {
+      std::size_t dist;
+      std::size_t len;
+      const Command* c;
+    };
+    std::vector<Scored> close;
+    for (const Command* c : listed) {
+      std::size_t len = 0;
+      std::size_t d = command_distance(words, *c, &len);
+      // At most half of the command's letters differ: close enough to suggest.
+      if (d * 2 <= len) close.push_back({d, len, c});
+    }
+    std::stable_sort(close.begin(), close.end(), [](const Scored& a, const Scored& b) {
+      return a.dist * b.len < b.dist * a.len;   // compare d/len without floating point
+    });
+    if (close.size() > 5) close.resize(5);
+    if (!close.empty()) {
+      listed.clear();
+      for (const auto& s : close) listed.push_back(s.c);
+    }
+  } else {
+    out = "The following commands are valid at this level:\n";
+    // `help show servers` keeps the commands whose leading words are the given ones.
+    std::vector<std::string> want(words.size() > 1 ? words.begin() + 1 : words.end(), words.end());
+    if (!want.empty()) {
+      std::vector<const Command*> match;
+      for (const Command* c : listed) {
+        bool ok = true;
+        for (std::size_t i = 0; i < want.size() && ok; ++i)
+          ok = i < c->words.size() && c->words[i] == want[i];
+        if (ok) match.push_back(c);
+      }
+      if (!match.empty()) listed = std::move(match);
+    }
+  }
+  std::stable_sort(listed.begin(), listed.end(),
+                   [](const Command* a, const Command* b) { return a->usage < b->usage; });
+  for (const Command* c : listed) out += help_line(*c);
+  out += kFixedHelp;
+  return out;
+}
+
+}  // namespace sluice::cli

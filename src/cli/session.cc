@@ -1,0 +1,185 @@
+// CliSession: line assembly, command splitting, escaping and answer framing (spec 1.2-1.3).
+#include <fmt/format.h>
+
+#include "cli/builtin.h"
+
+namespace sluice::cli {
+namespace {
+
+constexpr std::string_view kLineTooBig =
+    "The command line is too big for the buffer size. Please change 'tune.bufsize' in the "
+    "configuration to use a bigger command.\n\n";
+constexpr std::string_view kPayloadTooBig =
+    "The payload is too big for the CLI (limit: 128 KiB, as tune.cli.max-payload-size).\n\n";
+constexpr std::string_view kTooManyWords =
+    "Too many arguments. Commands must have at most 64 arguments.\n\n";
+
+// The command whose fixed words are the longest prefix of `words`.
+const Command* find_command(const std::vector<std::string>& words) {
+  const Command* best = nullptr;
+  for (const auto& c : commands()) {
+    if (c.words.empty() || c.words.size() > words.size()) continue;
+    if (best && best->words.size() >= c.words.size()) continue;
+    if (std::equal(c.words.begin(), c.words.end(), words.begin())) best = &c;
+  }
+  return best;
+}
+
+}  // namespace
+
+CliSession::CliSession(Level level, const stats::StatsSource* stats, int thread) {
+  state_.level = level;
+  ctx_.level = level;
+  ctx_.stats = stats;
+  ctx_.thread = thread;
+  ctx_.session = &state_;
+}
+
+bool CliSession::feed(std::string_view bytes, std::string* out) {
+  if (closing_) return false;
+  pending_.append(bytes);
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t nl = pending_.find('\n', std::max(start, scanned_));
+    if (nl == std::string::npos) break;
+    // A line that could not have fit in one buffer is refused even if its LF came in the same
+    // read: the limit must not depend on how the kernel split the stream.
+    bool too_big = nl - start >= kMaxLineBytes;
+    std::string_view line(pending_.data() + start, nl - start);
+    // CRLF clients (telnet, Windows tools) get one answer per line, not an extra empty one.
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    start = nl + 1;
+    if (too_big) {
+      *out += kLineTooBig;
+    }
+    if (too_big || !process_line(line, out)) {
+      closing_ = true;
+      pending_.clear();
+      scanned_ = 0;
+      return false;
+    }
+  }
+  pending_.erase(0, start);
+  scanned_ = pending_.size();
+  if (pending_.size() >= kMaxLineBytes) {
+    *out += kLineTooBig;
+    closing_ = true;
+    pending_.clear();
+    scanned_ = 0;
+    return false;
+  }
+  return true;
+}
+
+bool CliSession::process_line(std::string_view line, std::string* out) {
+  if (in_payload_) {
+    if (line != payload_pattern_) {
+      if (payload_.size() + line.size() + 1 > kMaxPayloadBytes) {
+        *out += kPayloadTooBig;
+        return false;
+      }
+      payload_.append(line);
+      payload_ += '\n';
+      if (state_.mode == Mode::kPrompt) *out += "+ ";
+      return true;
+    }
+    in_payload_ = false;
+    ctx_.payload = payload_;
+    run_command(payload_words_, out);
+    ctx_.payload = {};
+    payload_.clear();
+    payload_words_.clear();
+    if (state_.quit) return false;
+  } else {
+    std::vector<std::string> words;
+    std::string word;
+    bool in_word = false;
+    auto end_word = [&] {
+      if (!in_word) return;
+      words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    };
+    for (std::size_t i = 0; i <= line.size(); ++i) {
+      if (i == line.size() || line[i] == ';') {
+        end_word();
+        // `<<[pattern]` as the last word of the line: the next lines are this command's payload.
+        if (i == line.size() && !words.empty() && words.back().starts_with("<<") &&
+            words.back().size() - 2 <= kMaxPayloadPattern && words.size() <= kMaxWords) {
+          payload_pattern_ = words.back().substr(2);
+          words.pop_back();
+          payload_words_ = std::move(words);
+          in_payload_ = true;
+          if (state_.mode == Mode::kPrompt) *out += "+ ";
+          return true;
+        }
+        if (words.size() > kMaxWords) {
+          *out += kTooManyWords;
+        } else {
+          run_command(words, out);
+          if (state_.quit) return false;
+        }
+        words.clear();
+        continue;
+      }
+      char c = line[i];
+      if (c == '\\') {
+        // `\x` is a literal x (escapes `;`, blanks and `\`); a lone trailing `\` is dropped.
+        if (i + 1 < line.size()) {
+          word += line[++i];
+          in_word = true;
+        }
+      } else if (c == ' ' || c == '\t') {
+        end_word();
+      } else {
+        word += c;
+        in_word = true;
+      }
+    }
+  }
+  // End of an input line: the default mode answers one line only.
+  if (state_.mode == Mode::kNonInteractive) return false;
+  if (state_.mode == Mode::kPrompt) append_prompt(out);
+  return true;
+}
+
+void CliSession::run_command(const std::vector<std::string>& words, std::string* out) {
+  ctx_.level = state_.level;
+  std::string answer;
+  if (!words.empty()) {
+    const Command* c = find_command(words);
+    if (!c) {
+      answer = help_text(words, true);
+    } else if (c->level > state_.level) {
+      answer = "Permission denied\n";
+    } else if (c->run) {
+      c->run(ctx_, words, &answer);
+    }
+  }
+  // quit closes at once: nothing after it, not even the terminator.
+  if (state_.quit) return;
+  // Exactly one LF ends a message, then the empty line that ends every answer.
+  while (!answer.empty() && answer.back() == '\n') answer.pop_back();
+  // An empty line inside an answer would end it early for every client (rule 2 of the spec):
+  // give it one space, as HAProxy's own multi-line dumps do.
+  for (std::size_t p = answer.find("\n\n"); p != std::string::npos; p = answer.find("\n\n", p))
+    answer.insert(++p, 1, ' ');
+  if (!answer.empty() && answer.front() == '\n') answer.insert(0, 1, ' ');
+  if (!answer.empty()) {
+    *out += answer;
+    *out += '\n';
+  }
+  *out += '\n';
+}
+
+void CliSession::append_prompt(std::string* out) const {
+  if (!state_.timed) {
+    *out += "> ";
+    return;
+  }
+  uint64_t up = ctx_.stats ? ctx_.stats->process().uptime_s : 0;
+  *out += fmt::format("[{}:{:02}:{:02}:{:02}]> ", up / 86400, (up / 3600) % 24, (up / 60) % 60,
+                      up % 60);
+}
+
+}  // namespace sluice::cli

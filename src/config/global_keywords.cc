@@ -1,0 +1,288 @@
+// The `global` section's keywords and their table.
+#include <algorithm>
+#include <cctype>
+#include <climits>
+
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "config/log_keyword.h"
+#include "config/parser.h"
+#include "config/units.h"
+#include "net/address.h"
+
+namespace sluice::config {
+
+namespace {
+
+void no_extra(const Line& l, std::size_t n) {
+  if (l.args.size() > n)
+    throw ConfigError{fmt::format("{}'{}' cannot handle unexpected argument '{}'.", l.where,
+                                  l.args[0], l.args[n])};
+}
+
+void need_args(const Line& l, std::size_t n, std::string_view what) {
+  if (l.args.size() < n + 1) throw ConfigError{fmt::format("{}'{}' expects {}.", l.where, l.args[0], what)};
+}
+
+void kw_nbthread(Parser& p, Line& l) {
+  if (p.seen_non_global)
+    throw ConfigError{l.where +
+                      "'nbthread' not allowed if a non-global section was previously defined. "
+                      "This parameter must be declared in the first global section"};
+  std::string v = l.args.size() > 1 ? l.args[1] : "";
+  auto n = parse_strict_int(v, LLONG_MIN, LLONG_MAX);
+  if (!n) throw ConfigError{fmt::format("{}passed a missing or unparsable integer value in '{}'", l.where, v)};
+  if (*n < 1 || *n > 1024)
+    throw ConfigError{fmt::format("{}'nbthread' must be between 1 and 1024 (got {}).", l.where, *n)};
+  no_extra(l, 2);
+  p.global.nbthread = static_cast<int>(*n);   // the last one wins, as in HAProxy
+}
+
+void kw_maxconn(Parser& p, Line& l) {
+  if (p.global_maxconn_set) {
+    // HAProxy's non-fatal alert: the first value stays.
+    p.alert(l.where + "'maxconn' already specified. Continuing.");
+    return;
+  }
+  std::string v = l.args.size() > 1 ? l.args[1] : "";
+  auto n = parse_strict_int(v, 1, INT_MAX);
+  if (!n) throw ConfigError{fmt::format("{}cannot parse 'maxconn' value '{}', an integer is expected.", l.where, v)};
+  no_extra(l, 2);
+  p.global.maxconn = static_cast<int>(*n);
+  p.global_maxconn_set = true;
+}
+
+void stats_socket(Parser& p, Line& l) {
+  if (l.args.size() < 3)
+    throw ConfigError{l.where + "'stats socket' expects an address (a UNIX path, ipv4@addr:port, "
+                                "addr:port or fd@N)."};
+  StatsSocketConfig s;
+  s.loc = l.loc;
+  s.text = l.args[2];
+  std::string addr = p.address_word(l, 2, "stats socket");
+  auto r = net::parse_bind_address(addr);
+  if (!r.ok()) throw ConfigError{fmt::format("{}'stats socket' : {}", l.where, r.error().message)};
+  if (r.value().size() != 1)
+    throw ConfigError{fmt::format("{}'stats socket' : '{}' must be a single address (no list, no "
+                                  "port range).", l.where, addr)};
+  s.addr = r.value()[0];
+  for (std::size_t i = 3; i < l.args.size(); i += 2) {
+    const std::string& o = l.args[i];
+    std::string v = i + 1 < l.args.size() ? l.args[i + 1] : "";
+    if (o == "level") {
+      if (v == "user") {
+        s.level = CliLevel::kUser;
+      } else if (v == "operator") {
+        s.level = CliLevel::kOperator;
+      } else if (v == "admin") {
+        s.level = CliLevel::kAdmin;
+      } else {
+        throw ConfigError{fmt::format("{}'stats socket' : 'level' only supports 'user', "
+                                      "'operator', and 'admin' (got '{}').", l.where, v)};
+      }
+    } else if (o == "mode") {
+      bool ok = !v.empty() && v.size() <= 4;
+      int mode = 0;
+      for (char c : v) {
+        ok = ok && c >= '0' && c <= '7';
+        if (ok) mode = mode * 8 + (c - '0');
+      }
+      if (!ok) throw ConfigError{fmt::format("{}'stats socket' : 'mode' expects an octal value, got '{}'.", l.where, v)};
+      s.unix_mode = mode;
+    } else if (o == "user" || o == "group" || o == "uid" || o == "gid" || o == "expose-fd" ||
+               o == "accept-proxy" || o == "ssl" || o == "crt" || o == "process" ||
+               o == "thread" || o == "name" || o == "maxconn") {
+      throw ConfigError{fmt::format("{}'stats socket' : '{}' is not supported by sluice yet.", l.where, o)};
+    } else {
+      std::string best = base::closest_match(o, {"level", "mode"});
+      throw ConfigError{fmt::format("{}'stats socket' : unknown keyword '{}'{}", l.where, o,
+                                    best.empty() ? "" : fmt::format("; did you mean '{}' maybe ?", best))};
+    }
+  }
+  p.global.stats_sockets.push_back(std::move(s));
+}
+
+void kw_stats(Parser& p, Line& l) {
+  std::string sub = l.args.size() > 1 ? l.args[1] : "";
+  if (sub == "socket") return stats_socket(p, l);
+  if (sub == "timeout") {
+    std::string v = l.args.size() > 2 ? l.args[2] : "";
+    auto t = parse_time(v, TimeUnit::kMs);
+    if (t.status == TimeValue::Status::kBadChar)
+      throw ConfigError{fmt::format("{}unexpected character '{}' in argument to 'stats timeout'.", l.where, t.bad)};
+    if (t.status == TimeValue::Status::kOverflow)
+      throw ConfigError{fmt::format("{}timer overflow in argument '{}' to 'stats timeout' (maximum "
+                                    "value is 2147483647 ms or ~24.8 days)", l.where, v)};
+    if (t.status != TimeValue::Status::kOk || t.value == 0)
+      throw ConfigError{l.where + "'stats timeout' expects a positive value"};
+    if (t.trailing) p.warning(time_trailing_warning(t.trailing, v));
+    no_extra(l, 3);
+    p.global.stats_timeout_ms = t.value;
+    return;
+  }
+  if (sub == "maxconn") {
+    std::string v = l.args.size() > 2 ? l.args[2] : "";
+    auto n = parse_strict_int(v, 1, INT_MAX);
+    if (!n) throw ConfigError{l.where + "'stats maxconn' expects a positive value"};
+    no_extra(l, 3);
+    p.global.stats_maxconn = static_cast<int>(*n);
+    return;
+  }
+  if (sub == "bind-process")
+    throw ConfigError{l.where + "'stats bind-process' is not supported by sluice yet."};
+  throw ConfigError{l.where + "'stats' supports 'socket', 'maxconn' and 'timeout'"};
+}
+
+void kw_log(Parser& p, Line& l) { parse_log(p, l, &p.global.logs, true); }
+
+void kw_daemon(Parser& p, Line& l) {
+  no_extra(l, 1);
+  p.global.daemon = true;
+}
+
+void kw_pidfile(Parser& p, Line& l) {
+  if (p.pidfile_set) {
+    p.warning(l.where + "'pidfile' already specified. Continuing.");
+    return;
+  }
+  need_args(l, 1, "a file name as argument");
+  no_extra(l, 2);
+  p.global.pidfile = l.args[1];
+  p.pidfile_set = true;
+}
+
+void kw_hard_stop_after(Parser& p, Line& l) {
+  std::string v = l.args.size() > 1 ? l.args[1] : "";
+  auto t = parse_time(v, TimeUnit::kMs);
+  if (t.status == TimeValue::Status::kEmpty)
+    throw ConfigError{l.where + "'hard-stop-after' expects <time> as argument."};
+  if (t.status == TimeValue::Status::kBadChar)
+    throw ConfigError{fmt::format("{}unexpected character '{}' in argument to 'hard-stop-after'.", l.where, t.bad)};
+  if (t.status == TimeValue::Status::kOverflow)
+    throw ConfigError{fmt::format("{}timer overflow in argument '{}' to 'hard-stop-after' "
+                                  "(maximum value is 2147483647 ms or ~24.8 days)", l.where, v)};
+  if (t.trailing) p.warning(time_trailing_warning(t.trailing, v));
+  no_extra(l, 2);
+  p.global.hard_stop_after_ms = t.value;
+}
+
+void kw_bufsize(Parser& p, Line& l) {
+  std::string v = l.args.size() > 1 ? l.args[1] : "";
+  if (v.empty()) throw ConfigError{l.where + "'tune.bufsize' expects a positive integer argument."};
+  auto s = parse_size(v, INT_MAX - 15);
+  if (!s.ok)
+    throw ConfigError{fmt::format("{}unexpected '{}' after size passed to 'tune.bufsize'", l.where, s.rest)};
+  if (s.value == 0) throw ConfigError{l.where + "'tune.bufsize' expects a positive integer argument."};
+  no_extra(l, 2);
+  // Buffers are handed out in 16-byte aligned chunks, so round up as HAProxy does.
+  p.global.tune_bufsize = static_cast<int>((s.value + 15) & ~uint64_t{15});
+}
+
+void kw_maxaccept(Parser& p, Line& l) {
+  if (p.maxaccept_set) {
+    p.warning(l.where + "'tune.maxaccept' already specified. Continuing.");
+    return;
+  }
+  std::string v = l.args.size() > 1 ? l.args[1] : "";
+  auto n = parse_strict_int(v, -1, INT_MAX);
+  if (!n || *n == 0)
+    throw ConfigError{fmt::format("{}'tune.maxaccept' expects a positive integer or -1 (unlimited), got '{}'.", l.where, v)};
+  no_extra(l, 2);
+  p.global.tune_maxaccept = static_cast<int>(*n);
+  p.maxaccept_set = true;
+}
+
+void kw_node(Parser& p, Line& l) {
+  need_args(l, 1, "a node name");
+  no_extra(l, 2);
+  p.global.node = l.args[1];
+}
+
+void kw_description(Parser& p, Line& l) {
+  need_args(l, 1, "a string argument");
+  std::string d;
+  for (std::size_t i = 1; i < l.args.size(); ++i) d += (i > 1 ? " " : "") + l.args[i];
+  p.global.description = d;
+}
+
+void kw_zero_warning(Parser& p, Line& l) {
+  no_extra(l, 1);
+  p.global.zero_warning = true;
+}
+
+void kw_setenv(Parser& p, Line& l) {
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{fmt::format("{}'{}' expects a name and a value.", l.where, l.args[0])};
+  if (l.args.size() < 3 || l.args[2].empty())
+    throw ConfigError{fmt::format("{}'{}' expects environment variable value for '{}'.", l.where,
+                                  l.args[0], l.args[1])};
+  no_extra(l, 3);
+  p.env.set(l.args[1], l.args[2], l.args[0] == "setenv");
+}
+
+void kw_unsetenv(Parser& p, Line& l) {
+  need_args(l, 1, "at least one variable name");
+  for (std::size_t i = 1; i < l.args.size(); ++i) p.env.unset(l.args[i]);
+}
+
+void kw_resetenv(Parser& p, Line& l) {
+  p.env.reset(std::vector<std::string>(l.args.begin() + 1, l.args.end()));
+}
+
+constexpr std::string_view kHaproxyGlobal[] = {
+    "ca-base", "chroot", "cpu-map", "crt-base", "cluster-secret", "external-check", "gid",
+    "group", "insecure-fork-wanted", "localpeer", "log-send-hostname", "log-tag", "lua-load",
+    "master-worker", "mworker-max-reloads", "nbproc", "noepoll", "nopoll", "noreuseport",
+    "nosplice", "numa-cpu-mapping", "quiet", "set-dumpable", "spread-checks", "ssl-default-bind-ciphers",
+    "ssl-default-bind-options", "ssl-default-server-options", "ssl-server-verify", "strict-limits",
+    "thread-groups", "thread-group", "uid", "ulimit-n", "unix-bind", "user", "busy-polling",
+    "max-spread-checks", "maxconnrate", "maxsessrate", "maxsslconn", "maxpipes", "maxzlibmem",
+    "expose-experimental-directives", "h1-case-adjust", "httpclient.resolvers.disabled",
+    "tune.listener.default-shards", "tune.listener.multi-queue", "tune.maxpollevents",
+    "tune.runqueue-depth", "tune.http.maxhdr", "tune.ssl.default-dh-param", "tune.idle-pool.shared",
+    "tune.rcvbuf.client", "tune.sndbuf.client", "tune.rcvbuf.server", "tune.sndbuf.server",
+    "tune.recv_enough", "tune.pipesize", "tune.maxrewrite", "ssl-engine", "stats",
+};
+
+const std::vector<KeywordDef> kGlobalKeywords = {
+    {"nbthread", kInGlobal, 0, kw_nbthread, "<1..1024>: worker threads; strict integer; only in the first global sections"},
+    {"maxconn", kInGlobal, 0, kw_maxconn, "<n>: process-wide connection limit; strict integer; a second one is ignored with an alert"},
+    {"stats", kInGlobal, 0, kw_stats, "socket <addr> [level user|operator|admin] [mode <octal>] | timeout <time> | maxconn <n>"},
+    {"log", kInGlobal, 0, kw_log, "<target> [len <n>] [format rfc3164|rfc5424|short|raw] <facility> [max [min]]; `no log` clears"},
+    {"daemon", kInGlobal, 0, kw_daemon, "run in the background"},
+    {"pidfile", kInGlobal, 0, kw_pidfile, "<path>: write the pid there; a second one warns"},
+    {"hard-stop-after", kInGlobal, 0, kw_hard_stop_after, "<time>: longest soft-stop duration"},
+    {"tune.bufsize", kInGlobal, 0, kw_bufsize, "<size>: buffer size, rounded up to a multiple of 16 (default 16384)"},
+    {"tune.maxaccept", kInGlobal, 0, kw_maxaccept, "<n>|-1: connections accepted per wake-up (default 4)"},
+    {"node", kInGlobal, 0, kw_node, "<name>: node name shown by stats"},
+    {"description", kInGlobal, 0, kw_description, "<text...>: description shown by stats"},
+    {"zero-warning", kInGlobal, 0, kw_zero_warning, "make any warning fatal"},
+    {"setenv", kInGlobal, 0, kw_setenv, "<name> <value>: set an environment variable"},
+    {"presetenv", kInGlobal, 0, kw_setenv, "<name> <value>: set it unless already set"},
+    {"unsetenv", kInGlobal, 0, kw_unsetenv, "<name>...: remove variables"},
+    {"resetenv", kInGlobal, 0, kw_resetenv, "[<name>...]: remove all variables but these"},
+};
+
+}  // namespace
+
+const std::vector<KeywordDef>& global_keyword_table() { return kGlobalKeywords; }
+
+const std::vector<SubKeywordDoc>& global_sub_keyword_docs() {
+  static const std::vector<SubKeywordDoc> docs = {
+      {"stats", "socket <addr>", "CLI socket: UNIX path, unix@path, ipv4@addr:port, addr:port or fd@N; one address; several lines allowed"},
+      {"stats socket", "level user|operator|admin", "CLI privilege level (default operator)"},
+      {"stats socket", "mode <octal>", "permissions of a UNIX socket"},
+      {"stats", "timeout <time>", "CLI idle timeout, > 0 (default 10s)"},
+      {"stats", "maxconn <n>", "concurrent CLI connections, > 0 (default 10)"},
+  };
+  return docs;
+}
+
+bool is_known_haproxy_global_keyword(std::string_view kw) {
+  for (auto k : kHaproxyGlobal)
+    if (k == kw) return true;
+  return kw.starts_with("tune.") || kw.starts_with("ssl-");
+}
+
+}  // namespace sluice::config

@@ -1,1 +1,0 @@
-// Placeholder so the module builds before its first source lands; removed when it does.

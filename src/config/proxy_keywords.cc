@@ -1,0 +1,469 @@
+// Keywords of defaults / frontend / backend / listen sections and their tables.
+#include <algorithm>
+#include <cctype>
+#include <climits>
+
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "config/log_keyword.h"
+#include "config/parser.h"
+#include "config/units.h"
+#include "net/address.h"
+
+namespace sluice::config {
+
+namespace {
+
+using Cap = ProxyConfig::Cap;
+constexpr unsigned kFe = ProxyConfig::kFrontend;
+constexpr unsigned kBe = ProxyConfig::kBackend;
+
+std::string did_you_mean(std::string_view w, const std::vector<std::string_view>& names) {
+  std::string best = base::closest_match(w, names);
+  return best.empty() ? "" : fmt::format("; did you mean '{}' maybe ?", best);
+}
+
+void no_extra(const Line& l, std::size_t n) {
+  if (l.args.size() > n)
+    throw ConfigError{fmt::format("{}'{}' cannot handle unexpected argument '{}'.", l.where,
+                                  l.args[0], l.args[n])};
+}
+
+// sluice reads every integer strictly where HAProxy uses atol() (documented difference:
+// `maxconn 12abc` is an error, not 12).
+int strict_int(const Line& l, std::size_t idx, long long lo, long long hi, std::string_view kw) {
+  std::string v = idx < l.args.size() ? l.args[idx] : "";
+  auto n = parse_strict_int(v, LLONG_MIN, LLONG_MAX);
+  if (!n) throw ConfigError{fmt::format("{}cannot parse '{}' value '{}', an integer is expected.", l.where, kw, v)};
+  if (*n < lo || *n > hi)
+    throw ConfigError{fmt::format("{}'{}' value {} is out of range ({}..{}).", l.where, kw, *n, lo, hi)};
+  return static_cast<int>(*n);
+}
+
+void kw_mode(Parser& p, Line& l) {
+  std::string m = l.args.size() > 1 ? l.args[1] : "";
+  if (m == "tcp") {
+    no_extra(l, 2);
+    p.cur_proxy().cfg.mode = Mode::kTcp;
+    return;
+  }
+  if (m == "http")
+    throw ConfigError{l.where + "'mode http' is not supported by sluice yet (HTTP mode is planned); "
+                                "only 'mode tcp' is available."};
+  if (m == "log" || m == "spop")
+    throw ConfigError{fmt::format("{}'mode {}' is not supported by sluice yet.", l.where, m)};
+  if (m == "health")
+    throw ConfigError{l.where + "'mode health' doesn't exist anymore. Please remove this line."};
+  throw ConfigError{fmt::format("{}unknown proxy mode '{}'.", l.where, m)};
+}
+
+// ---- bind ----
+
+void kw_bind(Parser& p, Line& l) {
+  if (l.args.size() < 2)
+    throw ConfigError{l.where + "'bind' expects {<path>|[addr1]:port1[-end1]}{,[addr]:port[-end]}... "
+                                "as arguments."};
+  ProxyConfig& px = p.cur_proxy().cfg;
+  BindConfig b;
+  b.loc = l.loc;
+  b.text = l.args[1];
+  std::string addr = p.address_word(l, 1, "bind");
+  auto r = net::parse_bind_address(addr);
+  if (!r.ok()) throw ConfigError{fmt::format("{}'bind' : {}", l.where, r.error().message)};
+  b.addrs = std::move(r.value());
+  std::string head = fmt::format("{}'bind {}'", l.where, l.args[1]);
+  static const std::vector<std::string_view> kOpts = {"name", "maxconn", "backlog", "mode"};
+  static constexpr std::string_view kHaproxyOpts[] = {
+      "accept-netscaler-cip", "accept-proxy", "allow-0rtt", "alpn", "ca-file", "crt", "crt-list",
+      "defer-accept", "expose-fd", "gid", "group", "id", "interface", "level", "namespace", "nice",
+      "npn", "proto", "quic-cc-algo", "severity-output", "shards", "ssl", "strict-sni",
+      "tcp-ut", "tfo", "thread", "tls-ticket-keys", "transparent", "uid", "user", "v4v6",
+      "v6only", "verify", "guid-prefix", "idle-ping", "mss",
+  };
+  for (std::size_t i = 2; i < l.args.size();) {
+    const std::string& o = l.args[i];
+    bool has_v = i + 1 < l.args.size();
+    std::string v = has_v ? l.args[i + 1] : "";
+    if (o == "name") {
+      if (!has_v) throw ConfigError{head + " : 'name' : missing name"};
+      b.name = v;
+    } else if (o == "maxconn" || o == "backlog") {
+      if (!has_v) throw ConfigError{fmt::format("{} : '{}' : missing value", head, o)};
+      auto n = parse_strict_int(v, 0, INT_MAX);
+      if (!n)
+        throw ConfigError{fmt::format("{} : '{}' expects a non-negative integer, got '{}'.", head, o, v)};
+      (o == "maxconn" ? b.maxconn : b.backlog) = static_cast<int>(*n);
+    } else if (o == "mode") {
+      bool ok = has_v && v.size() <= 4;
+      int mode = 0;
+      for (char c : v) {
+        ok = ok && c >= '0' && c <= '7';
+        if (ok) mode = mode * 8 + (c - '0');
+      }
+      if (!ok) throw ConfigError{fmt::format("{} : 'mode' expects an octal value, got '{}'.", head, v)};
+      b.unix_mode = mode;
+    } else if (o == "process") {
+      throw ConfigError{fmt::format("{} : 'process {}' on 'bind' lines is not supported anymore, please "
+                                    "use 'thread' instead.", head, v)};
+    } else if (std::find(std::begin(kHaproxyOpts), std::end(kHaproxyOpts), o) != std::end(kHaproxyOpts)) {
+      throw ConfigError{fmt::format("{} : '{}' is not supported by sluice yet.", head, o)};
+    } else {
+      throw ConfigError{fmt::format("{} in section '{}': unknown keyword '{}'{}", head,
+                                    p.cur_proxy().cfg.type, o, did_you_mean(o, kOpts))};
+    }
+    i += 2;
+  }
+  px.binds.push_back(std::move(b));
+}
+
+void kw_default_backend(Parser& p, Line& l) {
+  if (l.args.size() != 2)
+    throw ConfigError{fmt::format("{}'{}' expects a backend name.", l.where, l.args[0])};
+  p.cur_proxy().cfg.default_backend = l.args[1];
+}
+
+// ---- timeout ----
+
+void kw_timeout(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  ProxyConfig& px = ps.cfg;
+  std::string kind = l.args.size() > 1 ? l.args[1] : "";
+  struct Kind {
+    std::string_view name;
+    unsigned cap;
+    uint32_t Timeouts::*field;
+  };
+  static constexpr Kind kKinds[] = {
+      {"client", kFe, &Timeouts::client},         {"server", kBe, &Timeouts::server},
+      {"connect", kBe, &Timeouts::connect},       {"tunnel", kBe, &Timeouts::tunnel},
+      {"client-fin", kFe, &Timeouts::client_fin}, {"server-fin", kBe, &Timeouts::server_fin},
+  };
+  static constexpr std::string_view kUnsupported[] = {"check", "queue", "handshake", "http-keep-alive",
+                                                      "http-request", "tarpit", "client-hs"};
+  const Kind* k = nullptr;
+  for (const auto& c : kKinds)
+    if (c.name == kind) k = &c;
+  if (!k) {
+    if (std::find(std::begin(kUnsupported), std::end(kUnsupported), kind) != std::end(kUnsupported))
+      throw ConfigError{fmt::format("{}'timeout {}' is not supported by sluice yet.", l.where, kind)};
+    throw ConfigError{fmt::format(
+        "{}'timeout' supports 'client', 'server', 'connect', 'check', 'queue', 'handshake', "
+        "'http-keep-alive', 'http-request', 'tunnel', 'tarpit', 'client-fin' and 'server-fin' "
+        "(got '{}')", l.where, kind)};
+  }
+  std::string name = fmt::format("timeout {}", kind);
+  if (!ps.is_defaults && !(px.caps & k->cap)) {
+    p.warning(fmt::format("{}'{}' will be ignored because {} '{}' has no {} capability", l.where,
+                          name, Parser::type_word(px), px.name, k->cap == kBe ? "backend" : "frontend"));
+    return;
+  }
+  if (l.args.size() < 3)
+    throw ConfigError{fmt::format("{}'{}' expects an integer value (in milliseconds)", l.where, name)};
+  const std::string& v = l.args[2];
+  auto t = parse_time(v, TimeUnit::kMs);
+  if (t.status == TimeValue::Status::kBadChar || t.status == TimeValue::Status::kEmpty)
+    throw ConfigError{fmt::format("{}unexpected character '{}' in '{}'", l.where, t.bad, name)};
+  if (t.status == TimeValue::Status::kOverflow)
+    throw ConfigError{fmt::format("{}timer overflow in argument '{}' to '{}' (maximum value is "
+                                  "2147483647 ms or ~24.8 days)", l.where, v, name)};
+  if (t.status == TimeValue::Status::kUnderflow)
+    throw ConfigError{fmt::format("{}timer underflow in argument '{}' to '{}' (minimum non-null "
+                                  "value is 1 ms)", l.where, v, name)};
+  if (l.args.size() > 3)
+    throw ConfigError{fmt::format("{}'{}' : unexpected extra argument '{}' after value '{}'.",
+                                  l.where, name, l.args[3], v)};
+  if (t.trailing) p.warning(time_trailing_warning(t.trailing, v));
+  bool unitless = v.find_first_not_of("0123456789") == std::string::npos;
+  if (unitless && t.value >= 1 && t.value < 100)
+    p.warning(fmt::format("{}'{} {}' in {} '{}' is suspiciously small for a value in "
+                          "milliseconds. Please use an explicit unit ('{}ms') if that was the intent.",
+                          l.where, name, v, ps.is_defaults ? "defaults" : Parser::type_word(px),
+                          px.name, v));
+  if (!ps.is_defaults && !ps.timeouts_set.insert(kind).second)
+    p.warning(fmt::format("{}overwriting '{}' which was already specified", l.where, name));
+  px.timeouts.*(k->field) = t.value;
+}
+
+void kw_maxconn(Parser& p, Line& l) {
+  int n = strict_int(l, 1, 0, INT_MAX, "maxconn");
+  no_extra(l, 2);
+  p.cur_proxy().cfg.maxconn = n;
+}
+
+void kw_backlog(Parser& p, Line& l) {
+  int n = strict_int(l, 1, 0, INT_MAX, "backlog");
+  no_extra(l, 2);
+  p.cur_proxy().cfg.backlog = n;
+}
+
+void kw_retries(Parser& p, Line& l) {
+  int n = strict_int(l, 1, 0, INT_MAX, "retries");
+  no_extra(l, 2);
+  p.cur_proxy().cfg.retries = n;
+}
+
+// ---- option ----
+
+struct OptionDef {
+  std::string_view name;
+  unsigned cap;         // capability the option belongs to
+  bool negatable;
+  bool special;         // special-cased in HAProxy: a capability mismatch only warns
+  std::string_view help;
+};
+
+constexpr OptionDef kOptions[] = {
+    {"redispatch", kBe, true, true, "[<n>]: redispatch on the last retry (-1), every Pth retry (+P) or the Nth before the last (-N); 0 disables"},
+    {"tcplog", kFe, false, true, "TCP log format for this frontend"},
+    {"dontlognull", kFe, true, false, "do not log connections that carried no data"},
+};
+
+constexpr std::string_view kHaproxyOptions[] = {
+    "abortonclose", "accept-invalid-http-request", "accept-unsafe-violations-in-http-request",
+    "allbackups", "checkcache", "clitcpka", "contstats", "disable-h2-upgrade", "dontlog-normal",
+    "external-check", "forwardfor", "forwarded", "h1-case-adjust-bogus-client", "http-buffer-request",
+    "http-ignore-probes", "http-keep-alive", "http-no-delay", "http-pretend-keepalive",
+    "http-restrict-req-hdr-names", "http-server-close", "http-use-proxy-header", "httpchk",
+    "httpclose", "httplog", "httpslog", "independent-streams", "ldap-check", "log-health-checks",
+    "log-separate-errors", "logasap", "mysql-check", "nolinger", "originalto", "persist",
+    "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "socket-stats", "splice-auto",
+    "splice-request", "splice-response", "spop-check", "srvtcpka", "ssl-hello-chk",
+    "tcp-check", "tcp-smart-accept", "tcp-smart-connect", "tcpka", "transparent",
+    "idle-close-on-response", "http_proxy",
+};
+
+void kw_option(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  ProxyConfig& px = ps.cfg;
+  if (l.args.size() < 2) throw ConfigError{l.where + "'option' expects an option name."};
+  const std::string& name = l.args[1];
+  const OptionDef* o = nullptr;
+  for (const auto& d : kOptions)
+    if (d.name == name) o = &d;
+  if (!o) {
+    if (std::find(std::begin(kHaproxyOptions), std::end(kHaproxyOptions), name) != std::end(kHaproxyOptions))
+      throw ConfigError{fmt::format("{}'option {}' is not supported by sluice yet.", l.where, name)};
+    std::vector<std::string_view> names;
+    for (const auto& d : kOptions) names.push_back(d.name);
+    throw ConfigError{fmt::format("{}unknown option '{}'{}", l.where, name, did_you_mean(name, names))};
+  }
+  if (l.prefix != Prefix::kNone && !o->negatable)
+    throw ConfigError{fmt::format("{}negation/default is not supported for option '{}'.", l.where, name)};
+  if (!ps.is_defaults && !(px.caps & o->cap)) {
+    if (name == "tcplog") {
+      p.warning(fmt::format("{}{} '{}' : 'option tcplog' directive is ignored in backends.", l.where,
+                            Parser::type_word(px), px.name));
+      return;
+    }
+    p.warning(fmt::format("{}'option {}' ignored because {} '{}' has no {} capability.", l.where,
+                          name, Parser::type_word(px), px.name, o->cap == kBe ? "backend" : "frontend"));
+    if (o->special) return;
+    // QUIRK kept from HAProxy 3.5: table-driven options then fail as unknown.
+    throw ConfigError{fmt::format("{}unknown option '{}'; did you mean '{}' maybe ?", l.where, name, name)};
+  }
+  if (name == "redispatch") {
+    if (l.prefix != Prefix::kNone) {
+      no_extra(l, 2);
+      px.redispatch = 0;
+      return;
+    }
+    int v = -1;
+    if (l.args.size() > 2) v = strict_int(l, 2, INT_MIN + 1, INT_MAX, "option redispatch");
+    no_extra(l, 3);
+    px.redispatch = v;
+    return;
+  }
+  no_extra(l, 2);
+  if (name == "tcplog") {
+    px.option_tcplog = true;
+  } else if (name == "dontlognull") {
+    px.option_dontlognull = l.prefix == Prefix::kNone;
+  }
+}
+
+void kw_log(Parser& p, Line& l) { parse_log(p, l, &p.cur_proxy().cfg.logs, false); }
+
+// ---- server ----
+
+void kw_server(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  ProxyConfig& px = ps.cfg;
+  if (l.args.size() < 3)
+    throw ConfigError{l.where + "'server' expects <name> and <addr>[:<port>] as arguments."};
+  ServerConfig s;
+  s.loc = l.loc;
+  s.name = l.args[1];
+  std::string head = fmt::format("[{}:{}] : 'server {}/{}'", l.loc.file, l.loc.line, px.name, s.name);
+  for (char c : s.name)
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' || c == '-'))
+      throw ConfigError{fmt::format("{}character '{}' is not permitted in server name '{}'.", l.where, c, s.name)};
+  s.addr_text = l.args[2];
+  std::string addr = p.address_word(l, 2, "server");
+  auto r = net::parse_server_address(addr);
+  if (!r.ok()) throw ConfigError{fmt::format("{} : {}", head, r.error().message)};
+  s.addr = r.value();
+  static const std::vector<std::string_view> kOpts = {"weight", "maxconn", "backup", "disabled", "enabled"};
+  static constexpr std::string_view kHaproxyOpts[] = {
+      "addr", "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check", "check-ssl",
+      "check-send-proxy", "cookie", "crt", "downinter", "error-limit", "fall", "fastinter",
+      "id", "init-addr", "inter", "maxqueue", "minconn", "no-check", "observe", "on-error",
+      "on-marked-down", "on-marked-up", "pool-max-conn", "pool-purge-delay", "port", "proto",
+      "redir", "resolvers", "resolve-prefer", "rise", "send-proxy", "send-proxy-v2", "slowstart",
+      "sni", "source", "ssl", "track", "verify", "verifyhost", "ws", "tfo", "namespace",
+      "usesrc", "resolve-opts", "socks4", "no-ssl", "guid", "hash-key",
+  };
+  for (std::size_t i = 3; i < l.args.size();) {
+    const std::string& o = l.args[i];
+    if (o == "weight" || o == "maxconn") {
+      if (i + 1 >= l.args.size())
+        throw ConfigError{fmt::format("{} : '{}' expects an integer argument.", head, o)};
+      const std::string& v = l.args[i + 1];
+      auto n = parse_strict_int(v, LLONG_MIN, LLONG_MAX);
+      if (!n) throw ConfigError{fmt::format("{} : '{}' expects an integer argument, got '{}'.", head, o, v)};
+      if (o == "weight") {
+        if (*n < 0 || *n > 256)
+          throw ConfigError{fmt::format("{} : weight of server {} is not within 0 and 256 ({}).",
+                                        head, s.name, *n)};
+        s.weight = static_cast<int>(*n);
+      } else {
+        if (*n < 0 || *n > INT_MAX)
+          throw ConfigError{fmt::format("{} : 'maxconn' expects a non-negative integer, got '{}'.", head, v)};
+        s.maxconn = static_cast<int>(*n);
+      }
+      i += 2;
+    } else if (o == "backup") {
+      s.backup = true;
+      ++i;
+    } else if (o == "disabled") {
+      s.disabled = true;
+      ++i;
+    } else if (o == "enabled") {
+      s.disabled = false;
+      ++i;
+    } else if (std::find(std::begin(kHaproxyOpts), std::end(kHaproxyOpts), o) != std::end(kHaproxyOpts)) {
+      throw ConfigError{fmt::format("{} : '{}' is not supported by sluice yet.", head, o)};
+    } else {
+      throw ConfigError{fmt::format("{} : unknown keyword '{}'{}", head, o, did_you_mean(o, kOpts))};
+    }
+  }
+  px.servers.push_back(std::move(s));
+}
+
+void kw_balance(Parser& p, Line& l) {
+  std::string a = l.args.size() > 1 ? l.args[1] : "";
+  if (a.empty()) throw ConfigError{l.where + "'balance' expects an algorithm name."};
+  // HAProxy ignores words after the algorithm; so does sluice for compatibility.
+  if (a == "roundrobin") {
+    p.cur_proxy().cfg.balance = Balance::kRoundRobin;
+    return;
+  }
+  static constexpr std::string_view kKnown[] = {"static-rr", "leastconn", "first", "source", "uri",
+                                                "url_param", "random", "rdp-cookie", "hash", "hdr"};
+  std::string base_name = a.substr(0, a.find('('));
+  if (std::find(std::begin(kKnown), std::end(kKnown), base_name) != std::end(kKnown))
+    throw ConfigError{fmt::format("{}balance '{}' is not supported by sluice yet.", l.where, a)};
+  std::vector<std::string_view> names(std::begin(kKnown), std::end(kKnown));
+  names.push_back("roundrobin");
+  throw ConfigError{fmt::format("{}'balance' : unknown balancing algorithm '{}'{}", l.where, a,
+                                did_you_mean(a, names))};
+}
+
+void kw_id(Parser& p, Line& l) {
+  if (l.args.size() < 2) throw ConfigError{l.where + "'id' expects an integer argument."};
+  auto n = parse_strict_int(l.args[1], LLONG_MIN, LLONG_MAX);
+  if (!n) throw ConfigError{fmt::format("{}'id' expects an integer argument, got '{}'.", l.where, l.args[1])};
+  if (*n <= 0 || *n > INT_MAX) throw ConfigError{l.where + "custom id has to be > 0."};
+  no_extra(l, 2);
+  p.cur_proxy().cfg.id = static_cast<int>(*n);
+}
+
+void kw_disabled(Parser& p, Line& l) {
+  no_extra(l, 1);
+  p.cur_proxy().cfg.disabled = true;
+}
+
+void kw_enabled(Parser& p, Line& l) {
+  no_extra(l, 1);
+  p.cur_proxy().cfg.disabled = false;
+}
+
+void kw_description(Parser& p, Line& l) {
+  if (l.args.size() < 2) throw ConfigError{l.where + "'description' expects a string argument."};
+  std::string d;
+  for (std::size_t i = 1; i < l.args.size(); ++i) d += (i > 1 ? " " : "") + l.args[i];
+  p.cur_proxy().cfg.description = d;
+}
+
+constexpr unsigned kDFLB = kInProxies;
+constexpr unsigned kDFL = kInDefaults | kInFrontend | kInListen;
+constexpr unsigned kDLB = kInDefaults | kInListen | kInBackend;
+constexpr unsigned kFL = kInFrontend | kInListen;
+constexpr unsigned kLB = kInListen | kInBackend;
+constexpr unsigned kFLB = kInFrontend | kInListen | kInBackend;
+
+const std::vector<KeywordDef> kProxyKeywords = {
+    {"mode", kDFLB, 0, kw_mode, "tcp (default). `mode http` is planned and refused for now"},
+    {"bind", kFL, kFe, kw_bind, "<addr>[,<addr>...] [name <s>] [maxconn <n>] [backlog <n>] [mode <octal>]"},
+    {"default_backend", kDFL, kFe, kw_default_backend, "<backend>: where connections go"},
+    {"timeout", kDFLB, 0, kw_timeout, "connect|client|server|tunnel|client-fin|server-fin <time> (ms by default)"},
+    {"maxconn", kDFL, kFe, kw_maxconn, "<n>: frontend connection limit (0 = global maxconn)"},
+    {"backlog", kDFL, kFe, kw_backlog, "<n>: listen backlog"},
+    {"retries", kDLB, kBe, kw_retries, "<n>: connection retries (default 3)"},
+    {"option", kDFLB, 0, kw_option, "redispatch [<n>] | tcplog | dontlognull (`no option` where negatable)"},
+    {"log", kDFLB, 0, kw_log, "global | <target> [len <n>] [format <f>] <facility> [max [min]]; `no log` clears"},
+    {"server", kLB, kBe, kw_server, "<name> <addr>[:port] [weight 0..256] [maxconn <n>] [backup] [disabled] [enabled]"},
+    {"balance", kDLB, kBe, kw_balance, "roundrobin (the default in sluice)"},
+    {"id", kFLB, 0, kw_id, "<n>: proxy id, > 0 and unique (default: automatic from 2)"},
+    {"disabled", kDFLB, 0, kw_disabled, "the proxy is not started"},
+    {"enabled", kDFLB, 0, kw_enabled, "cancels `disabled`"},
+    {"description", kFLB, 0, kw_description, "<text...>: shown by stats"},
+};
+
+constexpr std::string_view kHaproxyProxy[] = {
+    "acl", "capture", "compression", "cookie", "declare", "default-server", "dynamic-cookie-key",
+    "email-alert", "errorfile", "errorfiles", "errorloc", "errorloc302", "errorloc303",
+    "external-check", "filter", "force-persist", "fullconn", "guid", "hash-balance-factor",
+    "hash-key", "hash-type", "http-after-response", "http-check", "http-error", "http-request",
+    "http-response", "http-reuse", "http-send-name-header", "ignore-persist", "load-server-state-from-file",
+    "log-format", "log-format-sd", "log-steps", "log-tag", "max-keep-alive-queue", "max-session-srv-conns",
+    "monitor", "monitor-uri", "persist", "rate-limit", "redirect", "retry-on", "server-state-file-name",
+    "server-template", "source", "stats", "stick", "stick-table", "tcp-check", "tcp-request",
+    "tcp-response", "unique-id-format", "unique-id-header", "use-fcgi-app", "use-server",
+    "use_backend", "quic-initial", "error-log-format", "dispatch", "transparent",
+};
+
+}  // namespace
+
+const std::vector<KeywordDef>& proxy_keyword_table() { return kProxyKeywords; }
+
+const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
+  static const std::vector<SubKeywordDoc> docs = [] {
+    std::vector<SubKeywordDoc> d = {
+        {"bind", "name <s>", "label of every listener of the line"},
+        {"bind", "maxconn <n>", "connection cap of the line, >= 0"},
+        {"bind", "backlog <n>", "listen backlog, >= 0"},
+        {"bind", "mode <octal>", "permissions of a UNIX socket"},
+        {"server", "weight <0..256>", "load-balancing weight (default 1; 0 = no new connections)"},
+        {"server", "maxconn <n>", "concurrent connections (0 = unlimited)"},
+        {"server", "backup", "used only when no active server is up"},
+        {"server", "disabled", "starts in maintenance"},
+        {"server", "enabled", "cancels `disabled`"},
+        {"timeout", "connect <time>", "connection to a server"},
+        {"timeout", "client <time>", "client inactivity"},
+        {"timeout", "server <time>", "server inactivity"},
+        {"timeout", "tunnel <time>", "inactivity once both sides are connected"},
+        {"timeout", "client-fin <time>", "half-closed client side"},
+        {"timeout", "server-fin <time>", "half-closed server side"},
+    };
+    for (const auto& o : kOptions) d.push_back({"option", o.name, o.help});
+    return d;
+  }();
+  return docs;
+}
+
+bool is_known_haproxy_proxy_keyword(std::string_view kw) {
+  return std::find(std::begin(kHaproxyProxy), std::end(kHaproxyProxy), kw) != std::end(kHaproxyProxy);
+}
+
+}  // namespace sluice::config

@@ -1,0 +1,100 @@
+// Post-parse checks and resolution (configuration spec 5.2): the "check phase".
+#include <set>
+
+#include <fmt/format.h>
+
+#include "config/parser.h"
+
+namespace sluice::config {
+
+bool Parser::finish(ConfigModel* model) {
+  model->global = global;
+  for (auto& ps : proxies) model->proxies.push_back(ps.cfg);
+  auto& px = model->proxies;
+
+  // Proxy ids: explicit ones must be unique; the others are numbered from 2 upward (HAProxy's
+  // historical start), skipping ids in use.
+  std::set<int> used;
+  for (std::size_t i = 0; i < px.size(); ++i) {
+    if (px[i].id == 0) continue;
+    if (!used.insert(px[i].id).second) {
+      for (std::size_t j = 0; j < i; ++j)
+        if (px[j].id == px[i].id) {
+          fatal(fmt::format("parsing [{}:{}] : {} '{}' has the same ID ({}) as {} '{}' declared at {}:{}.",
+                            px[i].loc.file, px[i].loc.line, type_word(px[i]), px[i].name, px[i].id,
+                            type_word(px[j]), px[j].name, px[j].loc.file, px[j].loc.line),
+                false);
+          return false;
+        }
+    }
+  }
+  int next_id = 2;
+  for (auto& p : px) {
+    if (p.id != 0) continue;
+    while (used.count(next_id)) ++next_id;
+    p.id = next_id;
+    used.insert(next_id);
+  }
+
+  // Proxies are checked in declaration order and the check stops after the first proxy that
+  // has errors (all of that proxy's errors are reported), as HAProxy does.
+  for (std::size_t i = 0; i < px.size(); ++i) {
+    ProxyConfig& p = px[i];
+    int errors_before = fatals_;
+    int sid = 1;
+    std::map<std::string, int> seen;
+    for (auto& s : p.servers) {
+      s.id = sid++;
+      auto [it, fresh] = seen.emplace(s.name, s.loc.line);
+      if (!fresh)
+        fatal(fmt::format("[{}:{}] : 'server {}/{}' : another server named '{}' was already defined "
+                          "at line {}, please use a distinct name.",
+                          s.loc.file, s.loc.line, p.name, s.name, s.name, it->second),
+              false);
+    }
+    if (p.disabled) continue;   // disabled proxies are not validated (HAProxy)
+    if (!p.default_backend.empty() && (p.caps & ProxyConfig::kFrontend)) {
+      if (p.default_backend == p.name) {
+        fatal(fmt::format("Proxy '{}': loop detected for default_backend: '{}'.", p.name, p.default_backend), false);
+      } else {
+        int found = -1;
+        for (std::size_t j = 0; j < px.size(); ++j)
+          if (px[j].name == p.default_backend && (px[j].caps & ProxyConfig::kBackend))
+            found = static_cast<int>(j);
+        if (found < 0) {
+          fatal(fmt::format("Proxy '{}': unable to find required default_backend: '{}'.", p.name,
+                            p.default_backend),
+                false);
+        } else {
+          p.default_backend_index = found;
+          if (!p.servers.empty())
+            warning(fmt::format("{} '{}' has both servers and a 'default_backend': its servers "
+                                "will never be used.",
+                                type_word(p), p.name),
+                    false);
+        }
+      }
+    }
+    if (fatals_ > errors_before) return false;
+    if ((p.caps & ProxyConfig::kFrontend) && p.binds.empty())
+      warning(fmt::format("{} '{}' has no 'bind' directive. Please declare it as a backend if "
+                          "this was intended.",
+                          type_word(p), p.name),
+              false);
+    bool fe_missing = (p.caps & ProxyConfig::kFrontend) && p.timeouts.client == 0;
+    bool be_missing = (p.caps & ProxyConfig::kBackend) && !p.servers.empty() &&
+                      (p.timeouts.connect == 0 ||
+                       (p.timeouts.server == 0 && p.timeouts.tunnel == 0));
+    if (fe_missing || be_missing)
+      warning(fmt::format(
+                  "missing timeouts for {} '{}'.\n"
+                  "   | While not properly invalid, you will certainly encounter various problems\n"
+                  "   | with such a configuration. To fix this, please ensure that all following\n"
+                  "   | timeouts are set to a non-zero value: 'client', 'connect', 'server'.",
+                  type_word(p), p.name),
+              false);
+  }
+  return fatals_ == 0;
+}
+
+}  // namespace sluice::config

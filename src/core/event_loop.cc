@@ -1,0 +1,117 @@
+#include "core/event_loop.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+#include "base/assert.h"
+#include "base/clock.h"
+
+namespace sluice::core {
+
+namespace {
+constexpr int kMaxEvents = 256;
+}
+
+EventLoop::EventLoop() : now_ms_(base::monotonic_ms()), timers_(now_ms_) {
+  epfd_ = epoll_create1(EPOLL_CLOEXEC);
+  SLUICE_CHECK(epfd_ >= 0);
+  wakefd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  SLUICE_CHECK(wakefd_ >= 0);
+  SLUICE_CHECK(add(wakefd_, EPOLLIN, &wake_handler_));
+}
+
+EventLoop::~EventLoop() {
+  free_deferred();
+  if (wakefd_ >= 0) close(wakefd_);
+  if (epfd_ >= 0) close(epfd_);
+}
+
+bool EventLoop::add(int fd, uint32_t events, IoHandler* handler) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.ptr = handler;
+  return epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) == 0;
+}
+
+bool EventLoop::modify(int fd, uint32_t events, IoHandler* handler) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.ptr = handler;
+  return epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) == 0;
+}
+
+void EventLoop::remove(int fd) {
+  epoll_event ev{};
+  epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, &ev);
+}
+
+void EventLoop::update_now() { now_ms_ = base::monotonic_ms(); }
+
+void EventLoop::post(std::function<void()> fn) {
+  {
+    std::lock_guard lock(posted_mu_);
+    posted_.push_back(std::move(fn));
+  }
+  uint64_t one = 1;
+  // EAGAIN means the counter is already non-zero: the loop will wake anyway.
+  [[maybe_unused]] ssize_t n = write(wakefd_, &one, sizeof one);
+}
+
+void EventLoop::WakeHandler::on_io(uint32_t) {
+  uint64_t value;
+  while (read(loop_->wakefd_, &value, sizeof value) > 0) {
+  }
+  loop_->wake_signal.store(loop_->wake_signal.load(std::memory_order_relaxed) + 1,
+                           std::memory_order_relaxed);
+  loop_->run_posted();
+}
+
+void EventLoop::run_posted() {
+  std::vector<std::function<void()>> batch;
+  {
+    std::lock_guard lock(posted_mu_);
+    batch.swap(posted_);
+  }
+  for (auto& fn : batch) fn();
+}
+
+void EventLoop::free_deferred() {
+  // Deleting may defer more objects; loop until stable.
+  while (!deferred_.empty()) {
+    std::vector<Deferred*> batch;
+    batch.swap(deferred_);
+    for (Deferred* d : batch) delete d;
+  }
+}
+
+void EventLoop::run() {
+  running_ = true;
+  epoll_event events[kMaxEvents];
+  while (running_) {
+    int64_t timeout = timers_.next_timeout_ms(now_ms_);
+    int n = epoll_wait(epfd_, events, kMaxEvents, timeout < 0 ? -1 : static_cast<int>(timeout));
+    update_now();
+    loops.store(loops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (n < 0) {
+      SLUICE_CHECK(errno == EINTR);
+      continue;
+    }
+    if (n > 0)
+      poll_io.store(poll_io.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    for (int i = 0; i < n; ++i) {
+      static_cast<IoHandler*>(events[i].data.ptr)->on_io(events[i].events);
+    }
+    free_deferred();
+    timers_.advance(now_ms_);
+    free_deferred();
+  }
+  // Run what was posted before the stop so nothing posted is lost (e.g. close requests).
+  run_posted();
+  free_deferred();
+}
+
+}  // namespace sluice::core

@@ -1,0 +1,93 @@
+#pragma once
+// One epoll event loop per worker thread. Proxy code asks the loop to watch descriptors and
+// arm timers; it never calls epoll itself, so a second backend (io_uring) can replace this.
+#include <sys/epoll.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "core/timer_wheel.h"
+
+namespace sluice::core {
+
+class IoHandler {
+ public:
+  // `events` is the epoll event mask. Called on the loop's thread.
+  virtual void on_io(uint32_t events) = 0;
+
+ protected:
+  ~IoHandler() = default;
+};
+
+// Objects whose memory must outlive the current batch of events (a handler closed while an
+// event for it is still queued in the same epoll_wait batch) are released through defer_free.
+class Deferred {
+ public:
+  virtual ~Deferred() = default;
+};
+
+class EventLoop {
+ public:
+  EventLoop();
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // Registration. Worker-local. Return false with errno set on failure.
+  bool add(int fd, uint32_t events, IoHandler* handler);
+  bool modify(int fd, uint32_t events, IoHandler* handler);
+  void remove(int fd);
+
+  // The time cached when the loop last woke up. Worker-local.
+  uint64_t now_ms() const { return now_ms_; }
+  void update_now();
+  TimerWheel& timers() { return timers_; }
+
+  // Destroys `obj` after the current batch of events. Worker-local.
+  void defer_free(Deferred* obj) { deferred_.push_back(obj); }
+
+  // Destroys what defer_free() queued, now. Worker-local (used when a loop shuts down).
+  void free_deferred_now() { free_deferred(); }
+
+  // Runs until stop() is called. Worker-local (the thread that runs it owns the loop).
+  void run();
+  // Stops run() after the current iteration. Worker-local; from elsewhere, post() it.
+  void stop() { running_ = false; }
+
+  // Queues `fn` to run on the loop's thread and wakes it. Any thread. Control plane only
+  // (stop, soft stop, resume): it takes a mutex.
+  void post(std::function<void()> fn);
+
+  // Counters read by `show activity`. Written by the loop, read by any thread.
+  std::atomic<uint64_t> loops{0};
+  std::atomic<uint64_t> poll_io{0};
+  std::atomic<uint64_t> wake_signal{0};
+
+ private:
+  class WakeHandler : public IoHandler {
+   public:
+    explicit WakeHandler(EventLoop* loop) : loop_(loop) {}
+    void on_io(uint32_t events) override;
+
+   private:
+    EventLoop* loop_;
+  };
+
+  void run_posted();
+  void free_deferred();
+
+  int epfd_ = -1;
+  int wakefd_ = -1;
+  bool running_ = false;
+  uint64_t now_ms_ = 0;
+  TimerWheel timers_;
+  WakeHandler wake_handler_{this};
+  std::vector<Deferred*> deferred_;
+  std::mutex posted_mu_;
+  std::vector<std::function<void()>> posted_;
+};
+
+}  // namespace sluice::core

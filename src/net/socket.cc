@@ -1,0 +1,137 @@
+#include "net/socket.h"
+
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <string>
+
+namespace sluice::net {
+
+namespace {
+
+base::Error sys_error(const char* what, int err) {
+  base::Error e = base::Error::from_errno(what, err);
+  return e;
+}
+
+base::Result<int> adopt_inherited(int fd) {
+  int type = 0;
+  socklen_t len = sizeof type;
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) return sys_error("getsockopt", errno);
+  if (type != SOCK_STREAM) return sys_error("inherited socket", ENOTSOCK);
+  int listening = 0;
+  len = sizeof listening;
+  if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening)
+    return sys_error("inherited socket is not listening", EINVAL);
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return sys_error("fcntl", errno);
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return fd;
+}
+
+}  // namespace
+
+base::Result<int> open_listener(const ListenAddress& addr, const ListenOptions& options) {
+  if (addr.kind == ListenAddress::Kind::kInheritedFd) return adopt_inherited(addr.fd);
+
+  const SocketAddress& sa = addr.addr;
+  int fd = socket(sa.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return sys_error("cannot create listening socket", errno);
+  auto fail = [&](const char* what) -> base::Result<int> {
+    int err = errno;
+    close(fd);
+    return sys_error(what, err);
+  };
+
+  if (sa.family() == AF_UNIX) {
+    const auto* un = reinterpret_cast<const sockaddr_un*>(&sa.storage);
+    std::string path = un->sun_path;
+    std::string tmp = path + "." + std::to_string(getpid()) + ".tmp";
+    auto tmp_addr = SocketAddress::unix_path(tmp);
+    if (!tmp_addr.ok()) {
+      close(fd);
+      return tmp_addr.error();
+    }
+    unlink(tmp.c_str());
+    if (bind(fd, tmp_addr->sa(), tmp_addr->len) != 0) return fail("cannot bind UNIX socket");
+    if (options.unix_mode >= 0 && chmod(tmp.c_str(), static_cast<mode_t>(options.unix_mode)) != 0) {
+      int err = errno;
+      unlink(tmp.c_str());
+      close(fd);
+      return sys_error("cannot change UNIX socket mode", err);
+    }
+    if (listen(fd, options.backlog) != 0) {
+      int err = errno;
+      unlink(tmp.c_str());
+      close(fd);
+      return sys_error("cannot listen to UNIX socket", err);
+    }
+    if (rename(tmp.c_str(), path.c_str()) != 0) {
+      int err = errno;
+      unlink(tmp.c_str());
+      close(fd);
+      return sys_error("cannot rename UNIX socket into place", err);
+    }
+    return fd;
+  }
+
+  int one = 1;
+  // SO_REUSEADDR lets a restarted process bind while old connections sit in TIME_WAIT.
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  // SO_REUSEPORT: several sockets (shards) may then share the address and the kernel hashes
+  // each incoming connection (by 4-tuple) onto one of them. A second *process* can only join
+  // if it has the same effective uid, so this does not open the port to other users.
+  if (options.reuseport) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+  if (sa.family() == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  if (bind(fd, sa.sa(), sa.len) != 0) return fail("cannot bind socket");
+  if (listen(fd, options.backlog) != 0) return fail("cannot listen to socket");
+  return fd;
+}
+
+base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress) {
+  int fd = socket(to.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    base::Error e = base::Error::from_errno("socket", errno, base::Side::kInternal, false);
+    return e;
+  }
+  if (to.family() != AF_UNIX) {
+    // Relayed data is usually already coalesced by the peer; Nagle would only add latency to
+    // the last segment of each burst.
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  if (connect(fd, to.sa(), to.len) == 0) {
+    *in_progress = false;
+    return fd;
+  }
+  int err = errno;
+  if (err == EINPROGRESS) {
+    *in_progress = true;
+    return fd;
+  }
+  close(fd);
+  bool local = err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
+  return base::Error::from_errno("connect", err, base::Side::kServer, !local);
+}
+
+int pending_socket_error(int fd) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return errno;
+  return err;
+}
+
+const char* proto_name(const SocketAddress& addr) {
+  switch (addr.family()) {
+    case AF_INET: return "tcpv4";
+    case AF_INET6: return "tcpv6";
+    case AF_UNIX: return "unix_stream";
+    default: return "unknown";
+  }
+}
+
+}  // namespace sluice::net

@@ -1,0 +1,31 @@
+#pragma once
+// Socket system calls with the options sluice relies on. Main thread (listeners, at start-up)
+// or worker-local (connect, accept): no shared state here.
+#include "base/result.h"
+#include "net/address.h"
+
+namespace sluice::net {
+
+struct ListenOptions {
+  int backlog = 1024;
+  int unix_mode = -1;      // chmod for UNIX sockets, -1 = leave to the umask
+  bool reuseport = true;   // SO_REUSEPORT on TCP sockets (several shards per address later)
+};
+
+// Opens, binds and listens. For an inherited `fd@N` the descriptor is checked and made
+// non-blocking. UNIX paths are bound to "<path>.<pid>.tmp" and renamed over <path>, so a
+// running process's socket is replaced atomically (as HAProxy does).
+base::Result<int> open_listener(const ListenAddress& addr, const ListenOptions& options);
+
+// socket(SOCK_NONBLOCK) + connect(). On success *in_progress says whether the connect is
+// still pending (EINPROGRESS): completion is then reported by EPOLLOUT / EPOLLERR.
+// A failure is retryable unless it is a local resource problem.
+base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress);
+
+// getsockopt(SO_ERROR).
+int pending_socket_error(int fd);
+
+// "tcpv4", "tcpv6" or "unix_stream".
+const char* proto_name(const SocketAddress& addr);
+
+}  // namespace sluice::net

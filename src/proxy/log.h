@@ -1,0 +1,46 @@
+#pragma once
+// Log lines to syslog targets (UDP, UNIX datagram) and to stdout/stderr, in the formats
+// HAProxy emits. Sending never blocks a worker: a datagram that does not fit is dropped and
+// counted (DroppedLogs), as with HAProxy.
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proxy/settings.h"
+
+namespace sluice::proxy {
+
+enum LogLevel { kEmerg = 0, kAlert, kCrit, kErr, kWarning, kNotice, kInfo, kDebug };
+
+// Formats one complete line (without the trailing LF) for `target`. Pure; any thread.
+//   rfc3164: "<PRI>Mmm dd hh:mm:ss tag[pid]: msg"
+//   rfc5424: "<PRI>1 2026-11-30T05:50:00.123456+00:00 host tag pid - - msg"
+//   short:   "<PRI>msg"
+//   raw:     "msg"
+std::string format_log_line(const LogTarget& target, int level, std::string_view tag, int pid,
+                            std::string_view host, uint64_t wall_us, std::string_view msg);
+
+// One per worker thread (worker-local); the main thread has its own for process events.
+class LogWriter {
+ public:
+  LogWriter(std::string tag, std::string host);
+  ~LogWriter();
+  LogWriter(const LogWriter&) = delete;
+  LogWriter& operator=(const LogWriter&) = delete;
+
+  void send(const std::vector<LogTarget>& targets, int level, std::string_view msg);
+
+  // Process-wide count of dropped lines. Any thread.
+  static std::atomic<uint64_t> dropped;
+
+ private:
+  int dgram_fd(int family);
+  std::string tag_;
+  std::string host_;
+  int pid_;
+  int udp4_ = -1, udp6_ = -1, unix_ = -1;
+};
+
+}  // namespace sluice::proxy

@@ -1,0 +1,159 @@
+#include "proxy/process.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "base/clock.h"
+#include "net/socket.h"
+#include "proxy/worker.h"
+
+namespace sluice::proxy {
+
+namespace {
+std::mutex g_exit_mu;
+std::condition_variable g_exit_cv;
+}  // namespace
+
+Process::Process(ProcessSettings settings)
+    : settings_(std::move(settings)), actconn_(settings_.maxconn) {
+  start_wall_s_ = base::wall_us() / 1000000;
+  start_mono_ms_ = base::monotonic_ms();
+}
+
+Process::~Process() {
+  stop_now();
+  join();
+  for (auto& l : listeners_)
+    if (l->fd >= 0) close(l->fd);
+  for (auto& s : specials_)
+    if (s->fd >= 0) close(s->fd);
+}
+
+Proxy& Process::add_proxy(ProxySettings settings) {
+  auto p = std::make_unique<Proxy>();
+  p->index = static_cast<int>(proxies_.size());
+  p->settings = std::move(settings);
+  p->feconn.set_limit(p->settings.maxconn);
+  if (p->settings.backend) {
+    p->server_base = total_servers_;
+    p->backend = std::make_unique<lb::Backend>(p->settings.name, p->settings.servers);
+    for (auto& s : p->backend->servers()) servers_.push_back(s.get());
+    total_servers_ += static_cast<int>(p->backend->servers().size());
+  }
+  for (auto& b : p->settings.binds) p->bind_lines.push_back(std::make_unique<BindLine>(b));
+  proxies_.push_back(std::move(p));
+  return *proxies_.back();
+}
+
+base::Result<void> Process::bind_all() {
+  for (auto& p : proxies_) {
+    int t = p->settings.default_backend;
+    if (t >= 0) {
+      p->target = proxies_[static_cast<std::size_t>(t)].get();
+    } else if (p->settings.frontend && p->settings.backend) {
+      p->target = p.get();   // a listen section serves itself
+    }
+    if (!p->settings.frontend) continue;
+    int next_id = 1;
+    for (auto& line : p->bind_lines) {
+      for (const auto& a : line->settings.addrs) {
+        net::ListenOptions opts;
+        opts.backlog = line->settings.backlog;
+        opts.unix_mode = line->settings.unix_mode;
+        opts.reuseport = settings_.reuseport;
+        auto fd = net::open_listener(a, opts);
+        if (!fd.ok()) {
+          base::Error e = fd.error();
+          e.message = fmt::format("Binding [{}:{}] for {} {}: {} [{}]", line->settings.file,
+                                  line->settings.line, p->settings.type, p->settings.name,
+                                  e.message, a.text);
+          return e;
+        }
+        auto l = std::make_unique<Listener>();
+        l->fd = *fd;
+        l->proxy = p.get();
+        l->line = line.get();
+        l->addr = a;
+        l->id = next_id++;
+        if (a.kind == net::ListenAddress::Kind::kInet) {
+          l->port = a.addr.port();
+        } else if (a.kind == net::ListenAddress::Kind::kInheritedFd) {
+          net::SocketAddress local;
+          local.len = sizeof local.storage;
+          if (getsockname(l->fd, local.sa(), &local.len) == 0) {
+            l->port = local.port();
+            if (local.family() != AF_UNIX) l->addr.addr = local;
+          }
+        }
+        listeners_.push_back(std::move(l));
+      }
+    }
+  }
+  return {};
+}
+
+void Process::add_special_listener(int fd, int maxconn, SpecialAccept on_accept) {
+  auto s = std::make_unique<SpecialListener>();
+  s->fd = fd;
+  s->maxconn = maxconn > 0 ? maxconn : 10;
+  s->on_accept = std::move(on_accept);
+  specials_.push_back(std::move(s));
+}
+
+void Process::start() {
+  int n = settings_.nbthread > 0 ? settings_.nbthread : 1;
+  for (int i = 0; i < n; ++i) workers_.push_back(std::make_unique<Worker>(*this, i));
+  running_workers_.store(n);
+  for (auto& w : workers_) w->start();
+}
+
+void Process::stop_now() {
+  stopping_.store(true, std::memory_order_release);
+  for (auto& w : workers_) w->request_stop();
+}
+
+void Process::soft_stop() {
+  stopping_.store(true, std::memory_order_release);
+  // shutdown() on a listening socket makes the kernel refuse new connections at once (and
+  // wakes any thread blocked on it) while the descriptor stays valid, so a worker that still
+  // has it registered can never accept on a reused descriptor number. The descriptors are
+  // closed when the process object goes away.
+  for (auto& l : listeners_)
+    if (l->fd >= 0) shutdown(l->fd, SHUT_RDWR);
+  for (auto& w : workers_) w->request_soft_stop();
+}
+
+void Process::worker_exited() {
+  {
+    std::lock_guard lock(g_exit_mu);
+    running_workers_.fetch_sub(1);
+  }
+  g_exit_cv.notify_all();
+}
+
+bool Process::wait_workers(uint64_t timeout_ms) {
+  std::unique_lock lock(g_exit_mu);
+  auto done = [this] { return running_workers_.load() == 0; };
+  if (timeout_ms == 0) {
+    g_exit_cv.wait(lock, done);
+    return true;
+  }
+  return g_exit_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
+}
+
+void Process::join() {
+  for (auto& w : workers_) w->join();
+}
+
+void Process::slot_freed() {
+  if (paused_listeners_.load(std::memory_order_seq_cst) == 0) return;
+  for (auto& w : workers_) w->request_resume();
+}
+
+}  // namespace sluice::proxy

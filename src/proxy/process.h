@@ -1,0 +1,156 @@
+#pragma once
+// The running process: proxies, listeners, global limits and the worker threads.
+// Built on the main thread (all sockets bound before any worker starts); afterwards shared
+// read-mostly by the workers. Mutable shared state is limited to the atomics below.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "lb/backend.h"
+#include "proxy/settings.h"
+
+namespace sluice::proxy {
+
+class Worker;
+
+// A connection counter with a ceiling, shared by every thread. A slot is taken *before*
+// accept() so that sluice never accepts a connection it would have to drop.
+class ConnLimit {
+ public:
+  explicit ConnLimit(int limit = 0) : limit_(limit) {}
+  void set_limit(int limit) { limit_.store(limit, std::memory_order_relaxed); }
+  int limit() const { return limit_.load(std::memory_order_relaxed); }
+  // Any thread.
+  bool try_acquire() {
+    int cur = count_.fetch_add(1, std::memory_order_seq_cst) + 1;
+    int lim = limit();
+    if (lim > 0 && cur > lim) {
+      count_.fetch_sub(1, std::memory_order_seq_cst);
+      return false;
+    }
+    return true;
+  }
+  void release() { count_.fetch_sub(1, std::memory_order_seq_cst); }
+  int current() const { return count_.load(std::memory_order_seq_cst); }
+  bool has_room() const {
+    int lim = limit();
+    return lim <= 0 || current() < lim;
+  }
+
+ private:
+  std::atomic<int> limit_;
+  std::atomic<int> count_{0};
+};
+
+struct Proxy;
+
+// One bind line: its listeners share the line's maxconn.
+struct BindLine {
+  BindSettings settings;
+  ConnLimit limit;
+  explicit BindLine(BindSettings s) : settings(std::move(s)), limit(settings.maxconn) {}
+};
+
+// One listening socket.
+struct Listener {
+  int fd = -1;
+  Proxy* proxy = nullptr;
+  BindLine* line = nullptr;
+  net::ListenAddress addr;
+  int id = 0;                               // 1-based within the proxy
+  uint16_t port = 0;                        // local port, for mapped server ports
+  std::atomic<uint64_t> cum_conns{0};       // written with fetch_add by accepting threads
+};
+
+struct Proxy {
+  ProxySettings settings;
+  int index = 0;
+  ConnLimit feconn;                          // frontend maxconn
+  std::vector<std::unique_ptr<BindLine>> bind_lines;
+  std::unique_ptr<lb::Backend> backend;      // when settings.backend
+  Proxy* target = nullptr;                   // backend serving this frontend, or null
+  int server_base = 0;                       // first global server index of this backend
+  std::atomic<int> be_conns{0};              // current sessions on the backend side
+};
+
+class Process {
+ public:
+  explicit Process(ProcessSettings settings);
+  ~Process();
+
+  // Main thread, before start(): adds a proxy (index order = configuration order).
+  Proxy& add_proxy(ProxySettings settings);
+  // Main thread: resolves targets and opens every listening socket. The first bind failure
+  // is returned with the bind line's location in its message.
+  base::Result<void> bind_all();
+  // Main thread: starts the workers.
+  void start();
+  // Any thread: stop now (SIGINT/SIGTERM) / soft stop (SIGUSR1).
+  void stop_now();
+  void soft_stop();
+  // Main thread: waits until every worker has exited. Returns false if `timeout_ms` elapsed
+  // first (0 = wait forever).
+  bool wait_workers(uint64_t timeout_ms);
+  void join();
+
+  const ProcessSettings& settings() const { return settings_; }
+  std::vector<std::unique_ptr<Proxy>>& proxies() { return proxies_; }
+  const std::vector<std::unique_ptr<Proxy>>& proxies() const { return proxies_; }
+  std::vector<std::unique_ptr<Listener>>& listeners() { return listeners_; }
+  const std::vector<std::unique_ptr<Listener>>& listeners() const { return listeners_; }
+  const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
+  int total_servers() const { return total_servers_; }
+  lb::Server* server_by_global_index(int i) const { return servers_[static_cast<std::size_t>(i)]; }
+
+  ConnLimit& actconn() { return actconn_; }
+  const ConnLimit& actconn() const { return actconn_; }
+  std::atomic<uint64_t>& cum_conns() { return cum_conns_; }
+  const std::atomic<uint64_t>& cum_conns() const { return cum_conns_; }
+  std::atomic<uint64_t>& maxconn_reached() { return maxconn_reached_; }
+  uint64_t maxconn_reached_count() const { return maxconn_reached_.load(std::memory_order_relaxed); }
+  bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+  uint64_t start_wall_s() const { return start_wall_s_; }
+  uint64_t start_mono_ms() const { return start_mono_ms_; }
+
+  // Special listeners (stats sockets) are served by the first worker only and never sharded.
+  // `on_accept` runs on that worker with the accepted descriptor.
+  struct SpecialListener {
+    int fd;
+    int maxconn;
+    std::function<void(Worker&, SpecialListener&, int fd)> on_accept;
+    std::atomic<int> conns{0};
+  };
+  using SpecialAccept = std::function<void(Worker&, SpecialListener&, int fd)>;
+  void add_special_listener(int fd, int maxconn, SpecialAccept on_accept);
+  std::vector<std::unique_ptr<SpecialListener>>& special_listeners() { return specials_; }
+
+  // Listener pausing at maxconn (see accept.cc): a closing session calls this after freeing
+  // its slots; it wakes the workers that paused a listener. Any thread.
+  void slot_freed();
+  std::atomic<int>& paused_listeners() { return paused_listeners_; }
+
+  // Called by a worker when it has finished (soft stop drained). Any thread.
+  void worker_exited();
+
+ private:
+  ProcessSettings settings_;
+  std::vector<std::unique_ptr<Proxy>> proxies_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::vector<std::unique_ptr<SpecialListener>> specials_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<lb::Server*> servers_;
+  int total_servers_ = 0;
+  ConnLimit actconn_;
+  std::atomic<uint64_t> cum_conns_{0};
+  std::atomic<uint64_t> maxconn_reached_{0};
+  std::atomic<int> paused_listeners_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> running_workers_{0};
+  uint64_t start_wall_s_ = 0;
+  uint64_t start_mono_ms_ = 0;
+};
+
+}  // namespace sluice::proxy

@@ -1,0 +1,82 @@
+#pragma once
+// Runtime settings of proxies, built by app from the parsed configuration. proxy/ never sees
+// the configuration model itself (config produces data, app turns it into objects).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lb/server.h"
+#include "net/address.h"
+
+namespace sluice::proxy {
+
+// Milliseconds, 0 = none.
+struct Timeouts {
+  uint32_t connect = 0;
+  uint32_t client = 0;
+  uint32_t server = 0;
+  uint32_t tunnel = 0;
+  uint32_t client_fin = 0;
+  uint32_t server_fin = 0;
+};
+
+enum class LogFormat { kRfc3164, kRfc5424, kShort, kRaw };
+
+struct LogTarget {
+  enum class Kind { kStdout, kStderr, kUdp, kUnixDgram };
+  Kind kind = Kind::kStdout;
+  net::SocketAddress addr;
+  int max_len = 1024;
+  LogFormat format = LogFormat::kRfc3164;
+  int facility = 16;
+  int max_level = 7;
+  int min_level = 0;
+};
+
+struct BindSettings {
+  std::string text;                       // as written on the bind line
+  std::string file;                       // bind line location, for messages
+  int line = 0;
+  std::vector<net::ListenAddress> addrs;
+  std::string name;
+  int maxconn = 0;                        // whole bind line, 0 = none
+  int backlog = 0;                        // already resolved (never 0 here)
+  int unix_mode = -1;
+};
+
+struct ProxySettings {
+  std::string name;
+  int id = 0;
+  bool frontend = false;
+  bool backend = false;
+  std::string type;                       // "frontend", "backend", "listen"
+  // Frontend side.
+  std::vector<BindSettings> binds;
+  int maxconn = 0;                        // resolved: the global value when not set
+  int default_backend = -1;               // index of the proxy serving this frontend, -1 none
+  // Backend side.
+  std::vector<lb::ServerSettings> servers;
+  int retries = 3;
+  int redispatch = 0;
+  Timeouts timeouts;
+  std::vector<LogTarget> logs;
+  bool tcplog = false;
+  bool dontlognull = false;
+};
+
+struct ProcessSettings {
+  int nbthread = 1;
+  int maxconn = 0;                        // resolved global maxconn
+  int hard_maxconn = 0;
+  int maxaccept = 4;                      // -1 unlimited
+  uint32_t bufsize = 16384;
+  uint32_t hard_stop_after_ms = 0;
+  std::string log_tag = "sluice";
+  std::string node;
+  std::string description;
+  bool debug = false;                     // -d: trace connections on stderr
+  bool reuseport = true;                  // -dR turns SO_REUSEPORT off
+  std::vector<LogTarget> global_logs;     // for process events (start, stop)
+};
+
+}  // namespace sluice::proxy

@@ -1,0 +1,180 @@
+#include "proxy/stats_view.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/version.h"
+#include "net/socket.h"
+#include "proxy/log.h"
+#include "proxy/worker.h"
+
+namespace sluice::proxy {
+
+namespace {
+
+// Adds one thread's block into a snapshot.
+void accumulate(stats::Counters& c, const stats::TrafficCounters& t, uint64_t now_ms,
+                uint64_t& last_sess_ms) {
+  c.stot += t.stot.get();
+  c.smax = std::max(c.smax, t.smax.get());
+  c.bin += t.bin.get();
+  c.bout += t.bout.get();
+  c.econ += t.econ.get();
+  c.eresp += t.eresp.get();
+  c.wretr += t.wretr.get();
+  c.wredis += t.wredis.get();
+  c.cli_abrt += t.cli_abrt.get();
+  c.srv_abrt += t.srv_abrt.get();
+  c.connect += t.connect.get();
+  c.lbtot += t.lbtot.get();
+  c.conn_tot += t.conn_tot.get();
+  c.ereq += t.ereq.get();
+  c.eint += t.eint.get();
+  c.rate += t.sess_rate.read(now_ms);
+  // Peak rates are kept per thread; their sum bounds the process peak from above and equals
+  // it when the load is spread evenly, which is what multi-threaded listeners aim for.
+  c.rate_max += t.sess_rate.max();
+  c.conn_rate += t.conn_rate.read(now_ms);
+  c.conn_rate_max += t.conn_rate.max();
+  last_sess_ms = std::max(last_sess_ms, t.last_sess_ms.get());
+}
+
+int64_t age_s(uint64_t last_ms, uint64_t now_ms) {
+  if (last_ms == 0) return -1;
+  return static_cast<int64_t>((now_ms - std::min(now_ms, last_ms)) / 1000);
+}
+
+}  // namespace
+
+stats::ProcessSnapshot StatsView::process() const {
+  stats::ProcessSnapshot s;
+  uint64_t now = base::monotonic_ms();
+  const auto& set = p_.settings();
+  s.version = base::kVersion;
+  s.release_date = base::kReleaseDate;
+  s.pid = getpid();
+  s.nbthread = static_cast<int>(p_.workers().size());
+  s.nbtgroups = 1;
+  s.uptime_s = (now - p_.start_mono_ms()) / 1000;
+  s.start_time_s = p_.start_wall_s();
+  rlimit rl{};
+  getrlimit(RLIMIT_NOFILE, &rl);
+  s.ulimit_n = rl.rlim_cur;
+  s.maxsock = rl.rlim_cur;
+  s.maxconn = static_cast<uint64_t>(set.maxconn);
+  s.hard_maxconn = static_cast<uint64_t>(set.hard_maxconn ? set.hard_maxconn : set.maxconn);
+  s.curr_conns = static_cast<uint64_t>(std::max(0, p_.actconn().current()));
+  s.cum_conns = p_.cum_conns().load(std::memory_order_relaxed);
+  s.node = set.node;
+  s.description = set.description;
+  s.stopping = p_.stopping();
+  s.listeners = 0;
+  for (const auto& l : p_.listeners())
+    if (l->fd >= 0) ++s.listeners;
+  s.dropped_logs = LogWriter::dropped.load(std::memory_order_relaxed);
+  uint64_t tasks = 0;
+  for (const auto& w : p_.workers()) {
+    for (std::size_t i = 0; i < p_.proxies().size(); ++i) {
+      const auto& fc = w->fe_counters(static_cast<int>(i));
+      s.conn_rate += fc.conn_rate.read(now);
+      s.max_conn_rate += fc.conn_rate.max();
+      s.sess_rate += fc.sess_rate.read(now);
+      s.max_sess_rate += fc.sess_rate.max();
+      s.total_bytes_out += fc.bout.get();
+      s.cum_streams += fc.stot.get();
+    }
+    tasks += w->sessions();
+  }
+  s.tasks = tasks;
+  s.curr_streams = tasks;
+  s.jobs = s.curr_conns + s.listeners;
+  s.maxconn_reached = p_.maxconn_reached_count();
+  return s;
+}
+
+std::vector<stats::ProxySnapshot> StatsView::proxies() const {
+  std::vector<stats::ProxySnapshot> out;
+  uint64_t now = base::monotonic_ms();
+  for (const auto& pp : p_.proxies()) {
+    const Proxy& p = *pp;
+    stats::ProxySnapshot ps;
+    ps.name = p.settings.name;
+    ps.id = p.settings.id;
+    ps.is_frontend = p.settings.frontend;
+    ps.is_backend = p.settings.backend;
+    ps.mode = "tcp";
+    ps.maxconn = p.settings.maxconn;
+    ps.frontend_status = p_.stopping() ? "STOP" : "OPEN";
+    uint64_t fe_last = 0, be_last = 0;
+    for (const auto& w : p_.workers()) {
+      accumulate(ps.frontend, w->fe_counters(p.index), now, fe_last);
+      accumulate(ps.backend, w->be_counters(p.index), now, be_last);
+    }
+    ps.frontend.scur = static_cast<uint64_t>(std::max(0, p.feconn.current()));
+    if (p.settings.backend) {
+      const auto& be = *p.backend;
+      ps.algo = be.algorithm_name();
+      ps.backend.scur = static_cast<uint64_t>(std::max(0, p.be_conns.load(std::memory_order_relaxed)));
+      ps.backend.last_sess_s = age_s(be_last, now);
+      ps.backend_status = (be.usable_active() + be.usable_backup()) > 0 ? "UP" : "DOWN";
+      ps.backend_lastchg_s = static_cast<int64_t>((now - p_.start_mono_ms()) / 1000);
+      // fullconn: HAProxy's default is 10% of the sum of the maxconns of the frontends that
+      // use this backend, at least 1.
+      long sum = 0;
+      for (const auto& f : p_.proxies())
+        if (f->target == &p && f->settings.frontend) sum += f->settings.maxconn;
+      ps.fullconn = static_cast<int>(std::max<long>(1, (sum + 9) / 10));
+      for (const auto& sp : be.servers()) {
+        const lb::Server& srv = *sp;
+        stats::ServerSnapshot ss;
+        const auto& st = srv.settings();
+        ss.name = st.name;
+        ss.id = st.id;
+        ss.addr = st.addr.to_string();
+        ss.host = st.addr.host_string();
+        ss.port = st.port_mapped ? 0 : st.addr.port();
+        ss.weight = srv.weight();
+        ss.initial_weight = st.weight;
+        ss.maxconn = st.maxconn;
+        ss.backup = st.backup;
+        ss.op_state = st.disabled ? 0 : 2;
+        ss.admin_state = st.disabled ? 0x01 : 0;
+        ss.status = st.disabled ? "MAINT" : "no check";
+        ss.check_enabled = false;
+        ss.lastchg_s = ps.backend_lastchg_s;
+        uint64_t last = 0;
+        for (const auto& w : p_.workers())
+          accumulate(ss.c, w->srv_counters(p.server_base + srv.index()), now, last);
+        ss.c.scur = static_cast<uint64_t>(std::max(0, srv.current_conns()));
+        ss.c.last_sess_s = age_s(last, now);
+        ps.servers.push_back(std::move(ss));
+      }
+    }
+    out.push_back(std::move(ps));
+  }
+  return out;
+}
+
+stats::ActivitySnapshot StatsView::activity(int current_thread) const {
+  stats::ActivitySnapshot a;
+  a.current_thread = current_thread;
+  a.date_now_us = base::wall_us();
+  a.uptime_now_us = (base::monotonic_ms() - p_.start_mono_ms()) * 1000;
+  auto metric = [&](const char* name, auto get) {
+    std::vector<uint64_t> v;
+    for (const auto& w : p_.workers()) v.push_back(get(*w));
+    a.metrics.emplace_back(name, std::move(v));
+  };
+  metric("loops", [](const Worker& w) { return w.loop().loops.load(std::memory_order_relaxed); });
+  metric("wake_signal", [](const Worker& w) { return w.loop().wake_signal.load(std::memory_order_relaxed); });
+  metric("poll_io", [](const Worker& w) { return w.loop().poll_io.load(std::memory_order_relaxed); });
+  metric("curr_sess", [](const Worker& w) { return w.sessions(); });
+  metric("accepted", [](const Worker& w) { return w.activity().accepted.get(); });
+  metric("accq_pushed", [](const Worker& w) { return w.activity().accq_pushed.get(); });
+  metric("accq_full", [](const Worker& w) { return w.activity().accq_full.get(); });
+  metric("accq_ring", [](const Worker& w) { return w.activity().accq_ring.get(); });
+  return a;
+}
+
+}  // namespace sluice::proxy

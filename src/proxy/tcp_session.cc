@@ -1,0 +1,446 @@
+#include "proxy/tcp_session.h"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "base/assert.h"
+#include "base/clock.h"
+#include "net/socket.h"
+#include "proxy/worker.h"
+
+namespace sluice::proxy {
+
+namespace {
+
+// Edge-triggered: each side is registered once for both directions and never modified; the
+// session remembers readiness itself and stops calling read/write at EAGAIN.
+constexpr uint32_t kWatchEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+
+// After a quick connect failure, HAProxy waits before trying the same server again so that
+// a restarting server is not hammered; a redispatch to another server goes at once.
+constexpr uint64_t kRetryTurnaroundMs = 1000;
+
+}  // namespace
+
+TcpSession::TcpSession(Worker& w, Listener& l, int fd, const net::SocketAddress& client)
+    : w_(w),
+      l_(l),
+      fe_(*l.proxy),
+      be_(l.proxy->target),
+      cfd_(fd),
+      t_accept_ms_(w.loop().now_ms()),
+      c_last_ms_(t_accept_ms_),
+      s_last_ms_(t_accept_ms_),
+      t_accept_wall_us_(base::wall_us()),
+      client_(client),
+      timer_(this) {
+  cend_.s = this;
+  cend_.client = true;
+  send_.s = this;
+  send_.client = false;
+  // A fresh socket can be written to; readability is reported by epoll once registered.
+  c_rd_ = false;
+  c_wr_ = true;
+}
+
+TcpSession::~TcpSession() {
+  SLUICE_ASSERT(state_ == State::kClosed);
+}
+
+void TcpSession::trace(const char* what) {
+  if (!w_.process().settings().debug) return;
+  std::string line = fmt::format("{:08x}:{}.{}({:04x}) from [{}] srv={}\n", slot, fe_.settings.name,
+                                 what, cfd_, client_.to_string(), srv_ ? srv_->name() : "-");
+  [[maybe_unused]] ssize_t n = write(2, line.data(), line.size());
+}
+
+void TcpSession::start() {
+  if (!w_.loop().add(cfd_, kWatchEvents, &cend_)) {
+    w_.fe_counters(fe_.index).eint.add();
+    finish("PR");
+    return;
+  }
+  trace("accept");
+  if (!fe_.settings.tcplog && !fe_.settings.logs.empty()) {
+    std::string local = l_.addr.kind == net::ListenAddress::Kind::kInet
+                            ? l_.addr.addr.to_string()
+                            : l_.addr.text;
+    w_.logs().send(fe_.settings.logs, kInfo,
+                   fmt::format("Connect from {} to {} ({}/TCP)", client_.to_string(), local,
+                               fe_.settings.name));
+  }
+  if (!be_) {
+    // A frontend without a backend: nothing can serve this connection.
+    finish("PR");
+    return;
+  }
+  be_->be_conns.fetch_add(1, std::memory_order_relaxed);
+  auto& bc = w_.be_counters(be_->index);
+  bc.stot.add();
+  bc.smax.raise_to(static_cast<uint64_t>(be_->be_conns.load(std::memory_order_relaxed)));
+  bc.sess_rate.add(w_.loop().now_ms());
+  bc.last_sess_ms.set(w_.loop().now_ms());
+  if (!pick_server(false)) {
+    finish("SC");
+    return;
+  }
+  start_connect();
+}
+
+bool TcpSession::pick_server(bool redispatch) {
+  std::vector<lb::Server*> candidates;
+  auto& servers = be_->backend->servers();
+  be_->backend->candidates(candidates, servers.size());
+  lb::Server* previous = srv_;
+  for (lb::Server* s : candidates) {
+    if (redispatch && s == previous && candidates.size() > 1) continue;
+    if (!s->try_acquire()) continue;
+    if (previous) previous->release();
+    srv_ = s;
+    auto& sc = w_.srv_counters(be_->server_base + s->index());
+    sc.lbtot.add();
+    sc.stot.add();
+    sc.smax.raise_to(static_cast<uint64_t>(s->current_conns()));
+    sc.sess_rate.add(w_.loop().now_ms());
+    sc.last_sess_ms.set(w_.loop().now_ms());
+    w_.be_counters(be_->index).lbtot.add();
+    return true;
+  }
+  return previous != nullptr && redispatch;   // keep the previous server if nothing else fits
+}
+
+void TcpSession::start_connect() {
+  net::SocketAddress target = srv_->target(net::SocketAddress::ipv4(0, l_.port));
+  bool in_progress = false;
+  t_connect_ms_ = w_.loop().now_ms();
+  w_.srv_counters(be_->server_base + srv_->index()).connect.add();
+  w_.be_counters(be_->index).connect.add();
+  auto r = net::connect_nonblocking(target, &in_progress);
+  if (!r.ok()) {
+    on_connect_failed(r.error().sys_errno, false);
+    return;
+  }
+  sfd_ = *r;
+  s_rd_ = s_wr_ = false;
+  if (!w_.loop().add(sfd_, kWatchEvents, &send_)) {
+    on_connect_failed(errno, false);
+    return;
+  }
+  trace("connect");
+  if (!in_progress) {
+    on_connected();
+    pump();
+    return;
+  }
+  arm_timeout();
+}
+
+void TcpSession::on_connected() {
+  state_ = State::kEstablished;
+  t_connected_ms_ = w_.loop().now_ms();
+  s_last_ms_ = t_connected_ms_;
+  s_wr_ = true;
+}
+
+void TcpSession::on_connect_failed(int err, bool timeout) {
+  trace(timeout ? "connect-timeout" : "connect-error");
+  if (sfd_ >= 0) {
+    close(sfd_);   // also drops it from epoll
+    sfd_ = -1;
+  }
+  auto& bc = w_.be_counters(be_->index);
+  if (retries_done_ >= be_->settings.retries) {
+    // econ counts sessions whose attempts are exhausted (as HAProxy's failed_conns), charged
+    // to the backend and to the server of the last attempt; earlier failures are retries.
+    w_.srv_counters(be_->server_base + srv_->index()).econ.add();
+    bc.econ.add();
+    finish(timeout ? "sC" : "SC");
+    return;
+  }
+  ++retries_done_;
+  bc.wretr.add();
+  w_.srv_counters(be_->server_base + srv_->index()).wretr.add();
+  // `option redispatch`: +P on every Pth retry, -N on the Nth retry before the last
+  // (-1 = the last one), 0 never.
+  int rd = be_->settings.redispatch;
+  int retries = be_->settings.retries;
+  bool redispatch = rd > 0 ? (retries_done_ % rd == 0) : rd < 0 ? (retries_done_ == retries + 1 + rd) : false;
+  if (redispatch) {
+    lb::Server* old = srv_;
+    pick_server(true);
+    if (srv_ != old) {
+      bc.wredis.add();
+      w_.srv_counters(be_->server_base + old->index()).wredis.add();
+      start_connect();
+      return;
+    }
+  }
+  if (timeout) {
+    start_connect();
+    return;
+  }
+  // Same server after a quick failure: wait the turn-around delay (bounded by timeout connect).
+  uint32_t ct = be_->settings.timeouts.connect;
+  uint64_t delay = ct && ct < kRetryTurnaroundMs ? ct : kRetryTurnaroundMs;
+  t_connect_ms_ = w_.loop().now_ms() + delay;   // retry due time while sfd_ < 0
+  w_.loop().timers().arm(timer_, t_connect_ms_);
+}
+
+void TcpSession::on_io(bool client, uint32_t events) {
+  if (state_ == State::kClosed) return;
+  constexpr uint32_t kReadable = EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
+  constexpr uint32_t kWritable = EPOLLOUT | EPOLLHUP | EPOLLERR;
+  if (client) {
+    if (events & kReadable) c_rd_ = true;
+    if (events & kWritable) c_wr_ = true;
+  } else {
+    if (sfd_ < 0) return;
+    if (state_ == State::kConnecting) {
+      if (events & (EPOLLERR | EPOLLHUP)) {
+        int err = net::pending_socket_error(sfd_);
+        on_connect_failed(err ? err : ECONNREFUSED, false);
+        return;
+      }
+      if (!(events & EPOLLOUT)) return;
+      on_connected();
+    }
+    if (events & kReadable) s_rd_ = true;
+    if (events & kWritable) s_wr_ = true;
+  }
+  pump();
+}
+
+bool TcpSession::relay(bool to_server) {
+  const bool established = state_ == State::kEstablished;
+  if (!to_server && !established) return false;
+  const int from = to_server ? cfd_ : sfd_;
+  const int to = to_server ? sfd_ : cfd_;
+  core::Buffer*& buf = to_server ? req_ : res_;
+  bool& rd = to_server ? c_rd_ : s_rd_;
+  bool& eof = to_server ? c_eof_ : s_eof_;
+  bool& wr = to_server ? s_wr_ : c_wr_;
+  bool& shut = to_server ? s_shut_ : c_shut_;
+  bool progress = false;
+  const uint64_t now = w_.loop().now_ms();
+
+  if (!eof && rd) {
+    if (!buf) buf = w_.buffers().get();
+    if (buf->room() > 0) {
+      ssize_t n = recv(from, buf->write_ptr(), buf->room(), 0);
+      if (n > 0) {
+        buf->tail += static_cast<uint32_t>(n);
+        progress = true;
+        auto un = static_cast<uint64_t>(n);
+        if (to_server) {
+          c_last_ms_ = now;
+          bytes_in_ += un;
+          w_.fe_counters(fe_.index).bin.add(un);
+          w_.be_counters(be_->index).bin.add(un);
+          w_.srv_counters(be_->server_base + srv_->index()).bin.add(un);
+        } else {
+          s_last_ms_ = now;
+          bytes_out_ += un;
+          w_.fe_counters(fe_.index).bout.add(un);
+          w_.be_counters(be_->index).bout.add(un);
+          w_.srv_counters(be_->server_base + srv_->index()).bout.add(un);
+        }
+      } else if (n == 0) {
+        eof = true;
+        progress = true;
+        (to_server ? c_last_ms_ : s_last_ms_) = now;
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        rd = false;
+      } else if (errno != EINTR) {
+        finish(to_server ? "CD" : "SD");
+        return false;
+      }
+    }
+  }
+  if (established && buf && !buf->empty() && wr) {
+    ssize_t n = send(to, buf->read_ptr(), buf->size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      buf->head += static_cast<uint32_t>(n);
+      progress = true;
+      (to_server ? s_last_ms_ : c_last_ms_) = now;
+      if (!buf->empty()) wr = false;   // a short write means the socket buffer is full
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      wr = false;
+    } else if (n < 0 && errno != EINTR) {
+      // The peer we write to is gone.
+      finish(to_server ? "SD" : "CD");
+      return false;
+    }
+  }
+  if (buf && buf->empty()) {
+    w_.buffers().put(buf);
+    buf = nullptr;
+  }
+  if (established && eof && !buf && !shut) {
+    // Everything the peer sent before its FIN has been forwarded: pass the FIN on.
+    shutdown(to, SHUT_WR);
+    shut = true;
+  }
+  return progress;
+}
+
+void TcpSession::pump() {
+  for (;;) {
+    bool progress = relay(true);
+    if (state_ == State::kClosed) return;
+    progress |= relay(false);
+    if (state_ == State::kClosed) return;
+    if (!progress) break;
+  }
+  if (c_eof_ && s_shut_ && s_eof_ && c_shut_) {
+    finish("--");
+    return;
+  }
+  arm_timeout();
+}
+
+uint64_t TcpSession::deadline() const {
+  const Timeouts& to = be_ ? be_->settings.timeouts : fe_.settings.timeouts;
+  const Timeouts& fto = fe_.settings.timeouts;
+  uint64_t d = 0;
+  auto consider = [&d](uint64_t when) {
+    if (when && (d == 0 || when < d)) d = when;
+  };
+  if (state_ == State::kConnecting) {
+    if (sfd_ < 0) return t_connect_ms_;   // waiting for a retry
+    if (to.connect) consider(t_connect_ms_ + to.connect);
+    if (fto.client) consider(c_last_ms_ + fto.client);
+    return d;
+  }
+  bool c_half = c_eof_ || c_shut_;
+  bool s_half = s_eof_ || s_shut_;
+  // `timeout tunnel` replaces client and server timeouts once both sides are connected, and
+  // measures inactivity in both directions together.
+  if (to.tunnel && !c_half && !s_half) {
+    return std::max(c_last_ms_, s_last_ms_) + to.tunnel;
+  }
+  uint32_t ct = fto.client, st = to.server;
+  if (to.tunnel) ct = st = to.tunnel;
+  if (c_half && fto.client_fin) ct = fto.client_fin;
+  if (s_half && to.server_fin) st = to.server_fin;
+  if (ct) consider(c_last_ms_ + ct);
+  if (st) consider(s_last_ms_ + st);
+  return d;
+}
+
+void TcpSession::arm_timeout() {
+  if (state_ == State::kClosed) return;
+  uint64_t d = deadline();
+  auto& timers = w_.loop().timers();
+  if (d == 0) {
+    timers.cancel(timer_);
+  } else if (!timer_.armed() || timer_.expiry() > d) {
+    timers.arm(timer_, d);
+  }
+}
+
+void TcpSession::on_timer(core::Timer&) {
+  if (state_ == State::kClosed) return;
+  uint64_t now = w_.loop().now_ms();
+  uint64_t d = deadline();
+  if (d == 0) return;
+  if (now < d) {
+    w_.loop().timers().arm(timer_, d);   // activity moved the deadline: sleep again
+    return;
+  }
+  if (state_ == State::kConnecting) {
+    if (sfd_ < 0) {   // turn-around delay over: retry the same server
+      start_connect();
+      return;
+    }
+    const Timeouts& to = be_->settings.timeouts;
+    if (to.connect && now >= t_connect_ms_ + to.connect) {
+      on_connect_failed(ETIMEDOUT, true);
+      return;
+    }
+    finish("cC");
+    return;
+  }
+  // Which side went quiet first decides who is blamed in the log.
+  const Timeouts& to = be_->settings.timeouts;
+  const Timeouts& fto = fe_.settings.timeouts;
+  bool c_half = c_eof_ || c_shut_;
+  uint32_t ct = to.tunnel ? to.tunnel : fto.client;
+  if (c_half && fto.client_fin) ct = fto.client_fin;
+  bool client_expired = ct && now >= c_last_ms_ + ct;
+  finish(client_expired ? "cD" : "sD");
+}
+
+void TcpSession::abort(const char* reason) {
+  trace(reason);
+  finish("KD");
+}
+
+void TcpSession::finish(const char* term) {
+  if (state_ == State::kClosed) return;
+  bool was_established = state_ == State::kEstablished;
+  state_ = State::kClosed;
+  last_term_[0] = term[0];
+  last_term_[1] = term[1];
+  trace(term);
+  w_.loop().timers().cancel(timer_);
+  if (cfd_ >= 0) close(cfd_);
+  if (sfd_ >= 0) close(sfd_);
+  cfd_ = sfd_ = -1;
+  if (req_) w_.buffers().put(req_);
+  if (res_) w_.buffers().put(res_);
+  req_ = res_ = nullptr;
+  if (be_) {
+    auto& bc = w_.be_counters(be_->index);
+    if (was_established && term[0] == 'C') bc.cli_abrt.add();
+    if (was_established && term[0] == 'S') {
+      bc.srv_abrt.add();
+      bc.eresp.add();
+    }
+    if (srv_) {
+      auto& sc = w_.srv_counters(be_->server_base + srv_->index());
+      if (was_established && term[0] == 'C') sc.cli_abrt.add();
+      if (was_established && term[0] == 'S') {
+        sc.srv_abrt.add();
+        sc.eresp.add();
+      }
+    }
+  }
+  log_session();
+  if (srv_) srv_->release();
+  if (be_ && term[0] != 'P') be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
+  l_.line->limit.release();
+  fe_.feconn.release();
+  w_.process().actconn().release();
+  w_.session_closed(this);
+}
+
+void TcpSession::log_session() {
+  const auto& s = fe_.settings;
+  if (!s.tcplog || s.logs.empty()) return;
+  if (s.dontlognull && bytes_in_ == 0 && bytes_out_ == 0) return;
+  time_t secs = static_cast<time_t>(t_accept_wall_us_ / 1000000);
+  struct tm tm;
+  localtime_r(&secs, &tm);
+  char date[40];
+  strftime(date, sizeof date, "%d/%b/%Y:%H:%M:%S", &tm);
+  uint64_t now = w_.loop().now_ms();
+  long tc = t_connected_ms_ ? static_cast<long>(t_connected_ms_ - t_accept_ms_) : -1;
+  long tt = static_cast<long>(now - t_accept_ms_);
+  // %ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq
+  std::string line = fmt::format(
+      "{}:{} [{}.{:03}] {} {}/{} 0/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
+      client_.port(), date, (t_accept_wall_us_ / 1000) % 1000, s.name,
+      be_ ? be_->settings.name : std::string("<NOSRV>"), srv_ ? srv_->name() : "<NOSRV>", tc, tt,
+      bytes_out_, last_term_, w_.process().actconn().current(), fe_.feconn.current(),
+      be_ ? be_->be_conns.load(std::memory_order_relaxed) : 0,
+      srv_ ? srv_->current_conns() : 0, retries_done_);
+  w_.logs().send(s.logs, kInfo, line);
+}
+
+}  // namespace sluice::proxy

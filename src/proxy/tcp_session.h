@@ -1,0 +1,91 @@
+#pragma once
+// One proxied TCP connection: client side, server side, and the relay between them.
+// Worker-local from accept to close; nothing on its path takes a lock.
+//
+// States:
+//
+//   accept --start_connect()--> CONNECTING --on EPOLLOUT--> ESTABLISHED --both sides done--> closed
+//                                  |  ^                         |
+//                  connect failure |  | retry / redispatch      +-- error or timeout --> closed
+//                                  v  |
+//                               (retries left?) --no--> closed (econ counted)
+//
+// Half-close: when one side sends FIN, the relay finishes sending what it has buffered in that
+// direction and then shuts down the write side towards the other peer; the opposite direction
+// keeps flowing until its own FIN. The session ends when both directions are done.
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/event_loop.h"
+#include "net/address.h"
+#include "proxy/process.h"
+
+namespace sluice::proxy {
+
+class Worker;
+
+class TcpSession : public core::Deferred, public core::TimerHandler {
+ public:
+  // Takes ownership of `fd`; the connection slots (global, frontend, bind line) have already
+  // been acquired by the accept path and are released when the session ends.
+  TcpSession(Worker& w, Listener& l, int fd, const net::SocketAddress& client);
+  ~TcpSession() override;
+
+  void start();
+  // Closes both sides at once (hard stop, hard-stop-after).
+  void abort(const char* reason);
+
+  std::size_t slot = 0;   // position in the worker's session list
+
+ private:
+  struct End : core::IoHandler {
+    TcpSession* s = nullptr;
+    bool client = false;
+    void on_io(uint32_t events) override { s->on_io(client, events); }
+  };
+  enum class State { kConnecting, kEstablished, kClosed };
+
+  void on_io(bool client, uint32_t events);
+  void on_timer(core::Timer& t) override;
+  void start_connect();
+  void on_connected();
+  void on_connect_failed(int err, bool timeout);
+  bool pick_server(bool redispatch);
+  void pump();
+  bool relay(bool to_server);
+  void arm_timeout();
+  uint64_t deadline() const;
+  void finish(const char* term);
+  void log_session();
+  void trace(const char* what);
+
+  Worker& w_;
+  Listener& l_;
+  Proxy& fe_;
+  Proxy* be_;
+  lb::Server* srv_ = nullptr;
+  int cfd_;
+  int sfd_ = -1;
+  End cend_, send_;
+  core::Buffer* req_ = nullptr;   // client -> server
+  core::Buffer* res_ = nullptr;   // server -> client
+  State state_ = State::kConnecting;
+  bool c_rd_ = true, c_wr_ = true, s_rd_ = false, s_wr_ = false;   // readiness (edge-triggered)
+  bool c_eof_ = false, s_eof_ = false;         // FIN received from that side
+  bool c_shut_ = false, s_shut_ = false;       // we shut down our write side towards it
+  int retries_done_ = 0;
+  uint64_t t_accept_ms_;
+  uint64_t t_connect_ms_ = 0;                  // start of the current connect attempt
+  uint64_t t_connected_ms_ = 0;
+  uint64_t c_last_ms_, s_last_ms_;
+  uint64_t t_accept_wall_us_;
+  uint64_t bytes_in_ = 0, bytes_out_ = 0;
+  net::SocketAddress client_;
+  core::Timer timer_;
+  char last_term_[3] = {'-', '-', 0};   // termination state for the log
+};
+
+}  // namespace sluice::proxy

@@ -1,0 +1,132 @@
+#include "proxy/worker.h"
+
+#include <unistd.h>
+
+#include "base/assert.h"
+#include "proxy/tcp_session.h"
+
+namespace sluice::proxy {
+
+Worker::Worker(Process& process, int id)
+    : process_(process),
+      id_(id),
+      buffers_(process.settings().bufsize),
+      logs_(process.settings().log_tag, process.settings().node),
+      fe_(process.proxies().size()),
+      be_(process.proxies().size()),
+      srv_(static_cast<std::size_t>(process.total_servers())) {}
+
+Worker::~Worker() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::start() {
+  thread_ = std::thread([this] { thread_main(); });
+}
+
+void Worker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::thread_main() {
+  register_listeners();
+  loop_.run();
+  // Hard stop: close whatever is still open.
+  while (!sessions_.empty()) sessions_.back()->abort("stop");
+  close_listeners();
+  for (core::Deferred* d : specials_open_) delete d;
+  specials_open_.clear();
+  loop_.free_deferred_now();
+  process_.worker_exited();
+}
+
+void Worker::register_listeners() {
+  // EPOLLEXCLUSIVE: when a connection arrives on a socket that several threads watch, the
+  // kernel wakes one of them (the first registered waiter that is idle), not all: no
+  // thundering herd. It is level-triggered, so a backlog that one batch did not drain wakes
+  // a thread again.
+  for (auto& l : process_.listeners()) {
+    auto w = std::make_unique<ListenerWatch>(*this, *l);
+    if (loop_.add(l->fd, EPOLLIN | EPOLLEXCLUSIVE, w.get())) w->registered = true;
+    watches_.push_back(std::move(w));
+  }
+  if (id_ == 0) {
+    for (auto& sl : process_.special_listeners()) {
+      auto w = std::make_unique<SpecialWatch>(*this, *sl);
+      if (loop_.add(sl->fd, EPOLLIN, w.get())) w->registered = true;
+      special_watches_.push_back(std::move(w));
+    }
+  }
+}
+
+void Worker::request_stop() {
+  loop_.post([this] { loop_.stop(); });
+}
+
+void Worker::request_soft_stop() {
+  loop_.post([this] {
+    soft_stopping_ = true;
+    close_listeners();
+    maybe_finish_soft_stop();
+  });
+}
+
+void Worker::request_resume() {
+  if (resume_requested_.exchange(true, std::memory_order_acq_rel)) return;
+  loop_.post([this] {
+    resume_requested_.store(false, std::memory_order_release);
+    resume_paused();
+  });
+}
+
+void Worker::close_listeners() {
+  for (auto& w : watches_) {
+    if (w->registered) loop_.remove(w->listener().fd);
+    if (w->paused) process_.paused_listeners().fetch_sub(1, std::memory_order_seq_cst);
+    w->registered = false;
+    w->paused = false;
+  }
+  paused_ = 0;
+  // Special listeners (the CLI) stay open during a soft stop so that an operator can watch
+  // the connections drain; they close with the process.
+}
+
+void Worker::maybe_finish_soft_stop() {
+  if (soft_stopping_ && sessions_.empty()) loop_.stop();
+}
+
+void Worker::session_opened(TcpSession* s) {
+  s->slot = sessions_.size();
+  sessions_.push_back(s);
+  sessions_count_.store(sessions_.size(), std::memory_order_relaxed);
+}
+
+void Worker::session_closed(TcpSession* s) {
+  // Swap-remove: O(1), the moved session learns its new slot.
+  std::size_t i = s->slot;
+  SLUICE_ASSERT(i < sessions_.size() && sessions_[i] == s);
+  sessions_[i] = sessions_.back();
+  sessions_[i]->slot = i;
+  sessions_.pop_back();
+  sessions_count_.store(sessions_.size(), std::memory_order_relaxed);
+  loop_.defer_free(s);
+  process_.slot_freed();
+  maybe_finish_soft_stop();
+}
+
+void Worker::special_opened(core::Deferred* conn) { specials_open_.insert(conn); }
+
+void Worker::special_closed(Process::SpecialListener& l, core::Deferred* conn) {
+  specials_open_.erase(conn);
+  loop_.defer_free(conn);
+  int before = l.conns.fetch_sub(1, std::memory_order_relaxed);
+  if (before >= l.maxconn && !soft_stopping_) {
+    for (auto& w : special_watches_) {
+      if (&w->listener() == &l && !w->registered) {
+        if (loop_.add(l.fd, EPOLLIN, w.get())) w->registered = true;
+      }
+    }
+  }
+}
+
+}  // namespace sluice::proxy

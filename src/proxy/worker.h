@@ -1,0 +1,132 @@
+#pragma once
+// A worker thread: its event loop, buffer pool, per-thread counters, listener watches and
+// the sessions it owns. Everything here is worker-local unless a method says otherwise.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/event_loop.h"
+#include "proxy/log.h"
+#include "proxy/process.h"
+#include "stats/counters.h"
+
+namespace sluice::proxy {
+
+class TcpSession;
+class Worker;
+
+// This worker's registration of one listening socket.
+class ListenerWatch : public core::IoHandler {
+ public:
+  ListenerWatch(Worker& w, Listener& l) : w_(w), l_(l) {}
+  void on_io(uint32_t events) override;
+  Listener& listener() { return l_; }
+  bool registered = false;
+  bool paused = false;    // removed from epoll because a connection limit was reached
+
+ private:
+  Worker& w_;
+  Listener& l_;
+};
+
+class SpecialWatch : public core::IoHandler {
+ public:
+  SpecialWatch(Worker& w, Process::SpecialListener& l) : w_(w), l_(l) {}
+  void on_io(uint32_t events) override;
+  Process::SpecialListener& listener() { return l_; }
+  bool registered = false;
+
+ private:
+  Worker& w_;
+  Process::SpecialListener& l_;
+};
+
+// Per-thread activity counters for `show activity`. Single writer (the worker).
+struct Activity {
+  stats::LocalCounter accepted;
+  stats::LocalCounter accq_pushed;
+  stats::LocalCounter accq_full;
+  stats::LocalCounter accq_ring;
+  stats::LocalCounter conn_dead;
+};
+
+class Worker {
+ public:
+  Worker(Process& process, int id);
+  ~Worker();
+
+  int id() const { return id_; }   // 0-based
+  Process& process() { return process_; }
+  core::EventLoop& loop() { return loop_; }
+  core::BufferPool& buffers() { return buffers_; }
+  LogWriter& logs() { return logs_; }
+
+  // Main thread: starts the thread. The thread registers its listeners and runs the loop.
+  void start();
+  void join();
+
+  // Any thread.
+  void request_stop();
+  void request_soft_stop();
+  void request_resume();
+
+  // Counters: any thread may read.
+  stats::TrafficCounters& fe_counters(int proxy) { return fe_[static_cast<std::size_t>(proxy)]; }
+  stats::TrafficCounters& be_counters(int proxy) { return be_[static_cast<std::size_t>(proxy)]; }
+  stats::TrafficCounters& srv_counters(int global_server) {
+    return srv_[static_cast<std::size_t>(global_server)];
+  }
+  const stats::TrafficCounters& fe_counters(int proxy) const { return fe_[static_cast<std::size_t>(proxy)]; }
+  const stats::TrafficCounters& be_counters(int proxy) const { return be_[static_cast<std::size_t>(proxy)]; }
+  const stats::TrafficCounters& srv_counters(int global_server) const {
+    return srv_[static_cast<std::size_t>(global_server)];
+  }
+  Activity& activity() { return activity_; }
+  const Activity& activity() const { return activity_; }
+  const core::EventLoop& loop() const { return loop_; }
+  uint64_t sessions() const { return sessions_count_.load(std::memory_order_relaxed); }
+
+  // Session bookkeeping. Worker-local.
+  void session_opened(TcpSession* s);
+  void session_closed(TcpSession* s);
+  // A special-listener connection (CLI) opened/closed on this worker; the worker owns it and
+  // frees it (deferred) when closed, or at exit. Worker-local.
+  void special_opened(core::Deferred* conn);
+  void special_closed(Process::SpecialListener& l, core::Deferred* conn);
+
+  // Accept path (accept.cc). Worker-local.
+  void accept_from(ListenerWatch& watch);
+  void accept_special(SpecialWatch& watch);
+
+ private:
+  void thread_main();
+  void register_listeners();
+  void pause(ListenerWatch& watch);
+  void resume_paused();
+  void close_listeners();
+  void maybe_finish_soft_stop();
+  bool limits_have_room(const Listener& l) const;
+
+  Process& process_;
+  int id_;
+  core::EventLoop loop_;
+  core::BufferPool buffers_;
+  LogWriter logs_;
+  std::vector<stats::TrafficCounters> fe_, be_, srv_;
+  Activity activity_;
+  std::vector<std::unique_ptr<ListenerWatch>> watches_;
+  std::vector<std::unique_ptr<SpecialWatch>> special_watches_;
+  std::vector<TcpSession*> sessions_;   // unordered; a session knows its slot
+  std::atomic<uint64_t> sessions_count_{0};
+  std::unordered_set<core::Deferred*> specials_open_;
+  int paused_ = 0;
+  bool soft_stopping_ = false;
+  std::atomic<bool> resume_requested_{false};
+  std::thread thread_;
+};
+
+}  // namespace sluice::proxy

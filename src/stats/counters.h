@@ -1,0 +1,84 @@
+#pragma once
+// Per-thread counters. Each block has exactly one writer, the worker thread that owns it, which
+// updates with a plain load and store (no locked instruction, no shared cache line written per
+// byte). Any thread may read; readers sum the blocks of all threads when someone asks
+// (`show stat`, `show info`), so a dump returns process totals.
+#include <atomic>
+#include <cstdint>
+
+namespace sluice::stats {
+
+class LocalCounter {
+ public:
+  // Owner thread only.
+  void add(uint64_t n = 1) { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  void set(uint64_t n) { v_.store(n, std::memory_order_relaxed); }
+  void raise_to(uint64_t n) {
+    if (n > v_.load(std::memory_order_relaxed)) v_.store(n, std::memory_order_relaxed);
+  }
+  // Any thread.
+  uint64_t get() const { return v_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> v_{0};
+};
+
+// Events per second over a sliding second, estimated HAProxy-style from the current and the
+// previous whole second: rate = curr + prev * (fraction of the current second still to come).
+class LocalRate {
+ public:
+  // Owner thread only. `now_ms` is monotonic milliseconds.
+  void add(uint64_t now_ms, uint64_t n = 1) {
+    uint64_t sec = now_ms / 1000;
+    uint64_t cur_sec = sec_.load(std::memory_order_relaxed);
+    if (sec != cur_sec) {
+      prev_.store(sec == cur_sec + 1 ? curr_.load(std::memory_order_relaxed) : 0,
+                  std::memory_order_relaxed);
+      curr_.store(0, std::memory_order_relaxed);
+      sec_.store(sec, std::memory_order_relaxed);
+    }
+    uint64_t c = curr_.load(std::memory_order_relaxed) + n;
+    curr_.store(c, std::memory_order_relaxed);
+    uint64_t r = read(now_ms);
+    if (r > max_.load(std::memory_order_relaxed)) max_.store(r, std::memory_order_relaxed);
+  }
+  // Any thread.
+  uint64_t read(uint64_t now_ms) const {
+    uint64_t sec = now_ms / 1000;
+    uint64_t s = sec_.load(std::memory_order_relaxed);
+    uint64_t remain = 1000 - now_ms % 1000;
+    if (s == sec)
+      return curr_.load(std::memory_order_relaxed) +
+             prev_.load(std::memory_order_relaxed) * remain / 1000;
+    if (s + 1 == sec) return curr_.load(std::memory_order_relaxed) * remain / 1000;
+    return 0;
+  }
+  uint64_t max() const { return max_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> sec_{0}, curr_{0}, prev_{0}, max_{0};
+};
+
+// The counters of one frontend, backend or server, for one thread.
+struct alignas(64) TrafficCounters {
+  LocalCounter stot;       // sessions
+  LocalCounter smax;       // highest concurrent sessions seen by this thread's increments
+  LocalCounter bin;        // bytes from clients (request side)
+  LocalCounter bout;       // bytes from servers (response side)
+  LocalCounter econ;       // failed connection attempts
+  LocalCounter eresp;      // server-side errors after connect
+  LocalCounter wretr;      // retries
+  LocalCounter wredis;     // redispatches
+  LocalCounter cli_abrt;   // aborted by the client
+  LocalCounter srv_abrt;   // aborted by the server
+  LocalCounter connect;    // connection attempts
+  LocalCounter lbtot;      // chosen by load balancing
+  LocalCounter conn_tot;   // accepted connections (frontends)
+  LocalCounter ereq;       // request errors (frontends)
+  LocalCounter eint;       // internal errors
+  LocalCounter last_sess_ms;   // monotonic ms of the last session, 0 never
+  LocalRate sess_rate;
+  LocalRate conn_rate;
+};
+
+}  // namespace sluice::stats

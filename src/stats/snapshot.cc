@@ -1,1 +1,0 @@
-#include "stats/snapshot.h"
