@@ -47,7 +47,8 @@ def sluice_bin() -> str:
     path = os.environ.get("SLUICE_BIN") or str(REPO_ROOT / "build/release/src/app/sluice")
     if not os.access(path, os.X_OK):
         raise RuntimeError(f"sluice binary not found or not executable: {path} (set SLUICE_BIN)")
-    return path
+    # Absolute: sluice runs with its own working directory (its per-test run folder).
+    return os.path.abspath(path)
 
 
 def slow_factor() -> float:
