@@ -9,7 +9,7 @@
 #   CTEST_ARGS="-R integration" ./scripts/test.sh release
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 modes=("$@")
 [[ ${#modes[@]} -gt 0 ]] || modes=(release asan)
 jobs=${SLUICE_JOBS:-$(nproc 2>/dev/null || echo 2)}
