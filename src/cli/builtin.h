@@ -44,6 +44,8 @@ void cmd_show_stat(const CommandContext& ctx, const std::vector<std::string>& wo
                    std::string* out);
 void cmd_show_servers_state(const CommandContext& ctx, const std::vector<std::string>& words,
                             std::string* out);
+void cmd_show_listeners(const CommandContext& ctx, const std::vector<std::string>& words,
+                        std::string* out);
 void cmd_show_backend(const CommandContext& ctx, const std::vector<std::string>& words,
                       std::string* out);
 void cmd_show_activity(const CommandContext& ctx, const std::vector<std::string>& words,

@@ -44,14 +44,33 @@ struct Timeouts {
   uint32_t server_fin = 0;
 };
 
+// `shards` on a bind line; a bind line created without it copies the global
+// `tune.listener.default-shards` in force at that point of the configuration.
+struct ShardsConfig {
+  enum class Kind { kByProcess, kByGroup, kByThread, kNumber };
+  Kind kind = Kind::kByGroup;
+  int number = 1;
+};
+
+// One `thread` argument item on a bind line (spec sharding.md 1.5), syntax-checked.
+struct ThreadSetConfig {
+  bool relative = false;   // `g/set`
+  int group = 0;           // relative form: 1-based group
+  std::vector<int> ids;    // absolute: global ids 1..1024; relative: local ids 1..64 (all expanded)
+};
+
 struct BindConfig {
   SourceLoc loc;
+  std::string args_text;                  // "bind :80 thread 3-6" as written, for messages
   std::string text;                       // the address word as written (messages, show stat)
   std::vector<net::ListenAddress> addrs;  // expanded list and ranges
   std::string name;                       // `name`
   int maxconn = 0;                        // `maxconn`, 0 = no cap of its own (whole bind line)
   int backlog = 0;                        // `backlog`, 0 = inherit (see effective_backlog)
   int unix_mode = -1;                     // `mode` (octal) for UNIX sockets, -1 = umask
+  int id = 0;                             // `id`, 0 = automatic
+  std::vector<ThreadSetConfig> threads;   // `thread` (repeatable; empty = all threads)
+  ShardsConfig shards;
 };
 
 struct ServerConfig {
@@ -112,8 +131,39 @@ struct StatsSocketConfig {
   int unix_mode = -1;           // `mode 600`; -1 = umask
 };
 
+// `cpu-map [auto:]<groups>[/<threads>] <cpuset>...`
+struct CpuMapConfig {
+  SourceLoc loc;
+  bool automatic = false;
+  std::vector<int> groups;        // selected 1-based group ids
+  std::vector<int> threads;       // selected 1-based local thread ids; empty = all
+  bool group_range = false;       // written as a range/set of several groups
+  bool thread_range = false;
+  std::vector<int> cpus;
+};
+
+// `thread-group <g> <range>...`
+struct ThreadGroupConfig {
+  SourceLoc loc;
+  int group = 0;
+  std::vector<int> threads;       // global thread ids
+};
+
 struct GlobalConfig {
   int nbthread = 0;             // 0 = not set: one thread per usable CPU
+  int thread_groups = 0;        // 0 = not set
+  int max_threads_per_group = 0;   // 0 = not set
+  int thread_hard_limit = 0;       // 0 = not set
+  std::vector<ThreadGroupConfig> thread_group_lines;
+  std::vector<CpuMapConfig> cpu_maps;
+  enum class CpuPolicy { kDefault, kNone, kGroupByCcx, kPerformance };
+  CpuPolicy cpu_policy = CpuPolicy::kDefault;
+  ShardsConfig default_shards;             // tune.listener.default-shards (at end of parsing)
+  enum class MultiQueue { kOn, kFair, kOff };
+  MultiQueue multi_queue = MultiQueue::kOn;   // tune.listener.multi-queue
+  enum class Steering { kHash, kCpu };
+  Steering reuseport_steering = Steering::kHash;   // tune.listener.reuseport-steering
+  bool noreuseport = false;
   int maxconn = 0;              // 0 = not set: derived from RLIMIT_NOFILE at start-up
   std::vector<StatsSocketConfig> stats_sockets;
   uint32_t stats_timeout_ms = 10000;

@@ -61,6 +61,13 @@ void EventLoop::post(std::function<void()> fn) {
   [[maybe_unused]] ssize_t n = write(wakefd_, &one, sizeof one);
 }
 
+void EventLoop::wake_if_sleeping() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!sleeping_.load(std::memory_order_relaxed)) return;
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wakefd_, &one, sizeof one);
+}
+
 void EventLoop::WakeHandler::on_io(uint32_t) {
   uint64_t value;
   while (read(loop_->wakefd_, &value, sizeof value) > 0) {
@@ -93,7 +100,11 @@ void EventLoop::run() {
   epoll_event events[kMaxEvents];
   while (running_) {
     int64_t timeout = timers_.next_timeout_ms(now_ms_);
+    sleeping_.store(true, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (has_pending_ && has_pending_()) timeout = 0;
     int n = epoll_wait(epfd_, events, kMaxEvents, timeout < 0 ? -1 : static_cast<int>(timeout));
+    sleeping_.store(false, std::memory_order_relaxed);
     update_now();
     loops.store(loops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (n < 0) {
@@ -105,6 +116,7 @@ void EventLoop::run() {
     for (int i = 0; i < n; ++i) {
       static_cast<IoHandler*>(events[i].data.ptr)->on_io(events[i].events);
     }
+    if (after_poll_) after_poll_();
     free_deferred();
     timers_.advance(now_ms_);
     free_deferred();

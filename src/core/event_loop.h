@@ -54,12 +54,26 @@ class EventLoop {
 
   // Runs until stop() is called. Worker-local (the thread that runs it owns the loop).
   void run();
+  bool is_running() const { return running_; }
   // Stops run() after the current iteration. Worker-local; from elsewhere, post() it.
   void stop() { running_ = false; }
 
   // Queues `fn` to run on the loop's thread and wakes it. Any thread. Control plane only
   // (stop, soft stop, resume): it takes a mutex.
   void post(std::function<void()> fn);
+
+  // Work that epoll cannot see (a lock-free hand-off queue filled by other threads):
+  // `has_pending` is checked just before sleeping (a true answer makes the loop poll without
+  // blocking) and `after_poll` runs after every batch of events. Worker-local, set before run().
+  void set_pending_work(std::function<bool()> has_pending, std::function<void()> after_poll) {
+    has_pending_ = std::move(has_pending);
+    after_poll_ = std::move(after_poll);
+  }
+  // Wakes the loop if it is blocked in epoll_wait (or about to be). Any thread. The caller
+  // publishes its work first; the loop announces that it sleeps before its last check for
+  // work; with a full fence on both sides at least one of them sees the other, so the
+  // eventfd write (a system call) is only paid when the loop really sleeps.
+  void wake_if_sleeping();
 
   // Counters read by `show activity`. Written by the loop, read by any thread.
   std::atomic<uint64_t> loops{0};
@@ -81,6 +95,9 @@ class EventLoop {
 
   int epfd_ = -1;
   int wakefd_ = -1;
+  std::atomic<bool> sleeping_{false};
+  std::function<bool()> has_pending_;
+  std::function<void()> after_poll_;
   bool running_ = false;
   uint64_t now_ms_ = 0;
   TimerWheel timers_;

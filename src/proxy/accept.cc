@@ -62,17 +62,90 @@ void Worker::accept_from(ListenerWatch& watch) {
     activity_.accepted.add();
     l.cum_conns.fetch_add(1, std::memory_order_relaxed);
     process_.cum_conns().fetch_add(1, std::memory_order_relaxed);
-    auto& fc = fe_counters(fe.index);
-    uint64_t now = loop_.now_ms();
-    fc.conn_tot.add();
-    fc.stot.add();
-    fc.conn_rate.add(now);
-    fc.sess_rate.add(now);
-    fc.smax.raise_to(static_cast<uint64_t>(fe.feconn.current()));
-    auto* s = new TcpSession(*this, l, fd, peer);
-    session_opened(s);
-    s->start();
+    // Multi-queue accept: the connection may run on a less loaded thread of the shard. Its
+    // slots are process-wide (global, frontend, bind line), so only the listener's per-thread
+    // count has to follow it, and that count is charged to the chosen thread before the push.
+    Worker* target = pick_target(l);
+    if (target != this) {
+      auto pos = static_cast<std::size_t>(l.position[static_cast<std::size_t>(target->id_)]);
+      l.given[pos].fetch_add(1, std::memory_order_relaxed);
+      if (target->push_handoff(Handoff{fd, &l, peer})) {
+        activity_.accq_pushed.add();
+        target->loop().wake_if_sleeping();
+        continue;
+      }
+      l.given[pos].fetch_sub(1, std::memory_order_relaxed);
+      activity_.accq_full.add();
+    }
+    l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
+        1, std::memory_order_relaxed);
+    start_session(l, fd, peer);
   }
+}
+
+Worker* Worker::pick_target(Listener& l) {
+  MultiQueue mq = process_.settings().multi_queue;
+  if (mq == MultiQueue::kOff || l.threads.size() < 2 || soft_stopping_ || process_.stopping())
+    return this;
+  const auto& workers = process_.workers();
+  if (mq == MultiQueue::kFair) {
+    uint64_t n = l.fair_cursor.fetch_add(1, std::memory_order_relaxed);
+    int t = l.threads[n % l.threads.size()];
+    return workers[static_cast<std::size_t>(t - 1)].get();
+  }
+  // On: the least loaded thread of the shard, load = its accept-queue length plus the
+  // connections this listener gave it that are still open; the local thread wins ties (no
+  // hand-off cost). A shard has at most a few dozen threads, so the scan is cheap next to
+  // the accept() it follows.
+  int my_pos = l.position[static_cast<std::size_t>(id_)];
+  long best_load = l.given[static_cast<std::size_t>(my_pos)].load(std::memory_order_relaxed) +
+                   static_cast<long>(accq_.size_estimate());
+  Worker* best = this;
+  for (std::size_t i = 0; i < l.threads.size(); ++i) {
+    if (static_cast<int>(i) == my_pos) continue;
+    Worker* w = workers[static_cast<std::size_t>(l.threads[i] - 1)].get();
+    long load = l.given[i].load(std::memory_order_relaxed) + static_cast<long>(w->accq_length());
+    if (load < best_load) {
+      best_load = load;
+      best = w;
+    }
+  }
+  return best;
+}
+
+bool Worker::push_handoff(const Handoff& h) { return accq_.push(h); }
+
+void Worker::drain_handoffs() {
+  Handoff h;
+  while (accq_.pop(&h)) {
+    if (loop_.is_running()) {
+      start_session(*h.listener, h.fd, h.peer);
+      continue;
+    }
+    // The loop is gone (hard stop): give the connection and its slots back.
+    close(h.fd);
+    Listener& l = *h.listener;
+    l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_sub(
+        1, std::memory_order_relaxed);
+    l.line->limit.release();
+    l.proxy->feconn.release();
+    process_.actconn().release();
+  }
+}
+
+void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer) {
+  Proxy& fe = *l.proxy;
+  activity_.sess_started.add();
+  auto& fc = fe_counters(fe.index);
+  uint64_t now = loop_.now_ms();
+  fc.conn_tot.add();
+  fc.stot.add();
+  fc.conn_rate.add(now);
+  fc.sess_rate.add(now);
+  fc.smax.raise_to(static_cast<uint64_t>(fe.feconn.current()));
+  auto* s = new TcpSession(*this, l, fd, peer);
+  session_opened(s);
+  s->start();
 }
 
 void Worker::pause(ListenerWatch& watch) {

@@ -1,7 +1,10 @@
 #include "proxy/process.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <chrono>
 #include <condition_variable>
@@ -62,40 +65,82 @@ base::Result<void> Process::bind_all() {
     if (!p->settings.frontend) continue;
     int next_id = 1;
     for (auto& line : p->bind_lines) {
-      for (const auto& a : line->settings.addrs) {
-        net::ListenOptions opts;
-        opts.backlog = line->settings.backlog;
-        opts.unix_mode = line->settings.unix_mode;
-        opts.reuseport = settings_.reuseport;
-        auto fd = net::open_listener(a, opts);
-        if (!fd.ok()) {
-          base::Error e = fd.error();
-          e.message = fmt::format("Binding [{}:{}] for {} {}: {} [{}]", line->settings.file,
-                                  line->settings.line, p->settings.type, p->settings.name,
-                                  e.message, a.text);
-          return e;
+      const BindSettings& bs = line->settings;
+      if (bs.id > 0) next_id = bs.id;
+      for (std::size_t ai = 0; ai < bs.addrs.size(); ++ai) {
+        const auto& a = bs.addrs[ai];
+        std::vector<std::vector<int>> shards;
+        if (ai < bs.shards.size() && !bs.shards[ai].empty()) shards = bs.shards[ai];
+        if (shards.empty()) {
+          shards.emplace_back();
+          for (int t = 1; t <= nbthread(); ++t) shards.back().push_back(t);
         }
-        auto l = std::make_unique<Listener>();
-        l->fd = *fd;
-        l->proxy = p.get();
-        l->line = line.get();
-        l->addr = a;
-        l->id = next_id++;
-        if (a.kind == net::ListenAddress::Kind::kInet) {
-          l->port = a.addr.port();
-        } else if (a.kind == net::ListenAddress::Kind::kInheritedFd) {
-          net::SocketAddress local;
-          local.len = sizeof local.storage;
-          if (getsockname(l->fd, local.sa(), &local.len) == 0) {
-            l->port = local.port();
-            if (local.family() != AF_UNIX) l->addr.addr = local;
+        bool fell_back = ai < bs.fell_back.size() && bs.fell_back[ai];
+        std::vector<Listener*> siblings;
+        for (std::size_t si = 0; si < shards.size(); ++si) {
+          net::ListenOptions opts;
+          opts.backlog = bs.backlog;
+          opts.unix_mode = bs.unix_mode;
+          opts.reuseport = settings_.reuseport;
+          auto fd = net::open_listener(a, opts);
+          if (!fd.ok()) {
+            base::Error e = fd.error();
+            e.message = fmt::format("Binding [{}:{}] for {} {}: {} [{}]", bs.file, bs.line,
+                                    p->settings.type, p->settings.name, e.message, a.text);
+            return e;
           }
+          auto l = std::make_unique<Listener>();
+          l->fd = *fd;
+          l->proxy = p.get();
+          l->line = line.get();
+          l->addr = a;
+          l->id = next_id++;
+          l->shard = static_cast<int>(si);
+          l->shard_count = static_cast<int>(shards.size());
+          l->fell_back = fell_back;
+          set_threads(*l, shards[si]);
+          struct stat st{};
+          if (fstat(l->fd, &st) == 0) l->inode = st.st_ino;
+          if (a.kind == net::ListenAddress::Kind::kInet) {
+            l->port = a.addr.port();
+          } else if (a.kind == net::ListenAddress::Kind::kInheritedFd) {
+            net::SocketAddress local;
+            local.len = sizeof local.storage;
+            if (getsockname(l->fd, local.sa(), &local.len) == 0) {
+              l->port = local.port();
+              if (local.family() != AF_UNIX) l->addr.addr = local;
+            }
+          }
+          siblings.push_back(l.get());
+          listeners_.push_back(std::move(l));
         }
-        listeners_.push_back(std::move(l));
+        if (settings_.steer_by_cpu && siblings.size() > 1) {
+          if (auto r = steer_by_cpu(siblings); !r.ok()) steering_warnings_.push_back(r.error().message);
+        }
       }
     }
   }
   return {};
+}
+
+void Process::set_threads(Listener& l, const std::vector<int>& threads) {
+  l.threads = threads;
+  l.position.assign(static_cast<std::size_t>(nbthread()), -1);
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    int t = threads[i];
+    l.position[static_cast<std::size_t>(t - 1)] = static_cast<int>(i);
+    int g = group_of(t);
+    if (std::find(l.groups.begin(), l.groups.end(), g) == l.groups.end()) l.groups.push_back(g);
+  }
+  std::sort(l.groups.begin(), l.groups.end());
+  l.given = std::make_unique<std::atomic<int>[]>(threads.size());
+}
+
+int Process::group_of(int thread) const {
+  const auto& tg = settings_.thread_group;
+  if (thread >= 1 && static_cast<std::size_t>(thread) <= tg.size())
+    return tg[static_cast<std::size_t>(thread - 1)];
+  return 1;
 }
 
 void Process::add_special_listener(int fd, int maxconn, SpecialAccept on_accept) {
@@ -107,7 +152,7 @@ void Process::add_special_listener(int fd, int maxconn, SpecialAccept on_accept)
 }
 
 void Process::start() {
-  int n = settings_.nbthread > 0 ? settings_.nbthread : 1;
+  int n = nbthread();
   for (int i = 0; i < n; ++i) workers_.push_back(std::make_unique<Worker>(*this, i));
   running_workers_.store(n);
   for (auto& w : workers_) w->start();
@@ -154,6 +199,18 @@ void Process::join() {
 void Process::slot_freed() {
   if (paused_listeners_.load(std::memory_order_seq_cst) == 0) return;
   for (auto& w : workers_) w->request_resume();
+}
+
+}  // namespace sluice::proxy
+
+namespace sluice::proxy {
+
+base::Result<void> Process::steer_by_cpu(const std::vector<Listener*>& shards) {
+  // Filled in when the steering program builder lands (net/reuseport_steering.h).
+  (void)shards;
+  base::Error e;
+  e.message = "tune.listener.reuseport-steering cpu: not available in this build; using the kernel hash";
+  return e;
 }
 
 }  // namespace sluice::proxy

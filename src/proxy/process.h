@@ -54,7 +54,11 @@ struct BindLine {
   explicit BindLine(BindSettings s) : settings(std::move(s)), limit(settings.maxconn) {}
 };
 
-// One listening socket.
+// One listening socket: one shard of one address of a bind line.
+//
+//   bind_all() --> OPEN (watched by the threads of its shard, EPOLLEXCLUSIVE)
+//   OPEN --limit reached in accept_from()--> paused on that thread --slot_freed()--> OPEN
+//   OPEN --soft_stop(): shutdown()--> STOPPED (kernel refuses connections; fd closed at exit)
 struct Listener {
   int fd = -1;
   Proxy* proxy = nullptr;
@@ -62,6 +66,19 @@ struct Listener {
   net::ListenAddress addr;
   int id = 0;                               // 1-based within the proxy
   uint16_t port = 0;                        // local port, for mapped server ports
+  int shard = 0;                            // index among the shards of its address
+  int shard_count = 1;
+  bool fell_back = false;                   // wanted several shards, got this one socket
+  uint64_t inode = 0;                       // kernel socket identity (st_ino of the fd)
+  std::vector<int> threads;                 // global thread ids (1-based) serving it
+  std::vector<int> groups;                  // their groups, ascending
+  std::vector<int> position;                // per thread (global id - 1): index in threads, -1
+  // Connections this listener handed to each of its threads that are still open (index =
+  // position in `threads`): the load estimate of multi-queue accept. Incremented when a thread
+  // is chosen (before the hand-off), decremented by the owning thread when the session ends,
+  // so the count always moves with the connection.
+  std::unique_ptr<std::atomic<int>[]> given;
+  std::atomic<uint64_t> fair_cursor{0};
   std::atomic<uint64_t> cum_conns{0};       // written with fetch_add by accepting threads
 };
 
@@ -97,6 +114,11 @@ class Process {
   void join();
 
   const ProcessSettings& settings() const { return settings_; }
+  int nbthread() const { return settings_.nbthread > 0 ? settings_.nbthread : 1; }
+  // Group (1-based) of a global thread id (1-based).
+  int group_of(int thread) const;
+  // Warnings from binding that do not stop the start (e.g. CPU steering not attached).
+  const std::vector<std::string>& bind_warnings() const { return steering_warnings_; }
   std::vector<std::unique_ptr<Proxy>>& proxies() { return proxies_; }
   const std::vector<std::unique_ptr<Proxy>>& proxies() const { return proxies_; }
   std::vector<std::unique_ptr<Listener>>& listeners() { return listeners_; }
@@ -136,7 +158,11 @@ class Process {
   void worker_exited();
 
  private:
+  void set_threads(Listener& l, const std::vector<int>& threads);
+  base::Result<void> steer_by_cpu(const std::vector<Listener*>& shards);
+
   ProcessSettings settings_;
+  std::vector<std::string> steering_warnings_;
   std::vector<std::unique_ptr<Proxy>> proxies_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::vector<std::unique_ptr<SpecialListener>> specials_;

@@ -40,8 +40,13 @@ struct BindSettings {
   std::vector<net::ListenAddress> addrs;
   std::string name;
   int maxconn = 0;                        // whole bind line, 0 = none
-  int backlog = 0;                        // already resolved (never 0 here)
+  int backlog = 0;                        // already resolved (never 0 here); per socket
   int unix_mode = -1;
+  int id = 0;                             // `id` of the first listener, 0 = automatic
+  // Shard plan, per address (same order as addrs): each shard is one kernel socket and lists
+  // the global thread ids (1-based) that watch it. Empty = one shard served by every thread.
+  std::vector<std::vector<std::vector<int>>> shards;
+  std::vector<bool> fell_back;            // per address: wanted shards, got one socket
 };
 
 struct ProxySettings {
@@ -64,8 +69,17 @@ struct ProxySettings {
   bool dontlognull = false;
 };
 
+enum class MultiQueue { kOn, kFair, kOff };
+
 struct ProcessSettings {
   int nbthread = 1;
+  int nbtgroups = 1;
+  // Per thread (index = global id - 1): its group (1-based) and the CPUs it is pinned to
+  // (empty = not pinned). Empty vectors = one group, no pinning.
+  std::vector<int> thread_group;
+  std::vector<std::vector<int>> thread_cpus;
+  MultiQueue multi_queue = MultiQueue::kOn;   // tune.listener.multi-queue
+  bool steer_by_cpu = false;                  // tune.listener.reuseport-steering cpu
   int maxconn = 0;                        // resolved global maxconn
   int hard_maxconn = 0;
   int maxaccept = 4;                      // -1 unlimited

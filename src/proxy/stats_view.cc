@@ -55,7 +55,7 @@ stats::ProcessSnapshot StatsView::process() const {
   s.release_date = base::kReleaseDate;
   s.pid = getpid();
   s.nbthread = static_cast<int>(p_.workers().size());
-  s.nbtgroups = 1;
+  s.nbtgroups = p_.settings().nbtgroups;
   s.uptime_s = (now - p_.start_mono_ms()) / 1000;
   s.start_time_s = p_.start_wall_s();
   rlimit rl{};
@@ -173,8 +173,55 @@ stats::ActivitySnapshot StatsView::activity(int current_thread) const {
   metric("accepted", [](const Worker& w) { return w.activity().accepted.get(); });
   metric("accq_pushed", [](const Worker& w) { return w.activity().accq_pushed.get(); });
   metric("accq_full", [](const Worker& w) { return w.activity().accq_full.get(); });
-  metric("accq_ring", [](const Worker& w) { return w.activity().accq_ring.get(); });
+  metric("accq_ring", [](const Worker& w) { return static_cast<uint64_t>(w.accq_length()); });
+  metric("sess_started", [](const Worker& w) { return w.activity().sess_started.get(); });
   return a;
+}
+
+namespace {
+// "1-4,7" from ascending ids.
+std::string compact_list(const std::vector<int>& ids) {
+  std::string out;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(ids[i]);
+    if (j > i) out += "-" + std::to_string(ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<stats::ListenerSnapshot> StatsView::listeners() const {
+  std::vector<stats::ListenerSnapshot> out;
+  for (const auto& lp : p_.listeners()) {
+    const Listener& l = *lp;
+    stats::ListenerSnapshot s;
+    s.proxy = l.proxy->settings.name;
+    s.bind = l.line->settings.text;
+    s.where = l.line->settings.file + ":" + std::to_string(l.line->settings.line);
+    s.shard = l.shard;
+    s.shard_count = l.shard_count;
+    s.fell_back = l.fell_back;
+    s.inode = l.inode;
+    s.groups = compact_list(l.groups);
+    s.threads = compact_list(l.threads);
+    for (std::size_t i = 0; i < l.threads.size(); ++i)
+      s.cur_conns += static_cast<uint64_t>(std::max(0, l.given[i].load(std::memory_order_relaxed)));
+    s.cum_conns = l.cum_conns.load(std::memory_order_relaxed);
+    s.id = l.id;
+    s.name = l.line->settings.name.empty() ? "sock-" + std::to_string(l.id) : l.line->settings.name;
+    s.addr = l.addr.kind == net::ListenAddress::Kind::kInet ? l.addr.addr.to_string() : l.addr.text;
+    s.proto = l.addr.kind == net::ListenAddress::Kind::kInet ? net::proto_name(l.addr.addr)
+              : l.addr.kind == net::ListenAddress::Kind::kUnix ? "unix_stream"
+                                                               : "inherited";
+    s.maxconn = l.line->settings.maxconn;
+    s.status = p_.stopping() ? "STOP" : l.line->limit.has_room() ? "OPEN" : "FULL";
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 }  // namespace sluice::proxy

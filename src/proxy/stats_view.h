@@ -12,6 +12,7 @@ class StatsView : public stats::StatsSource {
   stats::ProcessSnapshot process() const override;
   std::vector<stats::ProxySnapshot> proxies() const override;
   stats::ActivitySnapshot activity(int current_thread) const override;
+  std::vector<stats::ListenerSnapshot> listeners() const override;
 
  private:
   const Process& p_;

@@ -414,6 +414,8 @@ void TcpSession::finish(const char* term) {
   log_session();
   if (srv_) srv_->release();
   if (be_ && term[0] != 'P') be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
+  l_.given[static_cast<std::size_t>(l_.position[static_cast<std::size_t>(w_.id())])].fetch_sub(
+      1, std::memory_order_relaxed);
   l_.line->limit.release();
   fe_.feconn.release();
   w_.process().actconn().release();

@@ -1,5 +1,7 @@
 #include "proxy/worker.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "base/assert.h"
@@ -29,9 +31,13 @@ void Worker::join() {
 }
 
 void Worker::thread_main() {
+  pin_to_cpus();
   register_listeners();
+  loop_.set_pending_work([this] { return accq_.size_estimate() > 0; }, [this] { drain_handoffs(); });
   loop_.run();
-  // Hard stop: close whatever is still open.
+  // Hard stop: close whatever is still open, including connections handed to us that we
+  // never started (their slots are released like any other session's).
+  drain_handoffs();
   while (!sessions_.empty()) sessions_.back()->abort("stop");
   close_listeners();
   for (core::Deferred* d : specials_open_) delete d;
@@ -40,12 +46,26 @@ void Worker::thread_main() {
   process_.worker_exited();
 }
 
+void Worker::pin_to_cpus() {
+  const auto& all = process_.settings().thread_cpus;
+  if (static_cast<std::size_t>(id_) >= all.size() || all[static_cast<std::size_t>(id_)].empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : all[static_cast<std::size_t>(id_)])
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+  // A refusal (e.g. a CPU outside the cgroup's set) leaves the thread unpinned; the plan was
+  // already validated against the CPUs the process may use.
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
 void Worker::register_listeners() {
   // EPOLLEXCLUSIVE: when a connection arrives on a socket that several threads watch, the
   // kernel wakes one of them (the first registered waiter that is idle), not all: no
   // thundering herd. It is level-triggered, so a backlog that one batch did not drain wakes
   // a thread again.
+  // Each thread watches only the sockets of the shards it belongs to.
   for (auto& l : process_.listeners()) {
+    if (l->position[static_cast<std::size_t>(id_)] < 0) continue;
     auto w = std::make_unique<ListenerWatch>(*this, *l);
     if (loop_.add(l->fd, EPOLLIN | EPOLLEXCLUSIVE, w.get())) w->registered = true;
     watches_.push_back(std::move(w));
@@ -92,7 +112,7 @@ void Worker::close_listeners() {
 }
 
 void Worker::maybe_finish_soft_stop() {
-  if (soft_stopping_ && sessions_.empty()) loop_.stop();
+  if (soft_stopping_ && sessions_.empty() && accq_.size_estimate() == 0) loop_.stop();
 }
 
 void Worker::session_opened(TcpSession* s) {

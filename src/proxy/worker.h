@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/bounded_queue.h"
 #include "core/buffer.h"
 #include "core/event_loop.h"
 #include "proxy/log.h"
@@ -47,11 +48,17 @@ class SpecialWatch : public core::IoHandler {
 
 // Per-thread activity counters for `show activity`. Single writer (the worker).
 struct Activity {
-  stats::LocalCounter accepted;
-  stats::LocalCounter accq_pushed;
-  stats::LocalCounter accq_full;
-  stats::LocalCounter accq_ring;
-  stats::LocalCounter conn_dead;
+  stats::LocalCounter accepted;      // connections this thread took with accept()
+  stats::LocalCounter accq_pushed;   // of those, handed to another thread's accept queue
+  stats::LocalCounter accq_full;     // hand-offs refused by a full queue (kept locally)
+  stats::LocalCounter sess_started;  // sessions this thread ran (its own + received)
+};
+
+// An accepted connection handed to another thread (multi-queue accept).
+struct Handoff {
+  int fd = -1;
+  Listener* listener = nullptr;
+  net::SocketAddress peer;
 };
 
 class Worker {
@@ -60,6 +67,8 @@ class Worker {
   ~Worker();
 
   int id() const { return id_; }   // 0-based
+  int tid() const { return id_ + 1; }   // global thread id, 1-based
+  int group() const { return process_.group_of(id_ + 1); }
   Process& process() { return process_; }
   core::EventLoop& loop() { return loop_; }
   core::BufferPool& buffers() { return buffers_; }
@@ -98,12 +107,19 @@ class Worker {
   void special_opened(core::Deferred* conn);
   void special_closed(Process::SpecialListener& l, core::Deferred* conn);
 
-  // Accept path (accept.cc). Worker-local.
+  // Accept path (accept.cc). Worker-local unless stated.
   void accept_from(ListenerWatch& watch);
   void accept_special(SpecialWatch& watch);
+  // Another thread hands us an accepted connection. Any thread. False when the queue is full.
+  bool push_handoff(const Handoff& h);
+  std::size_t accq_length() const { return accq_.size_estimate(); }
 
  private:
   void thread_main();
+  void pin_to_cpus();
+  void drain_handoffs();
+  Worker* pick_target(Listener& l);
+  void start_session(Listener& l, int fd, const net::SocketAddress& peer);
   void register_listeners();
   void pause(ListenerWatch& watch);
   void resume_paused();
@@ -126,6 +142,7 @@ class Worker {
   int paused_ = 0;
   bool soft_stopping_ = false;
   std::atomic<bool> resume_requested_{false};
+  core::BoundedQueue<Handoff> accq_{1024};
   std::thread thread_;
 };
 

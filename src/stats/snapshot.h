@@ -60,6 +60,17 @@ struct ServerSnapshot {
 };
 
 struct ListenerSnapshot {
+  std::string proxy;             // owning frontend/listen name
+  std::string bind;              // the bind line's address text
+  std::string where;             // "file:line" of the bind line
+  int shard = 0;                 // index among the shards of its address
+  int shard_count = 1;
+  bool fell_back = false;        // wanted several shards, SO_REUSEPORT unavailable
+  uint64_t inode = 0;            // kernel socket identity
+  std::string groups;            // "1" or "1-2"
+  std::string threads;           // "1-4" or "1,3"
+  uint64_t cur_conns = 0;
+  uint64_t cum_conns = 0;
   std::string name;              // bind `name` or "sock-<id>"
   int id = 0;
   std::string addr;
@@ -139,6 +150,8 @@ class StatsSource {
   virtual ProcessSnapshot process() const = 0;
   virtual std::vector<ProxySnapshot> proxies() const = 0;
   virtual ActivitySnapshot activity(int current_thread) const = 0;
+  // Every listening socket (shard), in configuration order. Default: none.
+  virtual std::vector<ListenerSnapshot> listeners() const { return {}; }
 };
 
 }  // namespace sluice::stats

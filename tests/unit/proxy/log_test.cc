@@ -6,7 +6,7 @@ namespace sluice::proxy {
 namespace {
 
 // 2026-11-30 05:50:00.123456 UTC
-constexpr uint64_t kWall = 1795931400123456ull;
+constexpr uint64_t kWall = 1796017800123456ull;
 
 TEST(LogFormat, Rfc3164HasPriorityTagAndPid) {
   LogTarget t;
