@@ -52,6 +52,7 @@ else
     "${sudo[@]}" chmod 755 "$policy"
     added_policy=1
   fi
+  # shellcheck disable=SC2317  # called through the EXIT trap
   cleanup() { if [[ $added_policy == 1 ]]; then "${sudo[@]}" rm -f "$policy"; fi; }
   trap cleanup EXIT
   export DEBIAN_FRONTEND=noninteractive

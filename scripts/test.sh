@@ -9,7 +9,7 @@
 #   CTEST_ARGS="-R integration" ./scripts/test.sh release
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 modes=("$@")
 [[ ${#modes[@]} -gt 0 ]] || modes=(release asan)
 jobs=${SLUICE_JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -29,6 +29,7 @@ exec </dev/null
 summary=()
 status=0
 for mode in "${modes[@]}"; do
+  t0=$SECONDS
   echo "=== sluice tests: $mode: configure and build"
   if ! cmake --preset "$mode"; then
     summary+=("$mode configure FAILED"); status=1; continue
@@ -37,7 +38,14 @@ for mode in "${modes[@]}"; do
     summary+=("$mode build FAILED"); status=1; continue
   fi
 
-  echo "=== sluice tests: $mode: run"
+  echo "=== sluice tests: $mode: built in $((SECONDS - t0))s; running the tests"
+  t1=$SECONDS
+  # Sanitizer builds run several times slower: integration tests stretch their deadlines
+  # (never their assertions on behaviour) by this factor.
+  case $mode in
+    asan|tsan|fuzz) export SLUICE_TEST_SLOW=${SLUICE_TEST_SLOW_SANITIZED:-3} ;;
+    *) export SLUICE_TEST_SLOW=${SLUICE_TEST_SLOW_DEFAULT:-1} ;;
+  esac
   log=build/$mode/Testing/sluice-test.log
   mkdir -p "build/$mode/Testing"
   # Integration folders each start their own processes on ports they pick, so they can run in
@@ -46,6 +54,7 @@ for mode in "${modes[@]}"; do
   ctest --test-dir "build/$mode" --output-on-failure -j "${SLUICE_CTEST_JOBS:-2}" \
         --timeout 600 ${CTEST_ARGS:-} 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
+  echo "=== sluice tests: $mode: tests ran in $((SECONDS - t1))s"
   # ctest's own tally: "100% tests passed, 0 tests failed out of 42" / "No tests were found!!!"
   line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
   if [[ -n $line ]]; then

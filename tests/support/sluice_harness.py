@@ -47,7 +47,8 @@ def sluice_bin() -> str:
     path = os.environ.get("SLUICE_BIN") or str(REPO_ROOT / "build/release/src/app/sluice")
     if not os.access(path, os.X_OK):
         raise RuntimeError(f"sluice binary not found or not executable: {path} (set SLUICE_BIN)")
-    return path
+    # Absolute: sluice runs with its own working directory (its per-test run folder).
+    return os.path.abspath(path)
 
 
 def slow_factor() -> float:
@@ -56,6 +57,11 @@ def slow_factor() -> float:
         return float(os.environ.get("SLUICE_TEST_SLOW", "1"))
     except ValueError:
         return 1.0
+
+
+class ProcessExited(AssertionError):
+    """Raised from a wait predicate when waiting any longer is pointless; wait_until passes it
+    on at once instead of polling until its deadline."""
 
 
 def wait_until(predicate: Callable[[], object], timeout: float = 5.0, interval: float = 0.01,
@@ -69,6 +75,8 @@ def wait_until(predicate: Callable[[], object], timeout: float = 5.0, interval: 
             value = predicate()
             if value:
                 return value
+        except ProcessExited:
+            raise
         except Exception as exc:  # noqa: BLE001 - reported below
             last_exc = exc
         if time.monotonic() >= deadline:
@@ -387,7 +395,7 @@ class Sluice:
 
     def _check_alive(self, what: str) -> None:
         if not self.running():
-            raise AssertionError(f"sluice exited while waiting for {what}\n{self.describe()}")
+            raise ProcessExited(f"sluice exited while waiting for {what}\n{self.describe()}")
 
     def wait_listening(self, port: int, timeout: float = 10.0) -> None:
         """Waits until sluice itself has a TCP socket listening on port (read from /proc, so
@@ -961,7 +969,7 @@ http {{
 
         def ready():
             if self.proc.poll() is not None:
-                raise AssertionError(f"nginx exited: {self.log()}")
+                raise ProcessExited(f"nginx exited: {self.log()}")
             return is_listening(port, self.proc.pid)
         try:
             wait_until(ready, 10, message=lambda: f"nginx on port {port}: {self.log()}")
