@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "app/thread_setup.h"
+#include "net/reuseport_steering.h"
 #include "net/shard_plan.h"
 #include "net/socket.h"
 
@@ -78,12 +79,16 @@ base::Result<void> plan_listeners(const config::ConfigModel& model, const core::
       }
       bs.shards.clear();
       bs.fell_back.clear();
+      bs.steering.clear();
       for (const auto& a : bc.addrs) {
         bool reuseport = false;
         std::string proto = "unix_stream";
         if (a.kind == net::ListenAddress::Kind::kInet) {
           proto = net::proto_name(a.addr);
-          reuseport = !reuseport_off && net::probe_reuseport(a.addr.family());
+          // The live probe runs only when more than one socket is wanted (spec 3).
+          reuseport = !reuseport_off;
+          if (reuseport && net::wanted_shards(to_shards(bc.shards), *threads, plan) > 1)
+            reuseport = net::probe_reuseport(a.addr.family());
         } else if (a.kind == net::ListenAddress::Kind::kInheritedFd) {
           // An inherited socket is one kernel socket: sluice cannot add siblings to it.
           proto = "inherited fd";
@@ -96,6 +101,9 @@ base::Result<void> plan_listeners(const config::ConfigModel& model, const core::
         for (const auto& s : r.shards) shard_threads.push_back(s.threads);
         bs.shards.push_back(std::move(shard_threads));
         bs.fell_back.push_back(r.fell_back);
+        std::vector<int> steer;
+        if (settings.steer_by_cpu && r.shards.size() > 1) steer = net::cpu_to_shard_map(r, plan);
+        bs.steering.push_back(std::move(steer));
       }
     }
   }

@@ -26,9 +26,10 @@ void cmd_show_listeners(const CommandContext& ctx, const std::vector<std::string
   for (const auto& l : ls) {
     if (!only.empty() && l.proxy != only) continue;
     // Fields never contain blanks: a bind text with spaces is not possible (one address word).
-    *out += fmt::format("{} {} {}/{} {} {} {} {} {} {} {}{}\n", l.proxy, l.bind, l.shard + 1,
+    *out += fmt::format("{} {} {}/{} {} {} {} {} {} {} {}{}{}\n", l.proxy, l.bind, l.shard + 1,
                         l.shard_count, l.addr, l.inode, l.groups, l.threads, l.cur_conns,
-                        l.cum_conns, l.status, l.fell_back ? " fallback" : "");
+                        l.cum_conns, l.status, l.fell_back ? " fallback" : "",
+                        l.steered ? " steered" : "");
   }
 }
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "base/clock.h"
+#include "net/reuseport_steering.h"
 #include "net/socket.h"
 #include "proxy/worker.h"
 
@@ -73,7 +74,7 @@ base::Result<void> Process::bind_all() {
         if (ai < bs.shards.size() && !bs.shards[ai].empty()) shards = bs.shards[ai];
         if (shards.empty()) {
           shards.emplace_back();
-          for (int t = 1; t <= nbthread(); ++t) shards.back().push_back(t);
+          for (int tid = 1; tid <= nbthread(); ++tid) shards.back().push_back(tid);
         }
         bool fell_back = ai < bs.fell_back.size() && bs.fell_back[ai];
         std::vector<Listener*> siblings;
@@ -114,8 +115,19 @@ base::Result<void> Process::bind_all() {
           siblings.push_back(l.get());
           listeners_.push_back(std::move(l));
         }
-        if (settings_.steer_by_cpu && siblings.size() > 1) {
-          if (auto r = steer_by_cpu(siblings); !r.ok()) steering_warnings_.push_back(r.error().message);
+        if (ai < bs.steering.size() && !bs.steering[ai].empty() && siblings.size() > 1) {
+          // After every shard's listen(): the program's answer indexes the reuseport group's
+          // sockets in the order they joined it.
+          auto r = net::attach_cpu_steering(siblings[0]->fd,
+                                            net::build_cpu_steering_program(bs.steering[ai]));
+          if (!r.ok()) {
+            steering_warnings_.push_back(fmt::format(
+                "{} '{}': cannot attach the CPU steering program to {} ({}); the kernel's hash "
+                "distributes connections over its {} sockets instead.",
+                p->settings.type, p->settings.name, a.text, r.error().message, siblings.size()));
+          } else {
+            for (Listener* l : siblings) l->steered = true;
+          }
         }
       }
     }
@@ -203,14 +215,3 @@ void Process::slot_freed() {
 
 }  // namespace sluice::proxy
 
-namespace sluice::proxy {
-
-base::Result<void> Process::steer_by_cpu(const std::vector<Listener*>& shards) {
-  // Filled in when the steering program builder lands (net/reuseport_steering.h).
-  (void)shards;
-  base::Error e;
-  e.message = "tune.listener.reuseport-steering cpu: not available in this build; using the kernel hash";
-  return e;
-}
-
-}  // namespace sluice::proxy

@@ -69,6 +69,7 @@ struct Listener {
   int shard = 0;                            // index among the shards of its address
   int shard_count = 1;
   bool fell_back = false;                   // wanted several shards, got this one socket
+  bool steered = false;                     // a CPU steering program picks the shard
   uint64_t inode = 0;                       // kernel socket identity (st_ino of the fd)
   std::vector<int> threads;                 // global thread ids (1-based) serving it
   std::vector<int> groups;                  // their groups, ascending
@@ -159,7 +160,6 @@ class Process {
 
  private:
   void set_threads(Listener& l, const std::vector<int>& threads);
-  base::Result<void> steer_by_cpu(const std::vector<Listener*>& shards);
 
   ProcessSettings settings_;
   std::vector<std::string> steering_warnings_;

@@ -47,6 +47,9 @@ struct BindSettings {
   // the global thread ids (1-based) that watch it. Empty = one shard served by every thread.
   std::vector<std::vector<std::vector<int>>> shards;
   std::vector<bool> fell_back;            // per address: wanted shards, got one socket
+  // Per address: CPU -> shard index for `tune.listener.reuseport-steering cpu`; empty = the
+  // kernel's 4-tuple hash.
+  std::vector<std::vector<int>> steering;
 };
 
 struct ProxySettings {

@@ -205,6 +205,7 @@ std::vector<stats::ListenerSnapshot> StatsView::listeners() const {
     s.shard = l.shard;
     s.shard_count = l.shard_count;
     s.fell_back = l.fell_back;
+    s.steered = l.steered;
     s.inode = l.inode;
     s.groups = compact_list(l.groups);
     s.threads = compact_list(l.threads);

@@ -66,6 +66,7 @@ struct ListenerSnapshot {
   int shard = 0;                 // index among the shards of its address
   int shard_count = 1;
   bool fell_back = false;        // wanted several shards, SO_REUSEPORT unavailable
+  bool steered = false;          // a CPU steering program picks the shard
   uint64_t inode = 0;            // kernel socket identity
   std::string groups;            // "1" or "1-2"
   std::string threads;           // "1-4" or "1,3"
