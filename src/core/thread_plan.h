@@ -40,6 +40,10 @@ struct Topology {
 // information gives CPUs without l3_id (one group).
 Topology read_topology(const std::string& sysfs_root, const std::vector<int>& allowed);
 
+// The kernel's CPU list format ("0-3,8,10-11") to ascending CPU ids, and back. Any thread.
+std::vector<int> parse_cpu_list_text(const std::string& text);
+std::string format_cpu_list(const std::vector<int>& cpus);
+
 // The CPUs the calling process may run on (sched_getaffinity).
 std::vector<int> process_affinity();
 
