@@ -63,22 +63,19 @@ void Worker::accept_from(ListenerWatch& watch) {
     l.cum_conns.fetch_add(1, std::memory_order_relaxed);
     process_.cum_conns().fetch_add(1, std::memory_order_relaxed);
     // Multi-queue accept: the connection may run on a less loaded thread of the shard. Its
-    // slots are process-wide (global, frontend, bind line), so only the listener's per-thread
-    // count has to follow it, and that count is charged to the chosen thread before the push.
+    // slots are process-wide (global, frontend, bind line), and the listener's per-thread
+    // count is kept by the thread that runs the session (charged in start_session, released
+    // at close), so nothing has to be moved between threads with it: while it waits in the
+    // queue it is counted by the queue length.
     Worker* target = pick_target(l);
     if (target != this) {
-      auto pos = static_cast<std::size_t>(l.position[static_cast<std::size_t>(target->id_)]);
-      l.given[pos].fetch_add(1, std::memory_order_relaxed);
       if (target->push_handoff(Handoff{fd, &l, peer})) {
         activity_.accq_pushed.add();
         target->loop().wake_if_sleeping();
         continue;
       }
-      l.given[pos].fetch_sub(1, std::memory_order_relaxed);
       activity_.accq_full.add();
     }
-    l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
-        1, std::memory_order_relaxed);
     start_session(l, fd, peer);
   }
 }
@@ -125,8 +122,6 @@ void Worker::drain_handoffs() {
     // The loop is gone (hard stop): give the connection and its slots back.
     close(h.fd);
     Listener& l = *h.listener;
-    l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_sub(
-        1, std::memory_order_relaxed);
     l.line->limit.release();
     l.proxy->feconn.release();
     process_.actconn().release();
@@ -136,6 +131,8 @@ void Worker::drain_handoffs() {
 void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer) {
   Proxy& fe = *l.proxy;
   activity_.sess_started.add();
+  l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
+      1, std::memory_order_relaxed);
   auto& fc = fe_counters(fe.index);
   uint64_t now = loop_.now_ms();
   fc.conn_tot.add();

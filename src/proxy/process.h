@@ -74,10 +74,11 @@ struct Listener {
   std::vector<int> threads;                 // global thread ids (1-based) serving it
   std::vector<int> groups;                  // their groups, ascending
   std::vector<int> position;                // per thread (global id - 1): index in threads, -1
-  // Connections this listener handed to each of its threads that are still open (index =
-  // position in `threads`): the load estimate of multi-queue accept. Incremented when a thread
-  // is chosen (before the hand-off), decremented by the owning thread when the session ends,
-  // so the count always moves with the connection.
+  // Open connections of this listener per thread (index = position in `threads`): the load
+  // estimate of multi-queue accept, with the thread's accept-queue length. Each slot has one
+  // writer, the thread that runs the sessions (incremented when a session starts there,
+  // decremented when it ends), so a connection's accounting can never be split between
+  // threads.
   std::unique_ptr<std::atomic<int>[]> given;
   std::atomic<uint64_t> fair_cursor{0};
   std::atomic<uint64_t> cum_conns{0};       // written with fetch_add by accepting threads
