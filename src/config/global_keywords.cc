@@ -51,6 +51,19 @@ void kw_maxconn(Parser& p, Line& l) {
   p.global_maxconn_set = true;
 }
 
+// `maxconnrate` / `maxsessrate`: accepted connections (sessions) per second, process-wide.
+// In TCP mode a session starts with its connection, so both limit the same thing; the lower
+// one wins.
+void kw_rate_limit(Parser& p, Line& l) {
+  std::string v = l.args.size() > 1 ? l.args[1] : "";
+  auto n = parse_strict_int(v, 1, INT_MAX);
+  if (!n)
+    throw ConfigError{fmt::format("{}'{}' expects a positive integer (connections per second), got '{}'.",
+                                  l.where, l.args[0], v)};
+  no_extra(l, 2);
+  (l.args[0] == "maxconnrate" ? p.global.max_conn_rate : p.global.max_sess_rate) = static_cast<int>(*n);
+}
+
 void stats_socket(Parser& p, Line& l) {
   if (l.args.size() < 3)
     throw ConfigError{l.where + "'stats socket' expects an address (a UNIX path, ipv4@addr:port, "
@@ -240,7 +253,7 @@ constexpr std::string_view kHaproxyGlobal[] = {
     "cpu-set", "cpu-affinity",
     "ssl-default-bind-options", "ssl-default-server-options", "ssl-server-verify", "strict-limits",
     "uid", "ulimit-n", "unix-bind", "user", "busy-polling",
-    "max-spread-checks", "maxconnrate", "maxsessrate", "maxsslconn", "maxpipes", "maxzlibmem",
+    "max-spread-checks", "maxsslconn", "maxpipes", "maxzlibmem",
     "expose-experimental-directives", "h1-case-adjust", "httpclient.resolvers.disabled",
     "tune.maxpollevents", "tune.runqueue-depth", "tune.http.maxhdr", "tune.ssl.default-dh-param", "tune.idle-pool.shared",
     "tune.rcvbuf.client", "tune.sndbuf.client", "tune.rcvbuf.server", "tune.sndbuf.server",
@@ -256,6 +269,8 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"pidfile", kInGlobal, 0, kw_pidfile, "<path>: write the pid there; a second one warns"},
     {"hard-stop-after", kInGlobal, 0, kw_hard_stop_after, "<time>: longest soft-stop duration"},
     {"tune.bufsize", kInGlobal, 0, kw_bufsize, "<size>: buffer size, rounded up to a multiple of 16 (default 16384)"},
+    {"maxconnrate", kInGlobal, 0, kw_rate_limit, "<n>: accepted connections per second, process-wide"},
+    {"maxsessrate", kInGlobal, 0, kw_rate_limit, "<n>: new sessions per second, process-wide (equal to connections in TCP mode)"},
     {"tune.maxaccept", kInGlobal, 0, kw_maxaccept, "<n>|-1: connections accepted per wake-up (default 4)"},
     {"node", kInGlobal, 0, kw_node, "<name>: node name shown by stats"},
     {"description", kInGlobal, 0, kw_description, "<text...>: description shown by stats"},

@@ -45,11 +45,20 @@ void Worker::accept_from(ListenerWatch& watch) {
       pause(watch);
       return;
     }
+    if (!process_.accept_rate().try_take(loop_.now_ms())) {
+      // `maxconnrate` spent for this second: stop watching until the next second starts.
+      l.line->limit.release();
+      fe.feconn.release();
+      process_.actconn().release();
+      pause_until_next_second(watch);
+      return;
+    }
     net::SocketAddress peer;
     peer.len = sizeof peer.storage;
     int fd = accept4(l.fd, peer.sa(), &peer.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       int err = errno;
+      process_.accept_rate().give_back();
       l.line->limit.release();
       fe.feconn.release();
       process_.actconn().release();
@@ -157,6 +166,19 @@ void Worker::pause(ListenerWatch& watch) {
   process_.paused_listeners().fetch_add(1, std::memory_order_seq_cst);
   if (limits_have_room(watch.listener())) resume_paused();
 }
+
+void Worker::pause_until_next_second(ListenerWatch& watch) {
+  if (watch.paused) return;
+  loop_.remove(watch.listener().fd);
+  watch.registered = false;
+  watch.paused = true;
+  ++paused_;
+  process_.paused_listeners().fetch_add(1, std::memory_order_seq_cst);
+  uint64_t next = (loop_.now_ms() / 1000 + 1) * 1000;
+  if (!rate_timer_.armed() || rate_timer_.expiry() > next) loop_.timers().arm(rate_timer_, next);
+}
+
+void Worker::on_timer(core::Timer&) { resume_paused(); }
 
 void Worker::resume_paused() {
   if (paused_ == 0 || soft_stopping_) return;
