@@ -217,10 +217,10 @@ class Candidate:
                     GLOBAL_EXTRA=self.extra, STREAM_MODULE=ctx.tools.stream_module)
         if self.kind == "sluice":
             cfg = render("sluice-tcp.cfg", run / f"{tag}.cfg", **vars)
-            cmd = [ctx.tools.sluice, "-q", "-f", str(cfg)]
+            cmd = [ctx.tools.sluice, "-f", str(cfg)]
         elif self.kind == "haproxy":
             cfg = render(f"haproxy-{self.mode}.cfg", run / f"{tag}.cfg", **vars)
-            cmd = [ctx.tools.haproxy, "-q", "-f", str(cfg)]
+            cmd = [ctx.tools.haproxy, "-f", str(cfg)]
         elif self.kind == "nginx":
             cfg = render(f"nginx-{'stream' if self.mode == 'tcp' else 'http'}.conf", run / f"{tag}.conf", **vars)
             cmd = [ctx.tools.nginx, "-q", "-p", str(run), "-e", str(run / "proxy-nginx-error.log"), "-c", str(cfg)]
@@ -232,7 +232,12 @@ class Candidate:
             cmd = wrapper + cmd
         errf = open(run / f"{tag}.stderr", "ab")
         proc = subprocess.Popen(cmd, stdout=errf, stderr=errf, stdin=subprocess.DEVNULL)
-        wait_port(port, proc=proc, timeout=30 if wrapper else 10)
+        try:
+            wait_port(port, proc=proc, timeout=30 if wrapper else 10)
+        except RuntimeError as e:
+            stop(proc)
+            tail = (run / f"{tag}.stderr").read_text(errors="replace")[-400:]
+            raise RuntimeError(f"{e}: {tail}") from None
         return proc
 
     def mode_text(self) -> str:
@@ -712,7 +717,205 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return a
 
 
+# --------------------------------------------------------------------------- extra tools
+
+def _single(args_list: list[str], defaults: dict) -> argparse.Namespace:
+    """A Namespace good enough for Ctx with the run's defaults."""
+    a = parse([])
+    for k, v in defaults.items():
+        setattr(a, k, v)
+    return a
+
+
+def cmd_instructions(argv: list[str]) -> int:
+    """Instructions per forwarded TCP connection, counted by callgrind (deterministic guard)."""
+    p = argparse.ArgumentParser(prog="bench/instructions.sh")
+    p.add_argument("--conns", type=int, default=env_int("BENCH_INSTR_CONNS", 2000))
+    p.add_argument("--conc", type=int, default=8)
+    p.add_argument("--top", type=int, default=25, help="functions to list from callgrind_annotate")
+    p.add_argument("--out", default="", help="also write the callgrind file and annotation here")
+    p.add_argument("--keep", action="store_true")
+    o = p.parse_args(argv)
+    a = _single([], {"keep": o.keep})
+    tools = Tools()
+    missing = tools.check(["sluice", "nginx", "loadgen"])
+    if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
+        missing.append("valgrind")
+    if missing:
+        print(f"bench: missing: {', '.join(missing)}", file=sys.stderr)
+        return 77
+    ctx = Ctx(a)
+    cg = ctx.run_dir / "callgrind.out"
+    proc = None
+    try:
+        ctx.start_backend()
+        cand = Candidate("sluice", "sluice", "tcp", 1)
+        proc = cand.start(ctx, ctx.port, ctx.backend_port,
+                          wrapper=["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                                   f"--callgrind-out-file={cg}"])
+        run_connrate(ctx, ctx.port, count=100, conc=o.conc)  # warm-up, not counted
+        subprocess.run(["callgrind_control", "-i", "on", str(proc.pid)], check=True, capture_output=True)
+        r = run_connrate(ctx, ctx.port, count=o.conns, conc=o.conc)
+        subprocess.run(["callgrind_control", "-i", "off", str(proc.pid)], check=True, capture_output=True)
+        stop(proc, timeout=60)
+        text = cg.read_text(errors="replace")
+        m = re.search(r"^totals:\s+(\d+)", text, re.M)
+        if not m:
+            raise SystemExit("bench: no totals in the callgrind output")
+        ir = int(m.group(1))
+        ann = subprocess.run(["callgrind_annotate", "--inclusive=no", f"--threshold=99", str(cg)],
+                             capture_output=True, text=True).stdout
+        if o.out:
+            out = Path(o.out)
+            out.mkdir(parents=True, exist_ok=True)
+            shutil.copy(cg, out / "callgrind.out")
+            (out / "callgrind-annotate.txt").write_text(ann)
+        print(f"connections: {r['ops']} (errors {r['errors']}), concurrency {o.conc}, sluice nbthread 1")
+        print(f"instructions (sluice user space, all threads): {ir}")
+        print(f"instructions/connection: {ir / max(1, r['ops']):.0f}")
+        print("\ntop functions (self instructions):")
+        body = ann.split("file:function", 1)[-1].strip().splitlines()
+        for line in body[:o.top]:
+            print("  " + line.strip())
+        return 0 if r["errors"] == 0 else 1
+    finally:
+        stop(proc)
+        ctx.close()
+
+
+def parse_strace_c(text: str) -> dict[str, int]:
+    calls: dict[str, int] = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 5 and re.match(r"^[\d.]+$", f[0]) and f[-1] != "total":
+            try:
+                n = int(f[3])
+            except ValueError:
+                continue
+            calls[f[-1]] = calls.get(f[-1], 0) + n
+    return calls
+
+
+def cmd_syscalls(argv: list[str]) -> int:
+    """System calls per forwarded TCP connection (strace -f -c), sluice vs the peers in TCP mode."""
+    p = argparse.ArgumentParser(prog="bench/syscalls.sh")
+    p.add_argument("--conns", type=int, default=env_int("BENCH_STRACE_CONNS", 3000))
+    p.add_argument("--conc", type=int, default=8)
+    p.add_argument("--candidates", default="sluice,haproxy,nginx")
+    p.add_argument("--scenario", choices=["tcp-connrate", "tcp-keepalive"], default="tcp-connrate")
+    p.add_argument("--out", default="")
+    o = p.parse_args(argv)
+    if not shutil.which("strace"):
+        print("bench: missing: strace", file=sys.stderr)
+        return 77
+    a = _single([], {"keep": False})
+    ctx = Ctx(a)
+    table: dict[str, dict[str, float]] = {}
+    try:
+        ctx.start_backend()
+        for name in [c for c in o.candidates.split(",") if c]:
+            cand = Candidate(name, name, "tcp", 1)
+            proc = cand.start(ctx, ctx.port, ctx.backend_port)
+            try:
+                warm_up(ctx, ctx.port)
+                pids = proc_tree(proc.pid)
+                tids = [t for pid in pids for t in os.listdir(f"/proc/{pid}/task")]
+                sfile = ctx.run_dir / f"strace-{name}.txt"
+                st = subprocess.Popen(["strace", "-f", "-c", "-o", str(sfile)] + sum((["-p", t] for t in tids), []),
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(1.0)
+                if o.scenario == "tcp-connrate":
+                    r = run_connrate(ctx, ctx.port, count=o.conns, conc=o.conc)
+                    n = r["ops"]
+                else:
+                    r = run_wrk(ctx, ctx.port, 3, 16, close=False)
+                    n = r["ops"]
+                st.send_signal(signal.SIGINT)
+                st.wait(timeout=30)
+                calls = parse_strace_c(sfile.read_text())
+                table[name] = {k: v / max(1, n) for k, v in calls.items()}
+                table[name]["_n"] = n
+            finally:
+                stop(proc)
+                wait_port_closed(ctx.port)
+    finally:
+        ctx.close()
+    names = list(table)
+    sys_names = sorted({k for t in table.values() for k in t if not k.startswith("_")},
+                       key=lambda k: -max(t.get(k, 0) for t in table.values()))
+    unit = "connection" if o.scenario == "tcp-connrate" else "request"
+    lines = [f"System calls per forwarded {unit} ({o.scenario}, `strace -f -c` attached after start-up, "
+             f"{o.conns if unit == 'connection' else 'wrk 3 s'} through each proxy, 1 thread):", "",
+             "| syscall | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    lines.append("| **total** | " + " | ".join(f"**{sum(v for k, v in table[n].items() if not k.startswith('_')):.2f}**"
+                                                for n in names) + " |")
+    for sc in sys_names:
+        vals = [table[n].get(sc, 0) for n in names]
+        if max(vals) < 0.005:
+            continue
+        lines.append(f"| {sc} | " + " | ".join(f"{v:.2f}" for v in vals) + " |")
+    md = "\n".join(lines) + "\n"
+    print(md)
+    if o.out:
+        Path(o.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(o.out).write_text(md)
+    return 0
+
+
+def cmd_profile(argv: list[str]) -> int:
+    """perf record of sluice (1 thread) under the TCP connection-rate load; top symbols."""
+    p = argparse.ArgumentParser(prog="bench/profile.sh")
+    p.add_argument("--duration", type=float, default=env_float("BENCH_DURATION", 10))
+    p.add_argument("--top", type=int, default=30)
+    p.add_argument("--candidate", default="sluice")
+    p.add_argument("--out", default="")
+    o = p.parse_args(argv)
+    if not shutil.which("perf"):
+        print("bench: missing: perf", file=sys.stderr)
+        return 77
+    a = _single([], {"keep": False})
+    ctx = Ctx(a)
+    data = ctx.run_dir / "perf.data"
+    try:
+        ctx.start_backend()
+        cand = Candidate(o.candidate, o.candidate, "tcp", 1)
+        proc = cand.start(ctx, ctx.port, ctx.backend_port)
+        try:
+            warm_up(ctx, ctx.port)
+            pr = subprocess.Popen(["perf", "record", "-F", "2999", "-g", "-o", str(data), "-p", str(proc.pid)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+            r = run_connrate(ctx, ctx.port, duration=o.duration, conc=32)
+            pr.send_signal(signal.SIGINT)
+            pr.wait(timeout=60)
+        finally:
+            stop(proc)
+        rep = lambda *extra: subprocess.run(["perf", "report", "-i", str(data), "--no-children", "--stdio",  # noqa: E731
+                                             "-g", "none", "--percent-limit", "0.3", *extra],
+                                            capture_output=True, text=True).stdout
+        by_dso = rep("--sort", "dso")
+        by_sym = rep("--sort", "dso,sym")
+        own = rep("--sort", "sym", "--dsos", Path(ctx.tools.sluice if o.candidate == "sluice" else
+                                                  ctx.tools.haproxy).name)
+        strip = lambda t: "\n".join(l for l in t.splitlines() if l.strip() and not l.startswith("#"))  # noqa: E731
+        text = (f"# perf profile of {o.candidate} (1 thread), TCP connection rate, {r['ops']} connections "
+                f"in {r['seconds']:.1f} s\n\n## by binary\n{strip(by_dso)}\n\n## top symbols\n"
+                + "\n".join(strip(by_sym).splitlines()[:o.top])
+                + f"\n\n## {o.candidate}'s own code (share of all samples)\n"
+                + "\n".join(strip(own).splitlines()[:o.top]) + "\n")
+        print(text)
+        if o.out:
+            Path(o.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(o.out).write_text(text)
+        return 0
+    finally:
+        ctx.close()
+
+
 def main(argv: list[str]) -> int:
+    sub = {"instructions": cmd_instructions, "syscalls": cmd_syscalls, "profile": cmd_profile}
+    if argv and argv[0] in sub:
+        return sub[argv[0]](argv[1:])
     return cmd_run(parse(argv))
 
 
