@@ -267,7 +267,7 @@ class Ctx:
         os.chmod(self.run_dir / "www/big.bin", 0o644)
         self.bulk_size = size
         cfg = render("backend-nginx.conf", self.run_dir / "backend-nginx.conf", RUN=self.run_dir,
-                     BACKEND_PORT=self.backend_port)
+                     BACKEND_PORT=self.backend_port, WORKERS=getattr(self.args, "backend_workers", 1))
         cmd = [self.tools.nginx, "-q", "-p", str(self.run_dir), "-e", str(self.run_dir / "backend-nginx-error.log"),
                "-c", str(cfg)]
         if self.args.backend_cpus:
@@ -713,7 +713,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
             p.error(f"unknown scenario {s!r}; known: {', '.join(SCENARIOS)}")
     a.candidates = [c.strip() for c in re.split(r"[ ,]+", a.candidates) if c.strip()]
     a.threads = [int(t) for t in re.split(r"[ ,]+", a.threads) if t.strip()]
-    a.cmdline = " ".join(["bench/run.sh"] + argv)
+    env = [f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("BENCH_")]
+    a.cmdline = " ".join(env + ["bench/run.sh"] + argv)
     return a
 
 
@@ -890,13 +891,13 @@ def cmd_profile(argv: list[str]) -> int:
             pr.wait(timeout=60)
         finally:
             stop(proc)
-        rep = lambda *extra: subprocess.run(["perf", "report", "-i", str(data), "--no-children", "--stdio",  # noqa: E731
-                                             "-g", "none", "--percent-limit", "0.3", *extra],
+        rep = lambda *extra, lim="0.3": subprocess.run(["perf", "report", "-i", str(data), "--no-children",  # noqa: E731
+                                                        "--stdio", "-g", "none", "--percent-limit", lim, *extra],
                                             capture_output=True, text=True).stdout
         by_dso = rep("--sort", "dso")
         by_sym = rep("--sort", "dso,sym")
-        own = rep("--sort", "sym", "--dsos", Path(ctx.tools.sluice if o.candidate == "sluice" else
-                                                  ctx.tools.haproxy).name)
+        own = rep("--sort", "sym", lim="0.02", *["--dsos", Path(ctx.tools.sluice if o.candidate == "sluice" else
+                                                  ctx.tools.haproxy).name])
         strip = lambda t: "\n".join(l for l in t.splitlines() if l.strip() and not l.startswith("#"))  # noqa: E731
         text = (f"# perf profile of {o.candidate} (1 thread), TCP connection rate, {r['ops']} connections "
                 f"in {r['seconds']:.1f} s\n\n## by binary\n{strip(by_dso)}\n\n## top symbols\n"
@@ -912,8 +913,128 @@ def cmd_profile(argv: list[str]) -> int:
         ctx.close()
 
 
+def scaling_plan(n: int, threads: int | None) -> dict:
+    """Disjoint CPU sets for sluice, the origin and the client, and the sluice variants to run."""
+    cpus = list(range(n))
+    if n <= 2:  # degenerate: sluice alone on CPU 0, origin and client share the other
+        s_cpus, b_cpus, c_cpus = cpus[:1], cpus[-1:], cpus[-1:]
+    elif n == 3:
+        s_cpus, b_cpus, c_cpus = [0], [1], [2]
+    else:
+        s = n // 2
+        b = max(1, (n - s) // 2)
+        s_cpus, b_cpus, c_cpus = cpus[:s], cpus[s:s + b], cpus[s + b:]
+    t = threads or max(2, len(s_cpus))
+    variants = [("by-process", max(1, -(-t // 64)), "by-process")]
+    g = t // 2
+    seen = set()
+    while g >= 2:
+        if g not in seen:
+            variants.append((f"by-group, {g} groups of {t // g}{'+' if t % g else ''}", g, "by-group"))
+            seen.add(g)
+        g //= 2
+    if t >= 2 and 2 not in seen and t // 2 >= 1:
+        variants.append((f"by-group, 2 groups of {t // 2}{'+' if t % 2 else ''}", 2, "by-group"))
+    variants.append(("by-thread", 1, "by-thread"))
+    rng = lambda c: ",".join(str(x) for x in c)  # noqa: E731
+    return {"cores": n, "sluice_cpus": rng(s_cpus), "backend_cpus": rng(b_cpus), "client_cpus": rng(c_cpus),
+            "nbthread": t, "backend_workers": len(b_cpus), "client_threads": len(c_cpus),
+            "degenerate": n < 4, "variants": variants}
+
+
+def cmd_scaling(argv: list[str]) -> int:
+    """Connection rate across listener shard modes, client/origin/sluice on disjoint CPUs."""
+    p = argparse.ArgumentParser(prog="bench/scaling.sh")
+    p.add_argument("--cores", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--threads", type=int, default=0, help="sluice nbthread (default: its CPU count, at least 2)")
+    p.add_argument("--duration", type=float, default=env_float("BENCH_DURATION", 0))
+    p.add_argument("--reps", type=int, default=env_int("BENCH_REPS", 3))
+    p.add_argument("--budget", type=float, default=480, help="seconds the whole run may take (default 480)")
+    p.add_argument("--conc-per-client-thread", type=int, default=64)
+    p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    p.add_argument("--out", default="")
+    o = p.parse_args(argv)
+    plan = scaling_plan(o.cores, o.threads or None)
+    nv = len(plan["variants"])
+    overhead = 3.0  # start, warm-up, stop per run
+    dur = o.duration or max(1.0, min(20.0, o.budget / (nv * o.reps) - overhead))
+    est = nv * o.reps * (dur + overhead) + 5
+    conc = o.conc_per_client_thread * plan["client_threads"]
+    lines = [f"# sluice scaling run: {plan['cores']} cores{' (degenerate: fewer than 4 cores, origin and client share a CPU)' if plan['degenerate'] else ''}",
+             "", f"- sluice: CPUs {plan['sluice_cpus']}, nbthread {plan['nbthread']}",
+             f"- origin: nginx, {plan['backend_workers']} worker(s), CPUs {plan['backend_cpus']}",
+             f"- client: sluice-loadgen connrate, {plan['client_threads']} thread(s), {conc} concurrent connections, CPUs {plan['client_cpus']}",
+             f"- {nv} variants x {o.reps} repetitions x {dur:g} s, interleaved; about {est:.0f} s in all", "",
+             "| variant | thread-groups | tune.listener.default-shards |", "|---|---|---|"]
+    lines += [f"| {v[0]} | {v[1]} | {v[2]} |" for v in plan["variants"]]
+    print("\n".join(lines) + "\n", flush=True)
+    if o.dry_run:
+        return 0
+    if o.cores > (os.cpu_count() or 1):
+        print(f"bench: --cores {o.cores} but this machine has {os.cpu_count()}", file=sys.stderr)
+        return 2
+    tools = Tools()
+    missing = tools.check(["sluice", "nginx", "loadgen"]) + ([] if shutil.which("taskset") else ["taskset"])
+    if missing:
+        print(f"bench: missing: {', '.join(missing)}", file=sys.stderr)
+        return 77
+    a = _single([], {"keep": False, "backend_cpus": plan["backend_cpus"], "backend_workers": plan["backend_workers"],
+                     "bulk_mb": 1})
+    ctx = Ctx(a)
+    runs: list[dict] = []
+    t0 = time.monotonic()
+    try:
+        ctx.start_backend()
+        for rep in range(1, o.reps + 1):
+            for label, groups, shards in plan["variants"]:
+                extra = f"    thread-groups {groups}\n    tune.listener.default-shards {shards}"
+                cand = Candidate("sluice", "sluice", "tcp", plan["nbthread"], extra, label=label)
+                r: dict = {"label": label, "rep": rep}
+                proc = None
+                try:
+                    proc = cand.start(ctx, ctx.port, ctx.backend_port, cpus=plan["sluice_cpus"])
+                    run_connrate(ctx, ctx.port, count=500, conc=min(conc, 64), cpus=plan["client_cpus"])
+                    u0, s0 = cpu_ticks(proc.pid)
+                    res = run_connrate(ctx, ctx.port, duration=dur, conc=conc, threads=plan["client_threads"],
+                                       cpus=plan["client_cpus"])
+                    u1, s1 = cpu_ticks(proc.pid)
+                    cpu = (u1 - u0 + s1 - s0) / CLK_TCK
+                    r.update(res, rate=res["ops"] / res["seconds"], cpu_us=cpu * 1e6 / max(1, res["ops"]),
+                             busy=cpu / res["seconds"], user_share=(u1 - u0) / max(1, u1 - u0 + s1 - s0))
+                except Exception as e:  # noqa: BLE001
+                    r["error"] = str(e)[:300]
+                finally:
+                    stop(proc)
+                    wait_port_closed(ctx.port)
+                runs.append(r)
+                log(f"rep {rep} {label:32s} " + (f"ERROR {r['error']}" if "error" in r else
+                                                   f"{r['rate']:.0f} conn/s, {r['cpu_us']:.1f} us/conn, errors {r['errors']}"))
+    finally:
+        ctx.close()
+    base = med([r["rate"] for r in runs if r["label"] == plan["variants"][0][0] and "error" not in r])
+    lines += ["", "| variant | connections/s (median) | vs by-process | sluice CPU us/conn | sluice CPUs busy | user share | p99 | errors |",
+              "|---|---|---|---|---|---|---|---|"]
+    for label, _, _ in plan["variants"]:
+        g = [r for r in runs if r["label"] == label and "error" not in r]
+        rate = med([r["rate"] for r in g])
+        lines.append(f"| {label} | {fmt(rate, 0)} | {fmt(rate / base if rate and base else None, 2)} | "
+                     f"{fmt(med([r['cpu_us'] for r in g]))} | {fmt(med([r['busy'] for r in g]), 2)} | "
+                     f"{fmt(100 * med([r['user_share'] for r in g]) if g else None, 0)}% | "
+                     f"{fmt(med([r['p99_us'] for r in g]), 0)} us | {sum(r['errors'] for r in g)} |")
+    for r in runs:
+        if "error" in r:
+            lines.append(f"- failed: {r['label']} rep {r['rep']}: {r['error']}")
+    lines.append(f"\nMachine: {machine()['cpu']}, kernel {platform.release()}. Wall time {time.monotonic() - t0:.0f} s.")
+    md = "\n".join(lines) + "\n"
+    print(md)
+    if o.out:
+        Path(o.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(o.out).write_text(md)
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    sub = {"instructions": cmd_instructions, "syscalls": cmd_syscalls, "profile": cmd_profile}
+    sub = {"scaling": cmd_scaling, "instructions": cmd_instructions, "syscalls": cmd_syscalls, "profile": cmd_profile}
     if argv and argv[0] in sub:
         return sub[argv[0]](argv[1:])
     return cmd_run(parse(argv))
