@@ -359,12 +359,13 @@ SCENARIOS = {
     # name: (title, unit of work, proxy mode for haproxy/nginx)
     "http-close": ("HTTP, new connection per request (wrk, Connection: close)", "request", "http"),
     "http-keepalive": ("HTTP keep-alive requests (wrk)", "request", "http"),
+    "tcp-keepalive": ("TCP mode, requests over long-lived connections (wrk keep-alive through every proxy in TCP mode)", "request", "tcp"),
     "tcp-connrate": ("TCP mode connection rate (sluice-loadgen: connect, send, read answer, close)", "connection", "tcp"),
     "bulk": ("Bulk transfer of large bodies (wrk, keep-alive, TCP mode for every proxy)", "GB", "tcp"),
     "memory": ("RSS growth per idle established connection (sluice-loadgen hold, TCP mode)", "connection", "tcp"),
     "listener-modes": ("sluice listener modes: TCP connection rate, nbthread 2", "connection", "tcp"),
 }
-DEFAULT_SCENARIOS = ["http-close", "http-keepalive", "tcp-connrate", "bulk", "memory", "listener-modes"]
+DEFAULT_SCENARIOS = ["http-close", "http-keepalive", "tcp-keepalive", "tcp-connrate", "bulk", "memory", "listener-modes"]
 
 LISTENER_VARIANTS = [
     ("shards by-process (2 groups)", "    thread-groups 2\n    tune.listener.default-shards by-process"),
@@ -409,7 +410,7 @@ def measure(ctx: Ctx, scn: str, cand: Candidate) -> dict:
         u0, s0 = cpu_ticks(proc.pid)
         if scn == "http-close":
             r = run_wrk(ctx, ctx.port, a.duration, a.close_conns, close=True)
-        elif scn == "http-keepalive":
+        elif scn in ("http-keepalive", "tcp-keepalive"):
             r = run_wrk(ctx, ctx.port, a.duration, a.ka_conns, close=False)
         elif scn == "bulk":
             r = run_wrk(ctx, ctx.port, a.duration, a.bulk_conns, close=False, path="/big")
@@ -572,7 +573,7 @@ def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[s
                              f"{fmt(m)} | {fmt(u)} | {fmt(med([r['sys_per_unit'] for r in g]))} | "
                              f"{fmt(100 * u / m if u and m else None, 0)}% | {fmt(ratio, 2)} | {lat('p50_us')} | "
                              f"{lat('p90_us')} | {lat('p99_us')} | {sum(r['errors'] for r in g)} |")
-                if scn in ("http-close", "http-keepalive", "tcp-connrate"):
+                if scn in ("http-close", "http-keepalive", "tcp-keepalive", "tcp-connrate"):
                     chart_rows.append((f"{scn} {t}t", label, m))
             lines.append("")
         if scn in ("http-close", "http-keepalive") and "sluice" in args.candidates:
@@ -635,7 +636,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     need = ["nginx", "loadgen"]
     if "haproxy" in args.candidates:
         need.append("haproxy")
-    if any(s in args.scenarios for s in ("http-close", "http-keepalive", "bulk")):
+    if any(s in args.scenarios for s in ("http-close", "http-keepalive", "tcp-keepalive", "bulk")):
         need.append("wrk")
     if "sluice" in args.candidates or "listener-modes" in args.scenarios:
         need.append("sluice")
