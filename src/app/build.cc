@@ -59,6 +59,9 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     ps.hard_maxconn = ps.maxconn;
   }
   ps.maxaccept = g.tune_maxaccept;
+  ps.max_conn_rate = g.max_conn_rate;
+  if (g.max_sess_rate > 0 && (ps.max_conn_rate == 0 || g.max_sess_rate < ps.max_conn_rate))
+    ps.max_conn_rate = g.max_sess_rate;
   ps.bufsize = static_cast<uint32_t>(g.tune_bufsize);
   ps.hard_stop_after_ms = g.hard_stop_after_ms;
   ps.log_tag = g.log_tag.empty() ? "sluice" : g.log_tag;

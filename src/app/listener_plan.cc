@@ -49,7 +49,11 @@ std::string sysfs_root() {
 }
 
 base::Result<core::ThreadPlan> plan_thread_layout(const config::GlobalConfig& global) {
-  core::Topology topo = core::read_topology(sysfs_root(), core::process_affinity());
+  // A replaced sysfs root describes another machine (tests, what-if planning with -c
+  // --explain): this process's own affinity mask says nothing about it.
+  bool fake = std::getenv("SLUICE_SYSFS_ROOT") != nullptr;
+  core::Topology topo =
+      core::read_topology(sysfs_root(), fake ? std::vector<int>{} : core::process_affinity());
   return core::plan_threads(to_thread_settings(global), topo);
 }
 
@@ -72,9 +76,9 @@ base::Result<void> plan_listeners(const config::ConfigModel& model, const core::
       auto threads = net::resolve_thread_set(to_thread_specs(bc.threads), plan);
       if (!threads.ok()) {
         base::Error e = threads.error();
-        e.message = fmt::format("{}: {} in 'bind {}' at [{}:{}].", proxy_desc(pc), e.message,
-                                bc.args_text.empty() ? bc.text : bc.args_text, bc.loc.file,
-                                bc.loc.line);
+        e.message = fmt::format("{}: {} in '{}' at [{}:{}].", proxy_desc(pc), e.message,
+                                bc.args_text.empty() ? "bind " + bc.text : bc.args_text,
+                                bc.loc.file, bc.loc.line);
         return e;
       }
       bs.shards.clear();
@@ -144,8 +148,8 @@ std::string explain(const config::ConfigModel& model, const core::ThreadPlan& pl
     for (std::size_t bi = 0; bi < pc.binds.size() && bi < ps.binds.size(); ++bi) {
       const auto& bc = pc.binds[bi];
       const auto& bs = ps.binds[bi];
-      out += fmt::format("{} 'bind {}' [{}:{}] shards {}{}\n", proxy_desc(pc),
-                         bc.args_text.empty() ? bc.text : bc.args_text, bc.loc.file, bc.loc.line,
+      out += fmt::format("{} '{}' [{}:{}] shards {}{}\n", proxy_desc(pc),
+                         bc.args_text.empty() ? "bind " + bc.text : bc.args_text, bc.loc.file, bc.loc.line,
                          shards_name(bc.shards),
                          bc.shards.kind == config::ShardsConfig::Kind::kNumber
                              ? " " + std::to_string(bc.shards.number)

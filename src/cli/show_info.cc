@@ -55,13 +55,13 @@ std::vector<InfoField> info_fields(const stats::ProcessSnapshot& p) {
       {25, "PipesFree", "MGPV", T::kU32, "0", "Number of pipes currently free"},
       {26, "ConnRate", "MRPV", T::kU32, num(p.conn_rate),
        "Number of front connections created on the last second"},
-      // No global rate limit exists in sluice: 0 means "none", as in HAProxy.
-      {27, "ConnRateLimit", "CLPV", T::kU32, "0", "Maximum new connections per second (global.maxconnrate)"},
+      // 0 means "none", as in HAProxy.
+      {27, "ConnRateLimit", "CLPV", T::kU32, num(p.conn_rate_limit), "Maximum new connections per second (global.maxconnrate)"},
       {28, "MaxConnRate", "MMPV", T::kU32, num(p.max_conn_rate),
        "Highest ConnRate reached"},
       {29, "SessRate", "MRPV", T::kU32, num(p.sess_rate),
        "Number of sessions created on the last second"},
-      {30, "SessRateLimit", "CLPV", T::kU32, "0", "Maximum new sessions per second (global.maxsessrate)"},
+      {30, "SessRateLimit", "CLPV", T::kU32, num(p.sess_rate_limit), "Maximum new sessions per second (global.maxsessrate)"},
       {31, "MaxSessRate", "MMPV", T::kU32, num(p.max_sess_rate), "Highest SessRate reached"},
       {47, "Tasks", "MGPV", T::kU32, num(p.tasks), "Total number of tasks in the current worker process"},
       {48, "Run_queue", "MGPV", T::kU32, num(p.run_queue),

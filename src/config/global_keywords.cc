@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "config/log_keyword.h"
 #include "config/parser.h"
+#include "config/thread_keywords.h"
 #include "config/units.h"
 #include "net/address.h"
 
@@ -26,10 +27,7 @@ void need_args(const Line& l, std::size_t n, std::string_view what) {
 }
 
 void kw_nbthread(Parser& p, Line& l) {
-  if (p.seen_non_global)
-    throw ConfigError{l.where +
-                      "'nbthread' not allowed if a non-global section was previously defined. "
-                      "This parameter must be declared in the first global section"};
+  require_first_global(p, l);
   std::string v = l.args.size() > 1 ? l.args[1] : "";
   auto n = parse_strict_int(v, LLONG_MIN, LLONG_MAX);
   if (!n) throw ConfigError{fmt::format("{}passed a missing or unparsable integer value in '{}'", l.where, v)};
@@ -51,6 +49,19 @@ void kw_maxconn(Parser& p, Line& l) {
   no_extra(l, 2);
   p.global.maxconn = static_cast<int>(*n);
   p.global_maxconn_set = true;
+}
+
+// `maxconnrate` / `maxsessrate`: accepted connections (sessions) per second, process-wide.
+// In TCP mode a session starts with its connection, so both limit the same thing; the lower
+// one wins.
+void kw_rate_limit(Parser& p, Line& l) {
+  std::string v = l.args.size() > 1 ? l.args[1] : "";
+  auto n = parse_strict_int(v, 1, INT_MAX);
+  if (!n)
+    throw ConfigError{fmt::format("{}'{}' expects a positive integer (connections per second), got '{}'.",
+                                  l.where, l.args[0], v)};
+  no_extra(l, 2);
+  (l.args[0] == "maxconnrate" ? p.global.max_conn_rate : p.global.max_sess_rate) = static_cast<int>(*n);
 }
 
 void stats_socket(Parser& p, Line& l) {
@@ -90,6 +101,10 @@ void stats_socket(Parser& p, Line& l) {
       }
       if (!ok) throw ConfigError{fmt::format("{}'stats socket' : 'mode' expects an octal value, got '{}'.", l.where, v)};
       s.unix_mode = mode;
+    } else if (o == "shards") {
+      // sluice decision: the CLI is never sharded (one socket, any group may serve it).
+      throw ConfigError{fmt::format("{}'stats socket' : 'shards' is not accepted: the stats socket "
+                                    "is never sharded.", l.where)};
     } else if (o == "user" || o == "group" || o == "uid" || o == "gid" || o == "expose-fd" ||
                o == "accept-proxy" || o == "ssl" || o == "crt" || o == "process" ||
                o == "thread" || o == "name" || o == "maxconn") {
@@ -231,16 +246,16 @@ void kw_resetenv(Parser& p, Line& l) {
 }
 
 constexpr std::string_view kHaproxyGlobal[] = {
-    "ca-base", "chroot", "cpu-map", "crt-base", "cluster-secret", "external-check", "gid",
+    "ca-base", "chroot", "crt-base", "cluster-secret", "external-check", "gid",
     "group", "insecure-fork-wanted", "localpeer", "log-send-hostname", "log-tag", "lua-load",
-    "master-worker", "mworker-max-reloads", "nbproc", "noepoll", "nopoll", "noreuseport",
-    "nosplice", "numa-cpu-mapping", "quiet", "set-dumpable", "spread-checks", "ssl-default-bind-ciphers",
+    "master-worker", "mworker-max-reloads", "nbproc", "noepoll", "nopoll", "nosplice",
+    "numa-cpu-mapping", "quiet", "set-dumpable", "spread-checks", "ssl-default-bind-ciphers",
+    "cpu-set", "cpu-affinity",
     "ssl-default-bind-options", "ssl-default-server-options", "ssl-server-verify", "strict-limits",
-    "thread-groups", "thread-group", "uid", "ulimit-n", "unix-bind", "user", "busy-polling",
-    "max-spread-checks", "maxconnrate", "maxsessrate", "maxsslconn", "maxpipes", "maxzlibmem",
+    "uid", "ulimit-n", "unix-bind", "user", "busy-polling",
+    "max-spread-checks", "maxsslconn", "maxpipes", "maxzlibmem",
     "expose-experimental-directives", "h1-case-adjust", "httpclient.resolvers.disabled",
-    "tune.listener.default-shards", "tune.listener.multi-queue", "tune.maxpollevents",
-    "tune.runqueue-depth", "tune.http.maxhdr", "tune.ssl.default-dh-param", "tune.idle-pool.shared",
+    "tune.maxpollevents", "tune.runqueue-depth", "tune.http.maxhdr", "tune.ssl.default-dh-param", "tune.idle-pool.shared",
     "tune.rcvbuf.client", "tune.sndbuf.client", "tune.rcvbuf.server", "tune.sndbuf.server",
     "tune.recv_enough", "tune.pipesize", "tune.maxrewrite", "ssl-engine", "stats",
 };
@@ -254,6 +269,8 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"pidfile", kInGlobal, 0, kw_pidfile, "<path>: write the pid there; a second one warns"},
     {"hard-stop-after", kInGlobal, 0, kw_hard_stop_after, "<time>: longest soft-stop duration"},
     {"tune.bufsize", kInGlobal, 0, kw_bufsize, "<size>: buffer size, rounded up to a multiple of 16 (default 16384)"},
+    {"maxconnrate", kInGlobal, 0, kw_rate_limit, "<n>: accepted connections per second, process-wide"},
+    {"maxsessrate", kInGlobal, 0, kw_rate_limit, "<n>: new sessions per second, process-wide (equal to connections in TCP mode)"},
     {"tune.maxaccept", kInGlobal, 0, kw_maxaccept, "<n>|-1: connections accepted per wake-up (default 4)"},
     {"node", kInGlobal, 0, kw_node, "<name>: node name shown by stats"},
     {"description", kInGlobal, 0, kw_description, "<text...>: description shown by stats"},
@@ -262,6 +279,16 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"presetenv", kInGlobal, 0, kw_setenv, "<name> <value>: set it unless already set"},
     {"unsetenv", kInGlobal, 0, kw_unsetenv, "<name>...: remove variables"},
     {"resetenv", kInGlobal, 0, kw_resetenv, "[<name>...]: remove all variables but these"},
+    {"thread-groups", kInGlobal, 0, kw_thread_groups, "<1..32>: thread groups; strict integer; only in the first global sections; makes the per-group cap 64"},
+    {"thread-group", kInGlobal, 0, kw_thread_group, "<g> <N|N-M>[,...]...: place threads in group g (contiguous); redefining a group or moving a thread warns; only in the first global sections"},
+    {"max-threads-per-group", kInGlobal, 0, kw_max_threads_per_group, "<1..64>: derives the group count when thread-groups is not set (default 16)"},
+    {"thread-hard-limit", kInGlobal, 0, kw_thread_hard_limit, "<1..1024>: caps the detected or configured thread count"},
+    {"cpu-map", kInGlobal, 0, kw_cpu_map, "[auto:]<groups>[/<threads>] <cpuset>...: bind threads to CPUs; sets all|odd|even|N|N-M; auto: one group with a thread range, or a group range, same size as the CPU set"},
+    {"cpu-policy", kInGlobal, 0, kw_cpu_policy, "none|group-by-ccx|performance (default): how threads and groups follow the CPU topology; ignored with cpu-map, nbthread or thread-groups"},
+    {"tune.listener.default-shards", kInGlobal, 0, kw_default_shards, "by-process|by-group (default)|by-thread: shards of the bind lines that follow"},
+    {"tune.listener.multi-queue", kInGlobal, 0, kw_multi_queue, "on (default)|fair|off: hand accepted connections to less loaded threads"},
+    {"tune.listener.reuseport-steering", kInGlobal, 0, kw_reuseport_steering, "hash (default)|cpu: sluice's own; how the kernel picks a shard's socket"},
+    {"noreuseport", kInGlobal, 0, kw_noreuseport, "no SO_REUSEPORT: one socket per address, no sharding"},
 };
 
 }  // namespace

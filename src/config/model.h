@@ -175,6 +175,8 @@ struct GlobalConfig {
   uint32_t hard_stop_after_ms = 0;   // 0 = wait forever on soft stop
   int tune_bufsize = 16384;
   int tune_maxaccept = 4;            // -1 = unlimited
+  int max_conn_rate = 0;             // `maxconnrate`, 0 = none
+  int max_sess_rate = 0;             // `maxsessrate`, 0 = none
   std::string node;                  // `node`, default hostname (set by app)
   std::string description;
   bool zero_warning = false;

@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "config/log_keyword.h"
 #include "config/parser.h"
+#include "config/thread_keywords.h"
 #include "config/units.h"
 #include "net/address.h"
 
@@ -68,17 +69,21 @@ void kw_bind(Parser& p, Line& l) {
   BindConfig b;
   b.loc = l.loc;
   b.text = l.args[1];
+  for (const auto& a : l.args) b.args_text += (b.args_text.empty() ? "" : " ") + a;
+  // The global default in force now, not at the end of parsing (spec 2.1).
+  b.shards = p.global.default_shards;
   std::string addr = p.address_word(l, 1, "bind");
   auto r = net::parse_bind_address(addr);
   if (!r.ok()) throw ConfigError{fmt::format("{}'bind' : {}", l.where, r.error().message)};
   b.addrs = std::move(r.value());
   std::string head = fmt::format("{}'bind {}'", l.where, l.args[1]);
-  static const std::vector<std::string_view> kOpts = {"name", "maxconn", "backlog", "mode"};
+  static const std::vector<std::string_view> kOpts = {"name", "maxconn", "backlog", "mode",
+                                                      "thread", "shards", "id"};
   static constexpr std::string_view kHaproxyOpts[] = {
       "accept-netscaler-cip", "accept-proxy", "allow-0rtt", "alpn", "ca-file", "crt", "crt-list",
-      "defer-accept", "expose-fd", "gid", "group", "id", "interface", "level", "namespace", "nice",
-      "npn", "proto", "quic-cc-algo", "severity-output", "shards", "ssl", "strict-sni",
-      "tcp-ut", "tfo", "thread", "tls-ticket-keys", "transparent", "uid", "user", "v4v6",
+      "defer-accept", "expose-fd", "gid", "group", "interface", "level", "namespace", "nice",
+      "npn", "proto", "quic-cc-algo", "severity-output", "ssl", "strict-sni",
+      "tcp-ut", "tfo", "tls-ticket-keys", "transparent", "uid", "user", "v4v6",
       "v6only", "verify", "guid-prefix", "idle-ping", "mss",
   };
   for (std::size_t i = 2; i < l.args.size();) {
@@ -103,6 +108,12 @@ void kw_bind(Parser& p, Line& l) {
       }
       if (!ok) throw ConfigError{fmt::format("{} : 'mode' expects an octal value, got '{}'.", head, v)};
       b.unix_mode = mode;
+    } else if (o == "thread") {
+      parse_bind_thread(head, v, has_v, &b);
+    } else if (o == "shards") {
+      parse_bind_shards(head, v, has_v, &b);
+    } else if (o == "id") {
+      parse_bind_id(head, v, has_v, &b);
     } else if (o == "process") {
       throw ConfigError{fmt::format("{} : 'process {}' on 'bind' lines is not supported anymore, please "
                                     "use 'thread' instead.", head, v)};
@@ -404,7 +415,7 @@ constexpr unsigned kFLB = kInFrontend | kInListen | kInBackend;
 
 const std::vector<KeywordDef> kProxyKeywords = {
     {"mode", kDFLB, 0, kw_mode, "tcp (default). `mode http` is planned and refused for now"},
-    {"bind", kFL, kFe, kw_bind, "<addr>[,<addr>...] [name <s>] [maxconn <n>] [backlog <n>] [mode <octal>]"},
+    {"bind", kFL, kFe, kw_bind, "<addr>[,<addr>...] [name <s>] [maxconn <n>] [backlog <n>] [mode <octal>] [thread <set>] [shards <n>] [id <n>]"},
     {"default_backend", kDFL, kFe, kw_default_backend, "<backend>: where connections go"},
     {"timeout", kDFLB, 0, kw_timeout, "connect|client|server|tunnel|client-fin|server-fin <time> (ms by default)"},
     {"maxconn", kDFL, kFe, kw_maxconn, "<n>: frontend connection limit (0 = global maxconn)"},
@@ -444,6 +455,9 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"bind", "maxconn <n>", "connection cap of the line, >= 0"},
         {"bind", "backlog <n>", "listen backlog, >= 0"},
         {"bind", "mode <octal>", "permissions of a UNIX socket"},
+        {"bind", "thread [<g>/]<set>[,...]", "threads serving the line (repeatable): all|odd|even|N|N-M|N-|-M|-, global ids 1..1024 or g/ids 1..64 in group g; every element of a relative set repeats its group"},
+        {"bind", "shards <n>|by-thread|by-group", "kernel sockets per address: 1..1024, one per thread, one per thread group (default: tune.listener.default-shards at the time the line is read)"},
+        {"bind", "id <n>", "listener id, > 0; further shards take the next ids"},
         {"server", "weight <0..256>", "load-balancing weight (default 1; 0 = no new connections)"},
         {"server", "maxconn <n>", "concurrent connections (0 = unlimited)"},
         {"server", "backup", "used only when no active server is up"},

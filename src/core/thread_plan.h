@@ -40,6 +40,10 @@ struct Topology {
 // information gives CPUs without l3_id (one group).
 Topology read_topology(const std::string& sysfs_root, const std::vector<int>& allowed);
 
+// The kernel's CPU list format ("0-3,8,10-11") to ascending CPU ids, and back. Any thread.
+std::vector<int> parse_cpu_list_text(const std::string& text);
+std::string format_cpu_list(const std::vector<int>& cpus);
+
 // The CPUs the calling process may run on (sched_getaffinity).
 std::vector<int> process_affinity();
 
@@ -51,7 +55,9 @@ struct CpuMapLine {
   std::vector<int> groups;       // 1-based group ids selected
   std::vector<int> threads;      // 1-based local thread ids selected (empty = all)
   std::vector<int> cpus;         // CPU set
-  bool group_range = false;      // `auto:` needs exactly one side to be a range
+  // `auto:` supports a set of groups without threads (group k -> k-th CPU) or one group with
+  // threads (thread k -> k-th CPU), with exactly as many CPUs (spec 1.6 recommendation).
+  bool group_range = false;
   bool thread_range = false;
   std::string where;             // "parsing [f.cfg:3] : " for messages
 };
@@ -95,7 +101,10 @@ struct ThreadPlan {
 };
 
 // Decides the plan. An error (e.g. "More unassigned thread-groups (3) than threads (2)")
-// is a start-up error.
+// is a start-up error. The policy (default `performance`) runs only without nbthread,
+// thread-groups, thread-group and cpu-map; without cache information all CPUs are one domain
+// and threads stay unbound. A CPU set equal to every usable CPU is reported as empty (no
+// binding needed).
 base::Result<ThreadPlan> plan_threads(const ThreadSettings& settings, const Topology& topology);
 
 // Pins the calling thread to `cpus` (sched_setaffinity). No-op for an empty set.

@@ -45,11 +45,20 @@ void Worker::accept_from(ListenerWatch& watch) {
       pause(watch);
       return;
     }
+    if (!process_.accept_rate().try_take(loop_.now_ms())) {
+      // `maxconnrate` spent for this second: stop watching until the next second starts.
+      l.line->limit.release();
+      fe.feconn.release();
+      process_.actconn().release();
+      pause_until_next_second(watch);
+      return;
+    }
     net::SocketAddress peer;
     peer.len = sizeof peer.storage;
     int fd = accept4(l.fd, peer.sa(), &peer.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       int err = errno;
+      process_.accept_rate().give_back();
       l.line->limit.release();
       fe.feconn.release();
       process_.actconn().release();
@@ -63,22 +72,19 @@ void Worker::accept_from(ListenerWatch& watch) {
     l.cum_conns.fetch_add(1, std::memory_order_relaxed);
     process_.cum_conns().fetch_add(1, std::memory_order_relaxed);
     // Multi-queue accept: the connection may run on a less loaded thread of the shard. Its
-    // slots are process-wide (global, frontend, bind line), so only the listener's per-thread
-    // count has to follow it, and that count is charged to the chosen thread before the push.
+    // slots are process-wide (global, frontend, bind line), and the listener's per-thread
+    // count is kept by the thread that runs the session (charged in start_session, released
+    // at close), so nothing has to be moved between threads with it: while it waits in the
+    // queue it is counted by the queue length.
     Worker* target = pick_target(l);
     if (target != this) {
-      auto pos = static_cast<std::size_t>(l.position[static_cast<std::size_t>(target->id_)]);
-      l.given[pos].fetch_add(1, std::memory_order_relaxed);
       if (target->push_handoff(Handoff{fd, &l, peer})) {
         activity_.accq_pushed.add();
         target->loop().wake_if_sleeping();
         continue;
       }
-      l.given[pos].fetch_sub(1, std::memory_order_relaxed);
       activity_.accq_full.add();
     }
-    l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
-        1, std::memory_order_relaxed);
     start_session(l, fd, peer);
   }
 }
@@ -125,8 +131,6 @@ void Worker::drain_handoffs() {
     // The loop is gone (hard stop): give the connection and its slots back.
     close(h.fd);
     Listener& l = *h.listener;
-    l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_sub(
-        1, std::memory_order_relaxed);
     l.line->limit.release();
     l.proxy->feconn.release();
     process_.actconn().release();
@@ -136,6 +140,8 @@ void Worker::drain_handoffs() {
 void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer) {
   Proxy& fe = *l.proxy;
   activity_.sess_started.add();
+  l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
+      1, std::memory_order_relaxed);
   auto& fc = fe_counters(fe.index);
   uint64_t now = loop_.now_ms();
   fc.conn_tot.add();
@@ -160,6 +166,19 @@ void Worker::pause(ListenerWatch& watch) {
   process_.paused_listeners().fetch_add(1, std::memory_order_seq_cst);
   if (limits_have_room(watch.listener())) resume_paused();
 }
+
+void Worker::pause_until_next_second(ListenerWatch& watch) {
+  if (watch.paused) return;
+  loop_.remove(watch.listener().fd);
+  watch.registered = false;
+  watch.paused = true;
+  ++paused_;
+  process_.paused_listeners().fetch_add(1, std::memory_order_seq_cst);
+  uint64_t next = (loop_.now_ms() / 1000 + 1) * 1000;
+  if (!rate_timer_.armed() || rate_timer_.expiry() > next) loop_.timers().arm(rate_timer_, next);
+}
+
+void Worker::on_timer(core::Timer&) { resume_paused(); }
 
 void Worker::resume_paused() {
   if (paused_ == 0 || soft_stopping_) return;

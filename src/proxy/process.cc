@@ -25,7 +25,9 @@ std::condition_variable g_exit_cv;
 }  // namespace
 
 Process::Process(ProcessSettings settings)
-    : settings_(std::move(settings)), actconn_(settings_.maxconn) {
+    : settings_(std::move(settings)),
+      actconn_(settings_.maxconn),
+      accept_rate_(settings_.max_conn_rate) {
   start_wall_s_ = base::wall_us() / 1000000;
   start_mono_ms_ = base::monotonic_ms();
 }

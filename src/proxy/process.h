@@ -45,6 +45,32 @@ class ConnLimit {
   std::atomic<int> count_{0};
 };
 
+// Accepts per second for the whole process (`maxconnrate`): one shared window, one atomic
+// increment per accepted connection. Any thread.
+class AcceptRate {
+ public:
+  explicit AcceptRate(int limit) : limit_(limit) {}
+  int limit() const { return limit_; }
+  // Takes one accept from the current second's budget; false when it is spent.
+  bool try_take(uint64_t now_ms) {
+    if (limit_ <= 0) return true;
+    uint64_t sec = now_ms / 1000;
+    uint64_t w = window_.load(std::memory_order_relaxed);
+    if (w != sec && window_.compare_exchange_strong(w, sec, std::memory_order_relaxed))
+      count_.store(0, std::memory_order_relaxed);
+    return count_.fetch_add(1, std::memory_order_relaxed) < limit_;
+  }
+  // Gives back an accept taken for a connection that was not there after all (EAGAIN).
+  void give_back() {
+    if (limit_ > 0) count_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+ private:
+  int limit_;
+  std::atomic<uint64_t> window_{0};
+  std::atomic<int> count_{0};
+};
+
 struct Proxy;
 
 // One bind line: its listeners share the line's maxconn.
@@ -74,10 +100,11 @@ struct Listener {
   std::vector<int> threads;                 // global thread ids (1-based) serving it
   std::vector<int> groups;                  // their groups, ascending
   std::vector<int> position;                // per thread (global id - 1): index in threads, -1
-  // Connections this listener handed to each of its threads that are still open (index =
-  // position in `threads`): the load estimate of multi-queue accept. Incremented when a thread
-  // is chosen (before the hand-off), decremented by the owning thread when the session ends,
-  // so the count always moves with the connection.
+  // Open connections of this listener per thread (index = position in `threads`): the load
+  // estimate of multi-queue accept, with the thread's accept-queue length. Each slot has one
+  // writer, the thread that runs the sessions (incremented when a session starts there,
+  // decremented when it ends), so a connection's accounting can never be split between
+  // threads.
   std::unique_ptr<std::atomic<int>[]> given;
   std::atomic<uint64_t> fair_cursor{0};
   std::atomic<uint64_t> cum_conns{0};       // written with fetch_add by accepting threads
@@ -128,6 +155,7 @@ class Process {
   int total_servers() const { return total_servers_; }
   lb::Server* server_by_global_index(int i) const { return servers_[static_cast<std::size_t>(i)]; }
 
+  AcceptRate& accept_rate() { return accept_rate_; }
   ConnLimit& actconn() { return actconn_; }
   const ConnLimit& actconn() const { return actconn_; }
   std::atomic<uint64_t>& cum_conns() { return cum_conns_; }
@@ -170,6 +198,7 @@ class Process {
   std::vector<lb::Server*> servers_;
   int total_servers_ = 0;
   ConnLimit actconn_;
+  AcceptRate accept_rate_;
   std::atomic<uint64_t> cum_conns_{0};
   std::atomic<uint64_t> maxconn_reached_{0};
   std::atomic<int> paused_listeners_{0};

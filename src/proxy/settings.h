@@ -86,6 +86,7 @@ struct ProcessSettings {
   int maxconn = 0;                        // resolved global maxconn
   int hard_maxconn = 0;
   int maxaccept = 4;                      // -1 unlimited
+  int max_conn_rate = 0;                  // accepts per second (maxconnrate/maxsessrate), 0 none
   uint32_t bufsize = 16384;
   uint32_t hard_stop_after_ms = 0;
   std::string log_tag = "sluice";

@@ -66,6 +66,8 @@ stats::ProcessSnapshot StatsView::process() const {
   s.hard_maxconn = static_cast<uint64_t>(set.hard_maxconn ? set.hard_maxconn : set.maxconn);
   s.curr_conns = static_cast<uint64_t>(std::max(0, p_.actconn().current()));
   s.cum_conns = p_.cum_conns().load(std::memory_order_relaxed);
+  s.conn_rate_limit = static_cast<uint64_t>(std::max(0, set.max_conn_rate));
+  s.sess_rate_limit = s.conn_rate_limit;
   s.node = set.node;
   s.description = set.description;
   s.stopping = p_.stopping();

@@ -1,10 +1,9 @@
 #include "proxy/worker.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include "base/assert.h"
+#include "core/thread_plan.h"
 #include "proxy/tcp_session.h"
 
 namespace sluice::proxy {
@@ -48,14 +47,10 @@ void Worker::thread_main() {
 
 void Worker::pin_to_cpus() {
   const auto& all = process_.settings().thread_cpus;
-  if (static_cast<std::size_t>(id_) >= all.size() || all[static_cast<std::size_t>(id_)].empty()) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int cpu : all[static_cast<std::size_t>(id_)])
-    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
-  // A refusal (e.g. a CPU outside the cgroup's set) leaves the thread unpinned; the plan was
-  // already validated against the CPUs the process may use.
-  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+  // A refusal (a CPU outside the cgroup's set) leaves the thread unpinned; the plan was made
+  // from the CPUs the process may use.
+  if (static_cast<std::size_t>(id_) < all.size())
+    core::bind_current_thread(all[static_cast<std::size_t>(id_)]);
 }
 
 void Worker::register_listeners() {

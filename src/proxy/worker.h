@@ -61,7 +61,7 @@ struct Handoff {
   net::SocketAddress peer;
 };
 
-class Worker {
+class Worker : public core::TimerHandler {
  public:
   Worker(Process& process, int id);
   ~Worker();
@@ -122,6 +122,8 @@ class Worker {
   void start_session(Listener& l, int fd, const net::SocketAddress& peer);
   void register_listeners();
   void pause(ListenerWatch& watch);
+  void pause_until_next_second(ListenerWatch& watch);
+  void on_timer(core::Timer& t) override;
   void resume_paused();
   void close_listeners();
   void maybe_finish_soft_stop();
@@ -143,6 +145,7 @@ class Worker {
   bool soft_stopping_ = false;
   std::atomic<bool> resume_requested_{false};
   core::BoundedQueue<Handoff> accq_{1024};
+  core::Timer rate_timer_{this};   // resumes listeners paused by maxconnrate
   std::thread thread_;
 };
 

@@ -119,6 +119,7 @@ struct ProcessSnapshot {
   uint64_t cum_req = 0;
   uint64_t conn_rate = 0, max_conn_rate = 0;
   uint64_t sess_rate = 0, max_sess_rate = 0;
+  uint64_t conn_rate_limit = 0, sess_rate_limit = 0;   // maxconnrate / maxsessrate, 0 none
   uint64_t tasks = 0, run_queue = 0;
   int idle_pct = 100;
   std::string node;

@@ -155,3 +155,49 @@ def test_small_maxconn_listener_never_gets_stuck(cfg, sluice, short_tmp):
             return rows if all(r[7] == "0" for r in rows) else None
         rows = wait_until(idle, 5, message="listener connection count back to 0")
         assert sum(int(r[8]) for r in rows) == 12 * 15
+
+
+def test_maxconnrate_spreads_accepts_over_seconds(cfg, sluice, short_tmp):
+    # Case 44: with maxconnrate 5, 15 connections arriving at once are all served (they wait in
+    # the backlog, none is dropped) but over at least two further seconds.
+    import time
+    with EchoServer() as echo:
+        port, sock = free_port(), short_tmp / "s.sock"
+        sluice(cfg(conf("    nbthread 2\n    maxconnrate 5", "", port, sock, echo.port)),
+               wait_ports=[port], wait_unix=[sock])
+        info = dict(l.split(": ", 1) for l in cli(str(sock), "show info").splitlines() if ": " in l)
+        assert info["ConnRateLimit"] == "5"
+        t0 = time.monotonic()
+        conns = [connect(port, timeout=10) for _ in range(15)]
+        for c in conns:
+            c.sendall(b"z")
+        for c in conns:
+            c.settimeout(10)
+            assert c.recv(1) == b"z"
+        elapsed = time.monotonic() - t0
+        assert elapsed >= 1.5, elapsed
+        a = activity(sock)
+        assert a["accepted"][0] == 15
+        for c in conns:
+            c.close()
+
+
+def test_global_maxconn_reached_is_counted(cfg, sluice, short_tmp):
+    # Case 43: at the global limit the listeners pause (the extra client waits in the backlog)
+    # and MaxconnReached counts it; closing one connection resumes accepting.
+    with EchoServer() as echo:
+        port, sock = free_port(), short_tmp / "s.sock"
+        sluice(cfg(conf("    nbthread 2\n    maxconn 3", "", port, sock, echo.port)),
+               wait_ports=[port], wait_unix=[sock])
+        conns = hold(port, 3)
+        extra = connect(port)
+        extra.sendall(b"w")
+        info = lambda: dict(l.split(": ", 1) for l in cli(str(sock), "show info").splitlines() if ": " in l)  # noqa: E731
+        wait_until(lambda: int(info()["MaxconnReached"]) >= 1, 5, message="MaxconnReached")
+        assert info()["CurrConns"] == "3"
+        conns[0].close()
+        extra.settimeout(5)
+        assert extra.recv(1) == b"w"
+        extra.close()
+        for c in conns[1:]:
+            c.close()

@@ -150,3 +150,23 @@ def test_thread_set_errors_name_the_bind_line(cfg):
     assert rc == 1
     assert "proxy 'px': 'thread' directive references non-existing thread group 2 in " \
            "'bind 127.0.0.1:1 thread 2/all' at [" in err, err
+
+
+def test_topology_gives_one_group_per_l3_cache(cfg):
+    # Case 14 with a fake sysfs of 8 L3 domains x 6 CPUs: the default policy makes 8 groups of
+    # 6 threads, each bound to its CCX, and by-group gives 8 sockets.
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2] / "unit" / "core" / "sysfs" / "epyc-8ccx"
+    port = free_port()
+    path = cfg(f"""
+global
+{DEFAULTS}
+listen px
+    bind 127.0.0.1:{port}
+    server s1 127.0.0.1:9
+""".replace("global\ndefaults", "global\n\ndefaults"))
+    rc, out, err = run_sluice(["-c", "-f", str(path), "--explain"], env={"SLUICE_SYSFS_ROOT": str(root)})
+    assert rc == 0, err
+    assert "threads: 48 in 8 groups" in out, out
+    assert "thread 7 -> cpus" in out, out
+    assert f"127.0.0.1:{port}: 8 sockets" in out, out
