@@ -10,6 +10,8 @@ packages=(
   clang libclang-rt-14-dev
   python3 python3-pytest
   socat curl haproxy wrk procps iproute2
+  # bench/: h2load, charts, profiles, instruction and syscall counts, nginx's stream module
+  nghttp2-client gnuplot-nox linux-perf valgrind strace libnginx-mod-stream
 )
 # nginx is only a test backend: nginx-light is enough, but any nginx flavour will do.
 nginx_pkgs=(nginx-light nginx nginx-core nginx-full nginx-extras)

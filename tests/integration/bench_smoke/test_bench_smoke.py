@@ -1,0 +1,84 @@
+"""Smoke test of the benchmark scripts (bench/): they start, drive and stop every process and write
+their reports. It never asserts anything about performance: runs last 1 second, once, on a subset.
+Skips only when wrk, nginx or haproxy is missing."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sluice_harness import REPO_ROOT, sluice_bin
+
+BENCH = REPO_ROOT / "bench"
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    sb = Path(sluice_bin())
+    env["SLUICE_BIN"] = str(sb)
+    # The load generator is built next to the binary (add_subdirectory(bench)); otherwise
+    # bench/lib.sh builds it on its own.
+    lg = sb.parents[2] / "bench" / "loadgen" / "sluice-loadgen"
+    if lg.exists():
+        env["LOADGEN_BIN"] = str(lg)
+    for k in list(env):
+        if k.startswith("BENCH_"):
+            del env[k]
+    return env
+
+
+@pytest.fixture(scope="module")
+def tools():
+    missing = [t for t in ("wrk", "nginx", "haproxy") if not (shutil.which(t) or Path(f"/usr/sbin/{t}").exists())]
+    if missing:
+        pytest.skip(f"missing: {', '.join(missing)}")
+
+
+def _run(args: list[str], timeout: float = 90) -> subprocess.CompletedProcess:
+    p = subprocess.run(args, cwd=REPO_ROOT, env=_env(), capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, f"{args} exited {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
+    return p
+
+
+def test_run_sh_subset(tools, tmp_path):
+    cands = "sluice,haproxy,nginx"
+    if not any(Path(d, "ngx_stream_module.so").exists() for d in ("/usr/lib/nginx/modules", "/usr/share/nginx/modules")):
+        cands = "sluice,haproxy"  # no nginx stream module: nginx can't do the TCP scenarios
+    _run([str(BENCH / "run.sh"), "--duration", "1", "--reps", "1", "--threads", "1",
+          "--scenarios", "http-close,tcp-connrate,memory", "--candidates", cands,
+          "--mem-conns", "200", "--out", str(tmp_path)])
+    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert not [r for r in runs if "error" in r], runs
+    assert {(r["scenario"], r["candidate"]) for r in runs} == {
+        (s, c) for s in ("http-close", "tcp-connrate", "memory") for c in cands.split(",")}
+    for r in runs:
+        assert r["ops"] > 0 and r["cpu_per_unit"] is not None, r
+        if r["scenario"] == "memory":
+            assert r["ops"] == 200 and r["upstream"] == 200, r
+    md = (tmp_path / "results.md").read_text()
+    for heading in ("## http-close", "## tcp-connrate", "## memory", "ratio to sluice", "Machine:"):
+        assert heading in md
+    assert (tmp_path / "machine.txt").exists()
+    if shutil.which("gnuplot"):
+        assert (tmp_path / "chart.png").stat().st_size > 0
+
+
+def test_scaling_dry_run_and_tiny_run(tools, tmp_path):
+    p = _run([str(BENCH / "scaling.sh"), "--cores", "16", "--dry-run"])
+    assert "by-process" in p.stdout and "by-thread" in p.stdout and "4 groups of 2" in p.stdout
+    out = tmp_path / "scaling.md"
+    _run([str(BENCH / "scaling.sh"), "--cores", str(min(os.cpu_count() or 1, 2)), "--duration", "1",
+          "--reps", "1", "--out", str(out)])
+    md = out.read_text()
+    assert "| by-thread |" in md and "failed:" not in md
+
+
+def test_instructions_sh(tools):
+    if not shutil.which("valgrind"):
+        pytest.skip("valgrind missing: instructions.sh is not exercised")
+    p = _run([str(BENCH / "instructions.sh"), "--conns", "100", "--top", "5"])
+    assert "instructions/connection:" in p.stdout
