@@ -71,7 +71,7 @@ void expect_weighted(const std::vector<int>& c, const std::vector<int>& w, doubl
 }
 
 TEST(Hash, KnownValues) {
-  // Reference values computed with HAProxy's src/hash.c.
+  // The CRC-32 check value and values that follow from the definitions in HAProxy's hash.c.
   EXPECT_EQ(hash_crc32("123456789", 9), 0xcbf43926u);   // the CRC-32 check value
   EXPECT_EQ(hash_sdbm("", 0), 0u);
   EXPECT_EQ(hash_djb2("", 0), 5381u);
