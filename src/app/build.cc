@@ -40,6 +40,37 @@ proxy::LogTarget to_runtime(const config::LogTarget& t) {
   return r;
 }
 
+namespace {
+
+lb::BalanceSettings balance_settings(const config::ProxyConfig& p) {
+  lb::BalanceSettings b;
+  switch (p.balance) {
+    case config::Balance::kRoundRobin: b.kind = lb::BalanceKind::kRoundRobin; break;
+    case config::Balance::kStaticRr: b.kind = lb::BalanceKind::kStaticRr; break;
+    case config::Balance::kLeastConn: b.kind = lb::BalanceKind::kLeastConn; break;
+    case config::Balance::kFirst: b.kind = lb::BalanceKind::kFirst; break;
+    case config::Balance::kSource: b.kind = lb::BalanceKind::kSource; break;
+    case config::Balance::kUri: b.kind = lb::BalanceKind::kUri; break;
+    case config::Balance::kHdr: b.kind = lb::BalanceKind::kHdr; break;
+    case config::Balance::kRandom: b.kind = lb::BalanceKind::kRandom; break;
+  }
+  b.draws = p.balance_draws;
+  b.hdr_name = p.balance_hdr;
+  b.hash.consistent = p.hash_consistent;
+  switch (p.hash_function) {
+    case config::HashFunction::kSdbm: b.hash.function = lb::HashFunction::kSdbm; break;
+    case config::HashFunction::kDjb2: b.hash.function = lb::HashFunction::kDjb2; break;
+    case config::HashFunction::kWt6: b.hash.function = lb::HashFunction::kWt6; break;
+    case config::HashFunction::kCrc32: b.hash.function = lb::HashFunction::kCrc32; break;
+    case config::HashFunction::kNone: b.hash.function = lb::HashFunction::kNone; break;
+  }
+  b.hash.avalanche = p.hash_avalanche;
+  b.allbackups = p.option_allbackups;
+  return b;
+}
+
+}  // namespace
+
 RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdline_maxconn) {
   RuntimePlan plan;
   const auto& g = model.global;
@@ -114,8 +145,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       ss.maxconn = sv.maxconn;
       ss.backup = sv.backup;
       ss.disabled = sv.disabled || p.disabled;
+      ss.slowstart_ms = sv.slowstart_ms;
       s.servers.push_back(std::move(ss));
     }
+    s.balance = balance_settings(p);
     s.retries = p.retries;
     s.redispatch = p.redispatch;
     s.timeouts.connect = p.timeouts.connect;

@@ -83,9 +83,11 @@ struct ServerConfig {
   int maxconn = 0;              // 0 = unlimited
   bool backup = false;
   bool disabled = false;
+  uint32_t slowstart_ms = 0;    // `slowstart <time>`, rounded up to seconds; 0 = none
 };
 
-enum class Balance { kRoundRobin };
+enum class Balance { kRoundRobin, kStaticRr, kLeastConn, kFirst, kSource, kUri, kHdr, kRandom };
+enum class HashFunction { kSdbm, kDjb2, kWt6, kCrc32, kNone };
 
 struct ProxyConfig {
   enum Cap : unsigned { kFrontend = 1, kBackend = 2 };
@@ -108,6 +110,12 @@ struct ProxyConfig {
   // Backend side.
   std::vector<ServerConfig> servers;
   Balance balance = Balance::kRoundRobin;
+  int balance_draws = 2;        // random(<draws>)
+  std::string balance_hdr;      // hdr(<name>)
+  bool hash_consistent = false; // hash-type map-based (default) | consistent
+  HashFunction hash_function = HashFunction::kSdbm;
+  bool hash_avalanche = false;
+  bool option_allbackups = false;
   int retries = 3;
   // `option redispatch [<n>]`: 0 disabled (the default without the option), -1 on the last
   // retry (the option's default), +P on every Pth retry, -N on the Nth retry before the last.

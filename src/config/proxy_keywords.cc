@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -228,11 +229,12 @@ constexpr OptionDef kOptions[] = {
     {"redispatch", kBe, true, true, "[<n>]: redispatch on the last retry (-1), every Pth retry (+P) or the Nth before the last (-N); 0 disables"},
     {"tcplog", kFe, false, true, "TCP log format for this frontend"},
     {"dontlognull", kFe, true, false, "do not log connections that carried no data"},
+    {"allbackups", kBe, true, false, "all usable backup servers share the load when no active server is up (default: the first backup only)"},
 };
 
 constexpr std::string_view kHaproxyOptions[] = {
     "abortonclose", "accept-invalid-http-request", "accept-unsafe-violations-in-http-request",
-    "allbackups", "checkcache", "clitcpka", "contstats", "disable-h2-upgrade", "dontlog-normal",
+    "checkcache", "clitcpka", "contstats", "disable-h2-upgrade", "dontlog-normal",
     "external-check", "forwardfor", "forwarded", "h1-case-adjust-bogus-client", "http-buffer-request",
     "http-ignore-probes", "http-keep-alive", "http-no-delay", "http-pretend-keepalive",
     "http-restrict-req-hdr-names", "http-server-close", "http-use-proxy-header", "httpchk",
@@ -290,6 +292,8 @@ void kw_option(Parser& p, Line& l) {
     px.option_tcplog = true;
   } else if (name == "dontlognull") {
     px.option_dontlognull = l.prefix == Prefix::kNone;
+  } else if (name == "allbackups") {
+    px.option_allbackups = l.prefix == Prefix::kNone;
   }
 }
 
@@ -314,13 +318,13 @@ void kw_server(Parser& p, Line& l) {
   auto r = net::parse_server_address(addr);
   if (!r.ok()) throw ConfigError{fmt::format("{} : {}", head, r.error().message)};
   s.addr = r.value();
-  static const std::vector<std::string_view> kOpts = {"weight", "maxconn", "backup", "disabled", "enabled"};
+  static const std::vector<std::string_view> kOpts = {"weight", "maxconn", "backup", "disabled", "enabled", "slowstart"};
   static constexpr std::string_view kHaproxyOpts[] = {
       "addr", "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check", "check-ssl",
       "check-send-proxy", "cookie", "crt", "downinter", "error-limit", "fall", "fastinter",
       "id", "init-addr", "inter", "maxqueue", "minconn", "no-check", "observe", "on-error",
       "on-marked-down", "on-marked-up", "pool-max-conn", "pool-purge-delay", "port", "proto",
-      "redir", "resolvers", "resolve-prefer", "rise", "send-proxy", "send-proxy-v2", "slowstart",
+      "redir", "resolvers", "resolve-prefer", "rise", "send-proxy", "send-proxy-v2",
       "sni", "source", "ssl", "track", "verify", "verifyhost", "ws", "tfo", "namespace",
       "usesrc", "resolve-opts", "socks4", "no-ssl", "guid", "hash-key",
   };
@@ -343,6 +347,20 @@ void kw_server(Parser& p, Line& l) {
         s.maxconn = static_cast<int>(*n);
       }
       i += 2;
+    } else if (o == "slowstart") {
+      if (i + 1 >= l.args.size())
+        throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
+      const std::string& v = l.args[i + 1];
+      auto t = parse_time(v, TimeUnit::kMs);
+      if (t.status == TimeValue::Status::kOverflow)
+        throw ConfigError{fmt::format("{} : timer overflow in argument <{}> to <{}> of server {}, maximum value is 2147483647 ms (~24.8 days).", head, v, o, s.name)};
+      if (t.status == TimeValue::Status::kUnderflow)
+        throw ConfigError{fmt::format("{} : timer underflow in argument <{}> to <{}> of server {}, minimum non-null value is 1 ms.", head, v, o, s.name)};
+      if (t.status != TimeValue::Status::kOk || t.trailing)
+        throw ConfigError{fmt::format("{} : unexpected character '{}' in argument to <{}>.", head, t.bad, o)};
+      // HAProxy keeps slow start in seconds, rounded up.
+      s.slowstart_ms = static_cast<uint32_t>((static_cast<uint64_t>(t.value) + 999) / 1000 * 1000);
+      i += 2;
     } else if (o == "backup") {
       s.backup = true;
       ++i;
@@ -362,22 +380,97 @@ void kw_server(Parser& p, Line& l) {
 }
 
 void kw_balance(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
   std::string a = l.args.size() > 1 ? l.args[1] : "";
   if (a.empty()) throw ConfigError{l.where + "'balance' expects an algorithm name."};
-  // HAProxy ignores words after the algorithm; so does sluice for compatibility.
-  if (a == "roundrobin") {
-    p.cur_proxy().cfg.balance = Balance::kRoundRobin;
+  // HAProxy ignores words after the algorithm (uri's len/depth/whole, ...); so does sluice.
+  static const std::pair<std::string_view, Balance> kPlain[] = {
+      {"roundrobin", Balance::kRoundRobin}, {"static-rr", Balance::kStaticRr},
+      {"leastconn", Balance::kLeastConn},   {"first", Balance::kFirst},
+      {"source", Balance::kSource},         {"uri", Balance::kUri},
+  };
+  for (const auto& [n, b] : kPlain) {
+    if (a == n) {
+      px.balance = b;
+      return;
+    }
+  }
+  if (a.rfind("random", 0) == 0 && (a.size() == 6 || a[6] == '(')) {
+    int draws = 2;
+    if (a.size() > 7 && a[7] != ')') {   // random(<draws>), as HAProxy: strtol then ')'
+      const char* beg = a.c_str() + 7;
+      char* end = nullptr;
+      long v = strtol(beg, &end, 0);
+      if (*end != ')') {
+        if (!*end) throw ConfigError{fmt::format("{}balance {} : expects ')' at the end of argument.", l.where, a)};
+        throw ConfigError{fmt::format("{}balance {} : unexpected character '{}' after argument.", l.where, a, *end)};
+      }
+      if (v < 1 || v > INT_MAX)
+        throw ConfigError{fmt::format("{}balance {} : number of draws must be at least 1.", l.where, a)};
+      draws = static_cast<int>(v);
+    }
+    px.balance = Balance::kRandom;
+    px.balance_draws = draws;
     return;
   }
-  static constexpr std::string_view kKnown[] = {"static-rr", "leastconn", "first", "source", "uri",
-                                                "url_param", "random", "rdp-cookie", "hash", "hdr"};
+  if (a.rfind("hdr(", 0) == 0) {
+    std::size_t close = a.find(')', 4);
+    if (close == std::string::npos || close == 4)
+      throw ConfigError{l.where + "balance hdr requires an http header field name."};
+    px.balance = Balance::kHdr;
+    px.balance_hdr = a.substr(4, close - 4);
+    return;
+  }
+  static constexpr std::string_view kKnown[] = {"url_param", "rdp-cookie", "hash", "log-hash", "sticky"};
   std::string base_name = a.substr(0, a.find('('));
   if (std::find(std::begin(kKnown), std::end(kKnown), base_name) != std::end(kKnown))
     throw ConfigError{fmt::format("{}balance '{}' is not supported by sluice yet.", l.where, a)};
   std::vector<std::string_view> names(std::begin(kKnown), std::end(kKnown));
-  names.push_back("roundrobin");
+  for (const auto& [n, b] : kPlain) names.push_back(n);
+  names.push_back("random");
+  names.push_back("hdr");
   throw ConfigError{fmt::format("{}'balance' : unknown balancing algorithm '{}'{}", l.where, a,
                                 did_you_mean(a, names))};
+}
+
+// hash-type map-based|consistent [sdbm|djb2|wt6|crc32|none [avalanche]], HAProxy's messages.
+void kw_hash_type(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  std::string t = l.args.size() > 1 ? l.args[1] : "";
+  if (t == "consistent") {
+    px.hash_consistent = true;
+  } else if (t == "map-based") {
+    px.hash_consistent = false;
+  } else if (t == "avalanche") {
+    throw ConfigError{fmt::format("{}experimental feature 'hash-type avalanche' is not supported anymore, "
+                                  "please use 'hash-type map-based sdbm avalanche' instead.", l.where)};
+  } else {
+    throw ConfigError{l.where + "'hash-type' only supports 'consistent' and 'map-based'."};
+  }
+  px.hash_avalanche = false;
+  px.hash_function = HashFunction::kSdbm;
+  if (l.args.size() < 3) {
+    px.hash_avalanche = px.hash_consistent;   // consistent alone: sdbm + avalanche
+    return;
+  }
+  static const std::pair<std::string_view, HashFunction> kFns[] = {
+      {"sdbm", HashFunction::kSdbm}, {"djb2", HashFunction::kDjb2}, {"wt6", HashFunction::kWt6},
+      {"crc32", HashFunction::kCrc32}, {"none", HashFunction::kNone}};
+  bool found = false;
+  for (const auto& [n, f] : kFns) {
+    if (l.args[2] == n) {
+      px.hash_function = f;
+      found = true;
+    }
+  }
+  if (!found)
+    throw ConfigError{l.where + "'hash-type' only supports 'sdbm', 'djb2', 'crc32', or 'wt6' hash functions."};
+  if (l.args.size() > 3) {
+    if (l.args[3] != "avalanche")
+      throw ConfigError{l.where + "'hash-type' only supports 'avalanche' as a modifier for hash functions."};
+    px.hash_avalanche = true;
+  }
+  no_extra(l, 4);
 }
 
 void kw_id(Parser& p, Line& l) {
@@ -423,8 +516,9 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"retries", kDLB, kBe, kw_retries, "<n>: connection retries (default 3)"},
     {"option", kDFLB, 0, kw_option, "redispatch [<n>] | tcplog | dontlognull (`no option` where negatable)"},
     {"log", kDFLB, 0, kw_log, "global | <target> [len <n>] [format <f>] <facility> [max [min]]; `no log` clears"},
-    {"server", kLB, kBe, kw_server, "<name> <addr>[:port] [weight 0..256] [maxconn <n>] [backup] [disabled] [enabled]"},
-    {"balance", kDLB, kBe, kw_balance, "roundrobin (the default in sluice)"},
+    {"server", kLB, kBe, kw_server, "<name> <addr>[:port] [weight 0..256] [maxconn <n>] [backup] [disabled] [enabled] [slowstart <time>]"},
+    {"balance", kDLB, kBe, kw_balance, "roundrobin (the default in sluice) | static-rr | leastconn | first | source | uri | hdr(<name>) | random[(<draws>)]; uri and hdr fall back to roundrobin in TCP mode"},
+    {"hash-type", kDLB, kBe, kw_hash_type, "map-based | consistent [sdbm | djb2 | wt6 | crc32 | none [avalanche]]; default map-based sdbm, consistent alone adds avalanche"},
     {"id", kFLB, 0, kw_id, "<n>: proxy id, > 0 and unique (default: automatic from 2)"},
     {"disabled", kDFLB, 0, kw_disabled, "the proxy is not started"},
     {"enabled", kDFLB, 0, kw_enabled, "cancels `disabled`"},
@@ -435,7 +529,7 @@ constexpr std::string_view kHaproxyProxy[] = {
     "acl", "capture", "compression", "cookie", "declare", "default-server", "dynamic-cookie-key",
     "email-alert", "errorfile", "errorfiles", "errorloc", "errorloc302", "errorloc303",
     "external-check", "filter", "force-persist", "fullconn", "guid", "hash-balance-factor",
-    "hash-key", "hash-type", "http-after-response", "http-check", "http-error", "http-request",
+    "hash-key", "http-after-response", "http-check", "http-error", "http-request",
     "http-response", "http-reuse", "http-send-name-header", "ignore-persist", "load-server-state-from-file",
     "log-format", "log-format-sd", "log-steps", "log-tag", "max-keep-alive-queue", "max-session-srv-conns",
     "monitor", "monitor-uri", "persist", "rate-limit", "redirect", "retry-on", "server-state-file-name",
@@ -461,6 +555,7 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"server", "weight <0..256>", "load-balancing weight (default 1; 0 = no new connections)"},
         {"server", "maxconn <n>", "concurrent connections (0 = unlimited)"},
         {"server", "backup", "used only when no active server is up"},
+        {"server", "slowstart <time>", "weight ramps up over <time> (rounded up to seconds) after the server comes back; not at start-up"},
         {"server", "disabled", "starts in maintenance"},
         {"server", "enabled", "cancels `disabled`"},
         {"timeout", "connect <time>", "connection to a server"},

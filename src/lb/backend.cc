@@ -1,41 +1,94 @@
 #include "lb/backend.h"
 
-#include "lb/roundrobin.h"
+#include <algorithm>
 
 namespace sluice::lb {
 
-Backend::Backend(std::string name, std::vector<ServerSettings> servers) : name_(std::move(name)) {
-  std::vector<Server*> active, backup;
+Backend::Backend(std::string name, std::vector<ServerSettings> servers, BalanceSettings balance)
+    : name_(std::move(name)), balance_(std::move(balance)) {
+  std::vector<Server*> active;
   for (auto& s : servers) {
     servers_.push_back(std::make_unique<Server>(std::move(s), static_cast<int>(servers_.size())));
     Server* p = servers_.back().get();
-    (p->settings().backup ? backup : active).push_back(p);
+    (p->settings().backup ? backups_ : active).push_back(p);
   }
-  active_ = std::make_unique<RoundRobin>(std::move(active));
-  backup_ = std::make_unique<RoundRobin>(std::move(backup));
+  active_ = make_algorithm(balance_, std::move(active));
+  backup_ = make_algorithm(balance_, backups_);
+  std::lock_guard lock(writer_);
+  refresh_locked(0);
 }
 
-void Backend::candidates(std::vector<Server*>& out, std::size_t max) {
-  active_->pick(out, max);
-  if (!out.empty()) return;
-  for (auto& s : servers_) {
-    if (s->settings().backup && s->usable()) {
-      out.push_back(s.get());
-      return;
+int Backend::effective_weight(const Server& s, uint64_t now_ms) const {
+  int w = s.weight();
+  uint64_t ss = s.settings().slowstart_ms;
+  if (w <= 0 || ss == 0 || s.up_since_ms() == 0 || now_ms >= s.up_since_ms() + ss) return w;
+  uint64_t elapsed = now_ms > s.up_since_ms() ? now_ms - s.up_since_ms() : 0;
+  // Rounded up and at least 1, as HAProxy: a warming server gets some traffic at once.
+  auto e = static_cast<int>((static_cast<uint64_t>(w) * elapsed + ss - 1) / ss);
+  return std::max(1, e);
+}
+
+void Backend::refresh_locked(uint64_t now_ms) {
+  int ua = 0, ub = 0, ramping = 0;
+  uint64_t next = UINT64_MAX;
+  for (auto& sp : servers_) {
+    Server& s = *sp;
+    if (s.usable()) ++(s.settings().backup ? ub : ua);
+    int e = effective_weight(s, now_ms);
+    s.set_eweight(e);
+    if (s.usable() && e < s.weight()) {
+      ++ramping;
+      uint64_t ss = s.settings().slowstart_ms;
+      uint64_t step = std::max<uint64_t>(1000, ss / 20);
+      next = std::min(next, std::min(now_ms + step, s.up_since_ms() + ss));
+    } else if (s.settings().slowstart_ms && s.up_since_ms() && now_ms >= s.up_since_ms() + s.settings().slowstart_ms) {
+      s.set_up_since_ms(0);   // ramp done
     }
   }
+  active_->rebuild();
+  backup_->rebuild();
+  usable_active_.store(ua, std::memory_order_relaxed);
+  usable_backup_.store(ub, std::memory_order_relaxed);
+  next_ramp_ms_.store(next, std::memory_order_relaxed);
+  ramping_.store(ramping, std::memory_order_release);
 }
 
-int Backend::usable_active() const {
-  int n = 0;
-  for (auto& s : servers_) n += (!s->settings().backup && s->usable());
-  return n;
+void Backend::set_weight(Server& s, int weight, uint64_t now_ms) {
+  std::lock_guard lock(writer_);
+  s.set_weight(std::clamp(weight, 0, 256));
+  refresh_locked(now_ms);
 }
 
-int Backend::usable_backup() const {
-  int n = 0;
-  for (auto& s : servers_) n += (s->settings().backup && s->usable());
-  return n;
+void Backend::set_usable(Server& s, bool usable, uint64_t now_ms) {
+  std::lock_guard lock(writer_);
+  if (usable && !s.admin_up()) s.set_up_since_ms(s.settings().slowstart_ms ? std::max<uint64_t>(now_ms, 1) : 0);
+  if (!usable) s.set_up_since_ms(0);
+  s.set_admin_up(usable);
+  refresh_locked(now_ms);
+}
+
+void Backend::update_slowstart(uint64_t now_ms) {
+  std::lock_guard lock(writer_);
+  refresh_locked(now_ms);
+}
+
+void Backend::candidates(const PickContext& ctx, std::vector<Server*>& out, std::size_t max) {
+  if (ramping_.load(std::memory_order_acquire) > 0 && ctx.now_ms &&
+      ctx.now_ms >= next_ramp_ms_.load(std::memory_order_relaxed)) {
+    std::unique_lock lock(writer_, std::try_to_lock);
+    if (lock.owns_lock()) refresh_locked(ctx.now_ms);
+  }
+  active_->pick(ctx, out, max);
+  if (!out.empty() || usable_active() > 0) return;   // all active full: no backup (HAProxy queues)
+  if (balance_.allbackups) {
+    backup_->pick(ctx, out, max);
+    return;
+  }
+  out.clear();
+  for (Server* s : backups_) {
+    if (out.size() >= max) break;
+    if (s->usable() && !s->full()) out.push_back(s);
+  }
 }
 
 }  // namespace sluice::lb

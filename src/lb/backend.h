@@ -1,7 +1,13 @@
 #pragma once
 // A backend: its servers and how to choose among them. Built once at start-up; read by every
-// worker without locks.
+// worker without locks. Run-time changes (weights, usable state, slow start) go through the
+// writer methods below, which are serialized by one mutex that no pick ever waits on: they
+// update the server's atomics and make every algorithm publish a new immutable snapshot
+// (snapshot.h), so a change takes effect on every thread at its next pick.
+#include <atomic>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -12,26 +18,54 @@ namespace sluice::lb {
 
 class Backend {
  public:
-  Backend(std::string name, std::vector<ServerSettings> servers);
+  Backend(std::string name, std::vector<ServerSettings> servers, BalanceSettings balance = {});
 
   const std::string& name() const { return name_; }
   const std::vector<std::unique_ptr<Server>>& servers() const { return servers_; }
+  const BalanceSettings& balance() const { return balance_; }
 
-  // Candidates in the order to try them: active servers by the algorithm; when no active
-  // server is usable, the first usable backup server (HAProxy's behaviour without
-  // `option allbackups`). Any thread.
-  void candidates(std::vector<Server*>& out, std::size_t max);
+  // Candidates in the order to try them (retries and redispatch take the next one): active
+  // servers by the algorithm; only when no active server is usable, the backup servers:
+  // the first usable one in declaration order first (HAProxy's behaviour), or all of them
+  // balanced by the algorithm with `option allbackups`. Full servers (maxconn) are left out.
+  // Any thread; no lock (leastconn: see leastconn.h).
+  void candidates(const PickContext& ctx, std::vector<Server*>& out, std::size_t max);
+  void candidates(std::vector<Server*>& out, std::size_t max) { candidates(PickContext{}, out, max); }
 
-  // Number of usable active / backup servers.
-  int usable_active() const;
-  int usable_backup() const;
+  // CLI `set server weight`: the current weight (0..256) of `s`; 0 takes it out of load
+  // balancing. static-rr ignores it, as in HAProxy. Any thread.
+  void set_weight(Server& s, int weight, uint64_t now_ms = 0);
+  // Maintenance / drain / health: whether `s` takes new connections. Becoming usable starts
+  // its slow start (at `now_ms`, monotonic) when it has one; servers usable at start-up do
+  // not slow-start, as in HAProxy. Any thread.
+  void set_usable(Server& s, bool usable, uint64_t now_ms = 0);
+  // Moves slow starts forward (weights ramp in steps of max(1 s, slowstart/20)). Called by
+  // candidates() when a step is due (a try_lock that never waits: the one picking thread
+  // that gets it rebuilds, the others carry on with the current snapshot), and callable
+  // from a timer. Any thread.
+  void update_slowstart(uint64_t now_ms);
+
+  // Number of usable active / backup servers. Any thread.
+  int usable_active() const { return usable_active_.load(std::memory_order_relaxed); }
+  int usable_backup() const { return usable_backup_.load(std::memory_order_relaxed); }
   const char* algorithm_name() const { return active_->name(); }
 
  private:
+  // Writer side, writer_ held.
+  void refresh_locked(uint64_t now_ms);
+  int effective_weight(const Server& s, uint64_t now_ms) const;
+
   std::string name_;
+  BalanceSettings balance_;
   std::vector<std::unique_ptr<Server>> servers_;
+  std::vector<Server*> backups_;   // declaration order
   std::unique_ptr<Algorithm> active_;
   std::unique_ptr<Algorithm> backup_;
+  std::mutex writer_;
+  std::atomic<int> usable_active_{0};
+  std::atomic<int> usable_backup_{0};
+  std::atomic<int> ramping_{0};                // servers in slow start
+  std::atomic<uint64_t> next_ramp_ms_{0};
 };
 
 }  // namespace sluice::lb

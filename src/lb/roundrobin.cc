@@ -31,26 +31,43 @@ std::vector<uint32_t> smooth_weighted_order(const std::vector<int>& weights) {
   return order;
 }
 
-RoundRobin::RoundRobin(std::vector<Server*> servers) : servers_(std::move(servers)) {
-  std::vector<int> weights;
-  weights.reserve(servers_.size());
-  for (Server* s : servers_) weights.push_back(s->usable() ? s->weight() : 0);
-  schedule_ = smooth_weighted_order(weights);
+RoundRobin::RoundRobin(std::vector<Server*> servers)
+    : servers_(std::move(servers)), schedule_(std::make_unique<Schedule>()) {
+  // The virtual schedule_weight() is not dispatched to a subclass from here: subclasses
+  // call rebuild() again from their own constructor.
+  rebuild();
 }
 
-void RoundRobin::pick(std::vector<Server*>& out, std::size_t max) {
+std::unique_ptr<RoundRobin::Schedule> RoundRobin::build() const {
+  std::vector<int> weights;
+  weights.reserve(servers_.size());
+  for (Server* s : servers_) weights.push_back(schedule_weight(*s));
+  auto sch = std::make_unique<Schedule>();
+  sch->idx = smooth_weighted_order(weights);
+  sch->order.reserve(sch->idx.size());
+  for (uint32_t i : sch->idx) sch->order.push_back(servers_[i]);
+  return sch;
+}
+
+void RoundRobin::rebuild() { schedule_.publish(build()); }
+
+std::vector<uint32_t> RoundRobin::schedule() const { return schedule_.read()->idx; }
+
+void RoundRobin::pick(const PickContext&, std::vector<Server*>& out, std::size_t max) {
   out.clear();
-  if (schedule_.empty() || max == 0) return;
+  if (max == 0) return;
+  auto sch = schedule_.read();
+  const std::size_t n = sch->order.size();
+  if (n == 0) return;
   uint64_t start = cursor_.fetch_add(1, std::memory_order_relaxed);
-  const std::size_t n = schedule_.size();
   // The first candidate is the scheduled one; further candidates (for retries and
-  // redispatch) follow the schedule, skipping duplicates. Bounded by the schedule length.
+  // redispatch) follow the schedule, skipping duplicates, and servers that became unusable
+  // or full since the schedule was built. Bounded by the schedule length; in the common
+  // case (the scheduled server is pickable, max small) a handful of steps.
   for (std::size_t i = 0; i < n && out.size() < max; ++i) {
-    Server* s = servers_[schedule_[(start + i) % n]];
-    if (!s->usable()) continue;
-    bool seen = false;
-    for (Server* o : out) seen |= (o == s);
-    if (!seen) out.push_back(s);
+    Server* s = sch->order[(start + i) % n];
+    if (!pickable(s)) continue;
+    push_distinct(out, s);
   }
 }
 

@@ -1,15 +1,18 @@
 #pragma once
 // A backend server as the runtime sees it. Identity and configuration are immutable after
-// start-up; the connection count is an atomic because every worker's sessions use the server;
-// traffic counters are per thread (see stats/counters.h).
+// start-up; everything that changes at run time (connection count, weight, usable state) is
+// an atomic, because every worker's sessions read it without locks.
 //
-// Administrative state (this issue: static, from the configuration):
+// Administrative state:
 //
-//        configuration `disabled`           (later: CLI `set server ... state`)
-//   READY --------------------------> MAINT
+//        configuration `disabled`, Backend::set_usable(false)   (later: CLI maint/drain,
+//   READY -----------------------------------------------------> MAINT   health checks)
+//         <----------------------------------------------------
+//                      Backend::set_usable(true): slow start begins
 //
-// Operational state follows health checks (a later issue); until then a server that is not
-// in maintenance is UP ("no check" in `show stat`).
+// Weights: `settings().weight` is the configured (initial) weight; weight() is the current
+// user weight (CLI `set server weight`); eweight() is the effective weight the algorithms
+// use: the current weight scaled down while a slow start is in progress.
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -28,20 +31,38 @@ struct ServerSettings {
   int maxconn = 0;            // 0 = unlimited
   bool backup = false;
   bool disabled = false;
+  uint32_t slowstart_ms = 0;  // 0 = none
+};
+
+class Server;
+
+// Told about every change of a server's connection count (leastconn keeps its order with it).
+class ConnObserver {
+ public:
+  virtual ~ConnObserver() = default;
+  virtual void on_conns_changed(Server& s) = 0;
 };
 
 class Server {
  public:
   Server(ServerSettings settings, int index)
-      : s_(std::move(settings)), index_(index), weight_(s_.weight) {}
+      : s_(std::move(settings)), index_(index), weight_(s_.weight), eweight_(s_.weight),
+        admin_up_(!s_.disabled) {}
 
   const ServerSettings& settings() const { return s_; }
   const std::string& name() const { return s_.name; }
   int index() const { return index_; }   // position in its backend, 0-based
-  int weight() const { return weight_; }
+  // Current user weight (initially the configured one). Any thread.
+  int weight() const { return weight_.load(std::memory_order_relaxed); }
+  int initial_weight() const { return s_.weight; }
+  // Effective weight used by the algorithms (slow start applied). Any thread.
+  int eweight() const { return eweight_.load(std::memory_order_relaxed); }
+  bool admin_up() const { return admin_up_.load(std::memory_order_relaxed); }
 
   // Usable for new connections: not in maintenance and weight > 0. Any thread.
-  bool usable() const { return !s_.disabled && weight_ > 0; }
+  bool usable() const { return admin_up() && weight() > 0; }
+  // At its maxconn: skipped by every algorithm (queueing is a later issue). Any thread.
+  bool full() const { return s_.maxconn > 0 && current_conns() >= s_.maxconn; }
 
   // Takes a connection slot unless the server is at its maxconn. Any thread.
   bool try_acquire() {
@@ -50,20 +71,38 @@ class Server {
       conns_.fetch_sub(1, std::memory_order_relaxed);
       return false;
     }
+    if (observer_) observer_->on_conns_changed(*this);
     return true;
   }
   // Gives back a slot taken with try_acquire. Any thread.
-  void release() { conns_.fetch_sub(1, std::memory_order_relaxed); }
+  void release() {
+    conns_.fetch_sub(1, std::memory_order_relaxed);
+    if (observer_) observer_->on_conns_changed(*this);
+  }
   int current_conns() const { return conns_.load(std::memory_order_relaxed); }
 
   // The address to connect to for a client that connected to `client_dst`.
   net::SocketAddress target(const net::SocketAddress& client_dst) const;
 
+  // ---- writer side: only the owning Backend, serialized by its writer mutex ----
+  void set_weight(int w) { weight_.store(w, std::memory_order_relaxed); }
+  void set_eweight(int w) { eweight_.store(w, std::memory_order_relaxed); }
+  void set_admin_up(bool up) { admin_up_.store(up, std::memory_order_relaxed); }
+  // Set once before any thread picks.
+  void set_observer(ConnObserver* o) { observer_ = o; }
+  // Slow start: when the server last became usable (0 = up since start-up, no ramp).
+  uint64_t up_since_ms() const { return up_since_ms_; }
+  void set_up_since_ms(uint64_t t) { up_since_ms_ = t; }
+
  private:
   ServerSettings s_;
   int index_;
-  int weight_;
+  std::atomic<int> weight_;
+  std::atomic<int> eweight_;
+  std::atomic<bool> admin_up_;
   std::atomic<int> conns_{0};
+  ConnObserver* observer_ = nullptr;
+  uint64_t up_since_ms_ = 0;   // writer side only
 };
 
 }  // namespace sluice::lb

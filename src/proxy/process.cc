@@ -48,7 +48,7 @@ Proxy& Process::add_proxy(ProxySettings settings) {
   p->feconn.set_limit(p->settings.maxconn);
   if (p->settings.backend) {
     p->server_base = total_servers_;
-    p->backend = std::make_unique<lb::Backend>(p->settings.name, p->settings.servers);
+    p->backend = std::make_unique<lb::Backend>(p->settings.name, p->settings.servers, p->settings.balance);
     for (auto& s : p->backend->servers()) servers_.push_back(s.get());
     total_servers_ += static_cast<int>(p->backend->servers().size());
   }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "lb/algorithm.h"
 #include "lb/server.h"
 #include "net/address.h"
 
@@ -64,6 +65,7 @@ struct ProxySettings {
   int default_backend = -1;               // index of the proxy serving this frontend, -1 none
   // Backend side.
   std::vector<lb::ServerSettings> servers;
+  lb::BalanceSettings balance;
   int retries = 3;
   int redispatch = 0;
   Timeouts timeouts;

@@ -94,9 +94,14 @@ void TcpSession::start() {
 }
 
 bool TcpSession::pick_server(bool redispatch) {
-  std::vector<lb::Server*> candidates;
-  auto& servers = be_->backend->servers();
-  be_->backend->candidates(candidates, servers.size());
+  // A few candidates are enough: a redispatch asks again, and the algorithms already leave
+  // out full servers. Asking for every server would make each pick O(servers).
+  constexpr std::size_t kCandidates = 3;
+  thread_local std::vector<lb::Server*> candidates;
+  lb::PickContext ctx;
+  ctx.client = &client_;
+  ctx.now_ms = w_.loop().now_ms();
+  be_->backend->candidates(ctx, candidates, kCandidates);
   lb::Server* previous = srv_;
   for (lb::Server* s : candidates) {
     if (redispatch && s == previous && candidates.size() > 1) continue;

@@ -589,7 +589,7 @@ TEST(Proxy, Server) {
 
 TEST(Proxy, Balance) {
   EXPECT_TRUE(parse("backend b\n  balance roundrobin\n").r.model);
-  EXPECT_TRUE(parse("backend b\n  balance leastconn\n").has("parsing [f.cfg:2] : balance 'leastconn' is not supported by sluice yet."));
+  EXPECT_TRUE(parse("backend b\n  balance url_param id\n").has("parsing [f.cfg:2] : balance 'url_param' is not supported by sluice yet."));
   EXPECT_TRUE(parse("backend b\n  balance roundrobni\n").contains("did you mean 'roundrobin' maybe ?"));
   auto r = parse("frontend f\n  bind :1\n  balance roundrobin\n");
   EXPECT_TRUE(r.r.model);

@@ -1,0 +1,94 @@
+#pragma once
+// Immutable snapshots published to every thread without locks on the read side.
+//
+// A writer (serialized by its owner, e.g. Backend's writer mutex) builds a new object and
+// swaps it in with one atomic exchange. Readers protect the pointer they use with a hazard
+// pointer: one cache-line-sized slot per thread, written before use and re-validated, so a
+// read costs two stores and two loads on memory the thread owns, and no shared counter
+// bounces between cores. The old object goes to a retire list; each later publish (and the
+// destructor) frees every retired object that no thread's slot names any more. Memory is
+// thus bounded by (live snapshot + snapshots still being read), not by the number of
+// changes, which matters for slow start and flapping health checks.
+//
+// One slot per thread: a thread holds at most one Guard at a time (asserted in debug builds).
+// Slots are claimed on a thread's first read and given back when the thread exits.
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace sluice::lb {
+
+namespace hazard {
+struct alignas(64) Slot {
+  std::atomic<const void*> ptr{nullptr};
+  std::atomic<bool> owned{false};
+};
+// The calling thread's slot. Any thread.
+Slot& my_slot();
+// True if some thread's slot holds `p`. Writer side.
+bool in_use(const void* p);
+}  // namespace hazard
+
+template <class T>
+class Published {
+ public:
+  class Guard {
+   public:
+    Guard(const T* p, hazard::Slot* s) : p_(p), s_(s) {}
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+    ~Guard() { s_->ptr.store(nullptr, std::memory_order_release); }
+    const T* get() const { return p_; }
+    const T* operator->() const { return p_; }
+    const T& operator*() const { return *p_; }
+
+   private:
+    const T* p_;
+    hazard::Slot* s_;
+  };
+
+  explicit Published(std::unique_ptr<T> first) : cur_(first.release()) {}
+  Published(const Published&) = delete;
+  Published& operator=(const Published&) = delete;
+  ~Published() {
+    delete cur_.load(std::memory_order_acquire);
+    for (const T* r : retired_) delete r;
+  }
+
+  // The current snapshot, valid while the Guard lives. Any thread.
+  Guard read() const {
+    hazard::Slot& s = hazard::my_slot();
+    const T* p = cur_.load(std::memory_order_acquire);
+    for (;;) {
+      s.ptr.store(p, std::memory_order_seq_cst);
+      const T* q = cur_.load(std::memory_order_seq_cst);
+      if (q == p) return Guard(p, &s);
+      p = q;
+    }
+  }
+
+  // Replaces the snapshot. Writer side (serialized by the owner).
+  void publish(std::unique_ptr<T> next) {
+    const T* old = cur_.exchange(next.release(), std::memory_order_seq_cst);
+    retired_.push_back(old);
+    reclaim();
+  }
+
+  std::size_t retired_count() const { return retired_.size(); }   // tests
+
+ private:
+  void reclaim() {
+    std::vector<const T*> keep;
+    for (const T* r : retired_) {
+      if (hazard::in_use(r)) keep.push_back(r);
+      else delete r;
+    }
+    retired_.swap(keep);
+  }
+
+  std::atomic<const T*> cur_;
+  std::vector<const T*> retired_;   // writer side only
+};
+
+}  // namespace sluice::lb
