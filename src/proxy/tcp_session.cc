@@ -201,9 +201,11 @@ void TcpSession::on_io(bool client, uint32_t events) {
   if (state_ == State::kClosed) return;
   constexpr uint32_t kReadable = EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
   constexpr uint32_t kWritable = EPOLLOUT | EPOLLHUP | EPOLLERR;
+  constexpr uint32_t kHangup = EPOLLRDHUP | EPOLLHUP | EPOLLERR;
   if (client) {
     if (events & kReadable) c_rd_ = true;
     if (events & kWritable) c_wr_ = true;
+    if (events & kHangup) c_hup_ = true;
   } else {
     if (sfd_ < 0) return;
     if (state_ == State::kConnecting) {
@@ -217,6 +219,7 @@ void TcpSession::on_io(bool client, uint32_t events) {
     }
     if (events & kReadable) s_rd_ = true;
     if (events & kWritable) s_wr_ = true;
+    if (events & kHangup) s_hup_ = true;
   }
   pump();
 }
@@ -231,6 +234,7 @@ bool TcpSession::relay(bool to_server) {
   bool& eof = to_server ? c_eof_ : s_eof_;
   bool& wr = to_server ? s_wr_ : c_wr_;
   bool& shut = to_server ? s_shut_ : c_shut_;
+  const bool hup = to_server ? c_hup_ : s_hup_;
   bool progress = false;
   const uint64_t now = w_.loop().now_ms();
 
@@ -239,6 +243,10 @@ bool TcpSession::relay(bool to_server) {
     if (buf->room() > 0) {
       ssize_t n = recv(from, buf->write_ptr(), buf->room(), 0);
       if (n > 0) {
+        // A short read drained the socket: the next data raises a new edge, so reading again
+        // now would only return EAGAIN (one system call per read saved). Not after a hang-up:
+        // its FIN came with that same edge and must still be read as the 0 that follows.
+        if (static_cast<uint32_t>(n) < buf->room() && !hup) rd = false;
         buf->tail += static_cast<uint32_t>(n);
         progress = true;
         auto un = static_cast<uint64_t>(n);
@@ -287,8 +295,11 @@ bool TcpSession::relay(bool to_server) {
     buf = nullptr;
   }
   if (established && eof && !buf && !shut) {
-    // Everything the peer sent before its FIN has been forwarded: pass the FIN on.
-    shutdown(to, SHUT_WR);
+    // Everything the peer sent before its FIN has been forwarded: pass the FIN on, unless the
+    // other direction is already finished, in which case both sockets are about to be closed
+    // and the close carries the FIN (one system call saved per connection).
+    const bool other_done = to_server ? (s_eof_ && c_shut_) : (c_eof_ && s_shut_);
+    if (!other_done) shutdown(to, SHUT_WR);
     shut = true;
   }
   return progress;

@@ -159,7 +159,8 @@ def test_small_maxconn_listener_never_gets_stuck(cfg, sluice, short_tmp):
 
 def test_maxconnrate_spreads_accepts_over_seconds(cfg, sluice, short_tmp):
     # Case 44: with maxconnrate 5, 15 connections arriving at once are all served (they wait in
-    # the backlog, none is dropped) but over at least two further seconds.
+    # the backlog, none is dropped), 5 per one-second window: the last five wait for the second
+    # window boundary after the first, so more than one second passes whatever the start phase.
     import time
     with EchoServer() as echo:
         port, sock = free_port(), short_tmp / "s.sock"
@@ -175,7 +176,7 @@ def test_maxconnrate_spreads_accepts_over_seconds(cfg, sluice, short_tmp):
             c.settimeout(10)
             assert c.recv(1) == b"z"
         elapsed = time.monotonic() - t0
-        assert elapsed >= 1.5, elapsed
+        assert elapsed >= 0.95, elapsed
         a = activity(sock)
         assert a["accepted"][0] == 15
         for c in conns:
