@@ -206,6 +206,7 @@ void TcpSession::on_io(bool client, uint32_t events) {
     if (events & kReadable) c_rd_ = true;
     if (events & kWritable) c_wr_ = true;
     if (events & kHangup) c_hup_ = true;
+    if (events & (EPOLLHUP | EPOLLERR)) c_err_ = true;
   } else {
     if (sfd_ < 0) return;
     if (state_ == State::kConnecting) {
@@ -220,6 +221,7 @@ void TcpSession::on_io(bool client, uint32_t events) {
     if (events & kReadable) s_rd_ = true;
     if (events & kWritable) s_wr_ = true;
     if (events & kHangup) s_hup_ = true;
+    if (events & (EPOLLHUP | EPOLLERR)) s_err_ = true;
   }
   pump();
 }
@@ -235,6 +237,7 @@ bool TcpSession::relay(bool to_server) {
   bool& wr = to_server ? s_wr_ : c_wr_;
   bool& shut = to_server ? s_shut_ : c_shut_;
   const bool hup = to_server ? c_hup_ : s_hup_;
+  const bool fin_only = hup && !(to_server ? c_err_ : s_err_);
   bool progress = false;
   const uint64_t now = w_.loop().now_ms();
 
@@ -246,7 +249,12 @@ bool TcpSession::relay(bool to_server) {
         // A short read drained the socket: the next data raises a new edge, so reading again
         // now would only return EAGAIN (one system call per read saved). Not after a hang-up:
         // its FIN came with that same edge and must still be read as the 0 that follows.
-        if (static_cast<uint32_t>(n) < buf->room() && !hup) rd = false;
+        // After a plain FIN (EPOLLRDHUP without HUP/ERR) a short read has taken everything the
+        // peer will ever send: that is the end of stream, no need to read the 0 (another call
+        // saved). A reset or error is still read, to learn it.
+        bool drained = static_cast<uint32_t>(n) < buf->room();
+        if (drained && !hup) rd = false;
+        if (drained && fin_only) eof = true;
         buf->tail += static_cast<uint32_t>(n);
         progress = true;
         auto un = static_cast<uint64_t>(n);

@@ -76,6 +76,7 @@ class TcpSession : public core::Deferred, public core::TimerHandler {
   bool c_rd_ = true, c_wr_ = true, s_rd_ = false, s_wr_ = false;   // readiness (edge-triggered)
   bool c_eof_ = false, s_eof_ = false;         // FIN received from that side
   bool c_hup_ = false, s_hup_ = false;         // epoll reported RDHUP/HUP/ERR for that side
+  bool c_err_ = false, s_err_ = false;         // of those, HUP/ERR (reset or error, not a FIN)
   bool c_shut_ = false, s_shut_ = false;       // we shut down our write side towards it
   int retries_done_ = 0;
   uint64_t t_accept_ms_;
