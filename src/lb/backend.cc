@@ -67,6 +67,26 @@ void Backend::set_usable(Server& s, bool usable, uint64_t now_ms) {
   refresh_locked(now_ms);
 }
 
+void Backend::set_admin_state(Server& s, AdminState state, uint64_t now_ms) {
+  {
+    std::lock_guard lock(writer_);
+    if (s.admin_state() == state) return;
+    s.set_admin_state_raw(state);
+    s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
+  }
+  set_usable(s, state == AdminState::kReady && s.check_up(), now_ms);
+}
+
+void Backend::set_check_up(Server& s, bool up, uint64_t now_ms) {
+  {
+    std::lock_guard lock(writer_);
+    if (s.check_up() == up) return;
+    s.set_check_up_raw(up);
+    s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
+  }
+  set_usable(s, up && s.admin_state() == AdminState::kReady, now_ms);
+}
+
 void Backend::update_slowstart(uint64_t now_ms) {
   std::lock_guard lock(writer_);
   refresh_locked(now_ms);

@@ -39,6 +39,10 @@ class Backend {
   // its slow start (at `now_ms`, monotonic) when it has one; servers usable at start-up do
   // not slow-start, as in HAProxy. Any thread.
   void set_usable(Server& s, bool usable, uint64_t now_ms = 0);
+  // Administrative state (CLI `set server ... state`, `disable/enable server`). Any thread.
+  void set_admin_state(Server& s, AdminState state, uint64_t now_ms);
+  // Health check verdict (rise/fall reached). Any thread.
+  void set_check_up(Server& s, bool up, uint64_t now_ms);
   // Moves slow starts forward (weights ramp in steps of max(1 s, slowstart/20)). Called by
   // candidates() when a step is due (a try_lock that never waits: the one picking thread
   // that gets it rebuilds, the others carry on with the current snapshot), and callable

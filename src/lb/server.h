@@ -3,12 +3,16 @@
 // start-up; everything that changes at run time (connection count, weight, usable state) is
 // an atomic, because every worker's sessions read it without locks.
 //
-// Administrative state:
+// States. A server takes new connections (usable) when its administrative state is READY,
+// its health check (if any) says UP and its weight is above 0:
 //
-//        configuration `disabled`, Backend::set_usable(false)   (later: CLI maint/drain,
-//   READY -----------------------------------------------------> MAINT   health checks)
-//         <----------------------------------------------------
-//                      Backend::set_usable(true): slow start begins
+//   admin:  READY <--set_admin_state--> DRAIN (no new connections, existing ones finish)
+//             ^  \______set_admin_state____> MAINT (same, and checks are paused)
+//             |            (configuration `disabled` starts in MAINT)
+//   check:  UP <--set_check_up(rise/fall reached)--> DOWN     (no check: always UP)
+//
+// Each change goes through the owning Backend (Backend::set_admin_state, set_check_up), which
+// recomputes usable() and republishes the algorithms' snapshots; readers never lock.
 //
 // Weights: `settings().weight` is the configured (initial) weight; weight() is the current
 // user weight (CLI `set server weight`); eweight() is the effective weight the algorithms
@@ -34,6 +38,8 @@ struct ServerSettings {
   uint32_t slowstart_ms = 0;  // 0 = none
 };
 
+enum class AdminState : uint8_t { kReady, kDrain, kMaint };
+
 class Server;
 
 // Told about every change of a server's connection count (leastconn keeps its order with it).
@@ -47,7 +53,8 @@ class Server {
  public:
   Server(ServerSettings settings, int index)
       : s_(std::move(settings)), index_(index), weight_(s_.weight), eweight_(s_.weight),
-        admin_up_(!s_.disabled) {}
+        admin_up_(!s_.disabled),
+        admin_state_(s_.disabled ? AdminState::kMaint : AdminState::kReady) {}
 
   const ServerSettings& settings() const { return s_; }
   const std::string& name() const { return s_.name; }
@@ -57,7 +64,13 @@ class Server {
   int initial_weight() const { return s_.weight; }
   // Effective weight used by the algorithms (slow start applied). Any thread.
   int eweight() const { return eweight_.load(std::memory_order_relaxed); }
+  // READY and (no check or check UP): the state part of usable(). Any thread.
   bool admin_up() const { return admin_up_.load(std::memory_order_relaxed); }
+  AdminState admin_state() const { return admin_state_.load(std::memory_order_relaxed); }
+  // Health check verdict; true when the server has no check. Any thread.
+  bool check_up() const { return check_up_.load(std::memory_order_relaxed); }
+  // Monotonic ms of the last state change (admin or check), 0 = none since start-up.
+  uint64_t last_change_ms() const { return last_change_ms_.load(std::memory_order_relaxed); }
 
   // Usable for new connections: not in maintenance and weight > 0. Any thread.
   bool usable() const { return admin_up() && weight() > 0; }
@@ -88,6 +101,9 @@ class Server {
   void set_weight(int w) { weight_.store(w, std::memory_order_relaxed); }
   void set_eweight(int w) { eweight_.store(w, std::memory_order_relaxed); }
   void set_admin_up(bool up) { admin_up_.store(up, std::memory_order_relaxed); }
+  void set_admin_state_raw(AdminState st) { admin_state_.store(st, std::memory_order_relaxed); }
+  void set_check_up_raw(bool up) { check_up_.store(up, std::memory_order_relaxed); }
+  void set_last_change_ms(uint64_t t) { last_change_ms_.store(t, std::memory_order_relaxed); }
   // Set once before any thread picks.
   void set_observer(ConnObserver* o) { observer_ = o; }
   // Slow start: when the server last became usable (0 = up since start-up, no ramp).
@@ -100,6 +116,9 @@ class Server {
   std::atomic<int> weight_;
   std::atomic<int> eweight_;
   std::atomic<bool> admin_up_;
+  std::atomic<AdminState> admin_state_;
+  std::atomic<bool> check_up_{true};
+  std::atomic<uint64_t> last_change_ms_{0};
   std::atomic<int> conns_{0};
   ConnObserver* observer_ = nullptr;
   uint64_t up_since_ms_ = 0;   // writer side only

@@ -117,3 +117,33 @@ TEST(Backend, ExactAcrossThreads) {
 
 }  // namespace
 }  // namespace sluice::lb
+
+namespace sluice::lb {
+namespace {
+
+TEST(ServerState, DrainMaintAndChecksTakeServersOutOfRotation) {
+  Backend be("b", servers({1, 1}));
+  Server& s1 = *be.servers()[0];
+  std::vector<Server*> out;
+  be.set_admin_state(s1, AdminState::kDrain, 1000);
+  EXPECT_FALSE(s1.usable());
+  EXPECT_EQ(s1.last_change_ms(), 1000u);
+  for (int i = 0; i < 4; ++i) {
+    be.candidates(out, 1);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0]->name(), "s2");
+  }
+  be.set_admin_state(s1, AdminState::kReady, 2000);
+  EXPECT_TRUE(s1.usable());
+  be.set_check_up(s1, false, 3000);
+  EXPECT_FALSE(s1.usable()) << "a DOWN check takes it out even when READY";
+  be.set_admin_state(s1, AdminState::kMaint, 4000);
+  be.set_check_up(s1, true, 5000);
+  EXPECT_FALSE(s1.usable()) << "MAINT wins over an UP check";
+  be.set_admin_state(s1, AdminState::kReady, 6000);
+  EXPECT_TRUE(s1.usable());
+  EXPECT_EQ(be.usable_active(), 2);
+}
+
+}  // namespace
+}  // namespace sluice::lb
