@@ -13,17 +13,9 @@ namespace sluice::app {
 
 namespace {
 
+// "1-4,7" from ascending ids; "-" for none.
 std::string compact(const std::vector<int>& ids) {
-  std::string out;
-  for (std::size_t i = 0; i < ids.size();) {
-    std::size_t j = i;
-    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(ids[i]);
-    if (j > i) out += "-" + std::to_string(ids[j]);
-    i = j + 1;
-  }
-  return out.empty() ? "-" : out;
+  return ids.empty() ? "-" : core::format_cpu_list(ids);
 }
 
 const char* shards_name(const config::ShardsConfig& s) {

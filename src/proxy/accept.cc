@@ -154,8 +154,8 @@ void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer) 
   s->start();
 }
 
-void Worker::pause(ListenerWatch& watch) {
-  if (watch.paused) return;
+bool Worker::unwatch(ListenerWatch& watch) {
+  if (watch.paused) return false;
   loop_.remove(watch.listener().fd);
   watch.registered = false;
   watch.paused = true;
@@ -164,16 +164,15 @@ void Worker::pause(ListenerWatch& watch) {
   // before checking for paused listeners. With both sides sequentially consistent, at least
   // one of them sees the other, so a slot freed right now cannot be missed.
   process_.paused_listeners().fetch_add(1, std::memory_order_seq_cst);
-  if (limits_have_room(watch.listener())) resume_paused();
+  return true;
+}
+
+void Worker::pause(ListenerWatch& watch) {
+  if (unwatch(watch) && limits_have_room(watch.listener())) resume_paused();
 }
 
 void Worker::pause_until_next_second(ListenerWatch& watch) {
-  if (watch.paused) return;
-  loop_.remove(watch.listener().fd);
-  watch.registered = false;
-  watch.paused = true;
-  ++paused_;
-  process_.paused_listeners().fetch_add(1, std::memory_order_seq_cst);
+  if (!unwatch(watch)) return;
   uint64_t next = (loop_.now_ms() / 1000 + 1) * 1000;
   if (!rate_timer_.armed() || rate_timer_.expiry() > next) loop_.timers().arm(rate_timer_, next);
 }

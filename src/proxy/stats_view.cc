@@ -5,6 +5,7 @@
 
 #include "base/clock.h"
 #include "base/version.h"
+#include "core/thread_plan.h"
 #include "net/socket.h"
 #include "proxy/log.h"
 #include "proxy/worker.h"
@@ -180,21 +181,6 @@ stats::ActivitySnapshot StatsView::activity(int current_thread) const {
   return a;
 }
 
-namespace {
-// "1-4,7" from ascending ids.
-std::string compact_list(const std::vector<int>& ids) {
-  std::string out;
-  for (std::size_t i = 0; i < ids.size();) {
-    std::size_t j = i;
-    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(ids[i]);
-    if (j > i) out += "-" + std::to_string(ids[j]);
-    i = j + 1;
-  }
-  return out;
-}
-}  // namespace
 
 std::vector<stats::ListenerSnapshot> StatsView::listeners() const {
   std::vector<stats::ListenerSnapshot> out;
@@ -209,8 +195,8 @@ std::vector<stats::ListenerSnapshot> StatsView::listeners() const {
     s.fell_back = l.fell_back;
     s.steered = l.steered;
     s.inode = l.inode;
-    s.groups = compact_list(l.groups);
-    s.threads = compact_list(l.threads);
+    s.groups = core::format_cpu_list(l.groups);
+    s.threads = core::format_cpu_list(l.threads);
     for (std::size_t i = 0; i < l.threads.size(); ++i)
       s.cur_conns += static_cast<uint64_t>(std::max(0, l.given[i].load(std::memory_order_relaxed)));
     s.cum_conns = l.cum_conns.load(std::memory_order_relaxed);

@@ -121,6 +121,8 @@ class Worker : public core::TimerHandler {
   Worker* pick_target(Listener& l);
   void start_session(Listener& l, int fd, const net::SocketAddress& peer);
   void register_listeners();
+  // Stops watching a listener that hit a limit; false if it was already paused.
+  bool unwatch(ListenerWatch& watch);
   void pause(ListenerWatch& watch);
   void pause_until_next_second(ListenerWatch& watch);
   void on_timer(core::Timer& t) override;
