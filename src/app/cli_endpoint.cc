@@ -20,8 +20,9 @@ namespace {
 class CliConnection : public core::IoHandler, public core::Deferred, public core::TimerHandler {
  public:
   CliConnection(proxy::Worker& w, proxy::Process::SpecialListener& l, int fd, config::CliLevel level,
-                const stats::StatsSource& stats, uint32_t idle_ms)
-      : w_(w), l_(l), fd_(fd), session_(level, &stats, w.id() + 1), idle_ms_(idle_ms), timer_(this) {}
+                const stats::StatsSource& stats, stats::ServerControl* control, uint32_t idle_ms)
+      : w_(w), l_(l), fd_(fd), session_(level, &stats, w.id() + 1, control), idle_ms_(idle_ms),
+        timer_(this) {}
 
   ~CliConnection() override {
     if (fd_ >= 0) close(fd_);
@@ -110,7 +111,8 @@ class CliConnection : public core::IoHandler, public core::Deferred, public core
 }  // namespace
 
 base::Result<void> open_stats_sockets(const config::GlobalConfig& global, proxy::Process& process,
-                                      const stats::StatsSource& stats) {
+                                      const stats::StatsSource& stats,
+                                      stats::ServerControl* control) {
   for (const auto& s : global.stats_sockets) {
     net::ListenOptions opts;
     opts.backlog = 10;
@@ -128,8 +130,8 @@ base::Result<void> open_stats_sockets(const config::GlobalConfig& global, proxy:
     const stats::StatsSource* src = &stats;
     process.add_special_listener(
         *fd, global.stats_maxconn,
-        [level, idle, src](proxy::Worker& w, proxy::Process::SpecialListener& l, int cfd) {
-          auto* c = new CliConnection(w, l, cfd, level, *src, idle);
+        [level, idle, src, control](proxy::Worker& w, proxy::Process::SpecialListener& l, int cfd) {
+          auto* c = new CliConnection(w, l, cfd, level, *src, control, idle);
           w.special_opened(c);
           c->start();
         });

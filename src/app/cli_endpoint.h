@@ -7,12 +7,15 @@
 #include "base/result.h"
 #include "config/model.h"
 #include "proxy/process.h"
+#include "stats/control.h"
 #include "stats/snapshot.h"
 
 namespace sluice::app {
 
-// Main thread, before Process::start(): opens every stats socket and registers it.
+// Main thread, before Process::start(): opens every stats socket and registers it. `stats`
+// and `control` (null: management commands change nothing) must outlive the process.
 base::Result<void> open_stats_sockets(const config::GlobalConfig& global, proxy::Process& process,
-                                      const stats::StatsSource& stats);
+                                      const stats::StatsSource& stats,
+                                      stats::ServerControl* control = nullptr);
 
 }  // namespace sluice::app

@@ -21,9 +21,11 @@
 #include "app/messages.h"
 #include "base/clock.h"
 #include "base/version.h"
+#include "cli/server_commands.h"
 #include "config/loader.h"
 #include "proxy/log.h"
 #include "proxy/process.h"
+#include "proxy/server_control.h"
 #include "proxy/stats_view.h"
 
 namespace sluice::app {
@@ -171,7 +173,9 @@ int run(int argc, char** argv) {
   }
   for (const auto& w : process.bind_warnings()) warning(w);
   proxy::StatsView stats(process);
-  if (auto r = open_stats_sockets(model.global, process, stats); !r.ok()) {
+  proxy::ServerControlImpl control(process);
+  cli::register_server_commands();
+  if (auto r = open_stats_sockets(model.global, process, stats, &control); !r.ok()) {
     alert(r.error().message);
     return 1;
   }

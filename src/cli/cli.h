@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/model.h"
+#include "stats/control.h"
 #include "stats/snapshot.h"
 
 namespace sluice::cli {
@@ -40,6 +41,7 @@ struct CommandContext {
   Level level = Level::kOperator;
   int thread = 1;                       // 1-based thread running the command
   const stats::StatsSource* stats = nullptr;
+  stats::ServerControl* control = nullptr;   // null: management commands change nothing
   SessionState* session = nullptr;      // null when a command runs outside a session (tests)
   std::string_view payload;             // lines after a `<<` word, LF-terminated; else empty
 };
@@ -74,8 +76,9 @@ inline constexpr std::size_t kMaxPayloadPattern = 64;
 
 class CliSession {
  public:
-  // `stats` must outlive the session. Worker-local.
-  CliSession(Level level, const stats::StatsSource* stats, int thread);
+  // `stats` and `control` (may be null) must outlive the session. Worker-local.
+  CliSession(Level level, const stats::StatsSource* stats, int thread,
+             stats::ServerControl* control = nullptr);
 
   // Feeds received bytes; appends what must be sent to *out. Returns false when the
   // connection must be closed once *out has been sent (non-interactive mode, quit, errors);

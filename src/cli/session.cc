@@ -27,10 +27,12 @@ const Command* find_command(const std::vector<std::string>& words) {
 
 }  // namespace
 
-CliSession::CliSession(Level level, const stats::StatsSource* stats, int thread) {
+CliSession::CliSession(Level level, const stats::StatsSource* stats, int thread,
+                       stats::ServerControl* control) {
   state_.level = level;
   ctx_.level = level;
   ctx_.stats = stats;
+  ctx_.control = control;
   ctx_.thread = thread;
   ctx_.session = &state_;
 }

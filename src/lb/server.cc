@@ -3,9 +3,12 @@
 namespace sluice::lb {
 
 net::SocketAddress Server::target(const net::SocketAddress& client_dst) const {
-  if (!s_.port_mapped) return s_.addr;
-  net::SocketAddress a = s_.addr;
-  int port = static_cast<int>(client_dst.port()) + s_.port_offset;
+  // Copy out under the guard: the published object may be replaced by `set server addr` on
+  // another thread at any time, and is freed only once no hazard slot names it.
+  auto e = endpoint_.read();
+  net::SocketAddress a = e->addr;
+  if (!e->port_mapped) return a;
+  int port = static_cast<int>(client_dst.port()) + e->port_offset;
   a.set_port(static_cast<uint16_t>(port & 0xffff));
   return a;
 }

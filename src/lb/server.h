@@ -19,8 +19,11 @@
 // use: the current weight scaled down while a slow start is in progress.
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 
+#include "lb/snapshot.h"
 #include "net/address.h"
 
 namespace sluice::lb {
@@ -40,6 +43,14 @@ struct ServerSettings {
 
 enum class AdminState : uint8_t { kReady, kDrain, kMaint };
 
+// Where a server connects to. Changed at run time by `set server addr`, so it is published as
+// an immutable object (see Server::endpoint()), never written in place.
+struct ServerEndpoint {
+  net::SocketAddress addr;
+  bool port_mapped = false;   // no port: use the client's destination port (+ port_offset)
+  int port_offset = 0;
+};
+
 class Server;
 
 // Told about every change of a server's connection count (leastconn keeps its order with it).
@@ -54,7 +65,10 @@ class Server {
   Server(ServerSettings settings, int index)
       : s_(std::move(settings)), index_(index), weight_(s_.weight), eweight_(s_.weight),
         admin_up_(!s_.disabled),
-        admin_state_(s_.disabled ? AdminState::kMaint : AdminState::kReady) {}
+        admin_state_(s_.disabled ? AdminState::kMaint : AdminState::kReady),
+        endpoint_(std::make_unique<ServerEndpoint>(
+            ServerEndpoint{s_.addr, s_.port_mapped, s_.port_offset})),
+        maxconn_(s_.maxconn) {}
 
   const ServerSettings& settings() const { return s_; }
   const std::string& name() const { return s_.name; }
@@ -75,12 +89,21 @@ class Server {
   // Usable for new connections: not in maintenance and weight > 0. Any thread.
   bool usable() const { return admin_up() && weight() > 0; }
   // At its maxconn: skipped by every algorithm (queueing is a later issue). Any thread.
-  bool full() const { return s_.maxconn > 0 && current_conns() >= s_.maxconn; }
+  bool full() const {
+    int m = maxconn();
+    return m > 0 && current_conns() >= m;
+  }
+  // Current maxconn (configured, or changed by `set maxconn server`); 0 = unlimited. A lower
+  // value never closes connections: it only refuses new ones until the count is below it.
+  // Any thread.
+  int maxconn() const { return maxconn_.load(std::memory_order_relaxed); }
+  void set_maxconn(int m) { maxconn_.store(m > 0 ? m : 0, std::memory_order_relaxed); }
 
   // Takes a connection slot unless the server is at its maxconn. Any thread.
   bool try_acquire() {
     int cur = conns_.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (s_.maxconn > 0 && cur > s_.maxconn) {
+    int m = maxconn();
+    if (m > 0 && cur > m) {
       conns_.fetch_sub(1, std::memory_order_relaxed);
       return false;
     }
@@ -94,8 +117,20 @@ class Server {
   }
   int current_conns() const { return conns_.load(std::memory_order_relaxed); }
 
-  // The address to connect to for a client that connected to `client_dst`.
+  // The address to connect to for a client that connected to `client_dst`. Reads the
+  // currently published endpoint. Any thread; must not be called while the calling thread
+  // holds another snapshot Guard (one hazard slot per thread, see snapshot.h).
   net::SocketAddress target(const net::SocketAddress& client_dst) const;
+  // A copy of the current endpoint (the configured one until `set server addr`). Any thread,
+  // same Guard rule as target().
+  ServerEndpoint endpoint() const { return *endpoint_.read(); }
+  // Publishes a new endpoint: connections started afterwards on any thread use it, those
+  // already connected keep theirs. Old endpoints are freed once no thread reads them.
+  // Any thread (writers are serialized here, readers never wait).
+  void set_endpoint(const ServerEndpoint& e) {
+    std::lock_guard lock(endpoint_writer_);
+    endpoint_.publish(std::make_unique<ServerEndpoint>(e));
+  }
 
   // ---- writer side: only the owning Backend, serialized by its writer mutex ----
   void set_weight(int w) { weight_.store(w, std::memory_order_relaxed); }
@@ -122,6 +157,9 @@ class Server {
   std::atomic<int> conns_{0};
   ConnObserver* observer_ = nullptr;
   uint64_t up_since_ms_ = 0;   // writer side only
+  Published<ServerEndpoint> endpoint_;
+  std::mutex endpoint_writer_;
+  std::atomic<int> maxconn_;
 };
 
 }  // namespace sluice::lb

@@ -63,7 +63,7 @@ stats::ProcessSnapshot StatsView::process() const {
   getrlimit(RLIMIT_NOFILE, &rl);
   s.ulimit_n = rl.rlim_cur;
   s.maxsock = rl.rlim_cur;
-  s.maxconn = static_cast<uint64_t>(set.maxconn);
+  s.maxconn = static_cast<uint64_t>(std::max(0, p_.actconn().limit()));   // `set maxconn global`
   s.hard_maxconn = static_cast<uint64_t>(set.hard_maxconn ? set.hard_maxconn : set.maxconn);
   s.curr_conns = static_cast<uint64_t>(std::max(0, p_.actconn().current()));
   s.cum_conns = p_.cum_conns().load(std::memory_order_relaxed);
@@ -107,7 +107,7 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
     ps.is_frontend = p.settings.frontend;
     ps.is_backend = p.settings.backend;
     ps.mode = "tcp";
-    ps.maxconn = p.settings.maxconn;
+    ps.maxconn = p.feconn.limit();   // `set maxconn frontend` changes it
     ps.frontend_status = p_.stopping() ? "STOP" : "OPEN";
     uint64_t fe_last = 0, be_last = 0;
     for (const auto& w : p_.workers()) {
@@ -134,18 +134,30 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
         const auto& st = srv.settings();
         ss.name = st.name;
         ss.id = st.id;
-        ss.addr = st.addr.to_string();
-        ss.host = st.addr.host_string();
-        ss.port = st.port_mapped ? 0 : st.addr.port();
+        // The address `set server addr` published last, not the configured one.
+        const lb::ServerEndpoint ep = srv.endpoint();
+        ss.addr = ep.addr.to_string();
+        ss.host = ep.addr.host_string();
+        ss.port = ep.port_mapped ? 0 : ep.addr.port();
         ss.weight = srv.weight();
         ss.initial_weight = st.weight;
-        ss.maxconn = st.maxconn;
+        ss.maxconn = srv.maxconn();
         ss.backup = st.backup;
-        ss.op_state = st.disabled ? 0 : 2;
-        ss.admin_state = st.disabled ? 0x01 : 0;
-        ss.status = st.disabled ? "MAINT" : "no check";
+        // Administrative state first (spec 3.5: MAINT wins over everything), then the
+        // operational state that the health verdict (or `set server health`) gives.
+        const lb::AdminState adm = srv.admin_state();
+        ss.admin_state = adm == lb::AdminState::kMaint   ? 0x01
+                         : adm == lb::AdminState::kDrain ? 0x08
+                                                         : 0;
+        ss.op_state = adm == lb::AdminState::kMaint ? 0 : srv.check_up() ? 2 : 0;
+        ss.status = adm == lb::AdminState::kMaint   ? "MAINT"
+                    : !srv.check_up()               ? "DOWN"
+                    : adm == lb::AdminState::kDrain ? "DRAIN"
+                                                    : "no check";
+        if (srv.last_change_ms())
+          ss.lastchg_s = static_cast<int64_t>((now - std::min(now, srv.last_change_ms())) / 1000);
         ss.check_enabled = false;
-        ss.lastchg_s = ps.backend_lastchg_s;
+        if (!srv.last_change_ms()) ss.lastchg_s = ps.backend_lastchg_s;
         uint64_t last = 0;
         for (const auto& w : p_.workers())
           accumulate(ss.c, w->srv_counters(p.server_base + srv.index()), now, last);

@@ -1,0 +1,315 @@
+// Server and limit management commands. Messages are HAProxy's (spec section 5), including
+// its inconsistencies (some end with a period, some do not), because scripts match them.
+#include "cli/server_commands.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <string>
+
+#include "cli/builtin.h"
+
+namespace sluice::cli {
+namespace {
+
+using Words = std::vector<std::string>;
+
+const std::string& arg(const Words& w, std::size_t i) {
+  static const std::string kEmpty;
+  return i < w.size() ? w[i] : kEmpty;
+}
+
+// Resolves `<backend>/<server>` (names or `#<id>`); on failure appends the error and returns
+// false.
+bool find_server(const CommandContext& ctx, const std::string& text, stats::ServerRef* ref,
+                 std::string* out) {
+  std::size_t slash = text.find('/');
+  if (text.empty() || slash == std::string::npos || slash == 0 || slash + 1 == text.size()) {
+    *out += "Require 'backend/server'.\n";
+    return false;
+  }
+  if (!ctx.control) {
+    *out += "No such backend.\n";
+    return false;
+  }
+  std::string_view be(text.data(), slash);
+  std::string_view sv(text.data() + slash + 1, text.size() - slash - 1);
+  switch (ctx.control->find_server(be, sv, ref)) {
+    case stats::FindResult::kOk: return true;
+    case stats::FindResult::kNoBackend: *out += "No such backend.\n"; return false;
+    case stats::FindResult::kNoServer: *out += "No such server.\n"; return false;
+  }
+  return false;
+}
+
+// HAProxy's server_parse_weight_change_request(): returns an error message or "" after
+// applying the weight.
+std::string change_weight(const CommandContext& ctx, stats::ServerRef ref,
+                          const std::string& text) {
+  if (text.empty()) return "Require <weight> or <weight%>.\n";
+  const char* str = text.c_str();
+  char* end = nullptr;
+  long w = std::strtol(str, &end, 10);
+  if (end == str) return "Empty weight string empty or preceded by garbage";
+  stats::ServerFacts f = ctx.control->facts(ref);
+  if (end[0] == '%' && end[1] == '\0') {
+    if (w < 0) return "Relative weight must be positive.\n";
+    if (w > 25600) w = 25600;   // no overflow below
+    w = f.initial_weight * w / 100;
+    if (w > 256) w = 256;
+  } else if (w < 0 || w > 256) {
+    return "Absolute weight can only be between 0 and 256 inclusive.\n";
+  } else if (end[0] != '\0') {
+    return "Trailing garbage in weight string";
+  }
+  if (w && w != f.initial_weight && f.static_lb)
+    return "Backend is using a static LB algorithm and only accepts weights '0%' and '100%'.\n";
+  ctx.control->set_weight(ref, static_cast<int>(w));
+  return {};
+}
+
+// `addr <ip> [port <p>]` of `set server`.
+void change_addr(const CommandContext& ctx, stats::ServerRef ref, const Words& w,
+                 std::string* out) {
+  const std::string& ip = arg(w, 4);
+  if (ip.empty()) {
+    *out += "set server <b>/<s> addr requires an address and optionally a port.\n";
+    return;
+  }
+  int port = -1;
+  if (arg(w, 5) == "port") {
+    const std::string& p = arg(w, 6);
+    char* end = nullptr;
+    long v = p.empty() ? 0 : std::strtol(p.c_str(), &end, 10);
+    if (p.empty() || end == p.c_str() || *end != '\0') {
+      *out += "provided port is not an integer\n";
+      return;
+    }
+    if (v < 0 || v > 65535) {
+      *out += "provided port is invalid\n";
+      return;
+    }
+    port = static_cast<int>(v);
+  }
+  stats::AddrResult r = ctx.control->set_addr(ref, ip, port);
+  switch (r.status) {
+    case stats::AddrResult::Status::kInvalidAddr:
+      *out += fmt::format("Invalid addr '{}'\n", ip);
+      return;
+    case stats::AddrResult::Status::kPortMapped:
+      *out += "can't change <port> when port map is enabled\n";
+      return;
+    case stats::AddrResult::Status::kOk: break;
+  }
+  std::string msg;
+  if (r.old_ip != r.new_ip) msg = fmt::format("IP changed from '{}' to '{}'", r.old_ip, r.new_ip);
+  if (r.old_port != r.new_port) {
+    if (!msg.empty()) msg += ", ";
+    msg += fmt::format("port changed from '{}' to '{}'", r.old_port, r.new_port);
+  }
+  *out += msg.empty() ? std::string("nothing changed")
+                      : msg + " by 'stats socket command'";
+  *out += '\n';
+}
+
+constexpr std::string_view kSetServerUsage =
+    "usage: set server <backend>/<server> addr | agent | agent-addr | agent-port | agent-send | "
+    "check-addr | check-port | fqdn | health | name | ssl | state | weight\n";
+
+void cmd_set_server(const CommandContext& ctx, const Words& w, std::string* out) {
+  stats::ServerRef ref;
+  if (!find_server(ctx, arg(w, 2), &ref, out)) return;
+  const std::string& what = arg(w, 3);
+  const std::string& val = arg(w, 4);
+  if (what == "weight") {
+    *out += change_weight(ctx, ref, val);
+  } else if (what == "state") {
+    if (val == "ready") ctx.control->set_admin_state(ref, stats::AdminChange::kReady);
+    else if (val == "drain") ctx.control->set_admin_state(ref, stats::AdminChange::kDrain);
+    else if (val == "maint") ctx.control->set_admin_state(ref, stats::AdminChange::kMaint);
+    else *out += "'set server <srv> state' expects 'ready', 'drain' and 'maint'.\n";
+  } else if (what == "health") {
+    stats::HealthChange change;
+    if (ctx.control->facts(ref).tracking) {
+      *out += "cannot change health on a tracking server.\n";
+      return;
+    }
+    if (val == "up") change = stats::HealthChange::kUp;
+    else if (val == "stopping") change = stats::HealthChange::kStopping;
+    else if (val == "down") change = stats::HealthChange::kDown;
+    else {
+      *out += "'set server <srv> health' expects 'up', 'stopping', or 'down'.\n";
+      return;
+    }
+    if (ctx.control->set_health(ref, change) == stats::HealthResult::kTracking)
+      *out += "cannot change health on a tracking server.\n";
+  } else if (what == "agent") {
+    if (!ctx.control->facts(ref).agent_configured) {
+      *out += "agent checks are not enabled on this server.\n";
+    } else if (val == "up" || val == "down") {
+      ctx.control->set_agent(ref, val == "up");
+    } else {
+      *out += "'set server <srv> agent' expects 'up' or 'down'.\n";
+    }
+  } else if (what == "addr") {
+    change_addr(ctx, ref, w, out);
+  } else if (what == "check-port" || what == "check-addr") {
+    // Run-time check settings belong to the health-check module; without a check there is
+    // nothing to change, which is HAProxy's answer too.
+    if (!ctx.control->facts(ref).check_configured)
+      *out += "health checks are not enabled on this server\n";
+    else
+      *out += "changing check settings at run time is not supported\n";
+  } else if (what == "agent-addr" || what == "agent-port" || what == "agent-send") {
+    if (!ctx.control->facts(ref).agent_configured)
+      *out += "agent checks are not enabled on this server\n";
+    else
+      *out += "changing agent settings at run time is not supported\n";
+  } else if (what == "fqdn") {
+    *out += "set server <b>/<s> fqdn failed because no resolution is configured.\n";
+  } else {
+    *out += kSetServerUsage;
+  }
+}
+
+void cmd_set_weight(const CommandContext& ctx, const Words& w, std::string* out) {
+  stats::ServerRef ref;
+  if (!find_server(ctx, arg(w, 2), &ref, out)) return;
+  *out += change_weight(ctx, ref, arg(w, 3));
+}
+
+void cmd_get_weight(const CommandContext& ctx, const Words& w, std::string* out) {
+  stats::ServerRef ref;
+  if (!find_server(ctx, arg(w, 2), &ref, out)) return;
+  stats::ServerFacts f = ctx.control->facts(ref);
+  *out += fmt::format("{} (initial {})\n", f.weight, f.initial_weight);
+}
+
+void cmd_admin_server(const CommandContext& ctx, const Words& w, std::string* out,
+                      stats::AdminChange change) {
+  stats::ServerRef ref;
+  if (!find_server(ctx, arg(w, 2), &ref, out)) return;
+  ctx.control->set_admin_state(ref, change);
+}
+
+void cmd_health(const CommandContext& ctx, const Words& w, std::string* out, bool enable) {
+  stats::ServerRef ref;
+  if (!find_server(ctx, arg(w, 2), &ref, out)) return;
+  if (ctx.control->enable_health(ref, enable) == stats::HealthResult::kNotConfigured)
+    *out += "Health check was not configured on this server, cannot enable.\n";
+}
+
+void cmd_agent(const CommandContext& ctx, const Words& w, std::string* out, bool enable) {
+  stats::ServerRef ref;
+  if (!find_server(ctx, arg(w, 2), &ref, out)) return;
+  if (ctx.control->enable_agent(ref, enable) == stats::HealthResult::kNotConfigured)
+    *out += "Agent was not configured on this server, cannot enable.\n";
+}
+
+void cmd_set_maxconn_server(const CommandContext& ctx, const Words& w, std::string* out) {
+  stats::ServerRef ref;
+  if (!find_server(ctx, arg(w, 3), &ref, out)) return;
+  const std::string& text = arg(w, 4);
+  if (text.empty()) {
+    *out += "Require <maxconn>.\n";
+    return;
+  }
+  char* end = nullptr;
+  long v = std::strtol(text.c_str(), &end, 10);
+  if (end == text.c_str()) {
+    *out += "maxconn string empty or preceded by garbage\n";
+    return;
+  }
+  if (*end != '\0') {
+    *out += "Trailing garbage in maxconn string\n";
+    return;
+  }
+  ctx.control->set_maxconn(ref, static_cast<int>(std::clamp<long>(v, 0, INT_MAX)));
+}
+
+void cmd_set_maxconn_frontend(const CommandContext& ctx, const Words& w, std::string* out) {
+  const std::string& name = arg(w, 3);
+  if (name.empty()) {
+    *out += "A frontend name is expected.\n";
+    return;
+  }
+  // HAProxy resolves the frontend before it looks at the value.
+  if (!ctx.control || !ctx.control->has_frontend(name)) {
+    *out += "No such frontend.\n";
+    return;
+  }
+  const std::string& text = arg(w, 4);
+  if (text.empty()) {
+    *out += "Integer value expected.\n";
+    return;
+  }
+  int64_t v = parse_atoi(text);
+  if (v < 0) {
+    *out += "Value out of range.\n";
+    return;
+  }
+  ctx.control->set_frontend_maxconn(name, static_cast<int>(std::min<int64_t>(v, INT_MAX)));
+}
+
+void cmd_set_maxconn_global(const CommandContext& ctx, const Words& w, std::string* out) {
+  const std::string& text = arg(w, 3);
+  if (text.empty()) {
+    *out += "Expects an integer value.\n";
+    return;
+  }
+  if (!ctx.control) return;
+  int64_t v = parse_atoi(text);
+  int hard = ctx.control->hard_maxconn();
+  if (v > hard) {
+    *out += "Value out of range.\n";
+    return;
+  }
+  ctx.control->set_global_maxconn(v <= 0 ? hard : static_cast<int>(v));
+}
+
+}  // namespace
+
+std::vector<Command> server_commands() {
+  using L = Level;
+  return {
+      {{"set", "server"}, "set server <bk>/<srv> [opts]",
+       "change a server's state, weight, address or ssl", L::kAdmin, cmd_set_server},
+      {{"set", "weight"}, "set weight <bk>/<srv> (<w>|<w>%)",
+       "change a server's weight (deprecated)", L::kAdmin, cmd_set_weight},
+      {{"get", "weight"}, "get weight <bk>/<srv>", "report a server's current weight", L::kUser,
+       cmd_get_weight},
+      {{"disable", "server"}, "disable server (DEPRECATED)",
+       "disable a server for maintenance (use 'set server' instead)", L::kAdmin,
+       [](const CommandContext& c, const Words& w, std::string* o) {
+         cmd_admin_server(c, w, o, stats::AdminChange::kMaint);
+       }},
+      {{"enable", "server"}, "enable server  (DEPRECATED)",
+       "enable a disabled server (use 'set server' instead)", L::kAdmin,
+       [](const CommandContext& c, const Words& w, std::string* o) {
+         cmd_admin_server(c, w, o, stats::AdminChange::kReady);
+       }},
+      {{"disable", "health"}, "disable health", "disable health checks", L::kAdmin,
+       [](const CommandContext& c, const Words& w, std::string* o) { cmd_health(c, w, o, false); }},
+      {{"enable", "health"}, "enable health", "enable health checks", L::kAdmin,
+       [](const CommandContext& c, const Words& w, std::string* o) { cmd_health(c, w, o, true); }},
+      {{"disable", "agent"}, "disable agent", "disable agent checks", L::kAdmin,
+       [](const CommandContext& c, const Words& w, std::string* o) { cmd_agent(c, w, o, false); }},
+      {{"enable", "agent"}, "enable agent", "enable agent checks", L::kAdmin,
+       [](const CommandContext& c, const Words& w, std::string* o) { cmd_agent(c, w, o, true); }},
+      {{"set", "maxconn", "server"}, "set maxconn server <bk>/<srv>",
+       "change a server's maxconn setting", L::kAdmin, cmd_set_maxconn_server},
+      {{"set", "maxconn", "frontend"}, "set maxconn frontend <frontend> <value>",
+       "change a frontend's maxconn setting", L::kAdmin, cmd_set_maxconn_frontend},
+      {{"set", "maxconn", "global"}, "set maxconn global <value>",
+       "change the per-process maxconn setting", L::kAdmin, cmd_set_maxconn_global},
+  };
+}
+
+void register_server_commands() {
+  for (auto& c : server_commands()) register_command(std::move(c));
+}
+
+}  // namespace sluice::cli

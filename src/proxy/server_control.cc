@@ -1,0 +1,209 @@
+#include "proxy/server_control.h"
+
+#include <arpa/inet.h>
+
+#include <charconv>
+#include <cstring>
+
+#include "base/clock.h"
+
+namespace sluice::proxy {
+
+namespace {
+
+// `name` or `#<id>` (HAProxy: atoi of what follows '#').
+bool name_matches(std::string_view want, const std::string& name, int id) {
+  if (want.size() > 1 && want[0] == '#') {
+    int v = 0;
+    std::from_chars(want.data() + 1, want.data() + want.size(), v);
+    return v == id;
+  }
+  return want == name;
+}
+
+bool parse_ip(std::string_view text, net::SocketAddress* out) {
+  std::string s(text);
+  sockaddr_in v4{};
+  if (inet_pton(AF_INET, s.c_str(), &v4.sin_addr) == 1) {
+    v4.sin_family = AF_INET;
+    *out = net::SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&v4), sizeof v4);
+    return true;
+  }
+  sockaddr_in6 v6{};
+  if (inet_pton(AF_INET6, s.c_str(), &v6.sin6_addr) == 1) {
+    v6.sin6_family = AF_INET6;
+    *out = net::SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&v6), sizeof v6);
+    return true;
+  }
+  return false;
+}
+
+bool same_ip(const net::SocketAddress& a, const net::SocketAddress& b) {
+  if (a.family() != b.family()) return false;
+  if (a.family() == AF_INET)
+    return reinterpret_cast<const sockaddr_in*>(a.sa())->sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in*>(b.sa())->sin_addr.s_addr;
+  if (a.family() == AF_INET6)
+    return std::memcmp(&reinterpret_cast<const sockaddr_in6*>(a.sa())->sin6_addr,
+                       &reinterpret_cast<const sockaddr_in6*>(b.sa())->sin6_addr,
+                       sizeof(in6_addr)) == 0;
+  return a == b;
+}
+
+}  // namespace
+
+lb::Backend& ServerControlImpl::backend(stats::ServerRef s) const {
+  return *p_.proxies()[static_cast<std::size_t>(s.proxy)]->backend;
+}
+
+lb::Server& ServerControlImpl::server(stats::ServerRef s) const {
+  return *backend(s).servers()[static_cast<std::size_t>(s.server)];
+}
+
+stats::FindResult ServerControlImpl::find_server(std::string_view be, std::string_view srv,
+                                                 stats::ServerRef* out) const {
+  const auto& proxies = p_.proxies();
+  for (std::size_t i = 0; i < proxies.size(); ++i) {
+    const Proxy& px = *proxies[i];
+    if (!px.settings.backend || !px.backend) continue;
+    if (!name_matches(be, px.settings.name, px.settings.id)) continue;
+    const auto& servers = px.backend->servers();
+    for (std::size_t j = 0; j < servers.size(); ++j) {
+      if (name_matches(srv, servers[j]->name(), servers[j]->settings().id)) {
+        *out = {static_cast<int>(i), static_cast<int>(j)};
+        return stats::FindResult::kOk;
+      }
+    }
+    return stats::FindResult::kNoServer;
+  }
+  return stats::FindResult::kNoBackend;
+}
+
+stats::ServerFacts ServerControlImpl::facts(stats::ServerRef ref) const {
+  const lb::Backend& be = backend(ref);
+  const lb::Server& s = server(ref);
+  stats::ServerFacts f;
+  f.weight = s.weight();
+  f.initial_weight = s.initial_weight();
+  // HAProxy's BE_LB_PROP_DYN: static-rr and map-based hashing cannot change weights live.
+  const auto& b = be.balance();
+  f.static_lb = b.kind == lb::BalanceKind::kStaticRr ||
+                ((b.kind == lb::BalanceKind::kSource || b.kind == lb::BalanceKind::kUri ||
+                  b.kind == lb::BalanceKind::kHdr) &&
+                 !b.hash.consistent);
+  f.tracking = hooks_.tracking && hooks_.tracking(s);
+  f.check_configured = hooks_.check_configured && hooks_.check_configured(s);
+  f.agent_configured = hooks_.agent_configured && hooks_.agent_configured(s);
+  return f;
+}
+
+void ServerControlImpl::set_admin_state(stats::ServerRef ref, stats::AdminChange state) {
+  lb::AdminState st = state == stats::AdminChange::kReady   ? lb::AdminState::kReady
+                      : state == stats::AdminChange::kDrain ? lb::AdminState::kDrain
+                                                            : lb::AdminState::kMaint;
+  backend(ref).set_admin_state(server(ref), st, base::monotonic_ms());
+}
+
+void ServerControlImpl::set_weight(stats::ServerRef ref, int weight) {
+  backend(ref).set_weight(server(ref), weight, base::monotonic_ms());
+}
+
+stats::AddrResult ServerControlImpl::set_addr(stats::ServerRef ref, std::string_view ip,
+                                              int port) {
+  stats::AddrResult r;
+  lb::Server& s = server(ref);
+  lb::ServerEndpoint cur = s.endpoint();
+  net::SocketAddress addr;
+  if (!parse_ip(ip, &addr)) {
+    r.status = stats::AddrResult::Status::kInvalidAddr;
+    return r;
+  }
+  r.old_ip = cur.addr.host_string();
+  r.new_ip = addr.host_string();
+  r.old_port = cur.port_mapped ? 0 : cur.addr.port();
+  r.new_port = port >= 0 ? port : r.old_port;
+  if (port >= 0 && cur.port_mapped) {
+    r.status = stats::AddrResult::Status::kPortMapped;
+    return r;
+  }
+  if (same_ip(addr, cur.addr) && r.new_port == r.old_port) return r;
+  lb::ServerEndpoint next = cur;
+  next.addr = addr;
+  next.addr.set_port(static_cast<uint16_t>(r.new_port));
+  s.set_endpoint(next);
+  return r;
+}
+
+void ServerControlImpl::set_maxconn(stats::ServerRef ref, int maxconn) {
+  server(ref).set_maxconn(maxconn);
+}
+
+stats::HealthResult ServerControlImpl::set_health(stats::ServerRef ref,
+                                                  stats::HealthChange change) {
+  lb::Server& s = server(ref);
+  if (hooks_.tracking && hooks_.tracking(s)) return stats::HealthResult::kTracking;
+  if (hooks_.check_configured && hooks_.check_configured(s) && hooks_.set_health) {
+    hooks_.set_health(s, change);
+    return stats::HealthResult::kOk;
+  }
+  // No check: HAProxy still forces the operational state (srv_set_running/stopped). A
+  // stopping server takes no new load-balanced connections, like a stopped one.
+  backend(ref).set_check_up(s, change == stats::HealthChange::kUp, base::monotonic_ms());
+  return stats::HealthResult::kOk;
+}
+
+stats::HealthResult ServerControlImpl::enable_health(stats::ServerRef ref, bool enable) {
+  lb::Server& s = server(ref);
+  bool configured = hooks_.check_configured && hooks_.check_configured(s);
+  if (!configured) return enable ? stats::HealthResult::kNotConfigured : stats::HealthResult::kOk;
+  if (hooks_.enable_check) hooks_.enable_check(s, enable);
+  return stats::HealthResult::kOk;
+}
+
+stats::HealthResult ServerControlImpl::set_agent(stats::ServerRef ref, bool up) {
+  lb::Server& s = server(ref);
+  if (!(hooks_.agent_configured && hooks_.agent_configured(s)))
+    return stats::HealthResult::kNotConfigured;
+  if (hooks_.set_agent) hooks_.set_agent(s, up);
+  return stats::HealthResult::kOk;
+}
+
+stats::HealthResult ServerControlImpl::enable_agent(stats::ServerRef ref, bool enable) {
+  lb::Server& s = server(ref);
+  bool configured = hooks_.agent_configured && hooks_.agent_configured(s);
+  if (!configured) return enable ? stats::HealthResult::kNotConfigured : stats::HealthResult::kOk;
+  if (hooks_.enable_agent) hooks_.enable_agent(s, enable);
+  return stats::HealthResult::kOk;
+}
+
+bool ServerControlImpl::has_frontend(std::string_view frontend) const {
+  for (const auto& pp : p_.proxies())
+    if (pp->settings.frontend && name_matches(frontend, pp->settings.name, pp->settings.id))
+      return true;
+  return false;
+}
+
+bool ServerControlImpl::set_frontend_maxconn(std::string_view frontend, int maxconn) {
+  for (auto& pp : p_.proxies()) {
+    Proxy& px = *pp;
+    if (!px.settings.frontend || !name_matches(frontend, px.settings.name, px.settings.id))
+      continue;
+    px.feconn.set_limit(maxconn);
+    // A raised limit must wake listeners paused at the old one.
+    p_.slot_freed();
+    return true;
+  }
+  return false;
+}
+
+int ServerControlImpl::hard_maxconn() const {
+  const auto& s = p_.settings();
+  return s.hard_maxconn ? s.hard_maxconn : s.maxconn;
+}
+
+void ServerControlImpl::set_global_maxconn(int maxconn) {
+  p_.actconn().set_limit(maxconn > 0 ? maxconn : hard_maxconn());
+  p_.slot_freed();
+}
+
+}  // namespace sluice::proxy

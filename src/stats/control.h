@@ -1,0 +1,87 @@
+#pragma once
+// What the CLI may change in the running process (spec cli-and-stats.md section 5): server
+// administrative state, weight, address, maxconn and health, frontend and global maxconn.
+// The CLI parses words and formats HAProxy's messages; an implementation over the live
+// runtime (proxy::ServerControlImpl) applies the change. Every change takes effect on every
+// thread without a lock on the connection path (atomics and published snapshots).
+// All methods: any thread.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace sluice::stats {
+
+// A server found by find_server(); valid for the life of the process (servers are never
+// removed at run time yet). Opaque to the CLI.
+struct ServerRef {
+  int proxy = -1;    // proxy index, configuration order
+  int server = -1;   // server index within its backend
+};
+
+enum class FindResult { kOk, kNoBackend, kNoServer };
+
+enum class AdminChange { kReady, kDrain, kMaint };
+enum class HealthChange { kUp, kStopping, kDown };
+
+// What the CLI needs to know about a server to validate a command and word its answer.
+struct ServerFacts {
+  int weight = 0;              // current user weight
+  int initial_weight = 0;      // configured weight
+  bool static_lb = false;      // backend algorithm accepts only weights 0% and 100%
+  bool tracking = false;       // `track`s another server (health then follows that one)
+  bool check_configured = false;
+  bool agent_configured = false;
+};
+
+// Outcome of a health or agent change.
+enum class HealthResult {
+  kOk,
+  kNotConfigured,   // no health check (or agent) on this server
+  kTracking,        // the server tracks another one: its health is not its own
+};
+
+// Outcome of `set server addr`: the old and new address and port, as HAProxy prints them.
+struct AddrResult {
+  enum class Status { kOk, kInvalidAddr, kPortMapped } status = Status::kOk;
+  std::string old_ip, new_ip;
+  int old_port = 0, new_port = 0;
+};
+
+class ServerControl {
+ public:
+  virtual ~ServerControl() = default;
+
+  // `backend` and `server` are names or `#<id>`. Only proxies with a backend side count.
+  virtual FindResult find_server(std::string_view backend, std::string_view server,
+                                 ServerRef* out) const = 0;
+  virtual ServerFacts facts(ServerRef s) const = 0;
+
+  virtual void set_admin_state(ServerRef s, AdminChange state) = 0;
+  // 0..256, already validated by the caller.
+  virtual void set_weight(ServerRef s, int weight) = 0;
+  // `ip` is a literal IPv4 or IPv6 address; `port` < 0 keeps the current port. New
+  // connections go to the new address; established ones stay where they are.
+  virtual AddrResult set_addr(ServerRef s, std::string_view ip, int port) = 0;
+  // 0 (or less) = unlimited.
+  virtual void set_maxconn(ServerRef s, int maxconn) = 0;
+
+  // `set server health`: without a health check the operational state is forced (HAProxy
+  // does the same); with one, the check module sets its health counter.
+  virtual HealthResult set_health(ServerRef s, HealthChange change) = 0;
+  // `enable health` / `disable health`. Enabling needs a configured check; disabling never
+  // fails.
+  virtual HealthResult enable_health(ServerRef s, bool enable) = 0;
+  // `set server agent up|down`, `enable agent` / `disable agent`.
+  virtual HealthResult set_agent(ServerRef s, bool up) = 0;
+  virtual HealthResult enable_agent(ServerRef s, bool enable) = 0;
+
+  // A frontend (or listen proxy) with that name or `#<id>`.
+  virtual bool has_frontend(std::string_view frontend) const = 0;
+  // `set maxconn frontend`: false if no frontend has that name or `#<id>`.
+  virtual bool set_frontend_maxconn(std::string_view frontend, int maxconn) = 0;
+  // `set maxconn global`. The caller checks the value against hard_maxconn().
+  virtual int hard_maxconn() const = 0;
+  virtual void set_global_maxconn(int maxconn) = 0;
+};
+
+}  // namespace sluice::stats

@@ -1,0 +1,322 @@
+// Server management commands against a fake ServerControl: parsing, the calls made, and
+// HAProxy's exact answers (spec section 5 and checklist items 9-22).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+#include "cli/server_commands.h"
+
+namespace sluice::cli {
+namespace {
+
+// be (id 3): s1 (id 1, weight 1), s2 (id 2, weight 10, agent); st (id 4, static-rr): t1;
+// fe (frontend, id 2). hard maxconn 1000.
+class FakeControl : public stats::ServerControl {
+ public:
+  struct Srv {
+    std::string be, name;
+    int be_id, id;
+    int weight, initial;
+    bool static_lb = false, tracking = false, check = false, agent = false;
+    std::string ip = "127.0.0.1";
+    int port = 18081;
+    int maxconn = 0;
+    std::string admin = "ready";
+    std::string health = "";
+    bool check_enabled = true;
+  };
+  std::vector<Srv> servers{{"be", "s1", 3, 1, 1, 1},
+                           {"be", "s2", 3, 2, 10, 10, false, false, true, true},
+                           {"st", "t1", 4, 1, 1, 1, true, true}};
+  std::map<std::string, int> fe_maxconn{{"fe", 100}};
+  int global = 1000;
+  std::vector<std::string> calls;
+
+  static bool match(std::string_view want, const std::string& name, int id) {
+    if (want.size() > 1 && want[0] == '#') return std::to_string(id) == want.substr(1);
+    return want == name;
+  }
+  stats::FindResult find_server(std::string_view be, std::string_view sv,
+                                stats::ServerRef* out) const override {
+    bool be_found = false;
+    for (std::size_t i = 0; i < servers.size(); ++i) {
+      if (!match(be, servers[i].be, servers[i].be_id)) continue;
+      be_found = true;
+      if (match(sv, servers[i].name, servers[i].id)) {
+        *out = {0, static_cast<int>(i)};
+        return stats::FindResult::kOk;
+      }
+    }
+    return be_found ? stats::FindResult::kNoServer : stats::FindResult::kNoBackend;
+  }
+  Srv& at(stats::ServerRef r) { return servers[static_cast<std::size_t>(r.server)]; }
+  const Srv& at(stats::ServerRef r) const { return servers[static_cast<std::size_t>(r.server)]; }
+  stats::ServerFacts facts(stats::ServerRef r) const override {
+    const Srv& s = at(r);
+    stats::ServerFacts f;
+    f.weight = s.weight;
+    f.initial_weight = s.initial;
+    f.static_lb = s.static_lb;
+    f.tracking = s.tracking;
+    f.check_configured = s.check;
+    f.agent_configured = s.agent;
+    return f;
+  }
+  void set_admin_state(stats::ServerRef r, stats::AdminChange a) override {
+    at(r).admin = a == stats::AdminChange::kReady ? "ready"
+                  : a == stats::AdminChange::kDrain ? "drain" : "maint";
+  }
+  void set_weight(stats::ServerRef r, int w) override { at(r).weight = w; }
+  stats::AddrResult set_addr(stats::ServerRef r, std::string_view ip, int port) override {
+    stats::AddrResult res;
+    if (ip.find_first_not_of("0123456789.:abcdef") != std::string_view::npos) {
+      res.status = stats::AddrResult::Status::kInvalidAddr;
+      return res;
+    }
+    Srv& s = at(r);
+    res.old_ip = s.ip;
+    res.old_port = s.port;
+    s.ip = std::string(ip);
+    if (port >= 0) s.port = port;
+    res.new_ip = s.ip;
+    res.new_port = s.port;
+    return res;
+  }
+  void set_maxconn(stats::ServerRef r, int m) override { at(r).maxconn = m; }
+  stats::HealthResult set_health(stats::ServerRef r, stats::HealthChange h) override {
+    at(r).health = h == stats::HealthChange::kUp ? "up"
+                   : h == stats::HealthChange::kStopping ? "stopping" : "down";
+    return stats::HealthResult::kOk;
+  }
+  stats::HealthResult enable_health(stats::ServerRef r, bool e) override {
+    if (!at(r).check) return e ? stats::HealthResult::kNotConfigured : stats::HealthResult::kOk;
+    at(r).check_enabled = e;
+    return stats::HealthResult::kOk;
+  }
+  stats::HealthResult set_agent(stats::ServerRef r, bool up) override {
+    calls.push_back(std::string("agent ") + (up ? "up" : "down") + " " + at(r).name);
+    return stats::HealthResult::kOk;
+  }
+  stats::HealthResult enable_agent(stats::ServerRef r, bool e) override {
+    if (!at(r).agent) return e ? stats::HealthResult::kNotConfigured : stats::HealthResult::kOk;
+    return stats::HealthResult::kOk;
+  }
+  bool has_frontend(std::string_view f) const override { return fe_maxconn.count(std::string(f)); }
+  bool set_frontend_maxconn(std::string_view f, int m) override {
+    if (!has_frontend(f)) return false;
+    fe_maxconn[std::string(f)] = m;
+    return true;
+  }
+  int hard_maxconn() const override { return 1000; }
+  void set_global_maxconn(int m) override { global = m; }
+};
+
+class ServerCommands : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { register_server_commands(); }
+
+  std::string run(const std::string& line, Level level = Level::kAdmin) {
+    CliSession s(level, nullptr, 1, &ctl);
+    std::string out;
+    s.feed(line + "\n", &out);
+    return out;
+  }
+  FakeControl ctl;
+};
+
+TEST_F(ServerCommands, SetServerState) {                       // checklist 9, 10, 11, 12
+  EXPECT_EQ(run("set server be/s1 state drain"), "\n");
+  EXPECT_EQ(ctl.servers[0].admin, "drain");
+  EXPECT_EQ(run("set server be/s1 state maint"), "\n");
+  EXPECT_EQ(ctl.servers[0].admin, "maint");
+  EXPECT_EQ(run("set server be/s1 state ready"), "\n");
+  EXPECT_EQ(ctl.servers[0].admin, "ready");
+  EXPECT_EQ(run("set server be/s1 state foo"),
+            "'set server <srv> state' expects 'ready', 'drain' and 'maint'.\n\n");
+  EXPECT_EQ(run("set server be/s1 state"),
+            "'set server <srv> state' expects 'ready', 'drain' and 'maint'.\n\n");
+}
+
+TEST_F(ServerCommands, ServerResolution) {                     // checklist 13
+  EXPECT_EQ(run("set server be/x state ready"), "No such server.\n\n");
+  EXPECT_EQ(run("set server x/s1 state ready"), "No such backend.\n\n");
+  EXPECT_EQ(run("set server be state ready"), "Require 'backend/server'.\n\n");
+  EXPECT_EQ(run("set server"), "Require 'backend/server'.\n\n");
+  EXPECT_EQ(run("set server be/ state ready"), "Require 'backend/server'.\n\n");
+  EXPECT_EQ(run("set server #3/#2 state maint"), "\n");
+  EXPECT_EQ(ctl.servers[1].admin, "maint");
+  EXPECT_EQ(run("get weight #9/s1"), "No such backend.\n\n");
+}
+
+TEST_F(ServerCommands, WeightAndGetWeight) {                   // checklist 14, 15
+  EXPECT_EQ(run("set server be/s1 weight 50"), "\n");
+  EXPECT_EQ(run("get weight be/s1"), "50 (initial 1)\n\n");
+  EXPECT_EQ(run("set server be/s1 weight 300"),
+            "Absolute weight can only be between 0 and 256 inclusive.\n\n");
+  EXPECT_EQ(run("set server be/s1 weight -1"),
+            "Absolute weight can only be between 0 and 256 inclusive.\n\n");
+  EXPECT_EQ(run("set server be/s1 weight"), "Require <weight> or <weight%>.\n\n");
+  EXPECT_EQ(run("set server be/s1 weight x"),
+            "Empty weight string empty or preceded by garbage\n\n");
+  EXPECT_EQ(run("set server be/s1 weight 5x"), "Trailing garbage in weight string\n\n");
+  EXPECT_EQ(run("set server be/s1 weight -5%"), "Relative weight must be positive.\n\n");
+  EXPECT_EQ(run("set server be/s2 weight 50%"), "\n");
+  EXPECT_EQ(ctl.servers[1].weight, 5);
+  EXPECT_EQ(run("set weight be/s2 1000%"), "\n");
+  EXPECT_EQ(ctl.servers[1].weight, 100);
+  EXPECT_EQ(run("set weight be/s2 99999999%"), "\n");
+  EXPECT_EQ(ctl.servers[1].weight, 256);
+  EXPECT_EQ(run("set weight be/s2 7"), "\n");
+  EXPECT_EQ(run("get weight be/s2"), "7 (initial 10)\n\n");
+  EXPECT_EQ(run("set weight be/s2"), "Require <weight> or <weight%>.\n\n");
+  EXPECT_EQ(run("set weight be"), "Require 'backend/server'.\n\n");
+}
+
+TEST_F(ServerCommands, StaticAlgorithmOnlyAcceptsZeroOrFull) {
+  const char* msg =
+      "Backend is using a static LB algorithm and only accepts weights '0%' and '100%'.\n\n";
+  EXPECT_EQ(run("set server st/t1 weight 5"), msg);
+  EXPECT_EQ(run("set server st/t1 weight 0%"), "\n");
+  EXPECT_EQ(ctl.servers[2].weight, 0);
+  EXPECT_EQ(run("set server st/t1 weight 100%"), "\n");
+  EXPECT_EQ(ctl.servers[2].weight, 1);
+}
+
+TEST_F(ServerCommands, SetServerAddr) {                        // checklist 16
+  EXPECT_EQ(run("set server be/s1 addr 127.0.0.2"),
+            "IP changed from '127.0.0.1' to '127.0.0.2' by 'stats socket command'\n\n");
+  EXPECT_EQ(run("set server be/s1 addr 127.0.0.2"), "nothing changed\n\n");
+  EXPECT_EQ(run("set server be/s1 addr ::1 port 18085"),
+            "IP changed from '127.0.0.2' to '::1', port changed from '18081' to '18085' by "
+            "'stats socket command'\n\n");
+  EXPECT_EQ(run("set server be/s1 addr ::1 port 18086"),
+            "port changed from '18085' to '18086' by 'stats socket command'\n\n");
+  EXPECT_EQ(run("set server be/s1 addr foo"), "Invalid addr 'foo'\n\n");
+  EXPECT_EQ(run("set server be/s1 addr"),
+            "set server <b>/<s> addr requires an address and optionally a port.\n\n");
+  EXPECT_EQ(run("set server be/s1 addr ::1 port x"), "provided port is not an integer\n\n");
+  EXPECT_EQ(run("set server be/s1 addr ::1 port 70000"), "provided port is invalid\n\n");
+}
+
+TEST_F(ServerCommands, SetServerHealth) {                      // checklist 17
+  EXPECT_EQ(run("set server be/s1 health down"), "\n");
+  EXPECT_EQ(ctl.servers[0].health, "down");
+  EXPECT_EQ(run("set server be/s1 health stopping"), "\n");
+  EXPECT_EQ(ctl.servers[0].health, "stopping");
+  EXPECT_EQ(run("set server be/s1 health up"), "\n");
+  EXPECT_EQ(ctl.servers[0].health, "up");
+  EXPECT_EQ(run("set server be/s1 health maybe"),
+            "'set server <srv> health' expects 'up', 'stopping', or 'down'.\n\n");
+  EXPECT_EQ(run("set server st/t1 health up"), "cannot change health on a tracking server.\n\n");
+}
+
+TEST_F(ServerCommands, AgentAndCheckSettings) {
+  EXPECT_EQ(run("set server be/s1 agent up"), "agent checks are not enabled on this server.\n\n");
+  EXPECT_EQ(run("set server be/s2 agent up"), "\n");
+  EXPECT_EQ(run("set server be/s2 agent sideways"),
+            "'set server <srv> agent' expects 'up' or 'down'.\n\n");
+  ASSERT_EQ(ctl.calls.size(), 1u);
+  EXPECT_EQ(ctl.calls[0], "agent up s2");
+  EXPECT_EQ(run("set server be/s1 check-port 80"),
+            "health checks are not enabled on this server\n\n");
+  EXPECT_EQ(run("enable agent be/s1"), "Agent was not configured on this server, cannot enable.\n\n");
+  EXPECT_EQ(run("disable agent be/s1"), "\n");
+  EXPECT_EQ(run("enable agent be/s2"), "\n");
+}
+
+TEST_F(ServerCommands, UsageForAnythingElse) {
+  std::string usage =
+      "usage: set server <backend>/<server> addr | agent | agent-addr | agent-port | agent-send "
+      "| check-addr | check-port | fqdn | health | name | ssl | state | weight\n\n";
+  EXPECT_EQ(run("set server be/s1 frobnicate"), usage);
+  EXPECT_EQ(run("set server be/s1"), usage);
+}
+
+TEST_F(ServerCommands, EnableDisableServer) {
+  EXPECT_EQ(run("disable server be/s1"), "\n");
+  EXPECT_EQ(ctl.servers[0].admin, "maint");
+  EXPECT_EQ(run("enable server be/s1"), "\n");
+  EXPECT_EQ(ctl.servers[0].admin, "ready");
+  EXPECT_EQ(run("disable server be/zz"), "No such server.\n\n");
+  EXPECT_EQ(run("enable server"), "Require 'backend/server'.\n\n");
+}
+
+TEST_F(ServerCommands, EnableDisableHealth) {                  // checklist 18
+  EXPECT_EQ(run("enable health be/s1"),
+            "Health check was not configured on this server, cannot enable.\n\n");
+  EXPECT_EQ(run("disable health be/s1"), "\n");
+  EXPECT_EQ(run("disable health be/s2"), "\n");
+  EXPECT_FALSE(ctl.servers[1].check_enabled);
+  EXPECT_EQ(run("enable health be/s2"), "\n");
+  EXPECT_TRUE(ctl.servers[1].check_enabled);
+}
+
+TEST_F(ServerCommands, SetMaxconnServer) {
+  EXPECT_EQ(run("set maxconn server be/s1 10"), "\n");
+  EXPECT_EQ(ctl.servers[0].maxconn, 10);
+  EXPECT_EQ(run("set maxconn server be/s1 0"), "\n");
+  EXPECT_EQ(ctl.servers[0].maxconn, 0);
+  EXPECT_EQ(run("set maxconn server be/s1"), "Require <maxconn>.\n\n");
+  EXPECT_EQ(run("set maxconn server be/s1 x"), "maxconn string empty or preceded by garbage\n\n");
+  EXPECT_EQ(run("set maxconn server be/s1 5x"), "Trailing garbage in maxconn string\n\n");
+  EXPECT_EQ(run("set maxconn server be/nope 5"), "No such server.\n\n");
+}
+
+TEST_F(ServerCommands, SetMaxconnFrontend) {                   // checklist 19
+  EXPECT_EQ(run("set maxconn frontend fe 500"), "\n");
+  EXPECT_EQ(ctl.fe_maxconn["fe"], 500);
+  EXPECT_EQ(run("set maxconn frontend"), "A frontend name is expected.\n\n");
+  EXPECT_EQ(run("set maxconn frontend nope 5"), "No such frontend.\n\n");
+  EXPECT_EQ(run("set maxconn frontend nope"), "No such frontend.\n\n");
+  EXPECT_EQ(run("set maxconn frontend fe"), "Integer value expected.\n\n");
+  EXPECT_EQ(run("set maxconn frontend fe -1"), "Value out of range.\n\n");
+  EXPECT_EQ(ctl.fe_maxconn["fe"], 500);
+}
+
+TEST_F(ServerCommands, SetMaxconnGlobal) {                     // checklist 20
+  EXPECT_EQ(run("set maxconn global 5000"), "Value out of range.\n\n");
+  EXPECT_EQ(ctl.global, 1000);
+  EXPECT_EQ(run("set maxconn global 200"), "\n");
+  EXPECT_EQ(ctl.global, 200);
+  EXPECT_EQ(run("set maxconn global 0"), "\n");
+  EXPECT_EQ(ctl.global, 1000);
+  EXPECT_EQ(run("set maxconn global"), "Expects an integer value.\n\n");
+}
+
+TEST_F(ServerCommands, AdminOnlyBelowAdminIsDenied) {          // checklist 22
+  for (Level level : {Level::kOperator, Level::kUser}) {
+    for (const char* cmd :
+         {"set server be/s1 state maint", "set weight be/s1 5", "disable server be/s1",
+          "enable server be/s1", "disable health be/s1", "enable health be/s1",
+          "set maxconn server be/s1 3", "set maxconn frontend fe 3", "set maxconn global 3",
+          "set server be/s1 addr 10.0.0.1"}) {
+      EXPECT_EQ(run(cmd, level), "Permission denied\n\n") << cmd;
+    }
+  }
+  EXPECT_EQ(ctl.servers[0].admin, "ready");
+  EXPECT_EQ(ctl.servers[0].weight, 1);
+  EXPECT_EQ(ctl.servers[0].ip, "127.0.0.1");
+  EXPECT_EQ(ctl.global, 1000);
+  // get weight is a user-level command.
+  EXPECT_EQ(run("get weight be/s1", Level::kUser), "1 (initial 1)\n\n");
+}
+
+TEST_F(ServerCommands, WithoutControlNothingChanges) {
+  CliSession s(Level::kAdmin, nullptr, 1, nullptr);
+  std::string out;
+  s.feed("set server be/s1 state maint\n", &out);
+  EXPECT_EQ(out, "No such backend.\n\n");
+}
+
+TEST_F(ServerCommands, ListedInHelp) {
+  std::string out = run("help");
+  for (const char* u : {"set server <bk>/<srv> [opts]", "get weight <bk>/<srv>",
+                        "set maxconn global <value>", "enable health"})
+    EXPECT_NE(out.find(u), std::string::npos) << u;
+}
+
+}  // namespace
+}  // namespace sluice::cli
