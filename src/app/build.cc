@@ -157,6 +157,8 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.timeouts.tunnel = p.timeouts.tunnel;
     s.timeouts.client_fin = p.timeouts.client_fin;
     s.timeouts.server_fin = p.timeouts.server_fin;
+    // HAProxy: `timeout queue` defaults to `timeout connect`.
+    s.timeouts.queue = p.timeouts.queue ? p.timeouts.queue : p.timeouts.connect;
     for (const auto& t : p.logs) s.logs.push_back(to_runtime(t));
     s.tcplog = p.option_tcplog;
     s.dontlognull = p.option_dontlognull;

@@ -350,7 +350,7 @@ void proxy_rows(const stats::ProxySnapshot& px, const Options& o, std::vector<Ro
     fill_backend_side(&r, c);
     fill_http(&r, px, c);
     auto& v = r.v;
-    uint64_t qcur = 0, qmax = 0;
+    uint64_t qcur = px.backend_qcur, qmax = px.backend_qmax;
     int act = 0, bck = 0, act_w = 0, bck_w = 0, uweight = 0, not_stopped = 0;
     for (const auto& s : px.servers) {
       uweight += s.weight;

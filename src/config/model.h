@@ -42,6 +42,7 @@ struct Timeouts {
   uint32_t tunnel = 0;
   uint32_t client_fin = 0;
   uint32_t server_fin = 0;
+  uint32_t queue = 0;            // 0 = unset: `timeout connect` applies (HAProxy's default)
 };
 
 // `shards` on a bind line; a bind line created without it copies the global

@@ -150,8 +150,9 @@ void kw_timeout(Parser& p, Line& l) {
       {"client", kFe, &Timeouts::client},         {"server", kBe, &Timeouts::server},
       {"connect", kBe, &Timeouts::connect},       {"tunnel", kBe, &Timeouts::tunnel},
       {"client-fin", kFe, &Timeouts::client_fin}, {"server-fin", kBe, &Timeouts::server_fin},
+      {"queue", kBe, &Timeouts::queue},
   };
-  static constexpr std::string_view kUnsupported[] = {"check", "queue", "handshake", "http-keep-alive",
+  static constexpr std::string_view kUnsupported[] = {"check", "handshake", "http-keep-alive",
                                                       "http-request", "tarpit", "client-hs"};
   const Kind* k = nullptr;
   for (const auto& c : kKinds)
@@ -510,7 +511,7 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"mode", kDFLB, 0, kw_mode, "tcp (default). `mode http` is planned and refused for now"},
     {"bind", kFL, kFe, kw_bind, "<addr>[,<addr>...] [name <s>] [maxconn <n>] [backlog <n>] [mode <octal>] [thread <set>] [shards <n>] [id <n>]"},
     {"default_backend", kDFL, kFe, kw_default_backend, "<backend>: where connections go"},
-    {"timeout", kDFLB, 0, kw_timeout, "connect|client|server|tunnel|client-fin|server-fin <time> (ms by default)"},
+    {"timeout", kDFLB, 0, kw_timeout, "connect|client|server|tunnel|client-fin|server-fin|queue <time> (ms by default)"},
     {"maxconn", kDFL, kFe, kw_maxconn, "<n>: frontend connection limit (0 = global maxconn)"},
     {"backlog", kDFL, kFe, kw_backlog, "<n>: listen backlog"},
     {"retries", kDLB, kBe, kw_retries, "<n>: connection retries (default 3)"},

@@ -210,6 +210,11 @@ void Process::join() {
   for (auto& w : workers_) w->join();
 }
 
+void Process::server_slot_freed(Proxy& be) {
+  if (be.queued.load(std::memory_order_seq_cst) == 0) return;
+  for (auto& w : workers_) w->request_dequeue();
+}
+
 void Process::slot_freed() {
   if (paused_listeners_.load(std::memory_order_seq_cst) == 0) return;
   for (auto& w : workers_) w->request_resume();

@@ -119,6 +119,10 @@ struct Proxy {
   Proxy* target = nullptr;                   // backend serving this frontend, or null
   int server_base = 0;                       // first global server index of this backend
   std::atomic<int> be_conns{0};              // current sessions on the backend side
+  // Sessions waiting for a server slot (every usable server at its maxconn), process-wide,
+  // and the highest that count has been (qcur / qmax of the BACKEND row).
+  std::atomic<int> queued{0};
+  std::atomic<int> queued_max{0};
 };
 
 class Process {
@@ -181,6 +185,9 @@ class Process {
   // Listener pausing at maxconn (see accept.cc): a closing session calls this after freeing
   // its slots; it wakes the workers that paused a listener. Any thread.
   void slot_freed();
+  // A server slot of backend `be` was released: if sessions wait in its queue, the workers
+  // holding them try again. Any thread.
+  void server_slot_freed(Proxy& be);
   std::atomic<int>& paused_listeners() { return paused_listeners_; }
 
   // Called by a worker when it has finished (soft stop drained). Any thread.

@@ -19,6 +19,7 @@ struct Timeouts {
   uint32_t tunnel = 0;
   uint32_t client_fin = 0;
   uint32_t server_fin = 0;
+  uint32_t queue = 0;     // resolved: `timeout queue`, else `timeout connect`
 };
 
 enum class LogFormat { kRfc3164, kRfc5424, kShort, kRaw };

@@ -120,6 +120,8 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
       ps.algo = be.algorithm_name();
       ps.backend.scur = static_cast<uint64_t>(std::max(0, p.be_conns.load(std::memory_order_relaxed)));
       ps.backend.last_sess_s = age_s(be_last, now);
+      ps.backend_qcur = static_cast<uint64_t>(std::max(0, p.queued.load(std::memory_order_relaxed)));
+      ps.backend_qmax = static_cast<uint64_t>(std::max(0, p.queued_max.load(std::memory_order_relaxed)));
       ps.backend_status = (be.usable_active() + be.usable_backup()) > 0 ? "UP" : "DOWN";
       ps.backend_lastchg_s = static_cast<int64_t>((now - p_.start_mono_ms()) / 1000);
       // fullconn: HAProxy's default is 10% of the sum of the maxconns of the frontends that

@@ -87,10 +87,46 @@ void TcpSession::start() {
   bc.sess_rate.add(w_.loop().now_ms());
   bc.last_sess_ms.set(w_.loop().now_ms());
   if (!pick_server(false)) {
+    // Every usable server is at its maxconn: wait in the backend's queue (bounded by
+    // `timeout queue`) for a slot, as HAProxy does. No usable server at all: give up now.
+    if (be_->backend->usable_active() + be_->backend->usable_backup() > 0) {
+      enter_queue();
+      return;
+    }
     finish("SC");
     return;
   }
   start_connect();
+}
+
+void TcpSession::enter_queue() {
+  state_ = State::kQueued;
+  t_queued_ms_ = w_.loop().now_ms();
+  int q = be_->queued.fetch_add(1, std::memory_order_seq_cst) + 1;
+  int m = be_->queued_max.load(std::memory_order_relaxed);
+  while (q > m && !be_->queued_max.compare_exchange_weak(m, q, std::memory_order_relaxed)) {
+  }
+  w_.queue_session(this);
+  trace("queued");
+  arm_timeout();
+  // A slot may have been freed between the failed pick and the count above; the releasing
+  // thread saw no queue then, so check once more ourselves.
+  retry_from_queue();
+}
+
+void TcpSession::leave_queue() {
+  if (state_ != State::kQueued) return;
+  be_->queued.fetch_sub(1, std::memory_order_seq_cst);
+  w_.unqueue_session(this);
+  state_ = State::kConnecting;
+}
+
+bool TcpSession::retry_from_queue() {
+  if (state_ != State::kQueued) return true;
+  if (!pick_server(false)) return false;
+  leave_queue();
+  start_connect();
+  return true;
 }
 
 bool TcpSession::pick_server(bool redispatch) {
@@ -263,7 +299,7 @@ bool TcpSession::relay(bool to_server) {
           bytes_in_ += un;
           w_.fe_counters(fe_.index).bin.add(un);
           w_.be_counters(be_->index).bin.add(un);
-          w_.srv_counters(be_->server_base + srv_->index()).bin.add(un);
+          if (srv_) w_.srv_counters(be_->server_base + srv_->index()).bin.add(un);
         } else {
           s_last_ms_ = now;
           bytes_out_ += un;
@@ -335,6 +371,11 @@ uint64_t TcpSession::deadline() const {
   auto consider = [&d](uint64_t when) {
     if (when && (d == 0 || when < d)) d = when;
   };
+  if (state_ == State::kQueued) {
+    if (to.queue) consider(t_queued_ms_ + to.queue);
+    if (fto.client) consider(c_last_ms_ + fto.client);
+    return d;
+  }
   if (state_ == State::kConnecting) {
     if (sfd_ < 0) return t_connect_ms_;   // waiting for a retry
     if (to.connect) consider(t_connect_ms_ + to.connect);
@@ -377,6 +418,14 @@ void TcpSession::on_timer(core::Timer&) {
     w_.loop().timers().arm(timer_, d);   // activity moved the deadline: sleep again
     return;
   }
+  if (state_ == State::kQueued) {
+    // `timeout queue` expired (or the client's): HAProxy answers 503 in HTTP; in TCP the
+    // connection is closed. Logged as sQ.
+    const Timeouts& to = be_->settings.timeouts;
+    bool queue_expired = to.queue && now >= t_queued_ms_ + to.queue;
+    finish(queue_expired ? "sQ" : "cQ");
+    return;
+  }
   if (state_ == State::kConnecting) {
     if (sfd_ < 0) {   // turn-around delay over: retry the same server
       start_connect();
@@ -407,6 +456,7 @@ void TcpSession::abort(const char* reason) {
 
 void TcpSession::finish(const char* term) {
   if (state_ == State::kClosed) return;
+  leave_queue();
   bool was_established = state_ == State::kEstablished;
   state_ = State::kClosed;
   last_term_[0] = term[0];
@@ -436,7 +486,10 @@ void TcpSession::finish(const char* term) {
     }
   }
   log_session();
-  if (srv_) srv_->release();
+  if (srv_) {
+    srv_->release();
+    w_.process().server_slot_freed(*be_);
+  }
   if (be_ && term[0] != 'P') be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
   l_.given[static_cast<std::size_t>(l_.position[static_cast<std::size_t>(w_.id())])].fetch_sub(
       1, std::memory_order_relaxed);

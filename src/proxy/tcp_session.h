@@ -37,6 +37,9 @@ class TcpSession : public core::Deferred, public core::TimerHandler {
   void start();
   // Closes both sides at once (hard stop, hard-stop-after).
   void abort(const char* reason);
+  // Waiting in the backend queue: tries to take a server slot now. Returns false if none was
+  // free (the session stays queued). Worker-local.
+  bool retry_from_queue();
 
   std::size_t slot = 0;   // position in the worker's session list
 
@@ -46,11 +49,13 @@ class TcpSession : public core::Deferred, public core::TimerHandler {
     bool client = false;
     void on_io(uint32_t events) override { s->on_io(client, events); }
   };
-  enum class State { kConnecting, kEstablished, kClosed };
+  enum class State { kQueued, kConnecting, kEstablished, kClosed };
 
   void on_io(bool client, uint32_t events);
   void on_timer(core::Timer& t) override;
   void start_connect();
+  void enter_queue();
+  void leave_queue();
   void on_connected();
   void on_connect_failed(int err, bool timeout);
   bool pick_server(bool redispatch);
@@ -80,6 +85,7 @@ class TcpSession : public core::Deferred, public core::TimerHandler {
   bool c_shut_ = false, s_shut_ = false;       // we shut down our write side towards it
   int retries_done_ = 0;
   uint64_t t_accept_ms_;
+  uint64_t t_queued_ms_ = 0;
   uint64_t t_connect_ms_ = 0;                  // start of the current connect attempt
   uint64_t t_connected_ms_ = 0;
   uint64_t c_last_ms_, s_last_ms_;

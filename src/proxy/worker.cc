@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "base/assert.h"
 #include "core/thread_plan.h"
 #include "proxy/tcp_session.h"
@@ -92,6 +94,25 @@ void Worker::request_resume() {
     resume_requested_.store(false, std::memory_order_release);
     resume_paused();
   });
+}
+
+void Worker::request_dequeue() {
+  if (dequeue_requested_.exchange(true, std::memory_order_acq_rel)) return;
+  loop_.post([this] {
+    dequeue_requested_.store(false, std::memory_order_release);
+    // Oldest first; a session that still finds no slot stays in place. Snapshot the list:
+    // a dequeued session leaves it, and may close at once.
+    std::vector<TcpSession*> batch(waiting_.begin(), waiting_.end());
+    for (TcpSession* s : batch)
+      if (!s->retry_from_queue()) break;
+  });
+}
+
+void Worker::queue_session(TcpSession* s) { waiting_.push_back(s); }
+
+void Worker::unqueue_session(TcpSession* s) {
+  auto it = std::find(waiting_.begin(), waiting_.end(), s);
+  if (it != waiting_.end()) waiting_.erase(it);
 }
 
 void Worker::close_listeners() {

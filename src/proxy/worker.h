@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <thread>
+#include <deque>
 #include <unordered_set>
 #include <vector>
 
@@ -82,6 +83,8 @@ class Worker : public core::TimerHandler {
   void request_stop();
   void request_soft_stop();
   void request_resume();
+  // A server slot was freed somewhere: retry the sessions waiting in this worker's queue.
+  void request_dequeue();
 
   // Counters: any thread may read.
   stats::TrafficCounters& fe_counters(int proxy) { return fe_[static_cast<std::size_t>(proxy)]; }
@@ -102,6 +105,9 @@ class Worker : public core::TimerHandler {
   // Session bookkeeping. Worker-local.
   void session_opened(TcpSession* s);
   void session_closed(TcpSession* s);
+  // Backend queue (server maxconn reached everywhere): sessions wait here in arrival order.
+  void queue_session(TcpSession* s);
+  void unqueue_session(TcpSession* s);
   // A special-listener connection (CLI) opened/closed on this worker; the worker owns it and
   // frees it (deferred) when closed, or at exit. Worker-local.
   void special_opened(core::Deferred* conn);
@@ -146,6 +152,8 @@ class Worker : public core::TimerHandler {
   int paused_ = 0;
   bool soft_stopping_ = false;
   std::atomic<bool> resume_requested_{false};
+  std::atomic<bool> dequeue_requested_{false};
+  std::deque<TcpSession*> waiting_;   // queued sessions, oldest first
   core::BoundedQueue<Handoff> accq_{1024};
   core::Timer rate_timer_{this};   // resumes listeners paused by maxconnrate
   std::thread thread_;

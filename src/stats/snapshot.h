@@ -99,6 +99,7 @@ struct ProxySnapshot {
   int64_t backend_lastchg_s = 0;
   uint64_t backend_downtime_s = 0;
   uint64_t backend_chkdown = 0;
+  uint64_t backend_qcur = 0, backend_qmax = 0;   // sessions waiting for a server slot
 };
 
 // `show info` fields that sluice has.
