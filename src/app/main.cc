@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "app/build.h"
+#include "app/checks_setup.h"
 #include "app/cli_endpoint.h"
 #include "app/cmdline.h"
 #include "app/listener_plan.h"
@@ -170,6 +171,8 @@ int run(int argc, char** argv) {
     return 1;
   }
   for (const auto& w : process.bind_warnings()) warning(w);
+  // Declared after `process`: checkers are destroyed first, after the workers have joined.
+  HealthChecks checks(process, model);
   proxy::StatsView stats(process);
   if (auto r = open_stats_sockets(model.global, process, stats); !r.ok()) {
     alert(r.error().message);
@@ -211,6 +214,7 @@ int run(int argc, char** argv) {
   }
 
   process.start();
+  checks.start();
   proxy::LogWriter main_log(plan.process.log_tag, plan.process.node);
   for (const auto& p : process.proxies())
     main_log.send(plan.process.global_logs, proxy::kNotice,

@@ -38,6 +38,10 @@ class TcpSession : public core::Deferred, public core::TimerHandler {
   // Closes both sides at once (hard stop, hard-stop-after).
   void abort(const char* reason);
 
+  // The server this session is connected (or connecting) to, null before the first pick.
+  // Worker-local.
+  const lb::Server* server() const { return srv_; }
+
   std::size_t slot = 0;   // position in the worker's session list
 
  private:
