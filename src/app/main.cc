@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "app/build.h"
+#include "app/checks_setup.h"
 #include "app/cli_endpoint.h"
 #include "app/cmdline.h"
 #include "app/listener_plan.h"
@@ -172,8 +173,19 @@ int run(int argc, char** argv) {
     return 1;
   }
   for (const auto& w : process.bind_warnings()) warning(w);
+  // Declared after `process`: checkers are destroyed first, after the workers have joined.
+  HealthChecks checks(process, model);
   proxy::StatsView stats(process);
   proxy::ServerControlImpl control(process);
+  {
+    proxy::HealthHooks hooks;
+    hooks.check_configured = [](const lb::Server& s) { return s.check_state().enabled; };
+    hooks.enable_check = [&checks](lb::Server& s, bool on) { checks.enable(s, on); };
+    hooks.set_health = [&checks](lb::Server& s, stats::HealthChange change) {
+      checks.force(s, change == stats::HealthChange::kUp);
+    };
+    control.set_health_hooks(std::move(hooks));
+  }
   cli::register_server_commands();
   if (auto r = open_stats_sockets(model.global, process, stats, &control); !r.ok()) {
     alert(r.error().message);
@@ -215,6 +227,7 @@ int run(int argc, char** argv) {
   }
 
   process.start();
+  checks.start();
   proxy::LogWriter main_log(plan.process.log_tag, plan.process.node);
   for (const auto& p : process.proxies())
     main_log.send(plan.process.global_logs, proxy::kNotice,

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "net/address.h"
@@ -43,6 +44,7 @@ struct Timeouts {
   uint32_t client_fin = 0;
   uint32_t server_fin = 0;
   uint32_t queue = 0;            // 0 = unset: `timeout connect` applies (HAProxy's default)
+  uint32_t check = 0;           // `timeout check`: a whole health check (0 = the server's inter)
 };
 
 // `shards` on a bind line; a bind line created without it copies the global
@@ -85,6 +87,30 @@ struct ServerConfig {
   bool backup = false;
   bool disabled = false;
   uint32_t slowstart_ms = 0;    // `slowstart <time>`, rounded up to seconds; 0 = none
+  // Health check (`check`, `inter`...). Defaults are HAProxy's.
+  bool check = false;
+  uint32_t inter_ms = 2000;
+  uint32_t fastinter_ms = 0;    // 0 = inter
+  uint32_t downinter_ms = 0;    // 0 = inter
+  int rise = 2;
+  int fall = 3;
+  int check_port = 0;           // `port`, 0 = the server's port
+  bool has_check_addr = false;  // `addr`
+  net::SocketAddress check_addr;
+  bool shutdown_on_down = false;   // `on-marked-down shutdown-sessions`
+};
+
+// `option httpchk`, `http-check send` and `http-check expect`.
+struct HttpCheckConfig {
+  std::string method = "OPTIONS";
+  std::string uri = "/";
+  std::string version = "HTTP/1.0";
+  std::vector<std::pair<std::string, std::string>> headers;   // `http-check send hdr`
+  std::string body;                                          // `http-check send body`
+  enum class Expect { kDefault, kStatus, kRstatus, kString };
+  Expect expect = Expect::kDefault;   // kDefault: any 2xx or 3xx
+  bool expect_negate = false;
+  std::string expect_arg;
 };
 
 enum class Balance { kRoundRobin, kStaticRr, kLeastConn, kFirst, kSource, kUri, kHdr, kRandom };
@@ -123,6 +149,13 @@ struct ProxyConfig {
   int redispatch = 0;
 
   Timeouts timeouts;
+
+  // Health checks: `option tcp-check` (connect only, the default) or `option httpchk`.
+  enum class CheckType { kTcp, kHttp };
+  CheckType check_type = CheckType::kTcp;
+  HttpCheckConfig http_check;
+  // `default-server` options, applied to every later `server` line of the section.
+  ServerConfig default_server;
 
   // Logging: `log global` copies the global targets; `log <target> ...` adds its own.
   std::vector<LogTarget> logs;

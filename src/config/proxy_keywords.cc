@@ -3,6 +3,8 @@
 #include <cctype>
 #include <climits>
 #include <cstdlib>
+#include <optional>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -151,8 +153,9 @@ void kw_timeout(Parser& p, Line& l) {
       {"connect", kBe, &Timeouts::connect},       {"tunnel", kBe, &Timeouts::tunnel},
       {"client-fin", kFe, &Timeouts::client_fin}, {"server-fin", kBe, &Timeouts::server_fin},
       {"queue", kBe, &Timeouts::queue},
+      {"check", kBe, &Timeouts::check},
   };
-  static constexpr std::string_view kUnsupported[] = {"check", "handshake", "http-keep-alive",
+  static constexpr std::string_view kUnsupported[] = {"handshake", "http-keep-alive",
                                                       "http-request", "tarpit", "client-hs"};
   const Kind* k = nullptr;
   for (const auto& c : kKinds)
@@ -231,6 +234,8 @@ constexpr OptionDef kOptions[] = {
     {"tcplog", kFe, false, true, "TCP log format for this frontend"},
     {"dontlognull", kFe, true, false, "do not log connections that carried no data"},
     {"allbackups", kBe, true, false, "all usable backup servers share the load when no active server is up (default: the first backup only)"},
+    {"tcp-check", kBe, false, false, "health checks only connect (the default check; `tcp-check` rules are not supported yet)"},
+    {"httpchk", kBe, false, false, "[<method>] [<uri>] [<version>] [<host>]: HTTP health checks, default `OPTIONS / HTTP/1.0`; any 2xx/3xx passes unless `http-check expect` says otherwise"},
 };
 
 constexpr std::string_view kHaproxyOptions[] = {
@@ -238,12 +243,12 @@ constexpr std::string_view kHaproxyOptions[] = {
     "checkcache", "clitcpka", "contstats", "disable-h2-upgrade", "dontlog-normal",
     "external-check", "forwardfor", "forwarded", "h1-case-adjust-bogus-client", "http-buffer-request",
     "http-ignore-probes", "http-keep-alive", "http-no-delay", "http-pretend-keepalive",
-    "http-restrict-req-hdr-names", "http-server-close", "http-use-proxy-header", "httpchk",
+    "http-restrict-req-hdr-names", "http-server-close", "http-use-proxy-header",
     "httpclose", "httplog", "httpslog", "independent-streams", "ldap-check", "log-health-checks",
     "log-separate-errors", "logasap", "mysql-check", "nolinger", "originalto", "persist",
     "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "socket-stats", "splice-auto",
     "splice-request", "splice-response", "spop-check", "srvtcpka", "ssl-hello-chk",
-    "tcp-check", "tcp-smart-accept", "tcp-smart-connect", "tcpka", "transparent",
+    "tcp-smart-accept", "tcp-smart-connect", "tcpka", "transparent",
     "idle-close-on-response", "http_proxy",
 };
 
@@ -288,8 +293,29 @@ void kw_option(Parser& p, Line& l) {
     px.redispatch = v;
     return;
   }
+  if (name == "httpchk") {
+    // HAProxy: one argument is the URI; two are method and URI; then version and Host.
+    HttpCheckConfig& hc = px.http_check;
+    std::size_t n = l.args.size() - 2;
+    if (n > 4) no_extra(l, 6);
+    hc.method = "OPTIONS";
+    hc.uri = "/";
+    hc.version = "HTTP/1.0";
+    if (n == 1) {
+      hc.uri = l.args[2];
+    } else if (n >= 2) {
+      hc.method = l.args[2];
+      hc.uri = l.args[3];
+      if (n >= 3) hc.version = l.args[4];
+      if (n >= 4) hc.headers.emplace_back("Host", l.args[5]);
+    }
+    px.check_type = ProxyConfig::CheckType::kHttp;
+    return;
+  }
   no_extra(l, 2);
-  if (name == "tcplog") {
+  if (name == "tcp-check") {
+    px.check_type = ProxyConfig::CheckType::kTcp;
+  } else if (name == "tcplog") {
     px.option_tcplog = true;
   } else if (name == "dontlognull") {
     px.option_dontlognull = l.prefix == Prefix::kNone;
@@ -302,45 +328,47 @@ void kw_log(Parser& p, Line& l) { parse_log(p, l, &p.cur_proxy().cfg.logs, false
 
 // ---- server ----
 
-void kw_server(Parser& p, Line& l) {
-  ProxyState& ps = p.cur_proxy();
-  ProxyConfig& px = ps.cfg;
-  if (l.args.size() < 3)
-    throw ConfigError{l.where + "'server' expects <name> and <addr>[:<port>] as arguments."};
-  ServerConfig s;
-  s.loc = l.loc;
-  s.name = l.args[1];
-  std::string head = fmt::format("[{}:{}] : 'server {}/{}'", l.loc.file, l.loc.line, px.name, s.name);
-  for (char c : s.name)
-    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' || c == '-'))
-      throw ConfigError{fmt::format("{}character '{}' is not permitted in server name '{}'.", l.where, c, s.name)};
-  s.addr_text = l.args[2];
-  std::string addr = p.address_word(l, 2, "server");
-  auto r = net::parse_server_address(addr);
-  if (!r.ok()) throw ConfigError{fmt::format("{} : {}", head, r.error().message)};
-  s.addr = r.value();
-  static const std::vector<std::string_view> kOpts = {"weight", "maxconn", "backup", "disabled", "enabled", "slowstart"};
+// A time argument of a server option (`inter 2s`, `slowstart 10s`), HAProxy's messages.
+uint32_t server_time(const std::string& head, const std::string& o, const std::string& v,
+                     const std::string& srv) {
+  auto t = parse_time(v, TimeUnit::kMs);
+  if (t.status == TimeValue::Status::kOverflow)
+    throw ConfigError{fmt::format("{} : timer overflow in argument <{}> to <{}> of server {}, maximum value is 2147483647 ms (~24.8 days).", head, v, o, srv)};
+  if (t.status == TimeValue::Status::kUnderflow)
+    throw ConfigError{fmt::format("{} : timer underflow in argument <{}> to <{}> of server {}, minimum non-null value is 1 ms.", head, v, o, srv)};
+  if (t.status != TimeValue::Status::kOk || t.trailing)
+    throw ConfigError{fmt::format("{} : unexpected character '{}' in argument to <{}>.", head, t.bad, o)};
+  return t.value;
+}
+
+// The options of a `server` or `default-server` line, from args[first] on, applied over `s`
+// (which starts as the section's default-server settings).
+void parse_server_options(const Line& l, std::size_t first, ServerConfig& s, const std::string& head) {
+  static const std::vector<std::string_view> kOpts = {
+      "weight", "maxconn", "backup", "disabled", "enabled", "slowstart", "check", "no-check",
+      "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down"};
   static constexpr std::string_view kHaproxyOpts[] = {
-      "addr", "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check", "check-ssl",
-      "check-send-proxy", "cookie", "crt", "downinter", "error-limit", "fall", "fastinter",
-      "id", "init-addr", "inter", "maxqueue", "minconn", "no-check", "observe", "on-error",
-      "on-marked-down", "on-marked-up", "pool-max-conn", "pool-purge-delay", "port", "proto",
-      "redir", "resolvers", "resolve-prefer", "rise", "send-proxy", "send-proxy-v2",
+      "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check-ssl",
+      "check-send-proxy", "cookie", "crt", "error-limit",
+      "id", "init-addr", "maxqueue", "minconn", "observe", "on-error",
+      "on-marked-up", "pool-max-conn", "pool-purge-delay", "proto",
+      "redir", "resolvers", "resolve-prefer", "send-proxy", "send-proxy-v2",
       "sni", "source", "ssl", "track", "verify", "verifyhost", "ws", "tfo", "namespace",
       "usesrc", "resolve-opts", "socks4", "no-ssl", "guid", "hash-key",
   };
-  for (std::size_t i = 3; i < l.args.size();) {
+  const std::string& srv = s.name;
+  for (std::size_t i = first; i < l.args.size();) {
     const std::string& o = l.args[i];
+    bool has_v = i + 1 < l.args.size();
+    std::string v = has_v ? l.args[i + 1] : "";
     if (o == "weight" || o == "maxconn") {
-      if (i + 1 >= l.args.size())
-        throw ConfigError{fmt::format("{} : '{}' expects an integer argument.", head, o)};
-      const std::string& v = l.args[i + 1];
+      if (!has_v) throw ConfigError{fmt::format("{} : '{}' expects an integer argument.", head, o)};
       auto n = parse_strict_int(v, LLONG_MIN, LLONG_MAX);
       if (!n) throw ConfigError{fmt::format("{} : '{}' expects an integer argument, got '{}'.", head, o, v)};
       if (o == "weight") {
         if (*n < 0 || *n > 256)
           throw ConfigError{fmt::format("{} : weight of server {} is not within 0 and 256 ({}).",
-                                        head, s.name, *n)};
+                                        head, srv, *n)};
         s.weight = static_cast<int>(*n);
       } else {
         if (*n < 0 || *n > INT_MAX)
@@ -349,19 +377,50 @@ void kw_server(Parser& p, Line& l) {
       }
       i += 2;
     } else if (o == "slowstart") {
-      if (i + 1 >= l.args.size())
-        throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
-      const std::string& v = l.args[i + 1];
-      auto t = parse_time(v, TimeUnit::kMs);
-      if (t.status == TimeValue::Status::kOverflow)
-        throw ConfigError{fmt::format("{} : timer overflow in argument <{}> to <{}> of server {}, maximum value is 2147483647 ms (~24.8 days).", head, v, o, s.name)};
-      if (t.status == TimeValue::Status::kUnderflow)
-        throw ConfigError{fmt::format("{} : timer underflow in argument <{}> to <{}> of server {}, minimum non-null value is 1 ms.", head, v, o, s.name)};
-      if (t.status != TimeValue::Status::kOk || t.trailing)
-        throw ConfigError{fmt::format("{} : unexpected character '{}' in argument to <{}>.", head, t.bad, o)};
+      if (!has_v) throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
+      uint32_t t = server_time(head, o, v, srv);
       // HAProxy keeps slow start in seconds, rounded up.
-      s.slowstart_ms = static_cast<uint32_t>((static_cast<uint64_t>(t.value) + 999) / 1000 * 1000);
+      s.slowstart_ms = static_cast<uint32_t>((static_cast<uint64_t>(t) + 999) / 1000 * 1000);
       i += 2;
+    } else if (o == "inter" || o == "fastinter" || o == "downinter") {
+      if (!has_v) throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
+      uint32_t t = server_time(head, o, v, srv);
+      if (t == 0)
+        throw ConfigError{fmt::format("{} : '{}' expects a strictly positive delay, got '{}'.", head, o, v)};
+      (o == "inter" ? s.inter_ms : o == "fastinter" ? s.fastinter_ms : s.downinter_ms) = t;
+      i += 2;
+    } else if (o == "rise" || o == "fall") {
+      if (!has_v) throw ConfigError{fmt::format("{} : '{}' expects an integer argument.", head, o)};
+      auto n = parse_strict_int(v, LLONG_MIN, LLONG_MAX);
+      if (!n) throw ConfigError{fmt::format("{} : '{}' expects an integer argument, got '{}'.", head, o, v)};
+      if (*n <= 0 || *n > 1000000)
+        throw ConfigError{fmt::format("{} : '{}' has to be > 0 (got '{}').", head, o, v)};
+      (o == "rise" ? s.rise : s.fall) = static_cast<int>(*n);
+      i += 2;
+    } else if (o == "port") {
+      auto n = has_v ? parse_strict_int(v, 1, 65535) : std::nullopt;
+      if (!n) throw ConfigError{fmt::format("{} : 'port' expects a valid port (1..65535), got '{}'.", head, v)};
+      s.check_port = static_cast<int>(*n);
+      i += 2;
+    } else if (o == "addr") {
+      if (!has_v) throw ConfigError{fmt::format("{} : 'addr' expects <ipv4|ipv6> as argument.", head)};
+      auto r = net::parse_server_address(v);
+      if (!r.ok() || r.value().addr.family() == AF_UNIX)
+        throw ConfigError{fmt::format("{} : 'addr' : invalid address '{}'.", head, v)};
+      s.has_check_addr = true;
+      s.check_addr = r.value().addr;
+      i += 2;
+    } else if (o == "on-marked-down") {
+      if (v != "shutdown-sessions")
+        throw ConfigError{fmt::format("{} : 'on-marked-down' expects 'shutdown-sessions' but got '{}'.", head, v)};
+      s.shutdown_on_down = true;
+      i += 2;
+    } else if (o == "check") {
+      s.check = true;
+      ++i;
+    } else if (o == "no-check") {
+      s.check = false;
+      ++i;
     } else if (o == "backup") {
       s.backup = true;
       ++i;
@@ -377,7 +436,120 @@ void kw_server(Parser& p, Line& l) {
       throw ConfigError{fmt::format("{} : unknown keyword '{}'{}", head, o, did_you_mean(o, kOpts))};
     }
   }
+}
+
+void kw_server(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  ProxyConfig& px = ps.cfg;
+  if (l.args.size() < 3)
+    throw ConfigError{l.where + "'server' expects <name> and <addr>[:<port>] as arguments."};
+  ServerConfig s = px.default_server;
+  s.loc = l.loc;
+  s.name = l.args[1];
+  std::string head = fmt::format("[{}:{}] : 'server {}/{}'", l.loc.file, l.loc.line, px.name, s.name);
+  for (char c : s.name)
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' || c == '-'))
+      throw ConfigError{fmt::format("{}character '{}' is not permitted in server name '{}'.", l.where, c, s.name)};
+  s.addr_text = l.args[2];
+  std::string addr = p.address_word(l, 2, "server");
+  auto r = net::parse_server_address(addr);
+  if (!r.ok()) throw ConfigError{fmt::format("{} : {}", head, r.error().message)};
+  s.addr = r.value();
+  parse_server_options(l, 3, s, head);
   px.servers.push_back(std::move(s));
+}
+
+// `default-server [options]`: the settings every later `server` line of the section (and of
+// the sections that inherit from this defaults section) starts from.
+void kw_default_server(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  std::string head = fmt::format("[{}:{}] : 'default-server'", l.loc.file, l.loc.line);
+  ServerConfig s = px.default_server;
+  parse_server_options(l, 1, s, head);
+  px.default_server = std::move(s);
+}
+
+// http-check send [meth <m>] [uri <u>] [ver <v>] [hdr <name> <value>]... [body <s>]
+// http-check expect [!] status <codes> | rstatus <regex> | string <text>
+void kw_http_check(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  HttpCheckConfig& hc = px.http_check;
+  std::string sub = l.args.size() > 1 ? l.args[1] : "";
+  if (sub == "send") {
+    for (std::size_t i = 2; i < l.args.size();) {
+      const std::string& o = l.args[i];
+      std::size_t need = o == "hdr" ? 2 : 1;
+      if (o != "meth" && o != "uri" && o != "ver" && o != "hdr" && o != "body")
+        throw ConfigError{fmt::format("{}'http-check send' : unknown argument '{}' (expects 'meth', 'uri', 'ver', 'hdr' or 'body').", l.where, o)};
+      if (i + need >= l.args.size())
+        throw ConfigError{fmt::format("{}'http-check send' : '{}' expects {}.", l.where, o,
+                                      o == "hdr" ? "<name> and <value> as arguments" : "a value")};
+      const std::string& v = l.args[i + 1];
+      if (o == "meth") {
+        hc.method = v;
+      } else if (o == "uri") {
+        hc.uri = v;
+      } else if (o == "ver") {
+        hc.version = v;
+      } else if (o == "hdr") {
+        hc.headers.emplace_back(v, l.args[i + 2]);
+      } else if (o == "body") {
+        hc.body = v;
+      } else {
+        throw ConfigError{fmt::format("{}'http-check send' : unknown argument '{}' (expects 'meth', 'uri', 'ver', 'hdr' or 'body').", l.where, o)};
+      }
+      i += need + 1;
+    }
+    return;
+  }
+  if (sub == "expect") {
+    std::size_t i = 2;
+    bool negate = false;
+    if (i < l.args.size() && l.args[i] == "!") {
+      negate = true;
+      ++i;
+    }
+    std::string what = i < l.args.size() ? l.args[i] : "";
+    static const std::pair<std::string_view, HttpCheckConfig::Expect> kKinds[] = {
+        {"status", HttpCheckConfig::Expect::kStatus},
+        {"rstatus", HttpCheckConfig::Expect::kRstatus},
+        {"string", HttpCheckConfig::Expect::kString}};
+    const HttpCheckConfig::Expect* kind = nullptr;
+    for (const auto& [n, k] : kKinds)
+      if (what == n) kind = &k;
+    if (!kind) {
+      static constexpr std::string_view kOther[] = {"rstring", "hdr", "fhdr", "custom"};
+      if (std::find(std::begin(kOther), std::end(kOther), what) != std::end(kOther))
+        throw ConfigError{fmt::format("{}'http-check expect {}' is not supported by sluice yet.", l.where, what)};
+      throw ConfigError{fmt::format("{}'http-check expect' : unknown match '{}' (expects 'status', 'rstatus' or 'string').", l.where, what)};
+    }
+    if (i + 1 >= l.args.size())
+      throw ConfigError{fmt::format("{}'http-check expect {}' expects a pattern as argument.", l.where, what)};
+    const std::string& arg = l.args[i + 1];
+    if (*kind == HttpCheckConfig::Expect::kRstatus) {
+      try {
+        std::regex re(arg, std::regex::extended);
+      } catch (const std::regex_error& e) {
+        throw ConfigError{fmt::format("{}'http-check expect rstatus' : invalid regex '{}' ({}).", l.where, arg, e.what())};
+      }
+    }
+    if (*kind == HttpCheckConfig::Expect::kStatus) {
+      for (char c : arg)
+        if (!(std::isdigit(static_cast<unsigned char>(c)) || c == ',' || c == '-'))
+          throw ConfigError{fmt::format("{}'http-check expect status' : invalid status list '{}'.", l.where, arg)};
+    }
+    if (i + 2 < l.args.size())
+      throw ConfigError{fmt::format("{}'http-check expect' : unexpected argument '{}' (options such as 'min-recv' and 'comment' are not supported by sluice yet).", l.where, l.args[i + 2])};
+    hc.expect = *kind;
+    hc.expect_negate = negate;
+    hc.expect_arg = arg;
+    return;
+  }
+  static constexpr std::string_view kOther[] = {"comment", "connect", "disable-on-404",
+                                                "send-state", "set-var", "unset-var"};
+  if (std::find(std::begin(kOther), std::end(kOther), sub) != std::end(kOther))
+    throw ConfigError{fmt::format("{}'http-check {}' is not supported by sluice yet.", l.where, sub)};
+  throw ConfigError{fmt::format("{}'http-check' : unknown keyword '{}' (expects 'send' or 'expect').", l.where, sub)};
 }
 
 void kw_balance(Parser& p, Line& l) {
@@ -511,13 +683,15 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"mode", kDFLB, 0, kw_mode, "tcp (default). `mode http` is planned and refused for now"},
     {"bind", kFL, kFe, kw_bind, "<addr>[,<addr>...] [name <s>] [maxconn <n>] [backlog <n>] [mode <octal>] [thread <set>] [shards <n>] [id <n>]"},
     {"default_backend", kDFL, kFe, kw_default_backend, "<backend>: where connections go"},
-    {"timeout", kDFLB, 0, kw_timeout, "connect|client|server|tunnel|client-fin|server-fin|queue <time> (ms by default)"},
+    {"timeout", kDFLB, 0, kw_timeout, "connect|client|server|tunnel|client-fin|server-fin|queue|check <time> (ms by default)"},
     {"maxconn", kDFL, kFe, kw_maxconn, "<n>: frontend connection limit (0 = global maxconn)"},
     {"backlog", kDFL, kFe, kw_backlog, "<n>: listen backlog"},
     {"retries", kDLB, kBe, kw_retries, "<n>: connection retries (default 3)"},
-    {"option", kDFLB, 0, kw_option, "redispatch [<n>] | tcplog | dontlognull (`no option` where negatable)"},
+    {"option", kDFLB, 0, kw_option, "redispatch [<n>] | tcplog | dontlognull | allbackups | tcp-check | httpchk [<method>] [<uri>] [<version>] [<host>] (`no option` where negatable)"},
     {"log", kDFLB, 0, kw_log, "global | <target> [len <n>] [format <f>] <facility> [max [min]]; `no log` clears"},
-    {"server", kLB, kBe, kw_server, "<name> <addr>[:port] [weight 0..256] [maxconn <n>] [backup] [disabled] [enabled] [slowstart <time>]"},
+    {"server", kLB, kBe, kw_server, "<name> <addr>[:port] [weight 0..256] [maxconn <n>] [backup] [disabled] [enabled] [slowstart <time>] [check] [inter|fastinter|downinter <time>] [rise|fall <n>] [port <n>] [addr <ip>] [on-marked-down shutdown-sessions]"},
+    {"default-server", kDLB, kBe, kw_default_server, "[server options]: defaults for the `server` lines that follow"},
+    {"http-check", kDLB, kBe, kw_http_check, "send [meth <m>] [uri <u>] [ver <v>] [hdr <n> <v>]... [body <s>] | expect [!] status <codes>|rstatus <regex>|string <text>"},
     {"balance", kDLB, kBe, kw_balance, "roundrobin (the default in sluice) | static-rr | leastconn | first | source | uri | hdr(<name>) | random[(<draws>)]; uri and hdr fall back to roundrobin in TCP mode"},
     {"hash-type", kDLB, kBe, kw_hash_type, "map-based | consistent [sdbm | djb2 | wt6 | crc32 | none [avalanche]]; default map-based sdbm, consistent alone adds avalanche"},
     {"id", kFLB, 0, kw_id, "<n>: proxy id, > 0 and unique (default: automatic from 2)"},
@@ -527,10 +701,10 @@ const std::vector<KeywordDef> kProxyKeywords = {
 };
 
 constexpr std::string_view kHaproxyProxy[] = {
-    "acl", "capture", "compression", "cookie", "declare", "default-server", "dynamic-cookie-key",
+    "acl", "capture", "compression", "cookie", "declare", "dynamic-cookie-key",
     "email-alert", "errorfile", "errorfiles", "errorloc", "errorloc302", "errorloc303",
     "external-check", "filter", "force-persist", "fullconn", "guid", "hash-balance-factor",
-    "hash-key", "http-after-response", "http-check", "http-error", "http-request",
+    "hash-key", "http-after-response", "http-error", "http-request",
     "http-response", "http-reuse", "http-send-name-header", "ignore-persist", "load-server-state-from-file",
     "log-format", "log-format-sd", "log-steps", "log-tag", "max-keep-alive-queue", "max-session-srv-conns",
     "monitor", "monitor-uri", "persist", "rate-limit", "redirect", "retry-on", "server-state-file-name",
@@ -558,6 +732,17 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"server", "backup", "used only when no active server is up"},
         {"server", "slowstart <time>", "weight ramps up over <time> (rounded up to seconds) after the server comes back; not at start-up"},
         {"server", "disabled", "starts in maintenance"},
+        {"server", "check", "health checks (tcp connect, or HTTP with `option httpchk`); needs a port"},
+        {"server", "no-check", "cancels `check` (from default-server)"},
+        {"server", "inter <time>", "interval between checks (default 2s); also the check timeout without `timeout check`"},
+        {"server", "fastinter <time>", "interval while the state is changing (default: inter)"},
+        {"server", "downinter <time>", "interval while the server is DOWN (default: inter)"},
+        {"server", "rise <n>", "consecutive successes to come UP (default 2)"},
+        {"server", "fall <n>", "consecutive failures to go DOWN (default 3)"},
+        {"server", "port <n>", "port to check (default: the server's port)"},
+        {"server", "addr <ip>", "address to check (default: the server's address)"},
+        {"server", "on-marked-down shutdown-sessions", "close the server's established connections when it goes DOWN"},
+        {"timeout", "check <time>", "whole health check (connect + response); default: the server's inter"},
         {"server", "enabled", "cancels `disabled`"},
         {"timeout", "connect <time>", "connection to a server"},
         {"timeout", "client <time>", "client inactivity"},

@@ -53,6 +53,11 @@ bool Parser::finish(ConfigModel* model) {
               false);
     }
     if (p.disabled) continue;   // disabled proxies are not validated (HAProxy)
+    // A check connects to the server's port or to `port`; a port-mapped server has neither.
+    for (const auto& s : p.servers)
+      if (s.check && s.check_port == 0 && s.addr.port_mapped)
+        fatal(fmt::format("proxy '{}': server '{}' has neither service port nor check port.",
+                          p.name, s.name));
     if (!p.default_backend.empty() && (p.caps & ProxyConfig::kFrontend)) {
       if (p.default_backend == p.name) {
         fatal(fmt::format("Proxy '{}': loop detected for default_backend: '{}'.", p.name, p.default_backend), false);

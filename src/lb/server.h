@@ -51,6 +51,67 @@ struct ServerEndpoint {
   int port_offset = 0;
 };
 
+// Result of the last health check (show stat check_status, spec cli-and-stats 3.6).
+enum class CheckStatus : uint8_t {
+  kUnknown, kIni, kSockErr, kL4Ok, kL4Tout, kL4Con, kL7Ok, kL7Tout, kL7Rsp, kL7Sts,
+};
+
+// "L4OK", "L7STS"... Any thread.
+inline const char* check_status_code(CheckStatus s) {
+  static constexpr const char* kCodes[] = {"UNK",    "INI",  "SOCKERR", "L4OK",  "L4TOUT",
+                                           "L4CON",  "L7OK", "L7TOUT",  "L7RSP", "L7STS"};
+  return kCodes[static_cast<int>(s)];
+}
+// "Layer4 check passed"... (the `reason:` of state-change logs, check_desc). Any thread.
+inline const char* check_status_desc(CheckStatus s) {
+  static constexpr const char* kDescs[] = {
+      "Unknown",         "Initializing",          "Socket error",
+      "Layer4 check passed", "Layer4 timeout",     "Layer4 connection problem",
+      "Layer7 check passed", "Layer7 timeout",     "Layer7 invalid response",
+      "Layer7 wrong status"};
+  return kDescs[static_cast<int>(s)];
+}
+
+// Health-check results of one server. One writer: the server's checker (on the worker loop
+// it runs on); read by any thread (show stat) without locks, except the text (a mutex, taken
+// once per check and per `show stat` row, never on the data path).
+struct CheckState {
+  // Set by app before the workers start, constant afterwards.
+  bool enabled = false;
+  // CLI `disable health`: checks stopped, the server counts as UP and shows "no check".
+  std::atomic<bool> paused{false};
+  int rise = 0, fall = 0;
+  // Checker-written, any thread reads.
+  std::atomic<int> health{0};                 // 0 .. rise+fall-1, UP when >= rise
+  std::atomic<CheckStatus> status{CheckStatus::kIni};
+  std::atomic<int> code{0};                   // HTTP status of an L7 check, 0 = none
+  std::atomic<int64_t> duration_ms{-1};       // -1 = no completed check
+  std::atomic<uint64_t> chkfail{0};           // failed checks (counted while health > 0)
+  std::atomic<uint64_t> chkdown{0};           // UP -> DOWN transitions
+  std::atomic<uint64_t> downtime_ms{0};       // finished DOWN periods
+  std::atomic<uint64_t> down_since_ms{0};     // monotonic start of the current DOWN, 0 = up
+
+  // Total time DOWN up to `now_ms`, the current period included. Any thread.
+  uint64_t downtime_at(uint64_t now_ms) const {
+    uint64_t since = down_since_ms.load(std::memory_order_relaxed);
+    uint64_t t = downtime_ms.load(std::memory_order_relaxed);
+    return since && now_ms > since ? t + (now_ms - since) : t;
+  }
+  // Text of the last result ("Connection refused", "Internal Server Error"). Any thread.
+  void set_text(std::string t) {
+    std::lock_guard lock(text_mu_);
+    text_ = std::move(t);
+  }
+  std::string text() const {
+    std::lock_guard lock(text_mu_);
+    return text_;
+  }
+
+ private:
+  mutable std::mutex text_mu_;
+  std::string text_;
+};
+
 class Server;
 
 // Told about every change of a server's connection count (leastconn keeps its order with it).
@@ -85,6 +146,10 @@ class Server {
   bool check_up() const { return check_up_.load(std::memory_order_relaxed); }
   // Monotonic ms of the last state change (admin or check), 0 = none since start-up.
   uint64_t last_change_ms() const { return last_change_ms_.load(std::memory_order_relaxed); }
+
+  // Health-check results (check/ writes them, stats read them). See CheckState's rules.
+  CheckState& check_state() { return check_; }
+  const CheckState& check_state() const { return check_; }
 
   // Usable for new connections: not in maintenance and weight > 0. Any thread.
   bool usable() const { return admin_up() && weight() > 0; }
@@ -160,6 +225,7 @@ class Server {
   Published<ServerEndpoint> endpoint_;
   std::mutex endpoint_writer_;
   std::atomic<int> maxconn_;
+  CheckState check_;
 };
 
 }  // namespace sluice::lb

@@ -3,6 +3,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "base/clock.h"
 #include "base/version.h"
 #include "core/thread_plan.h"
@@ -44,6 +46,36 @@ void accumulate(stats::Counters& c, const stats::TrafficCounters& t, uint64_t no
 int64_t age_s(uint64_t last_ms, uint64_t now_ms) {
   if (last_ms == 0) return -1;
   return static_cast<int64_t>((now_ms - std::min(now_ms, last_ms)) / 1000);
+}
+
+
+// Health-check fields of a server row (spec cli-and-stats 3.4-3.6), from what its checker
+// publishes in lb::CheckState. Runs after the admin-state fields: only a running server's
+// status ("no check") is replaced by the check's view of it.
+void fill_check_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64_t now) {
+  const lb::CheckState& cs = srv.check_state();
+  if (!cs.enabled || cs.paused.load(std::memory_order_relaxed)) return;
+  ss.check_enabled = true;
+  int health = cs.health.load(std::memory_order_relaxed);
+  int top = cs.rise + cs.fall - 1;
+  ss.check_rise = cs.rise;
+  ss.check_fall = cs.fall;
+  ss.check_health = health;
+  ss.check_status = lb::check_status_code(cs.status.load(std::memory_order_relaxed));
+  ss.check_code = cs.code.load(std::memory_order_relaxed);
+  ss.check_duration_ms = cs.duration_ms.load(std::memory_order_relaxed);
+  ss.last_chk = cs.text();
+  ss.chkfail = cs.chkfail.load(std::memory_order_relaxed);
+  ss.chkdown = cs.chkdown.load(std::memory_order_relaxed);
+  ss.downtime_s = cs.downtime_at(now) / 1000;
+  if (uint64_t t = srv.last_change_ms(); t && now >= t) ss.lastchg_s = static_cast<int64_t>((now - t) / 1000);
+  if (srv.admin_state() != lb::AdminState::kReady) return;   // MAINT, DRAIN: the admin state wins
+  if (srv.check_up()) {
+    ss.status = health < top ? fmt::format("UP {}/{}", health - cs.rise + 1, cs.fall) : "UP";
+  } else {
+    ss.op_state = 0;
+    ss.status = health == 0 ? "DOWN" : fmt::format("DOWN {}/{}", health, cs.rise);
+  }
 }
 
 }  // namespace
@@ -160,6 +192,7 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
           ss.lastchg_s = static_cast<int64_t>((now - std::min(now, srv.last_change_ms())) / 1000);
         ss.check_enabled = false;
         if (!srv.last_change_ms()) ss.lastchg_s = ps.backend_lastchg_s;
+        fill_check_fields(srv, ss, now);
         uint64_t last = 0;
         for (const auto& w : p_.workers())
           accumulate(ss.c, w->srv_counters(p.server_base + srv.index()), now, last);

@@ -41,6 +41,10 @@ class TcpSession : public core::Deferred, public core::TimerHandler {
   // free (the session stays queued). Worker-local.
   bool retry_from_queue();
 
+  // The server this session is connected (or connecting) to, null before the first pick.
+  // Worker-local.
+  const lb::Server* server() const { return srv_; }
+
   std::size_t slot = 0;   // position in the worker's session list
 
  private:

@@ -137,6 +137,14 @@ void Worker::session_opened(TcpSession* s) {
   sessions_count_.store(sessions_.size(), std::memory_order_relaxed);
 }
 
+void Worker::shutdown_sessions_of(const lb::Server* srv) {
+  // abort() removes the session from sessions_ (swap-remove), so pick the victims first.
+  std::vector<TcpSession*> victims;
+  for (TcpSession* s : sessions_)
+    if (s->server() == srv) victims.push_back(s);
+  for (TcpSession* s : victims) s->abort("shutdown-sessions");
+}
+
 void Worker::session_closed(TcpSession* s) {
   // Swap-remove: O(1), the moved session learns its new slot.
   std::size_t i = s->slot;

@@ -108,6 +108,9 @@ class Worker : public core::TimerHandler {
   // Backend queue (server maxconn reached everywhere): sessions wait here in arrival order.
   void queue_session(TcpSession* s);
   void unqueue_session(TcpSession* s);
+  // `on-marked-down shutdown-sessions`: closes every session of this worker that uses `srv`.
+  // Worker-local (the health check's hook posts it to every worker).
+  void shutdown_sessions_of(const lb::Server* srv);
   // A special-listener connection (CLI) opened/closed on this worker; the worker owns it and
   // frees it (deferred) when closed, or at exit. Worker-local.
   void special_opened(core::Deferred* conn);

@@ -1,0 +1,135 @@
+#include "app/checks_setup.h"
+
+#include <random>
+
+#include "proxy/log.h"
+#include "proxy/worker.h"
+
+namespace sluice::app {
+
+check::CheckSettings check_settings(const config::ProxyConfig& p, const config::ServerConfig& s) {
+  check::CheckSettings c;
+  c.type = p.check_type == config::ProxyConfig::CheckType::kHttp ? check::CheckSettings::Type::kHttp
+                                                                 : check::CheckSettings::Type::kTcp;
+  c.addr = s.has_check_addr ? s.check_addr : s.addr.addr;
+  // `port` wins; otherwise the server's own port (validation refused port-mapped servers
+  // without a check port). With `addr` alone, the server's port still applies.
+  int port = s.check_port ? s.check_port : s.addr.addr.port();
+  c.addr.set_port(static_cast<uint16_t>(port));
+  c.rise = s.rise;
+  c.fall = s.fall;
+  c.intervals = {s.inter_ms, s.fastinter_ms, s.downinter_ms};
+  c.timeout_ms = p.timeouts.check ? p.timeouts.check : s.inter_ms;
+  const auto& hc = p.http_check;
+  c.request.method = hc.method;
+  c.request.uri = hc.uri;
+  c.request.version = hc.version;
+  c.request.headers = hc.headers;
+  c.request.body = hc.body;
+  c.expect.kind = hc.expect == config::HttpCheckConfig::Expect::kStatus    ? check::HttpExpect::Kind::kStatus
+                  : hc.expect == config::HttpCheckConfig::Expect::kRstatus ? check::HttpExpect::Kind::kRstatus
+                  : hc.expect == config::HttpCheckConfig::Expect::kString  ? check::HttpExpect::Kind::kString
+                                                                           : check::HttpExpect::Kind::kDefault;
+  c.expect.negate = hc.expect_negate;
+  c.expect.arg = hc.expect_arg;
+  c.shutdown_sessions = s.shutdown_on_down;
+  return c;
+}
+
+HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& model)
+    : process_(process) {
+  auto& proxies = process.proxies();
+  for (std::size_t i = 0; i < proxies.size() && i < model.proxies.size(); ++i) {
+    proxy::Proxy& px = *proxies[i];
+    const config::ProxyConfig& pc = model.proxies[i];
+    if (!px.backend || pc.disabled || px.settings.name != pc.name) continue;
+    const auto& srvs = px.backend->servers();
+    for (std::size_t k = 0; k < pc.servers.size() && k < srvs.size(); ++k) {
+      const config::ServerConfig& sc = pc.servers[k];
+      if (!sc.check) continue;
+      lb::Server& srv = *srvs[k];
+      auto& cs = srv.check_state();
+      cs.enabled = true;
+      cs.rise = sc.rise;
+      cs.fall = sc.fall;
+      cs.health.store(sc.rise, std::memory_order_relaxed);   // UP, one failure from DOWN
+      plans_.push_back({&px, &srv, check_settings(pc, sc)});
+    }
+  }
+}
+
+HealthChecks::~HealthChecks() = default;
+
+void HealthChecks::start() {
+  const auto& workers = process_.workers();
+  if (workers.empty() || plans_.empty()) return;
+  std::mt19937 rng(std::random_device{}());
+  std::size_t n = plans_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    Plan& plan = plans_[i];
+    proxy::Worker* w = workers[i % workers.size()].get();
+    proxy::Proxy* px = plan.proxy;
+    check::CheckHooks hooks;
+    // Runs on w's thread: its LogWriter is worker-local to that thread.
+    hooks.log = [w, px](int level, const std::string& msg) {
+      w->logs().send(px->settings.logs, level, msg);
+    };
+    proxy::Process* process = &process_;
+    hooks.shutdown_sessions = [process](lb::Server& srv) {
+      const lb::Server* target = &srv;
+      for (const auto& other : process->workers()) {
+        proxy::Worker* ow = other.get();
+        ow->loop().post([ow, target] { ow->shutdown_sessions_of(target); });
+      }
+    };
+    uint32_t inter = plan.settings.intervals.inter_ms;
+    auto c = std::make_unique<check::Checker>(w->loop(), *px->backend, *plan.server,
+                                              plan.settings, std::move(hooks));
+    // Spread: the i-th check starts at i/n of its interval, plus up to 1/(2n) of jitter.
+    uint64_t slot = static_cast<uint64_t>(inter) * i / n;
+    uint64_t jitter_span = std::max<uint64_t>(1, inter / (2 * n));
+    uint64_t delay = slot + std::uniform_int_distribution<uint64_t>(0, jitter_span - 1)(rng);
+    check::Checker* cp = c.get();
+    checkers_.push_back(std::move(c));
+    w->loop().post([cp, delay] { cp->start(delay); });
+  }
+  ready_.store(true, std::memory_order_release);
+}
+
+check::Checker* HealthChecks::find(const lb::Server& server) const {
+  if (!ready_.load(std::memory_order_acquire)) return nullptr;
+  for (const auto& c : checkers_)
+    if (&c->server() == &server) return c.get();
+  return nullptr;
+}
+
+bool HealthChecks::enable(const lb::Server& server, bool on) {
+  check::Checker* c = find(server);
+  if (!c) return false;
+  for (const auto& plan : plans_) {
+    if (plan.server != &server) continue;
+    lb::Server& s = *plan.server;
+    lb::Backend& be = *plan.proxy->backend;
+    s.check_state().paused.store(!on, std::memory_order_relaxed);
+    c->loop().post([c, &s, &be, on] {
+      if (on) {
+        c->start(0);
+      } else {
+        // A server whose checks are disabled counts as UP (HAProxy shows "no check").
+        c->stop();
+        be.set_check_up(s, true, c->loop().now_ms());
+      }
+    });
+    return true;
+  }
+  return false;
+}
+
+bool HealthChecks::force(const lb::Server& server, bool up) {
+  check::Checker* c = find(server);
+  if (!c) return false;
+  c->loop().post([c, up] { c->force(up); });
+  return true;
+}
+
+}  // namespace sluice::app

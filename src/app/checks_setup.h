@@ -1,0 +1,52 @@
+#pragma once
+// Health checks: app turns the configuration's check settings into check::Checker objects,
+// gives each one a worker's event loop and the hooks that reach proxy/ (logs, closing
+// sessions), which check/ may not include.
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "check/checker.h"
+#include "config/model.h"
+#include "proxy/process.h"
+
+namespace sluice::app {
+
+class HealthChecks {
+ public:
+  // Main thread, before Process::start(): marks the checked servers (CheckState enabled,
+  // rise, fall, initial health) so that stats show them from the first instant.
+  HealthChecks(proxy::Process& process, const config::ConfigModel& model);
+  // Main thread, after the workers have joined.
+  ~HealthChecks();
+
+  // Main thread, after Process::start(): one checker per checked server, assigned to the
+  // workers round-robin; the first checks are spread evenly over each one's `inter` (plus a
+  // small random jitter) so that they never all start in the same instant.
+  void start();
+
+  std::size_t size() const { return plans_.size(); }
+
+  // CLI hooks (`enable/disable health`, `set server ... health`). Any thread: the change is
+  // posted to the loop of the server's checker. False when the server has no check.
+  bool enable(const lb::Server& server, bool enable);
+  bool force(const lb::Server& server, bool up);
+
+ private:
+  struct Plan {
+    proxy::Proxy* proxy;
+    lb::Server* server;
+    check::CheckSettings settings;
+  };
+  proxy::Process& process_;
+  std::vector<Plan> plans_;
+  std::vector<std::unique_ptr<check::Checker>> checkers_;
+  check::Checker* find(const lb::Server& server) const;
+  // Set once start() has built every checker: the CLI hooks may run on a worker from then on.
+  std::atomic<bool> ready_{false};
+};
+
+// The runtime check settings of one server of `p`. Main thread.
+check::CheckSettings check_settings(const config::ProxyConfig& p, const config::ServerConfig& s);
+
+}  // namespace sluice::app

@@ -1,0 +1,110 @@
+#pragma once
+// One server's health check. A Checker lives on one worker's event loop (chosen by app at
+// start-up) and never blocks it: the connect, the request and the response are non-blocking
+// socket operations driven by epoll, and the pause between checks is a wheel timer.
+//
+//   IDLE --timer--> CONNECTING --EPOLLOUT--> (tcp: done L4OK)
+//                       |                    (http: SENDING --> READING --> done L7*)
+//                       +-- error: L4CON, timeout: L4TOUT; reading timeout: L7TOUT
+//   done: health counter (health.h) -> maybe Backend::set_check_up + a log line -> IDLE
+//
+// A server in maintenance is not checked (HAProxy pauses its checks): the timer keeps
+// running and the check resumes when the server leaves maintenance.
+//
+// check/ cannot see proxy/ (logs, sessions): app passes the hooks below.
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "check/health.h"
+#include "check/http_check.h"
+#include "core/event_loop.h"
+#include "lb/backend.h"
+#include "net/address.h"
+
+namespace sluice::check {
+
+struct CheckSettings {
+  enum class Type { kTcp, kHttp };
+  Type type = Type::kTcp;
+  net::SocketAddress addr;       // where to connect: the server, or its `addr`/`port`
+  int rise = 2;
+  int fall = 3;
+  Intervals intervals;
+  uint32_t timeout_ms = 0;       // whole check (`timeout check`), 0 = inter
+  HttpRequestSpec request;       // kHttp
+  HttpExpect expect;             // kHttp
+  bool shutdown_sessions = false;   // `on-marked-down shutdown-sessions`
+};
+
+// syslog severities (the same numbers as proxy's LogLevel).
+enum : int { kLogEmerg = 0, kLogAlert = 1, kLogNotice = 5 };
+
+struct CheckHooks {
+  // A state-change line, without the trailing LF. Called on the checker's loop thread.
+  std::function<void(int level, const std::string& msg)> log;
+  // The server was marked DOWN and has `shutdown_sessions`: close its established sessions
+  // on every worker. Called on the checker's loop thread; the hook posts to the workers.
+  std::function<void(lb::Server& srv)> shutdown_sessions;
+};
+
+class Checker : public core::IoHandler, public core::TimerHandler {
+ public:
+  // Main thread, before start() is posted: records the settings and resets the server's
+  // check results (health = rise, status INI). The caller sets CheckState's enabled, rise and
+  // fall before the workers start (plain fields that stats read without a lock).
+  Checker(core::EventLoop& loop, lb::Backend& backend, lb::Server& server, CheckSettings settings,
+          CheckHooks hooks);
+  ~Checker();
+  Checker(const Checker&) = delete;
+  Checker& operator=(const Checker&) = delete;
+
+  // Schedules the first check `first_delay_ms` from now. Worker-local (app posts it to the
+  // loop so that checks start only once the workers run).
+  void start(uint64_t first_delay_ms);
+  // Cancels the timer and any check in flight. Worker-local (or after the loop has stopped).
+  void stop();
+
+  const Health& health() const { return health_; }
+  // CLI `set server health up|down`: forces the verdict (the next checks may change it again).
+  // Worker-local (the CLI posts it to the checker's loop).
+  void force(bool up);
+  core::EventLoop& loop() { return loop_; }
+  lb::Server& server() { return srv_; }
+
+  void on_io(uint32_t events) override;
+  void on_timer(core::Timer& t) override;
+
+ private:
+  enum class Phase { kIdle, kConnecting, kSending, kReading };
+
+  void begin();
+  void on_connected();
+  void send_more();
+  void read_more();
+  void complete(lb::CheckStatus status, int code, std::string text);
+  void close_socket();
+  void report_change(Health::Change change, uint64_t now);
+  std::string state_message(bool up, uint64_t now);
+
+  core::EventLoop& loop_;
+  lb::Backend& be_;
+  lb::Server& srv_;
+  CheckSettings s_;
+  CheckHooks hooks_;
+  Health health_;
+  core::Timer timer_;
+  Phase phase_ = Phase::kIdle;
+  int fd_ = -1;
+  uint64_t started_ms_ = 0;
+  std::string request_;
+  std::size_t sent_ = 0;
+  std::string response_;
+};
+
+// Text of an errno for `last_chk` and logs ("Connection refused"). Any thread.
+std::string errno_text(int err);
+
+}  // namespace sluice::check

@@ -1,0 +1,61 @@
+#pragma once
+// The rise/fall health counter of one check and the choice of the next check interval, as
+// HAProxy does it. Pure: no time, no I/O, so tests drive it directly. Owned by one checker
+// (worker-local).
+//
+//   health: 0 ............ rise-1 | rise ............ rise+fall-1
+//           DOWN (DOWN x/rise)    | UP (UP x/fall until it reaches the top)
+//
+// A success adds 1; reaching `rise` from below jumps to the top (rise+fall-1) and the server
+// comes UP. A failure removes 1; dropping below `rise` goes straight to 0 and the server goes
+// DOWN. So `fall` failures in a row take a fully healthy server DOWN and `rise` successes in a
+// row bring a DOWN one back. A server starts UP at health = rise ("UP 1/fall"): one failure
+// takes it DOWN, one success makes it fully healthy (HAProxy's start-up behaviour).
+#include <cstdint>
+
+namespace sluice::check {
+
+struct Intervals {
+  uint32_t inter_ms = 2000;
+  uint32_t fastinter_ms = 0;   // 0 = use inter
+  uint32_t downinter_ms = 0;   // 0 = use inter
+};
+
+class Health {
+ public:
+  enum class Change { kNone, kUp, kDown };
+
+  Health(int rise, int fall) : rise_(rise), fall_(fall), health_(rise), up_(true) {}
+
+  // Records one check result. Returns the state change it causes, if any.
+  Change report(bool ok);
+
+  int health() const { return health_; }
+  // CLI `set server ... health up|stopping|down`: jumps to the top (UP), rise+fall-1 stopping
+  // is treated as UP here, or to 0 (DOWN). Returns the state change it causes, if any.
+  Change force(bool up) {
+    bool was = up_;
+    health_ = up ? top() : 0;
+    up_ = up;
+    return was == up ? Change::kNone : up ? Change::kUp : Change::kDown;
+  }
+  int rise() const { return rise_; }
+  int fall() const { return fall_; }
+  int top() const { return rise_ + fall_ - 1; }
+  bool up() const { return up_; }
+  // Whether the last failed report counted as a failed check (HAProxy counts failures only
+  // while health > 0, i.e. not while the server is already fully DOWN).
+  bool last_failure_counted() const { return last_failure_counted_; }
+
+ private:
+  int rise_, fall_;
+  int health_;
+  bool up_;
+  bool last_failure_counted_ = false;
+};
+
+// Delay until the next check: inter while fully healthy, downinter while fully DOWN,
+// fastinter while in between (HAProxy's srv_getinter); unset ones fall back to inter.
+uint32_t next_interval(const Health& h, const Intervals& iv);
+
+}  // namespace sluice::check

@@ -1,0 +1,7 @@
+"""Makes checks_util importable from this folder's tests."""
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)

@@ -1,0 +1,20 @@
+"""Checks are spread over time: ten servers with inter 1s do not all get their first check
+in the same instant."""
+from sluice_harness import free_port, wait_until
+
+from checks_util import AcceptRecorder, config
+
+
+def test_first_checks_are_spread(cfg, sluice, servers, short_tmp):
+    port, sock = free_port(), short_tmp / "stats.sock"
+    recs = [servers.add(AcceptRecorder()) for _ in range(10)]
+    srv = "\n".join(f"    server s{i} 127.0.0.1:{r.port} check inter 1s" for i, r in enumerate(recs))
+    sluice(cfg(config(port, sock, srv, nbthread=4)), wait_ports=[port], wait_unix=[sock])
+    wait_until(lambda: all(r.times for r in recs), timeout=5)
+    firsts = sorted(r.times[0] for r in recs)
+    span = firsts[-1] - firsts[0]
+    assert span > 0.010, f"first checks within {span * 1000:.1f} ms"
+    # Evenly over the interval: no more than a few in any 10 ms window.
+    for i in range(len(firsts)):
+        in_window = sum(1 for t in firsts if firsts[i] <= t < firsts[i] + 0.010)
+        assert in_window <= 3, [round((t - firsts[0]) * 1000) for t in firsts]
