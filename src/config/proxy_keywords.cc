@@ -743,6 +743,7 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"server", "addr <ip>", "address to check (default: the server's address)"},
         {"server", "on-marked-down shutdown-sessions", "close the server's established connections when it goes DOWN"},
         {"timeout", "check <time>", "whole health check (connect + response); default: the server's inter"},
+        {"timeout", "queue <time>", "longest wait in the backend queue when every server is at its maxconn (default: `timeout connect`); on expiry the client is closed"},
         {"server", "enabled", "cancels `disabled`"},
         {"timeout", "connect <time>", "connection to a server"},
         {"timeout", "client <time>", "client inactivity"},
