@@ -4,10 +4,10 @@
 #include <climits>
 #include <cstdlib>
 #include <optional>
-#include <regex>
 
 #include <fmt/format.h>
 
+#include "base/regex.h"
 #include "base/strings.h"
 #include "config/log_keyword.h"
 #include "config/parser.h"
@@ -527,11 +527,10 @@ void kw_http_check(Parser& p, Line& l) {
       throw ConfigError{fmt::format("{}'http-check expect {}' expects a pattern as argument.", l.where, what)};
     const std::string& arg = l.args[i + 1];
     if (*kind == HttpCheckConfig::Expect::kRstatus) {
-      try {
-        std::regex re(arg, std::regex::extended);
-      } catch (const std::regex_error& e) {
-        throw ConfigError{fmt::format("{}'http-check expect rstatus' : invalid regex '{}' ({}).", l.where, arg, e.what())};
-      }
+      base::Regex re;
+      std::string why;
+      if (!re.compile(arg, &why))
+        throw ConfigError{fmt::format("{}'http-check expect rstatus' : invalid regex '{}' ({}).", l.where, arg, why)};
     }
     if (*kind == HttpCheckConfig::Expect::kStatus) {
       for (char c : arg)
