@@ -18,6 +18,12 @@ struct Error {
 
   static Error from_errno(std::string what, int err, Side side = Side::kInternal,
                           bool retryable = false);
+  // An error that is only a message (configuration and planning errors).
+  static Error text(std::string message) {
+    Error e;
+    e.message = std::move(message);
+    return e;
+  }
 };
 
 template <typename T>

@@ -14,11 +14,7 @@ namespace sluice::core {
 
 namespace {
 
-base::Error plan_error(std::string text) {
-  base::Error e;
-  e.message = std::move(text);
-  return e;
-}
+base::Error plan_error(std::string text) { return base::Error::text(std::move(text)); }
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 

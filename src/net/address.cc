@@ -38,11 +38,7 @@ bool resolve_host(const std::string& host, int family, SocketAddress* out) {
   return resolve_with_getaddrinfo(host, family, out);
 }
 
-base::Error err(std::string msg) {
-  base::Error e;
-  e.message = std::move(msg);
-  return e;
-}
+base::Error err(std::string msg) { return base::Error::text(std::move(msg)); }
 
 // Which kind of socket a prefix asks for, and what the rest of the word is.
 struct Prefixed {

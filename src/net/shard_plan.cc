@@ -15,11 +15,7 @@ namespace sluice::net {
 
 namespace {
 
-base::Error plan_error(std::string text) {
-  base::Error e;
-  e.message = std::move(text);
-  return e;
-}
+base::Error plan_error(std::string text) { return base::Error::text(std::move(text)); }
 
 // Group (1-based) that owns global thread `tid`, or 0 if none does. Read from the groups'
 // ranges rather than `thread_group`, so that a plan whose per-thread vectors were not filled
