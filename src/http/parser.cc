@@ -383,9 +383,7 @@ ParseStatus HeadScanner::scan(std::string_view buf, const Limits& limits, bool i
       if (buf[pos_ + 1] != '\n') return fail(ParseError::kBareCr);
       bool empty = pos_ == line_start_;
       pos_ += 2;
-      if (line_no_ == 0 && pos_ - start_ > limits.max_head) {
-        return fail(ParseError::kHeadTooLarge);
-      }
+      // The final CRLF counts: the whole head must fit (1.5).
       if (pos_ - start_ > limits.max_head) return fail(ParseError::kHeadTooLarge);
       ++line_no_;
       line_start_ = pos_;

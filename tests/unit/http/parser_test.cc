@@ -540,3 +540,32 @@ TEST(Serializer, ChunkHeaderIsUpperCaseHex) {
 
 }  // namespace
 }  // namespace sluice::http
+
+namespace sluice::http {
+namespace {
+
+TEST(ResponseParser, EverySplitParsesAlike) {
+  const std::string rows[] = {
+      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+      "\r\nHTTP/1.0 404 Not Found\r\nX-A: 1\r\n\r\n",
+      "HTTP/1.1 2000 OK\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nX A: 1\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+  };
+  for (const auto& raw : rows) {
+    ResponseParser whole;
+    ParseStatus ws = whole.parse(raw);
+    for (std::size_t cut = 1; cut < raw.size(); ++cut) {
+      ResponseParser p;
+      ParseStatus s = p.parse(std::string_view(raw).substr(0, cut));
+      if (s == ParseStatus::kIncomplete) s = p.parse(raw);
+      ASSERT_EQ(s, ws) << raw << " cut " << cut;
+      EXPECT_EQ(p.error(), whole.error());
+      EXPECT_EQ(p.consumed(), whole.consumed());
+      EXPECT_EQ(p.head().status, whole.head().status);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sluice::http
