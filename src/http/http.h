@@ -1,0 +1,252 @@
+#pragma once
+// HTTP/1.1 codec: an incremental, zero-copy head parser for requests and responses, a chunked
+// body decoder and a head serializer. A pure codec: it never touches a socket, so the proxy can
+// feed it whatever a read returned and tests can feed it one byte at a time.
+//
+// Buffer contract (head parser and chunked decoder alike): each call gets the bytes that were not
+// consumed yet, followed by any new bytes. The head parser consumes nothing until the head is
+// complete, so the views in a completed head point into the buffer of that last call; the
+// caller keeps those bytes alive while it uses the head.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace sluice::http {
+
+// Why a message was rejected. The status a client gets is request_status(); a server's
+// response that fails to parse always becomes a 502 (specs/http1.md 2.6).
+enum class ParseError : uint8_t {
+  kNone,
+  kBadStart,            // a non-token byte where a message must start
+  kBareCr,              // CR not followed by LF
+  kBareLf,              // LF without CR (strict mode, decision 0.5)
+  kBadMethod,
+  kPriMethod,           // HTTP/2 preface method on an H1 request
+  kBadTarget,
+  kBadVersion,
+  kRequestLineTooLong,  // 414
+  kHeadTooLarge,        // 431
+  kTooManyFields,       // 400, not 431 (1.5)
+  kBadFieldName,
+  kObsFold,             // strict mode, decision 0.5
+  kNulInValue,
+  kBadHost,
+  kHostMismatch,        // second Host differs, or Host differs from the target's authority
+  kBadTargetForm,
+  kBadContentLength,
+  kBadTransferEncoding,
+  kUnsupportedCoding,   // a coding before a final chunked: 422
+  kTeAndCl,             // both framing fields: 400, decision 0.5
+  kBodyNotAllowed,      // HTTP/1.0 GET/HEAD/DELETE with a body: 413
+  kConnectWithBody,     // decision 0.4a
+  kBadWebSocketKey,
+  kBadStatusLine,
+  kBadStatus,
+  kBadUpgrade101,       // 101 without Connection: upgrade
+  kBadChunkSize,
+  kChunkSizeOverflow,
+  kBadChunkExtension,
+  kBadChunkData,
+  kBadTrailer,
+  kTooManyTrailers,
+};
+
+const char* to_string(ParseError e);
+// Status HAProxy answers a client for a request rejected with `e` (400, 413, 414, 422, 431).
+int request_status(ParseError e);
+inline constexpr int kResponseErrorStatus = 502;
+// For callers that carry errors as base::Error on the data path.
+base::Error to_error(ParseError e, base::Side side);
+
+enum class Method : uint8_t {
+  kOther, kGet, kHead, kPost, kPut, kDelete, kOptions, kTrace, kConnect
+};
+Method method_from(std::string_view token);  // case-sensitive: "get" is kOther
+
+enum class BodyKind : uint8_t {
+  kNone,           // no body: the next bytes are the next message
+  kContentLength,  // exactly content_length bytes
+  kChunked,        // decode with ChunkedDecoder
+  kUntilClose,     // response without framing: body runs to server close
+  kTunnel,         // 101 or 2xx to CONNECT: bytes flow untouched both ways
+};
+
+struct Header {
+  std::string_view name;   // as received (case preserved)
+  std::string_view value;  // leading and trailing SP/HTAB trimmed
+};
+
+// What the framing and connection-related fields said; shared by requests and responses.
+struct MessageInfo {
+  int version_major = 1;
+  int version_minor = 1;
+  std::vector<Header> headers;
+  BodyKind body = BodyKind::kNone;
+  uint64_t content_length = 0;
+  bool has_content_length = false;
+  bool has_transfer_encoding = false;
+  bool conn_close = false;
+  bool conn_keep_alive = false;
+  bool conn_upgrade = false;
+  bool has_upgrade = false;      // an Upgrade field is present
+  bool upgrade_websocket = false;
+
+  bool http11() const { return version_major > 1 || (version_major == 1 && version_minor >= 1); }
+  // Persistence as the message itself asks (3.1): 1.1 unless close, 1.0 only with keep-alive.
+  bool wants_keep_alive() const { return http11() ? !conn_close : (conn_keep_alive && !conn_close); }
+  // First field named `name` (case-insensitive); empty view and false when absent.
+  const Header* find(std::string_view name) const;
+};
+
+struct RequestHead : MessageInfo {
+  std::string_view method;
+  std::string_view target;
+  std::string_view version;  // the 8 wire bytes, e.g. "HTTP/1.1"
+  Method method_id = Method::kOther;
+  std::string_view host;     // first Host value; empty when absent or empty
+  bool has_host = false;
+  bool expect_continue = false;
+  // The connection must close after this transaction (HTTP/1.0 with chunked, 2.4).
+  bool force_close = false;
+};
+
+struct ResponseHead : MessageInfo {
+  std::string_view version;
+  int status = 0;
+  std::string_view reason;
+  // TE and CL together: body read as chunked, server connection not reused (2.3).
+  bool te_and_cl = false;
+};
+
+struct Limits {
+  std::size_t max_request_line = 16384;  // tune.bufsize: a longer start line is a 414
+  std::size_t max_head = 15360;          // tune.bufsize - tune.maxrewrite, wire bytes: 431
+  std::size_t max_fields = 100;          // tune.http.maxhdr - 1; also per trailer section
+};
+
+enum class ParseStatus : uint8_t { kIncomplete, kComplete, kError };
+
+namespace detail {
+// Finds the end of a head incrementally: line ends, bare CR/LF and size limits. Only offsets are
+// kept between calls, so the caller may move its buffer.
+class HeadScanner {
+ public:
+  ParseStatus scan(std::string_view buf, const Limits& limits, bool is_request);
+  void reset() { *this = HeadScanner{}; }
+  std::size_t start() const { return start_; }
+  std::size_t end() const { return pos_; }
+  std::size_t lines() const { return line_no_; }  // complete lines so far
+  ParseError error() const { return error_; }
+
+ private:
+  std::size_t pos_ = 0;
+  std::size_t start_ = 0;      // first byte after skipped leading CR/LF
+  std::size_t line_start_ = 0;
+  std::size_t line_no_ = 0;
+  bool in_prefix_ = true;
+  ParseError error_ = ParseError::kNone;
+};
+}  // namespace detail
+
+class RequestParser {
+ public:
+  explicit RequestParser(Limits limits = {}) : limits_(limits) {}
+  // `buf` starts at the first unconsumed byte of the connection (see the buffer contract).
+  ParseStatus parse(std::string_view buf);
+  // Bytes of the head, leading empty lines included, once parse() returned kComplete.
+  std::size_t consumed() const { return consumed_; }
+  const RequestHead& head() const { return head_; }
+  ParseError error() const { return error_; }
+  int error_status() const { return request_status(error_); }
+  // Ready for the next request of a keep-alive connection.
+  void reset();
+
+ private:
+  ParseStatus fail(ParseError e);
+  Limits limits_;
+  detail::HeadScanner scanner_;
+  RequestHead head_;
+  std::size_t consumed_ = 0;
+  bool line_checked_ = false;
+  ParseError error_ = ParseError::kNone;
+};
+
+class ResponseParser {
+ public:
+  explicit ResponseParser(Limits limits = {}) : limits_(limits) {}
+  // The request's method decides whether a body follows (HEAD, CONNECT).
+  void set_request_method(Method m) { request_method_ = m; }
+  ParseStatus parse(std::string_view buf);
+  std::size_t consumed() const { return consumed_; }
+  const ResponseHead& head() const { return head_; }
+  ParseError error() const { return error_; }
+  int error_status() const { return kResponseErrorStatus; }
+  void reset();
+
+ private:
+  ParseStatus fail(ParseError e);
+  Limits limits_;
+  Method request_method_ = Method::kGet;
+  detail::HeadScanner scanner_;
+  ResponseHead head_;
+  std::size_t consumed_ = 0;
+  ParseError error_ = ParseError::kNone;
+};
+
+// Incremental chunked-body framing (2.5). Each next() call returns one event; `consumed` bytes
+// of `in` may be dropped by the caller, the rest must be presented again.
+struct ChunkEvent {
+  enum class Kind : uint8_t { kNeedMore, kData, kTrailer, kDone, kError };
+  Kind kind = Kind::kNeedMore;
+  std::size_t consumed = 0;
+  std::string_view data;  // kData: payload bytes, a view into `in`
+  Header trailer;         // kTrailer: one trailer field, views into `in`
+};
+
+class ChunkedDecoder {
+ public:
+  explicit ChunkedDecoder(Limits limits = {}) : limits_(limits) {}
+  ChunkEvent next(std::string_view in);
+  bool done() const { return state_ == State::kDone; }
+  ParseError error() const { return error_; }
+  void reset() { *this = ChunkedDecoder(limits_); }
+
+  static constexpr uint64_t kMaxChunkSize = uint64_t{1} << 52;  // >= is a 400 (2.5)
+
+ private:
+  enum class State : uint8_t {
+    kSize, kSizeWs, kExt, kExtQuoted, kExtEscape, kSizeLf, kData, kDataCr, kDataLf,
+    kTrailerLine, kDone, kError
+  };
+  ChunkEvent fail(ParseError e, std::size_t consumed);
+  Limits limits_;
+  State state_ = State::kSize;
+  uint64_t size_ = 0;
+  uint64_t remaining_ = 0;
+  int digits_ = 0;
+  std::size_t line_scanned_ = 0;  // bytes of the pending trailer line already checked
+  std::size_t trailers_ = 0;
+  ParseError error_ = ParseError::kNone;
+};
+
+// Head serialization, for forwarding after rewrites. Versions >= 1.1 are written HTTP/1.1,
+// others verbatim (1.2); names are lower-cased when `lower_names` (1.3).
+void append_request_head(const RequestHead& h, std::string& out, bool lower_names = true);
+void append_response_head(const ResponseHead& h, std::string& out, bool lower_names = true);
+void append_request_head(std::string_view method, std::string_view target,
+                         std::string_view version, const std::vector<Header>& headers,
+                         std::string& out, bool lower_names = true);
+// Upper-case hex without leading zeros and no extensions, as HAProxy re-chunks (2.5).
+void append_chunk_header(uint64_t size, std::string& out);
+std::string_view default_reason(int status);
+
+// Token helpers shared with the proxy layer.
+bool is_tchar(unsigned char c);
+bool iequals(std::string_view a, std::string_view b);
+bool valid_authority(std::string_view a);
+
+}  // namespace sluice::http

@@ -1,0 +1,574 @@
+// Request and response head parsing (specs/http1.md sections 1 and 2), strict mode.
+#include <array>
+#include <cstring>
+
+#include "http/http.h"
+
+namespace sluice::http {
+namespace {
+
+constexpr std::array<bool, 256> make_tchar() {
+  std::array<bool, 256> t{};
+  for (int c = '0'; c <= '9'; ++c) t[c] = true;
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
+  for (char c : std::string_view("!#$%&'*+-.^_`|~")) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}
+constexpr std::array<bool, 256> kTchar = make_tchar();
+
+bool is_ws(char c) { return c == ' ' || c == '\t'; }
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_ws(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_ws(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Calls fn(element) for each comma-separated element, trimmed of OWS; empty elements included,
+// because Content-Length and Transfer-Encoding must reject them.
+template <typename Fn>
+bool for_each_element(std::string_view v, Fn&& fn) {
+  while (true) {
+    auto comma = v.find(',');
+    if (!fn(trim(v.substr(0, comma)))) return false;
+    if (comma == std::string_view::npos) return true;
+    v.remove_prefix(comma + 1);
+  }
+}
+
+bool is_version(std::string_view v, int& major, int& minor) {
+  if (v.size() != 8 || v.substr(0, 5) != "HTTP/" || v[6] != '.') return false;
+  if (v[5] < '0' || v[5] > '9' || v[7] < '0' || v[7] > '9') return false;
+  major = v[5] - '0';
+  minor = v[7] - '0';
+  return true;
+}
+
+// Framing and connection fields collected while walking the header list.
+struct FieldState {
+  bool cl_seen = false;
+  uint64_t cl = 0;
+  std::vector<std::string_view> te;  // every coding of every TE field, in order
+  std::size_t ws_key_len = 0;
+  bool ws_key_seen = false;
+};
+
+bool parse_content_length(std::string_view v, FieldState& st) {
+  return for_each_element(v, [&](std::string_view e) {
+    if (e.empty()) return false;
+    uint64_t n = 0;
+    for (char c : e) {
+      if (c < '0' || c > '9') return false;
+      uint64_t d = static_cast<uint64_t>(c - '0');
+      if (n > (UINT64_MAX - d) / 10) return false;  // overflow
+      n = n * 10 + d;
+    }
+    if (st.cl_seen && n != st.cl) return false;
+    st.cl_seen = true;
+    st.cl = n;
+    return true;
+  });
+}
+
+void connection_tokens(std::string_view v, MessageInfo& m) {
+  for_each_element(v, [&](std::string_view e) {
+    if (iequals(e, "close")) m.conn_close = true;
+    else if (iequals(e, "keep-alive")) m.conn_keep_alive = true;
+    else if (iequals(e, "upgrade")) m.conn_upgrade = true;
+    return true;
+  });
+}
+
+// Splits the completed head [start, end) into lines and fills the header list. Returns the
+// start line through `first`.
+ParseError split_fields(std::string_view head, const Limits& limits, std::string_view& first,
+                        MessageInfo& m, FieldState& st) {
+  // The scanner guaranteed every line ends in CRLF and the head ends with an empty line.
+  auto eol = head.find("\r\n");
+  first = head.substr(0, eol);
+  head.remove_prefix(eol + 2);
+  while (true) {
+    eol = head.find("\r\n");
+    std::string_view line = head.substr(0, eol);
+    head.remove_prefix(eol + 2);
+    if (line.empty()) break;
+    if (is_ws(line.front())) return ParseError::kObsFold;
+    std::size_t i = 0;
+    while (i < line.size() && kTchar[static_cast<unsigned char>(line[i])]) ++i;
+    if (i == 0 || i >= line.size() || line[i] != ':') return ParseError::kBadFieldName;
+    std::string_view value = trim(line.substr(i + 1));
+    if (value.find('\0') != std::string_view::npos) return ParseError::kNulInValue;
+    if (m.headers.size() >= limits.max_fields) return ParseError::kTooManyFields;
+    Header h{line.substr(0, i), value};
+    m.headers.push_back(h);
+    if (iequals(h.name, "content-length")) {
+      m.has_content_length = true;
+      if (!parse_content_length(value, st)) return ParseError::kBadContentLength;
+    } else if (iequals(h.name, "transfer-encoding")) {
+      m.has_transfer_encoding = true;
+      for_each_element(value, [&](std::string_view e) {
+        st.te.push_back(e);
+        return true;
+      });
+    } else if (iequals(h.name, "connection")) {
+      connection_tokens(value, m);
+    } else if (iequals(h.name, "upgrade")) {
+      m.has_upgrade = true;
+      for_each_element(value, [&](std::string_view e) {
+        if (iequals(e, "websocket")) m.upgrade_websocket = true;
+        return true;
+      });
+    } else if (iequals(h.name, "sec-websocket-key")) {
+      st.ws_key_seen = true;
+      st.ws_key_len = value.size();
+    }
+  }
+  m.content_length = st.cl;
+  return ParseError::kNone;
+}
+
+// Transfer-Encoding must be exactly one final `chunked` (2.2).
+ParseError check_te(const std::vector<std::string_view>& te, bool request) {
+  for (std::size_t i = 0; i < te.size(); ++i) {
+    if (te[i].empty()) return ParseError::kBadTransferEncoding;
+    if (iequals(te[i], "chunked") && i + 1 != te.size()) return ParseError::kBadTransferEncoding;
+  }
+  if (te.empty() || !iequals(te.back(), "chunked")) return ParseError::kBadTransferEncoding;
+  // A response may say `gzip, chunked`: the coding is the origin's business, chunked frames it.
+  if (request && te.size() > 1) return ParseError::kUnsupportedCoding;
+  return ParseError::kNone;
+}
+
+// Splits host[:port] where the port follows the last colon outside brackets.
+void split_host_port(std::string_view a, std::string_view& host, std::string_view& port,
+                     bool& has_port) {
+  auto colon = a.rfind(':');
+  auto bracket = a.rfind(']');
+  if (colon == std::string_view::npos || (bracket != std::string_view::npos && colon < bracket)) {
+    host = a;
+    port = {};
+    has_port = false;
+    return;
+  }
+  host = a.substr(0, colon);
+  port = a.substr(colon + 1);
+  has_port = true;
+}
+
+// Equal, or equal once a default port of the scheme is dropped from either side (table 1.2).
+bool same_authority(std::string_view a, std::string_view b, std::string_view default_port) {
+  auto strip = [&](std::string_view s) {
+    std::string_view h, p;
+    bool has = false;
+    split_host_port(s, h, p, has);
+    if (has && !default_port.empty() && p == default_port) return h;
+    return s;
+  };
+  return iequals(strip(a), strip(b));
+}
+
+// Request line: method SP+ target SP+ version (1.2).
+ParseError parse_request_line(std::string_view line, RequestHead& h) {
+  std::size_t i = 0;
+  while (i < line.size() && kTchar[static_cast<unsigned char>(line[i])]) ++i;
+  if (i == line.size() || !is_ws(line[i])) return (ParseError::kBadMethod);
+  h.method = line.substr(0, i);
+  if (h.method == "PRI") return (ParseError::kPriMethod);
+  h.method_id = method_from(h.method);
+  while (i < line.size() && is_ws(line[i])) ++i;
+  std::size_t t0 = i;
+  while (i < line.size() && !is_ws(line[i])) {
+    auto c = static_cast<unsigned char>(line[i]);
+    if (c < 0x21 || c > 0x7E || c == '#') return (ParseError::kBadTarget);
+    ++i;
+  }
+  h.target = line.substr(t0, i - t0);
+  if (h.target.empty()) return (ParseError::kBadTarget);
+  if (i == line.size()) return (ParseError::kBadVersion);  // HTTP/0.9
+  while (i < line.size() && is_ws(line[i])) ++i;
+  h.version = line.substr(i);
+  if (!is_version(h.version, h.version_major, h.version_minor)) {
+    return (ParseError::kBadVersion);
+  }
+
+  return ParseError::kNone;
+}
+
+ParseError check_target(RequestHead& h) {
+  std::string_view t = h.target;
+  if (h.method_id == Method::kConnect) {
+    if (!valid_authority(t)) return ParseError::kBadTargetForm;
+    std::string_view host, port;
+    bool has_port = false;
+    split_host_port(t, host, port, has_port);
+    if (!has_port || port.empty() || host.empty()) return ParseError::kBadTargetForm;
+    for (char c : port) {
+      if (c < '0' || c > '9') return ParseError::kBadTargetForm;
+    }
+    if (!h.has_host) return ParseError::kNone;
+    std::string_view hh, hp;
+    bool h_has_port = false;
+    split_host_port(h.host, hh, hp, h_has_port);
+    if (h_has_port) {
+      if (!iequals(hh, host) || hp != port) return ParseError::kHostMismatch;
+    } else if ((port != "80" && port != "443") || !iequals(hh, host)) {
+      return ParseError::kHostMismatch;
+    }
+    return ParseError::kNone;
+  }
+  if (t == "*") {
+    bool ok = h.method_id == Method::kOptions || h.method_id == Method::kOther;
+    return ok ? ParseError::kNone : ParseError::kBadTargetForm;
+  }
+  if (t.front() == '/') return ParseError::kNone;
+  // absolute-form: scheme "://" authority [path]
+  std::size_t i = 0;
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (!alpha(t[0])) return ParseError::kBadTargetForm;
+  while (i < t.size() && (alpha(t[i]) || (t[i] >= '0' && t[i] <= '9') || t[i] == '+' ||
+                          t[i] == '-' || t[i] == '.')) {
+    ++i;
+  }
+  if (t.substr(i, 3) != "://") return ParseError::kBadTargetForm;
+  std::string_view scheme = t.substr(0, i);
+  std::string_view rest = t.substr(i + 3);
+  std::string_view authority = rest.substr(0, rest.find_first_of("/?"));
+  if (auto at = authority.rfind('@'); at != std::string_view::npos) {
+    authority.remove_prefix(at + 1);  // userinfo is forwarded, not compared
+  }
+  if (authority.empty() || !valid_authority(authority)) return ParseError::kBadTargetForm;
+  if (h.has_host) {
+    std::string_view def = iequals(scheme, "http") ? "80" : iequals(scheme, "https") ? "443" : "";
+    if (!same_authority(authority, h.host, def)) return ParseError::kHostMismatch;
+  }
+  return ParseError::kNone;
+}
+
+}  // namespace
+
+bool is_tchar(unsigned char c) { return kTchar[c]; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+bool valid_authority(std::string_view a) {
+  int depth = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto c = static_cast<unsigned char>(a[i]);
+    if (c < 0x21 || c > 0x7E) return false;
+    switch (c) {
+      case ',': case '#': case '/': case '?': case '@': case '\\':
+        return false;
+      case '[':
+        if (i != 0) return false;
+        ++depth;
+        break;
+      case ']':
+        if (depth != 1 || !(i + 1 == a.size() || a[i + 1] == ':')) return false;
+        --depth;
+        break;
+      default:
+        break;
+    }
+  }
+  return depth == 0;
+}
+
+const Header* MessageInfo::find(std::string_view name) const {
+  for (const auto& h : headers) {
+    if (iequals(h.name, name)) return &h;
+  }
+  return nullptr;
+}
+
+Method method_from(std::string_view t) {
+  if (t == "GET") return Method::kGet;
+  if (t == "HEAD") return Method::kHead;
+  if (t == "POST") return Method::kPost;
+  if (t == "PUT") return Method::kPut;
+  if (t == "DELETE") return Method::kDelete;
+  if (t == "OPTIONS") return Method::kOptions;
+  if (t == "TRACE") return Method::kTrace;
+  if (t == "CONNECT") return Method::kConnect;
+  return Method::kOther;
+}
+
+const char* to_string(ParseError e) {
+  switch (e) {
+    case ParseError::kNone: return "none";
+    case ParseError::kBadStart: return "invalid byte at message start";
+    case ParseError::kBareCr: return "CR not followed by LF";
+    case ParseError::kBareLf: return "bare LF";
+    case ParseError::kBadMethod: return "invalid method";
+    case ParseError::kPriMethod: return "PRI method";
+    case ParseError::kBadTarget: return "invalid request-target";
+    case ParseError::kBadVersion: return "invalid HTTP version";
+    case ParseError::kRequestLineTooLong: return "request line too long";
+    case ParseError::kHeadTooLarge: return "header block too large";
+    case ParseError::kTooManyFields: return "too many header fields";
+    case ParseError::kBadFieldName: return "invalid header field name";
+    case ParseError::kObsFold: return "obsolete line folding";
+    case ParseError::kNulInValue: return "NUL in header value";
+    case ParseError::kBadHost: return "invalid Host";
+    case ParseError::kHostMismatch: return "Host does not match";
+    case ParseError::kBadTargetForm: return "invalid request-target form";
+    case ParseError::kBadContentLength: return "invalid Content-Length";
+    case ParseError::kBadTransferEncoding: return "invalid Transfer-Encoding";
+    case ParseError::kUnsupportedCoding: return "unsupported transfer coding";
+    case ParseError::kTeAndCl: return "Transfer-Encoding with Content-Length";
+    case ParseError::kBodyNotAllowed: return "body not allowed";
+    case ParseError::kConnectWithBody: return "CONNECT with a body";
+    case ParseError::kBadWebSocketKey: return "invalid Sec-WebSocket-Key";
+    case ParseError::kBadStatusLine: return "invalid status line";
+    case ParseError::kBadStatus: return "invalid status code";
+    case ParseError::kBadUpgrade101: return "101 without Connection: upgrade";
+    case ParseError::kBadChunkSize: return "invalid chunk size";
+    case ParseError::kChunkSizeOverflow: return "chunk size too large";
+    case ParseError::kBadChunkExtension: return "invalid chunk extension";
+    case ParseError::kBadChunkData: return "chunk data not followed by CRLF";
+    case ParseError::kBadTrailer: return "invalid trailer field";
+    case ParseError::kTooManyTrailers: return "too many trailer fields";
+  }
+  return "unknown";
+}
+
+int request_status(ParseError e) {
+  switch (e) {
+    case ParseError::kNone: return 0;
+    case ParseError::kRequestLineTooLong: return 414;
+    case ParseError::kHeadTooLarge: return 431;
+    case ParseError::kUnsupportedCoding: return 422;
+    case ParseError::kBodyNotAllowed: return 413;
+    default: return 400;
+  }
+}
+
+base::Error to_error(ParseError e, base::Side side) {
+  base::Error err;
+  err.side = side;
+  err.message = to_string(e);
+  return err;
+}
+
+namespace detail {
+
+ParseStatus HeadScanner::scan(std::string_view buf, const Limits& limits, bool is_request) {
+  if (error_ != ParseError::kNone) return ParseStatus::kError;
+  auto fail = [&](ParseError e) {
+    error_ = e;
+    return ParseStatus::kError;
+  };
+  while (pos_ < buf.size()) {
+    char c = buf[pos_];
+    if (in_prefix_) {
+      // Empty lines before a message are skipped (1.1).
+      if (c == '\r' || c == '\n') {
+        ++pos_;
+        continue;
+      }
+      if (!kTchar[static_cast<unsigned char>(c)]) return fail(ParseError::kBadStart);
+      in_prefix_ = false;
+      start_ = line_start_ = pos_;
+    }
+    if (c == '\n') return fail(ParseError::kBareLf);
+    if (c == '\r') {
+      if (pos_ + 1 >= buf.size()) break;  // need the next byte to judge the CR
+      if (buf[pos_ + 1] != '\n') return fail(ParseError::kBareCr);
+      bool empty = pos_ == line_start_;
+      pos_ += 2;
+      // The final CRLF counts: the whole head must fit (1.5).
+      if (pos_ - start_ > limits.max_head) return fail(ParseError::kHeadTooLarge);
+      ++line_no_;
+      line_start_ = pos_;
+      if (empty && line_no_ > 1) return ParseStatus::kComplete;
+      // Pause after the start line so the parser judges it before any later byte: the error
+      // then does not depend on how the input was split.
+      if (line_no_ == 1) return ParseStatus::kIncomplete;
+      continue;
+    }
+    ++pos_;
+    if (line_no_ == 0) {
+      // Only a start line that outgrows the whole input buffer is a 414 (1.5); one that ends in
+      // time but leaves no room for the rest is a 431.
+      if (pos_ - start_ > limits.max_request_line) {
+        return fail(is_request ? ParseError::kRequestLineTooLong : ParseError::kHeadTooLarge);
+      }
+    } else if (pos_ - start_ > limits.max_head) {
+      return fail(ParseError::kHeadTooLarge);
+    }
+  }
+  return ParseStatus::kIncomplete;
+}
+
+}  // namespace detail
+
+ParseStatus RequestParser::fail(ParseError e) {
+  error_ = e;
+  return ParseStatus::kError;
+}
+
+void RequestParser::reset() {
+  scanner_.reset();
+  head_ = RequestHead{};
+  consumed_ = 0;
+  line_checked_ = false;
+  error_ = ParseError::kNone;
+}
+
+ParseStatus RequestParser::parse(std::string_view buf) {
+  if (error_ != ParseError::kNone) return ParseStatus::kError;
+  if (consumed_ != 0) return ParseStatus::kComplete;
+  ParseStatus s = scanner_.scan(buf, limits_, true);
+  if (s == ParseStatus::kError) return fail(scanner_.error());
+  if (scanner_.lines() >= 1 && !line_checked_) {
+    // A bad request line is refused as soon as it ends, without waiting for the head (2.4:
+    // `abc` after a body-less POST is a 400 at once).
+    std::string_view rest = buf.substr(scanner_.start());
+    RequestHead probe;
+    if (auto e = parse_request_line(rest.substr(0, rest.find("\r\n")), probe);
+        e != ParseError::kNone) {
+      return fail(e);
+    }
+    line_checked_ = true;
+    s = scanner_.scan(buf, limits_, true);
+    if (s == ParseStatus::kError) return fail(scanner_.error());
+  }
+  if (s == ParseStatus::kIncomplete) return s;
+
+  std::string_view headbytes = buf.substr(scanner_.start(), scanner_.end() - scanner_.start());
+  std::string_view line;
+  FieldState st;
+  head_ = RequestHead{};
+  if (auto e = split_fields(headbytes, limits_, line, head_, st); e != ParseError::kNone) {
+    return fail(e);
+  }
+
+  if (auto e = parse_request_line(line, head_); e != ParseError::kNone) return fail(e);
+
+  // Host (1.4): the first one is validated, a different second one is refused.
+  for (const auto& h : head_.headers) {
+    if (!iequals(h.name, "host")) continue;
+    if (!head_.has_host) {
+      if (!h.value.empty() && !valid_authority(h.value)) return fail(ParseError::kBadHost);
+      head_.has_host = true;
+      head_.host = h.value;
+    } else if (!iequals(h.value, head_.host)) {
+      return fail(ParseError::kHostMismatch);
+    }
+  }
+  if (const Header* ex = head_.find("expect"); ex && iequals(ex->value, "100-continue")) {
+    head_.expect_continue = true;
+  }
+
+  // Framing (2.1-2.4).
+  if (head_.has_transfer_encoding) {
+    if (auto e = check_te(st.te, true); e != ParseError::kNone) return fail(e);
+  }
+  if (head_.has_transfer_encoding && head_.has_content_length) return fail(ParseError::kTeAndCl);
+  if (head_.method_id == Method::kConnect &&
+      (head_.has_transfer_encoding || head_.content_length != 0)) {
+    return fail(ParseError::kConnectWithBody);
+  }
+  if (auto e = check_target(head_); e != ParseError::kNone) return fail(e);
+  if (head_.has_transfer_encoding) {
+    head_.body = BodyKind::kChunked;
+    // An HTTP/1.0 chunked request is decoded but its connection closes afterwards (2.4).
+    if (!head_.http11()) head_.force_close = true;
+  } else if (head_.has_content_length && head_.content_length > 0) {
+    head_.body = BodyKind::kContentLength;
+  }
+  if (!head_.http11() && head_.body != BodyKind::kNone &&
+      (head_.method_id == Method::kGet || head_.method_id == Method::kHead ||
+       head_.method_id == Method::kDelete)) {
+    return fail(ParseError::kBodyNotAllowed);
+  }
+  if (head_.method_id == Method::kConnect) head_.body = BodyKind::kNone;
+  if (head_.conn_upgrade && head_.upgrade_websocket && (!st.ws_key_seen || st.ws_key_len != 24)) {
+    return fail(ParseError::kBadWebSocketKey);
+  }
+  consumed_ = scanner_.end();
+  return ParseStatus::kComplete;
+}
+
+ParseStatus ResponseParser::fail(ParseError e) {
+  error_ = e;
+  return ParseStatus::kError;
+}
+
+void ResponseParser::reset() {
+  scanner_.reset();
+  head_ = ResponseHead{};
+  consumed_ = 0;
+  error_ = ParseError::kNone;
+}
+
+ParseStatus ResponseParser::parse(std::string_view buf) {
+  if (error_ != ParseError::kNone) return ParseStatus::kError;
+  if (consumed_ != 0) return ParseStatus::kComplete;
+  ParseStatus s = scanner_.scan(buf, limits_, false);
+  if (s == ParseStatus::kIncomplete && scanner_.end() < buf.size()) {
+    s = scanner_.scan(buf, limits_, false);  // it paused after the status line
+  }
+  if (s == ParseStatus::kError) return fail(scanner_.error());
+  if (s == ParseStatus::kIncomplete) return s;
+
+  std::string_view headbytes = buf.substr(scanner_.start(), scanner_.end() - scanner_.start());
+  std::string_view line;
+  FieldState st;
+  head_ = ResponseHead{};
+  if (auto e = split_fields(headbytes, limits_, line, head_, st); e != ParseError::kNone) {
+    return fail(e);
+  }
+  // Status line: version SP 3DIGIT [SP reason] (2.6).
+  if (line.size() < 12 || !is_version(line.substr(0, 8), head_.version_major,
+                                      head_.version_minor) || line[8] != ' ') {
+    return fail(ParseError::kBadStatusLine);
+  }
+  head_.version = line.substr(0, 8);
+  std::string_view rest = line.substr(9);
+  int code = 0;
+  std::size_t i = 0;
+  while (i < rest.size() && rest[i] >= '0' && rest[i] <= '9' && i < 4) {
+    code = code * 10 + (rest[i] - '0');
+    ++i;
+  }
+  if (i != 3 || (i < rest.size() && rest[i] != ' ')) return fail(ParseError::kBadStatus);
+  head_.status = code;
+  if (code < 100) return fail(ParseError::kBadStatus);
+  head_.reason = i < rest.size() ? rest.substr(i + 1) : std::string_view{};
+  for (char c : head_.reason) {
+    auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && u != '\t') || u == 0x7F) return fail(ParseError::kBadStatusLine);
+  }
+
+  if (head_.has_transfer_encoding) {
+    if (auto e = check_te(st.te, false); e != ParseError::kNone) return fail(e);
+  }
+  head_.te_and_cl = head_.has_transfer_encoding && head_.has_content_length;
+  if (request_method_ == Method::kHead || code < 200 || code == 204 || code == 304) {
+    head_.body = BodyKind::kNone;
+  } else if (request_method_ == Method::kConnect && code < 300) {
+    head_.body = BodyKind::kTunnel;
+  } else if (head_.has_transfer_encoding) {
+    head_.body = BodyKind::kChunked;
+  } else if (head_.has_content_length) {
+    head_.body = head_.content_length ? BodyKind::kContentLength : BodyKind::kNone;
+  } else {
+    head_.body = BodyKind::kUntilClose;
+  }
+  if (code == 101) {
+    if (!head_.conn_upgrade) return fail(ParseError::kBadUpgrade101);
+    head_.body = BodyKind::kTunnel;
+  }
+  consumed_ = scanner_.end();
+  return ParseStatus::kComplete;
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,119 @@
+// Head serialization for forwarding (specs/http1.md 1.2, 1.3, 2.5, 2.6).
+#include "http/http.h"
+
+namespace sluice::http {
+namespace {
+
+void append_version(std::string_view wire, int major, int minor, std::string& out) {
+  // >= 1.1 is forwarded as HTTP/1.1; 1.0 and 0.x verbatim (1.2).
+  if (major > 1 || (major == 1 && minor >= 1)) out += "HTTP/1.1";
+  else out += wire;
+}
+
+void append_headers(const std::vector<Header>& headers, std::string& out, bool lower_names) {
+  for (const auto& h : headers) {
+    if (lower_names) {
+      for (char c : h.name) out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+    } else {
+      out += h.name;
+    }
+    out += ": ";
+    out += h.value;
+    out += "\r\n";
+  }
+  out += "\r\n";
+}
+
+}  // namespace
+
+void append_request_head(std::string_view method, std::string_view target,
+                         std::string_view version, const std::vector<Header>& headers,
+                         std::string& out, bool lower_names) {
+  out += method;
+  out += ' ';
+  out += target;
+  out += ' ';
+  out += version;
+  out += "\r\n";
+  append_headers(headers, out, lower_names);
+}
+
+void append_request_head(const RequestHead& h, std::string& out, bool lower_names) {
+  out += h.method;
+  out += ' ';
+  out += h.target;
+  out += ' ';
+  append_version(h.version, h.version_major, h.version_minor, out);
+  out += "\r\n";
+  append_headers(h.headers, out, lower_names);
+}
+
+void append_response_head(const ResponseHead& h, std::string& out, bool lower_names) {
+  append_version(h.version, h.version_major, h.version_minor, out);
+  out += ' ';
+  int s = h.status;
+  out += static_cast<char>('0' + (s / 100) % 10);
+  out += static_cast<char>('0' + (s / 10) % 10);
+  out += static_cast<char>('0' + s % 10);
+  out += ' ';
+  // An empty reason gets the standard one (2.6, vector 82).
+  out += h.reason.empty() ? default_reason(s) : h.reason;
+  out += "\r\n";
+  append_headers(h.headers, out, lower_names);
+}
+
+void append_chunk_header(uint64_t size, std::string& out) {
+  char buf[17];
+  int n = 0;
+  do {
+    buf[n++] = "0123456789ABCDEF"[size & 0xF];
+    size >>= 4;
+  } while (size != 0);
+  while (n > 0) out += buf[--n];
+  out += "\r\n";
+}
+
+std::string_view default_reason(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 101: return "Switching Protocols";
+    case 103: return "Early Hints";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 203: return "Non-Authoritative Information";
+    case 204: return "No Content";
+    case 205: return "Reset Content";
+    case 206: return "Partial Content";
+    case 300: return "Multiple Choices";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 303: return "See Other";
+    case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Time-out";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
+    case 421: return "Misdirected Request";
+    case 422: return "Unprocessable Content";
+    case 425: return "Too Early";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Time-out";
+    default: return "Other";
+  }
+}
+
+}  // namespace sluice::http
