@@ -13,7 +13,8 @@ packages=(
   # bench/: h2load, charts, profiles, instruction and syscall counts, nginx's stream module
   nghttp2-client gnuplot-nox linux-perf valgrind strace libnginx-mod-stream
 )
-# nginx is only a test backend: nginx-light is enough, but any nginx flavour will do.
+# nginx is a test backend and a benchmark peer; Debian 12's `nginx` package provides the ABI that
+# libnginx-mod-stream needs, and any installed nginx flavour will do.
 nginx_pkgs=(nginx-light nginx nginx-core nginx-full nginx-extras)
 
 is_installed() {
@@ -34,7 +35,7 @@ have_nginx=0
 for p in "${nginx_pkgs[@]}"; do
   if is_installed "$p"; then have_nginx=1; break; fi
 done
-[[ $have_nginx == 1 ]] || missing+=(nginx-light)
+[[ $have_nginx == 1 ]] || missing+=(nginx)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "setup: all packages already installed"
