@@ -6,27 +6,13 @@
 #include <vector>
 
 #include "config/loader.h"
+#include "parse_run.h"
 
 namespace sluice::config {
 namespace {
 
-struct Run {
-  LoadResult r;
-  std::vector<Diagnostic> diags;
-  std::string all() const {
-    std::string s;
-    for (const auto& d : diags) s += d.text + "\n";
-    return s;
-  }
-  bool contains(const std::string& part) const { return all().find(part) != std::string::npos; }
-};
-
-Run parse(const std::string& text) {
-  Run run;
-  LoadOptions o;
-  run.r = load_text(text, "f.cfg", o, [&](const Diagnostic& d) { run.diags.push_back(d); });
-  return run;
-}
+using testing::parse;
+using testing::Run;
 
 const ProxyConfig& proxy(const Run& r, const std::string& name) {
   for (const auto& p : r.r.model->proxies)

@@ -9,34 +9,14 @@
 #include <vector>
 
 #include "config/loader.h"
+#include "parse_run.h"
 #include "net/address.h"
 
 namespace sluice::config {
 namespace {
 
-struct Run {
-  LoadResult r;
-  std::vector<Diagnostic> diags;
-  std::string all() const {
-    std::string s;
-    for (const auto& d : diags) s += d.text + "\n";
-    return s;
-  }
-  bool has(const std::string& text) const {
-    for (const auto& d : diags)
-      if (d.text == text) return true;
-    return false;
-  }
-  bool contains(const std::string& part) const { return all().find(part) != std::string::npos; }
-};
-
-Run parse(const std::string& text, bool diag = false) {
-  Run run;
-  LoadOptions o;
-  o.diag = diag;
-  run.r = load_text(text, "f.cfg", o, [&](const Diagnostic& d) { run.diags.push_back(d); });
-  return run;
-}
+using testing::parse;
+using testing::Run;
 
 constexpr const char* kTimeouts = "  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n";
 

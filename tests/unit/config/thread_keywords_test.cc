@@ -6,33 +6,13 @@
 #include <vector>
 
 #include "config/loader.h"
+#include "parse_run.h"
 
 namespace sluice::config {
 namespace {
 
-struct Run {
-  LoadResult r;
-  std::vector<Diagnostic> diags;
-  std::string all() const {
-    std::string s;
-    for (const auto& d : diags) s += d.text + "\n";
-    return s;
-  }
-  bool has(const std::string& text) const {
-    for (const auto& d : diags)
-      if (d.text == text) return true;
-    return false;
-  }
-  bool contains(const std::string& part) const { return all().find(part) != std::string::npos; }
-  const GlobalConfig& global() const { return r.model->global; }
-};
-
-Run parse(const std::string& text) {
-  Run run;
-  LoadOptions o;
-  run.r = load_text(text, "f.cfg", o, [&](const Diagnostic& d) { run.diags.push_back(d); });
-  return run;
-}
+using testing::parse;
+using testing::Run;
 
 Run global(const std::string& lines) { return parse("global\n" + lines); }
 
