@@ -1,6 +1,6 @@
 """The CLI drives a checked server: `disable health` stops its checks and shows `no check`,
 `enable health` resumes them, `set server ... health down|up` forces the verdict."""
-from sluice_harness import cli, echo_roundtrip, free_port, wait_until
+from sluice_harness import cli, echo_roundtrip, free_port, stat_int, wait_until
 
 from checks_util import config, row
 
@@ -8,23 +8,29 @@ from checks_util import config, row
 def test_cli_health_commands_drive_the_checker(cfg, sluice, servers, short_tmp):
     port, sock = free_port(), short_tmp / "stats.sock"
     s1, s2 = servers.echo(), servers.echo()
-    srv = (f"    server s1 127.0.0.1:{s1.port} check inter 200ms rise 2 fall 2\n"
-           f"    server s2 127.0.0.1:{s2.port} check inter 200ms rise 2 fall 2")
+    # A long interval: the forced verdict must not be overturned by a check during the test.
+    srv = (f"    server s1 127.0.0.1:{s1.port} check inter 3s rise 2 fall 2\n"
+           f"    server s2 127.0.0.1:{s2.port} check inter 3s rise 2 fall 2")
     sluice(cfg(config(port, sock, srv)), wait_ports=[port], wait_unix=[sock])
     wait_until(lambda: row(sock, "s1")["status"] == "UP", timeout=3)
 
     assert cli(str(sock), "set server be/s1 health down").strip() == ""
     wait_until(lambda: row(sock, "s1")["status"].startswith("DOWN"), timeout=3)
-    before = s1.connections
+    before = stat_int(row(sock, "s1"), "stot")
     for _ in range(6):
         assert echo_roundtrip(port) == b"ping\n"
-    assert s1.connections == before, "a forced-DOWN server takes no traffic"
-    # The real checks succeed again: the server climbs back UP by itself (rise 2).
-    wait_until(lambda: row(sock, "s1")["status"] == "UP", timeout=5)
+    # Sessions, not connections: the checks themselves also connect to the echo server.
+    assert stat_int(row(sock, "s1"), "stot") == before, "a forced-DOWN server takes no traffic"
+
+    assert cli(str(sock), "set server be/s1 health up").strip() == ""
+    wait_until(lambda: row(sock, "s1")["status"] == "UP", timeout=3)
+    for _ in range(6):
+        assert echo_roundtrip(port) == b"ping\n"
+    assert stat_int(row(sock, "s1"), "stot") > before
 
     assert cli(str(sock), "disable health be/s1").strip() == ""
     wait_until(lambda: row(sock, "s1")["status"] == "no check", timeout=3)
     assert row(sock, "s1")["check_status"] == ""
     assert cli(str(sock), "enable health be/s1").strip() == ""
     wait_until(lambda: row(sock, "s1")["status"] == "UP" and row(sock, "s1")["check_status"] == "L4OK",
-               timeout=3)
+               timeout=5)
