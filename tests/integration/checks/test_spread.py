@@ -12,9 +12,9 @@ def test_first_checks_are_spread(cfg, sluice, servers, short_tmp):
     sluice(cfg(config(port, sock, srv, nbthread=4)), wait_ports=[port], wait_unix=[sock])
     wait_until(lambda: all(r.times for r in recs), timeout=5)
     firsts = sorted(r.times[0] for r in recs)
+    # Planned: the i-th first check at i/10 of the 1 s interval, so about 900 ms from first to
+    # last. A loaded machine (sanitizers, parallel tests) delays timers and can bunch a few,
+    # but a burst would put them all within milliseconds: require a quarter of the interval.
     span = firsts[-1] - firsts[0]
-    assert span > 0.010, f"first checks within {span * 1000:.1f} ms"
-    # Evenly over the interval: no more than a few in any 10 ms window.
-    for i in range(len(firsts)):
-        in_window = sum(1 for t in firsts if firsts[i] <= t < firsts[i] + 0.010)
-        assert in_window <= 3, [round((t - firsts[0]) * 1000) for t in firsts]
+    assert span > 0.25, f"first checks within {span * 1000:.1f} ms: " + str(
+        [round((t - firsts[0]) * 1000) for t in firsts])
