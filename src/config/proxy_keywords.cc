@@ -696,7 +696,7 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"id", kFLB, 0, kw_id, "<n>: proxy id, > 0 and unique (default: automatic from 2)"},
     {"disabled", kDFLB, 0, kw_disabled, "the proxy is not started"},
     {"enabled", kDFLB, 0, kw_enabled, "cancels `disabled`"},
-    {"description", kFLB, 0, kw_description, "<text...>: shown by stats"},
+    {"description", kFLB, 0, kw_description, "<text...>: kept with the proxy; HAProxy shows it only on its HTML stats page, which sluice does not have, so nothing displays it yet"},
 };
 
 constexpr std::string_view kHaproxyProxy[] = {

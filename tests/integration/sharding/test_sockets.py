@@ -170,3 +170,12 @@ listen px
     assert "threads: 48 in 8 groups" in out, out
     assert "thread 7 -> cpus" in out, out
     assert f"127.0.0.1:{port}: 8 sockets" in out, out
+
+
+def test_bind_name_labels_its_sockets(cfg, sluice, short_tmp):
+    port, sock = free_port(), short_tmp / "s.sock"
+    sluice(cfg(conf("    nbthread 4\n    thread-groups 2", f"    bind 127.0.0.1:{port} name web", sock)),
+           wait_ports=[port], wait_unix=[sock])
+    rows = listeners(sock)
+    assert [r[9] for r in rows] == ["web", "web"], rows
+    assert [r[10] for r in rows] == ["OPEN", "OPEN"], rows
