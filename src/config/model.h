@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "net/address.h"
+#include "rules/rules.h"
 
 namespace sluice::config {
 
@@ -45,6 +46,8 @@ struct Timeouts {
   uint32_t server_fin = 0;
   uint32_t queue = 0;            // 0 = unset: `timeout connect` applies (HAProxy's default)
   uint32_t check = 0;           // `timeout check`: a whole health check (0 = the server's inter)
+  uint32_t http_request = 0;    // `timeout http-request`: until the end of the request head
+  uint32_t http_keep_alive = 0; // `timeout http-keep-alive`: idle between requests
 };
 
 // `shards` on a bind line; a bind line created without it copies the global
@@ -113,6 +116,37 @@ struct HttpCheckConfig {
   std::string expect_arg;
 };
 
+// HTTP connection mode (`option http-keep-alive | http-server-close | httpclose`, the last one
+// of a section wins).
+enum class HttpConnMode { kKeepAlive, kServerClose, kClose };
+
+// `option forwardfor [except <net>] [header <name>] [if-none]`.
+struct ForwardForConfig {
+  bool enabled = false;
+  std::string header = "x-forwarded-for";
+  bool has_except = false;
+  rules::Network except;
+  bool if_none = false;
+};
+
+// `errorfile <code> <file>`: the whole raw response read at parse time (empty = send nothing
+// and close).
+struct ErrorFileConfig {
+  int status = 0;
+  std::string response;
+  SourceLoc loc;
+};
+
+// `use_backend <name> [if|unless <cond>]`.
+struct UseBackendConfig {
+  SourceLoc loc;
+  std::string name;
+  int backend_index = -1;       // into ConfigModel::proxies, resolved after parsing
+  rules::Condition cond;
+};
+
+enum class HttpReuse { kNever, kSafe, kAggressive, kAlways };
+
 enum class Balance { kRoundRobin, kStaticRr, kLeastConn, kFirst, kSource, kUri, kHdr, kRandom };
 enum class HashFunction { kSdbm, kDjb2, kWt6, kCrc32, kNone };
 
@@ -161,6 +195,19 @@ struct ProxyConfig {
   std::vector<LogTarget> logs;
   bool option_tcplog = false;
   bool option_dontlognull = false;
+
+  // HTTP mode.
+  HttpConnMode http_conn_mode = HttpConnMode::kKeepAlive;
+  bool http_conn_mode_set = false;   // written in this proxy (or inherited from defaults)
+  ForwardForConfig forwardfor;
+  bool option_httplog = false;
+  bool accept_unsafe_requests = false;   // option accept-unsafe-violations-in-http-request
+  HttpReuse http_reuse = HttpReuse::kSafe;
+  rules::AclRegistry acls;
+  std::vector<rules::HttpRule> http_request_rules;
+  std::vector<rules::HttpRule> http_response_rules;
+  std::vector<UseBackendConfig> use_backends;   // frontend, in order; first match wins
+  std::vector<ErrorFileConfig> errorfiles;      // later entries for a status override earlier
 };
 
 enum class CliLevel { kUser, kOperator, kAdmin };

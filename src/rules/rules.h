@@ -1,0 +1,173 @@
+#pragma once
+// HTTP rules: ACLs, conditions and `http-request` / `http-response` actions, as HAProxy
+// writes them. Pure: parsing turns configuration words into compiled objects (or an error
+// message), evaluation runs them on a parsed message. No sockets, no threads: compiled rules
+// are immutable after start-up and shared read-only by every worker.
+//
+//   acl NAME <criterion> [flags] [--] <values>...       -> parse_acl() into an AclRegistry
+//   http-request <action> <args>... [if|unless <cond>]   -> parse_http_rule(kRequest)
+//   http-response <action> <args>... [if|unless <cond>]  -> parse_http_rule(kResponse)
+//   use_backend <name> [if|unless <cond>]                -> parse_condition() for the tail
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "http/http.h"
+#include "net/address.h"
+
+namespace sluice::rules {
+
+// An IPv4 or IPv6 network, `a.b.c.d[/n]` or `a.b.c.d/m.m.m.m` or `v6[/n]`; a bare address is a
+// host network.
+struct Network {
+  int family = 0;          // AF_INET or AF_INET6
+  uint8_t bytes[16] = {};  // network order
+  int prefix = 0;          // bits
+  bool contains(const net::SocketAddress& a) const;   // false for other families and UNIX
+};
+base::Result<Network> parse_network(std::string_view text);
+
+// What criteria and value expressions look at. Views stay valid during one evaluation.
+struct RequestView {
+  std::string_view method;
+  std::string_view target;                // as received (origin-form path?query, or absolute)
+  const std::vector<http::Header>* headers = nullptr;   // current (possibly rewritten) fields
+  const net::SocketAddress* src = nullptr;   // client address
+  uint16_t dst_port = 0;                     // local port the client connected to
+  const net::SocketAddress* dst = nullptr;   // local address, may be null
+  int status = 0;                            // response rules: the response status
+  const std::vector<http::Header>* res_headers = nullptr;   // response rules: response fields
+};
+
+// The path part of a target: origin-form up to '?' ; absolute-form without scheme://authority.
+std::string_view path_of(std::string_view target);
+// The query string (after '?', without it), empty when none.
+std::string_view query_of(std::string_view target);
+
+// One compiled `acl` line (or an anonymous `{ ... }` acl): criterion + match method + patterns.
+class AclTerm;
+// All lines declaring one name, ORed.
+struct Acl {
+  std::string name;
+  std::vector<std::shared_ptr<const AclTerm>> terms;
+};
+
+// The ACLs known to one proxy, in declaration order. Also answers HAProxy's predefined ACLs
+// (TRUE, FALSE, METH_GET, METH_POST, METH_HEAD, METH_PUT, METH_DELETE, METH_OPTIONS,
+// METH_TRACE, METH_CONNECT, HTTP_1.0, HTTP_1.1, LOCALHOST, HTTP_URL_ABS, HTTP_URL_SLASH,
+// HTTP_CONTENT).
+class AclRegistry {
+ public:
+  // `words` is the whole line after the keyword: NAME criterion [flags] values...
+  // Errors are HAProxy-like text without location (the caller adds file:line).
+  base::Result<void> parse_acl(const std::vector<std::string>& words);
+  std::shared_ptr<const Acl> find(std::string_view name) const;
+
+ private:
+  std::map<std::string, std::shared_ptr<Acl>, std::less<>> acls_;
+};
+
+// `if|unless` followed by terms: `[!]acl` or `[!]{ criterion [flags] values }`, implicit AND,
+// `||` or `or` between AND groups.
+class Condition {
+ public:
+  // An always-true condition (a rule without if/unless).
+  Condition() = default;
+  bool empty() const { return groups_.empty() && !unless_; }
+  bool eval(const RequestView& v) const;
+
+  struct Term {
+    bool negate = false;
+    std::shared_ptr<const Acl> acl;
+  };
+  bool unless_ = false;
+  std::vector<std::vector<Term>> groups_;   // OR of ANDs; empty with !unless_ = always true
+};
+
+// `words` starts at `if` or `unless`. Named ACLs must already be declared in `acls`
+// (HAProxy: "no such ACL : 'x'"). Request-only criteria in a response rule are accepted:
+// they see the request that the response answers.
+base::Result<Condition> parse_condition(const std::vector<std::string>& words,
+                                        const AclRegistry& acls);
+
+// A header value or redirect target with `%[fetch]` items: literal text plus sample fetches
+// src, dst_port, method, path, query, url, base, hdr(<name>) / req.hdr(<name>),
+// res.hdr(<name>), status, url_param(<name>); and the aliases %ci %cp %fp %% . Anything else
+// is a parse error ("... is not supported by sluice yet").
+class ValueFormat {
+ public:
+  static base::Result<ValueFormat> parse(std::string_view text);
+  bool is_literal() const { return parts_.size() <= 1 && (parts_.empty() || parts_[0].fetch == 0); }
+  void render(const RequestView& v, std::string& out) const;
+
+  struct Part {
+    int fetch = 0;        // 0 = literal text
+    std::string text;     // literal text, or the fetch argument (header or parameter name)
+  };
+  std::vector<Part> parts_;
+};
+
+// A message head being rewritten by rules. Views point into the received buffer or into
+// `storage` (owned strings for values that rules created).
+struct HeadEdit {
+  std::string_view method;      // requests
+  std::string_view target;      // requests
+  std::vector<http::Header> headers;
+  std::deque<std::string> storage;
+  bool changed = false;         // anything was modified (the head must be re-serialized)
+  std::string_view keep(std::string s) { return storage.emplace_back(std::move(s)); }
+};
+
+// What the rules decided for a message.
+struct Verdict {
+  enum class Kind : uint8_t { kContinue, kDeny, kReturn, kRedirect };
+  Kind kind = Kind::kContinue;
+  int status = 0;               // deny: deny_status (default 403); return; redirect code
+  std::string content_type;     // return
+  std::string body;             // return (string or file contents)
+  bool has_body = false;        // return: a payload was given (else the default error page
+                                // for that status when one exists, like HAProxy)
+  std::string location;         // redirect: the Location value
+  std::vector<std::pair<std::string, std::string>> extra_headers;   // return `hdr` items
+};
+
+enum class RuleSide : uint8_t { kRequest, kResponse };
+
+class HttpRule {
+ public:
+  enum class Action : uint8_t {
+    kSetHeader, kAddHeader, kDelHeader, kReplaceHeader, kReplaceValue, kSetPath, kDeny,
+    kReturn, kRedirect, kAllow
+  };
+  Action action = Action::kAllow;
+  std::string name;              // header name for header actions
+  ValueFormat value;             // set-header/add-header value, set-path, redirect target
+  std::string regex_text;        // replace-header / replace-value
+  std::shared_ptr<const void> regex;   // compiled (base/regex), opaque here
+  Verdict reply;                 // deny / return / redirect templates
+  int redirect_kind = 0;         // 0 location, 1 prefix, 2 scheme
+  bool drop_query = false;       // redirect option
+  RuleSide side = RuleSide::kRequest;
+  Condition cond;
+};
+
+// `words` is the line after `http-request` / `http-response`. `base_dir` resolves relative
+// `file` paths of `return` (read at parse time).
+base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, RuleSide side,
+                                       const AclRegistry& acls, const std::string& base_dir = "");
+
+// Runs `rules` in order on `edit` (the view is refreshed from `edit` as rules change it: for
+// kRequest `edit` is the request (method, target, headers), for kResponse it is the response
+// and view.res_headers follows edit.headers while view.headers stays the request's).
+// Stops at the first deny/return/redirect/allow and returns its verdict (allow = kContinue).
+// A response deny answers 502 unless deny_status says otherwise (HAProxy).
+Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit,
+                    RequestView view);
+
+}  // namespace sluice::rules
