@@ -1,0 +1,236 @@
+"""Connection management (http1.md section 3): client keep-alive, pipelining, server connection
+reuse (http-reuse), http-server-close / httpclose, timeout http-keep-alive and http-request."""
+import time
+
+import pytest
+
+from sluice_harness import free_port
+from hutil import Conn, config, conn_is_open, error_page, wait_conn_closed
+
+
+def _start(sluice, cfg, origin, **kw):
+    port = free_port()
+    sluice(cfg(config(port, origin.port, **kw)), wait_ports=[port])
+    return port
+
+
+def _get(c, path="/", extra=b""):
+    c.send(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: a\r\n" + extra + b"\r\n")
+    return c.response()
+
+
+def test_client_keep_alive_several_requests(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin)
+    with Conn(port) as c:
+        for i in range(5):
+            r = _get(c, f"/k{i}")
+            assert r.status == 200 and r.body == b"hello\n", r
+            assert r.header("connection") is None, r
+        assert c.still_open(0.2)
+    reqs = origin.wait_requests(5)
+    assert [r.path for r in reqs] == [f"/k{i}" for i in range(5)]
+    assert origin.connection_count() == 1, "one server connection for one keep-alive client"
+
+
+def test_v65_pipelining(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin)
+    with Conn(port) as c:
+        c.send(b"GET /1 HTTP/1.1\r\nHost: a\r\n\r\n"
+               b"GET /2 HTTP/1.1\r\nHost: a\r\n\r\n"
+               b"GET /3 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+               b"GET /4 HTTP/1.1\r\nHost: a\r\n\r\n")
+        rs = [c.response() for _ in range(3)]
+        assert [r.header("x-req") for r in rs] == ["1", "2", "3"], rs
+        assert all(r.status == 200 and r.body == b"hello\n" for r in rs), rs
+        assert rs[2].header_all("connection") == ["close"], rs[2]
+        assert c.closed_within(3)
+    time.sleep(0.1)
+    assert [r.path for r in origin.requests()] == ["/1", "/2", "/3"]
+
+
+def test_pipelined_posts_with_bodies(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin)
+    with Conn(port) as c:
+        c.send(b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc"
+               b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nde\r\n0\r\n\r\n"
+               b"GET /echo HTTP/1.1\r\nHost: a\r\n\r\n")
+        r1, r2, r3 = c.response(), c.response(), c.response()
+    assert r1.body == b"POST /echo HTTP/1.1\r\nhost: a\r\ncontent-length: 3\r\n\r\nabc"
+    assert r2.body == (b"POST /echo HTTP/1.1\r\nhost: a\r\ntransfer-encoding: chunked\r\n\r\n"
+                       b"2\r\nde\r\n0\r\n\r\n")
+    assert r3.body == b"GET /echo HTTP/1.1\r\nhost: a\r\n\r\n"
+
+
+# -- http-reuse --------------------------------------------------------------------------------
+
+def test_reuse_safe_default(cfg, sluice, origin):
+    # 3.6 (v): the first request of a client connection opens a new server connection; a later
+    # one takes an idle connection, here the one left by the first client.
+    port = _start(sluice, cfg, origin)
+    with Conn(port) as a:
+        assert _get(a).status == 200
+        assert _get(a).status == 200
+    assert origin.connection_count() == 1
+    with Conn(port) as b:
+        assert _get(b).status == 200
+        assert origin.connection_count() == 2, "safe: a first request gets a new connection"
+        assert _get(b).status == 200
+        assert _get(b).status == 200
+    assert origin.connection_count() == 2
+
+
+def test_reuse_always_first_request_takes_idle(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, be="http-reuse always")
+    with Conn(port) as a:
+        assert _get(a).status == 200
+    time.sleep(0.1)
+    with Conn(port) as b:
+        r = _get(b)
+        assert r.status == 200
+        assert r.header("x-conn") == "1" and r.header("x-req") == "2", r
+    assert origin.connection_count() == 1
+
+
+def test_reuse_safe_first_request_does_not_take_idle(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, be="http-reuse safe")
+    with Conn(port) as a:
+        assert _get(a).status == 200
+    time.sleep(0.1)
+    with Conn(port) as b:
+        assert _get(b).header("x-conn") == "2"
+    assert origin.connection_count() == 2
+
+
+def test_reuse_never_private_connections(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, be="http-reuse never")
+    with Conn(port) as a:
+        assert _get(a).header("x-conn") == "1"
+        assert _get(a).header("x-conn") == "1"
+    # the private connection is closed with its client session
+    wait_conn_closed(origin, 1)
+    with Conn(port) as b:
+        r1, r2 = _get(b), _get(b)
+        assert (r1.header("x-conn"), r2.header("x-conn")) == ("2", "2")
+        with Conn(port) as c:
+            assert _get(c).header("x-conn") == "3", "never: no sharing between clients"
+    assert origin.connection_count() == 3
+
+
+# -- connection modes ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["fe", "be"])
+def test_http_server_close(cfg, sluice, origin, where):
+    port = _start(sluice, cfg, origin, **{where: "option http-server-close"})
+    with Conn(port) as c:
+        for i in range(3):
+            r = _get(c)
+            assert r.status == 200 and r.header("connection") is None, r
+        assert c.still_open(0.2), "the client side stays persistent"
+    reqs = origin.wait_requests(3)
+    for req in reqs:
+        assert req.header_all("connection") == ["close"], req.head
+    assert origin.connection_count() == 3
+    for conn in origin.connections():
+        wait_conn_closed(origin, conn.id)
+
+
+def test_httpclose_in_frontend(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, fe="option httpclose")
+    with Conn(port) as c:
+        r = _get(c)
+        assert r.status == 200 and r.header_all("connection") == ["close"], r
+        assert c.closed_within(3)
+    req = origin.wait_requests(1)[0]
+    assert req.header("connection") is None, req.head     # server side unaffected
+    time.sleep(0.1)
+    assert conn_is_open(origin, req.conn_id)
+
+
+def test_httpclose_in_backend(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, be="option httpclose")
+    with Conn(port) as c:
+        r1, r2 = _get(c), _get(c)
+        assert r1.header("connection") is None and r2.status == 200, r1
+    reqs = origin.wait_requests(2)
+    assert [r.header("connection") for r in reqs] == ["close", "close"]
+    assert origin.connection_count() == 2
+    wait_conn_closed(origin, 1)
+    wait_conn_closed(origin, 2)
+
+
+def test_httpclose_in_listen_closes_both(cfg, sluice, origin):
+    port = free_port()
+    sluice(cfg(f"""
+global
+    nbthread 1
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+listen app
+    bind 127.0.0.1:{port}
+    option httpclose
+    server s1 127.0.0.1:{origin.port}
+"""), wait_ports=[port])
+    with Conn(port) as c:
+        r = _get(c)
+        assert r.status == 200 and r.header_all("connection") == ["close"], r
+        assert c.closed_within(3)
+    req = origin.wait_requests(1)[0]
+    assert req.header_all("connection") == ["close"], req.head
+    wait_conn_closed(origin, req.conn_id)
+
+
+def test_last_connection_option_wins(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, be="option http-server-close\noption http-keep-alive")
+    with Conn(port) as c:
+        _get(c)
+        _get(c)
+    assert origin.connection_count() == 1
+    assert all(r.header("connection") is None for r in origin.requests())
+
+
+# -- timeouts ---------------------------------------------------------------------------------
+
+def test_timeout_http_keep_alive_silent_close(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, defaults="timeout http-keep-alive 300ms")
+    with Conn(port) as c:
+        assert _get(c).status == 200
+        # closed silently (no 408), well before timeout client (5 s)
+        assert c.closed_within(3.5)
+
+
+def test_timeout_http_keep_alive_not_applied_inside_request(cfg, sluice, origin):
+    # a request that is slowly sent after the first byte is covered by http-request (here
+    # unset: timeout client), not by http-keep-alive
+    port = _start(sluice, cfg, origin, defaults="timeout http-keep-alive 300ms")
+    with Conn(port) as c:
+        assert _get(c).status == 200
+        c.send(b"GET / HTTP/1.1\r\n")
+        time.sleep(0.6)
+        c.send(b"Host: a\r\n\r\n")
+        assert c.response().status == 200
+
+
+def test_timeout_http_request_408_on_silent_connection(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, defaults="timeout http-request 300ms")
+    with Conn(port) as c:
+        assert c.read_to_eof(4) == error_page(408)
+    assert origin.connection_count() == 0
+
+
+def test_timeout_http_request_408_on_partial_request(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, defaults="timeout http-request 300ms")
+    with Conn(port) as c:
+        c.send(b"GET / HTTP/1.1\r\nHost: a\r\n")
+        assert c.read_to_eof(4) == error_page(408)
+    assert origin.bytes_received() == 0
+
+
+def test_timeout_http_request_silent_close_between_requests(cfg, sluice, origin):
+    # 3.4: expiry while waiting for a second request with nothing received: silent close
+    port = _start(sluice, cfg, origin, defaults="timeout http-request 300ms")
+    with Conn(port) as c:
+        assert _get(c).status == 200
+        assert c.closed_within(3.5)
