@@ -182,7 +182,9 @@ bool HttpSession::step() {
       SLUICE_STEP(request_body());
       SLUICE_STEP(write_server());
       SLUICE_STEP(read_server());
-      if (phase_ == Phase::kExchange) SLUICE_STEP(res_head_done_ ? response_body() : parse_response());
+      if (phase_ == Phase::kExchange && !res_head_done_) SLUICE_STEP(parse_response());
+      // The body right after its head, so that both leave in one write.
+      if (phase_ == Phase::kExchange && res_head_done_) SLUICE_STEP(response_body());
       SLUICE_STEP(write_client());
       if (phase_ == Phase::kExchange && req_done_ && res_done_ && pending(to_cli_, to_cli_off_) == 0) {
         end_transaction();
