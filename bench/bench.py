@@ -216,7 +216,7 @@ class Candidate:
         vars = dict(THREADS=self.threads, PORT=port, BACKEND_PORT=backend_port, RUN=run,
                     GLOBAL_EXTRA=self.extra, STREAM_MODULE=ctx.tools.stream_module)
         if self.kind == "sluice":
-            cfg = render("sluice-tcp.cfg", run / f"{tag}.cfg", **vars)
+            cfg = render(f"sluice-{self.mode}.cfg", run / f"{tag}.cfg", **vars)
             cmd = [ctx.tools.sluice, "-f", str(cfg)]
         elif self.kind == "haproxy":
             cfg = render(f"haproxy-{self.mode}.cfg", run / f"{tag}.cfg", **vars)
@@ -241,7 +241,7 @@ class Candidate:
         return proc
 
     def mode_text(self) -> str:
-        return {"sluice": "TCP", "haproxy": self.mode.upper(), "nginx": "stream" if self.mode == "tcp" else "http"}[self.kind]
+        return {"sluice": self.mode.upper(), "haproxy": self.mode.upper(), "nginx": "stream" if self.mode == "tcp" else "http"}[self.kind]
 
 
 # --------------------------------------------------------------------------- the run
@@ -576,10 +576,6 @@ def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[s
                 if scn in ("http-close", "http-keepalive", "tcp-keepalive", "tcp-connrate"):
                     chart_rows.append((f"{scn} {t}t", label, m))
             lines.append("")
-        if scn in ("http-close", "http-keepalive") and "sluice" in args.candidates:
-            lines += ["sluice has no HTTP mode yet: it runs in TCP mode and forwards the bytes, one server "
-                      "connection per client connection; HAProxy (mode http) and nginx (proxy_pass, upstream "
-                      "keepalive) parse HTTP and reuse server connections.", ""]
         for r in failed:
             lines.append(f"- failed run: {r['label']} {r['threads']}t rep {r.get('rep')}: {r['error']}")
         if failed:

@@ -1,11 +1,55 @@
 #include "app/build.h"
 
+#include "http/http.h"
+
 #include <sched.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 namespace sluice::app {
+
+namespace {
+
+// An errorfile is re-emitted through the H1 encoder, as HAProxy does: names come out
+// lower-case and the status line normalised. The configuration parser validated it.
+std::string normalise_errorfile(const std::string& raw) {
+  if (raw.empty()) return raw;
+  http::ResponseParser parser;
+  if (parser.parse(raw) != http::ParseStatus::kComplete) return raw;
+  std::string out;
+  http::append_response_head(parser.head(), out);
+  out.append(raw, parser.consumed(), std::string::npos);
+  return out;
+}
+
+void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
+  using CM = proxy::HttpSettings::ConnMode;
+  switch (p.http_conn_mode) {
+    case config::HttpConnMode::kKeepAlive: h.conn_mode = CM::kKeepAlive; break;
+    case config::HttpConnMode::kServerClose: h.conn_mode = CM::kServerClose; break;
+    case config::HttpConnMode::kClose: h.conn_mode = CM::kClose; break;
+  }
+  using R = proxy::HttpSettings::Reuse;
+  switch (p.http_reuse) {
+    case config::HttpReuse::kNever: h.reuse = R::kNever; break;
+    case config::HttpReuse::kSafe: h.reuse = R::kSafe; break;
+    case config::HttpReuse::kAggressive: h.reuse = R::kAggressive; break;
+    case config::HttpReuse::kAlways: h.reuse = R::kAlways; break;
+  }
+  h.forwardfor.enabled = p.forwardfor.enabled;
+  h.forwardfor.header = p.forwardfor.header;
+  h.forwardfor.has_except = p.forwardfor.has_except;
+  h.forwardfor.except = p.forwardfor.except;
+  h.forwardfor.if_none = p.forwardfor.if_none;
+  h.httplog = p.option_httplog;
+  h.request_rules = p.http_request_rules;
+  h.response_rules = p.http_response_rules;
+  for (const auto& u : p.use_backends) h.use_backends.push_back({u.cond, u.backend_index});
+  for (const auto& e : p.errorfiles) h.errorfiles.emplace_back(e.status, normalise_errorfile(e.response));
+}
+
+}  // namespace
 
 int usable_cpus() {
   cpu_set_t set;
@@ -162,6 +206,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     for (const auto& t : p.logs) s.logs.push_back(to_runtime(t));
     s.tcplog = p.option_tcplog;
     s.dontlognull = p.option_dontlognull;
+    s.timeouts.http_request = p.timeouts.http_request;
+    s.timeouts.http_keep_alive = p.timeouts.http_keep_alive;
+    s.http = p.mode == config::Mode::kHttp;
+    if (s.http) http_settings(p, s.h);
     plan.proxies.push_back(std::move(s));
   }
   return plan;

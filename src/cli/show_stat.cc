@@ -255,7 +255,7 @@ void proxy_rows(const stats::ProxySnapshot& px, const Options& o, std::vector<Ro
     v[kConnRateMax] = num(c.conn_rate_max);
     v[kConnTot] = num(c.conn_tot);
     if (px.mode == "http") {
-      v[kIntercepted] = "0";
+      v[kIntercepted] = num(c.intercepted);
       v[kCacheLookups] = v[kCacheHits] = "0";
     }
     v[kDcon] = v[kDses] = "0";

@@ -52,9 +52,11 @@ void kw_mode(Parser& p, Line& l) {
     p.cur_proxy().cfg.mode = Mode::kTcp;
     return;
   }
-  if (m == "http")
-    throw ConfigError{l.where + "'mode http' is not supported by sluice yet (HTTP mode is planned); "
-                                "only 'mode tcp' is available."};
+  if (m == "http") {
+    no_extra(l, 2);
+    p.cur_proxy().cfg.mode = Mode::kHttp;
+    return;
+  }
   if (m == "log" || m == "spop")
     throw ConfigError{fmt::format("{}'mode {}' is not supported by sluice yet.", l.where, m)};
   if (m == "health")

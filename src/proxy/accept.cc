@@ -11,6 +11,7 @@
 
 #include <cerrno>
 
+#include "proxy/http_session.h"
 #include "proxy/tcp_session.h"
 #include "proxy/worker.h"
 
@@ -149,7 +150,8 @@ void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer) 
   fc.conn_rate.add(now);
   fc.sess_rate.add(now);
   fc.smax.raise_to(static_cast<uint64_t>(fe.feconn.current()));
-  auto* s = new TcpSession(*this, l, fd, peer);
+  Session* s = fe.settings.http ? static_cast<Session*>(new HttpSession(*this, l, fd, peer))
+                                : static_cast<Session*>(new TcpSession(*this, l, fd, peer));
   session_opened(s);
   s->start();
 }
@@ -177,7 +179,13 @@ void Worker::pause_until_next_second(ListenerWatch& watch) {
   if (!rate_timer_.armed() || rate_timer_.expiry() > next) loop_.timers().arm(rate_timer_, next);
 }
 
-void Worker::on_timer(core::Timer&) { resume_paused(); }
+void Worker::on_timer(core::Timer& t) {
+  if (&t == &purge_timer_) {
+    purge_idle();
+    return;
+  }
+  resume_paused();
+}
 
 void Worker::resume_paused() {
   if (paused_ == 0 || soft_stopping_) return;

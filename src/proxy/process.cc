@@ -1,5 +1,8 @@
 #include "proxy/process.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -104,6 +107,13 @@ base::Result<void> Process::bind_all() {
           set_threads(*l, shards[si]);
           struct stat st{};
           if (fstat(l->fd, &st) == 0) l->inode = st.st_ino;
+          if (p->settings.http && a.kind != net::ListenAddress::Kind::kUnix) {
+            // HTTP answers are often written in two parts (a head, then a body that arrives
+            // later); Nagle would hold the second behind the client's delayed ACK. Accepted
+            // sockets inherit the option from the listener: no system call per connection.
+            int one = 1;
+            setsockopt(l->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+          }
           if (a.kind == net::ListenAddress::Kind::kInet) {
             l->port = a.addr.port();
           } else if (a.kind == net::ListenAddress::Kind::kInheritedFd) {

@@ -8,6 +8,7 @@
 #include "lb/algorithm.h"
 #include "lb/server.h"
 #include "net/address.h"
+#include "rules/rules.h"
 
 namespace sluice::proxy {
 
@@ -20,6 +21,40 @@ struct Timeouts {
   uint32_t client_fin = 0;
   uint32_t server_fin = 0;
   uint32_t queue = 0;     // resolved: `timeout queue`, else `timeout connect`
+  uint32_t http_request = 0;
+  uint32_t http_keep_alive = 0;
+};
+
+// HTTP-mode settings of a proxy (specs/http1.md 3, 4, 5).
+struct HttpSettings {
+  enum class ConnMode { kKeepAlive, kServerClose, kClose };
+  ConnMode conn_mode = ConnMode::kKeepAlive;
+  enum class Reuse { kNever, kSafe, kAggressive, kAlways };
+  Reuse reuse = Reuse::kSafe;                 // backends
+  struct ForwardFor {
+    bool enabled = false;
+    std::string header = "x-forwarded-for";
+    bool has_except = false;
+    rules::Network except;
+    bool if_none = false;
+  };
+  ForwardFor forwardfor;
+  bool httplog = false;
+  std::vector<rules::HttpRule> request_rules;
+  std::vector<rules::HttpRule> response_rules;
+  struct UseBackend {
+    rules::Condition cond;
+    int backend = -1;                         // proxy index
+  };
+  std::vector<UseBackend> use_backends;
+  // status -> the complete response to send instead of the built-in page (already normalised
+  // by the H1 encoder); an empty string means: send nothing and close.
+  std::vector<std::pair<int, std::string>> errorfiles;
+  const std::string* errorfile(int status) const {
+    for (auto it = errorfiles.rbegin(); it != errorfiles.rend(); ++it)
+      if (it->first == status) return &it->second;
+    return nullptr;
+  }
 };
 
 enum class LogFormat { kRfc3164, kRfc5424, kShort, kRaw };
@@ -73,6 +108,8 @@ struct ProxySettings {
   std::vector<LogTarget> logs;
   bool tcplog = false;
   bool dontlognull = false;
+  bool http = false;                      // mode http
+  HttpSettings h;
 };
 
 enum class MultiQueue { kOn, kFair, kOff };

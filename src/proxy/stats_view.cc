@@ -41,6 +41,19 @@ void accumulate(stats::Counters& c, const stats::TrafficCounters& t, uint64_t no
   c.conn_rate += t.conn_rate.read(now_ms);
   c.conn_rate_max += t.conn_rate.max();
   last_sess_ms = std::max(last_sess_ms, t.last_sess_ms.get());
+  c.req_tot += t.req_tot.get();
+  c.hrsp_1xx += t.hrsp[0].get();
+  c.hrsp_2xx += t.hrsp[1].get();
+  c.hrsp_3xx += t.hrsp[2].get();
+  c.hrsp_4xx += t.hrsp[3].get();
+  c.hrsp_5xx += t.hrsp[4].get();
+  c.hrsp_other += t.hrsp[5].get();
+  c.dreq += t.dreq.get();
+  c.dresp += t.dresp.get();
+  c.intercepted += t.intercepted.get();
+  c.reuse += t.reuse.get();
+  c.req_rate += t.req_rate.read(now_ms);
+  c.req_rate_max += t.req_rate.max();
 }
 
 int64_t age_s(uint64_t last_ms, uint64_t now_ms) {
@@ -138,7 +151,7 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
     ps.id = p.settings.id;
     ps.is_frontend = p.settings.frontend;
     ps.is_backend = p.settings.backend;
-    ps.mode = "tcp";
+    ps.mode = p.settings.http ? "http" : "tcp";
     ps.maxconn = p.feconn.limit();   // `set maxconn frontend` changes it
     ps.frontend_status = p_.stopping() ? "STOP" : "OPEN";
     uint64_t fe_last = 0, be_last = 0;

@@ -12,6 +12,7 @@
 #include "base/assert.h"
 #include "base/clock.h"
 #include "net/socket.h"
+#include "proxy/server_pick.h"
 #include "proxy/worker.h"
 
 namespace sluice::proxy {
@@ -22,9 +23,6 @@ namespace {
 // session remembers readiness itself and stops calling read/write at EAGAIN.
 constexpr uint32_t kWatchEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 
-// After a quick connect failure, HAProxy waits before trying the same server again so that
-// a restarting server is not hammered; a redispatch to another server goes at once.
-constexpr uint64_t kRetryTurnaroundMs = 1000;
 
 }  // namespace
 
@@ -130,30 +128,13 @@ bool TcpSession::retry_from_queue() {
 }
 
 bool TcpSession::pick_server(bool redispatch) {
-  // A few candidates are enough: a redispatch asks again, and the algorithms already leave
-  // out full servers. Asking for every server would make each pick O(servers).
-  constexpr std::size_t kCandidates = 3;
-  thread_local std::vector<lb::Server*> candidates;
   lb::PickContext ctx;
   ctx.client = &client_;
   ctx.now_ms = w_.loop().now_ms();
-  be_->backend->candidates(ctx, candidates, kCandidates);
-  lb::Server* previous = srv_;
-  for (lb::Server* s : candidates) {
-    if (redispatch && s == previous && candidates.size() > 1) continue;
-    if (!s->try_acquire()) continue;
-    if (previous) previous->release();
-    srv_ = s;
-    auto& sc = w_.srv_counters(be_->server_base + s->index());
-    sc.lbtot.add();
-    sc.stot.add();
-    sc.smax.raise_to(static_cast<uint64_t>(s->current_conns()));
-    sc.sess_rate.add(w_.loop().now_ms());
-    sc.last_sess_ms.set(w_.loop().now_ms());
-    w_.be_counters(be_->index).lbtot.add();
-    return true;
-  }
-  return previous != nullptr && redispatch;   // keep the previous server if nothing else fits
+  lb::Server* s = take_server(w_, *be_, ctx, srv_, redispatch);
+  if (!s) return false;
+  srv_ = s;
+  return true;
 }
 
 void TcpSession::start_connect() {
@@ -207,12 +188,7 @@ void TcpSession::on_connect_failed(int err, bool timeout) {
   ++retries_done_;
   bc.wretr.add();
   w_.srv_counters(be_->server_base + srv_->index()).wretr.add();
-  // `option redispatch`: +P on every Pth retry, -N on the Nth retry before the last
-  // (-1 = the last one), 0 never.
-  int rd = be_->settings.redispatch;
-  int retries = be_->settings.retries;
-  bool redispatch = rd > 0 ? (retries_done_ % rd == 0) : rd < 0 ? (retries_done_ == retries + 1 + rd) : false;
-  if (redispatch) {
+  if (redispatch_due(be_->settings, retries_done_)) {
     lb::Server* old = srv_;
     pick_server(true);
     if (srv_ != old) {
@@ -491,11 +467,7 @@ void TcpSession::finish(const char* term) {
     w_.process().server_slot_freed(*be_);
   }
   if (be_ && term[0] != 'P') be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
-  l_.given[static_cast<std::size_t>(l_.position[static_cast<std::size_t>(w_.id())])].fetch_sub(
-      1, std::memory_order_relaxed);
-  l_.line->limit.release();
-  fe_.feconn.release();
-  w_.process().actconn().release();
+  release_client_slots(w_, l_);
   w_.session_closed(this);
 }
 

@@ -22,30 +22,27 @@
 #include "core/event_loop.h"
 #include "net/address.h"
 #include "proxy/process.h"
+#include "proxy/session.h"
 
 namespace sluice::proxy {
 
 class Worker;
 
-class TcpSession : public core::Deferred, public core::TimerHandler {
+class TcpSession : public Session {
  public:
   // Takes ownership of `fd`; the connection slots (global, frontend, bind line) have already
   // been acquired by the accept path and are released when the session ends.
   TcpSession(Worker& w, Listener& l, int fd, const net::SocketAddress& client);
   ~TcpSession() override;
 
-  void start();
-  // Closes both sides at once (hard stop, hard-stop-after).
-  void abort(const char* reason);
-  // Waiting in the backend queue: tries to take a server slot now. Returns false if none was
-  // free (the session stays queued). Worker-local.
-  bool retry_from_queue();
+  void start() override;
+  void abort(const char* reason) override;
+  bool retry_from_queue() override;
+  bool uses_server(const lb::Server* srv) const override { return srv_ == srv; }
 
   // The server this session is connected (or connecting) to, null before the first pick.
   // Worker-local.
   const lb::Server* server() const { return srv_; }
-
-  std::size_t slot = 0;   // position in the worker's session list
 
  private:
   struct End : core::IoHandler {

@@ -6,6 +6,7 @@
 
 #include "base/assert.h"
 #include "core/thread_plan.h"
+#include "proxy/http_session.h"
 #include "proxy/tcp_session.h"
 
 namespace sluice::proxy {
@@ -40,6 +41,9 @@ void Worker::thread_main() {
   // never started (their slots are released like any other session's).
   drain_handoffs();
   while (!sessions_.empty()) sessions_.back()->abort("stop");
+  for (auto& list : idle_) {
+    while (!list.empty()) close_server_conn(list.back());
+  }
   close_listeners();
   for (core::Deferred* d : specials_open_) delete d;
   specials_open_.clear();
@@ -84,6 +88,12 @@ void Worker::request_soft_stop() {
   loop_.post([this] {
     soft_stopping_ = true;
     close_listeners();
+    // on_soft_stop() may close the session (swap-remove from sessions_): walk a copy.
+    std::vector<Session*> all(sessions_.begin(), sessions_.end());
+    for (Session* s : all) s->on_soft_stop();
+    for (auto& list : idle_) {
+      while (!list.empty()) close_server_conn(list.back());
+    }
     maybe_finish_soft_stop();
   });
 }
@@ -102,17 +112,91 @@ void Worker::request_dequeue() {
     dequeue_requested_.store(false, std::memory_order_release);
     // Oldest first; a session that still finds no slot stays in place. Snapshot the list:
     // a dequeued session leaves it, and may close at once.
-    std::vector<TcpSession*> batch(waiting_.begin(), waiting_.end());
-    for (TcpSession* s : batch)
+    std::vector<Session*> batch(waiting_.begin(), waiting_.end());
+    for (Session* s : batch)
       if (!s->retry_from_queue()) break;
   });
 }
 
-void Worker::queue_session(TcpSession* s) { waiting_.push_back(s); }
+void Worker::queue_session(Session* s) { waiting_.push_back(s); }
 
-void Worker::unqueue_session(TcpSession* s) {
+void Worker::unqueue_session(Session* s) {
   auto it = std::find(waiting_.begin(), waiting_.end(), s);
   if (it != waiting_.end()) waiting_.erase(it);
+}
+
+// Idle server connections live `pool-purge-delay` (HAProxy's default, 5 s) after their last use.
+namespace {
+constexpr uint64_t kPoolPurgeDelayMs = 5000;
+// Most idle connections kept per server and thread.
+constexpr std::size_t kPoolMaxPerServer = 256;
+}  // namespace
+
+void ServerConn::on_io(uint32_t events) {
+  if (fd < 0) return;
+  if (owner) {
+    owner->on_server_io(events);
+    return;
+  }
+  // Idle: the server closed it, or sent bytes nobody asked for. Either way it is unusable.
+  w->close_server_conn(this);
+}
+
+ServerConn* Worker::take_idle(int srv_global, bool safe_only) {
+  if (idle_.empty()) return nullptr;
+  auto& list = idle_[static_cast<std::size_t>(srv_global)];
+  for (auto it = list.rbegin(); it != list.rend(); ++it) {
+    ServerConn* c = *it;
+    if (safe_only && c->requests < 2) continue;
+    list.erase(std::next(it).base());
+    --idle_count_;
+    return c;
+  }
+  return nullptr;
+}
+
+void Worker::park_idle(ServerConn* c) {
+  if (idle_.empty()) idle_.resize(static_cast<std::size_t>(process_.total_servers()));
+  auto& list = idle_[static_cast<std::size_t>(c->srv_global)];
+  c->owner = nullptr;
+  c->idle_since_ms = loop_.now_ms();
+  if (list.size() >= kPoolMaxPerServer || soft_stopping_) {
+    close_server_conn(c);
+    return;
+  }
+  list.push_back(c);
+  ++idle_count_;
+  if (!purge_timer_.armed()) loop_.timers().arm(purge_timer_, loop_.now_ms() + kPoolPurgeDelayMs);
+}
+
+void Worker::close_server_conn(ServerConn* c) {
+  if (c->fd < 0) return;
+  if (!c->owner && !idle_.empty()) {
+    auto& list = idle_[static_cast<std::size_t>(c->srv_global)];
+    auto it = std::find(list.begin(), list.end(), c);
+    if (it != list.end()) {
+      list.erase(it);
+      --idle_count_;
+    }
+  }
+  close(c->fd);   // also leaves epoll
+  c->fd = -1;
+  loop_.defer_free(c);
+}
+
+void Worker::purge_idle() {
+  uint64_t now = loop_.now_ms();
+  uint64_t next = 0;
+  for (auto& list : idle_) {
+    // Oldest first: stop at the first one still young enough.
+    while (!list.empty() && list.front()->idle_since_ms + kPoolPurgeDelayMs <= now)
+      close_server_conn(list.front());
+    if (!list.empty()) {
+      uint64_t due = list.front()->idle_since_ms + kPoolPurgeDelayMs;
+      if (next == 0 || due < next) next = due;
+    }
+  }
+  if (next) loop_.timers().arm(purge_timer_, next);
 }
 
 void Worker::close_listeners() {
@@ -131,7 +215,7 @@ void Worker::maybe_finish_soft_stop() {
   if (soft_stopping_ && sessions_.empty() && accq_.size_estimate() == 0) loop_.stop();
 }
 
-void Worker::session_opened(TcpSession* s) {
+void Worker::session_opened(Session* s) {
   s->slot = sessions_.size();
   sessions_.push_back(s);
   sessions_count_.store(sessions_.size(), std::memory_order_relaxed);
@@ -139,13 +223,13 @@ void Worker::session_opened(TcpSession* s) {
 
 void Worker::shutdown_sessions_of(const lb::Server* srv) {
   // abort() removes the session from sessions_ (swap-remove), so pick the victims first.
-  std::vector<TcpSession*> victims;
-  for (TcpSession* s : sessions_)
-    if (s->server() == srv) victims.push_back(s);
-  for (TcpSession* s : victims) s->abort("shutdown-sessions");
+  std::vector<Session*> victims;
+  for (Session* s : sessions_)
+    if (s->uses_server(srv)) victims.push_back(s);
+  for (Session* s : victims) s->abort("shutdown-sessions");
 }
 
-void Worker::session_closed(TcpSession* s) {
+void Worker::session_closed(Session* s) {
   // Swap-remove: O(1), the moved session learns its new slot.
   std::size_t i = s->slot;
   SLUICE_ASSERT(i < sessions_.size() && sessions_[i] == s);

@@ -14,12 +14,27 @@
 #include "core/event_loop.h"
 #include "proxy/log.h"
 #include "proxy/process.h"
+#include "proxy/session.h"
 #include "stats/counters.h"
 
 namespace sluice::proxy {
 
-class TcpSession;
+class HttpSession;
+class Session;
 class Worker;
+
+// A connection to a server opened for HTTP. It belongs to one session while a request uses it
+// and waits in its worker's idle pool between requests (http-reuse), watched for the server
+// closing it. Worker-local.
+struct ServerConn : core::IoHandler, core::Deferred {
+  Worker* w = nullptr;
+  int fd = -1;
+  int srv_global = -1;            // global server index (Process::server_by_global_index)
+  HttpSession* owner = nullptr;   // null while idle in the pool
+  uint32_t requests = 0;          // requests it carried
+  uint64_t idle_since_ms = 0;
+  void on_io(uint32_t events) override;
+};
 
 // This worker's registration of one listening socket.
 class ListenerWatch : public core::IoHandler {
@@ -103,11 +118,11 @@ class Worker : public core::TimerHandler {
   uint64_t sessions() const { return sessions_count_.load(std::memory_order_relaxed); }
 
   // Session bookkeeping. Worker-local.
-  void session_opened(TcpSession* s);
-  void session_closed(TcpSession* s);
+  void session_opened(Session* s);
+  void session_closed(Session* s);
   // Backend queue (server maxconn reached everywhere): sessions wait here in arrival order.
-  void queue_session(TcpSession* s);
-  void unqueue_session(TcpSession* s);
+  void queue_session(Session* s);
+  void unqueue_session(Session* s);
   // `on-marked-down shutdown-sessions`: closes every session of this worker that uses `srv`.
   // Worker-local (the health check's hook posts it to every worker).
   void shutdown_sessions_of(const lb::Server* srv);
@@ -115,6 +130,15 @@ class Worker : public core::TimerHandler {
   // frees it (deferred) when closed, or at exit. Worker-local.
   void special_opened(core::Deferred* conn);
   void special_closed(Process::SpecialListener& l, core::Deferred* conn);
+
+  // Idle server connections (HTTP reuse). Worker-local. take_idle() returns the most recently
+  // parked connection to that server (with `safe_only`, one that carried two requests or
+  // more), or null.
+  ServerConn* take_idle(int srv_global, bool safe_only);
+  void park_idle(ServerConn* c);
+  // Closes a server connection (owned or idle) and frees it after this loop iteration.
+  void close_server_conn(ServerConn* c);
+  std::size_t idle_conns() const { return idle_count_; }
 
   // Accept path (accept.cc). Worker-local unless stated.
   void accept_from(ListenerWatch& watch);
@@ -149,16 +173,20 @@ class Worker : public core::TimerHandler {
   Activity activity_;
   std::vector<std::unique_ptr<ListenerWatch>> watches_;
   std::vector<std::unique_ptr<SpecialWatch>> special_watches_;
-  std::vector<TcpSession*> sessions_;   // unordered; a session knows its slot
+  std::vector<Session*> sessions_;   // unordered; a session knows its slot
   std::atomic<uint64_t> sessions_count_{0};
   std::unordered_set<core::Deferred*> specials_open_;
   int paused_ = 0;
   bool soft_stopping_ = false;
   std::atomic<bool> resume_requested_{false};
   std::atomic<bool> dequeue_requested_{false};
-  std::deque<TcpSession*> waiting_;   // queued sessions, oldest first
+  std::deque<Session*> waiting_;   // queued sessions, oldest first
   core::BoundedQueue<Handoff> accq_{1024};
   core::Timer rate_timer_{this};   // resumes listeners paused by maxconnrate
+  core::Timer purge_timer_{this};  // closes idle server connections after pool-purge-delay
+  std::vector<std::vector<ServerConn*>> idle_;   // per global server, oldest first
+  std::size_t idle_count_ = 0;
+  void purge_idle();
   std::thread thread_;
 };
 

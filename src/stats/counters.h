@@ -77,6 +77,14 @@ struct alignas(64) TrafficCounters {
   LocalCounter ereq;       // request errors (frontends)
   LocalCounter eint;       // internal errors
   LocalCounter last_sess_ms;   // monotonic ms of the last session, 0 never
+  // HTTP mode.
+  LocalCounter req_tot;    // requests (frontends: received; backends/servers: forwarded)
+  LocalCounter hrsp[6];    // responses by class: 1xx..5xx, other
+  LocalCounter dreq;       // requests denied by rules
+  LocalCounter dresp;      // responses denied by rules
+  LocalCounter intercepted;   // requests answered by sluice itself (return, redirect)
+  LocalCounter reuse;      // requests sent on a reused idle server connection
+  LocalRate req_rate;
   LocalRate sess_rate;
   LocalRate conn_rate;
 };

@@ -27,6 +27,7 @@ struct Counters {
   // HTTP-mode proxies only (show stat columns 39-44, 46-48); TCP rows leave them empty.
   uint64_t hrsp_1xx = 0, hrsp_2xx = 0, hrsp_3xx = 0, hrsp_4xx = 0, hrsp_5xx = 0, hrsp_other = 0;
   uint64_t req_tot = 0, req_rate = 0, req_rate_max = 0;
+  uint64_t intercepted = 0;
 };
 
 struct ServerSnapshot {

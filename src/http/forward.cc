@@ -1,0 +1,229 @@
+// Field rewrites applied when a message is forwarded HTTP/1 to HTTP/1 (specs/http1.md 2.8,
+// 3.2, 4.3) and the proxy's own error pages (5.1, 5.2).
+#include <cstdio>
+
+#include "http/forward.h"
+
+namespace sluice::http {
+namespace {
+
+std::string_view trim_ows(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+template <typename Fn>
+void each_token(std::string_view v, Fn&& fn) {
+  while (true) {
+    auto comma = v.find(',');
+    std::string_view e = trim_ows(v.substr(0, comma));
+    if (!e.empty()) fn(e);
+    if (comma == std::string_view::npos) return;
+    v.remove_prefix(comma + 1);
+  }
+}
+
+// Keeps the tokens of a list for which keep(token) is true; returns the rebuilt value and
+// whether anything was removed.
+template <typename Keep>
+std::string filter_tokens(std::string_view v, Keep&& keep, bool& removed) {
+  std::string out;
+  removed = false;
+  each_token(v, [&](std::string_view t) {
+    if (!keep(t)) {
+      removed = true;
+      return;
+    }
+    if (!out.empty()) out += ", ";
+    out += t;
+  });
+  return out;
+}
+
+std::string_view kept(std::deque<std::string>& storage, std::string s) {
+  return storage.emplace_back(std::move(s));
+}
+
+// Connection and Upgrade pairing (2.8): Upgrade stays only if Connection lists upgrade, and the
+// upgrade token stays only if an Upgrade field remains. close/keep-alive tokens always go.
+void rewrite_connection(const MessageInfo& m, bool drop_upgrade_tokens,
+                        std::vector<Header>& f, std::deque<std::string>& st) {
+  bool upgrade_left = false;
+  if (m.has_upgrade) {
+    for (auto it = f.begin(); it != f.end();) {
+      if (!iequals(it->name, "upgrade")) {
+        ++it;
+        continue;
+      }
+      if (!m.conn_upgrade) {
+        it = f.erase(it);
+        continue;
+      }
+      bool removed = false;
+      std::string v = filter_tokens(it->value, [&](std::string_view t) {
+        return !(drop_upgrade_tokens && (iequals(t, "h2c") || iequals(t, "h2")));
+      }, removed);
+      if (v.empty()) {
+        it = f.erase(it);
+        continue;
+      }
+      if (removed) it->value = kept(st, std::move(v));
+      upgrade_left = true;
+      ++it;
+    }
+  }
+  for (auto it = f.begin(); it != f.end();) {
+    if (!iequals(it->name, "connection")) {
+      ++it;
+      continue;
+    }
+    bool removed = false;
+    std::string v = filter_tokens(it->value, [&](std::string_view t) {
+      if (iequals(t, "close") || iequals(t, "keep-alive")) return false;
+      if (iequals(t, "upgrade")) return upgrade_left;
+      return true;
+    }, removed);
+    if (v.empty()) {
+      it = f.erase(it);
+      continue;
+    }
+    if (removed) it->value = kept(st, std::move(v));
+    ++it;
+  }
+}
+
+// One `content-length` with the canonical value at the first field's place, or none.
+void rewrite_framing(const MessageInfo& m, bool drop_all, std::vector<Header>& f,
+                     std::deque<std::string>& st) {
+  bool cl_done = false, te_done = false;
+  for (auto it = f.begin(); it != f.end();) {
+    bool cl = iequals(it->name, "content-length");
+    bool te = !cl && iequals(it->name, "transfer-encoding");
+    if (!cl && !te) {
+      ++it;
+      continue;
+    }
+    if (drop_all || (cl && (m.has_transfer_encoding || cl_done)) || (te && te_done)) {
+      it = f.erase(it);
+      continue;
+    }
+    if (cl) {
+      it->value = kept(st, std::to_string(m.content_length));
+      cl_done = true;
+    } else {
+      it->value = "chunked";
+      te_done = true;
+    }
+    ++it;
+  }
+}
+
+}  // namespace
+
+void rewrite_request_fields(const RequestHead& h, std::vector<Header>& f,
+                            std::deque<std::string>& st) {
+  rewrite_connection(h, true, f, st);
+  rewrite_framing(h, false, f, st);
+  // TE is reduced to `trailers` when listed, else dropped (4.3).
+  for (auto it = f.begin(); it != f.end();) {
+    if (!iequals(it->name, "te")) {
+      ++it;
+      continue;
+    }
+    bool trailers = false;
+    each_token(it->value, [&](std::string_view t) {
+      if (iequals(t.substr(0, t.find(';')), "trailers")) trailers = true;
+    });
+    if (!trailers) {
+      it = f.erase(it);
+      continue;
+    }
+    it->value = "trailers";
+    ++it;
+  }
+}
+
+void rewrite_response_fields(const ResponseHead& h, bool tunnel, std::vector<Header>& f,
+                             std::deque<std::string>& st) {
+  rewrite_connection(h, false, f, st);
+  // 204 and tunnels carry no framing (2.6); 304 and HEAD keep theirs unchanged.
+  rewrite_framing(h, tunnel || h.status == 204 || (h.status >= 100 && h.status < 200), f, st);
+}
+
+std::string_view error_reason(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 407: return "Unauthorized";
+    case 408: return "Request Time-out";
+    case 410: return "Gone";
+    case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
+    case 421: return "Misdirected Request";
+    case 422: return "Unprocessable Content";
+    case 425: return "Too Early";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Time-out";
+    default: return {};
+  }
+}
+
+namespace {
+std::string_view error_text(int status) {
+  switch (status) {
+    case 200: return "Service ready.";
+    case 400: return "Your browser sent an invalid request.";
+    case 401:
+    case 407: return "You need a valid user and password to access this content.";
+    case 403: return "Request forbidden by administrative rules.";
+    case 404: return "The resource could not be found.";
+    case 405: return "A request was made of a resource using a request method not supported by that resource.";
+    case 408: return "Your browser didn't send a complete request in time.";
+    case 410: return "The resource is no longer available and will not be available again.";
+    case 413: return "The request entity exceeds the maximum allowed.";
+    case 414: return "The URI provided was too long for the server to process.";
+    case 421: return "Request sent to a non-authoritative server.";
+    case 422: return "The server cannot process the contained instructions.";
+    case 425: return "Your browser sent early data.";
+    case 429: return "You have sent too many requests in a given amount of time.";
+    case 431: return "Request Header Fields Too Large.";
+    case 500: return "An internal server error occurred.";
+    case 501: return "The server does not support the functionality required to fulfill the request.";
+    case 502: return "The server returned an invalid or incomplete response.";
+    case 503: return "No server is available to handle this request.";
+    case 504: return "The server didn't respond in time.";
+    default: return {};
+  }
+}
+}  // namespace
+
+bool has_error_page(int status) { return !error_reason(status).empty(); }
+
+std::string error_page(int status) {
+  std::string_view reason = error_reason(status);
+  if (reason.empty()) {
+    status = 500;
+    reason = error_reason(500);
+  }
+  std::string body = "<html><body><h1>" + std::to_string(status) + " " + std::string(reason) +
+                     "</h1>\n" + std::string(error_text(status)) + "\n</body></html>\n";
+  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) + "\r\n";
+  out += "content-length: " + std::to_string(body.size()) + "\r\n";
+  out += "cache-control: no-cache\r\n";
+  if (status == 400 || status == 408) out += "connection: close\r\n";
+  out += "content-type: text/html\r\n\r\n";
+  out += body;
+  return out;
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,33 @@
+#pragma once
+// What changes in a message's fields when sluice forwards it (specs/http1.md 2.8, 3.2, 4.3),
+// and the proxy's built-in error pages (5.1, 5.2). Pure functions over parsed heads.
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "http/http.h"
+
+namespace sluice::http {
+
+// Rewrites the fields of a received request for the server: close/keep-alive tokens leave
+// `Connection` (dropped when empty), `Upgrade` stays only when paired with a `Connection:
+// upgrade` (h2/h2c tokens removed), `TE` is reduced to `trailers`, Content-Length is merged into
+// one canonical field (dropped with Transfer-Encoding) and Transfer-Encoding becomes `chunked`.
+// New values are kept in `storage`.
+void rewrite_request_fields(const RequestHead& h, std::vector<Header>& fields,
+                            std::deque<std::string>& storage);
+// The same for a response: framing fields are removed for 1xx, 204 and tunnels (101, 2xx to
+// CONNECT), kept for HEAD and 304.
+void rewrite_response_fields(const ResponseHead& h, bool tunnel, std::vector<Header>& fields,
+                             std::deque<std::string>& storage);
+
+// The reason phrase of sluice's own pages ("Bad request", "Gateway Time-out"), empty when
+// sluice has no page for that status.
+std::string_view error_reason(int status);
+bool has_error_page(int status);
+// A complete built-in error response, byte-identical to HAProxy's H1 form: HTTP/1.1 status
+// line, content-length, cache-control, connection: close (400 and 408), content-type, body.
+std::string error_page(int status);
+
+}  // namespace sluice::http

@@ -1,0 +1,1467 @@
+#include "proxy/http_session.h"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "base/assert.h"
+#include "base/clock.h"
+#include "http/forward.h"
+#include "net/socket.h"
+#include "proxy/server_pick.h"
+#include "proxy/worker.h"
+
+namespace sluice::proxy {
+
+namespace {
+
+constexpr uint32_t kWatchEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+// Bytes queued towards one side before sluice stops reading the other: bodies stream through
+// with bounded memory whatever their size.
+constexpr std::size_t kHighWater = 64 * 1024;
+
+std::string_view view_of(core::Buffer* b) {
+  return b ? std::string_view(b->read_ptr(), b->size()) : std::string_view{};
+}
+
+void consume(core::Buffer* b, std::size_t n) {
+  b->head += static_cast<uint32_t>(n);
+  if (b->empty()) b->reset();
+}
+
+// Room at the end of a buffer, moving its bytes to the front first when that makes room.
+uint32_t make_room(core::Buffer* b) {
+  if (b->room() == 0 && b->head > 0) {
+    std::memmove(b->data, b->read_ptr(), b->size());
+    b->tail -= b->head;
+    b->head = 0;
+  }
+  return b->room();
+}
+
+std::size_t pending(const std::string& s, std::size_t off) { return s.size() - off; }
+
+// `%{+Q}r`: quoted, with bytes outside 32..126, '#' and '"' written #XX (specs/http1.md 6.3).
+void append_log_escaped(std::string& out, std::string_view s) {
+  static const char* hex = "0123456789ABCDEF";
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c < 32 || c > 126 || c == '#' || c == '"') {
+      out += '#';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+}
+
+}  // namespace
+
+HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddress& client)
+    : w_(w),
+      l_(l),
+      fe_(*l.proxy),
+      cfd_(fd),
+      client_(client),
+      t_idle_ms_(w.loop().now_ms()),
+      c_last_ms_(t_idle_ms_),
+      s_last_ms_(t_idle_ms_),
+      timer_(this) {
+  cend_.s = this;
+  http::Limits lim;
+  auto bufsize = static_cast<std::size_t>(w.process().settings().bufsize);
+  // A start line longer than the buffer can hold is a 414; the head limit leaves HAProxy's
+  // tune.maxrewrite (1024) for rewrites.
+  lim.max_request_line = bufsize > 2 ? bufsize - 2 : bufsize;
+  lim.max_head = bufsize > 1024 ? bufsize - 1024 : bufsize;
+  req_parser_ = http::RequestParser(lim);
+  res_parser_ = http::ResponseParser(lim);
+}
+
+HttpSession::~HttpSession() { SLUICE_ASSERT(phase_ == Phase::kClosed); }
+
+const HttpSettings& HttpSession::be_http() const {
+  return be_ ? be_->settings.h : fe_.settings.h;
+}
+
+void HttpSession::start() {
+  if (!w_.loop().add(cfd_, kWatchEvents, &cend_)) {
+    w_.fe_counters(fe_.index).eint.add();
+    quiet_ = true;
+    finish("PR");
+    return;
+  }
+  const auto& s = fe_.settings;
+  if (!s.h.httplog && !s.tcplog && !s.logs.empty()) {
+    std::string local = l_.addr.kind == net::ListenAddress::Kind::kInet ? l_.addr.addr.to_string()
+                                                                          : l_.addr.text;
+    w_.logs().send(s.logs, kInfo,
+                   fmt::format("Connect from {} to {} ({}/HTTP)", client_.to_string(), local,
+                               s.name));
+  }
+  arm_timeout();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Event plumbing
+
+void HttpSession::on_client_io(uint32_t events) {
+  if (phase_ == Phase::kClosed) return;
+  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) c_rd_ = true;
+  if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) c_wr_ = true;
+  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) c_hup_ = true;
+  if (events & (EPOLLHUP | EPOLLERR)) c_err_ = true;
+  pump();
+}
+
+void HttpSession::on_server_io(uint32_t events) {
+  if (phase_ == Phase::kClosed) return;
+  if (!sc_) {
+    // Our private idle connection (http-reuse never) was closed by the server.
+    if (private_) {
+      w_.close_server_conn(private_);
+      private_ = nullptr;
+    }
+    return;
+  }
+  if (s_connecting_) {
+    if (events & (EPOLLERR | EPOLLHUP)) {
+      int err = net::pending_socket_error(sc_->fd);
+      on_connect_failed(err ? err : ECONNREFUSED, false);
+      pump();
+      return;
+    }
+    if (!(events & EPOLLOUT)) return;
+    on_connected();
+  }
+  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) s_rd_ = true;
+  if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) s_wr_ = true;
+  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) s_hup_ = true;
+  if (events & (EPOLLHUP | EPOLLERR)) s_err_ = true;
+  pump();
+}
+
+void HttpSession::pump() {
+  for (int guard = 0; guard < 1000; ++guard) {
+    bool progress = step();
+    if (phase_ == Phase::kClosed) return;
+    if (!progress) break;
+  }
+  arm_timeout();
+}
+
+bool HttpSession::step() {
+#define SLUICE_STEP(call)                       \
+  do {                                          \
+    progress |= (call);                         \
+    if (phase_ == Phase::kClosed) return false; \
+  } while (0)
+  bool progress = false;
+  switch (phase_) {
+    case Phase::kIdle:
+      SLUICE_STEP(read_client());
+      SLUICE_STEP(parse_request());
+      break;
+    case Phase::kQueued:
+    case Phase::kConnect:
+      if (c_err_) {
+        finish(phase_ == Phase::kQueued ? "CQ" : "CC");
+        return false;
+      }
+      SLUICE_STEP(read_client());
+      SLUICE_STEP(request_body());
+      break;
+    case Phase::kExchange:
+      SLUICE_STEP(read_client());
+      SLUICE_STEP(request_body());
+      SLUICE_STEP(write_server());
+      SLUICE_STEP(read_server());
+      if (phase_ == Phase::kExchange && !res_head_done_) SLUICE_STEP(parse_response());
+      // The body right after its head, so that both leave in one write.
+      if (phase_ == Phase::kExchange && res_head_done_) SLUICE_STEP(response_body());
+      SLUICE_STEP(write_client());
+      if (phase_ == Phase::kExchange && req_done_ && res_done_ && pending(to_cli_, to_cli_off_) == 0) {
+        end_transaction();
+        return phase_ != Phase::kClosed;
+      }
+      if (phase_ == Phase::kExchange && c_err_ && !res_done_) {
+        // The client reset the connection while its request was being served.
+        finish(res_head_sent_ ? "CD" : "CH");
+        return false;
+      }
+      break;
+    case Phase::kTunnel:
+      SLUICE_STEP(tunnel());
+      break;
+    case Phase::kClosing:
+      SLUICE_STEP(write_client());
+      if (pending(to_cli_, to_cli_off_) == 0) {
+        close_now();
+        return false;
+      }
+      break;
+    case Phase::kClosed:
+      return false;
+  }
+  return progress;
+#undef SLUICE_STEP
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client side
+
+bool HttpSession::read_client() {
+  if (c_eof_ || !c_rd_) return false;
+  // Only what the current state can use: a request head, its body, or tunnelled bytes.
+  // Pipelined requests wait in the kernel until the current transaction ends.
+  bool want = phase_ == Phase::kIdle || phase_ == Phase::kTunnel ||
+              ((phase_ == Phase::kQueued || phase_ == Phase::kConnect ||
+                phase_ == Phase::kExchange) && !req_done_);
+  if (!want) return false;
+  if (phase_ != Phase::kIdle && pending(to_srv_, to_srv_off_) >= kHighWater) return false;
+  if (!cin_) cin_ = w_.buffers().get();
+  uint32_t room = make_room(cin_);
+  if (room == 0) return false;
+  ssize_t n = recv(cfd_, cin_->write_ptr(), room, 0);
+  uint64_t now = w_.loop().now_ms();
+  if (n > 0) {
+    cin_->tail += static_cast<uint32_t>(n);
+    c_last_ms_ = now;
+    if (static_cast<uint32_t>(n) < room && !c_hup_) c_rd_ = false;
+    if (phase_ == Phase::kIdle && t_first_byte_ms_ == 0) {
+      t_first_byte_ms_ = now;
+      t_first_byte_wall_us_ = base::wall_us();
+    }
+    auto un = static_cast<uint64_t>(n);
+    w_.fe_counters(fe_.index).bin.add(un);
+    if (be_) w_.be_counters(be_->index).bin.add(un);
+    if (srv_) w_.srv_counters(be_->server_base + srv_->index()).bin.add(un);
+    return true;
+  }
+  if (n == 0) {
+    c_eof_ = true;
+    return true;
+  }
+  if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    c_rd_ = false;
+    return false;
+  }
+  if (errno == EINTR) return false;
+  c_eof_ = c_err_ = true;
+  return true;
+}
+
+bool HttpSession::write_client() {
+  if (pending(to_cli_, to_cli_off_) == 0 || !c_wr_) return false;
+  ssize_t n = send(cfd_, to_cli_.data() + to_cli_off_, pending(to_cli_, to_cli_off_), MSG_NOSIGNAL);
+  if (n > 0) {
+    to_cli_off_ += static_cast<std::size_t>(n);
+    c_last_ms_ = w_.loop().now_ms();
+    if (to_cli_off_ == to_cli_.size()) {
+      to_cli_.clear();
+      to_cli_off_ = 0;
+    } else {
+      c_wr_ = false;
+    }
+    return true;
+  }
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    c_wr_ = false;
+    return false;
+  }
+  if (n < 0 && errno == EINTR) return false;
+  // The client is gone.
+  if (phase_ == Phase::kClosing) {
+    close_now();
+  } else {
+    finish(res_done_ ? "CL" : "CD");
+  }
+  return false;
+}
+
+bool HttpSession::parse_request() {
+  std::string_view in = view_of(cin_);
+  if (in.empty()) {
+    if (c_eof_) {
+      // Closed between requests: silent after a keep-alive response; on a fresh connection
+      // HAProxy logs it as a 400 CR that nobody receives.
+      if (!first_request_ || (fe_.settings.dontlognull)) quiet_ = true;
+      status_ = first_request_ ? 400 : -1;
+      if (!quiet_) req_line_ = "<BADREQ>";
+      finish("CR");
+    }
+    return false;
+  }
+  switch (req_parser_.parse(in)) {
+    case http::ParseStatus::kIncomplete:
+      if (c_eof_) {
+        // Only blank lines so far count as nothing received.
+        bool blank = in.find_first_not_of("\r\n") == std::string_view::npos;
+        if (blank && !first_request_) quiet_ = true;
+        if (blank && fe_.settings.dontlognull) quiet_ = true;
+        status_ = 400;
+        req_line_ = "<BADREQ>";
+        if (!blank) w_.fe_counters(fe_.index).ereq.add();
+        finish("CR");
+        return false;
+      }
+      if (cin_->room() == 0 && cin_->head == 0) {
+        // The head does not fit in a buffer.
+        reject_request(431, "PR");
+        return true;
+      }
+      return false;
+    case http::ParseStatus::kError:
+      reject_request(req_parser_.error_status(), "PR");
+      return true;
+    case http::ParseStatus::kComplete:
+      begin_transaction();
+      return true;
+  }
+  return false;
+}
+
+void HttpSession::reject_request(int status, const char* term) {
+  w_.fe_counters(fe_.index).ereq.add();
+  w_.fe_counters(fe_.index).req_tot.add();
+  req_line_ = "<BADREQ>";
+  if (t_first_byte_ms_ == 0) {
+    t_first_byte_ms_ = w_.loop().now_ms();
+    t_first_byte_wall_us_ = base::wall_us();
+  }
+  // Whatever follows the bad head is not a request: drop it and close.
+  if (cin_) cin_->reset();
+  req_done_ = false;
+  error_reply(status, term, true);
+}
+
+void HttpSession::begin_transaction() {
+  const http::RequestHead& head = req_parser_.head();
+  uint64_t now = w_.loop().now_ms();
+  if (t_first_byte_ms_ == 0) {
+    t_first_byte_ms_ = now;
+    t_first_byte_wall_us_ = base::wall_us();
+  }
+  t_head_ms_ = now;
+  ++requests_;
+  auto& fc = w_.fe_counters(fe_.index);
+  fc.req_tot.add();
+  fc.req_rate.add(now);
+
+  req_line_.assign(head.method);
+  req_line_ += ' ';
+  req_line_ += head.target;
+  req_line_ += ' ';
+  req_line_ += head.version;
+  req_method_ = head.method_id;
+  req_http11_ = head.http11();
+  req_keep_alive_ = head.wants_keep_alive() && !head.force_close;
+  upgrade_ = head.conn_upgrade && head.has_upgrade;
+  expect_tunnel_ = head.method_id == http::Method::kConnect;
+  req_body_ = head.body;
+  req_left_ = head.content_length;
+  req_chunks_.reset();
+  req_done_ = req_body_ == http::BodyKind::kNone;
+  req_sent_ = 0;
+
+  rules::HeadEdit edit;
+  edit.method = head.method;
+  edit.target = head.target;
+  edit.headers = head.headers;
+  http::rewrite_request_fields(head, edit.headers, edit.storage);
+  rules::RequestView view;
+  view.method = edit.method;
+  view.target = edit.target;
+  view.headers = &edit.headers;
+  view.src = &client_;
+  view.dst_port = l_.port;
+  view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+
+  bool forward = route(edit, view);
+  if (forward) build_server_head(edit, view);
+  if (forward && (!fe_.settings.h.response_rules.empty() || !be_http().response_rules.empty())) {
+    // Response rules may look at the request: keep an owned copy past the buffer.
+    req_copy_ = rules::HeadEdit{};
+    req_copy_.method = req_copy_.keep(std::string(edit.method));
+    req_copy_.target = req_copy_.keep(std::string(edit.target));
+    for (const auto& h : edit.headers)
+      req_copy_.headers.push_back({req_copy_.keep(std::string(h.name)),
+                                   req_copy_.keep(std::string(h.value))});
+    have_req_copy_ = true;
+  }
+  // The head's views die here: everything needed was copied.
+  consume(cin_, req_parser_.consumed());
+  req_parser_.reset();
+  if (!forward) return;
+  connect_server();
+}
+
+// Frontend rules, backend choice, backend rules. False when the request was answered locally.
+bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
+  auto answer = [&](const rules::Verdict& v, Proxy& px) {
+    auto& pc = (&px == &fe_) ? w_.fe_counters(fe_.index) : w_.be_counters(px.index);
+    switch (v.kind) {
+      case rules::Verdict::Kind::kContinue:
+        return false;
+      case rules::Verdict::Kind::kDeny: {
+        pc.dreq.add();
+        if (&px != &fe_) w_.fe_counters(fe_.index).dreq.add();
+        int st = v.status ? v.status : 403;
+        if (v.has_body) {
+          std::string out = fmt::format("HTTP/1.1 {} {}\r\ncontent-length: {}\r\n", st,
+                                        http::default_reason(st), v.body.size());
+          if (!v.content_type.empty()) out += fmt::format("content-type: {}\r\n", v.content_type);
+          out += "\r\n" + v.body;
+          local_reply(st, "PR", std::move(out), false);
+        } else {
+          error_reply(st, "PR", false);
+        }
+        return true;
+      }
+      case rules::Verdict::Kind::kReturn: {
+        w_.fe_counters(fe_.index).intercepted.add();
+        int st = v.status ? v.status : 200;
+        std::string out;
+        if (v.has_body || !http::has_error_page(st)) {
+          std::string_view reason = http::default_reason(st);
+          out = fmt::format("HTTP/1.1 {} {}\r\ncontent-length: {}\r\n", st, reason, v.body.size());
+          if (!v.content_type.empty()) out += fmt::format("content-type: {}\r\n", v.content_type);
+          for (const auto& [n, val] : v.extra_headers) {
+            std::string lname(n);
+            for (char& c : lname) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            out += fmt::format("{}: {}\r\n", lname, val);
+          }
+          out += "\r\n" + v.body;
+          local_reply(st, "LR", std::move(out), false);
+        } else {
+          error_reply(st, "LR", false);
+        }
+        return true;
+      }
+      case rules::Verdict::Kind::kRedirect: {
+        w_.fe_counters(fe_.index).intercepted.add();
+        int st = v.status ? v.status : 302;
+        std::string out = fmt::format(
+            "HTTP/1.1 {} {}\r\ncontent-length: 0\r\nlocation: {}\r\ncache-control: no-cache\r\n\r\n",
+            st, http::default_reason(st), v.location);
+        local_reply(st, "LR", std::move(out), false);
+        return true;
+      }
+    }
+    return false;
+  };
+
+  const auto& fh = fe_.settings.h;
+  if (!fh.request_rules.empty()) {
+    if (answer(rules::apply_rules(fh.request_rules, rules::RuleSide::kRequest, edit, view), fe_))
+      return false;
+  }
+  Proxy* be = fe_.target;
+  for (const auto& u : fh.use_backends) {
+    if (u.cond.eval(view)) {
+      be = w_.process().proxies()[static_cast<std::size_t>(u.backend)].get();
+      break;
+    }
+  }
+  if (!be || !be->backend) {
+    error_reply(503, "SC", false);
+    return false;
+  }
+  be_ = be;
+  be_->be_conns.fetch_add(1, std::memory_order_relaxed);
+  auto& bc = w_.be_counters(be_->index);
+  uint64_t now = w_.loop().now_ms();
+  bc.stot.add();
+  bc.req_tot.add();
+  bc.req_rate.add(now);
+  bc.smax.raise_to(static_cast<uint64_t>(be_->be_conns.load(std::memory_order_relaxed)));
+  bc.sess_rate.add(now);
+  bc.last_sess_ms.set(now);
+  if (be_ != &fe_ && !be_->settings.h.request_rules.empty()) {
+    if (answer(rules::apply_rules(be_->settings.h.request_rules, rules::RuleSide::kRequest, edit,
+                                  view),
+               *be_))
+      return false;
+  }
+  // The value `balance uri` / `balance hdr()` hashes.
+  lb_key_.clear();
+  const auto& bal = be_->settings.balance;
+  if (bal.kind == lb::BalanceKind::kUri) {
+    lb_key_ = std::string(rules::path_of(edit.target));
+  } else if (bal.kind == lb::BalanceKind::kHdr) {
+    for (const auto& h : edit.headers)
+      if (http::iequals(h.name, bal.hdr_name)) {
+        lb_key_ = std::string(h.value);
+        break;
+      }
+  }
+  return true;
+}
+
+void HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& view) {
+  using CM = HttpSettings::ConnMode;
+  const auto& fh = fe_.settings.h;
+  const auto& bh = be_->settings.h;
+  // option forwardfor: added if either side asks, unless the client is in an `except` network
+  // of a side that has the option; the backend's header name wins; if-none only when every
+  // side with the option says so and the field is present (specs/http1.md 4.1).
+  const bool fe_ff = fh.forwardfor.enabled, be_ff = be_ != &fe_ && bh.forwardfor.enabled;
+  if (fe_ff || be_ff) {
+    bool except = (fe_ff && fh.forwardfor.has_except && fh.forwardfor.except.contains(client_)) ||
+                  (be_ff && bh.forwardfor.has_except && bh.forwardfor.except.contains(client_));
+    const std::string& name = be_ff ? bh.forwardfor.header : fh.forwardfor.header;
+    bool if_none = (!fe_ff || fh.forwardfor.if_none) && (!be_ff || bh.forwardfor.if_none);
+    bool present = false;
+    if (if_none) {
+      for (const auto& h : edit.headers)
+        if (http::iequals(h.name, name)) present = true;
+    }
+    bool unix_client = client_.family() == AF_UNIX;
+    if (!except && !(if_none && present) && !unix_client) {
+      edit.headers.push_back({edit.keep(name), edit.keep(client_.host_string())});
+    }
+  }
+  const bool server_close_mode = fh.conn_mode == CM::kServerClose ||
+                                 bh.conn_mode == CM::kServerClose || bh.conn_mode == CM::kClose;
+  server_close_ = server_close_mode || expect_tunnel_;
+  if (!upgrade_) {
+    if (server_close_mode && req_http11_) {
+      edit.headers.push_back({"connection", "close"});
+    } else if (!server_close_mode && !req_http11_) {
+      edit.headers.push_back({"connection", "keep-alive"});
+    }
+  }
+  (void)view;
+  const http::RequestHead& head = req_parser_.head();
+  std::string_view version = head.http11() ? std::string_view("HTTP/1.1") : head.version;
+  to_srv_.clear();
+  to_srv_off_ = 0;
+  http::append_request_head(edit.method, edit.target, version, edit.headers, to_srv_);
+}
+
+// Moves request body bytes from the client buffer to the server queue, re-chunking chunked
+// bodies.
+bool HttpSession::request_body() {
+  if (req_done_) return false;
+  bool progress = false;
+  std::string_view in = view_of(cin_);
+  while (!req_done_ && !in.empty() && pending(to_srv_, to_srv_off_) < kHighWater) {
+    if (req_body_ == http::BodyKind::kContentLength) {
+      std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(req_left_, in.size()));
+      to_srv_.append(in.data(), take);
+      consume(cin_, take);
+      req_left_ -= take;
+      if (req_left_ == 0) req_done_ = true;
+      progress = true;
+    } else if (req_body_ == http::BodyKind::kChunked) {
+      http::ChunkEvent ev = req_chunks_.next(in);
+      using K = http::ChunkEvent::Kind;
+      if (ev.kind == K::kError) {
+        w_.fe_counters(fe_.index).ereq.add();
+        if (req_sent_ == 0) {
+          // Nothing of this request reached a server: a plain 400.
+          to_srv_.clear();
+          to_srv_off_ = 0;
+          if (sc_) {
+            w_.close_server_conn(sc_);
+            sc_ = nullptr;
+          }
+          leave_queue();
+          reject_request(400, "PR");
+        } else {
+          status_ = 400;
+          finish("PH");
+        }
+        return true;
+      }
+      if (ev.kind == K::kNeedMore) break;
+      if (ev.kind == K::kData) {
+        http::append_chunk_header(ev.data.size(), to_srv_);
+        to_srv_.append(ev.data);
+        to_srv_ += "\r\n";
+      } else if (ev.kind == K::kTrailer) {
+        req_trailers_.append(ev.trailer.name);
+        req_trailers_ += ": ";
+        req_trailers_.append(ev.trailer.value);
+        req_trailers_ += "\r\n";
+      } else if (ev.kind == K::kDone) {
+        to_srv_ += "0\r\n";
+        to_srv_ += req_trailers_;
+        to_srv_ += "\r\n";
+        req_trailers_.clear();
+        req_done_ = true;
+      }
+      consume(cin_, ev.consumed);
+      progress = true;
+    } else {
+      req_done_ = true;
+    }
+    in = view_of(cin_);
+  }
+  if (!req_done_ && c_eof_ && view_of(cin_).empty()) {
+    // The client closed in the middle of its body.
+    finish(phase_ == Phase::kExchange ? "CD" : "CC");
+    return false;
+  }
+  if (cin_ && cin_->empty()) {
+    w_.buffers().put(cin_);
+    cin_ = nullptr;
+  }
+  return progress;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server side
+
+bool HttpSession::pick_server(bool redispatch) {
+  lb::PickContext ctx;
+  ctx.client = &client_;
+  ctx.now_ms = w_.loop().now_ms();
+  std::string_view key = lb_key_;
+  const auto& bal = be_->settings.balance;
+  if (bal.kind == lb::BalanceKind::kUri || (bal.kind == lb::BalanceKind::kHdr && !lb_key_.empty()))
+    ctx.key = &key;
+  lb::Server* s = take_server(w_, *be_, ctx, srv_, redispatch);
+  if (!s) return false;
+  srv_ = s;
+  return true;
+}
+
+void HttpSession::connect_server() {
+  phase_ = Phase::kConnect;
+  retries_done_ = 0;
+  if (!pick_server(false)) {
+    if (be_->backend->usable_active() + be_->backend->usable_backup() > 0) {
+      enter_queue();
+      return;
+    }
+    server_error(503, "SC");
+    return;
+  }
+  start_connect();
+}
+
+void HttpSession::enter_queue() {
+  phase_ = Phase::kQueued;
+  t_queued_ms_ = w_.loop().now_ms();
+  int q = be_->queued.fetch_add(1, std::memory_order_seq_cst) + 1;
+  int m = be_->queued_max.load(std::memory_order_relaxed);
+  while (q > m && !be_->queued_max.compare_exchange_weak(m, q, std::memory_order_relaxed)) {
+  }
+  w_.queue_session(this);
+  arm_timeout();
+  retry_from_queue();
+}
+
+void HttpSession::leave_queue() {
+  if (phase_ != Phase::kQueued) return;
+  be_->queued.fetch_sub(1, std::memory_order_seq_cst);
+  w_.unqueue_session(this);
+  phase_ = Phase::kConnect;
+}
+
+bool HttpSession::retry_from_queue() {
+  if (phase_ != Phase::kQueued) return true;
+  if (!pick_server(false)) return false;
+  leave_queue();
+  start_connect();
+  return true;
+}
+
+void HttpSession::start_connect() {
+  phase_ = Phase::kConnect;
+  const int global = be_->server_base + srv_->index();
+  uint64_t now = w_.loop().now_ms();
+  if (t_connect_ms_ == 0 || t_connect_ms_ < t_head_ms_) t_connect_ms_ = now;
+  t_connect_ms_ = now;
+  // http-reuse (specs/http1.md 3.6): a private connection first, then the idle pool.
+  ServerConn* c = nullptr;
+  using R = HttpSettings::Reuse;
+  R mode = be_->settings.h.reuse;
+  if (private_) {
+    if (private_->srv_global == global) c = private_;
+    else w_.close_server_conn(private_);
+    private_ = nullptr;
+  }
+  if (!c && mode != R::kNever && retries_done_ == 0) {
+    if (mode == R::kAlways || !first_request_) c = w_.take_idle(global, false);
+    else if (mode == R::kAggressive) c = w_.take_idle(global, true);
+  }
+  s_rd_ = s_eof_ = s_hup_ = s_err_ = s_shut_ = false;
+  if (c) {
+    sc_ = c;
+    c->owner = this;
+    reused_conn_ = true;
+    s_connecting_ = false;
+    w_.be_counters(be_->index).reuse.add();
+    w_.srv_counters(global).reuse.add();
+    on_connected();
+    return;
+  }
+  reused_conn_ = false;
+  w_.srv_counters(global).connect.add();
+  w_.be_counters(be_->index).connect.add();
+  net::SocketAddress target = srv_->target(net::SocketAddress::ipv4(0, l_.port));
+  bool in_progress = false;
+  auto r = net::connect_nonblocking(target, &in_progress);
+  if (!r.ok()) {
+    on_connect_failed(r.error().sys_errno, false);
+    return;
+  }
+  auto* conn = new ServerConn;
+  conn->w = &w_;
+  conn->fd = *r;
+  conn->srv_global = global;
+  conn->owner = this;
+  sc_ = conn;
+  if (!w_.loop().add(conn->fd, kWatchEvents, conn)) {
+    on_connect_failed(errno, false);
+    return;
+  }
+  if (!in_progress) {
+    on_connected();
+    return;
+  }
+  s_connecting_ = true;
+  arm_timeout();
+}
+
+void HttpSession::on_connected() {
+  s_connecting_ = false;
+  s_wr_ = true;
+  t_connected_ms_ = w_.loop().now_ms();
+  s_last_ms_ = t_connected_ms_;
+  phase_ = Phase::kExchange;
+  res_parser_.reset();
+  res_parser_.set_request_method(req_method_);
+  res_head_done_ = res_done_ = false;
+  ++sc_->requests;
+  w_.srv_counters(be_->server_base + srv_->index()).req_tot.add();
+}
+
+void HttpSession::on_connect_failed(int err, bool timeout) {
+  (void)err;
+  if (sc_) {
+    w_.close_server_conn(sc_);
+    sc_ = nullptr;
+  }
+  s_connecting_ = false;
+  auto& bc = w_.be_counters(be_->index);
+  if (retries_done_ >= be_->settings.retries) {
+    w_.srv_counters(be_->server_base + srv_->index()).econ.add();
+    bc.econ.add();
+    server_error(503, timeout ? "sC" : "SC");
+    return;
+  }
+  ++retries_done_;
+  bc.wretr.add();
+  w_.srv_counters(be_->server_base + srv_->index()).wretr.add();
+  if (redispatch_due(be_->settings, retries_done_)) {
+    lb::Server* old = srv_;
+    pick_server(true);
+    if (srv_ != old) {
+      bc.wredis.add();
+      w_.srv_counters(be_->server_base + old->index()).wredis.add();
+      start_connect();
+      return;
+    }
+  }
+  if (timeout) {
+    start_connect();
+    return;
+  }
+  uint32_t ct = be_->settings.timeouts.connect;
+  uint64_t delay = ct && ct < kRetryTurnaroundMs ? ct : kRetryTurnaroundMs;
+  phase_ = Phase::kConnect;
+  t_connect_ms_ = w_.loop().now_ms() + delay;   // retry due time while sc_ is null
+  w_.loop().timers().arm(timer_, t_connect_ms_);
+}
+
+bool HttpSession::write_server() {
+  if (!sc_ || s_connecting_ || !s_wr_ || pending(to_srv_, to_srv_off_) == 0) return false;
+  ssize_t n = send(sc_->fd, to_srv_.data() + to_srv_off_, pending(to_srv_, to_srv_off_),
+                   MSG_NOSIGNAL);
+  if (n > 0) {
+    to_srv_off_ += static_cast<std::size_t>(n);
+    req_sent_ += static_cast<uint64_t>(n);
+    s_last_ms_ = w_.loop().now_ms();
+    if (to_srv_off_ == to_srv_.size()) {
+      to_srv_.clear();
+      to_srv_off_ = 0;
+    } else {
+      s_wr_ = false;
+    }
+    return true;
+  }
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    s_wr_ = false;
+    return false;
+  }
+  if (n < 0 && errno == EINTR) return false;
+  // The server connection is dead. A reused idle connection that dies before answering makes
+  // the client retry on a new connection of its own (specs/http1.md 3.5).
+  if (reused_conn_ && !res_head_sent_ && view_of(sin_).empty()) {
+    quiet_ = true;
+    finish("SH");
+    return false;
+  }
+  if (!res_head_sent_) server_error(502, "SH");
+  else finish("SD");
+  return false;
+}
+
+bool HttpSession::read_server() {
+  if (!sc_ || s_connecting_ || s_eof_ || !s_rd_) return false;
+  if (pending(to_cli_, to_cli_off_) >= kHighWater) return false;
+  if (!sin_) sin_ = w_.buffers().get();
+  uint32_t room = make_room(sin_);
+  if (room == 0) return false;
+  ssize_t n = recv(sc_->fd, sin_->write_ptr(), room, 0);
+  if (n > 0) {
+    sin_->tail += static_cast<uint32_t>(n);
+    s_last_ms_ = w_.loop().now_ms();
+    if (static_cast<uint32_t>(n) < room && !s_hup_) s_rd_ = false;
+    auto un = static_cast<uint64_t>(n);
+    bytes_out_ += un;
+    w_.fe_counters(fe_.index).bout.add(un);
+    w_.be_counters(be_->index).bout.add(un);
+    w_.srv_counters(be_->server_base + srv_->index()).bout.add(un);
+    return true;
+  }
+  if (n == 0) {
+    s_eof_ = true;
+    return true;
+  }
+  if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    s_rd_ = false;
+    return false;
+  }
+  if (errno == EINTR) return false;
+  s_eof_ = s_err_ = true;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response side
+
+bool HttpSession::parse_response() {
+  std::string_view in = view_of(sin_);
+  if (in.empty()) {
+    if (!s_eof_) return false;
+    if (reused_conn_ && req_sent_ > 0) {
+      // A reused connection closed under us before any response byte: close the client
+      // silently so that it retries (specs/http1.md 3.5, vector 80).
+      quiet_ = true;
+      finish("SH");
+      return false;
+    }
+    server_error(502, "SH");
+    return true;
+  }
+  switch (res_parser_.parse(in)) {
+    case http::ParseStatus::kIncomplete:
+      if (s_eof_) {
+        server_error(502, "SH");
+        return true;
+      }
+      if (sin_->room() == 0 && sin_->head == 0) {
+        server_error(502, "PH");
+        return true;
+      }
+      return false;
+    case http::ParseStatus::kError:
+      server_error(502, "PH");
+      return true;
+    case http::ParseStatus::kComplete:
+      break;
+  }
+  const http::ResponseHead& rh = res_parser_.head();
+  const bool tunnel = rh.body == http::BodyKind::kTunnel;
+  if (rh.status < 200 && rh.status != 101) {
+    // Interim response: forwarded, then the final one is awaited (2.6).
+    http::ResponseHead copy = rh;
+    rules::HeadEdit e;
+    e.headers = rh.headers;
+    http::rewrite_response_fields(rh, false, e.headers, e.storage);
+    copy.headers = e.headers;
+    http::append_response_head(copy, to_cli_);
+    consume(sin_, res_parser_.consumed());
+    res_parser_.reset();
+    res_parser_.set_request_method(req_method_);
+    count_status(rh.status);
+    return true;
+  }
+  if (rh.status == 101 && !upgrade_) {
+    server_error(502, "PH");
+    return true;
+  }
+  t_response_ms_ = w_.loop().now_ms();
+  rules::HeadEdit edit;
+  edit.headers = rh.headers;
+  http::rewrite_response_fields(rh, tunnel, edit.headers, edit.storage);
+  // http-response rules: the backend's, then the frontend's.
+  rules::RequestView view;
+  view.src = &client_;
+  view.dst_port = l_.port;
+  view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+  view.status = rh.status;
+  if (have_req_copy_) {
+    view.method = req_copy_.method;
+    view.target = req_copy_.target;
+    view.headers = &req_copy_.headers;
+  }
+  view.res_headers = &edit.headers;
+  for (Proxy* px : {be_, be_ == &fe_ ? nullptr : &fe_}) {
+    if (!px || px->settings.h.response_rules.empty()) continue;
+    rules::Verdict v =
+        rules::apply_rules(px->settings.h.response_rules, rules::RuleSide::kResponse, edit, view);
+    if (v.kind == rules::Verdict::Kind::kDeny) {
+      w_.be_counters(be_->index).dresp.add();
+      if (px == &fe_) w_.fe_counters(fe_.index).dresp.add();
+      w_.srv_counters(be_->server_base + srv_->index()).dresp.add();
+      server_close_ = true;
+      server_error(v.status ? v.status : 502, "PH");
+      return true;
+    }
+  }
+  status_ = rh.status;
+  using CM = HttpSettings::ConnMode;
+  client_close_ = client_close_ || !req_keep_alive_ || fe_.settings.h.conn_mode == CM::kClose ||
+                  rh.body == http::BodyKind::kUntilClose || soft_stop_;
+  server_close_ = server_close_ || !rh.wants_keep_alive() || rh.te_and_cl ||
+                  rh.body == http::BodyKind::kUntilClose;
+  if (!tunnel && !upgrade_) {
+    if (!client_close_ && (!rh.http11() || !req_http11_)) {
+      edit.headers.push_back({"connection", "keep-alive"});
+    } else if (client_close_ && rh.http11()) {
+      edit.headers.push_back({"connection", "close"});
+    }
+  }
+  http::ResponseHead copy = rh;
+  copy.headers = edit.headers;
+  http::append_response_head(copy, to_cli_);
+  consume(sin_, res_parser_.consumed());
+  count_status(rh.status);
+  res_head_done_ = true;
+  res_head_sent_ = true;
+  res_body_ = rh.body;
+  res_left_ = rh.content_length;
+  res_chunks_.reset();
+  res_trailers_.clear();
+  if (tunnel) {
+    enter_tunnel();
+    return true;
+  }
+  if (res_body_ == http::BodyKind::kNone) {
+    res_done_ = true;
+    if (!view_of(sin_).empty()) server_close_ = true;   // bytes beyond the response
+  }
+  return true;
+}
+
+bool HttpSession::response_body() {
+  if (res_done_) return false;
+  bool progress = false;
+  std::string_view in = view_of(sin_);
+  while (!res_done_ && !in.empty() && pending(to_cli_, to_cli_off_) < kHighWater) {
+    if (res_body_ == http::BodyKind::kContentLength) {
+      std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(res_left_, in.size()));
+      to_cli_.append(in.data(), take);
+      consume(sin_, take);
+      res_left_ -= take;
+      if (res_left_ == 0) res_done_ = true;
+      progress = true;
+    } else if (res_body_ == http::BodyKind::kChunked) {
+      http::ChunkEvent ev = res_chunks_.next(in);
+      using K = http::ChunkEvent::Kind;
+      if (ev.kind == K::kError) {
+        w_.be_counters(be_->index).eresp.add();
+        w_.srv_counters(be_->server_base + srv_->index()).eresp.add();
+        finish("PD");
+        return false;
+      }
+      if (ev.kind == K::kNeedMore) break;
+      if (ev.kind == K::kData) {
+        http::append_chunk_header(ev.data.size(), to_cli_);
+        to_cli_.append(ev.data);
+        to_cli_ += "\r\n";
+      } else if (ev.kind == K::kTrailer) {
+        res_trailers_.append(ev.trailer.name);
+        res_trailers_ += ": ";
+        res_trailers_.append(ev.trailer.value);
+        res_trailers_ += "\r\n";
+      } else if (ev.kind == K::kDone) {
+        to_cli_ += "0\r\n";
+        to_cli_ += res_trailers_;
+        to_cli_ += "\r\n";
+        res_done_ = true;
+      }
+      consume(sin_, ev.consumed);
+      progress = true;
+    } else {   // until close
+      to_cli_.append(in);
+      consume(sin_, in.size());
+      progress = true;
+    }
+    in = view_of(sin_);
+  }
+  if (res_done_ && !view_of(sin_).empty()) server_close_ = true;   // excess bytes
+  if (!res_done_ && s_eof_ && view_of(sin_).empty()) {
+    if (res_body_ == http::BodyKind::kUntilClose) {
+      res_done_ = true;
+      server_close_ = true;
+      progress = true;
+    } else {
+      // The server closed in the middle of its body.
+      w_.be_counters(be_->index).srv_abrt.add();
+      w_.srv_counters(be_->server_base + srv_->index()).srv_abrt.add();
+      finish("SD");
+      return false;
+    }
+  }
+  if (sin_ && sin_->empty()) {
+    w_.buffers().put(sin_);
+    sin_ = nullptr;
+  }
+  return progress;
+}
+
+void HttpSession::count_status(int status) {
+  int cls = status >= 100 && status < 600 ? status / 100 - 1 : 5;
+  w_.fe_counters(fe_.index).hrsp[cls].add();
+  if (be_) w_.be_counters(be_->index).hrsp[cls].add();
+  if (be_ && srv_) w_.srv_counters(be_->server_base + srv_->index()).hrsp[cls].add();
+}
+
+void HttpSession::local_reply(int status, const char* term, std::string bytes, bool close_after) {
+  status_ = status;
+  term_[0] = term[0];
+  term_[1] = term[1];
+  count_status(status);
+  if (bytes.empty()) close_after = true;   // an empty errorfile: send nothing, close
+  to_cli_ += bytes;
+  res_head_done_ = res_done_ = res_head_sent_ = true;
+  if (!req_done_) {
+    // The rest of the request was not read: the connection cannot carry another one.
+    close_after = true;
+    req_done_ = true;
+  }
+  client_close_ = client_close_ || close_after;
+  bytes_out_ = 0;   // %B counts server bytes only; sluice's pages count 0
+  phase_ = Phase::kExchange;
+}
+
+void HttpSession::error_reply(int status, const char* term, bool close_after) {
+  const std::string* custom = nullptr;
+  if (be_) custom = be_->settings.h.errorfile(status);
+  if (!custom) custom = fe_.settings.h.errorfile(status);
+  if (custom) {
+    local_reply(status, term, *custom, close_after);
+  } else {
+    local_reply(status, term, http::error_page(status), close_after || status == 400 || status == 408);
+  }
+}
+
+// A server failure before any response byte went to the client: drop the server connection
+// and answer with an error page. The client connection stays usable when its request was
+// fully read (specs/http1.md 3.5).
+void HttpSession::server_error(int status, const char* term) {
+  leave_queue();
+  if (be_) {
+    if (term[0] == 'S' || term[0] == 'P' || term[0] == 's') {
+      if (status == 502 || status == 504) {
+        w_.be_counters(be_->index).eresp.add();
+        if (srv_) w_.srv_counters(be_->server_base + srv_->index()).eresp.add();
+      }
+    }
+  }
+  if (sc_) {
+    w_.close_server_conn(sc_);
+    sc_ = nullptr;
+  }
+  s_connecting_ = false;
+  to_srv_.clear();
+  to_srv_off_ = 0;
+  if (sin_) {
+    w_.buffers().put(sin_);
+    sin_ = nullptr;
+  }
+  server_close_ = true;
+  error_reply(status, term, !req_done_);
+}
+
+void HttpSession::detach_server(bool reusable) {
+  if (!sc_) return;
+  if (sin_) {
+    if (!sin_->empty()) reusable = false;
+    w_.buffers().put(sin_);
+    sin_ = nullptr;
+  }
+  if (reusable && !s_eof_ && !s_hup_ && pending(to_srv_, to_srv_off_) == 0) {
+    if (be_->settings.h.reuse == HttpSettings::Reuse::kNever) {
+      private_ = sc_;   // stays ours (owner unchanged) until the client leaves
+    } else {
+      w_.park_idle(sc_);
+    }
+  } else {
+    w_.close_server_conn(sc_);
+  }
+  sc_ = nullptr;
+}
+
+void HttpSession::end_transaction() {
+  log_transaction();
+  detach_server(!server_close_);
+  if (srv_) {
+    srv_->release();
+    w_.process().server_slot_freed(*be_);
+    srv_ = nullptr;
+  }
+  if (be_) {
+    be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
+    be_ = nullptr;
+  }
+  if (client_close_ || soft_stop_ || c_eof_) {
+    phase_ = Phase::kClosing;
+    if (pending(to_cli_, to_cli_off_) == 0) close_now();
+    return;
+  }
+  // Ready for the next request (possibly already in the buffer: pipelining).
+  phase_ = Phase::kIdle;
+  first_request_ = false;
+  uint64_t now = w_.loop().now_ms();
+  t_idle_ms_ = now;
+  t_first_byte_ms_ = cin_ && !cin_->empty() ? now : 0;
+  t_first_byte_wall_us_ = t_first_byte_ms_ ? base::wall_us() : 0;
+  t_head_ms_ = t_queued_ms_ = t_connect_ms_ = t_connected_ms_ = t_response_ms_ = 0;
+  status_ = -1;
+  term_[0] = term_[1] = '-';
+  bytes_out_ = 0;
+  req_done_ = res_done_ = res_head_done_ = res_head_sent_ = false;
+  logged_ = false;
+  server_close_ = client_close_ = false;
+  reused_conn_ = false;
+  retries_done_ = 0;
+  have_req_copy_ = false;
+  req_copy_ = rules::HeadEdit{};
+  req_line_.clear();
+  s_connecting_ = false;
+  if (cin_ && cin_->empty()) {
+    w_.buffers().put(cin_);
+    cin_ = nullptr;
+  }
+  // Unread pipelined bytes may already sit in the socket: their edge was consumed.
+  c_rd_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tunnel (101 Switching Protocols, 2xx to CONNECT): bytes flow untouched both ways.
+
+void HttpSession::enter_tunnel() {
+  phase_ = Phase::kTunnel;
+  req_done_ = true;
+  // Whatever already arrived after the heads belongs to the tunnel.
+  if (std::string_view in = view_of(sin_); !in.empty()) {
+    to_cli_.append(in);
+    consume(sin_, in.size());
+  }
+  if (std::string_view in = view_of(cin_); !in.empty()) {
+    to_srv_.append(in);
+    consume(cin_, in.size());
+  }
+}
+
+bool HttpSession::tunnel() {
+  bool progress = false;
+  progress |= read_client();
+  if (phase_ == Phase::kClosed) return false;
+  if (std::string_view in = view_of(cin_); !in.empty()) {
+    to_srv_.append(in);
+    consume(cin_, in.size());
+    progress = true;
+  }
+  progress |= write_server();
+  if (phase_ == Phase::kClosed) return false;
+  progress |= read_server();
+  if (std::string_view in = view_of(sin_); !in.empty()) {
+    to_cli_.append(in);
+    consume(sin_, in.size());
+    progress = true;
+  }
+  progress |= write_client();
+  if (phase_ == Phase::kClosed) return false;
+  // Pass each FIN on once everything before it was delivered.
+  if (c_eof_ && !s_shut_ && pending(to_srv_, to_srv_off_) == 0 && sc_) {
+    shutdown(sc_->fd, SHUT_WR);
+    s_shut_ = true;
+    progress = true;
+  }
+  if (s_eof_ && !c_shut_ && pending(to_cli_, to_cli_off_) == 0) {
+    shutdown(cfd_, SHUT_WR);
+    c_shut_ = true;
+    progress = true;
+  }
+  if (c_eof_ && s_eof_ && s_shut_ && c_shut_) {
+    res_done_ = true;
+    finish("--");
+    return false;
+  }
+  if ((c_err_ && c_eof_) || (s_err_ && s_eof_)) {
+    finish(c_err_ ? "CD" : "SD");
+    return false;
+  }
+  return progress;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timeouts
+
+uint64_t HttpSession::deadline() const {
+  const Timeouts& fto = fe_.settings.timeouts;
+  const Timeouts& bto = be_ ? be_->settings.timeouts : fto;
+  uint64_t d = 0;
+  auto consider = [&d](uint64_t when) {
+    if (when && (d == 0 || when < d)) d = when;
+  };
+  uint32_t http_req = fto.http_request ? fto.http_request : fto.client;
+  switch (phase_) {
+    case Phase::kIdle:
+      if (first_request_) {
+        if (http_req) consider(t_idle_ms_ + http_req);
+      } else if (t_first_byte_ms_) {
+        if (http_req) consider(t_first_byte_ms_ + http_req);
+      } else {
+        uint32_t ka = fto.http_keep_alive ? fto.http_keep_alive : http_req;
+        if (ka) consider(t_idle_ms_ + ka);
+      }
+      return d;
+    case Phase::kQueued:
+      if (bto.queue) consider(t_queued_ms_ + bto.queue);
+      return d;
+    case Phase::kConnect:
+      if (!sc_) return t_connect_ms_;   // waiting for a retry
+      if (bto.connect) consider(t_connect_ms_ + bto.connect);
+      return d;
+    case Phase::kExchange:
+      if ((!req_done_ || pending(to_cli_, to_cli_off_) > 0) && fto.client)
+        consider(c_last_ms_ + fto.client);
+      if (!res_done_ && sc_ && bto.server) consider(s_last_ms_ + bto.server);
+      return d;
+    case Phase::kTunnel: {
+      uint32_t t = bto.tunnel;
+      if (t) return std::max(c_last_ms_, s_last_ms_) + t;
+      if (fto.client) consider(c_last_ms_ + fto.client);
+      if (bto.server) consider(s_last_ms_ + bto.server);
+      return d;
+    }
+    case Phase::kClosing:
+      if (fto.client) consider(c_last_ms_ + fto.client);
+      return d;
+    case Phase::kClosed:
+      return 0;
+  }
+  return d;
+}
+
+void HttpSession::arm_timeout() {
+  if (phase_ == Phase::kClosed) return;
+  uint64_t d = deadline();
+  auto& timers = w_.loop().timers();
+  if (d == 0) {
+    timers.cancel(timer_);
+  } else if (!timer_.armed() || timer_.expiry() > d) {
+    timers.arm(timer_, d);
+  }
+}
+
+void HttpSession::on_timer(core::Timer&) {
+  if (phase_ == Phase::kClosed) return;
+  uint64_t now = w_.loop().now_ms();
+  uint64_t d = deadline();
+  if (d == 0) return;
+  if (now < d) {
+    w_.loop().timers().arm(timer_, d);
+    return;
+  }
+  const Timeouts& fto = fe_.settings.timeouts;
+  switch (phase_) {
+    case Phase::kIdle: {
+      bool received = cin_ && cin_->size() > 0 &&
+                      view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos;
+      if (received || first_request_) {
+        // timeout http-request: 408 and close (specs/http1.md 3.4).
+        if (!received && fe_.settings.dontlognull) quiet_ = true;
+        w_.fe_counters(fe_.index).ereq.add();
+        req_line_ = "<BADREQ>";
+        if (t_first_byte_ms_ == 0) {
+          t_first_byte_ms_ = t_idle_ms_;
+          t_first_byte_wall_us_ = base::wall_us() - (now - t_idle_ms_) * 1000;
+        }
+        if (cin_) cin_->reset();
+        error_reply(408, "cR", true);
+        pump();
+        return;
+      }
+      quiet_ = true;   // keep-alive expiry: silent close
+      finish("cR");
+      return;
+    }
+    case Phase::kQueued:
+      server_error(503, "sQ");
+      pump();
+      return;
+    case Phase::kConnect:
+      if (!sc_) {
+        start_connect();
+      } else {
+        on_connect_failed(ETIMEDOUT, true);
+      }
+      pump();
+      return;
+    case Phase::kExchange: {
+      const Timeouts& bto = be_ ? be_->settings.timeouts : fto;
+      bool server_expired = !res_done_ && sc_ && bto.server && now >= s_last_ms_ + bto.server;
+      if (server_expired) {
+        if (!res_head_sent_) {
+          server_error(504, "sH");
+          pump();
+        } else {
+          finish("sD");
+        }
+        return;
+      }
+      finish(res_head_sent_ ? "cD" : (req_done_ ? "cH" : "cD"));
+      return;
+    }
+    case Phase::kTunnel:
+      finish(fto.client && now >= c_last_ms_ + fto.client ? "cD" : "sD");
+      return;
+    case Phase::kClosing:
+      close_now();
+      return;
+    case Phase::kClosed:
+      return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ending
+
+void HttpSession::on_soft_stop() {
+  soft_stop_ = true;
+  if (phase_ == Phase::kIdle && (!cin_ || cin_->empty())) {
+    quiet_ = true;
+    finish("--");
+    return;
+  }
+  client_close_ = true;
+}
+
+void HttpSession::abort(const char* reason) {
+  (void)reason;
+  finish("KD");
+}
+
+// Closing after the last response was flushed: the transaction was already logged.
+void HttpSession::close_now() {
+  logged_ = true;
+  finish("--");
+}
+
+void HttpSession::finish(const char* term) {
+  if (phase_ == Phase::kClosed) return;
+  leave_queue();
+  if (term_[0] == '-' && term[0] != '-') {
+    term_[0] = term[0];
+    term_[1] = term[1];
+  }
+  // A transaction cut short is logged now (unless it ended silently).
+  if (!logged_ && !quiet_ && (t_first_byte_ms_ || status_ != -1 || term[0] != '-')) {
+    log_transaction();
+  }
+  if (be_ && !res_done_) {
+    auto& bc = w_.be_counters(be_->index);
+    if (term[0] == 'C' || term[0] == 'c') bc.cli_abrt.add();
+    if (term[0] == 'S' || term[0] == 's') bc.srv_abrt.add();
+    if (srv_) {
+      auto& sc = w_.srv_counters(be_->server_base + srv_->index());
+      if (term[0] == 'C' || term[0] == 'c') sc.cli_abrt.add();
+      if (term[0] == 'S' || term[0] == 's') sc.srv_abrt.add();
+    }
+  }
+  phase_ = Phase::kClosed;
+  w_.loop().timers().cancel(timer_);
+  if (cfd_ >= 0) close(cfd_);
+  cfd_ = -1;
+  if (sc_) {
+    w_.close_server_conn(sc_);
+    sc_ = nullptr;
+  }
+  if (private_) {
+    w_.close_server_conn(private_);
+    private_ = nullptr;
+  }
+  if (cin_) w_.buffers().put(cin_);
+  if (sin_) w_.buffers().put(sin_);
+  cin_ = sin_ = nullptr;
+  if (srv_) {
+    srv_->release();
+    w_.process().server_slot_freed(*be_);
+    srv_ = nullptr;
+  }
+  if (be_) {
+    be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
+    be_ = nullptr;
+  }
+  release_client_slots(w_, l_);
+  w_.session_closed(this);
+}
+
+void HttpSession::log_transaction() {
+  if (logged_) return;
+  logged_ = true;
+  const auto& s = fe_.settings;
+  if (!s.h.httplog || s.logs.empty() || quiet_) return;
+  if (s.dontlognull && t_first_byte_ms_ == 0) return;
+  uint64_t now = w_.loop().now_ms();
+  uint64_t wall = t_first_byte_wall_us_ ? t_first_byte_wall_us_ : base::wall_us();
+  uint64_t start = t_first_byte_ms_ ? t_first_byte_ms_ : t_idle_ms_;
+  time_t secs = static_cast<time_t>(wall / 1000000);
+  struct tm tm;
+  localtime_r(&secs, &tm);
+  char date[40];
+  strftime(date, sizeof date, "%d/%b/%Y:%H:%M:%S", &tm);
+  auto span = [](uint64_t from, uint64_t to) -> long {
+    return from && to && to >= from ? static_cast<long>(to - from) : -1;
+  };
+  long tr = t_head_ms_ ? span(start, t_head_ms_) : -1;
+  // Tw: from the end of the head to the first connection attempt; -1 when never routed.
+  long tw = -1, tc = -1, trs = -1;
+  if (t_head_ms_ && (t_connect_ms_ || t_queued_ms_ || srv_)) {
+    uint64_t first_attempt = t_queued_ms_ ? t_queued_ms_ : t_head_ms_;
+    tw = t_queued_ms_ && t_connect_ms_ ? span(t_queued_ms_, t_connect_ms_) : 0;
+    (void)first_attempt;
+  }
+  if (t_connected_ms_) tc = span(t_connect_ms_, t_connected_ms_);
+  if (t_response_ms_) trs = span(t_connected_ms_, t_response_ms_);
+  long ta = static_cast<long>(now - start);
+  std::string backend = be_ ? be_->settings.name : s.name;
+  std::string server = srv_ && t_connect_ms_ ? srv_->name() : std::string("<NOSRV>");
+  std::string line = fmt::format(
+      "{}:{} [{}.{:03}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 \"",
+      client_.host_string(), client_.port(), date, (wall / 1000) % 1000, s.name, backend, server,
+      tr, tw, tc, trs, ta, status_, bytes_out_, term_, w_.process().actconn().current(),
+      fe_.feconn.current(), be_ ? be_->be_conns.load(std::memory_order_relaxed) : 0,
+      srv_ ? srv_->current_conns() : 0, retries_done_);
+  append_log_escaped(line, req_line_.empty() ? std::string_view("<BADREQ>") : req_line_);
+  line += '"';
+  w_.logs().send(s.logs, kInfo, line);
+}
+
+}  // namespace sluice::proxy

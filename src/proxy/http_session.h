@@ -1,0 +1,180 @@
+#pragma once
+// One client connection of an HTTP-mode frontend: a sequence of transactions (request,
+// response), each forwarded to a server picked for it, with keep-alive on both sides.
+// Worker-local from accept to close; nothing on its path takes a lock.
+//
+//   IDLE (wait for a request head; http-request / http-keep-alive timeouts)
+//     | head parsed, rules run, backend and server chosen
+//     v
+//   CONNECT (queued, connecting or reusing an idle server connection; retries)
+//     | server connection ready
+//     v
+//   EXCHANGE (request body to the server, response head and body to the client)
+//     | both messages complete                       | 101 / 2xx to CONNECT
+//     v                                               v
+//   IDLE (keep-alive: the next pipelined request)   TUNNEL (bytes both ways until both close)
+//
+// Errors answer the client with sluice's page (400, 408, 502, 503, 504...) when no byte of a
+// response went out yet; otherwise both connections are aborted.
+#include <cstdint>
+#include <string>
+
+#include "core/buffer.h"
+#include "core/event_loop.h"
+#include "http/http.h"
+#include "net/address.h"
+#include "proxy/process.h"
+#include "proxy/session.h"
+#include "rules/rules.h"
+
+namespace sluice::proxy {
+
+class Worker;
+struct ServerConn;
+
+class HttpSession : public Session {
+ public:
+  HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddress& client);
+  ~HttpSession() override;
+
+  void start() override;
+  void abort(const char* reason) override;
+  bool retry_from_queue() override;
+  bool uses_server(const lb::Server* srv) const override { return srv_ == srv; }
+  void on_soft_stop() override;
+
+  // Events of the server connection this session owns (ServerConn forwards them).
+  void on_server_io(uint32_t events);
+
+ private:
+  struct ClientEnd : core::IoHandler {
+    HttpSession* s = nullptr;
+    void on_io(uint32_t events) override { s->on_client_io(events); }
+  };
+  enum class Phase { kIdle, kQueued, kConnect, kExchange, kTunnel, kClosing, kClosed };
+
+  void on_client_io(uint32_t events);
+  void on_timer(core::Timer& t) override;
+  void pump();
+  bool step();
+
+  // Client side.
+  bool read_client();
+  bool write_client();
+  bool parse_request();
+  void begin_transaction();
+  bool request_body();
+  void reject_request(int status, const char* term);
+
+  // Routing and the server connection.
+  bool route(rules::HeadEdit& edit, rules::RequestView& view);
+  void build_server_head(rules::HeadEdit& edit, rules::RequestView& view);
+  void connect_server();
+  bool pick_server(bool redispatch);
+  void start_connect();
+  void on_connected();
+  void on_connect_failed(int err, bool timeout);
+  void enter_queue();
+  void leave_queue();
+  void detach_server(bool reusable);
+  bool read_server();
+  bool write_server();
+
+  // Response side.
+  bool parse_response();
+  bool response_body();
+  void end_transaction();
+  void local_reply(int status, const char* term, std::string bytes, bool close_after);
+  void error_reply(int status, const char* term, bool close_after);
+  void server_error(int status, const char* term);
+  void enter_tunnel();
+  bool tunnel();
+
+  uint64_t deadline() const;
+  void arm_timeout();
+  void finish(const char* term);
+  void close_now();
+  void log_transaction();
+  void count_status(int status);
+  const HttpSettings& be_http() const;
+
+  Worker& w_;
+  Listener& l_;
+  Proxy& fe_;
+  Proxy* be_ = nullptr;            // backend of the current transaction
+  lb::Server* srv_ = nullptr;      // server slot held by the current transaction
+  ServerConn* sc_ = nullptr;       // server connection in use (or kept private)
+  ServerConn* private_ = nullptr;  // `http-reuse never`: this client's own server connection
+  int cfd_;
+  ClientEnd cend_;
+  Phase phase_ = Phase::kIdle;
+  net::SocketAddress client_;
+
+  // Buffers: bytes read from each side, and bytes queued towards each side.
+  core::Buffer* cin_ = nullptr;
+  core::Buffer* sin_ = nullptr;
+  std::string to_srv_;
+  std::size_t to_srv_off_ = 0;
+  std::string to_cli_;
+  std::size_t to_cli_off_ = 0;
+
+  // Socket state (edge-triggered: readiness remembered until EAGAIN).
+  bool c_rd_ = false, c_wr_ = true, c_eof_ = false, c_hup_ = false, c_err_ = false;
+  bool s_rd_ = false, s_wr_ = false, s_eof_ = false, s_hup_ = false, s_err_ = false;
+  bool s_connecting_ = false;
+  bool c_shut_ = false;
+
+  // Current transaction.
+  http::RequestParser req_parser_;
+  http::ResponseParser res_parser_;
+  http::ChunkedDecoder req_chunks_, res_chunks_;
+  http::BodyKind req_body_ = http::BodyKind::kNone;
+  http::BodyKind res_body_ = http::BodyKind::kNone;
+  uint64_t req_left_ = 0, res_left_ = 0;
+  bool req_done_ = false;          // the whole request was read from the client
+  bool res_head_done_ = false;     // the final response head was parsed (or generated)
+  bool res_head_sent_ = false;     // response bytes were queued to the client: no error page now
+  bool logged_ = false;            // this transaction's log line was emitted (or suppressed)
+  bool quiet_ = false;             // close without a log line (silent keep-alive close)
+  bool s_shut_ = false;            // tunnel: FIN passed on to the server
+  uint64_t req_sent_ = 0;          // request bytes written to the server in this transaction
+  std::string lb_key_;             // balance uri / hdr: the hashed value
+  std::string res_trailers_;       // pending trailer fields of a chunked response
+  std::string req_trailers_;
+  rules::HeadEdit req_copy_;       // request seen by response rules (owned copy)
+  bool have_req_copy_ = false;
+  bool res_done_ = false;
+  bool req_http11_ = true;
+  bool req_keep_alive_ = true;     // the client's request allows persistence
+  bool client_close_ = false;      // close the client connection after this transaction
+  bool server_close_ = false;      // do not reuse the server connection afterwards
+  bool upgrade_ = false;           // request asked for a protocol upgrade
+  bool reused_conn_ = false;       // the server connection came from the idle pool
+  bool expect_tunnel_ = false;     // CONNECT
+  http::Method req_method_ = http::Method::kGet;
+  int retries_done_ = 0;
+  int status_ = -1;                // status sent to the client, -1 none
+  bool first_request_ = true;
+  bool soft_stop_ = false;
+  uint32_t requests_ = 0;
+  std::string req_line_;           // for the log: "GET / HTTP/1.1"
+  std::string res_storage_;        // copy of request fields kept for response rules
+  std::vector<http::Header> req_fields_copy_;
+  std::string req_method_copy_, req_target_copy_;
+  char term_[3] = {'-', '-', 0};
+
+  // Timers (monotonic ms).
+  uint64_t t_idle_ms_;             // start of the wait for this request
+  uint64_t t_first_byte_ms_ = 0;   // first byte of this request, 0 none yet
+  uint64_t t_first_byte_wall_us_ = 0;
+  uint64_t t_head_ms_ = 0;         // request head complete
+  uint64_t t_queued_ms_ = 0;
+  uint64_t t_connect_ms_ = 0;
+  uint64_t t_connected_ms_ = 0;
+  uint64_t t_response_ms_ = 0;     // response head complete
+  uint64_t c_last_ms_, s_last_ms_;
+  uint64_t bytes_out_ = 0;         // server -> client bytes of this transaction (for %B)
+  core::Timer timer_;
+};
+
+}  // namespace sluice::proxy

@@ -1,0 +1,31 @@
+#pragma once
+// What TCP and HTTP sessions share on their way to a server: the load-balancing pick with its
+// slot and counters, the redispatch arithmetic and the release of a client's slots.
+// Worker-local.
+#include "lb/algorithm.h"
+#include "lb/server.h"
+#include "proxy/process.h"
+
+namespace sluice::proxy {
+
+class Worker;
+
+// After a quick connect failure, HAProxy waits before trying the same server again so that a
+// restarting server is not hammered; a redispatch to another server goes at once.
+inline constexpr uint64_t kRetryTurnaroundMs = 1000;
+
+// Picks a server of `be` and takes a connection slot on it, charging the pick to the worker's
+// counters. With `redispatch`, another server than `previous` is preferred. Returns the new
+// server (the slot of `previous`, if any, is then released), `previous` itself when a
+// redispatch found nothing better (its slot kept), or null when every candidate is full.
+lb::Server* take_server(Worker& w, Proxy& be, const lb::PickContext& ctx, lb::Server* previous,
+                        bool redispatch);
+
+// `option redispatch`: +P on every Pth retry, -N on the Nth retry before the last (-1 = the
+// last one), 0 never. `retries_done` counts the retry about to be made (1-based).
+bool redispatch_due(const ProxySettings& be, int retries_done);
+
+// A client connection ends: gives back its listener, bind line, frontend and process slots.
+void release_client_slots(Worker& w, Listener& l);
+
+}  // namespace sluice::proxy

@@ -1,0 +1,124 @@
+// Field rewrites for forwarding (specs/http1.md 2.8, 3.2, 4.3) and the built-in error pages (5).
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <string>
+
+#include "http/forward.h"
+
+namespace sluice::http {
+namespace {
+
+// Parses `raw` as a request and returns its rewritten fields as "name: value\n" lines.
+std::string rewritten_request(const std::string& raw) {
+  RequestParser p;
+  EXPECT_EQ(p.parse(raw), ParseStatus::kComplete) << raw;
+  std::vector<Header> f = p.head().headers;
+  std::deque<std::string> st;
+  rewrite_request_fields(p.head(), f, st);
+  std::string out;
+  for (const auto& h : f) out += std::string(h.name) + ": " + std::string(h.value) + "\n";
+  return out;
+}
+
+std::string rewritten_response(const std::string& raw, Method m = Method::kGet) {
+  ResponseParser p;
+  p.set_request_method(m);
+  EXPECT_EQ(p.parse(raw), ParseStatus::kComplete) << raw;
+  std::vector<Header> f = p.head().headers;
+  std::deque<std::string> st;
+  rewrite_response_fields(p.head(), p.head().body == BodyKind::kTunnel, f, st);
+  std::string out;
+  for (const auto& h : f) out += std::string(h.name) + ": " + std::string(h.value) + "\n";
+  return out;
+}
+
+TEST(ForwardRequest, ConnectionTokensCloseAndKeepAliveLeave) {
+  EXPECT_EQ(rewritten_request("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"), "Host: a\n");
+  EXPECT_EQ(rewritten_request("GET / HTTP/1.1\r\nConnection: CLOSE, foo\r\n\r\n"), "Connection: foo\n");
+  // Vector 71: keep-alive token removed, X-A and the hop-by-hop fields it names stay.
+  EXPECT_EQ(rewritten_request("GET / HTTP/1.1\r\nConnection: keep-alive, X-A\r\nX-A: 1\r\n"
+                              "Keep-Alive: timeout=5\r\nProxy-Connection: x\r\nTE: trailers, deflate\r\n\r\n"),
+            "Connection: X-A\nX-A: 1\nKeep-Alive: timeout=5\nProxy-Connection: x\nTE: trailers\n");
+}
+
+TEST(ForwardRequest, TeWithoutTrailersIsDropped) {
+  EXPECT_EQ(rewritten_request("GET / HTTP/1.1\r\nTE: deflate\r\n\r\n"), "");
+}
+
+TEST(ForwardRequest, UpgradeNeedsConnectionUpgrade) {
+  // Vector 68: Upgrade without Connection: upgrade is removed.
+  EXPECT_EQ(rewritten_request("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n"), "");
+  // Vector 69: h2c is removed from Upgrade, and with it the upgrade token.
+  EXPECT_EQ(rewritten_request("GET / HTTP/1.1\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+                              "Upgrade: h2c\r\nHTTP2-Settings: AAA\r\n\r\n"),
+            "Connection: HTTP2-Settings\nHTTP2-Settings: AAA\n");
+  EXPECT_EQ(rewritten_request("GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"),
+            "Connection: Upgrade\nUpgrade: websocket\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\n");
+}
+
+TEST(ForwardRequest, ContentLengthMergedAndCanonical) {
+  // Vector 43 and 46.
+  EXPECT_EQ(rewritten_request("POST / HTTP/1.1\r\nContent-Length: 3, 3\r\n\r\n"), "Content-Length: 3\n");
+  EXPECT_EQ(rewritten_request("POST / HTTP/1.1\r\nContent-Length: 3\r\nX: y\r\nContent-Length: 3\r\n\r\n"),
+            "Content-Length: 3\nX: y\n");
+  EXPECT_EQ(rewritten_request("POST / HTTP/1.1\r\nContent-Length: 0003\r\n\r\n"), "Content-Length: 3\n");
+  EXPECT_EQ(rewritten_request("POST / HTTP/1.1\r\nTransfer-Encoding: ChUnKeD\r\n\r\n"),
+            "Transfer-Encoding: chunked\n");
+}
+
+TEST(ForwardResponse, FramingRemovedFor204AndTunnels) {
+  // Vector 77.
+  EXPECT_EQ(rewritten_response("HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n"), "");
+  EXPECT_EQ(rewritten_response("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX: 1\r\n\r\n", Method::kConnect),
+            "X: 1\n");
+  // 304 and HEAD keep their length.
+  EXPECT_EQ(rewritten_response("HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n"),
+            "Content-Length: 5\n");
+  EXPECT_EQ(rewritten_response("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", Method::kHead),
+            "Content-Length: 5\n");
+}
+
+TEST(ForwardResponse, TransferEncodingWinsOverContentLength) {
+  // Vector 75: the client gets chunked and no Content-Length.
+  EXPECT_EQ(rewritten_response("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            "Transfer-Encoding: chunked\n");
+  // A server's Connection: close is not propagated (3.1).
+  EXPECT_EQ(rewritten_response("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"),
+            "Content-Length: 0\n");
+}
+
+TEST(ErrorPages, ByteIdenticalToHaproxy) {
+  EXPECT_EQ(error_page(400),
+            "HTTP/1.1 400 Bad request\r\ncontent-length: 90\r\ncache-control: no-cache\r\n"
+            "connection: close\r\ncontent-type: text/html\r\n\r\n"
+            "<html><body><h1>400 Bad request</h1>\nYour browser sent an invalid request.\n"
+            "</body></html>\n");
+  EXPECT_EQ(error_page(503),
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 107\r\ncache-control: no-cache\r\n"
+            "content-type: text/html\r\n\r\n"
+            "<html><body><h1>503 Service Unavailable</h1>\nNo server is available to handle this "
+            "request.\n</body></html>\n");
+}
+
+TEST(ErrorPages, ContentLengthsOfTheTable) {
+  // specs/http1.md 5.1, column CL.
+  const std::pair<int, int> cls[] = {
+      {200, 58},  {400, 90},  {401, 112}, {403, 93},  {404, 83},  {405, 147}, {407, 112},
+      {408, 110}, {410, 114}, {413, 106}, {414, 110}, {421, 104}, {422, 116}, {425, 80},
+      {429, 117}, {431, 105}, {500, 97},  {501, 135}, {502, 107}, {503, 107}, {504, 92}};
+  for (auto [status, cl] : cls) {
+    std::string page = error_page(status);
+    std::string want = "content-length: " + std::to_string(cl) + "\r\n";
+    EXPECT_NE(page.find(want), std::string::npos) << status << "\n" << page;
+    EXPECT_EQ(page.size() - page.find("\r\n\r\n") - 4, static_cast<std::size_t>(cl)) << status;
+    bool closes = page.find("connection: close") != std::string::npos;
+    EXPECT_EQ(closes, status == 400 || status == 408) << status;
+  }
+  EXPECT_FALSE(has_error_page(418));
+  EXPECT_EQ(error_reason(407), "Unauthorized");
+}
+
+}  // namespace
+}  // namespace sluice::http
