@@ -365,3 +365,4 @@ def wait_conn_closed(origin, conn_id: int, timeout: float = 3.0) -> None:
 def conn_is_open(origin, conn_id: int) -> bool:
     return any(c.id == conn_id and not c.closed.is_set() for c in origin.connections())
 
+

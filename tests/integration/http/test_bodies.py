@@ -4,6 +4,8 @@ import hashlib
 import socket
 import time
 
+import pytest
+
 from sluice_harness import free_port, slow_factor, wait_until
 from http_origin import pattern_bytes, pattern_sha256
 from hutil import Conn, config
@@ -35,13 +37,21 @@ def _read_head(sock, deadline):
     return head + b"\r\n\r\n", rest
 
 
-def test_large_bodies_streamed_with_bounded_memory(cfg, sluice, origin):
+def _big_proxy(sluice, cfg, origin):
     port, s = _start(sluice, cfg, origin, timeouts="timeout connect 2s\n    timeout client 30s\n"
                                                    "    timeout server 30s")
-    base_kb = _status_kb(s.pid, "VmRSS")
-    deadline = time.monotonic() + 60 * slow_factor()
+    return port, s, _status_kb(s.pid, "VmRSS")
 
-    # Download: 50 MB with Content-Length.
+
+def _assert_peak_memory(s, base_kb):
+    # 50 MB went through; the proxy's peak resident memory grew by far less than the body.
+    peak_kb = _status_kb(s.pid, "VmHWM")
+    assert peak_kb - base_kb < 16 * 1024, f"VmRSS at start {base_kb} kB, peak {peak_kb} kB"
+
+
+def test_large_download_streamed_with_bounded_memory(cfg, sluice, origin):
+    port, s, base_kb = _big_proxy(sluice, cfg, origin)
+    deadline = time.monotonic() + 60 * slow_factor()
     with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
         c.sendall(f"GET /big?n={BIG} HTTP/1.1\r\nHost: a\r\n\r\n".encode())
         head, rest = _read_head(c, deadline)
@@ -56,8 +66,11 @@ def test_large_bodies_streamed_with_bounded_memory(cfg, sluice, origin):
             h.update(data)
             n += len(data)
         assert n == BIG and h.hexdigest() == pattern_sha256(BIG)
+    _assert_peak_memory(s, base_kb)
 
-    # Upload: 50 MB chunked, then 50 MB with Content-Length, on one connection.
+
+def test_large_chunked_upload_streamed_with_bounded_memory(cfg, sluice, origin):
+    port, s, base_kb = _big_proxy(sluice, cfg, origin)
     with Conn(port, timeout=30) as c:
         c.send(b"POST /sink HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n")
         for piece in pattern_bytes(BIG):
@@ -65,18 +78,47 @@ def test_large_bodies_streamed_with_bounded_memory(cfg, sluice, origin):
         c.send(b"0\r\n\r\n")
         r = c.response()
         assert r.status == 200 and r.body == f"{BIG} {pattern_sha256(BIG)}\n".encode(), r
+    req = origin.requests()[0]
+    assert req.chunked and req.body_len == BIG
+    _assert_peak_memory(s, base_kb)
+
+
+def test_large_upload_with_length_streamed_with_bounded_memory(cfg, sluice, origin):
+    port, s, base_kb = _big_proxy(sluice, cfg, origin)
+    with Conn(port, timeout=30) as c:
         c.send(f"POST /sink HTTP/1.1\r\nHost: a\r\nContent-Length: {BIG}\r\n\r\n".encode())
         for piece in pattern_bytes(BIG):
             c.send(piece)
         r = c.response()
         assert r.status == 200 and r.body == f"{BIG} {pattern_sha256(BIG)}\n".encode(), r
+    req = origin.requests()[0]
+    assert not req.chunked and req.body_len == BIG
+    _assert_peak_memory(s, base_kb)
 
-    peak_kb = _status_kb(s.pid, "VmHWM")
-    # 3 x 50 MB went through; the proxy's peak resident memory grew by far less than one body.
-    assert peak_kb - base_kb < 16 * 1024, f"VmRSS at start {base_kb} kB, peak {peak_kb} kB"
-    reqs = origin.requests()
-    assert [r.body_len for r in reqs] == [0, BIG, BIG]
-    assert reqs[1].chunked and not reqs[2].chunked
+
+@pytest.mark.parametrize("parts", [
+    [b"5\r\nhello\r\n", b"0\r\n\r\n"],
+    [b"5\r\nhello\r\n", b"3\r\nabc\r\n0\r\n\r\n"],
+    [b"5\r\nhel", b"lo\r\n", b"0\r\n\r\n"],
+    [b"5\r\nhello\r", b"\n0\r\n\r\n"],
+    [b"5\r", b"\nhello\r\n0\r\n\r\n"],
+    [b"5\r\nhello\r\n0\r\n", b"\r\n"],
+    [b"5;e=1", b"\r\nhello\r\n0", b"\r\nX-T: 1\r", b"\n\r\n"],
+], ids=["after-chunk", "after-chunk-more", "mid-data", "mid-crlf", "mid-size-crlf",
+        "before-final-crlf", "ext-and-trailer"])
+def test_chunked_body_split_points(cfg, sluice, origin, parts):
+    # 1.1: the result must not depend on how the bytes are split across reads.
+    port, _ = _start(sluice, cfg, origin)
+    head = b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+    with Conn(port) as c:
+        for part in [head] + parts:
+            c.send(part)
+            time.sleep(0.05)
+        r = c.response()
+        assert r.status == 200, r
+        assert c.still_open(0.2), "nothing else is sent"
+    req = origin.requests()[0]
+    assert req.body == (b"helloabc" if b"abc" in b"".join(parts) else b"hello"), req.raw
 
 
 def test_chunked_request_split_across_writes(cfg, sluice, origin):

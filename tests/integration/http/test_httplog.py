@@ -1,0 +1,200 @@
+"""option httplog lines (http1.md 6.3), field by field, for success and failure cases."""
+import re
+import socket
+
+from sluice_harness import UnixDgramLogReceiver, free_port
+from hutil import Conn, error_page
+
+DATE = r"\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d\.\d{3}"
+NUM = r"-?\d+"
+
+LINE = re.compile(
+    r"^(?P<ci>127\.0\.0\.1):(?P<cp>\d+) \[(?P<tr>" + DATE + r")\] (?P<ft>\S+) "
+    r"(?P<b>[^/ ]+)/(?P<s>\S+) "
+    r"(?P<TR>-?\d+)/(?P<Tw>-?\d+)/(?P<Tc>-?\d+)/(?P<Tr>-?\d+)/(?P<Ta>\+?\d+) "
+    r"(?P<ST>-?\d+) (?P<B>\d+) (?P<CC>\S+) (?P<CS>\S+) (?P<tsc>\S{4}) "
+    r"(?P<ac>\d+)/(?P<fc>\d+)/(?P<bc>\d+)/(?P<sc>\d+)/(?P<rc>\+?\d+) (?P<sq>\d+)/(?P<bq>\d+) "
+    r"(?P<r>\".*)$")
+
+
+def _config(port, server_port, log_target, fe="", be="", defaults=""):
+    return f"""
+global
+    nbthread 1
+    log {log_target}
+defaults
+    mode http
+    log global
+    option httplog
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+{defaults}
+frontend fe
+    bind 127.0.0.1:{port}
+{fe}
+    default_backend be
+backend be
+{be}
+    server s1 127.0.0.1:{server_port}
+"""
+
+
+def _start(sluice, cfg, udp_log, server_port, **kw):
+    port = free_port()
+    s = sluice(cfg(_config(port, server_port, f"127.0.0.1:{udp_log.port} format raw local0",
+                           **kw)), wait_ports=[port])
+    return port, s
+
+
+def _line(udp_log, needle):
+    msg = udp_log.wait_for(lambda m: needle in m)
+    line = msg.rstrip("\n")
+    m = LINE.match(line)
+    assert m, f"not an httplog line: {line!r}"
+    return m.groupdict(), line
+
+
+def test_httplog_success_line(cfg, sluice, origin, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, origin.port)
+    with Conn(port) as c:
+        c.send(b"GET /ok?x=1 HTTP/1.1\r\nHost: a\r\n\r\n")
+        r = c.response()
+        cport = c.sock.getsockname()[1]
+    f, line = _line(udp_log, "/ok?x=1")
+    assert int(f["cp"]) == cport
+    assert (f["ft"], f["b"], f["s"]) == ("fe", "be", "s1"), line
+    assert all(int(f[k]) >= 0 for k in ("TR", "Tw", "Tc", "Tr", "Ta")), line
+    assert int(f["Ta"]) >= int(f["Tr"]), line
+    # %B counts the response from the server, head included (HAProxy measures its internal
+    # form, so only bounds are checked)
+    assert f["ST"] == "200" and len(r.body) < int(f["B"]) <= len(r.raw), (line, len(r.raw))
+    assert (f["CC"], f["CS"], f["tsc"]) == ("-", "-", "----"), line
+    assert (f["ac"], f["fc"], f["bc"], f["sc"], f["rc"], f["sq"], f["bq"]) == \
+        ("1", "1", "0", "0", "0", "0", "0"), line
+    assert f["r"] == '"GET /ok?x=1 HTTP/1.1"', line
+
+
+def test_httplog_one_line_per_keep_alive_request(cfg, sluice, origin, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, origin.port)
+    with Conn(port) as c:
+        for p in ("/ka1", "/ka2", "/ka3"):
+            c.send(f"GET {p} HTTP/1.1\r\nHost: a\r\n\r\n".encode())
+            assert c.response().status == 200
+        udp_log.wait_for(lambda m: "/ka3" in m)
+    lines = [m for m in udp_log.texts() if "/ka" in m]
+    assert len(lines) == 3, lines
+    ports = {LINE.match(l.rstrip("\n")).group("cp") for l in lines}
+    assert len(ports) == 1, lines
+
+
+def test_httplog_escapes_quote(cfg, sluice, origin, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, origin.port)
+    with Conn(port) as c:
+        c.send(b'GET /a"b HTTP/1.1\r\nHost: a\r\n\r\n')
+        assert c.response().status == 200
+    f, line = _line(udp_log, "/a#22b")
+    assert f["r"] == '"GET /a#22b HTTP/1.1"', line
+
+
+def test_httplog_400_badreq(cfg, sluice, origin, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, origin.port)
+    with Conn(port) as c:
+        c.send(b"GET / HTTP/1.1 \r\nHost: a\r\n\r\n")
+        assert c.read_to_eof() == error_page(400)
+    f, line = _line(udp_log, "<BADREQ>")
+    assert (f["ft"], f["b"], f["s"]) == ("fe", "fe", "<NOSRV>"), line
+    assert (f["TR"], f["Tw"], f["Tc"], f["Tr"]) == ("-1", "-1", "-1", "-1"), line
+    assert (f["ST"], f["B"], f["tsc"]) == ("400", "0", "PR--"), line
+    assert f["r"] == '"<BADREQ>"', line
+
+
+def test_httplog_408_timeout_http_request(cfg, sluice, origin, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, origin.port, defaults="    timeout http-request 300ms")
+    with Conn(port) as c:
+        c.send(b"GET / HT")
+        assert c.read_to_eof() == error_page(408)
+    f, line = _line(udp_log, "<BADREQ>")
+    assert (f["b"], f["s"]) == ("fe", "<NOSRV>"), line
+    assert (f["TR"], f["Tw"], f["Tc"], f["Tr"]) == ("-1", "-1", "-1", "-1"), line
+    assert int(f["Ta"]) >= 300, line
+    assert (f["ST"], f["B"], f["tsc"]) == ("408", "0", "cR--"), line
+
+
+def test_httplog_deny_403(cfg, sluice, origin, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, origin.port, fe="    http-request deny if { path /e403 }")
+    with Conn(port) as c:
+        c.send(b"GET /e403 HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().raw == error_page(403)
+    f, line = _line(udp_log, "/e403")
+    assert (f["b"], f["s"]) == ("fe", "<NOSRV>"), line
+    assert int(f["TR"]) >= 0 and (f["Tw"], f["Tc"], f["Tr"]) == ("-1", "-1", "-1"), line
+    assert (f["ST"], f["B"], f["tsc"]) == ("403", "0", "PR--"), line
+
+
+def test_httplog_502_invalid_response(cfg, sluice, origin, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, origin.port)
+    with Conn(port) as c:
+        c.send(b"GET /garbage HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().raw == error_page(502)
+    f, line = _line(udp_log, "/garbage")
+    assert (f["b"], f["s"]) == ("be", "s1"), line
+    assert int(f["Tc"]) >= 0 and f["Tr"] == "-1", line
+    assert (f["ST"], f["B"], f["tsc"]) == ("502", "0", "PH--"), line
+
+
+def test_httplog_502_server_closed(cfg, sluice, origin, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, origin.port)
+    with Conn(port) as c:
+        c.send(b"GET /close HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().raw == error_page(502)
+    f, line = _line(udp_log, "/close")
+    assert (f["b"], f["s"], f["Tr"]) == ("be", "s1", "-1"), line
+    assert (f["ST"], f["B"], f["tsc"]) == ("502", "0", "SH--"), line
+
+
+def test_httplog_504_timeout_server(cfg, sluice, origin, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, origin.port, be="    timeout server 300ms")
+    with Conn(port) as c:
+        c.send(b"GET /slow?ms=3000 HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().raw == error_page(504)
+    f, line = _line(udp_log, "/slow")
+    assert (f["b"], f["s"], f["Tr"]) == ("be", "s1", "-1"), line
+    assert int(f["Ta"]) >= 300, line
+    assert (f["ST"], f["B"], f["tsc"]) == ("504", "0", "sH--"), line
+
+
+def test_httplog_503_connection_refused(cfg, sluice, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, free_port(), be="    retries 0")
+    with Conn(port) as c:
+        c.send(b"GET /down HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().raw == error_page(503)
+    f, line = _line(udp_log, "/down")
+    assert (f["b"], f["s"]) == ("be", "s1"), line
+    assert (f["Tc"], f["Tr"]) == ("-1", "-1"), line
+    assert (f["ST"], f["B"], f["tsc"], f["rc"]) == ("503", "0", "SC--", "0"), line
+
+
+def test_httplog_dontlognull_silent_connection(cfg, sluice, origin, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, origin.port, defaults="    option dontlognull")
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    with Conn(port) as c:
+        c.send(b"GET /after-null HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().status == 200
+    udp_log.wait_for(lambda m: "/after-null" in m)
+    assert [m for m in udp_log.texts() if "BADREQ" in m] == []
+
+
+def test_httplog_default_syslog_header_unix_socket(cfg, sluice, origin, short_tmp):
+    path = short_tmp / "log.sock"
+    with UnixDgramLogReceiver(str(path)) as rcv:
+        port = free_port()
+        s = sluice(cfg(_config(port, origin.port, f"{path} local0")), wait_ports=[port])
+        with Conn(port) as c:
+            c.send(b"GET /unix HTTP/1.1\r\nHost: a\r\n\r\n")
+            assert c.response().status == 200
+        msg = rcv.wait_for(lambda m: "/unix" in m)
+    m = re.match(r"^<134>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d sluice\[(\d+)\]: (.*)$",
+                 msg.rstrip("\n"))
+    assert m and int(m.group(1)) == s.pid, msg
+    assert LINE.match(m.group(2)), msg
