@@ -43,6 +43,7 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   h.forwardfor.except = p.forwardfor.except;
   h.forwardfor.if_none = p.forwardfor.if_none;
   h.httplog = p.option_httplog;
+  h.accept_unsafe_requests = p.accept_unsafe_requests;
   h.request_rules = p.http_request_rules;
   h.response_rules = p.http_response_rules;
   for (const auto& u : p.use_backends) h.use_backends.push_back({u.cond, u.backend_index});

@@ -6,9 +6,13 @@
 // Buffer contract (head parser and chunked decoder alike): each call gets the bytes that were not
 // consumed yet, followed by any new bytes. The head parser consumes nothing until the head is
 // complete, so the views in a completed head point into the buffer of that last call; the
-// caller keeps those bytes alive while it uses the head.
+// caller keeps those bytes alive while it uses the head. With Limits::accept_unsafe_requests a
+// few views may instead point into storage owned by the RequestParser (a value rebuilt from
+// obs-fold lines): they stay valid until its next reset() or parse of a new head, and move with
+// it, but a copied parser's head still points into the original's storage.
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -126,6 +130,16 @@ struct Limits {
   std::size_t max_request_line = 16384;  // tune.bufsize: a longer start line is a 414
   std::size_t max_head = 15360;          // tune.bufsize - tune.maxrewrite, wire bytes: 431
   std::size_t max_fields = 100;          // tune.http.maxhdr - 1; also per trailer section
+  // `option accept-unsafe-violations-in-http-request` (specs/http1.md 1.7 and decision 0.5).
+  // Request heads only; responses and chunked bodies stay strict. When set: bare LF line ends
+  // and obs-fold (joined to the field's value with one SP) are admitted; bytes >= 0x80 and `#`
+  // in the target pass; a field whose name has a non-tchar byte, and a fold on the first field
+  // line, are dropped from the head; NUL in a value passes; a missing version is HTTP/0.9 (GET
+  // only, presented as HTTP/1.0) and any other version token is kept verbatim as non-1.1; the
+  // authority of absolute and CONNECT targets is neither checked nor compared with Host; a
+  // WebSocket request without a valid key passes. CL with TE, bad CL/TE, Host errors and chunk
+  // errors are never relaxed.
+  bool accept_unsafe_requests = false;
 };
 
 enum class ParseStatus : uint8_t { kIncomplete, kComplete, kError };
@@ -135,8 +149,10 @@ namespace detail {
 // kept between calls, so the caller may move its buffer.
 class HeadScanner {
  public:
+  // Bare LF ends a line only for a request with Limits::accept_unsafe_requests.
   ParseStatus scan(std::string_view buf, const Limits& limits, bool is_request);
   void reset() { *this = HeadScanner{}; }
+  bool saw_bare_lf() const { return bare_lf_; }
   std::size_t start() const { return start_; }
   std::size_t end() const { return pos_; }
   std::size_t lines() const { return line_no_; }  // complete lines so far
@@ -148,6 +164,7 @@ class HeadScanner {
   std::size_t line_start_ = 0;
   std::size_t line_no_ = 0;
   bool in_prefix_ = true;
+  bool bare_lf_ = false;
   ParseError error_ = ParseError::kNone;
 };
 }  // namespace detail
@@ -162,6 +179,9 @@ class RequestParser {
   const RequestHead& head() const { return head_; }
   ParseError error() const { return error_; }
   int error_status() const { return request_status(error_); }
+  // A violation Limits::accept_unsafe_requests let through in the current head (the first found),
+  // kNone when there was none: the event HAProxy still records in relaxed mode (1.7).
+  ParseError tolerated() const { return tolerated_; }
   // Ready for the next request of a keep-alive connection.
   void reset();
 
@@ -173,6 +193,10 @@ class RequestParser {
   std::size_t consumed_ = 0;
   bool line_checked_ = false;
   ParseError error_ = ParseError::kNone;
+  ParseError tolerated_ = ParseError::kNone;
+  // Values the relaxed mode had to rebuild (obs-fold joins); head_ views point here. A deque
+  // keeps element addresses stable while it grows.
+  std::deque<std::string> owned_;
 };
 
 class ResponseParser {

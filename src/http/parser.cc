@@ -1,6 +1,8 @@
-// Request and response head parsing (specs/http1.md sections 1 and 2), strict mode.
+// Request and response head parsing (specs/http1.md sections 1 and 2): strict mode, and the
+// relaxed request mode of 1.7 (Limits::accept_unsafe_requests).
 #include <array>
 #include <cstring>
+#include <deque>
 
 #include "http/http.h"
 
@@ -46,6 +48,31 @@ bool is_version(std::string_view v, int& major, int& minor) {
   return true;
 }
 
+// Takes the next line off `rest`. The scanner checked that every CR is followed by LF, so a
+// line ends at LF, with the CR before it dropped when there is one (a bare LF only exists in a
+// relaxed request head).
+std::string_view next_line(std::string_view& rest) {
+  auto lf = rest.find('\n');
+  std::string_view line = rest.substr(0, lf);
+  rest.remove_prefix(lf == std::string_view::npos ? rest.size() : lf + 1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+// What the relaxed request mode (1.7) may let through, and where it records that it did.
+struct Relax {
+  bool on = false;
+  std::deque<std::string>* owned = nullptr;  // storage for rebuilt values
+  ParseError tolerated = ParseError::kNone;
+
+  // True when the violation `e` is let through (and recorded); false when it must be refused.
+  bool allow(ParseError e) {
+    if (!on) return false;
+    if (tolerated == ParseError::kNone) tolerated = e;
+    return true;
+  }
+};
+
 // Framing and connection fields collected while walking the header list.
 struct FieldState {
   bool cl_seen = false;
@@ -81,50 +108,102 @@ void connection_tokens(std::string_view v, MessageInfo& m) {
   });
 }
 
+// What one field means for framing and connection handling.
+ParseError field_semantics(const Header& h, MessageInfo& m, FieldState& st) {
+  if (iequals(h.name, "content-length")) {
+    m.has_content_length = true;
+    if (!parse_content_length(h.value, st)) return ParseError::kBadContentLength;
+  } else if (iequals(h.name, "transfer-encoding")) {
+    m.has_transfer_encoding = true;
+    for_each_element(h.value, [&](std::string_view e) {
+      st.te.push_back(e);
+      return true;
+    });
+  } else if (iequals(h.name, "connection")) {
+    connection_tokens(h.value, m);
+  } else if (iequals(h.name, "upgrade")) {
+    m.has_upgrade = true;
+    for_each_element(h.value, [&](std::string_view e) {
+      if (iequals(e, "websocket")) m.upgrade_websocket = true;
+      return true;
+    });
+  } else if (iequals(h.name, "sec-websocket-key")) {
+    st.ws_key_seen = true;
+    st.ws_key_len = h.value.size();
+  }
+  return ParseError::kNone;
+}
+
 // Splits the completed head [start, end) into lines and fills the header list. Returns the
-// start line through `first`.
-ParseError split_fields(std::string_view head, const Limits& limits, std::string_view& first,
-                        MessageInfo& m, FieldState& st) {
-  // The scanner guaranteed every line ends in CRLF and the head ends with an empty line.
-  auto eol = head.find("\r\n");
-  first = head.substr(0, eol);
-  head.remove_prefix(eol + 2);
+// start line through `first`. A field is judged once its last line is known, because in relaxed
+// mode obs-fold lines may still extend its value; errors come out in line order all the same.
+ParseError split_fields(std::string_view head, const Limits& limits, Relax& relax,
+                        std::string_view& first, MessageInfo& m, FieldState& st) {
+  // The scanner guaranteed every line ends in CRLF (or LF in relaxed mode) and the head ends
+  // with an empty line.
+  first = next_line(head);
+  bool pending = false;        // m.headers.back() still waits for its semantics
+  bool dropping = false;       // the current field is dropped (relaxed), folds included
+  bool first_field = true;     // no field line seen yet since the start line
+  std::string* joined = nullptr;  // owned value of the current field once it was folded
+  auto flush = [&]() {
+    if (!pending) return ParseError::kNone;
+    pending = false;
+    return field_semantics(m.headers.back(), m, st);
+  };
   while (true) {
-    eol = head.find("\r\n");
-    std::string_view line = head.substr(0, eol);
-    head.remove_prefix(eol + 2);
+    std::string_view line = next_line(head);
     if (line.empty()) break;
-    if (is_ws(line.front())) return ParseError::kObsFold;
+    if (is_ws(line.front())) {
+      // obs-fold (1.3): strict mode refuses it (decision 0.5); relaxed mode joins it to the
+      // field with one SP, and drops a fold with no field to continue.
+      if (!relax.allow(ParseError::kObsFold)) {
+        if (auto e = flush(); e != ParseError::kNone) return e;
+        return ParseError::kObsFold;
+      }
+      if (first_field || dropping) {
+        first_field = false;
+        dropping = true;
+        continue;
+      }
+      std::string_view more = trim(line);
+      if (more.empty()) continue;
+      Header& h = m.headers.back();
+      if (joined == nullptr) {
+        relax.owned->emplace_back(h.value);
+        joined = &relax.owned->back();
+      }
+      if (!joined->empty()) joined->push_back(' ');
+      joined->append(more);
+      h.value = *joined;
+      continue;
+    }
+    if (auto e = flush(); e != ParseError::kNone) return e;
+    first_field = false;
+    dropping = false;
+    joined = nullptr;
     std::size_t i = 0;
     while (i < line.size() && kTchar[static_cast<unsigned char>(line[i])]) ++i;
-    if (i == 0 || i >= line.size() || line[i] != ':') return ParseError::kBadFieldName;
-    std::string_view value = trim(line.substr(i + 1));
-    if (value.find('\0') != std::string_view::npos) return ParseError::kNulInValue;
-    if (m.headers.size() >= limits.max_fields) return ParseError::kTooManyFields;
-    Header h{line.substr(0, i), value};
-    m.headers.push_back(h);
-    if (iequals(h.name, "content-length")) {
-      m.has_content_length = true;
-      if (!parse_content_length(value, st)) return ParseError::kBadContentLength;
-    } else if (iequals(h.name, "transfer-encoding")) {
-      m.has_transfer_encoding = true;
-      for_each_element(value, [&](std::string_view e) {
-        st.te.push_back(e);
-        return true;
-      });
-    } else if (iequals(h.name, "connection")) {
-      connection_tokens(value, m);
-    } else if (iequals(h.name, "upgrade")) {
-      m.has_upgrade = true;
-      for_each_element(value, [&](std::string_view e) {
-        if (iequals(e, "websocket")) m.upgrade_websocket = true;
-        return true;
-      });
-    } else if (iequals(h.name, "sec-websocket-key")) {
-      st.ws_key_seen = true;
-      st.ws_key_len = value.size();
+    if (i == 0 || i >= line.size() || line[i] != ':') {
+      // A non-tchar byte in a name that still ends at a colon is dropped in relaxed mode; an
+      // empty name or a line without a colon never passes.
+      auto colon = line.find(':');
+      if (colon == std::string_view::npos || colon == 0 ||
+          !relax.allow(ParseError::kBadFieldName)) {
+        return ParseError::kBadFieldName;
+      }
+      dropping = true;
+      continue;
     }
+    std::string_view value = trim(line.substr(i + 1));
+    if (value.find('\0') != std::string_view::npos && !relax.allow(ParseError::kNulInValue)) {
+      return ParseError::kNulInValue;
+    }
+    if (m.headers.size() >= limits.max_fields) return ParseError::kTooManyFields;
+    m.headers.push_back(Header{line.substr(0, i), value});
+    pending = true;
   }
+  if (auto e = flush(); e != ParseError::kNone) return e;
   m.content_length = st.cl;
   return ParseError::kNone;
 }
@@ -169,8 +248,29 @@ bool same_authority(std::string_view a, std::string_view b, std::string_view def
   return iequals(strip(a), strip(b));
 }
 
-// Request line: method SP+ target SP+ version (1.2).
-ParseError parse_request_line(std::string_view line, RequestHead& h) {
+// CONNECT (1.4): a Host with a port must match host and port; without one, the target port
+// must be a default one and the hosts equal.
+bool same_connect_host(std::string_view host, std::string_view port, std::string_view host_field) {
+  std::string_view hh, hp;
+  bool h_has_port = false;
+  split_host_port(host_field, hh, hp, h_has_port);
+  if (h_has_port) return iequals(hh, host) && hp == port;
+  return (port == "80" || port == "443") && iequals(hh, host);
+}
+
+bool is_version_token(std::string_view v) {
+  if (v.empty()) return false;
+  for (char c : v) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x21 || u > 0x7E) return false;
+  }
+  return true;
+}
+
+// Request line: method SP+ target SP+ version (1.2). `http09` tells a relaxed HTTP/0.9 request
+// (no version), which has no header section.
+ParseError parse_request_line(std::string_view line, RequestHead& h, Relax& relax, bool& http09) {
+  http09 = false;
   std::size_t i = 0;
   while (i < line.size() && kTchar[static_cast<unsigned char>(line[i])]) ++i;
   if (i == line.size() || !is_ws(line[i])) return (ParseError::kBadMethod);
@@ -181,25 +281,44 @@ ParseError parse_request_line(std::string_view line, RequestHead& h) {
   std::size_t t0 = i;
   while (i < line.size() && !is_ws(line[i])) {
     auto c = static_cast<unsigned char>(line[i]);
-    if (c < 0x21 || c > 0x7E || c == '#') return (ParseError::kBadTarget);
+    if (c < 0x21 || c == 0x7F) return (ParseError::kBadTarget);
+    // A fragment or a non-ASCII byte: relaxable (1.7).
+    if ((c > 0x7E || c == '#') && !relax.allow(ParseError::kBadTarget)) {
+      return (ParseError::kBadTarget);
+    }
     ++i;
   }
   h.target = line.substr(t0, i - t0);
   if (h.target.empty()) return (ParseError::kBadTarget);
-  if (i == line.size()) return (ParseError::kBadVersion);  // HTTP/0.9
   while (i < line.size() && is_ws(line[i])) ++i;
   h.version = line.substr(i);
-  if (!is_version(h.version, h.version_major, h.version_minor)) {
+  if (is_version(h.version, h.version_major, h.version_minor)) return ParseError::kNone;
+  if (h.version.empty()) {
+    // HTTP/0.9: only a relaxed GET, presented as HTTP/1.0 and closed afterwards (1.7).
+    if (h.method_id != Method::kGet || !relax.allow(ParseError::kBadVersion)) {
+      return (ParseError::kBadVersion);
+    }
+    http09 = true;
+    h.version = "HTTP/1.0";  // static storage: no need to own it
+  } else if (!is_version_token(h.version) || !relax.allow(ParseError::kBadVersion)) {
     return (ParseError::kBadVersion);
   }
-
+  // Any other version token is kept verbatim and has HTTP/1.0 semantics, in close mode.
+  h.version_major = 1;
+  h.version_minor = 0;
+  h.force_close = true;
   return ParseError::kNone;
 }
 
-ParseError check_target(RequestHead& h) {
+ParseError check_target(RequestHead& h, Relax& relax) {
   std::string_view t = h.target;
   if (h.method_id == Method::kConnect) {
-    if (!valid_authority(t)) return ParseError::kBadTargetForm;
+    // Relaxed mode skips the character checks of the authority (1.4, 1.7), but a `/` means the
+    // target is no authority at all (`CONNECT /`, `CONNECT http://a:443`, row 27).
+    if (!valid_authority(t) &&
+        (t.find('/') != std::string_view::npos || !relax.allow(ParseError::kBadTargetForm))) {
+      return ParseError::kBadTargetForm;
+    }
     std::string_view host, port;
     bool has_port = false;
     split_host_port(t, host, port, has_port);
@@ -207,13 +326,9 @@ ParseError check_target(RequestHead& h) {
     for (char c : port) {
       if (c < '0' || c > '9') return ParseError::kBadTargetForm;
     }
-    if (!h.has_host) return ParseError::kNone;
-    std::string_view hh, hp;
-    bool h_has_port = false;
-    split_host_port(h.host, hh, hp, h_has_port);
-    if (h_has_port) {
-      if (!iequals(hh, host) || hp != port) return ParseError::kHostMismatch;
-    } else if ((port != "80" && port != "443") || !iequals(hh, host)) {
+    // Relaxed: the authority is not compared with Host (1.7, row 28).
+    if (h.has_host && !same_connect_host(host, port, h.host) &&
+        !relax.allow(ParseError::kHostMismatch)) {
       return ParseError::kHostMismatch;
     }
     return ParseError::kNone;
@@ -238,10 +353,16 @@ ParseError check_target(RequestHead& h) {
   if (auto at = authority.rfind('@'); at != std::string_view::npos) {
     authority.remove_prefix(at + 1);  // userinfo is forwarded, not compared
   }
-  if (authority.empty() || !valid_authority(authority)) return ParseError::kBadTargetForm;
+  if (authority.empty()) return ParseError::kBadTargetForm;
+  if (!valid_authority(authority) && !relax.allow(ParseError::kBadTargetForm)) {
+    return ParseError::kBadTargetForm;
+  }
   if (h.has_host) {
     std::string_view def = iequals(scheme, "http") ? "80" : iequals(scheme, "https") ? "443" : "";
-    if (!same_authority(authority, h.host, def)) return ParseError::kHostMismatch;
+    // Relaxed: the authority is not compared with Host (1.7, row 23).
+    if (!same_authority(authority, h.host, def) && !relax.allow(ParseError::kHostMismatch)) {
+      return ParseError::kHostMismatch;
+    }
   }
   return ParseError::kNone;
 }
@@ -377,12 +498,19 @@ ParseStatus HeadScanner::scan(std::string_view buf, const Limits& limits, bool i
       in_prefix_ = false;
       start_ = line_start_ = pos_;
     }
-    if (c == '\n') return fail(ParseError::kBareLf);
-    if (c == '\r') {
-      if (pos_ + 1 >= buf.size()) break;  // need the next byte to judge the CR
-      if (buf[pos_ + 1] != '\n') return fail(ParseError::kBareCr);
+    if (c == '\n' || c == '\r') {
+      std::size_t eol = 2;
+      if (c == '\n') {
+        // A bare LF ends a line only in a relaxed request head (decision 0.5).
+        if (!is_request || !limits.accept_unsafe_requests) return fail(ParseError::kBareLf);
+        bare_lf_ = true;
+        eol = 1;
+      } else {
+        if (pos_ + 1 >= buf.size()) break;  // need the next byte to judge the CR
+        if (buf[pos_ + 1] != '\n') return fail(ParseError::kBareCr);
+      }
       bool empty = pos_ == line_start_;
-      pos_ += 2;
+      pos_ += eol;
       // The final CRLF counts: the whole head must fit (1.5).
       if (pos_ - start_ > limits.max_head) return fail(ParseError::kHeadTooLarge);
       ++line_no_;
@@ -420,6 +548,8 @@ void RequestParser::reset() {
   consumed_ = 0;
   line_checked_ = false;
   error_ = ParseError::kNone;
+  tolerated_ = ParseError::kNone;
+  owned_.clear();
 }
 
 ParseStatus RequestParser::parse(std::string_view buf) {
@@ -432,11 +562,23 @@ ParseStatus RequestParser::parse(std::string_view buf) {
     // `abc` after a body-less POST is a 400 at once).
     std::string_view rest = buf.substr(scanner_.start());
     RequestHead probe;
-    if (auto e = parse_request_line(rest.substr(0, rest.find("\r\n")), probe);
+    Relax relax{limits_.accept_unsafe_requests, &owned_};
+    bool http09 = false;
+    if (auto e = parse_request_line(next_line(rest), probe, relax, http09);
         e != ParseError::kNone) {
       return fail(e);
     }
     line_checked_ = true;
+    if (http09) {
+      // A relaxed HTTP/0.9 request is its request line alone (1.7); the scanner paused right
+      // after that line. It gets the target checks of any GET.
+      if (scanner_.saw_bare_lf()) relax.allow(ParseError::kBareLf);
+      if (auto e = check_target(probe, relax); e != ParseError::kNone) return fail(e);
+      head_ = probe;
+      tolerated_ = relax.tolerated;
+      consumed_ = scanner_.end();
+      return ParseStatus::kComplete;
+    }
     s = scanner_.scan(buf, limits_, true);
     if (s == ParseStatus::kError) return fail(scanner_.error());
   }
@@ -446,11 +588,20 @@ ParseStatus RequestParser::parse(std::string_view buf) {
   std::string_view line;
   FieldState st;
   head_ = RequestHead{};
-  if (auto e = split_fields(headbytes, limits_, line, head_, st); e != ParseError::kNone) {
+  owned_.clear();
+  Relax relax{limits_.accept_unsafe_requests, &owned_};
+  if (scanner_.saw_bare_lf()) relax.allow(ParseError::kBareLf);
+  // The start line passed the probe already; parsing it first records what relaxed mode let
+  // through in wire order.
+  std::string_view lines = headbytes;
+  bool http09 = false;
+  if (auto e = parse_request_line(next_line(lines), head_, relax, http09);
+      e != ParseError::kNone) {
     return fail(e);
   }
-
-  if (auto e = parse_request_line(line, head_); e != ParseError::kNone) return fail(e);
+  if (auto e = split_fields(headbytes, limits_, relax, line, head_, st); e != ParseError::kNone) {
+    return fail(e);
+  }
 
   // Host (1.4): the first one is validated, a different second one is refused.
   for (const auto& h : head_.headers) {
@@ -476,7 +627,7 @@ ParseStatus RequestParser::parse(std::string_view buf) {
       (head_.has_transfer_encoding || head_.content_length != 0)) {
     return fail(ParseError::kConnectWithBody);
   }
-  if (auto e = check_target(head_); e != ParseError::kNone) return fail(e);
+  if (auto e = check_target(head_, relax); e != ParseError::kNone) return fail(e);
   if (head_.has_transfer_encoding) {
     head_.body = BodyKind::kChunked;
     // An HTTP/1.0 chunked request is decoded but its connection closes afterwards (2.4).
@@ -490,9 +641,11 @@ ParseStatus RequestParser::parse(std::string_view buf) {
     return fail(ParseError::kBodyNotAllowed);
   }
   if (head_.method_id == Method::kConnect) head_.body = BodyKind::kNone;
-  if (head_.conn_upgrade && head_.upgrade_websocket && (!st.ws_key_seen || st.ws_key_len != 24)) {
+  if (head_.conn_upgrade && head_.upgrade_websocket && (!st.ws_key_seen || st.ws_key_len != 24) &&
+      !relax.allow(ParseError::kBadWebSocketKey)) {
     return fail(ParseError::kBadWebSocketKey);
   }
+  tolerated_ = relax.tolerated;
   consumed_ = scanner_.end();
   return ParseStatus::kComplete;
 }
@@ -523,7 +676,8 @@ ParseStatus ResponseParser::parse(std::string_view buf) {
   std::string_view line;
   FieldState st;
   head_ = ResponseHead{};
-  if (auto e = split_fields(headbytes, limits_, line, head_, st); e != ParseError::kNone) {
+  Relax strict;  // the response side has no relaxed mode yet
+  if (auto e = split_fields(headbytes, limits_, strict, line, head_, st); e != ParseError::kNone) {
     return fail(e);
   }
   // Status line: version SP 3DIGIT [SP reason] (2.6).

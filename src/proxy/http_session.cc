@@ -80,8 +80,9 @@ HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddres
   // tune.maxrewrite (1024) for rewrites.
   lim.max_request_line = bufsize > 2 ? bufsize - 2 : bufsize;
   lim.max_head = bufsize > 1024 ? bufsize - 1024 : bufsize;
-  req_parser_ = http::RequestParser(lim);
   res_parser_ = http::ResponseParser(lim);
+  lim.accept_unsafe_requests = fe_.settings.h.accept_unsafe_requests;
+  req_parser_ = http::RequestParser(lim);
 }
 
 HttpSession::~HttpSession() { SLUICE_ASSERT(phase_ == Phase::kClosed); }

@@ -40,6 +40,7 @@ struct HttpSettings {
   };
   ForwardFor forwardfor;
   bool httplog = false;
+  bool accept_unsafe_requests = false;        // option accept-unsafe-violations-in-http-request
   std::vector<rules::HttpRule> request_rules;
   std::vector<rules::HttpRule> response_rules;
   struct UseBackend {

@@ -51,7 +51,7 @@ def test_unknown_keyword_is_named(cfg):
     assert f"{path}:{line_of(path, 'fancyknob')}" in err, err
 
 
-def test_mode_http_is_refused_as_not_supported_yet(cfg):
+def test_mode_http_is_valid_and_other_modes_are_refused(cfg):
     path = cfg(f"""
         {DEFAULTS}
         listen web
@@ -60,10 +60,19 @@ def test_mode_http_is_refused_as_not_supported_yet(cfg):
             server s1 127.0.0.1:{free_port()}
     """)
     rc, out, err = run_sluice(["-c", "-f", str(path)])
+    assert rc == 0, (out, err)
+    path = cfg(f"""
+        {DEFAULTS}
+        listen web
+            mode spop
+            bind 127.0.0.1:{free_port()}
+            server s1 127.0.0.1:{free_port()}
+    """, "spop.cfg")
+    rc, out, err = run_sluice(["-c", "-f", str(path)])
     assert rc == 1, (out, err)
     assert "[ALERT]" in err
-    assert "not supported" in err.lower(), err
-    assert "http" in err.lower(), err
+    assert "'mode spop' is not supported" in err, err
+    assert f"{path}:{line_of(path, 'mode spop')}" in err, err
 
 
 def test_missing_file(tmp_path):

@@ -39,14 +39,20 @@ Outcome run_request(std::string_view raw, Limits limits = {}) {
 
 // Same, but the head arrives one more byte per call (the buffer contract: the whole unconsumed
 // prefix is presented again).
-Outcome run_request_bytewise(std::string_view raw) {
-  RequestParser p;
+Outcome run_request_bytewise(std::string_view raw, Limits limits = {}) {
+  RequestParser p(limits);
   for (std::size_t n = 1; n <= raw.size(); ++n) {
     ParseStatus s = p.parse(raw.substr(0, n));
     if (s == ParseStatus::kError) return {p.error_status(), p.error()};
-    if (s == ParseStatus::kComplete) return run_request(raw);
+    if (s == ParseStatus::kComplete) return run_request(raw, limits);
   }
   return {};
+}
+
+Limits relaxed_limits() {
+  Limits l;
+  l.accept_unsafe_requests = true;
+  return l;
 }
 
 constexpr std::string_view kH = "Host: a\r\n";
@@ -208,6 +214,304 @@ const std::vector<Vector>& vectors() {
       {"72", G("Connection: close\r\n"), 200},
   };
   return v;
+}
+
+// Rows of section 7 in both modes: `strict` is the default (decision 0.5 where it differs from
+// HAProxy), `relaxed` is with `option accept-unsafe-violations-in-http-request` (1.7).
+struct RelaxedVector {
+  const char* row;
+  std::string raw;
+  int strict;
+  int relaxed;
+};
+
+const std::vector<RelaxedVector>& relaxed_vectors() {
+  static const std::vector<RelaxedVector> v = {
+      // Relaxed rows.
+      {"3", "GET / HTTP/1.1\nHost: a\nX-A: 1\n\n", 400, 200},
+      {"3b", "GET / HTTP/1.1\r\nHost: a\nX-A: 1\r\n\r\n", 400, 200},
+      {"3c", "GET / HTTP/1.1\nHost: a\r\n\n", 400, 200},
+      {"11", "GET / HTTP/1.10\r\nHost: a\r\n\r\n", 400, 200},
+      {"11b", "GET / http/1.1\r\nHost: a\r\n\r\n", 400, 200},
+      {"11c", "GET / RTSP/1.0\r\nHost: a\r\n\r\n", 400, 200},
+      {"11d", "GET / HTTP/11.1\r\nHost: a\r\n\r\n", 400, 200},
+      {"12", "GET /\r\n\r\n", 400, 200},
+      {"12b", "GET /x\n", 400, 200},
+      {"23", "GET http://a/x HTTP/1.1\r\nHost: b\r\n\r\n", 400, 200},
+      {"23b", "GET http://a,b/x HTTP/1.1\r\nHost: a\r\n\r\n", 400, 200},
+      {"28", "CONNECT a:443 HTTP/1.1\r\nHost: b:443\r\n\r\n", 400, 200},
+      {"28b", "CONNECT a,b:443 HTTP/1.1\r\n\r\n", 400, 200},
+      {"30a", "GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n", 400, 200},
+      {"30b", "GET /\xe9 HTTP/1.1\r\nHost: a\r\n\r\n", 400, 200},
+      {"33", G("X-A: 1\r\n 2\r\n"), 400, 200},
+      {"33b", G("X-A: 1\r\n\t2\r\n   \r\n 3\r\n"), 400, 200},
+      {"33c", P("Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n"), 400, 200},
+      {"34", "GET / HTTP/1.1\r\n X-A: 1\r\nHost: a\r\n\r\n", 400, 200},
+      {"36a", G("X(A: 1\r\n"), 400, 200},
+      {"36b", G("X-\xe9: 1\r\n"), 400, 200},
+      {"36c", G("X(A: 1\r\n 2\r\n"), 400, 200},
+      {"38", G("X-A: 1\0"s "2\r\n"), 400, 200},
+      {"67", G("Connection: upgrade\r\nUpgrade: websocket\r\n"), 400, 200},
+      {"67b", G("Connection: upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: short\r\n"),
+       400, 200},
+      // What relaxed mode still refuses: 1.7 lists everything it relaxes.
+      {"5", "GET / HTTP/1.1\rHost: a\r\n\r\n", 400, 400},
+      {"12c", "POST /\r\n\r\n", 400, 400},
+      {"13", "GET / HTTP/1.1 \r\nHost: a\r\n\r\n", 400, 400},
+      {"17", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, 400},
+      {"18a", "GET / HTTP/1.1\r\nHost: a,b\r\n\r\n", 400, 400},
+      {"27a", "CONNECT a HTTP/1.1\r\nHost: a\r\n\r\n", 400, 400},
+      {"27b", "CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n", 400, 400},
+      {"27c", "CONNECT http://a:443 HTTP/1.1\r\nHost: a\r\n\r\n", 400, 400},
+      {"31a", "GET /\x01 HTTP/1.1\r\nHost: a\r\n\r\n", 400, 400},
+      {"31c", "GET /a\0b HTTP/1.1\r\nHost: a\r\n\r\n"s, 400, 400},
+      {"35c", G(": 1\r\n"), 400, 400},
+      {"35d", G("X-A\r\n"), 400, 400},
+      {"44", P("Content-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"), 400, 400},
+      {"45a", P("Content-Length: +3\r\n\r\nabc"), 400, 400},
+      {"45d", P("Content-Length: 3 4\r\n\r\nabc"), 400, 400},
+      {"45e", P("Content-Length: 3,\r\n\r\nabc"), 400, 400},
+      {"45f", P("Content-Length:\r\n\r\n"), 400, 400},
+      {"45h", P("Content-Length: 3\v\r\n\r\nabc"), 400, 400},
+      {"45i", P("Content-Length: 99999999999999999999\r\n\r\n"), 400, 400},
+      {"45j", P("Content-Length: 3\r\n 4\r\n\r\nabc"), 400, 400},
+      {"48", P("Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
+       400, 400},
+      {"48b", P("Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n"), 400, 400},
+      {"48c", "POST / HTTP/1.1\nHost: a\nContent-Length: 3\nTransfer-Encoding: chunked\n\n", 400,
+       400},
+      {"48d", P("Content-Length: 3\r\nTransfer-Encoding:\r\n chunked\r\n\r\n"), 400, 400},
+      {"49", P("Transfer-Encoding: gzip, chunked\r\n\r\n"), 422, 422},
+      {"50a", P("Transfer-Encoding: chunked, gzip\r\n\r\n"), 400, 400},
+      {"50b", P("Transfer-Encoding: gzip\r\n\r\n"), 400, 400},
+      {"50d", P("Transfer-Encoding: chunked, chunked\r\n\r\n"), 400, 400},
+      {"50e", P("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"), 400, 400},
+      {"50f", P("Transfer-Encoding:\r\n\r\n"), 400, 400},
+      {"50g", P("Transfer-Encoding: chunked,\r\n\r\n"), 400, 400},
+      {"50h", P("Transfer-Encoding: \vchunked\r\n\r\n"), 400, 400},
+      {"58a", chunked("0x3\r\nabc\r\n0\r\n\r\n"), 400, 400},
+      {"58b", chunked(" 3\r\nabc\r\n0\r\n\r\n"), 400, 400},
+      {"58c", chunked("-3\r\nabc\r\n0\r\n\r\n"), 400, 400},
+      {"58d", chunked("\r\nabc\r\n0\r\n\r\n"), 400, 400},
+      {"58e", chunked("10000000000000\r\n"), 400, 400},
+      {"59a", chunked("3;n=\"v\r\nabc\r\n0\r\n\r\n"), 400, 400},
+      {"59b", chunked("3;n=a\\b\r\nabc\r\n0\r\n\r\n"), 400, 400},
+      {"59c", chunked("3;n=v\nabc\r\n0\r\n\r\n"), 400, 400},
+      {"59d", chunked("3\nabc\r\n0\r\n\r\n"), 400, 400},
+      {"60a", chunked("3\r\nabc\n0\r\n\r\n"), 400, 400},
+      {"60b", chunked("3\r\nabcd\r\n0\r\n\r\n"), 400, 400},
+      {"63", chunked("0\n\n"), 400, 400},
+      {"54a", "GET / RTSP/1.0\r\nContent-Length: 3\r\n\r\nabc", 400, 413},
+  };
+  return v;
+}
+
+TEST(RelaxedVectors, StrictAndRelaxedOutcomes) {
+  for (const auto& v : relaxed_vectors()) {
+    Outcome strict = run_request(v.raw);
+    Outcome relaxed = run_request(v.raw, relaxed_limits());
+    EXPECT_EQ(strict.status == -1 ? 200 : strict.status, v.strict) << "row " << v.row;
+    EXPECT_EQ(relaxed.status == -1 ? 200 : relaxed.status, v.relaxed)
+        << "row " << v.row << " error " << to_string(relaxed.error);
+  }
+}
+
+TEST(RelaxedVectors, OneByteAtATimeGivesTheSameResult) {
+  for (const auto& v : relaxed_vectors()) {
+    for (Limits l : {Limits{}, relaxed_limits()}) {
+      Outcome whole = run_request(v.raw, l);
+      Outcome bytewise = run_request_bytewise(v.raw, l);
+      EXPECT_EQ(bytewise.status, whole.status) << "row " << v.row;
+      EXPECT_EQ(bytewise.error, whole.error) << "row " << v.row;
+    }
+  }
+}
+
+TEST(RelaxedVectors, RelaxingOnlyAdmitsMore) {
+  // Every row the strict parser accepts is accepted alike by the relaxed one, same head.
+  for (const auto& v : vectors()) {
+    RequestParser strict;
+    RequestParser relaxed(relaxed_limits());
+    ParseStatus s = strict.parse(v.raw);
+    ParseStatus r = relaxed.parse(v.raw);
+    if (s == ParseStatus::kComplete) {
+      ASSERT_EQ(r, ParseStatus::kComplete) << "row " << v.row;
+      EXPECT_EQ(relaxed.consumed(), strict.consumed()) << "row " << v.row;
+      EXPECT_EQ(relaxed.head().headers.size(), strict.head().headers.size()) << "row " << v.row;
+      EXPECT_EQ(relaxed.head().body, strict.head().body) << "row " << v.row;
+      EXPECT_EQ(relaxed.head().force_close, strict.head().force_close) << "row " << v.row;
+      EXPECT_EQ(relaxed.tolerated(), ParseError::kNone) << "row " << v.row;
+    }
+    EXPECT_EQ(strict.tolerated(), ParseError::kNone) << "row " << v.row;
+  }
+}
+
+TEST(RelaxedVectors, EverySplitParsesAlike) {
+  for (const auto& v : relaxed_vectors()) {
+    RequestParser whole(relaxed_limits());
+    ParseStatus ws = whole.parse(v.raw);
+    for (std::size_t cut = 1; cut < v.raw.size(); ++cut) {
+      RequestParser p(relaxed_limits());
+      ParseStatus s = p.parse(std::string_view(v.raw).substr(0, cut));
+      if (s == ParseStatus::kIncomplete) s = p.parse(v.raw);
+      ASSERT_EQ(s, ws) << "row " << v.row << " cut " << cut;
+      EXPECT_EQ(p.error(), whole.error()) << "row " << v.row << " cut " << cut;
+      EXPECT_EQ(p.consumed(), whole.consumed()) << "row " << v.row << " cut " << cut;
+    }
+  }
+}
+
+TEST(RelaxedRequest, BareLfLinesParseLikeCrlf) {
+  RequestParser p(relaxed_limits());
+  std::string raw = "\nGET /x HTTP/1.1\nHost: a\r\nX-A: 1 \n\nnext";
+  ASSERT_EQ(p.parse(raw), ParseStatus::kComplete);
+  EXPECT_EQ(p.tolerated(), ParseError::kBareLf);
+  EXPECT_EQ(p.head().version, "HTTP/1.1");
+  ASSERT_EQ(p.head().headers.size(), 2u);
+  EXPECT_EQ(p.head().headers[0].value, "a");
+  EXPECT_EQ(p.head().headers[1].value, "1");
+  EXPECT_EQ(p.head().host, "a");
+  EXPECT_EQ(p.consumed(), raw.size() - 4);
+  std::string out;
+  append_request_head(p.head(), out);
+  EXPECT_EQ(out, "GET /x HTTP/1.1\r\nhost: a\r\nx-a: 1\r\n\r\n");
+}
+
+TEST(RelaxedRequest, ObsFoldJoinsTheLinesWithOneSpace) {
+  RequestParser p(relaxed_limits());
+  std::string raw = G("X-A: 1 \r\n  2\r\n\t\r\n\t3 \r\nX-B: b\r\nX-C:\r\n c\r\n");
+  ASSERT_EQ(p.parse(raw), ParseStatus::kComplete);
+  EXPECT_EQ(p.tolerated(), ParseError::kObsFold);
+  const auto& h = p.head().headers;
+  ASSERT_EQ(h.size(), 4u);
+  EXPECT_EQ(h[1].name, "X-A");
+  EXPECT_EQ(h[1].value, "1 2 3");
+  EXPECT_EQ(h[2].value, "b");
+  EXPECT_EQ(h[3].value, "c");
+  std::string out;
+  append_request_head(p.head(), out);
+  EXPECT_EQ(out, "GET / HTTP/1.1\r\nhost: a\r\nx-a: 1 2 3\r\nx-b: b\r\nx-c: c\r\n\r\n");
+  // The joined value lives in the parser, which may move, until its next reset.
+  RequestParser moved = std::move(p);
+  EXPECT_EQ(moved.head().headers[1].value, "1 2 3");
+  moved.reset();
+  EXPECT_EQ(moved.tolerated(), ParseError::kNone);
+}
+
+TEST(RelaxedRequest, FoldedTransferEncodingFramesTheBody) {
+  RequestParser p(relaxed_limits());
+  ASSERT_EQ(p.parse(P("Transfer-Encoding:\r\n chunked\r\n\r\n")), ParseStatus::kComplete);
+  EXPECT_EQ(p.head().body, BodyKind::kChunked);
+  EXPECT_EQ(p.head().find("transfer-encoding")->value, "chunked");
+}
+
+TEST(RelaxedRequest, BadNamesAndFirstLineFoldsAreDropped) {
+  RequestParser p(relaxed_limits());
+  std::string raw = "GET / HTTP/1.1\r\n X-F: 0\r\n\tmore\r\nHost: a\r\nX(A: 1\r\n 1b\r\n"
+                    "X-\xe9: 2\r\nX-A : 3\r\nX-B: 4\r\n\r\n";
+  ASSERT_EQ(p.parse(raw), ParseStatus::kComplete);
+  EXPECT_EQ(p.tolerated(), ParseError::kObsFold);
+  const auto& h = p.head().headers;
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].name, "Host");
+  EXPECT_EQ(h[1].name, "X-B");
+  EXPECT_EQ(h[1].value, "4");
+  // Dropping a field does not hide what it would have framed.
+  p.reset();
+  ASSERT_EQ(p.parse(P("Content Length: 3\r\n\r\nabc")), ParseStatus::kComplete);
+  EXPECT_EQ(p.tolerated(), ParseError::kBadFieldName);
+  EXPECT_EQ(p.head().body, BodyKind::kNone);
+  EXPECT_EQ(p.head().headers.size(), 1u);
+}
+
+TEST(RelaxedRequest, NulInValueAndOddTargetsPassVerbatim) {
+  RequestParser p(relaxed_limits());
+  std::string raw = "GET /a#b\xe9 HTTP/1.1\r\nHost: a\r\nX-A: 1\0"s "2\r\n\r\n";
+  ASSERT_EQ(p.parse(raw), ParseStatus::kComplete);
+  EXPECT_EQ(p.tolerated(), ParseError::kBadTarget);  // the first one, in wire order
+  EXPECT_EQ(p.head().target, "/a#b\xe9");
+  EXPECT_EQ(p.head().headers[1].value, "1\0" "2"s);
+}
+
+TEST(RelaxedRequest, HttpZeroNineIsPresentedAsHttpOneZero) {
+  RequestParser p(relaxed_limits());
+  std::string raw = "GET /x\r\nHost: a\r\n\r\n";
+  ASSERT_EQ(p.parse(raw), ParseStatus::kComplete);
+  const auto& h = p.head();
+  EXPECT_EQ(p.tolerated(), ParseError::kBadVersion);
+  EXPECT_EQ(h.method_id, Method::kGet);
+  EXPECT_EQ(h.target, "/x");
+  EXPECT_EQ(h.version, "HTTP/1.0");
+  EXPECT_EQ(h.version_major, 1);
+  EXPECT_EQ(h.version_minor, 0);
+  EXPECT_TRUE(h.force_close);
+  EXPECT_FALSE(h.wants_keep_alive());
+  EXPECT_TRUE(h.headers.empty());
+  EXPECT_EQ(h.body, BodyKind::kNone);
+  // An HTTP/0.9 request is its request line alone.
+  EXPECT_EQ(p.consumed(), 8u);
+  std::string out;
+  append_request_head(h, out);
+  EXPECT_EQ(out, "GET /x HTTP/1.0\r\n\r\n");
+  // Trailing blanks before the line end still mean no version; only GET qualifies.
+  for (const char* bad : {"HEAD /x\r\n", "POST /x\r\n", "FOO /x \r\n", "GET foo\r\n"}) {
+    RequestParser q(relaxed_limits());
+    EXPECT_EQ(q.parse(bad), ParseStatus::kError) << bad;
+    EXPECT_EQ(q.error_status(), 400) << bad;
+  }
+  RequestParser q(relaxed_limits());
+  ASSERT_EQ(q.parse("GET /y \t\n"), ParseStatus::kComplete);
+  EXPECT_EQ(q.consumed(), 9u);
+  EXPECT_EQ(q.head().target, "/y");
+}
+
+TEST(RelaxedRequest, OtherVersionsAreKeptVerbatimInCloseMode) {
+  for (const char* v : {"HTTP/1.10", "http/1.1", "RTSP/1.0", "HTTP/11.1"}) {
+    RequestParser p(relaxed_limits());
+    std::string raw = "GET / "s + v + "\r\nHost: a\r\n\r\n";
+    ASSERT_EQ(p.parse(raw), ParseStatus::kComplete) << v;
+    EXPECT_EQ(p.head().version, v);
+    EXPECT_FALSE(p.head().http11()) << v;
+    EXPECT_TRUE(p.head().force_close) << v;
+    std::string out;
+    append_request_head(p.head(), out);
+    EXPECT_EQ(out, "GET / "s + v + "\r\nhost: a\r\n\r\n");
+  }
+  // Versions the strict parser knows keep their meaning.
+  RequestParser p(relaxed_limits());
+  ASSERT_EQ(p.parse("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"), ParseStatus::kComplete);
+  EXPECT_FALSE(p.head().force_close);
+  EXPECT_TRUE(p.head().wants_keep_alive());
+}
+
+TEST(RelaxedRequest, AuthorityIsNotComparedWithHost) {
+  RequestParser p(relaxed_limits());
+  ASSERT_EQ(p.parse("GET http://a/x HTTP/1.1\r\nHost: b\r\n\r\n"), ParseStatus::kComplete);
+  EXPECT_EQ(p.tolerated(), ParseError::kHostMismatch);
+  EXPECT_EQ(p.head().host, "b");
+  p.reset();
+  ASSERT_EQ(p.parse("CONNECT a:443 HTTP/1.1\r\nHost: b:443\r\n\r\n"), ParseStatus::kComplete);
+  EXPECT_EQ(p.head().body, BodyKind::kNone);
+  p.reset();
+  // A bad Host field itself is never relaxed (1.4).
+  EXPECT_EQ(p.parse("GET http://a/x HTTP/1.1\r\nHost: a b\r\n\r\n"), ParseStatus::kError);
+  EXPECT_EQ(p.error(), ParseError::kBadHost);
+}
+
+TEST(RelaxedRequest, WebSocketWithoutKeyPasses) {
+  RequestParser p(relaxed_limits());
+  ASSERT_EQ(p.parse(G("Connection: upgrade\r\nUpgrade: websocket\r\n")), ParseStatus::kComplete);
+  EXPECT_EQ(p.tolerated(), ParseError::kBadWebSocketKey);
+  EXPECT_TRUE(p.head().upgrade_websocket);
+}
+
+TEST(RelaxedRequest, ResponsesStayStrict) {
+  Limits l = relaxed_limits();
+  ResponseParser p(l);
+  EXPECT_EQ(p.parse("HTTP/1.1 200 OK\nContent-Length: 0\n\n"), ParseStatus::kError);
+  ResponseParser q(l);
+  EXPECT_EQ(q.parse("HTTP/1.1 200 OK\r\nX-A: 1\r\n 2\r\n\r\n"), ParseStatus::kError);
+  EXPECT_EQ(q.error(), ParseError::kObsFold);
 }
 
 TEST(RequestVectors, WholeInput) {
