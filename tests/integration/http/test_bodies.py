@@ -135,6 +135,19 @@ def test_chunked_request_split_across_writes(cfg, sluice, origin):
     assert b";" not in req.raw_body
 
 
+def test_v81_chunk_error_after_forwarding_aborts_both_sides(cfg, sluice, origin):
+    # 2.5: an error in a later packet, after the head and a chunk were forwarded, aborts both
+    # connections without a response.
+    port, _ = _start(sluice, cfg, origin)
+    with Conn(port) as c:
+        c.send(b"POST /sink HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n")
+        wait_until(lambda: b"abc" in origin.raw(), 5, message="the first chunk at the origin")
+        c.send(b"zz\r\n")
+        assert c.read_to_eof() == b"", "no response at all"
+    conn = origin.connections()[0]
+    assert conn.closed.wait(3), "the server connection is aborted too"
+
+
 def test_expect_100_continue_forwarded_not_answered(cfg, sluice, origin):
     # vector 64: sluice does not answer 100 itself; the Expect field reaches the server.
     port, _ = _start(sluice, cfg, origin)

@@ -59,6 +59,8 @@ def test_v75_response_with_te_and_cl(proxy):
     ("bad-name", b"HTTP/1.1 200 OK\r\nX A: 1\r\nContent-Length: 2\r\n\r\nok"),
     ("bad-cl", b"HTTP/1.1 200 OK\r\nContent-Length: 2x\r\n\r\nok"),
     ("101-without-upgrade", b"HTTP/1.1 101 Switching Protocols\r\n\r\n"),
+    ("101-fields", b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-F%d: %d\r\n" % (i, i) for i in range(100))
+     + b"Content-Length: 2\r\n\r\nok"),
 ])
 def test_v76_invalid_response_is_502_and_client_stays(proxy, name, raw):
     port, origin = proxy
