@@ -1,2 +1,0 @@
-// Placeholder translation unit so the module builds before its implementation lands.
-#include "rules/rules.h"
