@@ -201,6 +201,7 @@ struct ProxyConfig {
   bool http_conn_mode_set = false;   // written in this proxy (or inherited from defaults)
   ForwardForConfig forwardfor;
   bool option_httplog = false;
+  SourceLoc httplog_loc;                 // where `option httplog` was written (TCP-mode warning)
   bool accept_unsafe_requests = false;   // option accept-unsafe-violations-in-http-request
   HttpReuse http_reuse = HttpReuse::kSafe;
   rules::AclRegistry acls;

@@ -3,7 +3,10 @@
 #include <cctype>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -13,7 +16,9 @@
 #include "config/parser.h"
 #include "config/thread_keywords.h"
 #include "config/units.h"
+#include "http/http.h"
 #include "net/address.h"
+#include "rules/rules.h"
 
 namespace sluice::config {
 
@@ -156,9 +161,10 @@ void kw_timeout(Parser& p, Line& l) {
       {"client-fin", kFe, &Timeouts::client_fin}, {"server-fin", kBe, &Timeouts::server_fin},
       {"queue", kBe, &Timeouts::queue},
       {"check", kBe, &Timeouts::check},
+      {"http-request", kFe | kBe, &Timeouts::http_request},
+      {"http-keep-alive", kFe | kBe, &Timeouts::http_keep_alive},
   };
-  static constexpr std::string_view kUnsupported[] = {"handshake", "http-keep-alive",
-                                                      "http-request", "tarpit", "client-hs"};
+  static constexpr std::string_view kUnsupported[] = {"handshake", "tarpit", "client-hs"};
   const Kind* k = nullptr;
   for (const auto& c : kKinds)
     if (c.name == kind) k = &c;
@@ -238,15 +244,23 @@ constexpr OptionDef kOptions[] = {
     {"allbackups", kBe, true, false, "all usable backup servers share the load when no active server is up (default: the first backup only)"},
     {"tcp-check", kBe, false, false, "health checks only connect (the default check; `tcp-check` rules are not supported yet)"},
     {"httpchk", kBe, false, false, "[<method>] [<uri>] [<version>] [<host>]: HTTP health checks, default `OPTIONS / HTTP/1.0`; any 2xx/3xx passes unless `http-check expect` says otherwise"},
+    {"http-keep-alive", kFe | kBe, true, true, "HTTP connection mode (the default): persistent client and server connections; the last of http-keep-alive / http-server-close / httpclose in a section wins, `no option X` resets to keep-alive when X is the current mode"},
+    {"http-server-close", kFe | kBe, true, true, "HTTP connection mode: the client side stays persistent, the server connection closes after each response"},
+    {"httpclose", kFe | kBe, true, true, "HTTP connection mode: close after each response (frontend: client side; backend: server side; listen: both)"},
+    {"forwardfor", kFe | kBe, false, true, "[except <net>] [header <name>] [if-none]: append `x-forwarded-for: <client ip>` (nothing for UNIX clients); HTTP mode only (warns and is ignored in TCP mode)"},
+    {"httplog", kFe, false, true, "HTTP log format (plain only: `httplog clf` is not supported yet); in TCP mode it warns and falls back to tcplog; ignored in backends"},
+    {"accept-unsafe-violations-in-http-request", kFe, true, false, "relax the request parser as HAProxy does (specs/http1.md 1.7); HTTP mode only"},
+    {"accept-invalid-http-request", kFe, true, false, "deprecated alias of accept-unsafe-violations-in-http-request (warns)"},
 };
 
 constexpr std::string_view kHaproxyOptions[] = {
-    "abortonclose", "accept-invalid-http-request", "accept-unsafe-violations-in-http-request",
+    "abortonclose", "accept-unsafe-violations-in-http-response", "accept-invalid-http-response",
     "checkcache", "clitcpka", "contstats", "disable-h2-upgrade", "dontlog-normal",
-    "external-check", "forwardfor", "forwarded", "h1-case-adjust-bogus-client", "http-buffer-request",
-    "http-ignore-probes", "http-keep-alive", "http-no-delay", "http-pretend-keepalive",
-    "http-restrict-req-hdr-names", "http-server-close", "http-use-proxy-header",
-    "httpclose", "httplog", "httpslog", "independent-streams", "ldap-check", "log-health-checks",
+    "external-check", "forwarded", "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
+    "http-buffer-request", "http-drop-request-trailers", "http-drop-response-trailers",
+    "http-ignore-probes", "http-no-delay", "http-pretend-keepalive",
+    "http-restrict-req-hdr-names", "http-use-proxy-header",
+    "httpslog", "independent-streams", "ldap-check", "log-health-checks",
     "log-separate-errors", "logasap", "mysql-check", "nolinger", "originalto", "persist",
     "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "socket-stats", "splice-auto",
     "splice-request", "splice-response", "spop-check", "srvtcpka", "ssl-hello-chk",
@@ -272,9 +286,9 @@ void kw_option(Parser& p, Line& l) {
   if (l.prefix != Prefix::kNone && !o->negatable)
     throw ConfigError{fmt::format("{}negation/default is not supported for option '{}'.", l.where, name)};
   if (!ps.is_defaults && !(px.caps & o->cap)) {
-    if (name == "tcplog") {
-      p.warning(fmt::format("{}{} '{}' : 'option tcplog' directive is ignored in backends.", l.where,
-                            Parser::type_word(px), px.name));
+    if (name == "tcplog" || name == "httplog") {
+      p.warning(fmt::format("{}{} '{}' : 'option {}' directive is ignored in backends.", l.where,
+                            Parser::type_word(px), px.name, name));
       return;
     }
     p.warning(fmt::format("{}'option {}' ignored because {} '{}' has no {} capability.", l.where,
@@ -314,11 +328,78 @@ void kw_option(Parser& p, Line& l) {
     px.check_type = ProxyConfig::CheckType::kHttp;
     return;
   }
+  if (name == "http-keep-alive" || name == "http-server-close" || name == "httpclose") {
+    if (l.prefix == Prefix::kDefault)
+      throw ConfigError{fmt::format("{}negation/default is not supported for option '{}'.", l.where, name)};
+    no_extra(l, 2);
+    HttpConnMode m = name == "http-keep-alive"     ? HttpConnMode::kKeepAlive
+                     : name == "http-server-close" ? HttpConnMode::kServerClose
+                                                   : HttpConnMode::kClose;
+    if (l.prefix == Prefix::kNone) {
+      px.http_conn_mode = m;
+    } else if (px.http_conn_mode == m) {
+      px.http_conn_mode = HttpConnMode::kKeepAlive;   // `no option X` cancels X only
+    }
+    px.http_conn_mode_set = true;
+    return;
+  }
+  if (name == "forwardfor") {
+    ForwardForConfig ff;
+    ff.enabled = true;
+    for (std::size_t i = 2; i < l.args.size();) {
+      const std::string& w = l.args[i];
+      if (w == "except") {
+        auto n = i + 1 < l.args.size() ? rules::parse_network(l.args[i + 1])
+                                       : base::Result<rules::Network>(base::Error::text(""));
+        if (!n.ok())
+          throw ConfigError{fmt::format("{}'option forwardfor except' expects <address>[/mask] as argument.", l.where)};
+        ff.has_except = true;
+        ff.except = n.value();
+        i += 2;
+      } else if (w == "header") {
+        if (i + 1 >= l.args.size())
+          throw ConfigError{fmt::format("{}'option forwardfor header' expects <header_name> as argument.", l.where)};
+        ff.header = l.args[i + 1];
+        i += 2;
+      } else if (w == "if-none") {
+        ff.if_none = true;
+        ++i;
+      } else {
+        throw ConfigError{fmt::format("{}'option forwardfor' only supports optional values: 'except', "
+                                      "'header' and 'if-none'.", l.where)};
+      }
+    }
+    px.forwardfor = ff;
+    return;
+  }
+  if (name == "httplog") {
+    if (l.args.size() > 2) {
+      if (l.args[2] == "clf")
+        throw ConfigError{fmt::format("{}'option httplog clf' is not supported by sluice yet.", l.where)};
+      throw ConfigError{fmt::format("{}keyword 'httplog' only supports option 'clf'.", l.where)};
+    }
+    if (ps.is_defaults && px.option_tcplog)
+      p.warning(fmt::format("{}'option httplog' overrides previous 'option tcplog' in 'defaults' section.", l.where));
+    px.option_httplog = true;
+    px.option_tcplog = false;
+    px.httplog_loc = l.loc;
+    return;
+  }
   no_extra(l, 2);
+  if (name == "accept-unsafe-violations-in-http-request" || name == "accept-invalid-http-request") {
+    if (name == "accept-invalid-http-request")
+      p.warning(fmt::format("{}option 'accept-invalid-http-request' is deprecated. Please use 'option "
+                            "accept-unsafe-violations-in-http-request' instead.", l.where));
+    px.accept_unsafe_requests = l.prefix == Prefix::kNone;
+    return;
+  }
   if (name == "tcp-check") {
     px.check_type = ProxyConfig::CheckType::kTcp;
   } else if (name == "tcplog") {
+    if (ps.is_defaults && px.option_httplog)
+      p.warning(fmt::format("{}'option tcplog' overrides previous 'option httplog' in 'defaults' section.", l.where));
     px.option_tcplog = true;
+    px.option_httplog = false;
   } else if (name == "dontlognull") {
     px.option_dontlognull = l.prefix == Prefix::kNone;
   } else if (name == "allbackups") {
@@ -673,6 +754,141 @@ void kw_description(Parser& p, Line& l) {
   p.cur_proxy().cfg.description = d;
 }
 
+// ---- HTTP: acl, http-request/response, use_backend, http-reuse, errorfile ----
+
+// acl / http-request / http-response: HAProxy allows them in named defaults sections only, with
+// rules that its proxies inherit; sluice does not support rules in defaults yet.
+void refuse_rules_in_defaults(Parser& p, const Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  if (!ps.is_defaults) return;
+  if (ps.defaults_name.empty())
+    throw ConfigError{fmt::format("{}'{}' not allowed in anonymous 'defaults' section.", l.where, l.args[0])};
+  throw ConfigError{fmt::format("{}'{}' in a 'defaults' section is not supported by sluice yet.", l.where, l.args[0])};
+}
+
+std::vector<std::string> tail(const Line& l, std::size_t from) {
+  return std::vector<std::string>(l.args.begin() + static_cast<std::ptrdiff_t>(std::min(from, l.args.size())),
+                                  l.args.end());
+}
+
+void kw_acl(Parser& p, Line& l) {
+  refuse_rules_in_defaults(p, l);
+  auto r = p.cur_proxy().cfg.acls.parse_acl(tail(l, 1));
+  if (!r.ok()) throw ConfigError{l.where + r.error().message};
+}
+
+void kw_http_rule(Parser& p, Line& l) {
+  refuse_rules_in_defaults(p, l);
+  ProxyConfig& px = p.cur_proxy().cfg;
+  bool req = l.args[0] == "http-request";
+  auto side = req ? rules::RuleSide::kRequest : rules::RuleSide::kResponse;
+  auto& list = req ? px.http_request_rules : px.http_response_rules;
+  // Relative `file` paths are relative to the working directory, as in HAProxy.
+  auto r = rules::parse_http_rule(tail(l, 1), side, px.acls, "");
+  if (!r.ok()) {
+    std::string msg = r.error().message;
+    const std::string head = "error detected while parsing '";
+    if (msg.rfind(head, 0) == 0)
+      msg = fmt::format("error detected in {} '{}' while parsing '{}", Parser::type_word(px), px.name,
+                        msg.substr(head.size()));
+    // A bad rule aborts the whole load, as in HAProxy.
+    p.fatal(l.where + msg);
+    throw AbortLoad{};
+  }
+  if (!list.empty() && list.back().is_final() && list.back().cond.empty())
+    p.warning(fmt::format("{}previous '{}' action is final and has no condition attached, further "
+                          "entries are NOOP.", l.where, l.args[0]));
+  for (const auto& w : r.value().warnings) p.warning(l.where + w);
+  list.push_back(std::move(r.value()));
+}
+
+void kw_use_backend(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{fmt::format("{}'{}' expects a backend name.", l.where, l.args[0])};
+  UseBackendConfig ub;
+  ub.loc = l.loc;
+  ub.name = l.args[1];
+  if (ub.name.find("%[") != std::string::npos)
+    throw ConfigError{fmt::format("{}'use_backend' with a dynamic name ('{}') is not supported by sluice yet.",
+                                  l.where, ub.name)};
+  if (l.args.size() > 2) {
+    if (l.args[2] != "if" && l.args[2] != "unless")
+      throw ConfigError{fmt::format("{}unexpected keyword '{}' after switching rule, only 'if' and "
+                                    "'unless' are allowed.", l.where, l.args[2])};
+    auto c = rules::parse_condition(tail(l, 2), px.acls);
+    if (!c.ok())
+      throw ConfigError{fmt::format("{}error detected while parsing switching rule : {}.", l.where,
+                                    c.error().message)};
+    ub.cond = std::move(c.value());
+    if (const rules::Acl* a = ub.cond.response_only_acl())
+      p.warning(fmt::format("{}acl '{}' will never match because it only involves keywords that are "
+                            "incompatible with 'use_backend' rules", l.where, a->name));
+  }
+  px.use_backends.push_back(std::move(ub));
+}
+
+void kw_http_reuse(Parser& p, Line& l) {
+  static const std::pair<std::string_view, HttpReuse> kModes[] = {
+      {"never", HttpReuse::kNever}, {"safe", HttpReuse::kSafe},
+      {"aggressive", HttpReuse::kAggressive}, {"always", HttpReuse::kAlways}};
+  std::string v = l.args.size() > 1 ? l.args[1] : "";
+  for (const auto& [n, m] : kModes) {
+    if (v == n) {
+      no_extra(l, 2);
+      p.cur_proxy().cfg.http_reuse = m;
+      return;
+    }
+  }
+  throw ConfigError{fmt::format("{}'{}' only supports 'never', 'safe', 'aggressive', 'always'", l.where, l.args[0])};
+}
+
+constexpr int kErrorCodes[] = {200, 400, 401, 403, 404, 405, 407, 408, 410, 413, 414,
+                               421, 422, 425, 429, 431, 500, 501, 502, 503, 504};
+constexpr std::size_t kMaxErrorFile = 15360;   // tune.bufsize - tune.maxrewrite
+
+void kw_errorfile(Parser& p, Line& l) {
+  if (l.args.size() != 3 || l.args[1].empty() || l.args[2].empty())
+    throw ConfigError{fmt::format("{}'{}' expects <status_code> and <file> as arguments.", l.where, l.args[0])};
+  auto code = parse_strict_int(l.args[1], 0, 999);
+  if (!code || std::find(std::begin(kErrorCodes), std::end(kErrorCodes), *code) == std::end(kErrorCodes))
+    throw ConfigError{fmt::format("{}status code '{}' not handled.", l.where, l.args[1])};
+  const std::string& file = l.args[2];
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError{fmt::format("{}error opening file '{}'.", l.where, file)};
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec) && std::filesystem::is_directory(file, ec))
+    throw ConfigError{fmt::format("{}error reading file '{}'.", l.where, file)};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw ConfigError{fmt::format("{}error reading file '{}'.", l.where, file)};
+  std::string data = ss.str();
+  if (data.size() > kMaxErrorFile)
+    throw ConfigError{fmt::format("{}error file '{}' is too large ({} bytes, at most {}).", l.where, file,
+                                  data.size(), kMaxErrorFile)};
+  if (!data.empty()) {
+    // The file must be a complete response head; a body must match its Content-Length.
+    http::ResponseParser parser;
+    auto st = parser.parse(data);
+    if (st != http::ParseStatus::kComplete)
+      throw ConfigError{fmt::format("{}'{}': unable to parse headers ({}).", l.where, file,
+                                    st == http::ParseStatus::kIncomplete ? "incomplete response head"
+                                                                          : http::to_string(parser.error()))};
+    const auto& h = parser.head();
+    std::size_t body = data.size() - parser.consumed();
+    if (h.body == http::BodyKind::kChunked)
+      throw ConfigError{fmt::format("{}'{}': chunk-encoded payload not supported.", l.where, file)};
+    if (h.has_content_length && h.content_length != body)
+      throw ConfigError{fmt::format("{}'{}': payload size does not match the announced content-length "
+                                    "({} != {}).", l.where, file, body, h.content_length)};
+  }
+  auto& list = p.cur_proxy().cfg.errorfiles;
+  int status = static_cast<int>(*code);
+  list.erase(std::remove_if(list.begin(), list.end(), [&](const ErrorFileConfig& e) { return e.status == status; }),
+             list.end());
+  list.push_back(ErrorFileConfig{status, std::move(data), l.loc});
+}
+
 constexpr unsigned kDFLB = kInProxies;
 constexpr unsigned kDFL = kInDefaults | kInFrontend | kInListen;
 constexpr unsigned kDLB = kInDefaults | kInListen | kInBackend;
@@ -681,14 +897,14 @@ constexpr unsigned kLB = kInListen | kInBackend;
 constexpr unsigned kFLB = kInFrontend | kInListen | kInBackend;
 
 const std::vector<KeywordDef> kProxyKeywords = {
-    {"mode", kDFLB, 0, kw_mode, "tcp (default). `mode http` is planned and refused for now"},
+    {"mode", kDFLB, 0, kw_mode, "tcp (default) | http. `log` and `spop` are not supported"},
     {"bind", kFL, kFe, kw_bind, "<addr>[,<addr>...] [name <s>] [maxconn <n>] [backlog <n>] [mode <octal>] [thread <set>] [shards <n>] [id <n>]"},
     {"default_backend", kDFL, kFe, kw_default_backend, "<backend>: where connections go"},
-    {"timeout", kDFLB, 0, kw_timeout, "connect|client|server|tunnel|client-fin|server-fin|queue|check <time> (ms by default)"},
+    {"timeout", kDFLB, 0, kw_timeout, "connect|client|server|tunnel|client-fin|server-fin|queue|check|http-request|http-keep-alive <time> (ms by default)"},
     {"maxconn", kDFL, kFe, kw_maxconn, "<n>: frontend connection limit (0 = global maxconn)"},
     {"backlog", kDFL, kFe, kw_backlog, "<n>: listen backlog"},
     {"retries", kDLB, kBe, kw_retries, "<n>: connection retries (default 3)"},
-    {"option", kDFLB, 0, kw_option, "redispatch [<n>] | tcplog | dontlognull | allbackups | tcp-check | httpchk [<method>] [<uri>] [<version>] [<host>] (`no option` where negatable)"},
+    {"option", kDFLB, 0, kw_option, "redispatch [<n>] | tcplog | httplog | dontlognull | allbackups | tcp-check | httpchk [<method>] [<uri>] [<version>] [<host>] | http-keep-alive | http-server-close | httpclose | forwardfor [...] | accept-unsafe-violations-in-http-request (`no option` where negatable)"},
     {"log", kDFLB, 0, kw_log, "global | <target> [len <n>] [format <f>] <facility> [max [min]]; `no log` clears"},
     {"server", kLB, kBe, kw_server, "<name> <addr>[:port] [weight 0..256] [maxconn <n>] [backup] [disabled] [enabled] [slowstart <time>] [check] [inter|fastinter|downinter <time>] [rise|fall <n>] [port <n>] [addr <ip>] [on-marked-down shutdown-sessions]"},
     {"default-server", kDLB, kBe, kw_default_server, "[server options]: defaults for the `server` lines that follow"},
@@ -698,20 +914,25 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"id", kFLB, 0, kw_id, "<n>: proxy id, > 0 and unique (default: automatic from 2)"},
     {"disabled", kDFLB, 0, kw_disabled, "the proxy is not started"},
     {"enabled", kDFLB, 0, kw_enabled, "cancels `disabled`"},
+    {"acl", kDFLB, 0, kw_acl, "<name> <criterion> [-i] [-m <method>] [-n] [--] <values>...: lines with the same name are ORed; see \"HTTP rules\" below for the criteria; not in defaults"},
+    {"http-request", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, set-path, deny, return, redirect, allow; not in defaults; ignored (warning) in TCP mode"},
+    {"http-response", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, deny, return, redirect location, allow; not in defaults; ignored (warning) in TCP mode"},
+    {"use_backend", kFL, kFe, kw_use_backend, "<backend> [if|unless <cond>]: the first matching rule chooses the backend, else default_backend; static names only"},
+    {"http-reuse", kDLB, kBe, kw_http_reuse, "never | safe (default) | aggressive | always: sharing of idle server connections"},
+    {"errorfile", kDFLB, 0, kw_errorfile, "<code> <file>: raw HTTP response sent instead of the built-in page for 200, 400, 401, 403, 404, 405, 407, 408, 410, 413, 414, 421, 422, 425, 429, 431, 500..504; read and checked at parse time (complete head, at most 15360 bytes); an empty file sends nothing and closes"},
     {"description", kFLB, 0, kw_description, "<text...>: kept with the proxy; HAProxy shows it only on its HTML stats page, which sluice does not have, so nothing displays it yet"},
 };
 
 constexpr std::string_view kHaproxyProxy[] = {
-    "acl", "capture", "compression", "cookie", "declare", "dynamic-cookie-key",
-    "email-alert", "errorfile", "errorfiles", "errorloc", "errorloc302", "errorloc303",
+    "capture", "compression", "cookie", "declare", "dynamic-cookie-key",
+    "email-alert", "errorfiles", "errorloc", "errorloc302", "errorloc303",
     "external-check", "filter", "force-persist", "fullconn", "guid", "hash-balance-factor",
-    "hash-key", "http-after-response", "http-error", "http-request",
-    "http-response", "http-reuse", "http-send-name-header", "ignore-persist", "load-server-state-from-file",
+    "hash-key", "http-after-response", "http-error", "http-send-name-header", "ignore-persist", "load-server-state-from-file",
     "log-format", "log-format-sd", "log-steps", "log-tag", "max-keep-alive-queue", "max-session-srv-conns",
     "monitor", "monitor-uri", "persist", "rate-limit", "redirect", "retry-on", "server-state-file-name",
     "server-template", "source", "stats", "stick", "stick-table", "tcp-check", "tcp-request",
     "tcp-response", "unique-id-format", "unique-id-header", "use-fcgi-app", "use-server",
-    "use_backend", "quic-initial", "error-log-format", "dispatch", "transparent",
+    "quic-initial", "error-log-format", "dispatch", "transparent",
 };
 
 }  // namespace
@@ -752,6 +973,8 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"timeout", "tunnel <time>", "inactivity once both sides are connected"},
         {"timeout", "client-fin <time>", "half-closed client side"},
         {"timeout", "server-fin <time>", "half-closed server side"},
+        {"timeout", "http-request <time>", "HTTP: longest wait for a complete request head (408 on expiry); unset: only `timeout client` applies"},
+        {"timeout", "http-keep-alive <time>", "HTTP: idle time allowed between requests of a connection (silent close); unset: `timeout http-request`"},
     };
     for (const auto& o : kOptions) d.push_back({"option", o.name, o.help});
     return d;

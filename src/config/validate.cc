@@ -58,6 +58,35 @@ bool Parser::finish(ConfigModel* model) {
       if (s.check && s.check_port == 0 && s.addr.port_mapped)
         fatal(fmt::format("proxy '{}': server '{}' has neither service port nor check port.",
                           p.name, s.name));
+    // A frontend may only use a backend of the same mode, except that a tcp frontend may use
+    // an http backend (an upgrade), as in HAProxy.
+    auto check_mode = [&](const ProxyConfig& be, const char* how) {
+      if (p.mode == Mode::kHttp && be.mode == Mode::kTcp)
+        fatal(fmt::format("http {} '{}' ({}:{}) tries to use incompatible tcp {} '{}' ({}:{}) {} (see 'mode').",
+                          type_word(p), p.name, p.loc.file, p.loc.line, type_word(be), be.name, be.loc.file,
+                          be.loc.line, how),
+              false);
+    };
+    auto find_backend = [&](const std::string& name) {
+      int found = -1;
+      for (std::size_t j = 0; j < px.size(); ++j)
+        if (px[j].name == name && (px[j].caps & ProxyConfig::kBackend)) found = static_cast<int>(j);
+      return found;
+    };
+    if (p.caps & ProxyConfig::kFrontend) {
+      for (auto& ub : p.use_backends) {
+        if (ub.name == p.name) {
+          fatal(fmt::format("Proxy '{}': loop detected for use_backend: '{}'.", p.name, ub.name), false);
+          continue;
+        }
+        ub.backend_index = find_backend(ub.name);
+        if (ub.backend_index < 0) {
+          fatal(fmt::format("Proxy '{}': unable to find required use_backend: '{}'.", p.name, ub.name), false);
+          continue;
+        }
+        check_mode(px[static_cast<std::size_t>(ub.backend_index)], "in a 'use_backend' rule");
+      }
+    }
     if (!p.default_backend.empty() && (p.caps & ProxyConfig::kFrontend)) {
       if (p.default_backend == p.name) {
         fatal(fmt::format("Proxy '{}': loop detected for default_backend: '{}'.", p.name, p.default_backend), false);
@@ -72,6 +101,7 @@ bool Parser::finish(ConfigModel* model) {
                 false);
         } else {
           p.default_backend_index = found;
+          check_mode(px[static_cast<std::size_t>(found)], "as its default backend");
           if (!p.servers.empty())
             warning(fmt::format("{} '{}' has both servers and a 'default_backend': its servers "
                                 "will never be used.",
@@ -81,6 +111,37 @@ bool Parser::finish(ConfigModel* model) {
       }
     }
     if (fatals_ > errors_before) return false;
+    if (p.mode == Mode::kTcp) {
+      // HTTP-only settings in a TCP proxy: HAProxy's warnings, and they are dropped.
+      std::string who = fmt::format("{} '{}'", type_word(p), p.name);
+      if (!p.http_request_rules.empty()) {
+        warning(fmt::format("'http-request' rules ignored for {} as they require HTTP mode.", who), false);
+        p.http_request_rules.clear();
+      }
+      if (!p.http_response_rules.empty()) {
+        warning(fmt::format("'http-response' rules ignored for {} as they require HTTP mode.", who), false);
+        p.http_response_rules.clear();
+      }
+      if (p.forwardfor.enabled) {
+        warning(fmt::format("'option forwardfor' ignored for {} as it requires HTTP mode.", who), false);
+        p.forwardfor.enabled = false;
+      }
+      bool fe = (p.caps & ProxyConfig::kFrontend) != 0;
+      if (fe && p.accept_unsafe_requests) {
+        warning(fmt::format("'option accept-unsafe-violations-in-http-request' ignored for {} as it "
+                            "requires HTTP mode.", who),
+                false);
+        p.accept_unsafe_requests = false;
+      }
+      if (fe && p.option_httplog) {
+        warning(fmt::format("parsing [{}:{}] : 'option httplog' not usable with {} (needs 'mode "
+                            "http'). Falling back to 'option tcplog'.",
+                            p.httplog_loc.file, p.httplog_loc.line, who),
+                false);
+        p.option_httplog = false;
+        p.option_tcplog = true;
+      }
+    }
     if ((p.caps & ProxyConfig::kFrontend) && p.binds.empty())
       warning(fmt::format("{} '{}' has no 'bind' directive. Please declare it as a backend if "
                           "this was intended.",

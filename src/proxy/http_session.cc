@@ -379,6 +379,7 @@ void HttpSession::begin_transaction() {
   rules::RequestView view;
   view.method = edit.method;
   view.target = edit.target;
+  view.version = head.version;
   view.headers = &edit.headers;
   view.src = &client_;
   view.dst_port = l_.port;

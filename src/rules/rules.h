@@ -29,7 +29,9 @@ struct Network {
   int family = 0;          // AF_INET or AF_INET6
   uint8_t bytes[16] = {};  // network order
   int prefix = 0;          // bits
-  bool contains(const net::SocketAddress& a) const;   // false for other families and UNIX
+  // False for UNIX addresses; an IPv4 address and an IPv6 network (or the reverse) compare
+  // through the IPv4-mapped form ::ffff:a.b.c.d, as HAProxy does.
+  bool contains(const net::SocketAddress& a) const;
 };
 base::Result<Network> parse_network(std::string_view text);
 
@@ -37,6 +39,8 @@ base::Result<Network> parse_network(std::string_view text);
 struct RequestView {
   std::string_view method;
   std::string_view target;                // as received (origin-form path?query, or absolute)
+  std::string_view version;               // "HTTP/1.1" as received; optional (empty: unknown),
+                                          // read by req.ver and the HTTP_1.x predefined ACLs
   const std::vector<http::Header>* headers = nullptr;   // current (possibly rewritten) fields
   const net::SocketAddress* src = nullptr;   // client address
   uint16_t dst_port = 0;                     // local port the client connected to
@@ -81,6 +85,9 @@ class Condition {
   Condition() = default;
   bool empty() const { return groups_.empty() && !unless_; }
   bool eval(const RequestView& v) const;
+  // The first ACL of the condition whose criteria all need a response (status, res.hdr...),
+  // or null: such an ACL never matches in request rules or use_backend.
+  const Acl* response_only_acl() const;
 
   struct Term {
     bool negate = false;
@@ -109,6 +116,7 @@ class ValueFormat {
   struct Part {
     int fetch = 0;        // 0 = literal text
     std::string text;     // literal text, or the fetch argument (header or parameter name)
+    int occ = 0;          // hdr(<name>,<occ>): the occurrence (0 = the last one)
   };
   std::vector<Part> parts_;
 };
@@ -155,6 +163,18 @@ class HttpRule {
   bool drop_query = false;       // redirect option
   RuleSide side = RuleSide::kRequest;
   Condition cond;
+  // del-header `-m`: 0 str (default), 1 beg, 2 end, 3 sub, 4 reg (regex in `regex`).
+  int name_match = 0;
+  // deny / return `hdr <name> <fmt>` items, rendered into Verdict::extra_headers.
+  std::vector<std::pair<std::string, ValueFormat>> reply_headers;
+  // Parse-time warnings for the caller to report with its location (e.g. an ignored
+  // content-type, an ACL that can never match on this side).
+  std::vector<std::string> warnings;
+  // deny, return, redirect and allow stop the evaluation when their condition matches.
+  bool is_final() const {
+    return action == Action::kDeny || action == Action::kReturn || action == Action::kRedirect ||
+           action == Action::kAllow;
+  }
 };
 
 // `words` is the line after `http-request` / `http-response`. `base_dir` resolves relative

@@ -438,9 +438,11 @@ TEST(Global, Log) {
 
 TEST(Proxy, Mode) {
   EXPECT_TRUE(parse("defaults\n  mode tcp\n").r.model);
-  EXPECT_TRUE(parse("defaults\n  mode http\n").has(
-      "parsing [f.cfg:2] : 'mode http' is not supported by sluice yet (HTTP mode is planned); only "
-      "'mode tcp' is available."));
+  auto http = parse("defaults\n  mode http\nbackend b\n");
+  ASSERT_TRUE(http.r.model) << http.all();
+  EXPECT_EQ(http.r.model->proxies[0].mode, Mode::kHttp);
+  EXPECT_TRUE(parse("defaults\n  mode log\n").has("parsing [f.cfg:2] : 'mode log' is not supported by sluice yet."));
+  EXPECT_TRUE(parse("defaults\n  mode http x\n").contains("'mode' cannot handle unexpected argument 'x'."));
   EXPECT_TRUE(parse("defaults\n  mode HTTP\n").has("parsing [f.cfg:2] : unknown proxy mode 'HTTP'."));
 }
 
@@ -486,7 +488,7 @@ TEST(Proxy, Timeouts) {
   EXPECT_TRUE(parse("defaults\n  timeout clientt 1s\n").has(
       "parsing [f.cfg:2] : 'timeout' supports 'client', 'server', 'connect', 'check', 'queue', 'handshake', "
       "'http-keep-alive', 'http-request', 'tunnel', 'tarpit', 'client-fin' and 'server-fin' (got 'clientt')"));
-  EXPECT_TRUE(parse("defaults\n  timeout http-request 1s\n").has("parsing [f.cfg:2] : 'timeout http-request' is not supported by sluice yet."));
+  EXPECT_TRUE(parse("defaults\n  timeout tarpit 1s\n").has("parsing [f.cfg:2] : 'timeout tarpit' is not supported by sluice yet."));
   r = parse("defaults\n  timeout client 10sec\n");
   EXPECT_TRUE(r.r.model);
   EXPECT_TRUE(r.has("unexpected character 'e' after the timer value '10sec', only (us=microseconds,ms=milliseconds,s=seconds,m=minutes,h=hours,d=days) are supported. This will be reported as an error in next versions."));
@@ -527,7 +529,7 @@ TEST(Proxy, Options) {
   r = parse("frontend f\n  bind :1\n  option redispatch\n");
   EXPECT_TRUE(r.r.model);
   EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'option redispatch' ignored because frontend 'f' has no backend capability."));
-  EXPECT_TRUE(parse("defaults\n  option httplog\n").has("parsing [f.cfg:2] : 'option httplog' is not supported by sluice yet."));
+  EXPECT_TRUE(parse("defaults\n  option httpslog\n").has("parsing [f.cfg:2] : 'option httpslog' is not supported by sluice yet."));
   EXPECT_TRUE(parse("defaults\n  option tcplgo\n").has("parsing [f.cfg:2] : unknown option 'tcplgo'; did you mean 'tcplog' maybe ?"));
 }
 
@@ -591,7 +593,7 @@ TEST(Proxy, IdDisabledDescription) {
 }
 
 TEST(Proxy, UnknownKeywords) {
-  EXPECT_TRUE(parse("backend b\n  use_backend x\n").has("parsing [f.cfg:2] : 'use_backend' is not supported by sluice yet."));
+  EXPECT_TRUE(parse("backend b\n  stick-table type ip size 1k\n").has("parsing [f.cfg:2] : 'stick-table' is not supported by sluice yet."));
   EXPECT_TRUE(parse("backend b\n  retires 3\n").has("parsing [f.cfg:2] : unknown keyword 'retires' in 'backend' section; did you mean 'retries' maybe ?"));
   EXPECT_TRUE(parse("listen l\n  xyzzy\n").has("parsing [f.cfg:2] : unknown keyword 'xyzzy' in 'listen' section"));
 }

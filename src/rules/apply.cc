@@ -1,0 +1,221 @@
+// Running compiled rules on a message head.
+#include "rules/internal.h"
+
+namespace sluice::rules {
+
+namespace {
+
+using Action = HttpRule::Action;
+
+const base::Regex* regex_of(const HttpRule& r) {
+  return static_cast<const base::Regex*>(r.regex.get());
+}
+
+bool name_matches(const HttpRule& r, std::string_view have) {
+  const std::string& want = r.name;
+  switch (r.name_match) {
+    case 1:
+      return have.size() >= want.size() && detail::iequals(have.substr(0, want.size()), want);
+    case 2:
+      return have.size() >= want.size() && detail::iequals(have.substr(have.size() - want.size()), want);
+    case 3:
+      for (std::size_t i = 0; i + want.size() <= have.size(); ++i)
+        if (detail::iequals(have.substr(i, want.size()), want)) return true;
+      return false;
+    case 4: {
+      const base::Regex* re = regex_of(r);
+      return re && re->search(have);
+    }
+    default: return detail::iequals(have, want);
+  }
+}
+
+bool remove_headers(HeadEdit& edit, const HttpRule& r) {
+  auto& hs = edit.headers;
+  auto old = hs.size();
+  hs.erase(std::remove_if(hs.begin(), hs.end(), [&](const http::Header& h) { return name_matches(r, h.name); }),
+           hs.end());
+  return hs.size() != old;
+}
+
+// Replaces the comma-separated values of `value` that `re` matches, keeping the separators.
+bool replace_values(std::string_view value, const base::Regex& re, std::string_view repl, std::string& out) {
+  bool changed = false;
+  base::Regex::Groups g;
+  std::size_t start = 0;
+  bool quoted = false;
+  auto segment = [&](std::size_t end) {
+    std::size_t b = start, e = end;
+    while (b < e && (value[b] == ' ' || value[b] == '\t')) ++b;
+    while (e > b && (value[e - 1] == ' ' || value[e - 1] == '\t')) --e;
+    out.append(value.substr(start, b - start));
+    std::string_view v = value.substr(b, e - b);
+    if (re.search_groups(v, &g)) {
+      out += base::Regex::expand(repl, v, g);
+      changed = true;
+    } else {
+      out.append(v);
+    }
+    out.append(value.substr(e, end - e));
+  };
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    char c = value[i];
+    if (quoted) {
+      if (c == '\\' && i + 1 < value.size()) {
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      segment(i);
+      out += ',';
+      start = i + 1;
+    }
+  }
+  segment(value.size());
+  return changed;
+}
+
+// The target with its path replaced by `path`, keeping scheme://authority and the query.
+std::string replace_path(std::string_view target, std::string_view path) {
+  std::string_view cur = path_of(target);
+  std::size_t begin, end;
+  if (!cur.empty() && cur != "*") {
+    begin = static_cast<std::size_t>(cur.data() - target.data());
+    end = begin + cur.size();
+  } else if (auto s = target.find("://"); s != std::string_view::npos) {
+    begin = target.find_first_of("/?#", s + 3);
+    if (begin == std::string_view::npos) begin = target.size();
+    end = target.find_first_of("?#", begin);
+    if (end == std::string_view::npos) end = target.size();
+  } else {
+    begin = 0;
+    end = target.find('?');
+    if (end == std::string_view::npos) end = target.size();
+  }
+  std::string out(target.substr(0, begin));
+  out += path;
+  out += target.substr(end);
+  return out;
+}
+
+void fill_reply(const HttpRule& r, const RequestView& view, Verdict& v) {
+  v = r.reply;
+  for (const auto& [name, fmtv] : r.reply_headers) {
+    std::string val;
+    fmtv.render(view, val);
+    v.extra_headers.emplace_back(name, std::move(val));
+  }
+}
+
+std::string redirect_location(const HttpRule& r, const RequestView& view) {
+  std::string dest;
+  r.value.render(view, dest);
+  if (r.redirect_kind == 0) return dest;
+  std::string_view target = view.target;
+  std::string_view path = path_of(target);
+  std::string_view rest;   // path and query
+  if (!path.empty()) {
+    rest = target.substr(static_cast<std::size_t>(path.data() - target.data()));
+    if (r.drop_query) rest = rest.substr(0, rest.find('?'));
+  }
+  std::string loc;
+  if (r.redirect_kind == 1) {
+    if (dest != "/") loc = dest;
+  } else {
+    loc = dest + "://";
+    if (view.headers)
+      for (const auto& h : *view.headers)
+        if (detail::iequals(h.name, "host")) {
+          loc.append(h.value);
+          break;
+        }
+  }
+  if (rest.empty()) {
+    loc += '/';
+  } else {
+    loc.append(rest);
+  }
+  return loc;
+}
+
+}  // namespace
+
+Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit, RequestView view) {
+  auto refresh = [&] {
+    if (side == RuleSide::kRequest) {
+      view.method = edit.method;
+      view.target = edit.target;
+      view.headers = &edit.headers;
+    } else {
+      view.res_headers = &edit.headers;
+    }
+  };
+  refresh();
+  Verdict out;
+  for (const auto& r : rules) {
+    if (!r.cond.empty() && !r.cond.eval(view)) continue;
+    switch (r.action) {
+      case Action::kSetHeader:
+      case Action::kAddHeader: {
+        std::string val;
+        r.value.render(view, val);   // before deleting: the value may read the old field
+        if (r.action == Action::kSetHeader) remove_headers(edit, r);
+        edit.headers.push_back({edit.keep(r.name), edit.keep(std::move(val))});
+        edit.changed = true;
+        break;
+      }
+      case Action::kDelHeader:
+        if (remove_headers(edit, r)) edit.changed = true;
+        break;
+      case Action::kReplaceHeader:
+      case Action::kReplaceValue: {
+        const base::Regex* re = regex_of(r);
+        if (!re) break;
+        std::string repl;
+        r.value.render(view, repl);
+        base::Regex::Groups g;
+        for (auto& h : edit.headers) {
+          if (!detail::iequals(h.name, r.name)) continue;
+          if (r.action == Action::kReplaceHeader) {
+            if (!re->search_groups(h.value, &g)) continue;
+            h.value = edit.keep(base::Regex::expand(repl, h.value, g));
+            edit.changed = true;
+          } else {
+            std::string nv;
+            if (replace_values(h.value, *re, repl, nv)) {
+              h.value = edit.keep(std::move(nv));
+              edit.changed = true;
+            }
+          }
+        }
+        break;
+      }
+      case Action::kSetPath: {
+        if (side != RuleSide::kRequest) break;
+        std::string p;
+        r.value.render(view, p);
+        edit.target = edit.keep(replace_path(edit.target, p));
+        edit.changed = true;
+        break;
+      }
+      case Action::kDeny:
+      case Action::kReturn:
+        fill_reply(r, view, out);
+        return out;
+      case Action::kRedirect:
+        out.kind = Verdict::Kind::kRedirect;
+        out.status = r.reply.status ? r.reply.status : 302;
+        out.location = redirect_location(r, view);
+        return out;
+      case Action::kAllow:
+        return out;
+    }
+    refresh();
+  }
+  return out;
+}
+
+}  // namespace sluice::rules

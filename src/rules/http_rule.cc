@@ -1,0 +1,343 @@
+// `http-request` / `http-response` rule parsing.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "rules/internal.h"
+
+namespace sluice::rules {
+
+namespace {
+
+using Action = HttpRule::Action;
+
+struct ActionName {
+  std::string_view name;
+  Action action;
+  bool request_only;
+};
+
+constexpr ActionName kActions[] = {
+    {"add-header", Action::kAddHeader, false},      {"allow", Action::kAllow, false},
+    {"del-header", Action::kDelHeader, false},      {"deny", Action::kDeny, false},
+    {"redirect", Action::kRedirect, false},         {"replace-header", Action::kReplaceHeader, false},
+    {"replace-value", Action::kReplaceValue, false}, {"return", Action::kReturn, false},
+    {"set-header", Action::kSetHeader, false},      {"set-path", Action::kSetPath, true},
+};
+
+// HAProxy actions sluice does not implement yet.
+constexpr std::string_view kHaproxyRequestActions[] = {
+    "add-acl", "attach-srv", "auth", "cache-use", "capture", "del-acl", "del-map",
+    "disable-l7-retry", "do-log", "do-resolve", "early-hint", "normalize-uri", "pause", "reject",
+    "replace-path", "replace-pathq", "replace-uri", "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0",
+    "sc-inc-gpc1", "sc-set-gpt", "sc-set-gpt0", "send-spoe-group", "set-bandwidth-limit",
+    "set-bc-mark", "set-bc-tos", "set-dst", "set-dst-port", "set-fc-mark", "set-fc-tos",
+    "set-log-level", "set-map", "set-mark", "set-method", "set-nice", "set-pathq",
+    "set-priority-class", "set-priority-offset", "set-query", "set-retries", "set-src",
+    "set-src-port", "set-timeout", "set-tos", "set-uri", "set-var", "set-var-fmt", "silent-drop",
+    "strict-mode", "tarpit", "track-sc0", "track-sc1", "track-sc2", "unset-var", "use-service",
+    "wait-for-body", "wait-for-handshake",
+};
+constexpr std::string_view kHaproxyResponseActions[] = {
+    "add-acl", "cache-store", "capture", "del-acl", "del-map", "do-log", "pause",
+    "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0", "sc-inc-gpc1", "sc-set-gpt", "sc-set-gpt0",
+    "send-spoe-group", "set-bandwidth-limit", "set-fc-mark", "set-fc-tos", "set-log-level",
+    "set-map", "set-mark", "set-nice", "set-status", "set-timeout", "set-tos", "set-var",
+    "set-var-fmt", "silent-drop", "strict-mode", "track-sc0", "track-sc1", "track-sc2",
+    "unset-var", "wait-for-body",
+};
+
+bool known_haproxy_action(std::string_view a, RuleSide side) {
+  for (std::string_view p : {"set-var(", "set-var-fmt(", "unset-var(", "lua.", "track-sc", "sc-"})
+    if (a.substr(0, p.size()) == p) return true;
+  if (side == RuleSide::kRequest)
+    return std::find(std::begin(kHaproxyRequestActions), std::end(kHaproxyRequestActions), a) !=
+           std::end(kHaproxyRequestActions);
+  return std::find(std::begin(kHaproxyResponseActions), std::end(kHaproxyResponseActions), a) !=
+         std::end(kHaproxyResponseActions);
+}
+
+bool is_cond_word(const std::string& w) { return w == "if" || w == "unless"; }
+
+constexpr std::size_t kMaxReplyFile = 16384;   // tune.bufsize
+
+struct Ctx {
+  const std::vector<std::string>& words;
+  RuleSide side;
+  std::string kw;     // "http-request"
+  std::string full;   // "http-request set-header"
+  const std::string& base_dir;
+
+  base::Error action_error(const std::string& why) const {
+    return base::Error::text(fmt::format("error detected while parsing '{}' rule : {}.", full, why));
+  }
+};
+
+base::Result<std::string> read_file(const std::string& path, const std::string& base_dir) {
+  std::string p = path;
+  if (!p.empty() && p[0] != '/' && !base_dir.empty()) p = base_dir + "/" + p;
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return base::Error::text(fmt::format("failed to open file '{}' ({})", p, std::strerror(errno)));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string data = ss.str();
+  if (data.size() > kMaxReplyFile)
+    return base::Error::text(fmt::format("file '{}' is too large ({} bytes, at most {})", p, data.size(), kMaxReplyFile));
+  return data;
+}
+
+// deny / return options: [status|deny_status <code>] [content-type <t>]
+// [string <s> | file <f> | default-errorfile] [hdr <name> <fmt>]... ; stops at if/unless.
+base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) {
+  const auto& w = c.words;
+  bool is_deny = r.action == Action::kDeny;
+  int payloads = 0;
+  while (i < w.size() && !is_cond_word(w[i])) {
+    const std::string& o = w[i];
+    bool has_v = i + 1 < w.size();
+    if (o == "status" || (is_deny && o == "deny_status")) {
+      int code = 0;
+      bool ok = has_v && !w[i + 1].empty() && w[i + 1].size() <= 3 &&
+                std::all_of(w[i + 1].begin(), w[i + 1].end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+      if (ok) code = std::stoi(w[i + 1]);
+      if (!ok || code < 200 || code > 599)
+        return c.action_error(fmt::format("'{}' expects a status code between 200 and 599{}", o,
+                                          has_v ? fmt::format(" (got '{}')", w[i + 1]) : ""));
+      r.reply.status = code;
+      i += 2;
+    } else if (o == "content-type") {
+      if (!has_v) return c.action_error("'content-type' expects an argument");
+      r.reply.content_type = w[i + 1];
+      i += 2;
+    } else if (o == "string" || o == "file") {
+      if (!has_v) return c.action_error(fmt::format("'{}' expects an argument", o));
+      if (o == "string") {
+        r.reply.body = w[i + 1];
+      } else {
+        auto data = read_file(w[i + 1], c.base_dir);
+        if (!data.ok()) return c.action_error(data.error().message);
+        r.reply.body = std::move(data.value());
+      }
+      r.reply.has_body = true;
+      ++payloads;
+      i += 2;
+    } else if (o == "default-errorfile") {
+      ++payloads;
+      ++i;
+    } else if (o == "errorfile" || o == "errorfiles" || o == "lf-string" || o == "lf-file") {
+      return base::Error::text(fmt::format("'{} {}' is not supported by sluice yet.", c.full, o));
+    } else if (o == "hdr") {
+      if (i + 2 >= w.size()) return c.action_error("'hdr' expects <name> and <fmt> as arguments");
+      const std::string& name = w[i + 1];
+      if (detail::iequals(name, "content-length") || detail::iequals(name, "transfer-encoding") ||
+          detail::iequals(name, "content-type")) {
+        r.warnings.push_back(fmt::format("header '{}' ignored by the http reply.", name));
+      } else {
+        auto f = ValueFormat::parse(w[i + 2]);
+        if (!f.ok()) return c.action_error(f.error().message);
+        r.reply_headers.emplace_back(name, std::move(f.value()));
+      }
+      i += 3;
+    } else {
+      return c.action_error(fmt::format(
+          "'{}' expects {}'content-type', 'string', 'file', 'default-errorfile' or 'hdr' (got '{}')",
+          c.full, is_deny ? "'deny_status', 'status', " : "'status', ", o));
+    }
+  }
+  if (payloads > 1)
+    return c.action_error("only one payload ('string', 'file' or 'default-errorfile') is allowed");
+  if (!r.reply.has_body && !r.reply.content_type.empty()) {
+    r.warnings.push_back(fmt::format("content-type '{}' ignored by the http reply when used with an empty payload.",
+                                     r.reply.content_type));
+    r.reply.content_type.clear();
+  }
+  if (r.reply.has_body && r.reply.content_type.empty() && !r.reply.body.empty())
+    return c.action_error("a content type must be defined when non-empty payload is configured");
+  return i;
+}
+
+base::Result<std::size_t> parse_redirect(const Ctx& c, std::size_t i, HttpRule& r) {
+  const auto& w = c.words;
+  bool have_type = false;
+  r.reply.status = 302;
+  while (i < w.size() && !is_cond_word(w[i])) {
+    const std::string& o = w[i];
+    bool has_v = i + 1 < w.size();
+    if (o == "location" || o == "prefix" || o == "scheme") {
+      if (!has_v) return c.action_error(fmt::format("'redirect {}' expects an argument", o));
+      if (c.side == RuleSide::kResponse && o != "location")
+        return c.action_error(fmt::format("'redirect {}' is not possible on the response path, only 'location' is", o));
+      auto f = ValueFormat::parse(w[i + 1]);
+      if (!f.ok()) return c.action_error(f.error().message);
+      r.value = std::move(f.value());
+      r.redirect_kind = o == "location" ? 0 : o == "prefix" ? 1 : 2;
+      have_type = true;
+      i += 2;
+    } else if (o == "code") {
+      if (!has_v) return c.action_error("'redirect code' expects an argument");
+      const std::string& v = w[i + 1];
+      if (v != "301" && v != "302" && v != "303" && v != "307" && v != "308")
+        return c.action_error(fmt::format("'redirect': unsupported HTTP code '{}' (must be one of 301, 302, 303, 307 or 308)", v));
+      r.reply.status = std::stoi(v);
+      i += 2;
+    } else if (o == "drop-query") {
+      r.drop_query = true;
+      ++i;
+    } else if (o == "append-slash" || o == "set-cookie" || o == "clear-cookie" || o == "ignore-empty" ||
+               o == "keep-query") {
+      return base::Error::text(fmt::format("'{} {}' is not supported by sluice yet.", c.full, o));
+    } else {
+      return c.action_error(fmt::format(
+          "'redirect': expects 'code', 'prefix', 'location', 'scheme', 'set-cookie', 'clear-cookie', "
+          "'drop-query', 'ignore-empty' or 'append-slash' (was '{}')", o));
+    }
+  }
+  if (!have_type)
+    return c.action_error("'redirect': missing redirect type ('location', 'prefix' or 'scheme')");
+  r.reply.kind = Verdict::Kind::kRedirect;
+  return i;
+}
+
+}  // namespace
+
+base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, RuleSide side,
+                                       const AclRegistry& acls, const std::string& base_dir) {
+  std::string kw = side == RuleSide::kRequest ? "http-request" : "http-response";
+  std::string name = words.empty() ? "" : words[0];
+  const ActionName* an = nullptr;
+  for (const auto& a : kActions)
+    if (a.name == name && (!a.request_only || side == RuleSide::kRequest)) an = &a;
+  if (!an) {
+    if (!name.empty() && (known_haproxy_action(name, side) ||
+                          (name == "set-path" && side == RuleSide::kResponse)))
+      return base::Error::text(fmt::format("'{} {}' is not supported by sluice yet.", kw, name));
+    std::vector<std::string_view> names;
+    std::string list;
+    for (const auto& a : kActions) {
+      if (a.request_only && side != RuleSide::kRequest) continue;
+      names.push_back(a.name);
+      list += fmt::format("{}'{}'", list.empty() ? "" : ", ", a.name);
+    }
+    std::string best = name.empty() ? "" : base::closest_match(name, names);
+    return base::Error::text(fmt::format("'{}' expects {}, but got '{}'{}.{}", kw, list, name,
+                                         name.empty() ? " (missing argument)" : "",
+                                         best.empty() ? "" : fmt::format(" Did you mean '{}' maybe ?", best)));
+  }
+  HttpRule r;
+  r.action = an->action;
+  r.side = side;
+  Ctx c{words, side, kw, kw + " " + name, base_dir};
+  std::size_t i = 1;
+  auto arg_count_error = [&](int n) {
+    return c.action_error(fmt::format("expects exactly {} arguments", n));
+  };
+  // Positional arguments as HAProxy takes them: the words right after the action, whatever
+  // they are, then only `if`/`unless` may follow.
+  auto positional = [&](std::size_t n) {
+    if (words.size() < 1 + n) return false;
+    for (std::size_t k = 1; k <= n; ++k)
+      if (words[k].empty()) return false;
+    return words.size() == 1 + n || is_cond_word(words[1 + n]);
+  };
+  switch (r.action) {
+    case Action::kSetHeader:
+    case Action::kAddHeader: {
+      if (!positional(2)) return arg_count_error(2);
+      r.name = words[1];
+      auto f = ValueFormat::parse(words[2]);
+      if (!f.ok()) return c.action_error(f.error().message);
+      r.value = std::move(f.value());
+      i = 3;
+      break;
+    }
+    case Action::kDelHeader: {
+      if (words.size() < 2 || is_cond_word(words[1]))
+        return c.action_error("expects at least 1 argument");
+      r.name = words[1];
+      i = 2;
+      if (i < words.size() && words[i] == "-m") {
+        static constexpr std::string_view kMeth[] = {"str", "beg", "end", "sub", "reg"};
+        std::string m = i + 1 < words.size() ? words[i + 1] : "";
+        auto it = std::find(std::begin(kMeth), std::end(kMeth), m);
+        if (it == std::end(kMeth))
+          return c.action_error(fmt::format("'-m' expects 'str', 'beg', 'end', 'sub' or 'reg' (got '{}')", m));
+        r.name_match = static_cast<int>(it - std::begin(kMeth));
+        if (r.name_match == 4) {
+          auto re = std::make_shared<base::Regex>();
+          std::string why;
+          if (!re->compile(r.name, &why, true, false))
+            return c.action_error(fmt::format("invalid regex '{}' : {}", r.name, why));
+          r.regex_text = r.name;
+          r.regex = re;
+        }
+        i += 2;
+      }
+      break;
+    }
+    case Action::kReplaceHeader:
+    case Action::kReplaceValue: {
+      if (!positional(3)) return arg_count_error(3);
+      r.name = words[1];
+      r.regex_text = words[2];
+      auto re = std::make_shared<base::Regex>();
+      std::string why;
+      if (!re->compile(r.regex_text, &why, false, true))
+        return c.action_error(fmt::format("invalid regex '{}' : {}", r.regex_text, why));
+      r.regex = re;
+      auto f = ValueFormat::parse(words[3]);
+      if (!f.ok()) return c.action_error(f.error().message);
+      r.value = std::move(f.value());
+      i = 4;
+      break;
+    }
+    case Action::kSetPath: {
+      if (!positional(1)) return c.action_error("expects exactly 1 argument");
+      auto f = ValueFormat::parse(words[1]);
+      if (!f.ok()) return c.action_error(f.error().message);
+      r.value = std::move(f.value());
+      i = 2;
+      break;
+    }
+    case Action::kDeny:
+    case Action::kReturn: {
+      r.reply.kind = r.action == Action::kDeny ? Verdict::Kind::kDeny : Verdict::Kind::kReturn;
+      r.reply.status = r.action == Action::kReturn ? 200 : side == RuleSide::kRequest ? 403 : 502;
+      auto n = parse_reply(c, 1, r);
+      if (!n.ok()) return n.error();
+      i = n.value();
+      break;
+    }
+    case Action::kRedirect: {
+      auto n = parse_redirect(c, 1, r);
+      if (!n.ok()) return n.error();
+      i = n.value();
+      break;
+    }
+    case Action::kAllow: break;
+  }
+  if (i < words.size()) {
+    if (!is_cond_word(words[i]))
+      return base::Error::text(fmt::format(
+          "'{}' expects either 'if' or 'unless' followed by a condition but found '{}'.", c.full, words[i]));
+    std::vector<std::string> cw(words.begin() + static_cast<std::ptrdiff_t>(i), words.end());
+    auto cond = parse_condition(cw, acls);
+    if (!cond.ok())
+      return base::Error::text(fmt::format("error detected while parsing an '{}' condition : {}.", c.full,
+                                           cond.error().message));
+    r.cond = std::move(cond.value());
+    if (side == RuleSide::kRequest) {
+      if (const Acl* a = r.cond.response_only_acl())
+        r.warnings.push_back(fmt::format(
+            "acl '{}' will never match because it only involves keywords that are incompatible with 'http-request header rule'",
+            a->name));
+    }
+  }
+  return r;
+}
+
+}  // namespace sluice::rules

@@ -1,0 +1,189 @@
+// Networks, target parts and small helpers shared by the rules module.
+#include <arpa/inet.h>
+
+#include <cctype>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "rules/internal.h"
+
+namespace sluice::rules {
+
+namespace {
+
+bool parse_prefix_len(std::string_view s, int max, int* out) {
+  if (s.empty() || s.size() > 3) return false;
+  int v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v > max) return false;
+  *out = v;
+  return true;
+}
+
+// A dotted mask must be contiguous ones then zeros; returns the prefix length or -1.
+int mask_to_prefix(const uint8_t m[4]) {
+  uint32_t v = (uint32_t{m[0]} << 24) | (uint32_t{m[1]} << 16) | (uint32_t{m[2]} << 8) | m[3];
+  int n = 0;
+  while (n < 32 && (v & (0x80000000u >> n))) ++n;
+  uint32_t expect = n == 0 ? 0 : ~uint32_t{0} << (32 - n);
+  return v == expect ? n : -1;
+}
+
+void apply_prefix(uint8_t* bytes, int len, int prefix) {
+  for (int i = 0; i < len; ++i) {
+    int keep = prefix - i * 8;
+    if (keep >= 8) continue;
+    bytes[i] = keep <= 0 ? 0 : static_cast<uint8_t>(bytes[i] & (0xFF << (8 - keep)));
+  }
+}
+
+bool prefix_equal(const uint8_t* a, const uint8_t* b, int prefix) {
+  int full = prefix / 8;
+  if (std::memcmp(a, b, static_cast<std::size_t>(full)) != 0) return false;
+  int rest = prefix % 8;
+  if (rest == 0) return true;
+  uint8_t m = static_cast<uint8_t>(0xFF << (8 - rest));
+  return (a[full] & m) == (b[full] & m);
+}
+
+constexpr uint8_t kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
+
+}  // namespace
+
+bool Network::contains(const net::SocketAddress& a) const {
+  uint8_t buf[16];
+  if (a.family() == AF_INET) {
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(a.sa());
+    std::memcpy(buf, &sin->sin_addr, 4);
+    if (family == AF_INET) return prefix_equal(buf, bytes, prefix);
+    if (family != AF_INET6) return false;
+    // An IPv4 client against an IPv6 network: compare as ::ffff:a.b.c.d (HAProxy).
+    uint8_t mapped[16];
+    std::memcpy(mapped, kV4Mapped, 12);
+    std::memcpy(mapped + 12, buf, 4);
+    return prefix_equal(mapped, bytes, prefix);
+  }
+  if (a.family() == AF_INET6) {
+    const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(a.sa());
+    std::memcpy(buf, &sin6->sin6_addr, 16);
+    if (family == AF_INET6) return prefix_equal(buf, bytes, prefix);
+    if (family != AF_INET) return false;
+    if (std::memcmp(buf, kV4Mapped, 12) != 0) return false;
+    return prefix_equal(buf + 12, bytes, prefix);
+  }
+  return false;
+}
+
+base::Result<Network> parse_network(std::string_view text) {
+  Network n;
+  std::string addr(text);
+  std::string mask;
+  auto slash = text.find('/');
+  if (slash != std::string_view::npos) {
+    addr = std::string(text.substr(0, slash));
+    mask = std::string(text.substr(slash + 1));
+  }
+  auto bad = [&] {
+    return base::Error::text(fmt::format("'{}' is not a valid IPv4 or IPv6 address or network", text));
+  };
+  if (addr.find(':') != std::string::npos) {
+    in6_addr a6{};
+    if (inet_pton(AF_INET6, addr.c_str(), &a6) != 1) return bad();
+    n.family = AF_INET6;
+    std::memcpy(n.bytes, &a6, 16);
+    n.prefix = 128;
+    if (slash != std::string_view::npos && !parse_prefix_len(mask, 128, &n.prefix)) return bad();
+    apply_prefix(n.bytes, 16, n.prefix);
+    return n;
+  }
+  in_addr a4{};
+  if (inet_pton(AF_INET, addr.c_str(), &a4) != 1) return bad();
+  n.family = AF_INET;
+  std::memcpy(n.bytes, &a4, 4);
+  n.prefix = 32;
+  if (slash != std::string_view::npos) {
+    if (mask.find('.') != std::string::npos) {
+      in_addr m4{};
+      if (inet_pton(AF_INET, mask.c_str(), &m4) != 1) return bad();
+      uint8_t mb[4];
+      std::memcpy(mb, &m4, 4);
+      n.prefix = mask_to_prefix(mb);
+      if (n.prefix < 0)
+        return base::Error::text(fmt::format("'{}': non-contiguous netmasks are not supported by sluice yet", text));
+    } else if (!parse_prefix_len(mask, 32, &n.prefix)) {
+      return bad();
+    }
+  }
+  apply_prefix(n.bytes, 4, n.prefix);
+  return n;
+}
+
+std::string_view path_of(std::string_view target) {
+  if (target.empty()) return target;
+  std::size_t start = 0;
+  if (target[0] != '/') {
+    if (target == "*") return target;
+    auto scheme = target.find("://");
+    if (scheme == std::string_view::npos) return {};   // authority-form (CONNECT)
+    start = target.find_first_of("/?#", scheme + 3);
+    if (start == std::string_view::npos || target[start] != '/') return {};
+  }
+  auto end = target.find('?', start);
+  return target.substr(start, end == std::string_view::npos ? target.size() - start : end - start);
+}
+
+std::string_view query_of(std::string_view target) {
+  auto q = target.find('?');
+  if (q == std::string_view::npos) return {};
+  return target.substr(q + 1);
+}
+
+namespace detail {
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+void split_values(std::string_view value, std::vector<std::string_view>& out) {
+  std::size_t start = 0;
+  bool quoted = false;
+  auto push = [&](std::size_t end) {
+    std::string_view v = value.substr(start, end - start);
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    out.push_back(v);
+  };
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    char c = value[i];
+    if (quoted) {
+      if (c == '\\' && i + 1 < value.size()) {
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      push(i);
+      start = i + 1;
+    }
+  }
+  push(value.size());
+}
+
+std::string addr_host(const net::SocketAddress& a) {
+  if (a.family() != AF_INET && a.family() != AF_INET6) return {};
+  return a.host_string();
+}
+
+}  // namespace detail
+
+}  // namespace sluice::rules

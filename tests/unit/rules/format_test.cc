@@ -1,0 +1,83 @@
+// Value formats: literal text, %[fetch] items, %ci/%cp/%fp/%% and errors.
+#include <gtest/gtest.h>
+
+#include "rules_support.h"
+
+namespace sluice::rules {
+namespace {
+
+using testing::Msg;
+
+std::string render(const std::string& text, Msg& m) {
+  auto f = ValueFormat::parse(text);
+  EXPECT_TRUE(f.ok()) << text << ": " << (f.ok() ? "" : f.error().message);
+  if (!f.ok()) return "<error>";
+  std::string out;
+  f->render(m.view(), out);
+  return out;
+}
+
+std::string error(const std::string& text) {
+  auto f = ValueFormat::parse(text);
+  return f.ok() ? "" : f.error().message;
+}
+
+TEST(ValueFormat, Literal) {
+  Msg m;
+  auto f = ValueFormat::parse("plain text");
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(f->is_literal());
+  EXPECT_EQ(render("plain text", m), "plain text");
+  EXPECT_EQ(render("100%%", m), "100%");
+  EXPECT_TRUE(ValueFormat::parse("100%%")->is_literal());
+  EXPECT_TRUE(ValueFormat::parse("")->is_literal());
+  EXPECT_FALSE(ValueFormat::parse("%[src]")->is_literal());
+}
+
+TEST(ValueFormat, Fetches) {
+  Msg m;
+  m.method = "POST";
+  m.target = "/a/b?x=1&y=2";
+  m.fields = {{"Host", "h.example"}, {"X-A", "1, 2"}, {"X-A", "3"}};
+  EXPECT_EQ(render("%[src]", m), "10.1.2.3");
+  EXPECT_EQ(render("%ci:%cp", m), "10.1.2.3:40000");
+  EXPECT_EQ(render("%[dst_port]/%fp", m), "8080/8080");
+  EXPECT_EQ(render("%[src_port]", m), "40000");
+  EXPECT_EQ(render("%[dst]", m), "127.0.0.1");
+  EXPECT_EQ(render("%[method] %[path] %[query]", m), "POST /a/b x=1&y=2");
+  EXPECT_EQ(render("%[url]", m), "/a/b?x=1&y=2");
+  EXPECT_EQ(render("https://%[base]", m), "https://h.example/a/b");
+  EXPECT_EQ(render("<%[hdr(host)]>", m), "<h.example>");
+  // hdr() in a format is the last value; occurrences select another.
+  EXPECT_EQ(render("%[hdr(x-a)]", m), "3");
+  EXPECT_EQ(render("%[req.hdr(x-a,1)]", m), "1");
+  EXPECT_EQ(render("%[req.fhdr(x-a,1)]", m), "1, 2");
+  EXPECT_EQ(render("%[hdr(x-none)]", m), "");
+  EXPECT_EQ(render("%[url_param(y)]", m), "2");
+  EXPECT_EQ(render("%[url_param(z)]", m), "");
+  EXPECT_EQ(render("%[req.ver]", m), "1.1");
+  m.status = 503;
+  m.res_fields = {{"Server", "s1"}};
+  EXPECT_EQ(render("%[status] from %[res.hdr(server)]", m), "503 from s1");
+  m.src = testing::addr("::1", 5);
+  EXPECT_EQ(render("%[src]", m), "::1");
+}
+
+TEST(ValueFormat, Errors) {
+  EXPECT_NE(error("%[src").find("missing closing ']'"), std::string::npos);
+  EXPECT_NE(error("%[foo]").find("unknown fetch method 'foo'"), std::string::npos);
+  EXPECT_NE(error("%[req.cook(a)]").find("not supported by sluice yet"), std::string::npos);
+  EXPECT_NE(error("%[path_beg]").find("not supported by sluice yet"), std::string::npos);
+  EXPECT_NE(error("%[path,lower]").find("converters ('lower') are not supported by sluice yet"), std::string::npos);
+  EXPECT_NE(error("%[hdr(host),lower]").find("not supported by sluice yet"), std::string::npos);
+  EXPECT_NE(error("%b").find("format variable '%b' is not supported by sluice yet"), std::string::npos);
+  EXPECT_NE(error("%Ts").find("not supported by sluice yet"), std::string::npos);
+  EXPECT_NE(error("%{+Q}r").find("not supported by sluice yet"), std::string::npos);
+  EXPECT_NE(error("%zz").find("no such format variable 'zz'"), std::string::npos);
+  EXPECT_NE(error("50%").find("'%%'"), std::string::npos);
+  EXPECT_NE(error("%[]").find("empty sample expression"), std::string::npos);
+  EXPECT_NE(error("%1").find("unexpected character '1'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::rules
