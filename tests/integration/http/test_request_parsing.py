@@ -141,12 +141,12 @@ def test_rejected_vector(proxy, raw, status):
 @pytest.mark.parametrize("raw,status", [
     pytest.param(b"GET / HTTP/1.1\r\nHost: a\r\nX-A : 1\r\n\r\n", 400, id="v35"),
     pytest.param(P + b"Content-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400, id="v44"),
-    pytest.param(P + TE + b"\r\n3\r\nabcd\r\n0\r\n\r\n", 400, id="v60"),
     pytest.param(P + b"Transfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 422,
                  id="v49"),
 ])
 def test_rejected_vector_fed_byte_by_byte(proxy, raw, status):
-    # 1.1: the result does not depend on how the bytes are split across reads.
+    # 1.1: the result does not depend on how the bytes are split across reads. (Only errors in
+    # the head: a chunk error arriving after the head was forwarded is an abort, vector 81.)
     port, origin = proxy
     with Conn(port) as c:
         for i in range(len(raw)):
