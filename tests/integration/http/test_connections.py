@@ -101,6 +101,28 @@ def test_reuse_safe_first_request_does_not_take_idle(cfg, sluice, origin):
     assert origin.connection_count() == 2
 
 
+@pytest.mark.parametrize("mode,first_of_b", [("aggressive", "1"), ("safe", "2")])
+def test_reuse_first_request_and_safe_connections(cfg, sluice, origin, mode, first_of_b):
+    # a connection that carried two requests is "safe": aggressive gives it to a client's first
+    # request, safe does not (3.6)
+    port = _start(sluice, cfg, origin, be=f"http-reuse {mode}")
+    with Conn(port) as a:
+        assert _get(a).header("x-conn") == "1"
+        assert _get(a).header("x-conn") == "1"
+    time.sleep(0.1)
+    with Conn(port) as b:
+        assert _get(b).header("x-conn") == first_of_b
+
+
+def test_reuse_aggressive_does_not_give_idle_to_first_request(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, be="http-reuse aggressive")
+    with Conn(port) as a:
+        assert _get(a).header("x-conn") == "1"     # one request: idle, not safe
+    time.sleep(0.1)
+    with Conn(port) as b:
+        assert _get(b).header("x-conn") == "2"
+
+
 def test_reuse_never_private_connections(cfg, sluice, origin):
     port = _start(sluice, cfg, origin, be="http-reuse never")
     with Conn(port) as a:
