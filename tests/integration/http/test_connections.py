@@ -256,3 +256,25 @@ def test_timeout_http_request_silent_close_between_requests(cfg, sluice, origin)
     with Conn(port) as c:
         assert _get(c).status == 200
         assert c.closed_within(3.5)
+
+
+def test_crlf_while_idle_is_not_a_request(cfg, sluice, origin):
+    # 3.4: CR/LF received while idle do not count as a request; keep-alive still expires
+    port = _start(sluice, cfg, origin, defaults="timeout http-keep-alive 300ms")
+    with Conn(port) as c:
+        assert _get(c).status == 200
+        c.send(b"\r\n")
+        assert c.closed_within(3.5)
+
+
+def test_http10_keep_alive_client(cfg, sluice, origin):
+    # 3.1/3.2: HTTP/1.0 is persistent with Connection: keep-alive, and is told so
+    port = _start(sluice, cfg, origin)
+    with Conn(port) as c:
+        for _ in range(2):
+            c.send(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            r = c.response()
+            assert r.status == 200 and r.header_all("connection") == ["keep-alive"], r
+        assert c.still_open(0.2)
+    reqs = origin.wait_requests(2)
+    assert [r.head for r in reqs] == [b"GET / HTTP/1.0\r\nconnection: keep-alive\r\n\r\n"] * 2

@@ -199,3 +199,16 @@ def test_httplog_default_syslog_header_unix_socket(cfg, sluice, origin, short_tm
                  msg.rstrip("\n"))
     assert m and int(m.group(1)) == s.pid, msg
     assert LINE.match(m.group(2)), msg
+
+
+def test_httplog_dontlognull_408_page_sent_not_logged(cfg, sluice, origin, udp_log):
+    # 6.5: no log for a silent connection, but the 408 page is still sent
+    port, _ = _start(sluice, cfg, udp_log, origin.port,
+                     defaults="    option dontlognull\n    timeout http-request 300ms")
+    with Conn(port) as c:
+        assert c.read_to_eof(4) == error_page(408)
+    with Conn(port) as c:
+        c.send(b"GET /marker HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().status == 200
+    udp_log.wait_for(lambda m: "/marker" in m)
+    assert [m for m in udp_log.texts() if " 408 " in m] == []
