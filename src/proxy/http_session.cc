@@ -1429,7 +1429,7 @@ void HttpSession::log_transaction() {
   if (logged_) return;
   logged_ = true;
   const auto& s = fe_.settings;
-  if (!s.h.httplog || s.logs.empty() || quiet_) return;
+  if ((!s.h.httplog && !s.tcplog) || s.logs.empty() || quiet_) return;
   if (s.dontlognull && t_first_byte_ms_ == 0) return;
   uint64_t now = w_.loop().now_ms();
   uint64_t wall = t_first_byte_wall_us_ ? t_first_byte_wall_us_ : base::wall_us();
@@ -1455,6 +1455,17 @@ void HttpSession::log_transaction() {
   long ta = static_cast<long>(now - start);
   std::string backend = be_ ? be_->settings.name : s.name;
   std::string server = srv_ && t_connect_ms_ ? srv_->name() : std::string("<NOSRV>");
+  if (!s.h.httplog) {
+    // option tcplog on an HTTP frontend: the TCP line, without the HTTP timers (6.2).
+    std::string line = fmt::format(
+        "{}:{} [{}.{:03}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
+        client_.port(), date, (wall / 1000) % 1000, s.name, backend, server, tw, tc, ta,
+        bytes_out_, term_, w_.process().actconn().current(), fe_.feconn.current(),
+        be_ ? be_->be_conns.load(std::memory_order_relaxed) : 0,
+        srv_ ? srv_->current_conns() : 0, retries_done_);
+    w_.logs().send(s.logs, kInfo, line);
+    return;
+  }
   std::string line = fmt::format(
       "{}:{} [{}.{:03}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 \"",
       client_.host_string(), client_.port(), date, (wall / 1000) % 1000, s.name, backend, server,
