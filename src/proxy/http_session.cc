@@ -61,6 +61,21 @@ void append_log_escaped(std::string& out, std::string_view s) {
   }
 }
 
+// The response of `return` (and of `deny` with a payload): content-length, content-type, then
+// the rule's `hdr` fields, names lower-cased as the H1 encoder writes them.
+std::string reply_bytes(int status, const rules::Verdict& v) {
+  std::string out = fmt::format("HTTP/1.1 {} {}\r\ncontent-length: {}\r\n", status,
+                                http::default_reason(status), v.body.size());
+  if (!v.content_type.empty()) out += fmt::format("content-type: {}\r\n", v.content_type);
+  for (const auto& [n, val] : v.extra_headers) {
+    for (char c : n) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out += fmt::format(": {}\r\n", val);
+  }
+  out += "\r\n";
+  out += v.body;
+  return out;
+}
+
 }  // namespace
 
 HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddress& client)
@@ -416,11 +431,7 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
         if (&px != &fe_) w_.fe_counters(fe_.index).dreq.add();
         int st = v.status ? v.status : 403;
         if (v.has_body) {
-          std::string out = fmt::format("HTTP/1.1 {} {}\r\ncontent-length: {}\r\n", st,
-                                        http::default_reason(st), v.body.size());
-          if (!v.content_type.empty()) out += fmt::format("content-type: {}\r\n", v.content_type);
-          out += "\r\n" + v.body;
-          local_reply(st, "PR", std::move(out), false);
+          local_reply(st, "PR", reply_bytes(st, v), false);
         } else {
           error_reply(st, "PR", false);
         }
@@ -429,18 +440,8 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
       case rules::Verdict::Kind::kReturn: {
         w_.fe_counters(fe_.index).intercepted.add();
         int st = v.status ? v.status : 200;
-        std::string out;
         if (v.has_body || !http::has_error_page(st)) {
-          std::string_view reason = http::default_reason(st);
-          out = fmt::format("HTTP/1.1 {} {}\r\ncontent-length: {}\r\n", st, reason, v.body.size());
-          if (!v.content_type.empty()) out += fmt::format("content-type: {}\r\n", v.content_type);
-          for (const auto& [n, val] : v.extra_headers) {
-            std::string lname(n);
-            for (char& c : lname) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            out += fmt::format("{}: {}\r\n", lname, val);
-          }
-          out += "\r\n" + v.body;
-          local_reply(st, "LR", std::move(out), false);
+          local_reply(st, "LR", reply_bytes(st, v), false);
         } else {
           error_reply(st, "LR", false);
         }
@@ -1047,14 +1048,23 @@ void HttpSession::local_reply(int status, const char* term, std::string bytes, b
   term_[1] = term[1];
   count_status(status);
   if (bytes.empty()) close_after = true;   // an empty errorfile: send nothing, close
-  to_cli_ += bytes;
-  res_head_done_ = res_done_ = res_head_sent_ = true;
   if (!req_done_) {
     // The rest of the request was not read: the connection cannot carry another one.
     close_after = true;
     req_done_ = true;
   }
-  client_close_ = client_close_ || close_after;
+  using CM = HttpSettings::ConnMode;
+  if (requests_ > 0 && (!req_keep_alive_ || fe_.settings.h.conn_mode == CM::kClose)) close_after = true;
+  client_close_ = client_close_ || close_after || soft_stop_;
+  if (client_close_ && !bytes.empty()) {
+    // Say so, as the H1 encoder does, unless the page already does.
+    std::size_t end = bytes.find("\r\n\r\n");
+    std::string_view head(bytes.data(), end == std::string::npos ? 0 : end);
+    if (end != std::string::npos && head.find("\r\nconnection:") == std::string_view::npos)
+      bytes.insert(end, "\r\nconnection: close");
+  }
+  to_cli_ += bytes;
+  res_head_done_ = res_done_ = res_head_sent_ = true;
   bytes_out_ = 0;   // %B counts server bytes only; sluice's pages count 0
   phase_ = Phase::kExchange;
 }
@@ -1429,7 +1439,7 @@ void HttpSession::log_transaction() {
   if (logged_) return;
   logged_ = true;
   const auto& s = fe_.settings;
-  if (!s.h.httplog || s.logs.empty() || quiet_) return;
+  if ((!s.h.httplog && !s.tcplog) || s.logs.empty() || quiet_) return;
   if (s.dontlognull && t_first_byte_ms_ == 0) return;
   uint64_t now = w_.loop().now_ms();
   uint64_t wall = t_first_byte_wall_us_ ? t_first_byte_wall_us_ : base::wall_us();
@@ -1455,6 +1465,17 @@ void HttpSession::log_transaction() {
   long ta = static_cast<long>(now - start);
   std::string backend = be_ ? be_->settings.name : s.name;
   std::string server = srv_ && t_connect_ms_ ? srv_->name() : std::string("<NOSRV>");
+  if (!s.h.httplog) {
+    // option tcplog on an HTTP frontend: the TCP line, without the HTTP timers (6.2).
+    std::string line = fmt::format(
+        "{}:{} [{}.{:03}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
+        client_.port(), date, (wall / 1000) % 1000, s.name, backend, server, tw, tc, ta,
+        bytes_out_, term_, w_.process().actconn().current(), fe_.feconn.current(),
+        be_ ? be_->be_conns.load(std::memory_order_relaxed) : 0,
+        srv_ ? srv_->current_conns() : 0, retries_done_);
+    w_.logs().send(s.logs, kInfo, line);
+    return;
+  }
   std::string line = fmt::format(
       "{}:{} [{}.{:03}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 \"",
       client_.host_string(), client_.port(), date, (wall / 1000) % 1000, s.name, backend, server,

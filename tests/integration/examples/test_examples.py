@@ -29,6 +29,9 @@ def test_quickstart_demo_through_the_proxy(tmp_path, sluice):
     proxy_port, cli_port = free_port(), free_port()
     text = re.sub(r"127\.0\.0\.1:8080\b", f"127.0.0.1:{proxy_port}", text)
     text = re.sub(r"127\.0\.0\.1:8081\b", f"127.0.0.1:{cli_port}", text)
+    web_port, app_port = free_port(), free_port()
+    text = re.sub(r"127\.0\.0\.1:8082\b", f"127.0.0.1:{web_port}", text)
+    text = re.sub(r"127\.0\.0\.1:8083\b", f"127.0.0.1:{app_port}", text)
     assert str(proxy_port) in text and str(cli_port) in text
     path = tmp_path / "quickstart.cfg"
     path.write_text(text)
@@ -40,3 +43,36 @@ def test_quickstart_demo_through_the_proxy(tmp_path, sluice):
     assert info.get("Pid") == str(s.pid), out
     # option tcplog + log stdout: the request shows up on stdout.
     wait_until(lambda: "demo" in s.stdout(), 5, message=lambda: s.describe())
+
+
+def _http_get(port: int, path: str) -> bytes:
+    import socket
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+        c.sendall(f"GET {path} HTTP/1.1\r\nHost: demo\r\nConnection: close\r\n\r\n".encode())
+        out = b""
+        while True:
+            d = c.recv(65536)
+            if not d:
+                return out
+            out += d
+
+
+def test_quickstart_http_demo(tmp_path, sluice):
+    """The HTTP part of the quickstart: a local answer, a redirect, and a request proxied to the
+    stand-in application (which sees the X-Forwarded-For that sluice added)."""
+    text = (REPO_ROOT / "examples/quickstart.cfg").read_text()
+    ports = {p: free_port() for p in (8080, 8081, 8082, 8083)}
+    for old, new in ports.items():
+        text = re.sub(rf"127\.0\.0\.1:{old}\b", f"127.0.0.1:{new}", text)
+    path = tmp_path / "quickstart.cfg"
+    path.write_text(text)
+    s = sluice(path, wait_ports=[ports[8082], ports[8083]])
+    hello = _http_get(ports[8082], "/hello")
+    assert hello.startswith(b"HTTP/1.1 200 OK\r\n"), hello
+    assert hello.endswith(b"\r\n\r\nhello from sluice"), hello
+    old = _http_get(ports[8082], "/old")
+    assert old.startswith(b"HTTP/1.1 301 Moved Permanently\r\n") and b"\r\nlocation: /hello\r\n" in old, old
+    app = _http_get(ports[8082], "/anything")
+    assert b"\r\nx-app-saw: GET /anything from 127.0.0.1\r\n" in app, app
+    assert b"\r\nx-served-by: sluice\r\n" in app, app
+    wait_until(lambda: '"GET /anything HTTP/1.1"' in s.stdout(), 5, message=lambda: s.describe())
