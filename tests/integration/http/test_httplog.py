@@ -212,3 +212,22 @@ def test_httplog_dontlognull_408_page_sent_not_logged(cfg, sluice, origin, udp_l
         assert c.response().status == 200
     udp_log.wait_for(lambda m: "/marker" in m)
     assert [m for m in udp_log.texts() if " 408 " in m] == []
+
+
+def test_tcplog_on_http_frontend_one_line_per_request(cfg, sluice, origin, udp_log):
+    # 6.2: the TCP line with HTTP timers absent, one per request
+    port = free_port()
+    text = _config(port, origin.port, f"127.0.0.1:{udp_log.port} format raw local0")
+    sluice(cfg(text.replace("option httplog", "option tcplog")), wait_ports=[port])
+    with Conn(port) as c:
+        for _ in range(2):
+            c.send(b"GET /t HTTP/1.1\r\nHost: a\r\n\r\n")
+            assert c.response().status == 200
+    def two():
+        lines = [m.rstrip("\n") for m in udp_log.texts() if "be/s1" in m]
+        return lines if len(lines) >= 2 else None
+    from sluice_harness import wait_until
+    lines = wait_until(two, 5, message=lambda: f"two tcplog lines: {udp_log.texts()!r}")
+    for line in lines:
+        assert re.match(r"^127\.0\.0\.1:\d+ \[" + DATE + r"\] fe be/s1 \d+/\d+/\d+ \d+ -- "
+                        r"1/1/0/0/0 0/0$", line), line
