@@ -1217,6 +1217,10 @@ void HttpSession::end_transaction() {
     w_.buffers().put(cin_);
     cin_ = nullptr;
   }
+  // An idle keep-alive connection keeps no large queue behind it (a body grew them).
+  constexpr std::size_t kKeepCapacity = 2048;
+  if (to_cli_.empty() && to_cli_.capacity() > kKeepCapacity) std::string().swap(to_cli_);
+  if (to_srv_.empty() && to_srv_.capacity() > kKeepCapacity) std::string().swap(to_srv_);
   // Unread pipelined bytes may already sit in the socket: their edge was consumed.
   c_rd_ = true;
 }
