@@ -119,10 +119,80 @@ void rewrite_framing(const MessageInfo& m, bool drop_all, std::vector<Header>& f
   }
 }
 
+// Splits an absolute-form target into scheme, authority and the rest ("/x?q", maybe empty).
+bool split_absolute(std::string_view t, std::string_view& scheme, std::string_view& authority,
+                    std::string_view& rest) {
+  auto sep = t.find("://");
+  if (sep == std::string_view::npos || sep == 0) return false;
+  scheme = t.substr(0, sep);
+  std::string_view after = t.substr(sep + 3);
+  auto slash = after.find_first_of("/?");
+  authority = after.substr(0, slash);
+  rest = slash == std::string_view::npos ? std::string_view{} : after.substr(slash);
+  return true;
+}
+
+// "a:80" -> "a" when 80 is the default port `port` ("[::1]:80" -> "[::1]").
+std::string_view strip_port(std::string_view authority, std::string_view port) {
+  if (authority.size() > port.size() + 1 &&
+      authority.substr(authority.size() - port.size()) == port &&
+      authority[authority.size() - port.size() - 1] == ':') {
+    return authority.substr(0, authority.size() - port.size() - 1);
+  }
+  return authority;
+}
+
+std::string_view default_port_of(std::string_view scheme) {
+  if (iequals(scheme, "http")) return "80";
+  if (iequals(scheme, "https")) return "443";
+  return {};
+}
+
 }  // namespace
+
+std::string_view normalize_target(const RequestHead& h, std::deque<std::string>& st) {
+  std::string_view scheme, authority, rest;
+  if (h.method_id == Method::kConnect || !split_absolute(h.target, scheme, authority, rest))
+    return h.target;
+  std::string_view port = default_port_of(scheme);
+  if (port.empty()) return h.target;
+  std::string_view host = strip_port(authority, port);
+  if (host.size() == authority.size() && !rest.empty() && rest[0] == '/') return h.target;
+  std::string out;
+  out.append(scheme);
+  out += "://";
+  out.append(host);
+  if (rest.empty() || rest[0] != '/') out += '/';
+  out.append(rest);
+  return kept(st, std::move(out));
+}
 
 void rewrite_request_fields(const RequestHead& h, std::vector<Header>& f,
                             std::deque<std::string>& st) {
+  // Host: equal duplicates are dropped (1.4); the default port of an absolute http(s) target
+  // or of a CONNECT leaves the field (1.2).
+  std::string_view scheme, authority, rest;
+  std::string_view port;
+  if (h.method_id == Method::kConnect) port = "443";
+  else if (split_absolute(h.target, scheme, authority, rest)) port = default_port_of(scheme);
+  bool host_seen = false;
+  for (auto it = f.begin(); it != f.end();) {
+    if (!iequals(it->name, "host")) {
+      ++it;
+      continue;
+    }
+    if (host_seen) {
+      it = f.erase(it);
+      continue;
+    }
+    host_seen = true;
+    if (!port.empty()) {
+      std::string_view v = strip_port(it->value, port);
+      if (h.method_id == Method::kConnect && v.size() == it->value.size()) v = strip_port(v, "80");
+      it->value = v;
+    }
+    ++it;
+  }
   rewrite_connection(h, true, f, st);
   rewrite_framing(h, false, f, st);
   // TE is reduced to `trailers` when listed, else dropped (4.3).

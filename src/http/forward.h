@@ -10,13 +10,18 @@
 
 namespace sluice::http {
 
-// Rewrites the fields of a received request for the server: close/keep-alive tokens leave
+// Rewrites the fields of a received request for the server: a second (equal) Host is dropped
+// and Host loses the default port of an absolute http(s) or CONNECT target; close/keep-alive
+// tokens leave
 // `Connection` (dropped when empty), `Upgrade` stays only when paired with a `Connection:
 // upgrade` (h2/h2c tokens removed), `TE` is reduced to `trailers`, Content-Length is merged into
 // one canonical field (dropped with Transfer-Encoding) and Transfer-Encoding becomes `chunked`.
 // New values are kept in `storage`.
 void rewrite_request_fields(const RequestHead& h, std::vector<Header>& fields,
                             std::deque<std::string>& storage);
+// The request target to forward: an absolute http(s) URI loses its default port and gets "/"
+// for an empty path (`http://a:80` -> `http://a/`); other targets are returned unchanged.
+std::string_view normalize_target(const RequestHead& h, std::deque<std::string>& storage);
 // The same for a response: framing fields are removed for 1xx, 204 and tunnels (101, 2xx to
 // CONNECT), kept for HEAD and 304.
 void rewrite_response_fields(const ResponseHead& h, bool tunnel, std::vector<Header>& fields,

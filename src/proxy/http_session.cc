@@ -250,7 +250,9 @@ bool HttpSession::read_client() {
     cin_->tail += static_cast<uint32_t>(n);
     c_last_ms_ = now;
     if (static_cast<uint32_t>(n) < room && !c_hup_) c_rd_ = false;
-    if (phase_ == Phase::kIdle && t_first_byte_ms_ == 0) {
+    if (phase_ == Phase::kIdle && t_first_byte_ms_ == 0 &&
+        view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos) {
+      // CR/LF between requests do not start one (3.4): the keep-alive timeout still runs.
       t_first_byte_ms_ = now;
       t_first_byte_wall_us_ = base::wall_us();
     }
@@ -333,9 +335,13 @@ bool HttpSession::parse_request() {
         return true;
       }
       return false;
-    case http::ParseStatus::kError:
-      reject_request(req_parser_.error_status(), "PR");
+    case http::ParseStatus::kError: {
+      int status = req_parser_.error_status();
+      // The HTTP/2 preface on a connection that already carried HTTP/1 requests (2.8).
+      if (req_parser_.error() == http::ParseError::kPriMethod && !first_request_) status = 405;
+      reject_request(status, "PR");
       return true;
+    }
     case http::ParseStatus::kComplete:
       begin_transaction();
       return true;
@@ -354,7 +360,8 @@ void HttpSession::reject_request(int status, const char* term) {
   // Whatever follows the bad head is not a request: drop it and close.
   if (cin_) cin_->reset();
   req_done_ = false;
-  error_reply(status, term, true);
+  // The H1 layer's pages: only 400 and 408 say connection: close, the others close silently.
+  error_reply(status, term, true, false);
 }
 
 void HttpSession::begin_transaction() {
@@ -388,8 +395,8 @@ void HttpSession::begin_transaction() {
 
   rules::HeadEdit edit;
   edit.method = head.method;
-  edit.target = head.target;
   edit.headers = head.headers;
+  edit.target = http::normalize_target(head, edit.storage);
   http::rewrite_request_fields(head, edit.headers, edit.storage);
   rules::RequestView view;
   view.method = edit.method;
@@ -430,20 +437,20 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
         pc.dreq.add();
         if (&px != &fe_) w_.fe_counters(fe_.index).dreq.add();
         int st = v.status ? v.status : 403;
-        if (v.has_body) {
-          local_reply(st, "PR", reply_bytes(st, v), false);
-        } else {
+        if (v.errorpage && http::has_error_page(st)) {
           error_reply(st, "PR", false);
+        } else {
+          local_reply(st, "PR", reply_bytes(st, v), false);
         }
         return true;
       }
       case rules::Verdict::Kind::kReturn: {
         w_.fe_counters(fe_.index).intercepted.add();
         int st = v.status ? v.status : 200;
-        if (v.has_body || !http::has_error_page(st)) {
-          local_reply(st, "LR", reply_bytes(st, v), false);
-        } else {
+        if (v.errorpage && http::has_error_page(st)) {
           error_reply(st, "LR", false);
+        } else {
+          local_reply(st, "LR", reply_bytes(st, v), false);
         }
         return true;
       }
@@ -532,7 +539,8 @@ void HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
   }
   const bool server_close_mode = fh.conn_mode == CM::kServerClose ||
                                  bh.conn_mode == CM::kServerClose || bh.conn_mode == CM::kClose;
-  server_close_ = server_close_mode || expect_tunnel_;
+  // An HTTP/1.0 chunked request closes its server connection too (2.4).
+  server_close_ = server_close_mode || expect_tunnel_ || req_parser_.head().force_close;
   if (!upgrade_) {
     if (server_close_mode && req_http11_) {
       edit.headers.push_back({"connection", "close"});
@@ -583,7 +591,11 @@ bool HttpSession::request_body() {
         }
         return true;
       }
-      if (ev.kind == K::kNeedMore) break;
+      if (ev.kind == K::kNeedMore) {
+        // The decoder keeps its state: what it read is gone from the input.
+        consume(cin_, ev.consumed);
+        break;
+      }
       if (ev.kind == K::kData) {
         http::append_chunk_header(ev.data.size(), to_srv_);
         to_srv_.append(ev.data);
@@ -732,6 +744,35 @@ void HttpSession::start_connect() {
     return;
   }
   s_connecting_ = true;
+  // On loopback and fast links the handshake is usually complete by now: sending the request
+  // at once saves waiting for the connect event (one loop turn per new server connection).
+  // Not yet connected: EAGAIN, and the connect event comes as usual; refused: the error.
+  // Body bytes that came with the head are checked first: a bad chunk must still be a 400
+  // with nothing sent (2.5).
+  if (!req_done_) {
+    request_body();
+    if (phase_ != Phase::kConnect || sc_ != conn) return;
+  }
+  if (pending(to_srv_, to_srv_off_) > 0) {
+    ssize_t n = send(conn->fd, to_srv_.data() + to_srv_off_, pending(to_srv_, to_srv_off_),
+                     MSG_NOSIGNAL);
+    if (n >= 0) {
+      on_connected();
+      to_srv_off_ += static_cast<std::size_t>(n);
+      req_sent_ += static_cast<uint64_t>(n);
+      if (to_srv_off_ == to_srv_.size()) {
+        to_srv_.clear();
+        to_srv_off_ = 0;
+      } else {
+        s_wr_ = false;
+      }
+      return;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOTCONN && errno != EINTR) {
+      on_connect_failed(errno, false);
+      return;
+    }
+  }
   arm_timeout();
 }
 
@@ -989,7 +1030,11 @@ bool HttpSession::response_body() {
         finish("PD");
         return false;
       }
-      if (ev.kind == K::kNeedMore) break;
+      if (ev.kind == K::kNeedMore) {
+        // The decoder keeps its state: what it read is gone from the input.
+        consume(sin_, ev.consumed);
+        break;
+      }
       if (ev.kind == K::kData) {
         http::append_chunk_header(ev.data.size(), to_cli_);
         to_cli_.append(ev.data);
@@ -1042,7 +1087,8 @@ void HttpSession::count_status(int status) {
   if (be_ && srv_) w_.srv_counters(be_->server_base + srv_->index()).hrsp[cls].add();
 }
 
-void HttpSession::local_reply(int status, const char* term, std::string bytes, bool close_after) {
+void HttpSession::local_reply(int status, const char* term, std::string bytes, bool close_after,
+                              bool announce_close) {
   status_ = status;
   term_[0] = term[0];
   term_[1] = term[1];
@@ -1056,7 +1102,7 @@ void HttpSession::local_reply(int status, const char* term, std::string bytes, b
   using CM = HttpSettings::ConnMode;
   if (requests_ > 0 && (!req_keep_alive_ || fe_.settings.h.conn_mode == CM::kClose)) close_after = true;
   client_close_ = client_close_ || close_after || soft_stop_;
-  if (client_close_ && !bytes.empty()) {
+  if (client_close_ && announce_close && !bytes.empty()) {
     // Say so, as the H1 encoder does, unless the page already does.
     std::size_t end = bytes.find("\r\n\r\n");
     std::string_view head(bytes.data(), end == std::string::npos ? 0 : end);
@@ -1069,14 +1115,16 @@ void HttpSession::local_reply(int status, const char* term, std::string bytes, b
   phase_ = Phase::kExchange;
 }
 
-void HttpSession::error_reply(int status, const char* term, bool close_after) {
+void HttpSession::error_reply(int status, const char* term, bool close_after,
+                              bool announce_close) {
   const std::string* custom = nullptr;
   if (be_) custom = be_->settings.h.errorfile(status);
   if (!custom) custom = fe_.settings.h.errorfile(status);
   if (custom) {
-    local_reply(status, term, *custom, close_after);
+    local_reply(status, term, *custom, close_after, announce_close);
   } else {
-    local_reply(status, term, http::error_page(status), close_after || status == 400 || status == 408);
+    local_reply(status, term, http::error_page(status), close_after || status == 400 || status == 408,
+                announce_close);
   }
 }
 
@@ -1149,7 +1197,8 @@ void HttpSession::end_transaction() {
   first_request_ = false;
   uint64_t now = w_.loop().now_ms();
   t_idle_ms_ = now;
-  t_first_byte_ms_ = cin_ && !cin_->empty() ? now : 0;
+  t_first_byte_ms_ =
+      cin_ && view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos ? now : 0;
   t_first_byte_wall_us_ = t_first_byte_ms_ ? base::wall_us() : 0;
   t_head_ms_ = t_queued_ms_ = t_connect_ms_ = t_connected_ms_ = t_response_ms_ = 0;
   status_ = -1;
@@ -1168,6 +1217,10 @@ void HttpSession::end_transaction() {
     w_.buffers().put(cin_);
     cin_ = nullptr;
   }
+  // An idle keep-alive connection keeps no large queue behind it (a body grew them).
+  constexpr std::size_t kKeepCapacity = 2048;
+  if (to_cli_.empty() && to_cli_.capacity() > kKeepCapacity) std::string().swap(to_cli_);
+  if (to_srv_.empty() && to_srv_.capacity() > kKeepCapacity) std::string().swap(to_srv_);
   // Unread pipelined bytes may already sit in the socket: their edge was consumed.
   c_rd_ = true;
 }
@@ -1464,15 +1517,17 @@ void HttpSession::log_transaction() {
   if (t_response_ms_) trs = span(t_connected_ms_, t_response_ms_);
   long ta = static_cast<long>(now - start);
   std::string backend = be_ ? be_->settings.name : s.name;
+  // Counts as HAProxy logs them, once this stream left the backend and the server.
+  int beconn = be_ ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0;
+  int srvconn = srv_ ? std::max(0, srv_->current_conns() - 1) : 0;
   std::string server = srv_ && t_connect_ms_ ? srv_->name() : std::string("<NOSRV>");
   if (!s.h.httplog) {
     // option tcplog on an HTTP frontend: the TCP line, without the HTTP timers (6.2).
     std::string line = fmt::format(
         "{}:{} [{}.{:03}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
         client_.port(), date, (wall / 1000) % 1000, s.name, backend, server, tw, tc, ta,
-        bytes_out_, term_, w_.process().actconn().current(), fe_.feconn.current(),
-        be_ ? be_->be_conns.load(std::memory_order_relaxed) : 0,
-        srv_ ? srv_->current_conns() : 0, retries_done_);
+        bytes_out_, term_, w_.process().actconn().current(), fe_.feconn.current(), beconn,
+        srvconn, retries_done_);
     w_.logs().send(s.logs, kInfo, line);
     return;
   }
@@ -1480,8 +1535,7 @@ void HttpSession::log_transaction() {
       "{}:{} [{}.{:03}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 \"",
       client_.host_string(), client_.port(), date, (wall / 1000) % 1000, s.name, backend, server,
       tr, tw, tc, trs, ta, status_, bytes_out_, term_, w_.process().actconn().current(),
-      fe_.feconn.current(), be_ ? be_->be_conns.load(std::memory_order_relaxed) : 0,
-      srv_ ? srv_->current_conns() : 0, retries_done_);
+      fe_.feconn.current(), beconn, srvconn, retries_done_);
   append_log_escaped(line, req_line_.empty() ? std::string_view("<BADREQ>") : req_line_);
   line += '"';
   w_.logs().send(s.logs, kInfo, line);

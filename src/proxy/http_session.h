@@ -84,8 +84,10 @@ class HttpSession : public Session {
   bool parse_response();
   bool response_body();
   void end_transaction();
-  void local_reply(int status, const char* term, std::string bytes, bool close_after);
-  void error_reply(int status, const char* term, bool close_after);
+  // `announce_close`: a page sent before closing gets `connection: close` unless it has one.
+  void local_reply(int status, const char* term, std::string bytes, bool close_after,
+                   bool announce_close = true);
+  void error_reply(int status, const char* term, bool close_after, bool announce_close = true);
   void server_error(int status, const char* term);
   void enter_tunnel();
   bool tunnel();

@@ -483,14 +483,15 @@ void TcpSession::log_session() {
   uint64_t now = w_.loop().now_ms();
   long tc = t_connected_ms_ ? static_cast<long>(t_connected_ms_ - t_accept_ms_) : -1;
   long tt = static_cast<long>(now - t_accept_ms_);
-  // %ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq
+  // %ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq; %bc and %sc as
+  // HAProxy logs them, once this session left the backend and the server (specs/http1.md 6.2).
   std::string line = fmt::format(
       "{}:{} [{}.{:03}] {} {}/{} 0/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
       client_.port(), date, (t_accept_wall_us_ / 1000) % 1000, s.name,
       be_ ? be_->settings.name : std::string("<NOSRV>"), srv_ ? srv_->name() : "<NOSRV>", tc, tt,
       bytes_out_, last_term_, w_.process().actconn().current(), fe_.feconn.current(),
-      be_ ? be_->be_conns.load(std::memory_order_relaxed) : 0,
-      srv_ ? srv_->current_conns() : 0, retries_done_);
+      be_ && last_term_[0] != 'P' ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0,
+      srv_ ? std::max(0, srv_->current_conns() - 1) : 0, retries_done_);
   w_.logs().send(s.logs, kInfo, line);
 }
 

@@ -92,7 +92,9 @@ base::Result<std::string> read_file(const std::string& path, const std::string& 
 }
 
 // deny / return options: [status|deny_status <code>] [content-type <t>]
-// [string <s> | file <f> | default-errorfile] [hdr <name> <fmt>]... ; stops at if/unless.
+// [string <s> | file <f> | default-errorfiles] [hdr <name> <fmt>]... ; stops at if/unless.
+// As in HAProxy, a reply without payload is empty, except a deny with nothing but a
+// deny_status, which sends the proxy's error page for its status (default-errorfiles).
 base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) {
   const auto& w = c.words;
   bool is_deny = r.action == Action::kDeny;
@@ -126,7 +128,8 @@ base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) 
       r.reply.has_body = true;
       ++payloads;
       i += 2;
-    } else if (o == "default-errorfile") {
+    } else if (o == "default-errorfiles") {
+      r.reply.errorpage = true;
       ++payloads;
       ++i;
     } else if (o == "errorfile" || o == "errorfiles" || o == "lf-string" || o == "lf-file") {
@@ -145,12 +148,14 @@ base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) 
       i += 3;
     } else {
       return c.action_error(fmt::format(
-          "'{}' expects {}'content-type', 'string', 'file', 'default-errorfile' or 'hdr' (got '{}')",
+          "'{}' expects {}'content-type', 'string', 'file', 'default-errorfiles' or 'hdr' (got '{}')",
           c.full, is_deny ? "'deny_status', 'status', " : "'status', ", o));
     }
   }
+  if (is_deny && payloads == 0 && r.reply.content_type.empty() && r.reply_headers.empty())
+    r.reply.errorpage = true;
   if (payloads > 1)
-    return c.action_error("only one payload ('string', 'file' or 'default-errorfile') is allowed");
+    return c.action_error("only one payload ('string', 'file' or 'default-errorfiles') is allowed");
   if (!r.reply.has_body && !r.reply.content_type.empty()) {
     r.warnings.push_back(fmt::format("content-type '{}' ignored by the http reply when used with an empty payload.",
                                      r.reply.content_type));

@@ -139,6 +139,7 @@ struct Verdict {
   int status = 0;               // deny: deny_status (default 403); return; redirect code
   std::string content_type;     // return
   std::string body;             // return (string or file contents)
+  bool errorpage = false;       // send the proxy's page for `status` (errorfile or built-in)
   bool has_body = false;        // return: a payload was given (else the default error page
                                 // for that status when one exists, like HAProxy)
   std::string location;         // redirect: the Location value

@@ -198,9 +198,18 @@ TEST_F(RuleTest, Return) {
   EXPECT_EQ(v.extra_headers[0].second, "/a/b");
   EXPECT_EQ(v.extra_headers[1].second, "lit");
   Req q3(basic());
-  v = run({"return status 503 default-errorfile"}, q3);
+  v = run({"return status 503 default-errorfiles"}, q3);
   EXPECT_EQ(v.status, 503);
   EXPECT_FALSE(v.has_body);
+  EXPECT_TRUE(v.errorpage);
+  // Without a payload a return is empty; a bare deny sends the error page (HAProxy).
+  Req q4(basic());
+  v = run({"return status 404"}, q4);
+  EXPECT_FALSE(v.errorpage);
+  Req q5(basic());
+  v = run({"deny deny_status 429"}, q5);
+  EXPECT_EQ(v.status, 429);
+  EXPECT_TRUE(v.errorpage);
 }
 
 TEST_F(RuleTest, ReturnFile) {
@@ -355,7 +364,7 @@ TEST_F(RuleTest, Errors) {
   EXPECT_NE(error("set-header X %[path,lower]").find("not supported by sluice yet"), std::string::npos);
   EXPECT_EQ(error("deny foo"),
             "error detected while parsing 'http-request deny' rule : 'http-request deny' expects 'deny_status', "
-            "'status', 'content-type', 'string', 'file', 'default-errorfile' or 'hdr' (got 'foo').");
+            "'status', 'content-type', 'string', 'file', 'default-errorfiles' or 'hdr' (got 'foo').");
   EXPECT_NE(error("deny deny_status 600").find("between 200 and 599"), std::string::npos);
   EXPECT_NE(error("deny deny_status abc").find("between 200 and 599"), std::string::npos);
   EXPECT_NE(error("return status").find("between 200 and 599"), std::string::npos);
