@@ -344,3 +344,26 @@ def test_use_backend_sees_rewritten_request(cfg, sluice, servers):
     assert r.status == 200
     assert r.body == b"GET /echo HTTP/1.1\r\nhost: a\r\nx-route: two\r\n\r\n", r
     assert not o1.requests()
+
+
+def test_local_reply_honours_client_close(cfg, sluice, origin):
+    # 3.1/3.5: a deny keeps a persistent connection, but not when the client asked to close
+    port = _start(sluice, cfg, origin, fe="http-request deny")
+    with Conn(port) as c:
+        c.send(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+        r = c.response()
+        assert r.status == 403 and r.header_all("connection") == ["close"], r
+        assert c.closed_within(3)
+
+
+@pytest.mark.parametrize("fe_lines,needle", [
+    ("use_backend nope if { path /x }", "nope"),
+    ("http-request deny if no_such_acl", "no_such_acl"),
+    ("acl a path_beg", "path_beg"),
+])
+def test_config_errors_are_reported(cfg, tmp_path, fe_lines, needle):
+    from sluice_harness import run_sluice
+    path = cfg(config(free_port(), free_port(), fe=fe_lines))
+    rc, out, err = run_sluice(["-c", "-f", str(path)])
+    assert rc != 0, (out, err)
+    assert needle in err, err
