@@ -47,6 +47,12 @@ def _start(sluice, cfg, udp_log, server_port, **kw):
     return port, s
 
 
+def _reset_on_close(conn):
+    """The client leaves abruptly: close() sends a RST (SO_LINGER 0), not a FIN."""
+    import struct
+    conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
 def _line(udp_log, needle):
     msg = udp_log.wait_for(lambda m: needle in m)
     line = msg.rstrip("\n")
@@ -231,3 +237,52 @@ def test_tcplog_on_http_frontend_one_line_per_request(cfg, sluice, origin, udp_l
     for line in lines:
         assert re.match(r"^127\.0\.0\.1:\d+ \[" + DATE + r"\] fe be/s1 \d+/\d+/\d+ \d+ -- "
                         r"1/1/0/0/0 0/0$", line), line
+
+
+def test_httplog_partial_request_then_client_close(cfg, sluice, origin, udp_log):
+    # 6.3: a partial request closed by the client logs CR-- with <BADREQ>
+    port, _ = _start(sluice, cfg, udp_log, origin.port)
+    with Conn(port) as c:
+        c.send(b"GET /partial HT")
+    f, line = _line(udp_log, "<BADREQ>")
+    assert (f["b"], f["s"]) == ("fe", "<NOSRV>"), line
+    assert (f["TR"], f["Tw"], f["Tc"], f["Tr"]) == ("-1", "-1", "-1", "-1"), line
+    assert (f["ST"], f["B"], f["tsc"]) == ("400", "0", "CR--"), line
+    assert origin.connection_count() == 0
+
+
+def test_httplog_empty_connection_logged_without_dontlognull(cfg, sluice, origin, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, origin.port)
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    f, line = _line(udp_log, "<BADREQ>")
+    assert (f["ST"], f["B"], f["tsc"]) == ("400", "0", "CR--"), line
+
+
+def test_httplog_client_left_while_waiting_for_response(cfg, sluice, origin, udp_log):
+    port, _ = _start(sluice, cfg, udp_log, origin.port)
+    with Conn(port) as c:
+        c.send(b"GET /slow?ms=3000 HTTP/1.1\r\nHost: a\r\n\r\n")
+        from sluice_harness import wait_until
+        wait_until(lambda: origin.requests(), 5, message="the request at the origin")
+        _reset_on_close(c)
+    f, line = _line(udp_log, "/slow")
+    assert (f["b"], f["s"]) == ("be", "s1"), line
+    assert int(f["Tc"]) >= 0 and f["Tr"] == "-1", line
+    assert (f["ST"], f["B"], f["tsc"]) == ("400", "0", "CH--"), line
+
+
+def test_httplog_client_left_while_connecting(cfg, sluice, udp_log):
+    from sluice_harness import SynBlackhole
+    with SynBlackhole() as hole:
+        port = free_port()
+        sluice(cfg(_config(port, hole.port, f"127.0.0.1:{udp_log.port} format raw local0")
+                   .replace("timeout connect 2s", "timeout connect 5s")), wait_ports=[port])
+        with Conn(port) as c:
+            c.send(b"GET /connecting HTTP/1.1\r\nHost: a\r\n\r\n")
+            import time
+            time.sleep(0.3)
+            _reset_on_close(c)
+        f, line = _line(udp_log, "/connecting")
+    assert (f["b"], f["s"]) == ("be", "s1"), line
+    assert (f["Tc"], f["Tr"]) == ("-1", "-1"), line
+    assert (f["ST"], f["B"], f["tsc"]) == ("-1", "0", "CC--"), line
