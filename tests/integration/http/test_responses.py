@@ -243,3 +243,16 @@ def test_v72_client_connection_close_not_propagated(proxy):
     import time
     time.sleep(0.2)
     assert conn_is_open(origin, req.conn_id)
+
+
+def test_interim_response_forwarded_to_http10_client(proxy):
+    # decision 0.6: 1xx responses are forwarded to HTTP/1.0 clients too
+    port, origin = proxy
+    origin.script("/raw/103b", b"HTTP/1.1 103 Early Hints\r\nLink: </a.js>\r\n\r\n"
+                               b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    with Conn(port) as c:
+        c.send(b"GET /raw/103b HTTP/1.0\r\n\r\n")
+        r1 = c.response()
+        assert r1.status == 103 and r1.header("link") == "</a.js>", r1
+        r2 = c.response()
+        assert r2.status == 200 and r2.body == b"ok" and r2.header_all("connection") == ["close"], r2

@@ -368,3 +368,21 @@ def test_config_errors_are_reported(cfg, tmp_path, fe_lines, needle):
     rc, out, err = run_sluice(["-c", "-f", str(path)])
     assert rc != 0, (out, err)
     assert needle in err, err
+
+
+def test_pipelined_request_after_deny_and_redirect_is_processed(cfg, sluice, origin):
+    # 3.5 (v): deny/redirect keep a fully read request's connection; the next pipelined
+    # request is processed
+    port = _start(sluice, cfg, origin, fe="""
+        http-request deny if { path /d }
+        http-request redirect location /elsewhere if { path /r }
+    """)
+    with Conn(port) as c:
+        c.send(b"GET /d HTTP/1.1\r\nHost: a\r\n\r\nGET /r HTTP/1.1\r\nHost: a\r\n\r\n"
+               b"GET /ok HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().raw == error_page(403)
+        r = c.response()
+        assert r.status == 302 and r.header("location") == "/elsewhere", r
+        r = c.response()
+        assert r.status == 200 and r.body == b"hello\n", r
+    assert origin.paths() == ["/ok"]
