@@ -164,11 +164,16 @@ void HttpSession::on_server_io(uint32_t events) {
 }
 
 void HttpSession::pump() {
+  // Re-entered from a state change made inside a step (a queued session getting its slot):
+  // the running loop sees the new state on its next turn.
+  if (in_pump_) return;
+  in_pump_ = true;
   for (int guard = 0; guard < 1000; ++guard) {
     bool progress = step();
     if (phase_ == Phase::kClosed) return;
     if (!progress) break;
   }
+  in_pump_ = false;
   arm_timeout();
 }
 
@@ -686,6 +691,8 @@ bool HttpSession::retry_from_queue() {
   if (!pick_server(false)) return false;
   leave_queue();
   start_connect();
+  // Called by the worker outside any event of ours: a reused connection has no event coming.
+  pump();
   return true;
 }
 

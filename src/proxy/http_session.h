@@ -138,6 +138,7 @@ class HttpSession : public Session {
   bool res_head_sent_ = false;     // response bytes were queued to the client: no error page now
   bool logged_ = false;            // this transaction's log line was emitted (or suppressed)
   bool quiet_ = false;             // close without a log line (silent keep-alive close)
+  bool in_pump_ = false;           // pump() is running (state changes inside it need no pump)
   bool s_shut_ = false;            // tunnel: FIN passed on to the server
   uint64_t req_sent_ = 0;          // request bytes written to the server in this transaction
   std::string lb_key_;             // balance uri / hdr: the hashed value

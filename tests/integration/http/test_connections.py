@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from sluice_harness import free_port
+from sluice_harness import free_port, wait_until
 from hutil import Conn, config, conn_is_open, error_page, wait_conn_closed
 
 
@@ -278,3 +278,22 @@ def test_http10_keep_alive_client(cfg, sluice, origin):
         assert c.still_open(0.2)
     reqs = origin.wait_requests(2)
     assert [r.head for r in reqs] == [b"GET / HTTP/1.0\r\nconnection: keep-alive\r\n\r\n"] * 2
+
+
+@pytest.mark.parametrize("reuse", ["safe", "always"])
+def test_queued_request_is_served_when_the_server_slot_frees(cfg, sluice, origin, reuse):
+    # server maxconn 1: a second request waits in the backend queue while the first holds the
+    # slot, then goes out when it is released; with http-reuse always it takes the idle
+    # connection the first one left (no event of its own will ever wake it).
+    port = _start(sluice, cfg, origin, be=f"http-reuse {reuse}", server="maxconn 1",
+                  defaults="timeout queue 5s")
+    with Conn(port) as a, Conn(port) as b:
+        a.send(b"GET /slow?ms=300 HTTP/1.1\r\nHost: a\r\n\r\n")
+        wait_until(lambda: len(origin.requests()) >= 1, 5, message="the first request at the origin")
+        b.send(b"GET /second HTTP/1.1\r\nHost: a\r\n\r\n")
+        ra = a.response()
+        rb = b.response()
+        assert ra.status == 200 and rb.status == 200, (ra, rb)
+    assert origin.paths() == ["/slow", "/second"], origin.paths()
+    if reuse == "always":
+        assert origin.connection_count() == 1
