@@ -48,7 +48,6 @@ import socket
 import threading
 import time
 from http import HTTPStatus
-from typing import Callable
 from urllib.parse import parse_qsl, urlsplit
 
 DEFAULT_BODY = b"hello\n"

@@ -281,7 +281,7 @@ class Conn:
             return False
         self.sock.settimeout(seconds)
         try:
-            data = self.sock.recv(65536, socket.MSG_PEEK)
+            self.sock.recv(65536, socket.MSG_PEEK)
         except socket.timeout:
             return True
         except OSError:
@@ -336,7 +336,7 @@ def assert_nothing_reached(origin, port: int) -> None:
         c.send(BARRIER)
         r = c.final_response()
         assert r.status == 200, r
-    reqs = origin.wait_requests(1)
+    origin.wait_requests(1)
     # A short observation window for bytes still in flight on another origin connection.
     time.sleep(0.05)
     reqs = origin.requests()
