@@ -76,6 +76,61 @@ std::string reply_bytes(int status, const rules::Verdict& v) {
   return out;
 }
 
+// What moving body bytes did: some moved, nothing could move, or the chunked framing is bad.
+enum class BodyStep { kProgress, kIdle, kBadChunk };
+
+// Moves body bytes from `in` to `out` until the body ends (`done`), `in` runs dry or `out`
+// holds kHighWater bytes. Content-Length bodies are copied; chunked bodies are decoded and
+// re-chunked (upper-case sizes, no extensions, trailers kept: specs/http1.md 2.5).
+BodyStep move_body(http::BodyKind kind, uint64_t& left, http::ChunkedDecoder& chunks,
+                   std::string& trailers, core::Buffer* in_buf, std::string& out,
+                   std::size_t out_sent, bool& done) {
+  BodyStep step = BodyStep::kIdle;
+  std::string_view in = view_of(in_buf);
+  while (!done && !in.empty() && out.size() - out_sent < kHighWater) {
+    if (kind == http::BodyKind::kContentLength) {
+      std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(left, in.size()));
+      out.append(in.data(), take);
+      consume(in_buf, take);
+      left -= take;
+      done = left == 0;
+    } else if (kind == http::BodyKind::kChunked) {
+      http::ChunkEvent ev = chunks.next(in);
+      using K = http::ChunkEvent::Kind;
+      if (ev.kind == K::kError) return BodyStep::kBadChunk;
+      if (ev.kind == K::kNeedMore) {
+        // The decoder keeps its state: what it read is gone from the input.
+        consume(in_buf, ev.consumed);
+        if (ev.consumed) step = BodyStep::kProgress;
+        break;
+      }
+      if (ev.kind == K::kData) {
+        http::append_chunk_header(ev.data.size(), out);
+        out.append(ev.data);
+        out += "\r\n";
+      } else if (ev.kind == K::kTrailer) {
+        trailers.append(ev.trailer.name);
+        trailers += ": ";
+        trailers.append(ev.trailer.value);
+        trailers += "\r\n";
+      } else if (ev.kind == K::kDone) {
+        out += "0\r\n";
+        out += trailers;
+        out += "\r\n";
+        trailers.clear();
+        done = true;
+      }
+      consume(in_buf, ev.consumed);   // after the views into it were used
+    } else {   // runs until the server closes: everything there is
+      out.append(in);
+      consume(in_buf, in.size());
+    }
+    step = BodyStep::kProgress;
+    in = view_of(in_buf);
+  }
+  return step;
+}
+
 }  // namespace
 
 HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddress& client)
@@ -565,64 +620,25 @@ void HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
 // bodies.
 bool HttpSession::request_body() {
   if (req_done_) return false;
-  bool progress = false;
-  std::string_view in = view_of(cin_);
-  while (!req_done_ && !in.empty() && pending(to_srv_, to_srv_off_) < kHighWater) {
-    if (req_body_ == http::BodyKind::kContentLength) {
-      std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(req_left_, in.size()));
-      to_srv_.append(in.data(), take);
-      consume(cin_, take);
-      req_left_ -= take;
-      if (req_left_ == 0) req_done_ = true;
-      progress = true;
-    } else if (req_body_ == http::BodyKind::kChunked) {
-      http::ChunkEvent ev = req_chunks_.next(in);
-      using K = http::ChunkEvent::Kind;
-      if (ev.kind == K::kError) {
-        w_.fe_counters(fe_.index).ereq.add();
-        if (req_sent_ == 0) {
-          // Nothing of this request reached a server: a plain 400.
-          to_srv_.clear();
-          to_srv_off_ = 0;
-          if (sc_) {
-            w_.close_server_conn(sc_);
-            sc_ = nullptr;
-          }
-          leave_queue();
-          reject_request(400, "PR");
-        } else {
-          status_ = 400;
-          finish("PH");
-        }
-        return true;
+  BodyStep step = move_body(req_body_, req_left_, req_chunks_, req_trailers_, cin_, to_srv_,
+                            to_srv_off_, req_done_);
+  if (step == BodyStep::kBadChunk) {
+    w_.fe_counters(fe_.index).ereq.add();
+    if (req_sent_ == 0) {
+      // Nothing of this request reached a server: a plain 400.
+      to_srv_.clear();
+      to_srv_off_ = 0;
+      if (sc_) {
+        w_.close_server_conn(sc_);
+        sc_ = nullptr;
       }
-      if (ev.kind == K::kNeedMore) {
-        // The decoder keeps its state: what it read is gone from the input.
-        consume(cin_, ev.consumed);
-        break;
-      }
-      if (ev.kind == K::kData) {
-        http::append_chunk_header(ev.data.size(), to_srv_);
-        to_srv_.append(ev.data);
-        to_srv_ += "\r\n";
-      } else if (ev.kind == K::kTrailer) {
-        req_trailers_.append(ev.trailer.name);
-        req_trailers_ += ": ";
-        req_trailers_.append(ev.trailer.value);
-        req_trailers_ += "\r\n";
-      } else if (ev.kind == K::kDone) {
-        to_srv_ += "0\r\n";
-        to_srv_ += req_trailers_;
-        to_srv_ += "\r\n";
-        req_trailers_.clear();
-        req_done_ = true;
-      }
-      consume(cin_, ev.consumed);
-      progress = true;
+      leave_queue();
+      reject_request(400, "PR");
     } else {
-      req_done_ = true;
+      status_ = 400;
+      finish("PH");
     }
-    in = view_of(cin_);
+    return true;
   }
   if (!req_done_ && c_eof_ && view_of(cin_).empty()) {
     // The client closed in the middle of its body.
@@ -633,7 +649,7 @@ bool HttpSession::request_body() {
     w_.buffers().put(cin_);
     cin_ = nullptr;
   }
-  return progress;
+  return step == BodyStep::kProgress;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -803,35 +819,21 @@ void HttpSession::on_connect_failed(int err, bool timeout) {
     sc_ = nullptr;
   }
   s_connecting_ = false;
-  auto& bc = w_.be_counters(be_->index);
-  if (retries_done_ >= be_->settings.retries) {
-    w_.srv_counters(be_->server_base + srv_->index()).econ.add();
-    bc.econ.add();
-    server_error(503, timeout ? "sC" : "SC");
-    return;
-  }
-  ++retries_done_;
-  bc.wretr.add();
-  w_.srv_counters(be_->server_base + srv_->index()).wretr.add();
-  if (redispatch_due(be_->settings, retries_done_)) {
-    lb::Server* old = srv_;
-    pick_server(true);
-    if (srv_ != old) {
-      bc.wredis.add();
-      w_.srv_counters(be_->server_base + old->index()).wredis.add();
+  uint64_t delay = 0;
+  switch (plan_retry(w_, *be_, srv_, retries_done_, timeout,
+                     [this](bool redispatch) { return pick_server(redispatch); }, &delay)) {
+    case RetryAction::kGiveUp:
+      server_error(503, timeout ? "sC" : "SC");
+      return;
+    case RetryAction::kNow:
       start_connect();
       return;
-    }
+    case RetryAction::kLater:
+      phase_ = Phase::kConnect;
+      t_connect_ms_ = w_.loop().now_ms() + delay;   // retry due time while sc_ is null
+      w_.loop().timers().arm(timer_, t_connect_ms_);
+      return;
   }
-  if (timeout) {
-    start_connect();
-    return;
-  }
-  uint32_t ct = be_->settings.timeouts.connect;
-  uint64_t delay = ct && ct < kRetryTurnaroundMs ? ct : kRetryTurnaroundMs;
-  phase_ = Phase::kConnect;
-  t_connect_ms_ = w_.loop().now_ms() + delay;   // retry due time while sc_ is null
-  w_.loop().timers().arm(timer_, t_connect_ms_);
 }
 
 bool HttpSession::write_server() {
@@ -1018,54 +1020,15 @@ bool HttpSession::parse_response() {
 
 bool HttpSession::response_body() {
   if (res_done_) return false;
-  bool progress = false;
-  std::string_view in = view_of(sin_);
-  while (!res_done_ && !in.empty() && pending(to_cli_, to_cli_off_) < kHighWater) {
-    if (res_body_ == http::BodyKind::kContentLength) {
-      std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(res_left_, in.size()));
-      to_cli_.append(in.data(), take);
-      consume(sin_, take);
-      res_left_ -= take;
-      if (res_left_ == 0) res_done_ = true;
-      progress = true;
-    } else if (res_body_ == http::BodyKind::kChunked) {
-      http::ChunkEvent ev = res_chunks_.next(in);
-      using K = http::ChunkEvent::Kind;
-      if (ev.kind == K::kError) {
-        w_.be_counters(be_->index).eresp.add();
-        w_.srv_counters(be_->server_base + srv_->index()).eresp.add();
-        finish("PD");
-        return false;
-      }
-      if (ev.kind == K::kNeedMore) {
-        // The decoder keeps its state: what it read is gone from the input.
-        consume(sin_, ev.consumed);
-        break;
-      }
-      if (ev.kind == K::kData) {
-        http::append_chunk_header(ev.data.size(), to_cli_);
-        to_cli_.append(ev.data);
-        to_cli_ += "\r\n";
-      } else if (ev.kind == K::kTrailer) {
-        res_trailers_.append(ev.trailer.name);
-        res_trailers_ += ": ";
-        res_trailers_.append(ev.trailer.value);
-        res_trailers_ += "\r\n";
-      } else if (ev.kind == K::kDone) {
-        to_cli_ += "0\r\n";
-        to_cli_ += res_trailers_;
-        to_cli_ += "\r\n";
-        res_done_ = true;
-      }
-      consume(sin_, ev.consumed);
-      progress = true;
-    } else {   // until close
-      to_cli_.append(in);
-      consume(sin_, in.size());
-      progress = true;
-    }
-    in = view_of(sin_);
+  BodyStep step = move_body(res_body_, res_left_, res_chunks_, res_trailers_, sin_, to_cli_,
+                            to_cli_off_, res_done_);
+  if (step == BodyStep::kBadChunk) {
+    w_.be_counters(be_->index).eresp.add();
+    w_.srv_counters(be_->server_base + srv_->index()).eresp.add();
+    finish("PD");
+    return false;
   }
+  bool progress = step == BodyStep::kProgress;
   if (res_done_ && !view_of(sin_).empty()) server_close_ = true;   // excess bytes
   if (!res_done_ && s_eof_ && view_of(sin_).empty()) {
     if (res_body_ == http::BodyKind::kUntilClose) {
