@@ -76,6 +76,48 @@ std::string reply_bytes(int status, const rules::Verdict& v) {
   return out;
 }
 
+// One recv() into `b` (room made first). Returns the bytes read, 0 at end of stream, -1 when
+// nothing is there now (`ready` cleared on EAGAIN, so edge-triggered readiness is tracked),
+// -2 on an error. A short read drained the socket: `ready` is cleared too, unless a hang-up is
+// pending (its FIN must still be read).
+ssize_t read_some(int fd, core::Buffer* b, bool& ready, bool hup) {
+  uint32_t room = make_room(b);
+  if (room == 0) return -1;
+  ssize_t n = recv(fd, b->write_ptr(), room, 0);
+  if (n > 0) {
+    b->tail += static_cast<uint32_t>(n);
+    if (static_cast<uint32_t>(n) < room && !hup) ready = false;
+    return n;
+  }
+  if (n == 0) return 0;
+  if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    ready = false;
+    return -1;
+  }
+  return errno == EINTR ? -1 : -2;
+}
+
+// One send() of what `out` holds past `off`. Returns the bytes sent, -1 when the socket is full
+// (`ready` cleared) or interrupted, -2 on an error. A fully sent queue is emptied.
+ssize_t write_some(int fd, std::string& out, std::size_t& off, bool& ready) {
+  ssize_t n = send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
+  if (n > 0) {
+    off += static_cast<std::size_t>(n);
+    if (off == out.size()) {
+      out.clear();
+      off = 0;
+    } else {
+      ready = false;   // a short write means the socket buffer is full
+    }
+    return n;
+  }
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    ready = false;
+    return -1;
+  }
+  return n < 0 && errno == EINTR ? -1 : -2;
+}
+
 // What moving body bytes did: some moved, nothing could move, or the chunked framing is bad.
 enum class BodyStep { kProgress, kIdle, kBadChunk };
 
@@ -302,58 +344,36 @@ bool HttpSession::read_client() {
   if (!want) return false;
   if (phase_ != Phase::kIdle && pending(to_srv_, to_srv_off_) >= kHighWater) return false;
   if (!cin_) cin_ = w_.buffers().get();
-  uint32_t room = make_room(cin_);
-  if (room == 0) return false;
-  ssize_t n = recv(cfd_, cin_->write_ptr(), room, 0);
-  uint64_t now = w_.loop().now_ms();
-  if (n > 0) {
-    cin_->tail += static_cast<uint32_t>(n);
-    c_last_ms_ = now;
-    if (static_cast<uint32_t>(n) < room && !c_hup_) c_rd_ = false;
-    if (phase_ == Phase::kIdle && t_first_byte_ms_ == 0 &&
-        view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos) {
-      // CR/LF between requests do not start one (3.4): the keep-alive timeout still runs.
-      t_first_byte_ms_ = now;
-      t_first_byte_wall_us_ = base::wall_us();
-    }
-    auto un = static_cast<uint64_t>(n);
-    w_.fe_counters(fe_.index).bin.add(un);
-    if (be_) w_.be_counters(be_->index).bin.add(un);
-    if (srv_) w_.srv_counters(be_->server_base + srv_->index()).bin.add(un);
-    return true;
-  }
-  if (n == 0) {
+  ssize_t n = read_some(cfd_, cin_, c_rd_, c_hup_);
+  if (n == -1) return false;
+  if (n <= 0) {
     c_eof_ = true;
+    c_err_ = c_err_ || n == -2;
     return true;
   }
-  if (errno == EAGAIN || errno == EWOULDBLOCK) {
-    c_rd_ = false;
-    return false;
+  uint64_t now = w_.loop().now_ms();
+  c_last_ms_ = now;
+  if (phase_ == Phase::kIdle && t_first_byte_ms_ == 0 &&
+      view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos) {
+    // CR/LF between requests do not start one (3.4): the keep-alive timeout still runs.
+    t_first_byte_ms_ = now;
+    t_first_byte_wall_us_ = base::wall_us();
   }
-  if (errno == EINTR) return false;
-  c_eof_ = c_err_ = true;
+  auto un = static_cast<uint64_t>(n);
+  w_.fe_counters(fe_.index).bin.add(un);
+  if (be_) w_.be_counters(be_->index).bin.add(un);
+  if (srv_) w_.srv_counters(be_->server_base + srv_->index()).bin.add(un);
   return true;
 }
 
 bool HttpSession::write_client() {
   if (pending(to_cli_, to_cli_off_) == 0 || !c_wr_) return false;
-  ssize_t n = send(cfd_, to_cli_.data() + to_cli_off_, pending(to_cli_, to_cli_off_), MSG_NOSIGNAL);
+  ssize_t n = write_some(cfd_, to_cli_, to_cli_off_, c_wr_);
   if (n > 0) {
-    to_cli_off_ += static_cast<std::size_t>(n);
     c_last_ms_ = w_.loop().now_ms();
-    if (to_cli_off_ == to_cli_.size()) {
-      to_cli_.clear();
-      to_cli_off_ = 0;
-    } else {
-      c_wr_ = false;
-    }
     return true;
   }
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-    c_wr_ = false;
-    return false;
-  }
-  if (n < 0 && errno == EINTR) return false;
+  if (n == -1) return false;
   // The client is gone.
   if (phase_ == Phase::kClosing) {
     close_now();
@@ -777,21 +797,15 @@ void HttpSession::start_connect() {
     if (phase_ != Phase::kConnect || sc_ != conn) return;
   }
   if (pending(to_srv_, to_srv_off_) > 0) {
-    ssize_t n = send(conn->fd, to_srv_.data() + to_srv_off_, pending(to_srv_, to_srv_off_),
-                     MSG_NOSIGNAL);
-    if (n >= 0) {
+    bool ready = true;
+    ssize_t n = write_some(conn->fd, to_srv_, to_srv_off_, ready);
+    if (n > 0) {
       on_connected();
-      to_srv_off_ += static_cast<std::size_t>(n);
+      s_wr_ = ready;
       req_sent_ += static_cast<uint64_t>(n);
-      if (to_srv_off_ == to_srv_.size()) {
-        to_srv_.clear();
-        to_srv_off_ = 0;
-      } else {
-        s_wr_ = false;
-      }
       return;
     }
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOTCONN && errno != EINTR) {
+    if (n == -2 && errno != ENOTCONN) {
       on_connect_failed(errno, false);
       return;
     }
@@ -838,25 +852,13 @@ void HttpSession::on_connect_failed(int err, bool timeout) {
 
 bool HttpSession::write_server() {
   if (!sc_ || s_connecting_ || !s_wr_ || pending(to_srv_, to_srv_off_) == 0) return false;
-  ssize_t n = send(sc_->fd, to_srv_.data() + to_srv_off_, pending(to_srv_, to_srv_off_),
-                   MSG_NOSIGNAL);
+  ssize_t n = write_some(sc_->fd, to_srv_, to_srv_off_, s_wr_);
   if (n > 0) {
-    to_srv_off_ += static_cast<std::size_t>(n);
     req_sent_ += static_cast<uint64_t>(n);
     s_last_ms_ = w_.loop().now_ms();
-    if (to_srv_off_ == to_srv_.size()) {
-      to_srv_.clear();
-      to_srv_off_ = 0;
-    } else {
-      s_wr_ = false;
-    }
     return true;
   }
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-    s_wr_ = false;
-    return false;
-  }
-  if (n < 0 && errno == EINTR) return false;
+  if (n == -1) return false;
   // The server connection is dead. A reused idle connection that dies before answering makes
   // the client retry on a new connection of its own (specs/http1.md 3.5).
   if (reused_conn_ && !res_head_sent_ && view_of(sin_).empty()) {
@@ -873,30 +875,19 @@ bool HttpSession::read_server() {
   if (!sc_ || s_connecting_ || s_eof_ || !s_rd_) return false;
   if (pending(to_cli_, to_cli_off_) >= kHighWater) return false;
   if (!sin_) sin_ = w_.buffers().get();
-  uint32_t room = make_room(sin_);
-  if (room == 0) return false;
-  ssize_t n = recv(sc_->fd, sin_->write_ptr(), room, 0);
-  if (n > 0) {
-    sin_->tail += static_cast<uint32_t>(n);
-    s_last_ms_ = w_.loop().now_ms();
-    if (static_cast<uint32_t>(n) < room && !s_hup_) s_rd_ = false;
-    auto un = static_cast<uint64_t>(n);
-    bytes_out_ += un;
-    w_.fe_counters(fe_.index).bout.add(un);
-    w_.be_counters(be_->index).bout.add(un);
-    w_.srv_counters(be_->server_base + srv_->index()).bout.add(un);
-    return true;
-  }
-  if (n == 0) {
+  ssize_t n = read_some(sc_->fd, sin_, s_rd_, s_hup_);
+  if (n == -1) return false;
+  if (n <= 0) {
     s_eof_ = true;
+    s_err_ = s_err_ || n == -2;
     return true;
   }
-  if (errno == EAGAIN || errno == EWOULDBLOCK) {
-    s_rd_ = false;
-    return false;
-  }
-  if (errno == EINTR) return false;
-  s_eof_ = s_err_ = true;
+  s_last_ms_ = w_.loop().now_ms();
+  auto un = static_cast<uint64_t>(n);
+  bytes_out_ += un;
+  w_.fe_counters(fe_.index).bout.add(un);
+  w_.be_counters(be_->index).bout.add(un);
+  w_.srv_counters(be_->server_base + srv_->index()).bout.add(un);
   return true;
 }
 
@@ -1306,13 +1297,7 @@ uint64_t HttpSession::deadline() const {
 
 void HttpSession::arm_timeout() {
   if (phase_ == Phase::kClosed) return;
-  uint64_t d = deadline();
-  auto& timers = w_.loop().timers();
-  if (d == 0) {
-    timers.cancel(timer_);
-  } else if (!timer_.armed() || timer_.expiry() > d) {
-    timers.arm(timer_, d);
-  }
+  w_.loop().timers().arm_lazy(timer_, deadline());
 }
 
 void HttpSession::on_timer(core::Timer&) {

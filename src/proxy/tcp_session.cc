@@ -359,13 +359,7 @@ uint64_t TcpSession::deadline() const {
 
 void TcpSession::arm_timeout() {
   if (state_ == State::kClosed) return;
-  uint64_t d = deadline();
-  auto& timers = w_.loop().timers();
-  if (d == 0) {
-    timers.cancel(timer_);
-  } else if (!timer_.armed() || timer_.expiry() > d) {
-    timers.arm(timer_, d);
-  }
+  w_.loop().timers().arm_lazy(timer_, deadline());
 }
 
 void TcpSession::on_timer(core::Timer&) {
