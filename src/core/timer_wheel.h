@@ -55,6 +55,12 @@ class TimerWheel {
   void arm(Timer& t, uint64_t expiry_ms);
   // Disarms `t` if armed. Worker-local.
   void cancel(Timer& t);
+  // Lazy deadline for a session: 0 disarms; otherwise `t` is armed unless it already fires
+  // earlier (the handler then recomputes the deadline and sleeps again). Worker-local.
+  void arm_lazy(Timer& t, uint64_t deadline_ms) {
+    if (deadline_ms == 0) cancel(t);
+    else if (!t.armed() || t.expiry() > deadline_ms) arm(t, deadline_ms);
+  }
 
   // Fires every timer whose expiry is <= now. Handlers may arm/cancel any timer, including
   // the one firing. Returns the number fired. Worker-local.

@@ -76,6 +76,103 @@ std::string reply_bytes(int status, const rules::Verdict& v) {
   return out;
 }
 
+// One recv() into `b` (room made first). Returns the bytes read, 0 at end of stream, -1 when
+// nothing is there now (`ready` cleared on EAGAIN, so edge-triggered readiness is tracked),
+// -2 on an error. A short read drained the socket: `ready` is cleared too, unless a hang-up is
+// pending (its FIN must still be read).
+ssize_t read_some(int fd, core::Buffer* b, bool& ready, bool hup) {
+  uint32_t room = make_room(b);
+  if (room == 0) return -1;
+  ssize_t n = recv(fd, b->write_ptr(), room, 0);
+  if (n > 0) {
+    b->tail += static_cast<uint32_t>(n);
+    if (static_cast<uint32_t>(n) < room && !hup) ready = false;
+    return n;
+  }
+  if (n == 0) return 0;
+  if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    ready = false;
+    return -1;
+  }
+  return errno == EINTR ? -1 : -2;
+}
+
+// One send() of what `out` holds past `off`. Returns the bytes sent, -1 when the socket is full
+// (`ready` cleared) or interrupted, -2 on an error. A fully sent queue is emptied.
+ssize_t write_some(int fd, std::string& out, std::size_t& off, bool& ready) {
+  ssize_t n = send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
+  if (n > 0) {
+    off += static_cast<std::size_t>(n);
+    if (off == out.size()) {
+      out.clear();
+      off = 0;
+    } else {
+      ready = false;   // a short write means the socket buffer is full
+    }
+    return n;
+  }
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    ready = false;
+    return -1;
+  }
+  return n < 0 && errno == EINTR ? -1 : -2;
+}
+
+// What moving body bytes did: some moved, nothing could move, or the chunked framing is bad.
+enum class BodyStep { kProgress, kIdle, kBadChunk };
+
+// Moves body bytes from `in` to `out` until the body ends (`done`), `in` runs dry or `out`
+// holds kHighWater bytes. Content-Length bodies are copied; chunked bodies are decoded and
+// re-chunked (upper-case sizes, no extensions, trailers kept: specs/http1.md 2.5).
+BodyStep move_body(http::BodyKind kind, uint64_t& left, http::ChunkedDecoder& chunks,
+                   std::string& trailers, core::Buffer* in_buf, std::string& out,
+                   std::size_t out_sent, bool& done) {
+  BodyStep step = BodyStep::kIdle;
+  std::string_view in = view_of(in_buf);
+  while (!done && !in.empty() && out.size() - out_sent < kHighWater) {
+    if (kind == http::BodyKind::kContentLength) {
+      std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(left, in.size()));
+      out.append(in.data(), take);
+      consume(in_buf, take);
+      left -= take;
+      done = left == 0;
+    } else if (kind == http::BodyKind::kChunked) {
+      http::ChunkEvent ev = chunks.next(in);
+      using K = http::ChunkEvent::Kind;
+      if (ev.kind == K::kError) return BodyStep::kBadChunk;
+      if (ev.kind == K::kNeedMore) {
+        // The decoder keeps its state: what it read is gone from the input.
+        consume(in_buf, ev.consumed);
+        if (ev.consumed) step = BodyStep::kProgress;
+        break;
+      }
+      if (ev.kind == K::kData) {
+        http::append_chunk_header(ev.data.size(), out);
+        out.append(ev.data);
+        out += "\r\n";
+      } else if (ev.kind == K::kTrailer) {
+        trailers.append(ev.trailer.name);
+        trailers += ": ";
+        trailers.append(ev.trailer.value);
+        trailers += "\r\n";
+      } else if (ev.kind == K::kDone) {
+        out += "0\r\n";
+        out += trailers;
+        out += "\r\n";
+        trailers.clear();
+        done = true;
+      }
+      consume(in_buf, ev.consumed);   // after the views into it were used
+    } else {   // runs until the server closes: everything there is
+      out.append(in);
+      consume(in_buf, in.size());
+    }
+    step = BodyStep::kProgress;
+    in = view_of(in_buf);
+  }
+  return step;
+}
+
 }  // namespace
 
 HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddress& client)
@@ -247,58 +344,36 @@ bool HttpSession::read_client() {
   if (!want) return false;
   if (phase_ != Phase::kIdle && pending(to_srv_, to_srv_off_) >= kHighWater) return false;
   if (!cin_) cin_ = w_.buffers().get();
-  uint32_t room = make_room(cin_);
-  if (room == 0) return false;
-  ssize_t n = recv(cfd_, cin_->write_ptr(), room, 0);
-  uint64_t now = w_.loop().now_ms();
-  if (n > 0) {
-    cin_->tail += static_cast<uint32_t>(n);
-    c_last_ms_ = now;
-    if (static_cast<uint32_t>(n) < room && !c_hup_) c_rd_ = false;
-    if (phase_ == Phase::kIdle && t_first_byte_ms_ == 0 &&
-        view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos) {
-      // CR/LF between requests do not start one (3.4): the keep-alive timeout still runs.
-      t_first_byte_ms_ = now;
-      t_first_byte_wall_us_ = base::wall_us();
-    }
-    auto un = static_cast<uint64_t>(n);
-    w_.fe_counters(fe_.index).bin.add(un);
-    if (be_) w_.be_counters(be_->index).bin.add(un);
-    if (srv_) w_.srv_counters(be_->server_base + srv_->index()).bin.add(un);
-    return true;
-  }
-  if (n == 0) {
+  ssize_t n = read_some(cfd_, cin_, c_rd_, c_hup_);
+  if (n == -1) return false;
+  if (n <= 0) {
     c_eof_ = true;
+    c_err_ = c_err_ || n == -2;
     return true;
   }
-  if (errno == EAGAIN || errno == EWOULDBLOCK) {
-    c_rd_ = false;
-    return false;
+  uint64_t now = w_.loop().now_ms();
+  c_last_ms_ = now;
+  if (phase_ == Phase::kIdle && t_first_byte_ms_ == 0 &&
+      view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos) {
+    // CR/LF between requests do not start one (3.4): the keep-alive timeout still runs.
+    t_first_byte_ms_ = now;
+    t_first_byte_wall_us_ = base::wall_us();
   }
-  if (errno == EINTR) return false;
-  c_eof_ = c_err_ = true;
+  auto un = static_cast<uint64_t>(n);
+  w_.fe_counters(fe_.index).bin.add(un);
+  if (be_) w_.be_counters(be_->index).bin.add(un);
+  if (srv_) w_.srv_counters(be_->server_base + srv_->index()).bin.add(un);
   return true;
 }
 
 bool HttpSession::write_client() {
   if (pending(to_cli_, to_cli_off_) == 0 || !c_wr_) return false;
-  ssize_t n = send(cfd_, to_cli_.data() + to_cli_off_, pending(to_cli_, to_cli_off_), MSG_NOSIGNAL);
+  ssize_t n = write_some(cfd_, to_cli_, to_cli_off_, c_wr_);
   if (n > 0) {
-    to_cli_off_ += static_cast<std::size_t>(n);
     c_last_ms_ = w_.loop().now_ms();
-    if (to_cli_off_ == to_cli_.size()) {
-      to_cli_.clear();
-      to_cli_off_ = 0;
-    } else {
-      c_wr_ = false;
-    }
     return true;
   }
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-    c_wr_ = false;
-    return false;
-  }
-  if (n < 0 && errno == EINTR) return false;
+  if (n == -1) return false;
   // The client is gone.
   if (phase_ == Phase::kClosing) {
     close_now();
@@ -565,64 +640,25 @@ void HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
 // bodies.
 bool HttpSession::request_body() {
   if (req_done_) return false;
-  bool progress = false;
-  std::string_view in = view_of(cin_);
-  while (!req_done_ && !in.empty() && pending(to_srv_, to_srv_off_) < kHighWater) {
-    if (req_body_ == http::BodyKind::kContentLength) {
-      std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(req_left_, in.size()));
-      to_srv_.append(in.data(), take);
-      consume(cin_, take);
-      req_left_ -= take;
-      if (req_left_ == 0) req_done_ = true;
-      progress = true;
-    } else if (req_body_ == http::BodyKind::kChunked) {
-      http::ChunkEvent ev = req_chunks_.next(in);
-      using K = http::ChunkEvent::Kind;
-      if (ev.kind == K::kError) {
-        w_.fe_counters(fe_.index).ereq.add();
-        if (req_sent_ == 0) {
-          // Nothing of this request reached a server: a plain 400.
-          to_srv_.clear();
-          to_srv_off_ = 0;
-          if (sc_) {
-            w_.close_server_conn(sc_);
-            sc_ = nullptr;
-          }
-          leave_queue();
-          reject_request(400, "PR");
-        } else {
-          status_ = 400;
-          finish("PH");
-        }
-        return true;
+  BodyStep step = move_body(req_body_, req_left_, req_chunks_, req_trailers_, cin_, to_srv_,
+                            to_srv_off_, req_done_);
+  if (step == BodyStep::kBadChunk) {
+    w_.fe_counters(fe_.index).ereq.add();
+    if (req_sent_ == 0) {
+      // Nothing of this request reached a server: a plain 400.
+      to_srv_.clear();
+      to_srv_off_ = 0;
+      if (sc_) {
+        w_.close_server_conn(sc_);
+        sc_ = nullptr;
       }
-      if (ev.kind == K::kNeedMore) {
-        // The decoder keeps its state: what it read is gone from the input.
-        consume(cin_, ev.consumed);
-        break;
-      }
-      if (ev.kind == K::kData) {
-        http::append_chunk_header(ev.data.size(), to_srv_);
-        to_srv_.append(ev.data);
-        to_srv_ += "\r\n";
-      } else if (ev.kind == K::kTrailer) {
-        req_trailers_.append(ev.trailer.name);
-        req_trailers_ += ": ";
-        req_trailers_.append(ev.trailer.value);
-        req_trailers_ += "\r\n";
-      } else if (ev.kind == K::kDone) {
-        to_srv_ += "0\r\n";
-        to_srv_ += req_trailers_;
-        to_srv_ += "\r\n";
-        req_trailers_.clear();
-        req_done_ = true;
-      }
-      consume(cin_, ev.consumed);
-      progress = true;
+      leave_queue();
+      reject_request(400, "PR");
     } else {
-      req_done_ = true;
+      status_ = 400;
+      finish("PH");
     }
-    in = view_of(cin_);
+    return true;
   }
   if (!req_done_ && c_eof_ && view_of(cin_).empty()) {
     // The client closed in the middle of its body.
@@ -633,7 +669,7 @@ bool HttpSession::request_body() {
     w_.buffers().put(cin_);
     cin_ = nullptr;
   }
-  return progress;
+  return step == BodyStep::kProgress;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -761,21 +797,15 @@ void HttpSession::start_connect() {
     if (phase_ != Phase::kConnect || sc_ != conn) return;
   }
   if (pending(to_srv_, to_srv_off_) > 0) {
-    ssize_t n = send(conn->fd, to_srv_.data() + to_srv_off_, pending(to_srv_, to_srv_off_),
-                     MSG_NOSIGNAL);
-    if (n >= 0) {
+    bool ready = true;
+    ssize_t n = write_some(conn->fd, to_srv_, to_srv_off_, ready);
+    if (n > 0) {
       on_connected();
-      to_srv_off_ += static_cast<std::size_t>(n);
+      s_wr_ = ready;
       req_sent_ += static_cast<uint64_t>(n);
-      if (to_srv_off_ == to_srv_.size()) {
-        to_srv_.clear();
-        to_srv_off_ = 0;
-      } else {
-        s_wr_ = false;
-      }
       return;
     }
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOTCONN && errno != EINTR) {
+    if (n == -2 && errno != ENOTCONN) {
       on_connect_failed(errno, false);
       return;
     }
@@ -803,58 +833,32 @@ void HttpSession::on_connect_failed(int err, bool timeout) {
     sc_ = nullptr;
   }
   s_connecting_ = false;
-  auto& bc = w_.be_counters(be_->index);
-  if (retries_done_ >= be_->settings.retries) {
-    w_.srv_counters(be_->server_base + srv_->index()).econ.add();
-    bc.econ.add();
-    server_error(503, timeout ? "sC" : "SC");
-    return;
-  }
-  ++retries_done_;
-  bc.wretr.add();
-  w_.srv_counters(be_->server_base + srv_->index()).wretr.add();
-  if (redispatch_due(be_->settings, retries_done_)) {
-    lb::Server* old = srv_;
-    pick_server(true);
-    if (srv_ != old) {
-      bc.wredis.add();
-      w_.srv_counters(be_->server_base + old->index()).wredis.add();
+  uint64_t delay = 0;
+  switch (plan_retry(w_, *be_, srv_, retries_done_, timeout,
+                     [this](bool redispatch) { return pick_server(redispatch); }, &delay)) {
+    case RetryAction::kGiveUp:
+      server_error(503, timeout ? "sC" : "SC");
+      return;
+    case RetryAction::kNow:
       start_connect();
       return;
-    }
+    case RetryAction::kLater:
+      phase_ = Phase::kConnect;
+      t_connect_ms_ = w_.loop().now_ms() + delay;   // retry due time while sc_ is null
+      w_.loop().timers().arm(timer_, t_connect_ms_);
+      return;
   }
-  if (timeout) {
-    start_connect();
-    return;
-  }
-  uint32_t ct = be_->settings.timeouts.connect;
-  uint64_t delay = ct && ct < kRetryTurnaroundMs ? ct : kRetryTurnaroundMs;
-  phase_ = Phase::kConnect;
-  t_connect_ms_ = w_.loop().now_ms() + delay;   // retry due time while sc_ is null
-  w_.loop().timers().arm(timer_, t_connect_ms_);
 }
 
 bool HttpSession::write_server() {
   if (!sc_ || s_connecting_ || !s_wr_ || pending(to_srv_, to_srv_off_) == 0) return false;
-  ssize_t n = send(sc_->fd, to_srv_.data() + to_srv_off_, pending(to_srv_, to_srv_off_),
-                   MSG_NOSIGNAL);
+  ssize_t n = write_some(sc_->fd, to_srv_, to_srv_off_, s_wr_);
   if (n > 0) {
-    to_srv_off_ += static_cast<std::size_t>(n);
     req_sent_ += static_cast<uint64_t>(n);
     s_last_ms_ = w_.loop().now_ms();
-    if (to_srv_off_ == to_srv_.size()) {
-      to_srv_.clear();
-      to_srv_off_ = 0;
-    } else {
-      s_wr_ = false;
-    }
     return true;
   }
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-    s_wr_ = false;
-    return false;
-  }
-  if (n < 0 && errno == EINTR) return false;
+  if (n == -1) return false;
   // The server connection is dead. A reused idle connection that dies before answering makes
   // the client retry on a new connection of its own (specs/http1.md 3.5).
   if (reused_conn_ && !res_head_sent_ && view_of(sin_).empty()) {
@@ -871,30 +875,19 @@ bool HttpSession::read_server() {
   if (!sc_ || s_connecting_ || s_eof_ || !s_rd_) return false;
   if (pending(to_cli_, to_cli_off_) >= kHighWater) return false;
   if (!sin_) sin_ = w_.buffers().get();
-  uint32_t room = make_room(sin_);
-  if (room == 0) return false;
-  ssize_t n = recv(sc_->fd, sin_->write_ptr(), room, 0);
-  if (n > 0) {
-    sin_->tail += static_cast<uint32_t>(n);
-    s_last_ms_ = w_.loop().now_ms();
-    if (static_cast<uint32_t>(n) < room && !s_hup_) s_rd_ = false;
-    auto un = static_cast<uint64_t>(n);
-    bytes_out_ += un;
-    w_.fe_counters(fe_.index).bout.add(un);
-    w_.be_counters(be_->index).bout.add(un);
-    w_.srv_counters(be_->server_base + srv_->index()).bout.add(un);
-    return true;
-  }
-  if (n == 0) {
+  ssize_t n = read_some(sc_->fd, sin_, s_rd_, s_hup_);
+  if (n == -1) return false;
+  if (n <= 0) {
     s_eof_ = true;
+    s_err_ = s_err_ || n == -2;
     return true;
   }
-  if (errno == EAGAIN || errno == EWOULDBLOCK) {
-    s_rd_ = false;
-    return false;
-  }
-  if (errno == EINTR) return false;
-  s_eof_ = s_err_ = true;
+  s_last_ms_ = w_.loop().now_ms();
+  auto un = static_cast<uint64_t>(n);
+  bytes_out_ += un;
+  w_.fe_counters(fe_.index).bout.add(un);
+  w_.be_counters(be_->index).bout.add(un);
+  w_.srv_counters(be_->server_base + srv_->index()).bout.add(un);
   return true;
 }
 
@@ -1018,54 +1011,15 @@ bool HttpSession::parse_response() {
 
 bool HttpSession::response_body() {
   if (res_done_) return false;
-  bool progress = false;
-  std::string_view in = view_of(sin_);
-  while (!res_done_ && !in.empty() && pending(to_cli_, to_cli_off_) < kHighWater) {
-    if (res_body_ == http::BodyKind::kContentLength) {
-      std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(res_left_, in.size()));
-      to_cli_.append(in.data(), take);
-      consume(sin_, take);
-      res_left_ -= take;
-      if (res_left_ == 0) res_done_ = true;
-      progress = true;
-    } else if (res_body_ == http::BodyKind::kChunked) {
-      http::ChunkEvent ev = res_chunks_.next(in);
-      using K = http::ChunkEvent::Kind;
-      if (ev.kind == K::kError) {
-        w_.be_counters(be_->index).eresp.add();
-        w_.srv_counters(be_->server_base + srv_->index()).eresp.add();
-        finish("PD");
-        return false;
-      }
-      if (ev.kind == K::kNeedMore) {
-        // The decoder keeps its state: what it read is gone from the input.
-        consume(sin_, ev.consumed);
-        break;
-      }
-      if (ev.kind == K::kData) {
-        http::append_chunk_header(ev.data.size(), to_cli_);
-        to_cli_.append(ev.data);
-        to_cli_ += "\r\n";
-      } else if (ev.kind == K::kTrailer) {
-        res_trailers_.append(ev.trailer.name);
-        res_trailers_ += ": ";
-        res_trailers_.append(ev.trailer.value);
-        res_trailers_ += "\r\n";
-      } else if (ev.kind == K::kDone) {
-        to_cli_ += "0\r\n";
-        to_cli_ += res_trailers_;
-        to_cli_ += "\r\n";
-        res_done_ = true;
-      }
-      consume(sin_, ev.consumed);
-      progress = true;
-    } else {   // until close
-      to_cli_.append(in);
-      consume(sin_, in.size());
-      progress = true;
-    }
-    in = view_of(sin_);
+  BodyStep step = move_body(res_body_, res_left_, res_chunks_, res_trailers_, sin_, to_cli_,
+                            to_cli_off_, res_done_);
+  if (step == BodyStep::kBadChunk) {
+    w_.be_counters(be_->index).eresp.add();
+    w_.srv_counters(be_->server_base + srv_->index()).eresp.add();
+    finish("PD");
+    return false;
   }
+  bool progress = step == BodyStep::kProgress;
   if (res_done_ && !view_of(sin_).empty()) server_close_ = true;   // excess bytes
   if (!res_done_ && s_eof_ && view_of(sin_).empty()) {
     if (res_body_ == http::BodyKind::kUntilClose) {
@@ -1343,13 +1297,7 @@ uint64_t HttpSession::deadline() const {
 
 void HttpSession::arm_timeout() {
   if (phase_ == Phase::kClosed) return;
-  uint64_t d = deadline();
-  auto& timers = w_.loop().timers();
-  if (d == 0) {
-    timers.cancel(timer_);
-  } else if (!timer_.armed() || timer_.expiry() > d) {
-    timers.arm(timer_, d);
-  }
+  w_.loop().timers().arm_lazy(timer_, deadline());
 }
 
 void HttpSession::on_timer(core::Timer&) {

@@ -37,6 +37,32 @@ bool redispatch_due(const ProxySettings& be, int retries_done) {
   return false;
 }
 
+RetryAction plan_retry(Worker& w, Proxy& be, lb::Server* const& srv, int& retries_done,
+                       bool timeout, const std::function<bool(bool)>& pick, uint64_t* delay_ms) {
+  auto& bc = w.be_counters(be.index);
+  if (retries_done >= be.settings.retries) {
+    w.srv_counters(be.server_base + srv->index()).econ.add();
+    bc.econ.add();
+    return RetryAction::kGiveUp;
+  }
+  ++retries_done;
+  bc.wretr.add();
+  w.srv_counters(be.server_base + srv->index()).wretr.add();
+  if (redispatch_due(be.settings, retries_done)) {
+    lb::Server* old = srv;
+    pick(true);
+    if (srv != old) {
+      bc.wredis.add();
+      w.srv_counters(be.server_base + old->index()).wredis.add();
+      return RetryAction::kNow;
+    }
+  }
+  if (timeout) return RetryAction::kNow;
+  uint32_t ct = be.settings.timeouts.connect;
+  *delay_ms = ct && ct < kRetryTurnaroundMs ? ct : kRetryTurnaroundMs;
+  return RetryAction::kLater;
+}
+
 void release_client_slots(Worker& w, Listener& l) {
   l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(w.id())])].fetch_sub(
       1, std::memory_order_relaxed);

@@ -2,6 +2,8 @@
 // What TCP and HTTP sessions share on their way to a server: the load-balancing pick with its
 // slot and counters, the redispatch arithmetic and the release of a client's slots.
 // Worker-local.
+#include <functional>
+
 #include "lb/algorithm.h"
 #include "lb/server.h"
 #include "proxy/process.h"
@@ -24,6 +26,16 @@ lb::Server* take_server(Worker& w, Proxy& be, const lb::PickContext& ctx, lb::Se
 // `option redispatch`: +P on every Pth retry, -N on the Nth retry before the last (-1 = the
 // last one), 0 never. `retries_done` counts the retry about to be made (1-based).
 bool redispatch_due(const ProxySettings& be, int retries_done);
+
+// After a failed connection attempt (refused, reset, or `timeout connect`): counts it and
+// says what comes next. Attempts exhausted: econ is charged (as HAProxy's failed_conns) and
+// the session gives up. Otherwise a retry is counted; when a redispatch is due, `pick(true)`
+// chooses again (it updates `srv`, which the caller passes by reference to its own member):
+// another server is tried at once. The same server is retried at once after a timeout, else
+// after the turn-around delay (`*delay_ms`, bounded by timeout connect).
+enum class RetryAction { kGiveUp, kNow, kLater };
+RetryAction plan_retry(Worker& w, Proxy& be, lb::Server* const& srv, int& retries_done,
+                       bool timeout, const std::function<bool(bool)>& pick, uint64_t* delay_ms);
 
 // A client connection ends: gives back its listener, bind line, frontend and process slots.
 void release_client_slots(Worker& w, Listener& l);

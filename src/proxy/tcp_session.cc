@@ -176,37 +176,20 @@ void TcpSession::on_connect_failed(int err, bool timeout) {
     close(sfd_);   // also drops it from epoll
     sfd_ = -1;
   }
-  auto& bc = w_.be_counters(be_->index);
-  if (retries_done_ >= be_->settings.retries) {
-    // econ counts sessions whose attempts are exhausted (as HAProxy's failed_conns), charged
-    // to the backend and to the server of the last attempt; earlier failures are retries.
-    w_.srv_counters(be_->server_base + srv_->index()).econ.add();
-    bc.econ.add();
-    finish(timeout ? "sC" : "SC");
-    return;
-  }
-  ++retries_done_;
-  bc.wretr.add();
-  w_.srv_counters(be_->server_base + srv_->index()).wretr.add();
-  if (redispatch_due(be_->settings, retries_done_)) {
-    lb::Server* old = srv_;
-    pick_server(true);
-    if (srv_ != old) {
-      bc.wredis.add();
-      w_.srv_counters(be_->server_base + old->index()).wredis.add();
+  uint64_t delay = 0;
+  switch (plan_retry(w_, *be_, srv_, retries_done_, timeout,
+                     [this](bool redispatch) { return pick_server(redispatch); }, &delay)) {
+    case RetryAction::kGiveUp:
+      finish(timeout ? "sC" : "SC");
+      return;
+    case RetryAction::kNow:
       start_connect();
       return;
-    }
+    case RetryAction::kLater:
+      t_connect_ms_ = w_.loop().now_ms() + delay;   // retry due time while sfd_ < 0
+      w_.loop().timers().arm(timer_, t_connect_ms_);
+      return;
   }
-  if (timeout) {
-    start_connect();
-    return;
-  }
-  // Same server after a quick failure: wait the turn-around delay (bounded by timeout connect).
-  uint32_t ct = be_->settings.timeouts.connect;
-  uint64_t delay = ct && ct < kRetryTurnaroundMs ? ct : kRetryTurnaroundMs;
-  t_connect_ms_ = w_.loop().now_ms() + delay;   // retry due time while sfd_ < 0
-  w_.loop().timers().arm(timer_, t_connect_ms_);
 }
 
 void TcpSession::on_io(bool client, uint32_t events) {
@@ -376,13 +359,7 @@ uint64_t TcpSession::deadline() const {
 
 void TcpSession::arm_timeout() {
   if (state_ == State::kClosed) return;
-  uint64_t d = deadline();
-  auto& timers = w_.loop().timers();
-  if (d == 0) {
-    timers.cancel(timer_);
-  } else if (!timer_.armed() || timer_.expiry() > d) {
-    timers.arm(timer_, d);
-  }
+  w_.loop().timers().arm_lazy(timer_, deadline());
 }
 
 void TcpSession::on_timer(core::Timer&) {
