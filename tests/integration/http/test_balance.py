@@ -39,7 +39,7 @@ def _where(origin, origin2):
 def test_same_key_same_server(cfg, sluice, origin, origin2, balance):
     port = free_port()
     sluice(cfg(_config(port, origin.port, origin2.port, balance)), wait_ports=[port])
-    keys = [f"k{i}" for i in range(16)]
+    keys = [f"k{i}" for i in range(15)]   # odd: roundrobin cannot look consistent
     for rnd in range(3):
         # A new client connection per round, requests in keep-alive within it.
         with Conn(port) as c:
@@ -60,5 +60,5 @@ def test_same_key_same_server(cfg, sluice, origin, origin2, balance):
                 per_user.setdefault(r.header("x-user"), set()).add(name)
         assert all(len(v) == 1 for v in per_user.values()), per_user
         assert set(per_user) == set(keys)
-    # 16 keys hashed over 2 servers: both are used
+    # 15 keys hashed over 2 servers: both are used
     assert origin.requests() and origin2.requests(), (len(origin.requests()), len(origin2.requests()))
