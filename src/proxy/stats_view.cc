@@ -128,6 +128,7 @@ stats::ProcessSnapshot StatsView::process() const {
       s.conn_rate += fc.conn_rate.read(now);
       s.max_conn_rate += fc.conn_rate.max();
       s.sess_rate += fc.sess_rate.read(now);
+      s.cum_req += fc.req_tot.get();   // HTTP requests received by every frontend
       s.max_sess_rate += fc.sess_rate.max();
       s.total_bytes_out += fc.bout.get();
       s.cum_streams += fc.stot.get();

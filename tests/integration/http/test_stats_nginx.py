@@ -3,7 +3,8 @@ import subprocess
 
 import pytest
 
-from sluice_harness import cli, free_port, nginx_bin, parse_show_stat, stat_int, stat_row
+from sluice_harness import (cli, free_port, nginx_bin, parse_show_info, parse_show_stat, stat_int,
+                             stat_row)
 from hutil import Conn, config
 
 
@@ -27,6 +28,9 @@ def test_show_stat_http_counters(cfg, sluice, origin, short_tmp):
     assert stat_int(fe, "req_rate_max") >= 1, fe
     assert 1 <= stat_int(fe, "req_rate") <= 5, fe
     assert fe["mode"] == "http" and be["mode"] == "http", (fe["mode"], be["mode"])
+    # `show info` counts the same requests process-wide.
+    info = parse_show_info(cli(str(sock), "show info"))
+    assert info["CumReq"] == "5", info
 
 
 def test_nginx_backend_keep_alive_with_curl(cfg, sluice, tmp_path):
