@@ -726,8 +726,11 @@ def _single(args_list: list[str], defaults: dict) -> argparse.Namespace:
 
 
 def cmd_instructions(argv: list[str]) -> int:
-    """Instructions per forwarded TCP connection, counted by callgrind (deterministic guard)."""
+    """Instructions per forwarded connection, counted by callgrind (deterministic guard). The
+    client sends one HTTP/1.0 request per connection: in `--mode tcp` sluice relays it, in
+    `--mode http` it parses, forwards and answers it (connection per request)."""
     p = argparse.ArgumentParser(prog="bench/instructions.sh")
+    p.add_argument("--mode", choices=["tcp", "http"], default="tcp")
     p.add_argument("--conns", type=int, default=env_int("BENCH_INSTR_CONNS", 2000))
     p.add_argument("--conc", type=int, default=8)
     p.add_argument("--top", type=int, default=25, help="functions to list from callgrind_annotate")
@@ -747,7 +750,7 @@ def cmd_instructions(argv: list[str]) -> int:
     proc = None
     try:
         ctx.start_backend()
-        cand = Candidate("sluice", "sluice", "tcp", 1)
+        cand = Candidate("sluice", "sluice", o.mode, 1)
         proc = cand.start(ctx, ctx.port, ctx.backend_port,
                           wrapper=["valgrind", "--tool=callgrind", "--instr-atstart=no",
                                    f"--callgrind-out-file={cg}"])
@@ -768,7 +771,8 @@ def cmd_instructions(argv: list[str]) -> int:
             out.mkdir(parents=True, exist_ok=True)
             shutil.copy(cg, out / "callgrind.out")
             (out / "callgrind-annotate.txt").write_text(ann)
-        print(f"connections: {r['ops']} (errors {r['errors']}), concurrency {o.conc}, sluice nbthread 1")
+        print(f"connections: {r['ops']} (errors {r['errors']}), concurrency {o.conc}, "
+              f"sluice mode {o.mode}, nbthread 1")
         print(f"instructions (sluice user space, all threads): {ir}")
         print(f"instructions/connection: {ir / max(1, r['ops']):.0f}")
         print("\ntop functions (self instructions):")

@@ -41,14 +41,12 @@ std::string filter_tokens(std::string_view v, Keep&& keep, bool& removed) {
   return out;
 }
 
-std::string_view kept(std::deque<std::string>& storage, std::string s) {
-  return storage.emplace_back(std::move(s));
-}
+std::string_view kept(StringStore& storage, std::string s) { return keep(storage, std::move(s)); }
 
 // Connection and Upgrade pairing (2.8): Upgrade stays only if Connection lists upgrade, and the
 // upgrade token stays only if an Upgrade field remains. close/keep-alive tokens always go.
 void rewrite_connection(const MessageInfo& m, bool drop_upgrade_tokens,
-                        std::vector<Header>& f, std::deque<std::string>& st) {
+                        std::vector<Header>& f, StringStore& st) {
   bool upgrade_left = false;
   if (m.has_upgrade) {
     for (auto it = f.begin(); it != f.end();) {
@@ -95,7 +93,7 @@ void rewrite_connection(const MessageInfo& m, bool drop_upgrade_tokens,
 
 // One `content-length` with the canonical value at the first field's place, or none.
 void rewrite_framing(const MessageInfo& m, bool drop_all, std::vector<Header>& f,
-                     std::deque<std::string>& st) {
+                     StringStore& st) {
   bool cl_done = false, te_done = false;
   for (auto it = f.begin(); it != f.end();) {
     bool cl = iequals(it->name, "content-length");
@@ -150,7 +148,7 @@ std::string_view default_port_of(std::string_view scheme) {
 
 }  // namespace
 
-std::string_view normalize_target(const RequestHead& h, std::deque<std::string>& st) {
+std::string_view normalize_target(const RequestHead& h, StringStore& st) {
   std::string_view scheme, authority, rest;
   if (h.method_id == Method::kConnect || !split_absolute(h.target, scheme, authority, rest))
     return h.target;
@@ -168,7 +166,7 @@ std::string_view normalize_target(const RequestHead& h, std::deque<std::string>&
 }
 
 void rewrite_request_fields(const RequestHead& h, std::vector<Header>& f,
-                            std::deque<std::string>& st) {
+                            StringStore& st) {
   // Host: equal duplicates are dropped (1.4); the default port of an absolute http(s) target
   // or of a CONNECT leaves the field (1.2).
   std::string_view scheme, authority, rest;
@@ -215,7 +213,7 @@ void rewrite_request_fields(const RequestHead& h, std::vector<Header>& f,
 }
 
 void rewrite_response_fields(const ResponseHead& h, bool tunnel, std::vector<Header>& f,
-                             std::deque<std::string>& st) {
+                             StringStore& st) {
   rewrite_connection(h, false, f, st);
   // 204 and tunnels carry no framing (2.6); 304 and HEAD keep theirs unchanged.
   rewrite_framing(h, tunnel || h.status == 204 || (h.status >= 100 && h.status < 200), f, st);

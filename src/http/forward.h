@@ -1,7 +1,6 @@
 #pragma once
 // What changes in a message's fields when sluice forwards it (specs/http1.md 2.8, 3.2, 4.3),
 // and the proxy's built-in error pages (5.1, 5.2). Pure functions over parsed heads.
-#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,14 +17,14 @@ namespace sluice::http {
 // one canonical field (dropped with Transfer-Encoding) and Transfer-Encoding becomes `chunked`.
 // New values are kept in `storage`.
 void rewrite_request_fields(const RequestHead& h, std::vector<Header>& fields,
-                            std::deque<std::string>& storage);
+                            StringStore& storage);
 // The request target to forward: an absolute http(s) URI loses its default port and gets "/"
 // for an empty path (`http://a:80` -> `http://a/`); other targets are returned unchanged.
-std::string_view normalize_target(const RequestHead& h, std::deque<std::string>& storage);
+std::string_view normalize_target(const RequestHead& h, StringStore& storage);
 // The same for a response: framing fields are removed for 1xx, 204 and tunnels (101, 2xx to
 // CONNECT), kept for HEAD and 304.
 void rewrite_response_fields(const ResponseHead& h, bool tunnel, std::vector<Header>& fields,
-                             std::deque<std::string>& storage);
+                             StringStore& storage);
 
 // The reason phrase of sluice's own pages ("Bad request", "Gateway Time-out"), empty when
 // sluice has no page for that status.

@@ -12,7 +12,7 @@
 // it, but a copied parser's head still points into the original's storage.
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <forward_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +23,11 @@ namespace sluice::http {
 
 // Why a message was rejected. The status a client gets is request_status(); a server's
 // response that fails to parse always becomes a 502 (specs/http1.md 2.6).
+// Owned strings that parsed or rewritten views point into. Node-based, so views stay valid as
+// it grows, and an empty store allocates nothing (one is made per message on the data path).
+using StringStore = std::forward_list<std::string>;
+inline std::string_view keep(StringStore& st, std::string s) { return st.emplace_front(std::move(s)); }
+
 enum class ParseError : uint8_t {
   kNone,
   kBadStart,            // a non-token byte where a message must start
@@ -194,9 +199,8 @@ class RequestParser {
   bool line_checked_ = false;
   ParseError error_ = ParseError::kNone;
   ParseError tolerated_ = ParseError::kNone;
-  // Values the relaxed mode had to rebuild (obs-fold joins); head_ views point here. A deque
-  // keeps element addresses stable while it grows.
-  std::deque<std::string> owned_;
+  // Values the relaxed mode had to rebuild (obs-fold joins); head_ views point here.
+  StringStore owned_;
 };
 
 class ResponseParser {
@@ -261,6 +265,9 @@ class ChunkedDecoder {
 // others verbatim (1.2); names are lower-cased when `lower_names` (1.3).
 void append_request_head(const RequestHead& h, std::string& out, bool lower_names = true);
 void append_response_head(const ResponseHead& h, std::string& out, bool lower_names = true);
+// The status line of `h` with other fields (a rewritten list).
+void append_response_head(const ResponseHead& h, const std::vector<Header>& headers,
+                          std::string& out, bool lower_names = true);
 void append_request_head(std::string_view method, std::string_view target,
                          std::string_view version, const std::vector<Header>& headers,
                          std::string& out, bool lower_names = true);
@@ -270,7 +277,19 @@ std::string_view default_reason(int status);
 
 // Token helpers shared with the proxy layer.
 bool is_tchar(unsigned char c);
-bool iequals(std::string_view a, std::string_view b);
+// ASCII case-insensitive equality. Inline: field names are compared this way many times per
+// message.
+inline bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+    if (x == y) continue;
+    // Equal apart from case only if both are the same letter.
+    unsigned lx = x | 0x20u;
+    if (lx != (y | 0x20u) || lx - 'a' > 25u) return false;
+  }
+  return true;
+}
 bool valid_authority(std::string_view a);
 
 }  // namespace sluice::http

@@ -2,7 +2,7 @@
 // relaxed request mode of 1.7 (Limits::accept_unsafe_requests).
 #include <array>
 #include <cstring>
-#include <deque>
+#include <forward_list>
 
 #include "http/http.h"
 
@@ -20,7 +20,6 @@ constexpr std::array<bool, 256> make_tchar() {
 constexpr std::array<bool, 256> kTchar = make_tchar();
 
 bool is_ws(char c) { return c == ' ' || c == '\t'; }
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && is_ws(s.front())) s.remove_prefix(1);
@@ -62,7 +61,7 @@ std::string_view next_line(std::string_view& rest) {
 // What the relaxed request mode (1.7) may let through, and where it records that it did.
 struct Relax {
   bool on = false;
-  std::deque<std::string>* owned = nullptr;  // storage for rebuilt values
+  StringStore* owned = nullptr;  // storage for rebuilt values
   ParseError tolerated = ParseError::kNone;
 
   // True when the violation `e` is let through (and recorded); false when it must be refused.
@@ -170,8 +169,7 @@ ParseError split_fields(std::string_view head, const Limits& limits, Relax& rela
       if (more.empty()) continue;
       Header& h = m.headers.back();
       if (joined == nullptr) {
-        relax.owned->emplace_back(h.value);
-        joined = &relax.owned->back();
+        joined = &relax.owned->emplace_front(h.value);
       }
       if (!joined->empty()) joined->push_back(' ');
       joined->append(more);
@@ -371,14 +369,6 @@ ParseError check_target(RequestHead& h, Relax& relax) {
 
 bool is_tchar(unsigned char c) { return kTchar[c]; }
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
 bool valid_authority(std::string_view a) {
   int depth = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -521,7 +511,22 @@ ParseStatus HeadScanner::scan(std::string_view buf, const Limits& limits, bool i
       if (line_no_ == 1) return ParseStatus::kIncomplete;
       continue;
     }
-    ++pos_;
+    // The rest of the line (or of the input) in one run: only CR and LF matter here. The limit
+    // checks give what a byte-by-byte walk gives, since positions only grow.
+    const char* p = buf.data() + pos_ + 1;
+    const char* end = buf.data() + buf.size();
+    // Eight bytes at a time while none of them is CR or LF (a zero byte of w ^ pattern marks a
+    // match), then byte by byte to the exact position.
+    constexpr uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+    auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+    while (end - p >= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      if (has_zero(w ^ (kOnes * '\r')) | has_zero(w ^ (kOnes * '\n'))) break;
+      p += 8;
+    }
+    while (p < end && *p != '\r' && *p != '\n') ++p;
+    pos_ = static_cast<std::size_t>(p - buf.data());
     if (line_no_ == 0) {
       // Only a start line that outgrows the whole input buffer is a 414 (1.5); one that ends in
       // time but leaves no room for the rest is a 431.

@@ -1,4 +1,6 @@
 // Head serialization for forwarding (specs/http1.md 1.2, 1.3, 2.5, 2.6).
+#include <cstring>
+
 #include "http/http.h"
 
 namespace sluice::http {
@@ -11,17 +13,28 @@ void append_version(std::string_view wire, int major, int minor, std::string& ou
 }
 
 void append_headers(const std::vector<Header>& headers, std::string& out, bool lower_names) {
+  // Sized once, then written through a pointer: a head is serialized for every message.
+  std::size_t need = 2;
+  for (const auto& h : headers) need += h.name.size() + h.value.size() + 4;
+  std::size_t at = out.size();
+  out.resize(at + need);
+  char* p = out.data() + at;
   for (const auto& h : headers) {
     if (lower_names) {
-      for (char c : h.name) out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+      for (char c : h.name) *p++ = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
     } else {
-      out += h.name;
+      std::memcpy(p, h.name.data(), h.name.size());
+      p += h.name.size();
     }
-    out += ": ";
-    out += h.value;
-    out += "\r\n";
+    *p++ = ':';
+    *p++ = ' ';
+    std::memcpy(p, h.value.data(), h.value.size());
+    p += h.value.size();
+    *p++ = '\r';
+    *p++ = '\n';
   }
-  out += "\r\n";
+  *p++ = '\r';
+  *p = '\n';
 }
 
 }  // namespace
@@ -49,6 +62,11 @@ void append_request_head(const RequestHead& h, std::string& out, bool lower_name
 }
 
 void append_response_head(const ResponseHead& h, std::string& out, bool lower_names) {
+  append_response_head(h, h.headers, out, lower_names);
+}
+
+void append_response_head(const ResponseHead& h, const std::vector<Header>& headers,
+                          std::string& out, bool lower_names) {
   append_version(h.version, h.version_major, h.version_minor, out);
   out += ' ';
   int s = h.status;
@@ -59,7 +77,7 @@ void append_response_head(const ResponseHead& h, std::string& out, bool lower_na
   // An empty reason gets the standard one (2.6, vector 82).
   out += h.reason.empty() ? default_reason(s) : h.reason;
   out += "\r\n";
-  append_headers(h.headers, out, lower_names);
+  append_headers(headers, out, lower_names);
 }
 
 void append_chunk_header(uint64_t size, std::string& out) {

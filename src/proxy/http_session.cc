@@ -929,12 +929,10 @@ bool HttpSession::parse_response() {
   const bool tunnel = rh.body == http::BodyKind::kTunnel;
   if (rh.status < 200 && rh.status != 101) {
     // Interim response: forwarded, then the final one is awaited (2.6).
-    http::ResponseHead copy = rh;
     rules::HeadEdit e;
     e.headers = rh.headers;
     http::rewrite_response_fields(rh, false, e.headers, e.storage);
-    copy.headers = e.headers;
-    http::append_response_head(copy, to_cli_);
+    http::append_response_head(rh, e.headers, to_cli_);
     consume(sin_, res_parser_.consumed());
     res_parser_.reset();
     res_parser_.set_request_method(req_method_);
@@ -987,9 +985,7 @@ bool HttpSession::parse_response() {
       edit.headers.push_back({"connection", "close"});
     }
   }
-  http::ResponseHead copy = rh;
-  copy.headers = edit.headers;
-  http::append_response_head(copy, to_cli_);
+  http::append_response_head(rh, edit.headers, to_cli_);
   consume(sin_, res_parser_.consumed());
   count_status(rh.status);
   res_head_done_ = true;

@@ -150,6 +150,7 @@ ServerConn* Worker::take_idle(int srv_global, bool safe_only) {
     if (safe_only && c->requests < 2) continue;
     list.erase(std::next(it).base());
     --idle_count_;
+    c->pooled = false;
     return c;
   }
   return nullptr;
@@ -160,24 +161,29 @@ void Worker::park_idle(ServerConn* c) {
   auto& list = idle_[static_cast<std::size_t>(c->srv_global)];
   c->owner = nullptr;
   c->idle_since_ms = loop_.now_ms();
-  if (list.size() >= kPoolMaxPerServer || soft_stopping_) {
+  if (soft_stopping_) {
     close_server_conn(c);
     return;
   }
+  // Full: the oldest idle connection makes room (the newest is the likeliest to stay usable).
+  if (list.size() >= kPoolMaxPerServer) close_server_conn(list.front());
   list.push_back(c);
+  c->pooled = true;
   ++idle_count_;
   if (!purge_timer_.armed()) loop_.timers().arm(purge_timer_, loop_.now_ms() + kPoolPurgeDelayMs);
 }
 
 void Worker::close_server_conn(ServerConn* c) {
   if (c->fd < 0) return;
-  if (!c->owner && !idle_.empty()) {
+  if (c->pooled) {
+    // Usually the oldest (purge, overflow): the search stops at once.
     auto& list = idle_[static_cast<std::size_t>(c->srv_global)];
     auto it = std::find(list.begin(), list.end(), c);
     if (it != list.end()) {
       list.erase(it);
       --idle_count_;
     }
+    c->pooled = false;
   }
   close(c->fd);   // also leaves epoll
   c->fd = -1;

@@ -33,6 +33,7 @@ struct ServerConn : core::IoHandler, core::Deferred {
   HttpSession* owner = nullptr;   // null while idle in the pool
   uint32_t requests = 0;          // requests it carried
   uint64_t idle_since_ms = 0;
+  bool pooled = false;            // in the worker's idle list
   void on_io(uint32_t events) override;
 };
 

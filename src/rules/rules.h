@@ -9,7 +9,7 @@
 //   http-response <action> <args>... [if|unless <cond>]  -> parse_http_rule(kResponse)
 //   use_backend <name> [if|unless <cond>]                -> parse_condition() for the tail
 #include <cstdint>
-#include <deque>
+#include <forward_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -127,9 +127,9 @@ struct HeadEdit {
   std::string_view method;      // requests
   std::string_view target;      // requests
   std::vector<http::Header> headers;
-  std::deque<std::string> storage;
+  http::StringStore storage;
   bool changed = false;         // anything was modified (the head must be re-serialized)
-  std::string_view keep(std::string s) { return storage.emplace_back(std::move(s)); }
+  std::string_view keep(std::string s) { return http::keep(storage, std::move(s)); }
 };
 
 // What the rules decided for a message.

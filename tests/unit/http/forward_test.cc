@@ -1,7 +1,7 @@
 // Field rewrites for forwarding (specs/http1.md 2.8, 3.2, 4.3) and the built-in error pages (5).
 #include <gtest/gtest.h>
 
-#include <deque>
+#include <forward_list>
 #include <string>
 
 #include "http/forward.h"
@@ -14,7 +14,7 @@ std::string rewritten_request(const std::string& raw) {
   RequestParser p;
   EXPECT_EQ(p.parse(raw), ParseStatus::kComplete) << raw;
   std::vector<Header> f = p.head().headers;
-  std::deque<std::string> st;
+  StringStore st;
   rewrite_request_fields(p.head(), f, st);
   std::string out;
   for (const auto& h : f) out += std::string(h.name) + ": " + std::string(h.value) + "\n";
@@ -26,7 +26,7 @@ std::string rewritten_response(const std::string& raw, Method m = Method::kGet) 
   p.set_request_method(m);
   EXPECT_EQ(p.parse(raw), ParseStatus::kComplete) << raw;
   std::vector<Header> f = p.head().headers;
-  std::deque<std::string> st;
+  StringStore st;
   rewrite_response_fields(p.head(), p.head().body == BodyKind::kTunnel, f, st);
   std::string out;
   for (const auto& h : f) out += std::string(h.name) + ": " + std::string(h.value) + "\n";
