@@ -309,7 +309,9 @@ bool HttpSession::step() {
         return phase_ != Phase::kClosed;
       }
       if (phase_ == Phase::kExchange && c_err_ && !res_done_) {
-        // The client reset the connection while its request was being served.
+        // The client reset the connection while its request was being served. Before any
+        // response byte HAProxy logs it as a 400 (specs/http1.md 6.3: "CH--").
+        if (!res_head_sent_ && status_ == -1) status_ = 400;
         finish(res_head_sent_ ? "CD" : "CH");
         return false;
       }

@@ -48,15 +48,15 @@ bool replace_values(std::string_view value, const base::Regex& re, std::string_v
     std::size_t b = start, e = end;
     while (b < e && (value[b] == ' ' || value[b] == '\t')) ++b;
     while (e > b && (value[e - 1] == ' ' || value[e - 1] == '\t')) --e;
-    out.append(value.substr(start, b - start));
     std::string_view v = value.substr(b, e - b);
     if (re.search_groups(v, &g)) {
+      // A replaced element takes the blanks around it with it, as HAProxy's replace-value does
+      // ("192.168.10.1, 192.168.13.24, 10.0.0.37" -> "172.16.10.1,172.16.13.24, 10.0.0.37").
       out += base::Regex::expand(repl, v, g);
       changed = true;
     } else {
-      out.append(v);
+      out.append(value.substr(start, end - start));
     }
-    out.append(value.substr(e, end - e));
   };
   for (std::size_t i = 0; i < value.size(); ++i) {
     char c = value[i];

@@ -133,10 +133,16 @@ TEST_F(RuleTest, ReplaceValueEachValue) {
   m.fields = {{"X-Forwarded-For", "1.1.1.1, 2.2.2.2,3.3.3.3"}, {"Other", "1.1.1.1"}};
   Req q(m);
   run({"replace-value X-Forwarded-For ^([0-9]+)\\..* \\1.x"}, q);
-  EXPECT_EQ(q.hdrs(), "X-Forwarded-For: 1.x, 2.x,3.x\nOther: 1.1.1.1\n");
+  // A replaced element loses the blanks around it; untouched ones keep theirs (HAProxy).
+  EXPECT_EQ(q.hdrs(), "X-Forwarded-For: 1.x,2.x,3.x\nOther: 1.1.1.1\n");
   Req q2(m);
   run({"replace-value X-Forwarded-For ^2\\. \\xff"}, q2);
-  EXPECT_EQ(q2.edit.headers[0].value, "1.1.1.1, \xff,3.3.3.3");
+  EXPECT_EQ(q2.edit.headers[0].value, "1.1.1.1,\xff,3.3.3.3");
+  Msg m4;
+  m4.fields = {{"X-Forwarded-For", "192.168.10.1, 192.168.13.24, 10.0.0.37"}};
+  Req q4(m4);
+  run({"replace-value X-Forwarded-For ^192\\.168\\.(.*)$ 172.16.\\1"}, q4);
+  EXPECT_EQ(q4.edit.headers[0].value, "172.16.10.1,172.16.13.24, 10.0.0.37");
   Req q3(m);
   run({"replace-value x-forwarded-for ^9 nine"}, q3);
   EXPECT_FALSE(q3.edit.changed);
