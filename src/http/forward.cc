@@ -221,27 +221,12 @@ void rewrite_response_fields(const ResponseHead& h, bool tunnel, std::vector<Hea
 
 std::string_view error_reason(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 407: return "Unauthorized";
-    case 408: return "Request Time-out";
-    case 410: return "Gone";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 421: return "Misdirected Request";
-    case 422: return "Unprocessable Content";
-    case 425: return "Too Early";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Time-out";
+    case 400: return "Bad request";    // HAProxy's spelling on its own pages
+    case 407: return "Unauthorized";   // sic, as HAProxy's H1 layer writes it
+    case 200: case 401: case 403: case 404: case 405: case 408: case 410: case 413: case 414:
+    case 421: case 422: case 425: case 429: case 431: case 500: case 501: case 502: case 503:
+    case 504:
+      return default_reason(status);
     default: return {};
   }
 }

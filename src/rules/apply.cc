@@ -38,43 +38,24 @@ bool remove_headers(HeadEdit& edit, const HttpRule& r) {
   return hs.size() != old;
 }
 
-// Replaces the comma-separated values of `value` that `re` matches, keeping the separators.
+// Replaces the comma-separated values of `value` that `re` matches. A replaced element takes
+// the blanks around it with it, as HAProxy's replace-value does ("192.168.10.1, 192.168.13.24,
+// 10.0.0.37" -> "172.16.10.1,172.16.13.24, 10.0.0.37"); the others stay as they were.
 bool replace_values(std::string_view value, const base::Regex& re, std::string_view repl, std::string& out) {
   bool changed = false;
   base::Regex::Groups g;
-  std::size_t start = 0;
-  bool quoted = false;
-  auto segment = [&](std::size_t end) {
-    std::size_t b = start, e = end;
-    while (b < e && (value[b] == ' ' || value[b] == '\t')) ++b;
-    while (e > b && (value[e - 1] == ' ' || value[e - 1] == '\t')) --e;
-    std::string_view v = value.substr(b, e - b);
+  std::vector<std::string_view> elements;
+  detail::split_raw(value, elements);
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    if (i > 0) out += ',';
+    std::string_view v = detail::trim_blanks(elements[i]);
     if (re.search_groups(v, &g)) {
-      // A replaced element takes the blanks around it with it, as HAProxy's replace-value does
-      // ("192.168.10.1, 192.168.13.24, 10.0.0.37" -> "172.16.10.1,172.16.13.24, 10.0.0.37").
       out += base::Regex::expand(repl, v, g);
       changed = true;
     } else {
-      out.append(value.substr(start, end - start));
-    }
-  };
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    char c = value[i];
-    if (quoted) {
-      if (c == '\\' && i + 1 < value.size()) {
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      segment(i);
-      out += ',';
-      start = i + 1;
+      out.append(elements[i]);
     }
   }
-  segment(value.size());
   return changed;
 }
 

@@ -88,6 +88,9 @@ bool is_known_haproxy_fetch(std::string_view name);
 bool iequals(std::string_view a, std::string_view b);
 // Splits a field value at commas outside double quotes, trimming spaces and tabs.
 void split_values(std::string_view value, std::vector<std::string_view>& out);
+// The same elements untrimmed (blanks around them kept), for rewrites that keep them.
+void split_raw(std::string_view value, std::vector<std::string_view>& out);
+std::string_view trim_blanks(std::string_view v);
 std::string addr_host(const net::SocketAddress& a);
 
 // How an ACL term compares samples with its patterns.

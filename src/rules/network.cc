@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "http/http.h"
 #include "rules/internal.h"
 
 namespace sluice::rules {
@@ -144,23 +145,11 @@ std::string_view query_of(std::string_view target) {
 
 namespace detail {
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
+bool iequals(std::string_view a, std::string_view b) { return http::iequals(a, b); }
 
-void split_values(std::string_view value, std::vector<std::string_view>& out) {
+void split_raw(std::string_view value, std::vector<std::string_view>& out) {
   std::size_t start = 0;
   bool quoted = false;
-  auto push = [&](std::size_t end) {
-    std::string_view v = value.substr(start, end - start);
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-    out.push_back(v);
-  };
   for (std::size_t i = 0; i < value.size(); ++i) {
     char c = value[i];
     if (quoted) {
@@ -172,11 +161,23 @@ void split_values(std::string_view value, std::vector<std::string_view>& out) {
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
-      push(i);
+      out.push_back(value.substr(start, i - start));
       start = i + 1;
     }
   }
-  push(value.size());
+  out.push_back(value.substr(start));
+}
+
+std::string_view trim_blanks(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+
+void split_values(std::string_view value, std::vector<std::string_view>& out) {
+  std::size_t first = out.size();
+  split_raw(value, out);
+  for (std::size_t i = first; i < out.size(); ++i) out[i] = trim_blanks(out[i]);
 }
 
 std::string addr_host(const net::SocketAddress& a) {
