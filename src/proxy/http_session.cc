@@ -1170,16 +1170,20 @@ void HttpSession::end_transaction() {
   retries_done_ = 0;
   have_req_copy_ = false;
   req_copy_ = rules::HeadEdit{};
-  req_line_.clear();
   s_connecting_ = false;
   if (cin_ && cin_->empty()) {
     w_.buffers().put(cin_);
     cin_ = nullptr;
   }
-  // An idle keep-alive connection keeps no large queue behind it (a body grew them).
-  constexpr std::size_t kKeepCapacity = 2048;
-  if (to_cli_.empty() && to_cli_.capacity() > kKeepCapacity) std::string().swap(to_cli_);
-  if (to_srv_.empty() && to_srv_.capacity() > kKeepCapacity) std::string().swap(to_srv_);
+  // An idle keep-alive connection holds no heap memory for the transaction that ended: its
+  // queues, the request line and the response head's field list are released (HAProxy frees
+  // its buffers the same way). The next request allocates again; idle connections are the
+  // many, busy ones the few.
+  if (to_cli_.empty()) std::string().swap(to_cli_);
+  if (to_srv_.empty()) std::string().swap(to_srv_);
+  std::string().swap(req_line_);
+  std::string().swap(lb_key_);
+  res_parser_.reset();
   // Unread pipelined bytes may already sit in the socket: their edge was consumed.
   c_rd_ = true;
 }
