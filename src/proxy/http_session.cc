@@ -459,11 +459,15 @@ void HttpSession::begin_transaction() {
   fc.req_tot.add();
   fc.req_rate.add(now);
 
-  req_line_.assign(head.method);
-  req_line_ += ' ';
-  req_line_ += head.target;
-  req_line_ += ' ';
-  req_line_ += head.version;
+  // The request line is kept only for the log line that will quote it.
+  const auto& fs = fe_.settings;
+  if ((fs.h.httplog || fs.tcplog) && !fs.logs.empty()) {
+    req_line_.assign(head.method);
+    req_line_ += ' ';
+    req_line_ += head.target;
+    req_line_ += ' ';
+    req_line_ += head.version;
+  }
   req_method_ = head.method_id;
   req_http11_ = head.http11();
   req_keep_alive_ = head.wants_keep_alive() && !head.force_close;
@@ -510,6 +514,11 @@ void HttpSession::begin_transaction() {
 
 // Frontend rules, backend choice, backend rules. False when the request was answered locally.
 bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
+  // deny / return: the proxy's page for the status, or the rule's own response.
+  auto reply = [&](const rules::Verdict& v, int st, const char* term) {
+    if (v.errorpage && http::has_error_page(st)) error_reply(st, term, false);
+    else local_reply(st, term, reply_bytes(st, v), false);
+  };
   auto answer = [&](const rules::Verdict& v, Proxy& px) {
     auto& pc = (&px == &fe_) ? w_.fe_counters(fe_.index) : w_.be_counters(px.index);
     switch (v.kind) {
@@ -518,24 +527,13 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
       case rules::Verdict::Kind::kDeny: {
         pc.dreq.add();
         if (&px != &fe_) w_.fe_counters(fe_.index).dreq.add();
-        int st = v.status ? v.status : 403;
-        if (v.errorpage && http::has_error_page(st)) {
-          error_reply(st, "PR", false);
-        } else {
-          local_reply(st, "PR", reply_bytes(st, v), false);
-        }
+        reply(v, v.status ? v.status : 403, "PR");
         return true;
       }
-      case rules::Verdict::Kind::kReturn: {
+      case rules::Verdict::Kind::kReturn:
         w_.fe_counters(fe_.index).intercepted.add();
-        int st = v.status ? v.status : 200;
-        if (v.errorpage && http::has_error_page(st)) {
-          error_reply(st, "LR", false);
-        } else {
-          local_reply(st, "LR", reply_bytes(st, v), false);
-        }
+        reply(v, v.status ? v.status : 200, "LR");
         return true;
-      }
       case rules::Verdict::Kind::kRedirect: {
         w_.fe_counters(fe_.index).intercepted.add();
         int st = v.status ? v.status : 302;
@@ -1175,12 +1173,12 @@ void HttpSession::end_transaction() {
     w_.buffers().put(cin_);
     cin_ = nullptr;
   }
-  // An idle keep-alive connection holds no heap memory for the transaction that ended: its
-  // queues, the request line and the response head's field list are released (HAProxy frees
-  // its buffers the same way). The next request allocates again; idle connections are the
-  // many, busy ones the few.
-  if (to_cli_.empty()) std::string().swap(to_cli_);
-  if (to_srv_.empty()) std::string().swap(to_srv_);
+  // An idle keep-alive connection keeps at most a head's worth of queue per side (so a
+  // keep-alive request allocates nothing for its heads); what a body grew, the request line and
+  // the response head's field list are released.
+  constexpr std::size_t kKeepCapacity = 512;
+  if (to_cli_.empty() && to_cli_.capacity() > kKeepCapacity) std::string().swap(to_cli_);
+  if (to_srv_.empty() && to_srv_.capacity() > kKeepCapacity) std::string().swap(to_srv_);
   std::string().swap(req_line_);
   std::string().swap(lb_key_);
   res_parser_.reset();

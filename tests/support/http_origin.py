@@ -90,7 +90,26 @@ class OriginClosed(Exception):
     """The peer closed (or the origin is stopping) in the middle of a read."""
 
 
-class OriginRequest:
+class HeaderFields:
+    """Field lookups over `self.headers`, a list of (name, value) in arrival order; shared by the
+    origin's request records and the tests' response objects."""
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        for n, v in self.headers:
+            if n.lower() == name:
+                return v
+        return None
+
+    def header_all(self, name: str) -> list[str]:
+        name = name.lower()
+        return [v for n, v in self.headers if n.lower() == name]
+
+    def names(self) -> list[str]:
+        return [n for n, _ in self.headers]
+
+
+class OriginRequest(HeaderFields):
     """One request as the origin parsed it."""
 
     def __init__(self, conn_id: int, index: int):
@@ -125,19 +144,6 @@ class OriginRequest:
         q = self.target.split("?", 1)[1] if "?" in self.target else ""
         return dict(parse_qsl(q, keep_blank_values=True))
 
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        for n, v in self.headers:
-            if n.lower() == name:
-                return v
-        return None
-
-    def header_all(self, name: str) -> list[str]:
-        name = name.lower()
-        return [v for n, v in self.headers if n.lower() == name]
-
-    def names(self) -> list[str]:
-        return [n for n, _ in self.headers]
 
     def wants_close(self) -> bool:
         tokens = [t.strip().lower() for v in self.header_all("connection") for t in v.split(",")]

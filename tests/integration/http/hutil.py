@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
+from http_origin import HeaderFields
 from sluice_harness import connect, slow_factor, wait_until
 
 # ----------------------------------------------------------------------------------------------
@@ -101,7 +102,7 @@ def _indent(block: str) -> str:
 # A raw HTTP/1.1 client
 # ----------------------------------------------------------------------------------------------
 
-class Resp:
+class Resp(HeaderFields):
     def __init__(self):
         self.version = ""
         self.status = 0
@@ -113,20 +114,6 @@ class Resp:
         self.chunked = False
         self.raw_body = b""
         self.trailers: list[tuple[str, str]] = []
-
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        for n, v in self.headers:
-            if n.lower() == name:
-                return v
-        return None
-
-    def header_all(self, name: str) -> list[str]:
-        name = name.lower()
-        return [v for n, v in self.headers if n.lower() == name]
-
-    def names(self) -> list[str]:
-        return [n for n, _ in self.headers]
 
     def __repr__(self) -> str:
         return f"<Resp {self.status} {self.raw[:300]!r}>"
