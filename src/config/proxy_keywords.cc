@@ -161,8 +161,8 @@ void kw_timeout(Parser& p, Line& l) {
       {"client-fin", kFe, &Timeouts::client_fin}, {"server-fin", kBe, &Timeouts::server_fin},
       {"queue", kBe, &Timeouts::queue},
       {"check", kBe, &Timeouts::check},
-      {"http-request", kFe | kBe, &Timeouts::http_request},
-      {"http-keep-alive", kFe | kBe, &Timeouts::http_keep_alive},
+      {"http-request", kFe, &Timeouts::http_request},
+      {"http-keep-alive", kFe, &Timeouts::http_keep_alive},
   };
   static constexpr std::string_view kUnsupported[] = {"handshake", "tarpit", "client-hs"};
   const Kind* k = nullptr;
@@ -973,8 +973,8 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"timeout", "tunnel <time>", "inactivity once both sides are connected"},
         {"timeout", "client-fin <time>", "half-closed client side"},
         {"timeout", "server-fin <time>", "half-closed server side"},
-        {"timeout", "http-request <time>", "HTTP: longest wait for a complete request head (408 on expiry); unset: only `timeout client` applies"},
-        {"timeout", "http-keep-alive <time>", "HTTP: idle time allowed between requests of a connection (silent close); unset: `timeout http-request`"},
+        {"timeout", "http-request <time>", "HTTP: longest wait for a complete request head (408 on expiry); unset: only `timeout client` applies. Frontend side: in a backend it warns and is ignored"},
+        {"timeout", "http-keep-alive <time>", "HTTP: idle time allowed between requests of a connection (silent close); unset: `timeout http-request`. Frontend side: in a backend it warns and is ignored"},
     };
     for (const auto& o : kOptions) d.push_back({"option", o.name, o.help});
     return d;

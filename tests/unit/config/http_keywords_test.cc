@@ -197,8 +197,10 @@ TEST(HttpTimeouts, ParsedAndInherited) {
   ASSERT_TRUE(r.r.model) << r.all();
   EXPECT_EQ(proxy(r, "f").timeouts.http_request, 5000u);
   EXPECT_EQ(proxy(r, "f").timeouts.http_keep_alive, 2000u);
-  EXPECT_EQ(proxy(r, "b").timeouts.http_request, 3000u);
-  EXPECT_EQ(proxy(r, "b").timeouts.http_keep_alive, 1000u);
+  // The HTTP timeouts are the client side's: a backend's own line warns and is not kept.
+  EXPECT_TRUE(r.has("parsing [f.cfg:9] : 'timeout http-request' will be ignored because backend 'b' "
+                    "has no frontend capability"));
+  EXPECT_EQ(proxy(r, "b").timeouts.http_request, 5000u);
   EXPECT_TRUE(parse("defaults\n  timeout http-request\n").has(
       "parsing [f.cfg:2] : 'timeout http-request' expects an integer value (in milliseconds)"));
   EXPECT_TRUE(parse("defaults\n  timeout http-keep-alive 1x\n").has(
