@@ -799,12 +799,13 @@ def parse_strace_c(text: str) -> dict[str, int]:
 
 
 def cmd_syscalls(argv: list[str]) -> int:
-    """System calls per forwarded TCP connection (strace -f -c), sluice vs the peers in TCP mode."""
+    """System calls per forwarded connection or request (strace -f -c), sluice vs the peers."""
     p = argparse.ArgumentParser(prog="bench/syscalls.sh")
     p.add_argument("--conns", type=int, default=env_int("BENCH_STRACE_CONNS", 3000))
     p.add_argument("--conc", type=int, default=8)
     p.add_argument("--candidates", default="sluice,haproxy,nginx")
-    p.add_argument("--scenario", choices=["tcp-connrate", "tcp-keepalive"], default="tcp-connrate")
+    p.add_argument("--scenario", choices=["tcp-connrate", "tcp-keepalive", "http-close", "http-keepalive"],
+                   default="tcp-connrate")
     p.add_argument("--out", default="")
     o = p.parse_args(argv)
     if not shutil.which("strace"):
@@ -816,7 +817,7 @@ def cmd_syscalls(argv: list[str]) -> int:
     try:
         ctx.start_backend()
         for name in [c for c in o.candidates.split(",") if c]:
-            cand = Candidate(name, name, "tcp", 1)
+            cand = Candidate(name, name, SCENARIOS[o.scenario][2], 1)
             proc = cand.start(ctx, ctx.port, ctx.backend_port)
             try:
                 warm_up(ctx, ctx.port)
@@ -830,7 +831,7 @@ def cmd_syscalls(argv: list[str]) -> int:
                     r = run_connrate(ctx, ctx.port, count=o.conns, conc=o.conc)
                     n = r["ops"]
                 else:
-                    r = run_wrk(ctx, ctx.port, 3, 16, close=False)
+                    r = run_wrk(ctx, ctx.port, 3, 16, close=o.scenario == "http-close")
                     n = r["ops"]
                 st.send_signal(signal.SIGINT)
                 st.wait(timeout=30)
@@ -846,7 +847,8 @@ def cmd_syscalls(argv: list[str]) -> int:
     sys_names = sorted({k for t in table.values() for k in t if not k.startswith("_")},
                        key=lambda k: -max(t.get(k, 0) for t in table.values()))
     unit = "connection" if o.scenario == "tcp-connrate" else "request"
-    lines = [f"System calls per forwarded {unit} ({o.scenario}, `strace -f -c` attached after start-up, "
+    lines = [f"System calls per forwarded {unit} ({o.scenario}, proxies in {SCENARIOS[o.scenario][2]} mode, "
+             "`strace -f -c` attached after start-up, "
              f"{o.conns if unit == 'connection' else 'wrk 3 s'} through each proxy, 1 thread):", "",
              "| syscall | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     lines.append("| **total** | " + " | ".join(f"**{sum(v for k, v in table[n].items() if not k.startswith('_')):.2f}**"
