@@ -165,6 +165,8 @@ def stop(proc: subprocess.Popen | None, sig: int = signal.SIGTERM, timeout: floa
 class Tools:
     def __init__(self) -> None:
         self.sluice = os.environ.get("SLUICE_BIN") or str(REPO / "build/release/src/app/sluice")
+        # candidate `sluice-base`: another sluice binary (say, before a change), run interleaved
+        self.sluice_base = os.environ.get("SLUICE_BASE_BIN") or ""
         self.loadgen = os.environ.get("LOADGEN_BIN") or ""
         if not self.loadgen:
             for cand in (REPO / "build/release/bench/loadgen/sluice-loadgen",
@@ -217,7 +219,10 @@ class Candidate:
                     GLOBAL_EXTRA=self.extra, STREAM_MODULE=ctx.tools.stream_module)
         if self.kind == "sluice":
             cfg = render(f"sluice-{self.mode}.cfg", run / f"{tag}.cfg", **vars)
-            cmd = [ctx.tools.sluice, "-f", str(cfg)]
+            binary = ctx.tools.sluice_base if self.name == "sluice-base" else ctx.tools.sluice
+            if not binary:
+                raise RuntimeError("candidate sluice-base needs SLUICE_BASE_BIN")
+            cmd = [binary, "-f", str(cfg)]
         elif self.kind == "haproxy":
             cfg = render(f"haproxy-{self.mode}.cfg", run / f"{tag}.cfg", **vars)
             cmd = [ctx.tools.haproxy, "-f", str(cfg)]
@@ -385,7 +390,7 @@ def candidates_for(scn: str, args: argparse.Namespace) -> list[Candidate]:
     out = []
     for t in threads:
         for name in args.candidates:
-            out.append(Candidate(name, name, mode, t))
+            out.append(Candidate(name, "sluice" if name == "sluice-base" else name, mode, t))
     return out
 
 

@@ -134,4 +134,12 @@ const char* proto_name(const SocketAddress& addr) {
   }
 }
 
+void close_with_reset(int fd) {
+  struct linger lg {};
+  lg.l_onoff = 1;
+  lg.l_linger = 0;
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+  close(fd);
+}
+
 }  // namespace sluice::net

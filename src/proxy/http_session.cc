@@ -98,9 +98,11 @@ ssize_t read_some(int fd, core::Buffer* b, bool& ready, bool hup) {
 }
 
 // One send() of what `out` holds past `off`. Returns the bytes sent, -1 when the socket is full
-// (`ready` cleared) or interrupted, -2 on an error. A fully sent queue is emptied.
-ssize_t write_some(int fd, std::string& out, std::size_t& off, bool& ready) {
-  ssize_t n = send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
+// (`ready` cleared) or interrupted, -2 on an error. A fully sent queue is emptied. `last`: the
+// connection is closed right after these bytes, so MSG_MORE lets the close's FIN ride in the same
+// segment (a corked remainder is pushed by the close, or by the ACKs of what went before).
+ssize_t write_some(int fd, std::string& out, std::size_t& off, bool& ready, bool last = false) {
+  ssize_t n = send(fd, out.data() + off, out.size() - off, last ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
   if (n > 0) {
     off += static_cast<std::size_t>(n);
     if (off == out.size()) {
@@ -255,7 +257,11 @@ void HttpSession::on_server_io(uint32_t events) {
   }
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) s_rd_ = true;
   if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) s_wr_ = true;
-  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) s_hup_ = true;
+  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+    s_hup_ = true;
+    // The server has closed (or failed): closing it now leaves no TIME_WAIT here.
+    if (sc_) sc_->reset_on_close = false;
+  }
   if (events & (EPOLLHUP | EPOLLERR)) s_err_ = true;
   pump();
 }
@@ -370,7 +376,16 @@ bool HttpSession::read_client() {
 
 bool HttpSession::write_client() {
   if (pending(to_cli_, to_cli_off_) == 0 || !c_wr_) return false;
-  ssize_t n = write_some(cfd_, to_cli_, to_cli_off_, c_wr_);
+  // The bytes that end the connection: a closing reply, or the end of the last response (pump
+  // then ends the transaction and end_transaction() closes at once). Only while nothing unread
+  // is known on the client side (the last read drained the socket, no buffered bytes): close()
+  // with unread input resets the connection and would drop corked bytes, where bytes already
+  // sent still reach the client.
+  const bool last = (c_eof_ || !c_rd_) && (!cin_ || cin_->empty()) &&
+                    (phase_ == Phase::kClosing ||
+                     (phase_ == Phase::kExchange && req_done_ && res_done_ &&
+                      (client_close_ || soft_stop_ || c_eof_)));
+  ssize_t n = write_some(cfd_, to_cli_, to_cli_off_, c_wr_, last);
   if (n > 0) {
     c_last_ms_ = w_.loop().now_ms();
     return true;

@@ -279,7 +279,10 @@ bool TcpSession::relay(bool to_server) {
     }
   }
   if (established && buf && !buf->empty() && wr) {
-    ssize_t n = send(to, buf->read_ptr(), buf->size(), MSG_NOSIGNAL);
+    // After the source's FIN these are the last bytes: MSG_MORE holds them for the shutdown()
+    // or close() that follows at once below, so that data and FIN leave in one segment (one
+    // packet and one wake-up of the receiver fewer per direction).
+    ssize_t n = send(to, buf->read_ptr(), buf->size(), eof ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
     if (n > 0) {
       buf->head += static_cast<uint32_t>(n);
       progress = true;
@@ -417,7 +420,15 @@ void TcpSession::finish(const char* term) {
   trace(term);
   w_.loop().timers().cancel(timer_);
   if (cfd_ >= 0) close(cfd_);
-  if (sfd_ >= 0) close(sfd_);
+  if (sfd_ >= 0) {
+    // Closed before the server's FIN (an abort, a timeout): a reset, so that the ephemeral port
+    // does not sit in TIME_WAIT (net::close_with_reset). After its FIN a plain close.
+    if (was_established && !s_eof_ && !s_hup_) {
+      net::close_with_reset(sfd_);
+    } else {
+      close(sfd_);
+    }
+  }
   cfd_ = sfd_ = -1;
   if (req_) w_.buffers().put(req_);
   if (res_) w_.buffers().put(res_);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/assert.h"
+#include "net/socket.h"
 #include "core/thread_plan.h"
 #include "proxy/http_session.h"
 #include "proxy/tcp_session.h"
@@ -139,6 +140,7 @@ void ServerConn::on_io(uint32_t events) {
     return;
   }
   // Idle: the server closed it, or sent bytes nobody asked for. Either way it is unusable.
+  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) reset_on_close = false;
   w->close_server_conn(this);
 }
 
@@ -185,7 +187,12 @@ void Worker::close_server_conn(ServerConn* c) {
     }
     c->pooled = false;
   }
-  close(c->fd);   // also leaves epoll
+  // Closing also leaves epoll.
+  if (c->reset_on_close) {
+    net::close_with_reset(c->fd);
+  } else {
+    close(c->fd);
+  }
   c->fd = -1;
   loop_.defer_free(c);
 }

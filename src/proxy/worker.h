@@ -34,6 +34,9 @@ struct ServerConn : core::IoHandler, core::Deferred {
   uint32_t requests = 0;          // requests it carried
   uint64_t idle_since_ms = 0;
   bool pooled = false;            // in the worker's idle list
+  // Cleared once the server's FIN (or an error) was seen: until then sluice is the one closing,
+  // and it closes with a reset so that no TIME_WAIT holds the ephemeral port (net::close_with_reset).
+  bool reset_on_close = true;
   void on_io(uint32_t events) override;
 };
 

@@ -167,6 +167,7 @@ class OriginConnection:
         self.requests: list[OriginRequest] = []
         self.closed = threading.Event() # set when the connection ended (either side)
         self.peer_closed = False        # EOF/reset seen from the peer
+        self.peer_reset = False         # ... and it was a reset (RST), not a FIN
         self.accepted_at = time.monotonic()
 
 
@@ -187,8 +188,9 @@ class _Reader:
                 if time.monotonic() - self._since > self.origin.idle_timeout:
                     raise OriginClosed()
                 continue
-            except OSError:
+            except OSError as e:
                 self.conn.peer_closed = True
+                self.conn.peer_reset = isinstance(e, ConnectionResetError)
                 raise OriginClosed()
             if not data:
                 self.conn.peer_closed = True

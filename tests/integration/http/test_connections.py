@@ -1,5 +1,6 @@
 """Connection management (http1.md section 3): client keep-alive, pipelining, server connection
 reuse (http-reuse), http-server-close / httpclose, timeout http-keep-alive and http-request."""
+import signal
 import time
 
 import pytest
@@ -297,3 +298,53 @@ def test_queued_request_is_served_when_the_server_slot_frees(cfg, sluice, origin
     assert origin.paths() == ["/slow", "/second"], origin.paths()
     if reuse == "always":
         assert origin.connection_count() == 1
+
+
+# -- closing server connections ----------------------------------------------------------------
+
+def _time_wait_towards(port: int) -> int:
+    """TIME_WAIT sockets on this host whose remote end is 127.0.0.1:port (/proc/net/tcp)."""
+    n = 0
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            rem, state = fields[2], fields[3]
+            if state == "06" and rem == f"0100007F:{port:04X}":
+                n += 1
+    return n
+
+
+def test_idle_server_connections_closed_by_sluice_are_reset(cfg, sluice, origin):
+    # sluice closes these first (the origin keeps them alive): a FIN would leave each of sluice's
+    # ephemeral ports in TIME_WAIT for a minute; HAProxy resets such connections, and so does
+    # sluice. Connections the server closed itself are closed normally (see the next test).
+    port = free_port()
+    s = sluice(cfg(config(port, origin.port)), wait_ports=[port])
+    before = _time_wait_towards(origin.port)
+    for i in range(3):
+        with Conn(port) as c:
+            assert _get(c, f"/r{i}").status == 200
+    wait_until(lambda: origin.connection_count() == 3, 5, message="three server connections")
+    assert len(origin.open_connections()) == 3, "parked in sluice's idle pool"
+    s.signal(signal.SIGUSR1)   # soft stop closes the idle pool
+    assert s.wait_exit(timeout=5) == 0, s.describe()
+    for conn in origin.connections():
+        wait_conn_closed(origin, conn.id)
+        assert conn.peer_reset, f"connection {conn.id} was closed with a FIN, not a reset"
+    assert _time_wait_towards(origin.port) == before
+
+
+def test_server_connection_closed_by_the_server_is_not_reset(cfg, sluice, origin):
+    # A close-delimited answer ends with the origin's FIN: sluice then closes normally (it is not
+    # the one that would hold a TIME_WAIT).
+    origin.script("/eof", b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end", close=True)
+    port = _start(sluice, cfg, origin)
+    with Conn(port) as c:
+        c.send(b"GET /eof HTTP/1.1\r\nHost: a\r\n\r\n")
+        r = c.response()
+        assert r.status == 200 and r.body == b"until the end", r
+    wait_until(lambda: origin.connection_count() == 1, 5, message="one server connection")
+    conn = origin.connections()[0]
+    wait_conn_closed(origin, conn.id)
+    assert not conn.peer_reset
