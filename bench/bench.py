@@ -401,6 +401,19 @@ def warm_up(ctx: Ctx, port: int) -> None:
         log(f"warm-up failed: {e}")
 
 
+def drive_load(ctx: Ctx, scn: str, port: int, duration: float) -> dict:
+    """The client side of a throughput scenario, for `duration` seconds."""
+    a = ctx.args
+    if scn == "http-close":
+        return run_wrk(ctx, port, duration, a.close_conns, close=True)
+    if scn in ("http-keepalive", "tcp-keepalive"):
+        return run_wrk(ctx, port, duration, a.ka_conns, close=False)
+    if scn == "bulk":
+        return run_wrk(ctx, port, duration, a.bulk_conns, close=False, path="/big")
+    # tcp-connrate, listener-modes
+    return run_connrate(ctx, port, duration=duration, conc=a.tcp_conns)
+
+
 def measure(ctx: Ctx, scn: str, cand: Candidate) -> dict:
     a = ctx.args
     backend = ctx.sink_port if scn == "memory" else ctx.backend_port
@@ -413,14 +426,7 @@ def measure(ctx: Ctx, scn: str, cand: Candidate) -> dict:
             return res
         warm_up(ctx, ctx.port)
         u0, s0 = cpu_ticks(proc.pid)
-        if scn == "http-close":
-            r = run_wrk(ctx, ctx.port, a.duration, a.close_conns, close=True)
-        elif scn in ("http-keepalive", "tcp-keepalive"):
-            r = run_wrk(ctx, ctx.port, a.duration, a.ka_conns, close=False)
-        elif scn == "bulk":
-            r = run_wrk(ctx, ctx.port, a.duration, a.bulk_conns, close=False, path="/big")
-        else:  # tcp-connrate, listener-modes
-            r = run_connrate(ctx, ctx.port, duration=a.duration, conc=a.tcp_conns)
+        r = drive_load(ctx, scn, ctx.port, a.duration)
         u1, s1 = cpu_ticks(proc.pid)
         if proc.poll() is not None:
             raise RuntimeError(f"{cand.label} exited during the run (rc {proc.returncode})")
@@ -871,12 +877,16 @@ def cmd_syscalls(argv: list[str]) -> int:
     return 0
 
 
+PROFILE_SCENARIOS = ["tcp-connrate", "http-close", "http-keepalive", "tcp-keepalive", "bulk"]
+
+
 def cmd_profile(argv: list[str]) -> int:
-    """perf record of sluice (1 thread) under the TCP connection-rate load; top symbols."""
+    """perf record of one proxy (1 thread) under one scenario's load; where its CPU time goes."""
     p = argparse.ArgumentParser(prog="bench/profile.sh")
     p.add_argument("--duration", type=float, default=env_float("BENCH_DURATION", 10))
     p.add_argument("--top", type=int, default=30)
     p.add_argument("--candidate", default="sluice")
+    p.add_argument("--scenario", choices=PROFILE_SCENARIOS, default="tcp-connrate")
     p.add_argument("--out", default="")
     o = p.parse_args(argv)
     if not shutil.which("perf"):
@@ -887,14 +897,14 @@ def cmd_profile(argv: list[str]) -> int:
     data = ctx.run_dir / "perf.data"
     try:
         ctx.start_backend()
-        cand = Candidate(o.candidate, o.candidate, "tcp", 1)
+        cand = Candidate(o.candidate, o.candidate, SCENARIOS[o.scenario][2], 1)
         proc = cand.start(ctx, ctx.port, ctx.backend_port)
         try:
             warm_up(ctx, ctx.port)
-            pr = subprocess.Popen(["perf", "record", "-F", "2999", "-g", "-o", str(data), "-p", str(proc.pid)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            pr = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "2999", "-g", "-o", str(data),
+                                   "-p", str(proc.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
-            r = run_connrate(ctx, ctx.port, duration=o.duration, conc=32)
+            r = drive_load(ctx, o.scenario, ctx.port, o.duration)
             pr.send_signal(signal.SIGINT)
             pr.wait(timeout=60)
         finally:
@@ -904,11 +914,20 @@ def cmd_profile(argv: list[str]) -> int:
                                             capture_output=True, text=True).stdout
         by_dso = rep("--sort", "dso")
         by_sym = rep("--sort", "dso,sym")
+        # Inclusive time under user-space functions (the libc system-call wrappers among them): which
+        # system calls the kernel time belongs to, and which of sluice's functions led there.
+        children = subprocess.run(["perf", "report", "-i", str(data), "--children", "--stdio", "-g", "none",
+                                   "--percent-limit", "1", "--sort", "sym"], capture_output=True, text=True).stdout
+        by_call = "\n".join(l for l in children.splitlines() if "[.]" in l and "0x" not in l)
         own = rep("--sort", "sym", lim="0.02", *["--dsos", Path(ctx.tools.sluice if o.candidate == "sluice" else
                                                   ctx.tools.haproxy).name])
         strip = lambda t: "\n".join(l for l in t.splitlines() if l.strip() and not l.startswith("#"))  # noqa: E731
-        text = (f"# perf profile of {o.candidate} (1 thread), TCP connection rate, {r['ops']} connections "
-                f"in {r['seconds']:.1f} s\n\n## by binary\n{strip(by_dso)}\n\n## top symbols\n"
+        unit = SCENARIOS[o.scenario][1]
+        text = (f"# perf profile of {o.candidate} (1 thread), {o.scenario}: {SCENARIOS[o.scenario][0]}; "
+                f"{r['ops']} {unit}s in {r['seconds']:.1f} s\n\n## by binary\n{strip(by_dso)}\n\n"
+                f"## inclusive time of user-space functions (children included: a libc wrapper's share is its "
+                f"system call and the kernel work under it)\n"
+                f"{strip(by_call)}\n\n## top symbols\n"
                 + "\n".join(strip(by_sym).splitlines()[:o.top])
                 + f"\n\n## {o.candidate}'s own code (share of all samples)\n"
                 + "\n".join(strip(own).splitlines()[:o.top]) + "\n")
