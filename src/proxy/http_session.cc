@@ -347,7 +347,15 @@ bool HttpSession::read_client() {
   if (phase_ != Phase::kIdle && pending(to_srv_, to_srv_off_) >= kHighWater) return false;
   if (!cin_) cin_ = w_.buffers().get();
   ssize_t n = read_some(cfd_, cin_, c_rd_, c_hup_);
-  if (n == -1) return false;
+  if (n == -1) {
+    // Nothing there (the speculative read after a keep-alive response finds nothing): an empty
+    // buffer goes back, so that an idle connection holds none.
+    if (cin_->empty()) {
+      w_.buffers().put(cin_);
+      cin_ = nullptr;
+    }
+    return false;
+  }
   if (n <= 0) {
     c_eof_ = true;
     c_err_ = c_err_ || n == -2;
