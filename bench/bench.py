@@ -368,9 +368,20 @@ SCENARIOS = {
     "tcp-connrate": ("TCP mode connection rate (sluice-loadgen: connect, send, read answer, close)", "connection", "tcp"),
     "bulk": ("Bulk transfer of large bodies (wrk, keep-alive, TCP mode for every proxy)", "GB", "tcp"),
     "memory": ("RSS growth per idle established connection (sluice-loadgen hold, TCP mode)", "connection", "tcp"),
+    "memory-http": ("RSS growth per idle keep-alive connection after one request (sluice-loadgen hold, HTTP mode)",
+                    "connection", "http"),
     "listener-modes": ("sluice listener modes: TCP connection rate, nbthread 2", "connection", "tcp"),
 }
-DEFAULT_SCENARIOS = ["http-close", "http-keepalive", "tcp-keepalive", "tcp-connrate", "bulk", "memory", "listener-modes"]
+DEFAULT_SCENARIOS = ["http-close", "http-keepalive", "tcp-keepalive", "tcp-connrate", "bulk", "memory", "memory-http",
+                     "listener-modes"]
+MEMORY_SCENARIOS = ("memory", "memory-http")
+
+# memory-http: the one keep-alive request each held connection sends.
+HOLD_REQUEST = r"GET / HTTP/1.1\r\nHost: bench\r\n\r\n"
+# memory-http: RSS is read this long after the last answer, the same for every proxy. A burst leaves
+# memory that a proxy may give back on its own schedule (sluice's buffer pool trims once a second);
+# what is measured is what an idle connection keeps, not what the burst left behind for a moment.
+MEM_SETTLE_S = 3.0
 
 LISTENER_VARIANTS = [
     ("shards by-process (2 groups)", "    thread-groups 2\n    tune.listener.default-shards by-process"),
@@ -386,7 +397,7 @@ def candidates_for(scn: str, args: argparse.Namespace) -> list[Candidate]:
     if scn == "listener-modes":
         return [Candidate("sluice", "sluice", "tcp", 2, extra, label=label) for label, extra in LISTENER_VARIANTS]
     mode = SCENARIOS[scn][2]
-    threads = [1] if scn == "memory" and not args.memory_all_threads else args.threads
+    threads = [1] if scn in MEMORY_SCENARIOS and not args.memory_all_threads else args.threads
     out = []
     for t in threads:
         for name in args.candidates:
@@ -423,6 +434,9 @@ def measure(ctx: Ctx, scn: str, cand: Candidate) -> dict:
     try:
         if scn == "memory":
             res.update(measure_memory(ctx, proc))
+            return res
+        if scn == "memory-http":
+            res.update(measure_memory_http(ctx, proc))
             return res
         warm_up(ctx, ctx.port)
         u0, s0 = cpu_ticks(proc.pid)
@@ -477,6 +491,60 @@ def measure_memory(ctx: Ctx, proc: subprocess.Popen) -> dict:
     per = (rss1 - rss0) / established if established else None
     return {"ops": established, "errors": failed + max(0, established - upstream), "rss0": rss0, "rss1": rss1,
             "cpu_per_unit": per, "upstream": upstream, "rate": None}
+
+
+def answered_clients(port: int) -> tuple[int, int]:
+    """(established, answered) client-side sockets connected to 127.0.0.1:port: answered ones
+    have unread bytes in their receive queue (the hold client never reads)."""
+    rem = f"0100007F:{port:04X}"
+    est = ans = 0
+    try:
+        with open("/proc/net/tcp") as f:
+            next(f, None)
+            for line in f:
+                fl = line.split()
+                if len(fl) < 5 or fl[2] != rem or fl[3] != "01":
+                    continue
+                est += 1
+                if int(fl[4].split(":")[1], 16) > 0:
+                    ans += 1
+    except OSError:
+        pass
+    return est, ans
+
+
+def measure_memory_http(ctx: Ctx, proc: subprocess.Popen) -> dict:
+    """Each connection sends one keep-alive request through the proxy to the nginx origin, gets its
+    answer, then stays open and idle: what an idle HTTP keep-alive connection costs after a burst."""
+    n = ctx.args.mem_conns
+    time.sleep(0.3)
+    rss0 = rss_bytes(proc.pid)
+    hold = subprocess.Popen([ctx.tools.loadgen, "hold", "--target", f"127.0.0.1:{ctx.port}", "--conns", str(n),
+                             "--hello", HOLD_REQUEST],
+                            stdout=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    answered = 0
+    try:
+        line = hold.stdout.readline().split()
+        established = int(line[1]) if line and line[0] == "ready" else 0
+        failed = int(line[2]) if line and line[0] == "ready" else n
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            answered = answered_clients(ctx.port)[1]
+            if answered >= established:
+                break
+            time.sleep(0.2)
+        rss_answered = rss_bytes(proc.pid)
+        time.sleep(MEM_SETTLE_S)
+        rss1 = rss_bytes(proc.pid)
+    finally:
+        stop(hold)
+    # let the proxy see the closes before it is stopped
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and answered_clients(ctx.port)[0] > 0:
+        time.sleep(0.1)
+    per = (rss1 - rss0) / established if established else None
+    return {"ops": established, "errors": failed + max(0, established - answered), "rss0": rss0,
+            "rss_answered": rss_answered, "rss1": rss1, "cpu_per_unit": per, "answered": answered, "rate": None}
 
 
 # --- report ------------------------------------------------------------------
@@ -544,7 +612,7 @@ def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[s
         for (label, t), g in groups.items():
             if label == "sluice" or (scn == "listener-modes" and not base):
                 base[t] = med([r["cpu_per_unit"] for r in g])
-        if scn == "memory":
+        if scn in MEMORY_SCENARIOS:
             lines += ["| proxy | mode | threads | idle connections held | RSS before | RSS after | bytes per connection | ratio to sluice | errors |",
                       "|---|---|---|---|---|---|---|---|---|"]
             for (label, t), g in groups.items():
@@ -554,9 +622,16 @@ def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[s
                              f"{fmt(med([r['rss0'] for r in g]) / 2**20 if g else None)} MiB | "
                              f"{fmt(med([r['rss1'] for r in g]) / 2**20 if g else None)} MiB | {fmt(m, 0)} | "
                              f"{fmt(ratio, 2)} | {sum(r['errors'] for r in g)} |")
-            lines += ["", f"{args.mem_conns} connections, not 10,000: the client, the proxy (2 descriptors per "
-                      "connection) and the idle sink backend all run on this machine, each under the 20,000 "
-                      "open-file hard limit. Each connection sends 14 bytes once, then stays idle.", ""]
+            if scn == "memory":
+                lines += ["", f"{args.mem_conns} connections, not 10,000: the client, the proxy (2 descriptors per "
+                          "connection) and the idle sink backend all run on this machine, each under the 20,000 "
+                          "open-file hard limit. Each connection sends 14 bytes once, then stays idle.", ""]
+            else:
+                lines += ["", f"{args.mem_conns} connections, each sends one HTTP/1.1 keep-alive request "
+                          "(`GET /`, 31 bytes), which the proxy forwards to the nginx origin and answers, then stays "
+                          "open and idle (the client never reads). RSS after: "
+                          f"{MEM_SETTLE_S:g} s after the last answer reached its client, the same for every proxy "
+                          "(errors: connections not answered within 30 s).", ""]
         elif scn == "bulk":
             lines += ["| proxy | mode | threads | Gbit/s | CPU s per GB | user | sys | ratio to sluice | p50 | p99 | errors |",
                       "|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -23,25 +23,56 @@ struct Buffer {
   void reset() { head = tail = 0; }
 };
 
+// Buffers returned to the pool wait in a LIFO free list (the most recently used, still in the
+// CPU cache, goes out first). Each buffer's storage is its own anonymous mapping, not heap
+// memory: a burst of connections grows the pool, and what the burst left idle must go back to
+// the kernel afterwards. Freed heap chunks usually cannot (glibc returns only the top of an arena,
+// and small long-lived objects allocated during the burst pin everything below it), which is
+// how 16 KiB buffers used to stay in RSS for good after a burst.
+//
+// trim() is called periodically (the worker does it once a second). It releases the buffers
+// that stayed in the free list during the whole period since the previous trim (the smallest
+// length the list had since then), oldest first, keeping at least `trim_floor`. Under a steady
+// load the list's low-water mark is what the load never needs, and a load that keeps using its
+// buffers loses none, so the steady state makes no mmap/munmap calls; after a burst the idle
+// surplus is gone within two periods.
 class BufferPool {
  public:
-  explicit BufferPool(uint32_t buffer_size, std::size_t max_cached = 1024);
+  // `max_cached`: hard cap on the free list; a buffer put back above it is released at once.
+  // `trim_floor`: buffers trim() always leaves cached.
+  explicit BufferPool(uint32_t buffer_size, std::size_t max_cached = 1024,
+                      std::size_t trim_floor = 16);
   ~BufferPool();
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
 
+  // Worker-local. get() throws std::bad_alloc when the kernel refuses memory.
   Buffer* get();
   void put(Buffer* b);
+  // Releases the buffers that stayed idle since the previous trim (see above). Returns how many.
+  // Worker-local.
+  std::size_t trim();
 
   uint32_t buffer_size() const { return size_; }
-  std::size_t allocated() const { return allocated_; }
+  // Bytes of memory behind each buffer (the size rounded up to whole pages).
+  std::size_t storage_size() const { return mapped_; }
+  std::size_t allocated() const { return allocated_; }   // buffers that exist (in use + cached)
   std::size_t in_use() const { return allocated_ - free_.size(); }
+  std::size_t cached() const { return free_.size(); }
+  std::size_t trim_floor() const { return trim_floor_; }
+  std::size_t released() const { return released_; }    // buffers given back to the kernel, ever
 
  private:
+  void release(Buffer* b);
+
   uint32_t size_;
+  std::size_t mapped_;
   std::size_t max_cached_;
+  std::size_t trim_floor_;
   std::size_t allocated_ = 0;
-  std::vector<Buffer*> free_;
+  std::size_t released_ = 0;
+  std::size_t low_water_ = 0;   // smallest free_.size() since the previous trim()
+  std::vector<Buffer*> free_;   // oldest first; get() takes from the back
 };
 
 }  // namespace sluice::core

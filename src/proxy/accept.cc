@@ -184,6 +184,10 @@ void Worker::on_timer(core::Timer& t) {
     purge_idle();
     return;
   }
+  if (&t == &trim_timer_) {
+    trim_buffers();
+    return;
+  }
   resume_paused();
 }
 

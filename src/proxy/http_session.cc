@@ -188,15 +188,21 @@ HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddres
       s_last_ms_(t_idle_ms_),
       timer_(this) {
   cend_.s = this;
+}
+
+HttpSession::Codecs::Codecs(const http::Limits& req, const http::Limits& res)
+    : req_parser(req), res_parser(res) {}
+
+void HttpSession::start_codecs() {
   http::Limits lim;
-  auto bufsize = static_cast<std::size_t>(w.process().settings().bufsize);
+  auto bufsize = static_cast<std::size_t>(w_.process().settings().bufsize);
   // A start line longer than the buffer can hold is a 414; the head limit leaves HAProxy's
   // tune.maxrewrite (1024) for rewrites.
   lim.max_request_line = bufsize > 2 ? bufsize - 2 : bufsize;
   lim.max_head = bufsize > 1024 ? bufsize - 1024 : bufsize;
-  res_parser_ = http::ResponseParser(lim);
-  lim.accept_unsafe_requests = fe_.settings.h.accept_unsafe_requests;
-  req_parser_ = http::RequestParser(lim);
+  http::Limits req = lim;
+  req.accept_unsafe_requests = fe_.settings.h.accept_unsafe_requests;
+  tx_ = std::make_unique<Codecs>(req, lim);
 }
 
 HttpSession::~HttpSession() { SLUICE_ASSERT(phase_ == Phase::kClosed); }
@@ -353,7 +359,15 @@ bool HttpSession::read_client() {
   if (phase_ != Phase::kIdle && pending(to_srv_, to_srv_off_) >= kHighWater) return false;
   if (!cin_) cin_ = w_.buffers().get();
   ssize_t n = read_some(cfd_, cin_, c_rd_, c_hup_);
-  if (n == -1) return false;
+  if (n == -1) {
+    // Nothing there (the speculative read after a keep-alive response finds nothing): an empty
+    // buffer goes back, so that an idle connection holds none.
+    if (cin_->empty()) {
+      w_.buffers().put(cin_);
+      cin_ = nullptr;
+    }
+    return false;
+  }
   if (n <= 0) {
     c_eof_ = true;
     c_err_ = c_err_ || n == -2;
@@ -413,7 +427,8 @@ bool HttpSession::parse_request() {
     }
     return false;
   }
-  switch (req_parser_.parse(in)) {
+  if (!tx_) start_codecs();
+  switch (tx_->req_parser.parse(in)) {
     case http::ParseStatus::kIncomplete:
       if (c_eof_) {
         // Only blank lines so far count as nothing received.
@@ -433,9 +448,9 @@ bool HttpSession::parse_request() {
       }
       return false;
     case http::ParseStatus::kError: {
-      int status = req_parser_.error_status();
+      int status = tx_->req_parser.error_status();
       // The HTTP/2 preface on a connection that already carried HTTP/1 requests (2.8).
-      if (req_parser_.error() == http::ParseError::kPriMethod && !first_request_) status = 405;
+      if (tx_->req_parser.error() == http::ParseError::kPriMethod && !first_request_) status = 405;
       reject_request(status, "PR");
       return true;
     }
@@ -462,7 +477,7 @@ void HttpSession::reject_request(int status, const char* term) {
 }
 
 void HttpSession::begin_transaction() {
-  const http::RequestHead& head = req_parser_.head();
+  const http::RequestHead& head = tx_->req_parser.head();
   uint64_t now = w_.loop().now_ms();
   if (t_first_byte_ms_ == 0) {
     t_first_byte_ms_ = now;
@@ -490,7 +505,7 @@ void HttpSession::begin_transaction() {
   expect_tunnel_ = head.method_id == http::Method::kConnect;
   req_body_ = head.body;
   req_left_ = head.content_length;
-  req_chunks_.reset();
+  tx_->req_chunks.reset();
   req_done_ = req_body_ == http::BodyKind::kNone;
   req_sent_ = 0;
 
@@ -512,17 +527,17 @@ void HttpSession::begin_transaction() {
   if (forward) build_server_head(edit, view);
   if (forward && (!fe_.settings.h.response_rules.empty() || !be_http().response_rules.empty())) {
     // Response rules may look at the request: keep an owned copy past the buffer.
-    req_copy_ = rules::HeadEdit{};
-    req_copy_.method = req_copy_.keep(std::string(edit.method));
-    req_copy_.target = req_copy_.keep(std::string(edit.target));
+    tx_->req_copy = rules::HeadEdit{};
+    tx_->req_copy.method = tx_->req_copy.keep(std::string(edit.method));
+    tx_->req_copy.target = tx_->req_copy.keep(std::string(edit.target));
     for (const auto& h : edit.headers)
-      req_copy_.headers.push_back({req_copy_.keep(std::string(h.name)),
-                                   req_copy_.keep(std::string(h.value))});
+      tx_->req_copy.headers.push_back({tx_->req_copy.keep(std::string(h.name)),
+                                   tx_->req_copy.keep(std::string(h.value))});
     have_req_copy_ = true;
   }
   // The head's views die here: everything needed was copied.
-  consume(cin_, req_parser_.consumed());
-  req_parser_.reset();
+  consume(cin_, tx_->req_parser.consumed());
+  tx_->req_parser.reset();
   if (!forward) return;
   connect_server();
 }
@@ -635,7 +650,7 @@ void HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
   const bool server_close_mode = fh.conn_mode == CM::kServerClose ||
                                  bh.conn_mode == CM::kServerClose || bh.conn_mode == CM::kClose;
   // An HTTP/1.0 chunked request closes its server connection too (2.4).
-  server_close_ = server_close_mode || expect_tunnel_ || req_parser_.head().force_close;
+  server_close_ = server_close_mode || expect_tunnel_ || tx_->req_parser.head().force_close;
   if (!upgrade_) {
     if (server_close_mode && req_http11_) {
       edit.headers.push_back({"connection", "close"});
@@ -644,7 +659,7 @@ void HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
     }
   }
   (void)view;
-  const http::RequestHead& head = req_parser_.head();
+  const http::RequestHead& head = tx_->req_parser.head();
   std::string_view version = head.http11() ? std::string_view("HTTP/1.1") : head.version;
   to_srv_.clear();
   to_srv_off_ = 0;
@@ -655,7 +670,7 @@ void HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
 // bodies.
 bool HttpSession::request_body() {
   if (req_done_) return false;
-  BodyStep step = move_body(req_body_, req_left_, req_chunks_, req_trailers_, cin_, to_srv_,
+  BodyStep step = move_body(req_body_, req_left_, tx_->req_chunks, req_trailers_, cin_, to_srv_,
                             to_srv_off_, req_done_);
   if (step == BodyStep::kBadChunk) {
     w_.fe_counters(fe_.index).ereq.add();
@@ -834,8 +849,8 @@ void HttpSession::on_connected() {
   t_connected_ms_ = w_.loop().now_ms();
   s_last_ms_ = t_connected_ms_;
   phase_ = Phase::kExchange;
-  res_parser_.reset();
-  res_parser_.set_request_method(req_method_);
+  tx_->res_parser.reset();
+  tx_->res_parser.set_request_method(req_method_);
   res_head_done_ = res_done_ = false;
   ++sc_->requests;
   w_.srv_counters(be_->server_base + srv_->index()).req_tot.add();
@@ -923,7 +938,7 @@ bool HttpSession::parse_response() {
     server_error(502, "SH");
     return true;
   }
-  switch (res_parser_.parse(in)) {
+  switch (tx_->res_parser.parse(in)) {
     case http::ParseStatus::kIncomplete:
       if (s_eof_) {
         server_error(502, "SH");
@@ -940,7 +955,7 @@ bool HttpSession::parse_response() {
     case http::ParseStatus::kComplete:
       break;
   }
-  const http::ResponseHead& rh = res_parser_.head();
+  const http::ResponseHead& rh = tx_->res_parser.head();
   const bool tunnel = rh.body == http::BodyKind::kTunnel;
   if (rh.status < 200 && rh.status != 101) {
     // Interim response: forwarded, then the final one is awaited (2.6).
@@ -948,9 +963,9 @@ bool HttpSession::parse_response() {
     e.headers = rh.headers;
     http::rewrite_response_fields(rh, false, e.headers, e.storage);
     http::append_response_head(rh, e.headers, to_cli_);
-    consume(sin_, res_parser_.consumed());
-    res_parser_.reset();
-    res_parser_.set_request_method(req_method_);
+    consume(sin_, tx_->res_parser.consumed());
+    tx_->res_parser.reset();
+    tx_->res_parser.set_request_method(req_method_);
     count_status(rh.status);
     return true;
   }
@@ -969,9 +984,9 @@ bool HttpSession::parse_response() {
   view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
   view.status = rh.status;
   if (have_req_copy_) {
-    view.method = req_copy_.method;
-    view.target = req_copy_.target;
-    view.headers = &req_copy_.headers;
+    view.method = tx_->req_copy.method;
+    view.target = tx_->req_copy.target;
+    view.headers = &tx_->req_copy.headers;
   }
   view.res_headers = &edit.headers;
   for (Proxy* px : {be_, be_ == &fe_ ? nullptr : &fe_}) {
@@ -1001,13 +1016,13 @@ bool HttpSession::parse_response() {
     }
   }
   http::append_response_head(rh, edit.headers, to_cli_);
-  consume(sin_, res_parser_.consumed());
+  consume(sin_, tx_->res_parser.consumed());
   count_status(rh.status);
   res_head_done_ = true;
   res_head_sent_ = true;
   res_body_ = rh.body;
   res_left_ = rh.content_length;
-  res_chunks_.reset();
+  tx_->res_chunks.reset();
   res_trailers_.clear();
   if (tunnel) {
     enter_tunnel();
@@ -1022,7 +1037,7 @@ bool HttpSession::parse_response() {
 
 bool HttpSession::response_body() {
   if (res_done_) return false;
-  BodyStep step = move_body(res_body_, res_left_, res_chunks_, res_trailers_, sin_, to_cli_,
+  BodyStep step = move_body(res_body_, res_left_, tx_->res_chunks, res_trailers_, sin_, to_cli_,
                             to_cli_off_, res_done_);
   if (step == BodyStep::kBadChunk) {
     w_.be_counters(be_->index).eresp.add();
@@ -1182,7 +1197,6 @@ void HttpSession::end_transaction() {
   reused_conn_ = false;
   retries_done_ = 0;
   have_req_copy_ = false;
-  req_copy_ = rules::HeadEdit{};
   s_connecting_ = false;
   if (cin_ && cin_->empty()) {
     w_.buffers().put(cin_);
@@ -1196,7 +1210,8 @@ void HttpSession::end_transaction() {
   if (to_srv_.empty() && to_srv_.capacity() > kKeepCapacity) std::string().swap(to_srv_);
   std::string().swap(req_line_);
   std::string().swap(lb_key_);
-  res_parser_.reset();
+  // The parsers and the request copy for response rules: the next request starts afresh.
+  tx_.reset();
   // Unread pipelined bytes may already sit in the socket: their edge was consumed.
   c_rd_ = true;
 }

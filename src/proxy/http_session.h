@@ -17,6 +17,7 @@
 // Errors answer the client with sluice's page (400, 408, 502, 503, 504...) when no byte of a
 // response went out yet; otherwise both connections are aborted.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/buffer.h"
@@ -126,10 +127,18 @@ class HttpSession : public Session {
   bool s_connecting_ = false;
   bool c_shut_ = false;
 
-  // Current transaction.
-  http::RequestParser req_parser_;
-  http::ResponseParser res_parser_;
-  http::ChunkedDecoder req_chunks_, res_chunks_;
+  // Current transaction. The codecs' state (parsers, chunked decoders, the request copy for
+  // response rules: about 700 bytes) exists only from a request's first byte to the end of its
+  // transaction, so that an idle keep-alive connection does not carry it.
+  struct Codecs {
+    Codecs(const http::Limits& req, const http::Limits& res);
+    http::RequestParser req_parser;
+    http::ResponseParser res_parser;
+    http::ChunkedDecoder req_chunks, res_chunks;
+    rules::HeadEdit req_copy;      // request seen by response rules (owned copy)
+  };
+  void start_codecs();
+  std::unique_ptr<Codecs> tx_;
   http::BodyKind req_body_ = http::BodyKind::kNone;
   http::BodyKind res_body_ = http::BodyKind::kNone;
   uint64_t req_left_ = 0, res_left_ = 0;
@@ -144,8 +153,7 @@ class HttpSession : public Session {
   std::string lb_key_;             // balance uri / hdr: the hashed value
   std::string res_trailers_;       // pending trailer fields of a chunked response
   std::string req_trailers_;
-  rules::HeadEdit req_copy_;       // request seen by response rules (owned copy)
-  bool have_req_copy_ = false;
+  bool have_req_copy_ = false;     // tx_->req_copy holds the request
   bool res_done_ = false;
   bool req_http11_ = true;
   bool req_keep_alive_ = true;     // the client's request allows persistence
@@ -161,9 +169,6 @@ class HttpSession : public Session {
   bool soft_stop_ = false;
   uint32_t requests_ = 0;
   std::string req_line_;           // for the log: "GET / HTTP/1.1"
-  std::string res_storage_;        // copy of request fields kept for response rules
-  std::vector<http::Header> req_fields_copy_;
-  std::string req_method_copy_, req_target_copy_;
   char term_[3] = {'-', '-', 0};
 
   // Timers (monotonic ms).

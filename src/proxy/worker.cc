@@ -228,7 +228,21 @@ void Worker::maybe_finish_soft_stop() {
   if (soft_stopping_ && sessions_.empty() && accq_.size_estimate() == 0) loop_.stop();
 }
 
+// The buffer pool is trimmed once a second while this worker has sessions (or cached buffers
+// beyond the pool's floor): buffers unused for a whole second go back to the kernel.
+namespace {
+constexpr uint64_t kBufferTrimPeriodMs = 1000;
+}  // namespace
+
+void Worker::trim_buffers() {
+  buffers_.trim();
+  if (!sessions_.empty() || buffers_.cached() > buffers_.trim_floor())
+    loop_.timers().arm(trim_timer_, loop_.now_ms() + kBufferTrimPeriodMs);
+}
+
 void Worker::session_opened(Session* s) {
+  // Only sessions take buffers: an idle worker with nothing cached sleeps without this timer.
+  if (!trim_timer_.armed()) loop_.timers().arm(trim_timer_, loop_.now_ms() + kBufferTrimPeriodMs);
   s->slot = sessions_.size();
   sessions_.push_back(s);
   sessions_count_.store(sessions_.size(), std::memory_order_relaxed);

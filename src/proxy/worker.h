@@ -188,9 +188,11 @@ class Worker : public core::TimerHandler {
   core::BoundedQueue<Handoff> accq_{1024};
   core::Timer rate_timer_{this};   // resumes listeners paused by maxconnrate
   core::Timer purge_timer_{this};  // closes idle server connections after pool-purge-delay
+  core::Timer trim_timer_{this};   // gives the buffers a burst left idle back to the kernel
   std::vector<std::vector<ServerConn*>> idle_;   // per global server, oldest first
   std::size_t idle_count_ = 0;
   void purge_idle();
+  void trim_buffers();
   std::thread thread_;
 };
 

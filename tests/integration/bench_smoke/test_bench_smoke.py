@@ -49,18 +49,20 @@ def test_run_sh_subset(tools, tmp_path):
     if not any(Path(d, "ngx_stream_module.so").exists() for d in ("/usr/lib/nginx/modules", "/usr/share/nginx/modules")):
         cands = "sluice,haproxy"  # no nginx stream module: nginx can't do the TCP scenarios
     _run([str(BENCH / "run.sh"), "--duration", "1", "--reps", "1", "--threads", "1",
-          "--scenarios", "http-close,tcp-connrate,memory", "--candidates", cands,
+          "--scenarios", "http-close,tcp-connrate,memory,memory-http", "--candidates", cands,
           "--mem-conns", "200", "--out", str(tmp_path)])
     runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
     assert not [r for r in runs if "error" in r], runs
     assert {(r["scenario"], r["candidate"]) for r in runs} == {
-        (s, c) for s in ("http-close", "tcp-connrate", "memory") for c in cands.split(",")}
+        (s, c) for s in ("http-close", "tcp-connrate", "memory", "memory-http") for c in cands.split(",")}
     for r in runs:
         assert r["ops"] > 0 and r["cpu_per_unit"] is not None, r
         if r["scenario"] == "memory":
             assert r["ops"] == 200 and r["upstream"] == 200, r
+        if r["scenario"] == "memory-http":
+            assert r["ops"] == 200 and r["answered"] == 200, r
     md = (tmp_path / "results.md").read_text()
-    for heading in ("## http-close", "## tcp-connrate", "## memory", "ratio to sluice", "Machine:"):
+    for heading in ("## http-close", "## tcp-connrate", "## memory", "## memory-http", "ratio to sluice", "Machine:"):
         assert heading in md
     assert (tmp_path / "machine.txt").exists()
     if shutil.which("gnuplot"):

@@ -1,6 +1,9 @@
 #include "core/buffer.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <vector>
 
 namespace sluice::core {
 namespace {
@@ -27,6 +30,116 @@ TEST(BufferPool, CachesAtMostItsLimit) {
   EXPECT_EQ(pool.allocated(), 4u);
   for (auto& b : bufs) pool.put(b);
   EXPECT_EQ(pool.allocated(), 2u);
+}
+
+TEST(BufferPool, StorageIsWholePages) {
+  BufferPool pool(100);
+  EXPECT_GE(pool.storage_size(), 100u);
+  EXPECT_EQ(pool.storage_size() % static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), 0u);
+  Buffer* b = pool.get();
+  EXPECT_EQ(b->capacity, 100u) << "capacity is what was asked, not the rounded size";
+  pool.put(b);
+}
+
+// Takes `n` buffers and gives them back, the way a burst of connections does.
+void burst(BufferPool& pool, std::size_t n) {
+  std::vector<Buffer*> held;
+  for (std::size_t i = 0; i < n; ++i) held.push_back(pool.get());
+  for (Buffer* b : held) pool.put(b);
+}
+
+TEST(BufferPool, TrimReleasesOnlyWhatStayedIdleAWholePeriod) {
+  BufferPool pool(64, 1024, 2);
+  burst(pool, 10);
+  EXPECT_EQ(pool.cached(), 10u);
+  // The list was empty at the start of this period: nothing stayed idle through all of it.
+  EXPECT_EQ(pool.trim(), 0u);
+  EXPECT_EQ(pool.allocated(), 10u);
+  // Next period: 3 taken at most at once, so 7 were never needed.
+  burst(pool, 3);
+  EXPECT_EQ(pool.trim(), 5u) << "7 idle the whole period, less the floor of 2";
+  EXPECT_EQ(pool.allocated(), 5u);
+  EXPECT_EQ(pool.cached(), 5u);
+  EXPECT_EQ(pool.in_use(), 0u);
+  EXPECT_EQ(pool.released(), 5u);
+  // A quiet period: everything above the floor goes.
+  EXPECT_EQ(pool.trim(), 3u);
+  EXPECT_EQ(pool.cached(), 2u);
+  // The floor stays, period after period.
+  EXPECT_EQ(pool.trim(), 0u);
+  EXPECT_EQ(pool.trim(), 0u);
+  EXPECT_EQ(pool.allocated(), 2u);
+  EXPECT_EQ(pool.released(), 8u);
+}
+
+TEST(BufferPool, SteadyLoadKeepsItsBuffers) {
+  BufferPool pool(64, 1024, 0);
+  burst(pool, 8);
+  pool.trim();
+  for (int period = 0; period < 5; ++period) {
+    burst(pool, 8);   // every cached buffer is used at some point of each period
+    EXPECT_EQ(pool.trim(), 0u);
+  }
+  EXPECT_EQ(pool.allocated(), 8u);
+  EXPECT_EQ(pool.released(), 0u);
+}
+
+TEST(BufferPool, TrimLeavesBuffersInUseAlone) {
+  BufferPool pool(64, 1024, 0);
+  std::vector<Buffer*> held;
+  for (int i = 0; i < 4; ++i) held.push_back(pool.get());
+  burst(pool, 2);   // two more, now cached
+  EXPECT_EQ(pool.allocated(), 6u);
+  pool.trim();
+  EXPECT_EQ(pool.trim(), 2u);
+  EXPECT_EQ(pool.allocated(), 4u);
+  EXPECT_EQ(pool.in_use(), 4u);
+  EXPECT_EQ(pool.cached(), 0u);
+  for (Buffer* b : held) pool.put(b);
+  EXPECT_EQ(pool.in_use(), 0u);
+  EXPECT_EQ(pool.cached(), 4u);
+}
+
+TEST(BufferPool, TrimKeepsTheMostRecentlyUsed) {
+  BufferPool pool(64, 1024, 1);
+  Buffer* a = pool.get();
+  Buffer* b = pool.get();
+  Buffer* c = pool.get();
+  pool.put(a);
+  pool.put(b);
+  pool.put(c);   // last in: the warm one
+  pool.trim();
+  EXPECT_EQ(pool.trim(), 2u);
+  EXPECT_EQ(pool.get(), c);
+  pool.put(c);
+}
+
+TEST(BufferPool, GetAfterTrimWorks) {
+  BufferPool pool(16384, 1024, 0);
+  burst(pool, 4);
+  pool.trim();
+  EXPECT_EQ(pool.trim(), 4u);
+  EXPECT_EQ(pool.allocated(), 0u);
+  Buffer* b = pool.get();
+  ASSERT_NE(b->data, nullptr);
+  EXPECT_EQ(b->capacity, 16384u);
+  EXPECT_TRUE(b->empty());
+  // The whole capacity is writable and reads back.
+  for (uint32_t i = 0; i < b->capacity; ++i) b->data[i] = static_cast<char>(i);
+  b->tail = b->capacity;
+  EXPECT_EQ(b->read_ptr()[16383], static_cast<char>(16383));
+  EXPECT_EQ(pool.allocated(), 1u);
+  EXPECT_EQ(pool.in_use(), 1u);
+  pool.put(b);
+  EXPECT_EQ(pool.cached(), 1u);
+}
+
+TEST(BufferPool, OverflowBeyondTheCapIsReleasedAtOnce) {
+  BufferPool pool(64, 2, 0);
+  burst(pool, 5);
+  EXPECT_EQ(pool.allocated(), 2u);
+  EXPECT_EQ(pool.cached(), 2u);
+  EXPECT_EQ(pool.released(), 3u);
 }
 
 }  // namespace
