@@ -18,6 +18,8 @@ std::size_t page_rounded(uint32_t size) {
 
 }  // namespace
 
+constexpr std::size_t kSlabBuffers = 64;
+
 BufferPool::BufferPool(uint32_t buffer_size, std::size_t max_cached, std::size_t trim_floor)
     : size_(buffer_size),
       mapped_(page_rounded(buffer_size)),
@@ -25,15 +27,17 @@ BufferPool::BufferPool(uint32_t buffer_size, std::size_t max_cached, std::size_t
       trim_floor_(trim_floor) {}
 
 BufferPool::~BufferPool() {
-  // Buffers still in use belong to sessions that free them through put() before the pool
-  // goes (the worker closes every session first); only the cached ones are ours here.
-  for (Buffer* b : free_) release(b);
+  // Sessions give their buffers back before the pool goes (the worker closes every session
+  // first); the storage of all of them goes with the slabs.
+  for (char* slab : slabs_) munmap(slab, mapped_ * kSlabBuffers);
+  for (Buffer* b : owned_) delete b;
 }
 
-void BufferPool::release(Buffer* b) {
-  munmap(b->data, mapped_);
-  delete b;
-  --allocated_;
+void BufferPool::release_oldest_cached() {
+  Buffer* b = free_[spare_];
+  // The pages go back to the kernel now; the next touch maps fresh zero pages.
+  madvise(b->data, mapped_, MADV_DONTNEED);
+  ++spare_;
   ++released_;
 }
 
@@ -41,40 +45,46 @@ Buffer* BufferPool::get() {
   if (!free_.empty()) {
     Buffer* b = free_.back();
     free_.pop_back();
-    if (free_.size() < low_water_) low_water_ = free_.size();
+    if (free_.size() < spare_) spare_ = free_.size();   // took a released one
+    if (cached() < low_water_) low_water_ = cached();
+    ++in_use_;
     return b;
   }
-  // A private anonymous mapping: zero-filled pages that the kernel provides on first touch, and
-  // that munmap() gives back whole. Neighbouring mappings with the same flags merge into one
-  // VMA, so many buffers do not mean many VMAs.
-  void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
+  if (slab_next_ == slab_end_) {
+    // Zero-filled pages that the kernel provides on first touch.
+    std::size_t bytes = mapped_ * kSlabBuffers;
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    slabs_.reserve(slabs_.size() + 1);
+    owned_.reserve(owned_.size() + kSlabBuffers);
+    free_.reserve(owned_.size() + kSlabBuffers);
+    slabs_.push_back(static_cast<char*>(p));
+    slab_next_ = static_cast<char*>(p);
+    slab_end_ = slab_next_ + bytes;
+  }
   auto* b = new Buffer;
-  b->data = static_cast<char*>(p);
+  owned_.push_back(b);
+  b->data = slab_next_;
+  slab_next_ += mapped_;
   b->capacity = size_;
-  ++allocated_;
+  ++in_use_;
   return b;
 }
 
 void BufferPool::put(Buffer* b) {
   b->reset();
-  if (free_.size() >= max_cached_) {
-    release(b);
-    return;
-  }
-  free_.push_back(b);
+  --in_use_;
+  free_.push_back(b);   // reserved for every buffer owned: does not allocate
+  if (cached() > max_cached_) release_oldest_cached();
 }
 
 std::size_t BufferPool::trim() {
-  // low_water_ buffers were never taken during the whole period: the load did not need them.
-  std::size_t idle = std::min(low_water_, free_.size());
+  // low_water_ resident buffers were never taken during the whole period: the load did not
+  // need them. They are the oldest resident ones (a LIFO list is only touched at its back).
+  std::size_t idle = std::min(low_water_, cached());
   std::size_t n = idle > trim_floor_ ? idle - trim_floor_ : 0;
-  if (n) {
-    // The oldest are at the front; the recently used (warm) ones stay.
-    for (std::size_t i = 0; i < n; ++i) release(free_[i]);
-    free_.erase(free_.begin(), free_.begin() + static_cast<std::ptrdiff_t>(n));
-  }
-  low_water_ = free_.size();
+  for (std::size_t i = 0; i < n; ++i) release_oldest_cached();
+  low_water_ = cached();
   return n;
 }
 

@@ -24,22 +24,27 @@ struct Buffer {
 };
 
 // Buffers returned to the pool wait in a LIFO free list (the most recently used, still in the
-// CPU cache, goes out first). Each buffer's storage is its own anonymous mapping, not heap
-// memory: a burst of connections grows the pool, and what the burst left idle must go back to
-// the kernel afterwards. Freed heap chunks usually cannot (glibc returns only the top of an arena,
-// and small long-lived objects allocated during the burst pin everything below it), which is
-// how 16 KiB buffers used to stay in RSS for good after a burst.
+// CPU cache, goes out first). Their storage is carved from slabs of anonymous memory (64 buffers
+// per mmap), not from the heap: a burst of connections grows the pool, and what the burst left
+// idle must go back to the kernel afterwards. Freed heap chunks usually cannot (glibc returns
+// only the top of an arena, and small long-lived objects allocated during the burst pin
+// everything below it), which is how 16 KiB buffers used to stay in RSS for good after a burst.
+//
+// Releasing a buffer is madvise(MADV_DONTNEED) on its pages: they go back to the kernel, the
+// buffer stays in the free list (behind the resident ones) and is refilled with zero pages on its
+// next use. Nothing is unmapped, so the process's mappings never fragment into one VMA per
+// buffer (the kernel's limit is 65,530 mappings per process) and a mmap happens once per slab.
 //
 // trim() is called periodically (the worker does it once a second). It releases the buffers
-// that stayed in the free list during the whole period since the previous trim (the smallest
-// length the list had since then), oldest first, keeping at least `trim_floor`. Under a steady
-// load the list's low-water mark is what the load never needs, and a load that keeps using its
-// buffers loses none, so the steady state makes no mmap/munmap calls; after a burst the idle
-// surplus is gone within two periods.
+// that stayed in the free list, resident, during the whole period since the previous trim (the
+// smallest number of resident cached buffers since then), oldest first, keeping at least
+// `trim_floor`. Under a steady load that low-water mark is what the load never needs, and a load
+// that keeps using its buffers loses none, so the steady state makes no system call here; after
+// a burst the idle surplus is gone within two periods.
 class BufferPool {
  public:
-  // `max_cached`: hard cap on the free list; a buffer put back above it is released at once.
-  // `trim_floor`: buffers trim() always leaves cached.
+  // `max_cached`: hard cap on resident cached buffers; one put back above it is released at once.
+  // `trim_floor`: resident buffers trim() always leaves cached.
   explicit BufferPool(uint32_t buffer_size, std::size_t max_cached = 1024,
                       std::size_t trim_floor = 16);
   ~BufferPool();
@@ -56,23 +61,31 @@ class BufferPool {
   uint32_t buffer_size() const { return size_; }
   // Bytes of memory behind each buffer (the size rounded up to whole pages).
   std::size_t storage_size() const { return mapped_; }
-  std::size_t allocated() const { return allocated_; }   // buffers that exist (in use + cached)
-  std::size_t in_use() const { return allocated_ - free_.size(); }
-  std::size_t cached() const { return free_.size(); }
+  // Buffers holding memory: in use + resident cached. Released ones do not count.
+  std::size_t allocated() const { return in_use_ + cached(); }
+  std::size_t in_use() const { return in_use_; }
+  std::size_t cached() const { return free_.size() - spare_; }   // resident, in the free list
   std::size_t trim_floor() const { return trim_floor_; }
   std::size_t released() const { return released_; }    // buffers given back to the kernel, ever
 
  private:
-  void release(Buffer* b);
+  void release_oldest_cached();
 
   uint32_t size_;
   std::size_t mapped_;
   std::size_t max_cached_;
   std::size_t trim_floor_;
-  std::size_t allocated_ = 0;
+  std::size_t in_use_ = 0;
   std::size_t released_ = 0;
-  std::size_t low_water_ = 0;   // smallest free_.size() since the previous trim()
-  std::vector<Buffer*> free_;   // oldest first; get() takes from the back
+  std::size_t low_water_ = 0;   // smallest cached() since the previous trim()
+  // Free buffers: the first spare_ were released (no memory behind them), the rest are resident,
+  // oldest first; get() takes from the back.
+  std::vector<Buffer*> free_;
+  std::size_t spare_ = 0;
+  std::vector<char*> slabs_;     // every slab mapped, unmapped by the destructor
+  char* slab_next_ = nullptr;    // the current slab's first unused buffer
+  char* slab_end_ = nullptr;
+  std::vector<Buffer*> owned_;   // every Buffer object, deleted by the destructor
 };
 
 }  // namespace sluice::core
