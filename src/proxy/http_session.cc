@@ -99,8 +99,9 @@ ssize_t read_some(int fd, core::Buffer* b, bool& ready, bool hup) {
 
 // One send() of what `out` holds past `off`. Returns the bytes sent, -1 when the socket is full
 // (`ready` cleared) or interrupted, -2 on an error. A fully sent queue is emptied. `last`: the
-// connection is closed right after these bytes, so MSG_MORE lets the close's FIN ride in the same
-// segment (a corked remainder is pushed by the close, or by the ACKs of what went before).
+// connection is closed right after these bytes, so MSG_MORE lets the FIN ride in the same segment
+// (the caller's shutdown() pushes both; a corked remainder is pushed by the ACKs of what went
+// before).
 ssize_t write_some(int fd, std::string& out, std::size_t& off, bool& ready, bool last = false) {
   ssize_t n = send(fd, out.data() + off, out.size() - off, last ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
   if (n > 0) {
@@ -391,15 +392,15 @@ bool HttpSession::read_client() {
 bool HttpSession::write_client() {
   if (pending(to_cli_, to_cli_off_) == 0 || !c_wr_) return false;
   // The bytes that end the connection: a closing reply, or the end of the last response (pump
-  // then ends the transaction and end_transaction() closes at once). Only while nothing unread
-  // is known on the client side (the last read drained the socket, no buffered bytes): close()
-  // with unread input resets the connection and would drop corked bytes, where bytes already
-  // sent still reach the client.
-  const bool last = (c_eof_ || !c_rd_) && (!cin_ || cin_->empty()) &&
-                    (phase_ == Phase::kClosing ||
-                     (phase_ == Phase::kExchange && req_done_ && res_done_ &&
-                      (client_close_ || soft_stop_ || c_eof_)));
+  // then ends the transaction and end_transaction() closes at once). They are corked, and
+  // finish() sends them with the FIN by shutdown() before close(): not by close() alone, which
+  // resets the connection instead when unread client input is left (a client still sending a
+  // body after an error, or after its own "close"), and would then drop the corked bytes.
+  const bool last = phase_ == Phase::kClosing ||
+                    (phase_ == Phase::kExchange && req_done_ && res_done_ &&
+                     (client_close_ || soft_stop_ || c_eof_));
   ssize_t n = write_some(cfd_, to_cli_, to_cli_off_, c_wr_, last);
+  if (n > 0 && last) c_corked_ = true;
   if (n > 0) {
     c_last_ms_ = w_.loop().now_ms();
     return true;
@@ -1447,7 +1448,10 @@ void HttpSession::finish(const char* term) {
   }
   phase_ = Phase::kClosed;
   w_.loop().timers().cancel(timer_);
-  if (cfd_ >= 0) close(cfd_);
+  if (cfd_ >= 0) {
+    if (c_corked_) shutdown(cfd_, SHUT_WR);
+    close(cfd_);
+  }
   cfd_ = -1;
   if (sc_) {
     w_.close_server_conn(sc_);

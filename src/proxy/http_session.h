@@ -123,6 +123,7 @@ class HttpSession : public Session {
 
   // Socket state (edge-triggered: readiness remembered until EAGAIN).
   bool c_rd_ = false, c_wr_ = true, c_eof_ = false, c_hup_ = false, c_err_ = false;
+  bool c_corked_ = false;   // the last bytes went with MSG_MORE: shutdown() sends them with the FIN
   bool s_rd_ = false, s_wr_ = false, s_eof_ = false, s_hup_ = false, s_err_ = false;
   bool s_connecting_ = false;
   bool c_shut_ = false;

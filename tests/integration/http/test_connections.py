@@ -1,6 +1,7 @@
 """Connection management (http1.md section 3): client keep-alive, pipelining, server connection
 reuse (http-reuse), http-server-close / httpclose, timeout http-keep-alive and http-request."""
 import signal
+import threading
 import time
 
 import pytest
@@ -348,3 +349,31 @@ def test_server_connection_closed_by_the_server_is_not_reset(cfg, sluice, origin
     conn = origin.connections()[0]
     wait_conn_closed(origin, conn.id)
     assert not conn.peer_reset
+
+
+def test_last_response_survives_a_client_that_keeps_sending(cfg, sluice, origin):
+    # sluice sends the end of the last response with MSG_MORE so that the FIN rides with it.
+    # A client still sending after its "Connection: close" leaves unread input, and close()
+    # then resets instead of sending a FIN: the corked response must have left before that
+    # (shutdown() first), so the client still reads all of it. The client here sends one byte
+    # at a time from another thread for the whole exchange, so bytes keep arriving at any point.
+    port = _start(sluice, cfg, origin)
+    for i in range(10):
+        with Conn(port) as c:
+            c.send(b"GET /k HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            stop = threading.Event()
+
+            def trickle():
+                while not stop.is_set():
+                    try:
+                        c.send(b"x")
+                    except OSError:
+                        return
+            t = threading.Thread(target=trickle, daemon=True)
+            t.start()
+            try:
+                got = c.read_to_eof()
+            finally:
+                stop.set()
+                t.join(5)
+            assert got.startswith(b"HTTP/1.1 200") and got.endswith(b"\r\n\r\nhello\n"), (i, got)
