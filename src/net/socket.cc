@@ -92,7 +92,8 @@ base::Result<int> open_listener(const ListenAddress& addr, const ListenOptions& 
   return fd;
 }
 
-base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress) {
+base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress,
+                                      bool data_follows) {
   int fd = socket(to.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     base::Error e = base::Error::from_errno("socket", errno, base::Side::kInternal, false);
@@ -103,6 +104,7 @@ base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress
     // the last segment of each burst.
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (data_follows) setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one);
   }
   if (connect(fd, to.sa(), to.len) == 0) {
     *in_progress = false;

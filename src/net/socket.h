@@ -20,7 +20,13 @@ base::Result<int> open_listener(const ListenAddress& addr, const ListenOptions& 
 // socket(SOCK_NONBLOCK) + connect(). On success *in_progress says whether the connect is
 // still pending (EINPROGRESS): completion is then reported by EPOLLOUT / EPOLLERR.
 // A failure is retryable unless it is a local resource problem.
-base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress);
+// `data_follows`: the caller sends as soon as the connection is up (an HTTP request is ready).
+// The kernel then holds the handshake's final ACK back and lets that first data segment carry
+// it (TCP_DEFER_ACCEPT on a connecting socket): one packet less per connection, and the server
+// sees its new connection and the request in one wake-up. Not for a connection that may stay
+// silent (TCP mode, a server that speaks first): the ACK would wait for the delayed-ACK timer.
+base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress,
+                                      bool data_follows = false);
 
 // Closes a connected socket with a reset (SO_LINGER 0) instead of a FIN. For a connection to a
 // server that sluice closes first while nothing is left to deliver: a FIN would leave the local

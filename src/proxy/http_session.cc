@@ -798,7 +798,8 @@ void HttpSession::start_connect() {
   w_.be_counters(be_->index).connect.add();
   net::SocketAddress target = srv_->target(net::SocketAddress::ipv4(0, l_.port));
   bool in_progress = false;
-  auto r = net::connect_nonblocking(target, &in_progress);
+  // The request is sent right after connect() (below): its first segment carries the ACK.
+  auto r = net::connect_nonblocking(target, &in_progress, /*data_follows=*/true);
   if (!r.ok()) {
     on_connect_failed(r.error().sys_errno, false);
     return;
