@@ -94,7 +94,37 @@ void TcpSession::start() {
     finish("SC");
     return;
   }
+  read_early();
+  if (state_ == State::kClosed) return;
   start_connect();
+}
+
+// Most clients speak first, and on a local network their first bytes are usually there by the
+// time the connection is accepted (HAProxy reads right after accept too). Having them before
+// connect() lets the server connection start with data: its first segment carries the
+// handshake's last ACK (net::connect_nonblocking) and leaves right after connect(), without a
+// loop turn. Nothing there yet: one EAGAIN, and the connection proceeds as before.
+void TcpSession::read_early() {
+  req_ = w_.buffers().get();
+  ssize_t n = recv(cfd_, req_->write_ptr(), req_->room(), 0);
+  if (n > 0) {
+    if (static_cast<uint32_t>(n) < req_->room()) c_rd_ = false;   // drained: wait for an edge
+    req_->tail += static_cast<uint32_t>(n);
+    auto un = static_cast<uint64_t>(n);
+    c_last_ms_ = w_.loop().now_ms();
+    bytes_in_ += un;
+    w_.fe_counters(fe_.index).bin.add(un);
+    w_.be_counters(be_->index).bin.add(un);
+    w_.srv_counters(be_->server_base + srv_->index()).bin.add(un);
+    return;
+  }
+  if (n == 0) {
+    c_eof_ = true;   // closed without a byte: the FIN is passed on once connected
+  } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    c_rd_ = false;
+  }   // an error is left for the relay's next read to report
+  w_.buffers().put(req_);
+  req_ = nullptr;
 }
 
 void TcpSession::enter_queue() {
@@ -143,7 +173,8 @@ void TcpSession::start_connect() {
   t_connect_ms_ = w_.loop().now_ms();
   w_.srv_counters(be_->server_base + srv_->index()).connect.add();
   w_.be_counters(be_->index).connect.add();
-  auto r = net::connect_nonblocking(target, &in_progress);
+  const bool have_data = req_ && !req_->empty();
+  auto r = net::connect_nonblocking(target, &in_progress, have_data);
   if (!r.ok()) {
     on_connect_failed(r.error().sys_errno, false);
     return;
@@ -159,6 +190,24 @@ void TcpSession::start_connect() {
     on_connected();
     pump();
     return;
+  }
+  if (have_data) {
+    // On loopback and fast links the handshake is usually done by now: send at once. Still
+    // connecting: EAGAIN, and the connect event comes as usual; refused: the error, which
+    // send() has now consumed from the socket, so it is handled here.
+    ssize_t n = send(sfd_, req_->read_ptr(), req_->size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      on_connected();
+      req_->head += static_cast<uint32_t>(n);
+      s_last_ms_ = w_.loop().now_ms();
+      if (!req_->empty()) s_wr_ = false;
+      pump();
+      return;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENOTCONN) {
+      on_connect_failed(errno, false);
+      return;
+    }
   }
   arm_timeout();
 }
