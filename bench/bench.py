@@ -997,9 +997,9 @@ def cmd_profile(argv: list[str]) -> int:
         own = rep("--sort", "sym", lim="0.02", *["--dsos", Path(ctx.tools.sluice if o.candidate == "sluice" else
                                                   ctx.tools.haproxy).name])
         strip = lambda t: "\n".join(l for l in t.splitlines() if l.strip() and not l.startswith("#"))  # noqa: E731
-        unit = SCENARIOS[o.scenario][1]
+        what = "connections" if o.scenario == "tcp-connrate" else "requests"
         text = (f"# perf profile of {o.candidate} (1 thread), {o.scenario}: {SCENARIOS[o.scenario][0]}; "
-                f"{r['ops']} {unit}s in {r['seconds']:.1f} s\n\n## by binary\n{strip(by_dso)}\n\n"
+                f"{r['ops']} {what} in {r['seconds']:.1f} s\n\n## by binary\n{strip(by_dso)}\n\n"
                 f"## inclusive time of user-space functions (children included: a libc wrapper's share is its "
                 f"system call and the kernel work under it)\n"
                 f"{strip(by_call)}\n\n## top symbols\n"
