@@ -84,6 +84,9 @@ void TcpSession::start() {
   bc.smax.raise_to(static_cast<uint64_t>(be_->be_conns.load(std::memory_order_relaxed)));
   bc.sess_rate.add(w_.loop().now_ms());
   bc.last_sess_ms.set(w_.loop().now_ms());
+  // Before the pick, so that the server is chosen as late as before (a server set to drain or
+  // maint right now gets no connection picked a moment earlier).
+  read_early();
   if (!pick_server(false)) {
     // Every usable server is at its maxconn: wait in the backend's queue (bounded by
     // `timeout queue`) for a slot, as HAProxy does. No usable server at all: give up now.
@@ -94,8 +97,6 @@ void TcpSession::start() {
     finish("SC");
     return;
   }
-  read_early();
-  if (state_ == State::kClosed) return;
   start_connect();
 }
 
@@ -115,7 +116,7 @@ void TcpSession::read_early() {
     bytes_in_ += un;
     w_.fe_counters(fe_.index).bin.add(un);
     w_.be_counters(be_->index).bin.add(un);
-    w_.srv_counters(be_->server_base + srv_->index()).bin.add(un);
+    early_bytes_ = un;   // the server's counter gets them once one is picked (start_connect)
     return;
   }
   if (n == 0) {
@@ -173,6 +174,10 @@ void TcpSession::start_connect() {
   t_connect_ms_ = w_.loop().now_ms();
   w_.srv_counters(be_->server_base + srv_->index()).connect.add();
   w_.be_counters(be_->index).connect.add();
+  if (early_bytes_) {
+    w_.srv_counters(be_->server_base + srv_->index()).bin.add(early_bytes_);
+    early_bytes_ = 0;
+  }
   const bool have_data = req_ && !req_->empty();
   auto r = net::connect_nonblocking(target, &in_progress, have_data);
   if (!r.ok()) {

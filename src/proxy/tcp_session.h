@@ -93,6 +93,7 @@ class TcpSession : public Session {
   uint64_t c_last_ms_, s_last_ms_;
   uint64_t t_accept_wall_us_;
   uint64_t bytes_in_ = 0, bytes_out_ = 0;
+  uint64_t early_bytes_ = 0;   // read before a server was picked, not yet on its counters
   net::SocketAddress client_;
   core::Timer timer_;
   char last_term_[3] = {'-', '-', 0};   // termination state for the log

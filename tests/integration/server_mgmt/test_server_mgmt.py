@@ -87,6 +87,9 @@ def test_drain_and_maint_under_load(mgmt):                 # checklist 9, 10, 11
         for state, shown in (("drain", "DRAIN"), ("maint", "MAINT")):
             assert cli(mgmt.admin, f"set server be/s1 state {state}") == "\n"
             assert status(mgmt, "s1")["status"] == shown
+            # A connection whose server was picked just before the command may still be
+            # connecting, or not yet accepted by the echo server's thread: let those land first.
+            load.wait_more(5)
             before = mgmt.e1.connections
             load.wait_more(40)
             # No new connection reached the drained server; the established one still works.
