@@ -73,20 +73,23 @@ void Worker::accept_from(ListenerWatch& watch) {
     l.cum_conns.fetch_add(1, std::memory_order_relaxed);
     process_.cum_conns().fetch_add(1, std::memory_order_relaxed);
     // Multi-queue accept: the connection may run on a less loaded thread of the shard. Its
-    // slots are process-wide (global, frontend, bind line), and the listener's per-thread
-    // count is kept by the thread that runs the session (charged in start_session, released
-    // at close), so nothing has to be moved between threads with it: while it waits in the
-    // queue it is counted by the queue length.
+    // slots are process-wide (global, frontend, bind line); the listener's per-thread count
+    // (`given`, released at close by the thread that ran the session) is charged to the
+    // target here, before the hand-off, so that a connection waiting in a queue or being
+    // popped from it is never missing from the load the next accept compares.
     Worker* target = pick_target(l);
     if (target != this) {
+      auto& given = l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(target->id())])];
+      given.fetch_add(1, std::memory_order_relaxed);
       if (target->push_handoff(Handoff{fd, &l, peer})) {
         activity_.accq_pushed.add();
         target->loop().wake_if_sleeping();
         continue;
       }
+      given.fetch_sub(1, std::memory_order_relaxed);
       activity_.accq_full.add();
     }
-    start_session(l, fd, peer);
+    start_session(l, fd, peer, /*charged=*/false);
   }
 }
 
@@ -100,18 +103,17 @@ Worker* Worker::pick_target(Listener& l) {
     int t = l.threads[n % l.threads.size()];
     return workers[static_cast<std::size_t>(t - 1)].get();
   }
-  // On: the least loaded thread of the shard, load = its accept-queue length plus the
-  // connections this listener gave it that are still open; the local thread wins ties (no
-  // hand-off cost). A shard has at most a few dozen threads, so the scan is cheap next to
-  // the accept() it follows.
+  // On: the least loaded thread of the shard, load = the connections this listener gave it
+  // that are still open, queued hand-offs included (charged when pushed); the local thread
+  // wins ties (no hand-off cost). A shard has at most a few dozen threads, so the scan is
+  // cheap next to the accept() it follows.
   int my_pos = l.position[static_cast<std::size_t>(id_)];
-  long best_load = l.given[static_cast<std::size_t>(my_pos)].load(std::memory_order_relaxed) +
-                   static_cast<long>(accq_.size_estimate());
+  long best_load = l.given[static_cast<std::size_t>(my_pos)].load(std::memory_order_relaxed);
   Worker* best = this;
   for (std::size_t i = 0; i < l.threads.size(); ++i) {
     if (static_cast<int>(i) == my_pos) continue;
     Worker* w = workers[static_cast<std::size_t>(l.threads[i] - 1)].get();
-    long load = l.given[i].load(std::memory_order_relaxed) + static_cast<long>(w->accq_length());
+    long load = l.given[i].load(std::memory_order_relaxed);
     if (load < best_load) {
       best_load = load;
       best = w;
@@ -126,23 +128,27 @@ void Worker::drain_handoffs() {
   Handoff h;
   while (accq_.pop(&h)) {
     if (loop_.is_running()) {
-      start_session(*h.listener, h.fd, h.peer);
+      start_session(*h.listener, h.fd, h.peer, /*charged=*/true);
       continue;
     }
     // The loop is gone (hard stop): give the connection and its slots back.
     close(h.fd);
     Listener& l = *h.listener;
+    l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_sub(
+        1, std::memory_order_relaxed);
     l.line->limit.release();
     l.proxy->feconn.release();
     process_.actconn().release();
   }
 }
 
-void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer) {
+void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged) {
   Proxy& fe = *l.proxy;
   activity_.sess_started.add();
-  l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
-      1, std::memory_order_relaxed);
+  if (!charged) {
+    l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
+        1, std::memory_order_relaxed);
+  }
   auto& fc = fe_counters(fe.index);
   uint64_t now = loop_.now_ms();
   fc.conn_tot.add();

@@ -156,7 +156,9 @@ class Worker : public core::TimerHandler {
   void pin_to_cpus();
   void drain_handoffs();
   Worker* pick_target(Listener& l);
-  void start_session(Listener& l, int fd, const net::SocketAddress& peer);
+  // `charged`: the listener's count for this thread (`given`) already includes the connection
+  // (a multi-queue hand-off is charged by the thread that pushed it).
+  void start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged);
   void register_listeners();
   // Stops watching a listener that hit a limit; false if it was already paused.
   bool unwatch(ListenerWatch& watch);
