@@ -100,11 +100,11 @@ struct Listener {
   std::vector<int> threads;                 // global thread ids (1-based) serving it
   std::vector<int> groups;                  // their groups, ascending
   std::vector<int> position;                // per thread (global id - 1): index in threads, -1
-  // Open connections of this listener per thread (index = position in `threads`): the load
-  // estimate of multi-queue accept, with the thread's accept-queue length. Each slot has one
-  // writer, the thread that runs the sessions (incremented when a session starts there,
-  // decremented when it ends), so a connection's accounting can never be split between
-  // threads.
+  // Open connections of this listener per thread (index = position in `threads`), hand-offs
+  // still queued for that thread included: the load estimate of multi-queue accept. A slot is
+  // incremented by the accepting thread (for a hand-off, before the push, so the connection is
+  // never missing from the load) and decremented by the thread that ran the session when it
+  // ends; the push happens before the pop, so a slot never goes below zero.
   std::unique_ptr<std::atomic<int>[]> given;
   std::atomic<uint64_t> fair_cursor{0};
   std::atomic<uint64_t> cum_conns{0};       // written with fetch_add by accepting threads
