@@ -177,6 +177,8 @@ class HeadScanner {
 class RequestParser {
  public:
   explicit RequestParser(Limits limits = {}) : limits_(limits) {}
+  // A recycled parser takes the limits of its next connection's frontend (then reset()).
+  void set_limits(const Limits& limits) { limits_ = limits; }
   // `buf` starts at the first unconsumed byte of the connection (see the buffer contract).
   ParseStatus parse(std::string_view buf);
   // Bytes of the head, leading empty lines included, once parse() returned kComplete.
@@ -187,7 +189,8 @@ class RequestParser {
   // A violation Limits::accept_unsafe_requests let through in the current head (the first found),
   // kNone when there was none: the event HAProxy still records in relaxed mode (1.7).
   ParseError tolerated() const { return tolerated_; }
-  // Ready for the next request of a keep-alive connection.
+  // Ready for the next request of a keep-alive connection. The field list keeps its capacity,
+  // so the next head of a similar size allocates nothing.
   void reset();
 
  private:
@@ -206,6 +209,7 @@ class RequestParser {
 class ResponseParser {
  public:
   explicit ResponseParser(Limits limits = {}) : limits_(limits) {}
+  void set_limits(const Limits& limits) { limits_ = limits; }
   // The request's method decides whether a body follows (HEAD, CONNECT).
   void set_request_method(Method m) { request_method_ = m; }
   ParseStatus parse(std::string_view buf);
@@ -213,7 +217,7 @@ class ResponseParser {
   const ResponseHead& head() const { return head_; }
   ParseError error() const { return error_; }
   int error_status() const { return kResponseErrorStatus; }
-  void reset();
+  void reset();   // keeps the field list's capacity, as RequestParser::reset()
 
  private:
   ParseStatus fail(ParseError e);

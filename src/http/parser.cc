@@ -549,7 +549,10 @@ ParseStatus RequestParser::fail(ParseError e) {
 
 void RequestParser::reset() {
   scanner_.reset();
+  std::vector<Header> fields = std::move(head_.headers);
+  fields.clear();
   head_ = RequestHead{};
+  head_.headers = std::move(fields);
   consumed_ = 0;
   line_checked_ = false;
   error_ = ParseError::kNone;
@@ -662,7 +665,10 @@ ParseStatus ResponseParser::fail(ParseError e) {
 
 void ResponseParser::reset() {
   scanner_.reset();
+  std::vector<Header> fields = std::move(head_.headers);
+  fields.clear();
   head_ = ResponseHead{};
+  head_.headers = std::move(fields);
   consumed_ = 0;
   error_ = ParseError::kNone;
 }

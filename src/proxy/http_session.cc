@@ -203,8 +203,31 @@ void HttpSession::start_codecs() {
   lim.max_head = bufsize > 1024 ? bufsize - 1024 : bufsize;
   http::Limits req = lim;
   req.accept_unsafe_requests = fe_.settings.h.accept_unsafe_requests;
-  tx_ = std::make_unique<Codecs>(req, lim);
+  if (spare_codecs_.empty()) {
+    tx_ = std::make_unique<Codecs>(req, lim);
+    return;
+  }
+  tx_ = std::move(spare_codecs_.back());
+  spare_codecs_.pop_back();
+  tx_->req_parser.set_limits(req);
+  tx_->req_parser.reset();
+  tx_->res_parser.set_limits(lim);
+  tx_->res_parser.reset();
+  tx_->req_chunks.reset();
+  tx_->res_chunks.reset();
 }
+
+void HttpSession::release_codecs() {
+  constexpr std::size_t kSpareCodecs = 64;
+  if (!tx_) return;
+  if (spare_codecs_.size() < kSpareCodecs) {
+    tx_->req_copy = rules::HeadEdit{};   // its strings belong to the transaction that ended
+    spare_codecs_.push_back(std::move(tx_));
+  }
+  tx_.reset();
+}
+
+thread_local std::vector<std::unique_ptr<HttpSession::Codecs>> HttpSession::spare_codecs_;
 
 HttpSession::~HttpSession() { SLUICE_ASSERT(phase_ == Phase::kClosed); }
 
@@ -1213,7 +1236,7 @@ void HttpSession::end_transaction() {
   std::string().swap(req_line_);
   std::string().swap(lb_key_);
   // The parsers and the request copy for response rules: the next request starts afresh.
-  tx_.reset();
+  release_codecs();
   // Unread pipelined bytes may already sit in the socket: their edge was consumed.
   c_rd_ = true;
 }
@@ -1465,6 +1488,7 @@ void HttpSession::finish(const char* term) {
   if (cin_) w_.buffers().put(cin_);
   if (sin_) w_.buffers().put(sin_);
   cin_ = sin_ = nullptr;
+  release_codecs();
   if (srv_) {
     srv_->release();
     w_.process().server_slot_freed(*be_);

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/buffer.h"
 #include "core/event_loop.h"
@@ -139,6 +140,11 @@ class HttpSession : public Session {
     rules::HeadEdit req_copy;      // request seen by response rules (owned copy)
   };
   void start_codecs();
+  void release_codecs();
+  // Codecs given back by transactions that ended on this worker's thread, for the next ones:
+  // a keep-alive request then allocates neither the object nor its field lists (they keep their
+  // capacity). Bounded; one per worker thread, as each worker is one thread.
+  static thread_local std::vector<std::unique_ptr<Codecs>> spare_codecs_;
   std::unique_ptr<Codecs> tx_;
   http::BodyKind req_body_ = http::BodyKind::kNone;
   http::BodyKind res_body_ = http::BodyKind::kNone;

@@ -123,3 +123,18 @@ def test_still_strict(relaxed, raw, status):
     port, origin = relaxed
     assert exchange(port, raw) == error_page(status)
     assert_nothing_reached(origin, port)
+
+
+def test_strict_and_relaxed_frontends_on_one_thread_keep_their_own_rules(cfg, sluice, origin):
+    # Finished transactions leave their parsers to the next ones on the same worker thread; a
+    # parser used by the relaxed frontend must be strict again for the strict one, and back.
+    relaxed_port, strict_port = h.free_port(), h.free_port()
+    sluice(cfg(config(relaxed_port, origin.port, fe="option accept-unsafe-violations-in-http-request",
+                      extra=f"frontend strict\n    bind 127.0.0.1:{strict_port}\n"
+                            "    default_backend be\n")),
+           wait_ports=[relaxed_port, strict_port])
+    raw = b"GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n"
+    for _ in range(3):
+        assert request(relaxed_port, raw).status == 200
+        assert exchange(strict_port, raw) == error_page(400)
+    assert origin.paths() == ["/a#b"] * 3

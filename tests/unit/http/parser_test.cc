@@ -875,3 +875,40 @@ TEST(ResponseParser, EverySplitParsesAlike) {
 
 }  // namespace
 }  // namespace sluice::http
+
+namespace sluice::http {
+namespace {
+
+TEST(ParserReset, FieldListKeepsItsStorageAcrossMessages) {
+  // A keep-alive connection parses head after head: reset() keeps the field list's storage, so
+  // the next head of a similar size is parsed without allocating it again.
+  RequestParser rp;
+  std::string req = "GET /a HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n";
+  ASSERT_EQ(rp.parse(req), ParseStatus::kComplete);
+  ASSERT_EQ(rp.head().headers.size(), 4u);
+  const Header* storage = rp.head().headers.data();
+  std::size_t capacity = rp.head().headers.capacity();
+  rp.reset();
+  EXPECT_TRUE(rp.head().headers.empty());
+  EXPECT_EQ(rp.head().method, "");
+  std::string next = "POST /b HTTP/1.1\r\nHost: b\r\nContent-Length: 0\r\nD: 4\r\n\r\n";
+  ASSERT_EQ(rp.parse(next), ParseStatus::kComplete);
+  EXPECT_EQ(rp.head().headers.data(), storage);
+  EXPECT_EQ(rp.head().headers.capacity(), capacity);
+  EXPECT_EQ(rp.head().method, "POST");
+  EXPECT_EQ(rp.head().headers[1].name, "Content-Length");
+
+  ResponseParser sp;
+  std::string res = "HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\nContent-Length: 0\r\n\r\n";
+  ASSERT_EQ(sp.parse(res), ParseStatus::kComplete);
+  storage = sp.head().headers.data();
+  sp.reset();
+  EXPECT_TRUE(sp.head().headers.empty());
+  EXPECT_EQ(sp.head().status, 0);
+  ASSERT_EQ(sp.parse(res), ParseStatus::kComplete);
+  EXPECT_EQ(sp.head().headers.data(), storage);
+  EXPECT_EQ(sp.head().status, 200);
+}
+
+}  // namespace
+}  // namespace sluice::http
