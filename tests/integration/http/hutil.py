@@ -68,20 +68,26 @@ for _code in _PAGES:
 # Configs
 # ----------------------------------------------------------------------------------------------
 
-def config(port: int, origin_port: int, *, glob: str = "", defaults: str = "", fe: str = "",
-           be: str = "", server: str = "", extra: str = "", timeouts: str = "") -> str:
-    """A minimal HTTP config: frontend fe on `port`, backend be with server s1 on the origin.
-    Each keyword argument is a block of lines added to that section."""
+def preamble(*, nbthread: int = 1, glob: str = "", defaults: str = "", timeouts: str = "") -> str:
+    """The global and defaults sections every HTTP test config starts with (mode http, short
+    timeouts); the keyword arguments add lines to them."""
     timeouts = timeouts or "timeout connect 2s\n    timeout client 5s\n    timeout server 5s"
     return f"""
 global
-    nbthread 1
+    nbthread {nbthread}
 {_indent(glob)}
 defaults
     mode http
     {timeouts}
 {_indent(defaults)}
-frontend fe
+"""
+
+
+def config(port: int, origin_port: int, *, glob: str = "", defaults: str = "", fe: str = "",
+           be: str = "", server: str = "", extra: str = "", timeouts: str = "") -> str:
+    """A minimal HTTP config: frontend fe on `port`, backend be with server s1 on the origin.
+    Each keyword argument is a block of lines added to that section."""
+    return preamble(glob=glob, defaults=defaults, timeouts=timeouts) + f"""frontend fe
     bind 127.0.0.1:{port}
 {_indent(fe)}
     default_backend be

@@ -4,19 +4,11 @@ server of a backend whatever the client connection."""
 import pytest
 
 from sluice_harness import free_port
-from hutil import Conn
+from hutil import Conn, preamble
 
 
 def _config(port, o1, o2, balance):
-    return f"""
-global
-    nbthread 2
-defaults
-    mode http
-    timeout connect 2s
-    timeout client 5s
-    timeout server 5s
-frontend fe
+    return preamble(nbthread=2) + f"""frontend fe
     bind 127.0.0.1:{port}
     default_backend be
 backend be

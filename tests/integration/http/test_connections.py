@@ -7,7 +7,7 @@ import time
 import pytest
 
 from sluice_harness import free_port, wait_until
-from hutil import Conn, config, conn_is_open, error_page, wait_conn_closed
+from hutil import Conn, config, conn_is_open, error_page, preamble, wait_conn_closed
 
 
 def _start(sluice, cfg, origin, **kw):
@@ -184,15 +184,7 @@ def test_httpclose_in_backend(cfg, sluice, origin):
 
 def test_httpclose_in_listen_closes_both(cfg, sluice, origin):
     port = free_port()
-    sluice(cfg(f"""
-global
-    nbthread 1
-defaults
-    mode http
-    timeout connect 2s
-    timeout client 5s
-    timeout server 5s
-listen app
+    sluice(cfg(preamble() + f"""listen app
     bind 127.0.0.1:{port}
     option httpclose
     server s1 127.0.0.1:{origin.port}

@@ -3,7 +3,7 @@ import re
 import socket
 
 from sluice_harness import UnixDgramLogReceiver, free_port
-from hutil import Conn, error_page
+from hutil import Conn, error_page, preamble
 
 DATE = r"\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d\.\d{3}"
 NUM = r"-?\d+"
@@ -18,19 +18,7 @@ LINE = re.compile(
 
 
 def _config(port, server_port, log_target, fe="", be="", defaults=""):
-    return f"""
-global
-    nbthread 1
-    log {log_target}
-defaults
-    mode http
-    log global
-    option httplog
-    timeout connect 2s
-    timeout client 5s
-    timeout server 5s
-{defaults}
-frontend fe
+    return preamble(glob=f"log {log_target}", defaults="log global\noption httplog\n" + defaults) + f"""frontend fe
     bind 127.0.0.1:{port}
 {fe}
     default_backend be

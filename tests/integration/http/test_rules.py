@@ -2,7 +2,7 @@
 import pytest
 
 from sluice_harness import free_port
-from hutil import Conn, config, error_page, page_body
+from hutil import Conn, config, error_page, page_body, preamble
 
 
 def _start(sluice, cfg, origin, fe="", be="", **kw):
@@ -238,15 +238,7 @@ def test_http_response_deny_status(cfg, sluice, origin):
 # -- ACLs and use_backend --------------------------------------------------------------------------
 
 def _two_backends(port, o1, o2, fe_lines):
-    return f"""
-global
-    nbthread 1
-defaults
-    mode http
-    timeout connect 2s
-    timeout client 5s
-    timeout server 5s
-frontend fe
+    return preamble() + f"""frontend fe
     bind 127.0.0.1:{port}
 {fe_lines}
     default_backend b1
