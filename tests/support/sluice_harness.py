@@ -187,18 +187,30 @@ def short_tmpdir(prefix: str = "sl") -> str:
 # /proc based socket inspection (no connection is made, so no counter moves)
 # ----------------------------------------------------------------------------------------------
 
-def _listening_inodes(port: int) -> set[str]:
-    inodes = set()
+def tcp_sockets() -> list[list[str]]:
+    """The rows of /proc/net/tcp and tcp6, split in fields: [1] local and [2] remote address
+    (hex addr:port), [3] state (0A listen, 06 time-wait, ...), [9] inode."""
+    rows = []
     for name in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             lines = Path(name).read_text().splitlines()[1:]
         except OSError:
             continue
-        for line in lines:
-            f = line.split()
-            if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
-                inodes.add(f[9])
-    return inodes
+        rows.extend(f for f in (line.split() for line in lines) if len(f) > 9)
+    return rows
+
+
+def _port_of(addr: str) -> int:
+    return int(addr.rsplit(":", 1)[1], 16)
+
+
+def _listening_inodes(port: int) -> set[str]:
+    return {f[9] for f in tcp_sockets() if f[3] == "0A" and _port_of(f[1]) == port}
+
+
+def time_wait_towards(port: int) -> int:
+    """TIME_WAIT sockets on this host whose remote end is port `port`."""
+    return sum(1 for f in tcp_sockets() if f[3] == "06" and _port_of(f[2]) == port)
 
 
 def _unix_listening_inodes(path: str) -> set[str]:

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from sluice_harness import free_port, wait_until
+from sluice_harness import free_port, time_wait_towards, wait_until
 from hutil import Conn, config, conn_is_open, error_page, preamble, wait_conn_closed
 
 
@@ -295,26 +295,13 @@ def test_queued_request_is_served_when_the_server_slot_frees(cfg, sluice, origin
 
 # -- closing server connections ----------------------------------------------------------------
 
-def _time_wait_towards(port: int) -> int:
-    """TIME_WAIT sockets on this host whose remote end is 127.0.0.1:port (/proc/net/tcp)."""
-    n = 0
-    with open("/proc/net/tcp") as f:
-        next(f)
-        for line in f:
-            fields = line.split()
-            rem, state = fields[2], fields[3]
-            if state == "06" and rem == f"0100007F:{port:04X}":
-                n += 1
-    return n
-
-
 def test_idle_server_connections_closed_by_sluice_are_reset(cfg, sluice, origin):
     # sluice closes these first (the origin keeps them alive): a FIN would leave each of sluice's
     # ephemeral ports in TIME_WAIT for a minute; HAProxy resets such connections, and so does
     # sluice. Connections the server closed itself are closed normally (see the next test).
     port = free_port()
     s = sluice(cfg(config(port, origin.port)), wait_ports=[port])
-    before = _time_wait_towards(origin.port)
+    before = time_wait_towards(origin.port)
     for i in range(3):
         with Conn(port) as c:
             assert _get(c, f"/r{i}").status == 200
@@ -325,7 +312,7 @@ def test_idle_server_connections_closed_by_sluice_are_reset(cfg, sluice, origin)
     for conn in origin.connections():
         wait_conn_closed(origin, conn.id)
         assert conn.peer_reset, f"connection {conn.id} was closed with a FIN, not a reset"
-    assert _time_wait_towards(origin.port) == before
+    assert time_wait_towards(origin.port) == before
 
 
 def test_server_connection_closed_by_the_server_is_not_reset(cfg, sluice, origin):
