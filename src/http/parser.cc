@@ -547,12 +547,23 @@ ParseStatus RequestParser::fail(ParseError e) {
   return ParseStatus::kError;
 }
 
+namespace {
+
+// Back to a default head, keeping the field list's storage: a connection parses head after head,
+// and the next one of a similar size then allocates nothing for its fields.
+template <class Head>
+void clear_keeping_fields(Head& h) {
+  std::vector<Header> fields = std::move(h.headers);
+  fields.clear();
+  h = Head{};
+  h.headers = std::move(fields);
+}
+
+}  // namespace
+
 void RequestParser::reset() {
   scanner_.reset();
-  std::vector<Header> fields = std::move(head_.headers);
-  fields.clear();
-  head_ = RequestHead{};
-  head_.headers = std::move(fields);
+  clear_keeping_fields(head_);
   consumed_ = 0;
   line_checked_ = false;
   error_ = ParseError::kNone;
@@ -595,7 +606,7 @@ ParseStatus RequestParser::parse(std::string_view buf) {
   std::string_view headbytes = buf.substr(scanner_.start(), scanner_.end() - scanner_.start());
   std::string_view line;
   FieldState st;
-  head_ = RequestHead{};
+  clear_keeping_fields(head_);
   owned_.clear();
   Relax relax{limits_.accept_unsafe_requests, &owned_};
   if (scanner_.saw_bare_lf()) relax.allow(ParseError::kBareLf);
@@ -665,10 +676,7 @@ ParseStatus ResponseParser::fail(ParseError e) {
 
 void ResponseParser::reset() {
   scanner_.reset();
-  std::vector<Header> fields = std::move(head_.headers);
-  fields.clear();
-  head_ = ResponseHead{};
-  head_.headers = std::move(fields);
+  clear_keeping_fields(head_);
   consumed_ = 0;
   error_ = ParseError::kNone;
 }
@@ -686,7 +694,7 @@ ParseStatus ResponseParser::parse(std::string_view buf) {
   std::string_view headbytes = buf.substr(scanner_.start(), scanner_.end() - scanner_.start());
   std::string_view line;
   FieldState st;
-  head_ = ResponseHead{};
+  clear_keeping_fields(head_);
   Relax strict;  // the response side has no relaxed mode yet
   if (auto e = split_fields(headbytes, limits_, strict, line, head_, st); e != ParseError::kNone) {
     return fail(e);
