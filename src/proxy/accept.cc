@@ -4,7 +4,10 @@
 // accept(): when any limit is reached the worker stops watching the listening socket instead
 // of accepting and dropping, so new connections wait in the kernel's backlog (up to the
 // listen backlog; beyond it the kernel drops SYNs and clients retransmit). When a session
-// ends anywhere, Process::slot_freed() wakes the workers that paused a listener.
+// ends anywhere, Process::slot_freed() wakes the workers that paused a listener. So does a
+// slot taken here and given back unused (accept() found nothing, a later limit was reached):
+// another thread may have paused its listener because of that very slot, and nothing else
+// would resume it while no session ends.
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -37,12 +40,14 @@ void Worker::accept_from(ListenerWatch& watch) {
     }
     if (!fe.feconn.try_acquire()) {
       process_.actconn().release();
+      process_.slot_freed();
       pause(watch);
       return;
     }
     if (!l.line->limit.try_acquire()) {
       fe.feconn.release();
       process_.actconn().release();
+      process_.slot_freed();
       pause(watch);
       return;
     }
@@ -51,6 +56,7 @@ void Worker::accept_from(ListenerWatch& watch) {
       l.line->limit.release();
       fe.feconn.release();
       process_.actconn().release();
+      process_.slot_freed();
       pause_until_next_second(watch);
       return;
     }
@@ -63,6 +69,7 @@ void Worker::accept_from(ListenerWatch& watch) {
       l.line->limit.release();
       fe.feconn.release();
       process_.actconn().release();
+      process_.slot_freed();
       if (err == EINTR || err == ECONNABORTED) continue;
       // EAGAIN: another thread took it or the backlog is empty. EMFILE/ENFILE/ENOMEM: out
       // of resources; the level-triggered registration retries on the next loop.
