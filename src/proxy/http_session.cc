@@ -191,9 +191,6 @@ HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddres
   cend_.s = this;
 }
 
-HttpSession::Codecs::Codecs(const http::Limits& req, const http::Limits& res)
-    : req_parser(req), res_parser(res) {}
-
 void HttpSession::start_codecs() {
   http::Limits lim;
   auto bufsize = static_cast<std::size_t>(w_.process().settings().bufsize);
@@ -203,12 +200,13 @@ void HttpSession::start_codecs() {
   lim.max_head = bufsize > 1024 ? bufsize - 1024 : bufsize;
   http::Limits req = lim;
   req.accept_unsafe_requests = fe_.settings.h.accept_unsafe_requests;
-  if (spare_codecs_.empty()) {
-    tx_ = std::make_unique<Codecs>(req, lim);
+  auto& spares = w_.spare_codecs();
+  if (spares.empty()) {
+    tx_ = std::make_unique<HttpCodecs>(req, lim);
     return;
   }
-  tx_ = std::move(spare_codecs_.back());
-  spare_codecs_.pop_back();
+  tx_ = std::move(spares.back());
+  spares.pop_back();
   tx_->req_parser.set_limits(req);
   tx_->req_parser.reset();
   tx_->res_parser.set_limits(lim);
@@ -218,16 +216,17 @@ void HttpSession::start_codecs() {
 }
 
 void HttpSession::release_codecs() {
+  // A keep-alive request then allocates neither the object nor its field lists (they keep their
+  // storage). Bounded: a burst does not leave its codecs behind.
   constexpr std::size_t kSpareCodecs = 64;
   if (!tx_) return;
-  if (spare_codecs_.size() < kSpareCodecs) {
+  auto& spares = w_.spare_codecs();
+  if (spares.size() < kSpareCodecs) {
     tx_->req_copy = rules::HeadEdit{};   // its strings belong to the transaction that ended
-    spare_codecs_.push_back(std::move(tx_));
+    spares.push_back(std::move(tx_));
   }
   tx_.reset();
 }
-
-thread_local std::vector<std::unique_ptr<HttpSession::Codecs>> HttpSession::spare_codecs_;
 
 HttpSession::~HttpSession() { SLUICE_ASSERT(phase_ == Phase::kClosed); }
 

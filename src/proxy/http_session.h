@@ -25,6 +25,7 @@
 #include "core/event_loop.h"
 #include "http/http.h"
 #include "net/address.h"
+#include "proxy/http_codecs.h"
 #include "proxy/process.h"
 #include "proxy/session.h"
 #include "rules/rules.h"
@@ -129,23 +130,11 @@ class HttpSession : public Session {
   bool s_connecting_ = false;
   bool c_shut_ = false;
 
-  // Current transaction. The codecs' state (parsers, chunked decoders, the request copy for
-  // response rules: about 700 bytes) exists only from a request's first byte to the end of its
-  // transaction, so that an idle keep-alive connection does not carry it.
-  struct Codecs {
-    Codecs(const http::Limits& req, const http::Limits& res);
-    http::RequestParser req_parser;
-    http::ResponseParser res_parser;
-    http::ChunkedDecoder req_chunks, res_chunks;
-    rules::HeadEdit req_copy;      // request seen by response rules (owned copy)
-  };
+  // Current transaction: its codecs exist from a request's first byte to the end of its
+  // transaction (proxy/http_codecs.h), taken from and given back to the worker's spares.
   void start_codecs();
   void release_codecs();
-  // Codecs given back by transactions that ended on this worker's thread, for the next ones:
-  // a keep-alive request then allocates neither the object nor its field lists (they keep their
-  // capacity). Bounded; one per worker thread, as each worker is one thread.
-  static thread_local std::vector<std::unique_ptr<Codecs>> spare_codecs_;
-  std::unique_ptr<Codecs> tx_;
+  std::unique_ptr<HttpCodecs> tx_;
   http::BodyKind req_body_ = http::BodyKind::kNone;
   http::BodyKind res_body_ = http::BodyKind::kNone;
   uint64_t req_left_ = 0, res_left_ = 0;

@@ -20,6 +20,7 @@
 namespace sluice::proxy {
 
 class HttpSession;
+struct HttpCodecs;
 class Session;
 class Worker;
 
@@ -92,6 +93,8 @@ class Worker : public core::TimerHandler {
   Process& process() { return process_; }
   core::EventLoop& loop() { return loop_; }
   core::BufferPool& buffers() { return buffers_; }
+  // Codecs that finished HTTP transactions gave back, for the next ones. Worker-local.
+  std::vector<std::unique_ptr<HttpCodecs>>& spare_codecs() { return spare_codecs_; }
   LogWriter& logs() { return logs_; }
 
   // Main thread: starts the thread. The thread registers its listeners and runs the loop.
@@ -174,6 +177,7 @@ class Worker : public core::TimerHandler {
   int id_;
   core::EventLoop loop_;
   core::BufferPool buffers_;
+  std::vector<std::unique_ptr<HttpCodecs>> spare_codecs_;
   LogWriter logs_;
   std::vector<stats::TrafficCounters> fe_, be_, srv_;
   Activity activity_;
