@@ -405,32 +405,68 @@ def candidates_for(scn: str, args: argparse.Namespace) -> list[Candidate]:
     return out
 
 
-def warm_up(ctx: Ctx, port: int) -> None:
+def warm_up(ctx: Ctx, port: int, cpus: str | None = None) -> None:
     try:
-        run_connrate(ctx, port, count=200, conc=8)
+        run_connrate(ctx, port, count=200, conc=8, cpus=cpus)
     except Exception as e:  # noqa: BLE001 - a failed warm-up shows up in the measured run
         log(f"warm-up failed: {e}")
 
 
-def drive_load(ctx: Ctx, scn: str, port: int, duration: float) -> dict:
+def drive_load(ctx: Ctx, scn: str, port: int, duration: float, cpus: str | None = None) -> dict:
     """The client side of a throughput scenario, for `duration` seconds."""
     a = ctx.args
     if scn == "http-close":
-        return run_wrk(ctx, port, duration, a.close_conns, close=True)
+        return run_wrk(ctx, port, duration, a.close_conns, close=True, cpus=cpus)
     if scn in ("http-keepalive", "tcp-keepalive"):
-        return run_wrk(ctx, port, duration, a.ka_conns, close=False)
+        return run_wrk(ctx, port, duration, a.ka_conns, close=False, cpus=cpus)
     if scn == "bulk":
-        return run_wrk(ctx, port, duration, a.bulk_conns, close=False, path="/big")
+        return run_wrk(ctx, port, duration, a.bulk_conns, close=False, path="/big", cpus=cpus)
     # tcp-connrate, listener-modes
-    return run_connrate(ctx, port, duration=duration, conc=a.tcp_conns)
+    return run_connrate(ctx, port, duration=duration, conc=a.tcp_conns, cpus=cpus)
+
+
+def usable_cpus() -> list[int]:
+    return sorted(os.sched_getaffinity(0))
+
+
+def placement(args: argparse.Namespace, threads: int) -> tuple[str | None, str | None]:
+    """(proxy CPUs, client and origin CPUs) for a candidate with `threads` threads, or (None,
+    None) when every process shares every CPU."""
+    cpus = usable_cpus()
+    if args.placement != "split" or len(cpus) <= threads:
+        return None, None
+    return cpu_list(cpus[:threads]), cpu_list(cpus[threads:])
+
+
+def cpu_list(cpus: list[int]) -> str:
+    return ",".join(str(c) for c in cpus)
+
+
+def set_affinity_tree(pid: int, cpus: str | None) -> None:
+    """Moves a running process and its children (the nginx origin's master and workers) to `cpus`
+    (None: every usable CPU)."""
+    want = {int(c) for c in cpus.split(",")} if cpus else set(usable_cpus())
+    pids = [pid]
+    try:
+        pids += [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            os.sched_setaffinity(p, want)
+        except OSError:
+            pass
 
 
 def measure(ctx: Ctx, scn: str, cand: Candidate) -> dict:
     a = ctx.args
     backend = ctx.sink_port if scn == "memory" else ctx.backend_port
-    proc = cand.start(ctx, ctx.port, backend)
+    proxy_cpus, peer_cpus = placement(a, cand.threads)
+    if ctx.backend and not a.backend_cpus:
+        set_affinity_tree(ctx.backend.pid, peer_cpus)
+    proc = cand.start(ctx, ctx.port, backend, cpus=proxy_cpus)
     res: dict = {"scenario": scn, "candidate": cand.name, "label": cand.label, "threads": cand.threads,
-                 "mode": cand.mode_text()}
+                 "mode": cand.mode_text(), "placement": "split" if proxy_cpus else "shared"}
     try:
         if scn == "memory":
             res.update(measure_memory(ctx, proc))
@@ -438,9 +474,9 @@ def measure(ctx: Ctx, scn: str, cand: Candidate) -> dict:
         if scn == "memory-http":
             res.update(measure_memory_http(ctx, proc))
             return res
-        warm_up(ctx, ctx.port)
+        warm_up(ctx, ctx.port, peer_cpus)
         u0, s0 = cpu_ticks(proc.pid)
-        r = drive_load(ctx, scn, ctx.port, a.duration)
+        r = drive_load(ctx, scn, ctx.port, a.duration, peer_cpus)
         u1, s1 = cpu_ticks(proc.pid)
         if proc.poll() is not None:
             raise RuntimeError(f"{cand.label} exited during the run (rc {proc.returncode})")
@@ -584,6 +620,18 @@ def machine() -> dict:
             "wrk": ver(["wrk", "-v"]), "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
+def placement_text(args: argparse.Namespace) -> str:
+    if args.placement != "split":
+        return ("Placement: shared (no CPU pinning: the scheduler places client, proxy and origin; "
+                "`--placement split` gives the proxy CPUs of its own).")
+    parts = []
+    for t in args.threads:
+        proxy, peers = placement(args, t)
+        parts.append(f"{t} thread(s): proxy on CPU {proxy}, client and origin on CPU {peers}" if proxy else
+                     f"{t} thread(s): shared (not enough CPUs to split)")
+    return "Placement: split; " + "; ".join(parts) + "."
+
+
 def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[str, list]:
     lines = ["# sluice benchmark results", "",
              f"Machine: {mach['nproc']} CPUs, {mach['cpu']}, kernel {mach['kernel']}; {mach['date']}.  ",
@@ -594,7 +642,8 @@ def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[s
              "**CPU/op** is the proxy's own utime+stime (all its threads, nginx master+workers) per forwarded "
              "request or connection, in microseconds; **ratio** = peer's CPU/op divided by sluice's at the same "
              "thread count (above 1: sluice uses less CPU). Requests per second depend on how 2 shared cores "
-             "are split between client, proxy and origin and are given for reference only.", ""]
+             "are split between client, proxy and origin and are given for reference only.  ",
+             placement_text(args), ""]
     chart_rows = []
     for scn in args.scenarios:
         rs = [r for r in runs if r["scenario"] == scn and "error" not in r]
@@ -787,6 +836,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--tcp-conns", type=int, default=env_int("BENCH_TCP_CONNS", 32))
     p.add_argument("--wrk-threads", type=int, default=env_int("BENCH_WRK_THREADS", 1))
     p.add_argument("--backend-cpus", default=os.environ.get("BENCH_BACKEND_CPUS", ""))
+    p.add_argument("--placement", choices=["shared", "split"], default=os.environ.get("BENCH_PLACEMENT", "shared"),
+                   help="shared: every process may run on every CPU (the scheduler places them); split: a "
+                        "proxy with N threads gets CPUs 0..N-1 to itself and the origin and the client share "
+                        "the others, when there are more CPUs than threads (docs/performance.md, Placement)")
     p.add_argument("--out", default=os.environ.get("BENCH_OUT", ""))
     p.add_argument("--keep", action="store_true", help="keep the temporary run directory (configs, logs)")
     a = p.parse_args(argv)

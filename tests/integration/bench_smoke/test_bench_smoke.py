@@ -69,6 +69,19 @@ def test_run_sh_subset(tools, tmp_path):
         assert (tmp_path / "chart.png").stat().st_size > 0
 
 
+def test_run_sh_split_placement(tools, tmp_path):
+    # --placement split: the proxy gets CPUs of its own when there are more CPUs than threads.
+    _run([str(BENCH / "run.sh"), "--duration", "1", "--reps", "1", "--threads", "1",
+          "--scenarios", "http-keepalive", "--candidates", "sluice", "--placement", "split",
+          "--out", str(tmp_path)])
+    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert len(runs) == 1 and "error" not in runs[0] and runs[0]["ops"] > 0, runs
+    split = len(os.sched_getaffinity(0)) > 1
+    assert runs[0]["placement"] == ("split" if split else "shared"), runs
+    md = (tmp_path / "results.md").read_text()
+    assert ("proxy on CPU" in md) == split and "Placement: split" in md, md[:2000]
+
+
 def test_scaling_dry_run_and_tiny_run(tools, tmp_path):
     p = _run([str(BENCH / "scaling.sh"), "--cores", "16", "--dry-run"])
     assert "by-process" in p.stdout and "by-thread" in p.stdout and "4 groups of 2" in p.stdout
