@@ -413,6 +413,10 @@ bool HttpSession::read_client() {
 
 bool HttpSession::write_client() {
   if (pending(to_cli_, to_cli_off_) == 0 || !c_wr_) return false;
+  if (w_.sends_batched()) {
+    w_.queue_flush(this);
+    return false;
+  }
   // The bytes that end the connection: a closing reply, or the end of the last response (pump
   // then ends the transaction and end_transaction() closes at once). They are corked, and
   // finish() sends them with the FIN by shutdown() before close(): not by close() alone, which
@@ -906,6 +910,10 @@ void HttpSession::on_connect_failed(int err, bool timeout) {
 
 bool HttpSession::write_server() {
   if (!sc_ || s_connecting_ || !s_wr_ || pending(to_srv_, to_srv_off_) == 0) return false;
+  if (w_.sends_batched()) {
+    w_.queue_flush(this);
+    return false;
+  }
   ssize_t n = write_some(sc_->fd, to_srv_, to_srv_off_, s_wr_);
   if (n > 0) {
     req_sent_ += static_cast<uint64_t>(n);
@@ -1427,6 +1435,10 @@ void HttpSession::on_timer(core::Timer&) {
 // ---------------------------------------------------------------------------------------------
 // Ending
 
+void HttpSession::flush_sends() {
+  if (phase_ != Phase::kClosed) pump();
+}
+
 void HttpSession::on_soft_stop() {
   soft_stop_ = true;
   if (phase_ == Phase::kIdle && (!cin_ || cin_->empty())) {
@@ -1470,6 +1482,7 @@ void HttpSession::finish(const char* term) {
     }
   }
   phase_ = Phase::kClosed;
+  w_.unqueue_flush(this);
   w_.loop().timers().cancel(timer_);
   if (cfd_ >= 0) {
     if (c_corked_) shutdown(cfd_, SHUT_WR);

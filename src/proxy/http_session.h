@@ -45,6 +45,7 @@ class HttpSession : public Session {
   bool retry_from_queue() override;
   bool uses_server(const lb::Server* srv) const override { return srv_ == srv; }
   void on_soft_stop() override;
+  void flush_sends() override;
 
   // Events of the server connection this session owns (ServerConn forwards them).
   void on_server_io(uint32_t events);

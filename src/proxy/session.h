@@ -27,8 +27,13 @@ class Session : public core::Deferred, public core::TimerHandler {
   // The process is stopping softly: an idle keep-alive connection closes now, a busy one after
   // its current response. TCP sessions drain as they are.
   virtual void on_soft_stop() {}
+  // The worker's output batch is being flushed: send what the session held back while the
+  // loop's events were handled (Worker::queue_flush).
+  virtual void flush_sends() {}
 
-  std::size_t slot = 0;   // position in the worker's session list
+  std::size_t slot = 0;         // position in the worker's session list
+  std::size_t flush_slot = 0;   // position in the worker's flush list, when flush_queued
+  bool flush_queued = false;
 };
 
 }  // namespace sluice::proxy

@@ -36,7 +36,11 @@ void Worker::join() {
 void Worker::thread_main() {
   pin_to_cpus();
   register_listeners();
-  loop_.set_pending_work([this] { return accq_.size_estimate() > 0; }, [this] { drain_handoffs(); });
+  loop_.set_pending_work([this] { return accq_.size_estimate() > 0 || !flush_.empty(); },
+                         [this] {
+                           flush_sends();
+                           drain_handoffs();
+                         });
   loop_.run();
   // Hard stop: close whatever is still open, including connections handed to us that we
   // never started (their slots are released like any other session's).
@@ -254,6 +258,34 @@ void Worker::shutdown_sessions_of(const lb::Server* srv) {
   for (Session* s : sessions_)
     if (s->uses_server(srv)) victims.push_back(s);
   for (Session* s : victims) s->abort("shutdown-sessions");
+}
+
+void Worker::queue_flush(Session* s) {
+  if (s->flush_queued) return;
+  s->flush_queued = true;
+  s->flush_slot = flush_.size();
+  flush_.push_back(s);
+}
+
+void Worker::unqueue_flush(Session* s) {
+  if (!s->flush_queued) return;
+  s->flush_queued = false;
+  flush_[s->flush_slot] = nullptr;
+}
+
+void Worker::flush_sends() {
+  if (flush_.empty()) return;
+  // A session flushed here may make another one send (a freed server slot dequeues a waiting
+  // session): with batching off it sends at once instead of joining the list being walked.
+  batch_sends_ = false;
+  for (std::size_t i = 0; i < flush_.size(); ++i) {
+    Session* s = flush_[i];
+    if (!s) continue;
+    s->flush_queued = false;
+    s->flush_sends();
+  }
+  flush_.clear();
+  batch_sends_ = true;
 }
 
 void Worker::session_closed(Session* s) {

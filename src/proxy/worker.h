@@ -127,6 +127,15 @@ class Worker : public core::TimerHandler {
   // Session bookkeeping. Worker-local.
   void session_opened(Session* s);
   void session_closed(Session* s);
+  // Output batching. While the loop handles a batch of events (and timers), HTTP sessions do
+  // not send: they queue themselves here and their sends all go out after the batch, before
+  // the loop polls again. The peers (client, server) are then woken once for several
+  // messages rather than once per event; with more busy processes than CPUs, per-event
+  // wake-ups made the peers preempt the proxy hundreds of times per 1,000 requests
+  // (docs/performance.md, "Batched sends"). Worker-local.
+  bool sends_batched() const { return batch_sends_; }
+  void queue_flush(Session* s);
+  void unqueue_flush(Session* s);
   // Backend queue (server maxconn reached everywhere): sessions wait here in arrival order.
   void queue_session(Session* s);
   void unqueue_session(Session* s);
@@ -158,6 +167,7 @@ class Worker : public core::TimerHandler {
   void thread_main();
   void pin_to_cpus();
   void drain_handoffs();
+  void flush_sends();
   Worker* pick_target(Listener& l);
   // `charged`: the listener's count for this thread (`given`) already includes the connection
   // (a multi-queue hand-off is charged by the thread that pushed it).
@@ -184,6 +194,8 @@ class Worker : public core::TimerHandler {
   std::vector<std::unique_ptr<ListenerWatch>> watches_;
   std::vector<std::unique_ptr<SpecialWatch>> special_watches_;
   std::vector<Session*> sessions_;   // unordered; a session knows its slot
+  std::vector<Session*> flush_;      // sessions with held-back sends (null: closed since)
+  bool batch_sends_ = true;          // false while flush_sends() runs
   std::atomic<uint64_t> sessions_count_{0};
   std::unordered_set<core::Deferred*> specials_open_;
   int paused_ = 0;
