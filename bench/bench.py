@@ -632,6 +632,22 @@ def placement_text(args: argparse.Namespace) -> str:
     return "Placement: split; " + "; ".join(parts) + "."
 
 
+def ratio_cell(g: list[dict], base_runs: list[dict], digits: int = 2) -> str:
+    """The median ratio of the group's cost to the baseline's, then, with several repetitions,
+    the range of the ratios taken repetition by repetition (the runs of one repetition ran back to
+    back, so the machine's drift cancels out best there)."""
+    m, b = med([r["cpu_per_unit"] for r in g]), med([r["cpu_per_unit"] for r in base_runs])
+    if not m or not b:
+        return "-"
+    text = fmt(m / b, digits)
+    by_rep = {r.get("rep"): r["cpu_per_unit"] for r in base_runs if r.get("cpu_per_unit")}
+    per_rep = [r["cpu_per_unit"] / by_rep[r.get("rep")] for r in g
+               if r.get("cpu_per_unit") and by_rep.get(r.get("rep"))]
+    if len(per_rep) > 1 and g is not base_runs:
+        text += f" ({fmt(min(per_rep), digits)}-{fmt(max(per_rep), digits)})"
+    return text
+
+
 def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[str, list]:
     lines = ["# sluice benchmark results", "",
              f"Machine: {mach['nproc']} CPUs, {mach['cpu']}, kernel {mach['kernel']}; {mach['date']}.  ",
@@ -641,7 +657,8 @@ def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[s
              "(every run on a freshly started proxy, after a 200-connection warm-up). "
              "**CPU/op** is the proxy's own utime+stime (all its threads, nginx master+workers) per forwarded "
              "request or connection, in microseconds; **ratio** = peer's CPU/op divided by sluice's at the same "
-             "thread count (above 1: sluice uses less CPU). Requests per second depend on how 2 shared cores "
+             "thread count (above 1: sluice uses less CPU), with in brackets the lowest and highest of the ratios "
+             "taken repetition by repetition. Requests per second depend on how 2 shared cores "
              "are split between client, proxy and origin and are given for reference only.  ",
              placement_text(args), ""]
     chart_rows = []
@@ -657,20 +674,20 @@ def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[s
             if r["scenario"] == scn and (r["label"], r["threads"]) not in keys:
                 keys.append((r["label"], r["threads"]))
         groups = {k: [r for r in rs if (r["label"], r["threads"]) == k] for k in keys}
-        base = {}
+        base, base_runs = {}, {}
         for (label, t), g in groups.items():
             if label == "sluice" or (scn == "listener-modes" and not base):
                 base[t] = med([r["cpu_per_unit"] for r in g])
+                base_runs[t] = g
         if scn in MEMORY_SCENARIOS:
             lines += ["| proxy | mode | threads | idle connections held | RSS before | RSS after | bytes per connection | ratio to sluice | errors |",
                       "|---|---|---|---|---|---|---|---|---|"]
             for (label, t), g in groups.items():
                 m = med([r["cpu_per_unit"] for r in g])
-                ratio = m / base[t] if m and base.get(t) else None
                 lines.append(f"| {label} | {g[0]['mode'] if g else '-'} | {t} | {fmt(med([r['ops'] for r in g]), 0)} | "
                              f"{fmt(med([r['rss0'] for r in g]) / 2**20 if g else None)} MiB | "
                              f"{fmt(med([r['rss1'] for r in g]) / 2**20 if g else None)} MiB | {fmt(m, 0)} | "
-                             f"{fmt(ratio, 2)} | {sum(r['errors'] for r in g)} |")
+                             f"{ratio_cell(g, base_runs.get(t, []))} | {sum(r['errors'] for r in g)} |")
             if scn == "memory":
                 lines += ["", f"{args.mem_conns} connections, not 10,000: the client, the proxy (2 descriptors per "
                           "connection) and the idle sink backend all run on this machine, each under the 20,000 "
@@ -686,10 +703,9 @@ def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[s
                       "|---|---|---|---|---|---|---|---|---|---|---|"]
             for (label, t), g in groups.items():
                 m = med([r["cpu_per_unit"] for r in g])
-                ratio = m / base[t] if m and base.get(t) else None
                 lines.append(f"| {label} | {g[0]['mode'] if g else '-'} | {t} | {fmt(med([r['gbit_s'] for r in g]), 2)} | "
                              f"{fmt(m, 3)} | {fmt(med([r['user_per_unit'] for r in g]), 3)} | "
-                             f"{fmt(med([r['sys_per_unit'] for r in g]), 3)} | {fmt(ratio, 2)} | "
+                             f"{fmt(med([r['sys_per_unit'] for r in g]), 3)} | {ratio_cell(g, base_runs.get(t, []))} | "
                              f"{fmt(med([r['p50_us'] for r in g]) / 1000 if g and med([r['p50_us'] for r in g]) else None)} ms | "
                              f"{fmt(med([r['p99_us'] for r in g]) / 1000 if g and med([r['p99_us'] for r in g]) else None)} ms | "
                              f"{sum(r['errors'] for r in g)} |")
@@ -702,11 +718,10 @@ def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[s
             for (label, t), g in groups.items():
                 m = med([r["cpu_per_unit"] for r in g])
                 u = med([r["user_per_unit"] for r in g])
-                ratio = m / base[t] if m and base.get(t) else None
                 lat = lambda k: fmt(med([r[k] for r in g]), 0) + " us" if g and med([r[k] for r in g]) is not None else "-"  # noqa: E731
                 lines.append(f"| {label} | {g[0]['mode'] if g else '-'} | {t} | {fmt(med([r['rate'] for r in g]), 0)} | "
                              f"{fmt(m)} | {fmt(u)} | {fmt(med([r['sys_per_unit'] for r in g]))} | "
-                             f"{fmt(100 * u / m if u and m else None, 0)}% | {fmt(ratio, 2)} | {lat('p50_us')} | "
+                             f"{fmt(100 * u / m if u and m else None, 0)}% | {ratio_cell(g, base_runs.get(t, []))} | {lat('p50_us')} | "
                              f"{lat('p90_us')} | {lat('p99_us')} | {sum(r['errors'] for r in g)} |")
                 if scn in ("http-close", "http-keepalive", "tcp-keepalive", "tcp-connrate"):
                     chart_rows.append((f"{scn} {t}t", label, m))
@@ -1188,8 +1203,47 @@ def cmd_scaling(argv: list[str]) -> int:
     return 0
 
 
+def cmd_report(argv: list[str]) -> int:
+    """Rewrites DIR/results.md (and chart.png) from DIR/runs.jsonl and DIR/machine.txt, with the
+    options of the run that made them (its `Command:` line), so that older runs get the current
+    report's columns."""
+    p = argparse.ArgumentParser(prog="bench/run.sh report")
+    p.add_argument("dir")
+    o = p.parse_args(argv)
+    out = Path(o.dir)
+    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines() if line.strip()]
+    mach = dict(line.split(": ", 1) for line in (out / "machine.txt").read_text().splitlines() if ": " in line)
+    old = (out / "results.md").read_text() if (out / "results.md").exists() else ""
+    m = re.search(r"Command: `([^`]*)`", old)
+    wall = re.search(r"Total wall time: \d+ s\.", old)
+    words = m.group(1).split() if m else []
+    env = {w.split("=", 1)[0]: w.split("=", 1)[1] for w in words if re.match(r"^BENCH_[A-Z_]+=", w)}
+    rest = words[words.index("bench/run.sh") + 1:] if "bench/run.sh" in words else []
+    saved = dict(os.environ)
+    try:
+        for k in [k for k in os.environ if k.startswith("BENCH_")]:
+            del os.environ[k]
+        os.environ.update(env)
+        args = parse(rest)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    seen = [r["scenario"] for r in runs]
+    args.scenarios = [s for s in dict.fromkeys(seen)]
+    md, rows = summarize(runs, args, mach)
+    if m:
+        md += (f"\n{wall.group(0) + ' ' if wall else ''}Command: `{m.group(1)}`. "
+               f"Report rewritten by `bench/run.sh report {o.dir}`.\n")
+    if chart(rows, out / "chart.png", out):
+        md += "\n![CPU per request](chart.png)\n"
+    (out / "results.md").write_text(md)
+    print(md)
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    sub = {"scaling": cmd_scaling, "instructions": cmd_instructions, "syscalls": cmd_syscalls, "profile": cmd_profile}
+    sub = {"scaling": cmd_scaling, "instructions": cmd_instructions, "syscalls": cmd_syscalls, "profile": cmd_profile,
+           "report": cmd_report}
     if argv and argv[0] in sub:
         return sub[argv[0]](argv[1:])
     return cmd_run(parse(argv))

@@ -67,6 +67,12 @@ def test_run_sh_subset(tools, tmp_path):
     assert (tmp_path / "machine.txt").exists()
     if shutil.which("gnuplot"):
         assert (tmp_path / "chart.png").stat().st_size > 0
+    # `report` rebuilds the same tables from runs.jsonl.
+    before = [l for l in md.splitlines() if l.startswith("| ")]
+    _run([str(BENCH / "run.sh"), "report", str(tmp_path)])
+    md2 = (tmp_path / "results.md").read_text()
+    assert [l for l in md2.splitlines() if l.startswith("| ")] == before
+    assert "Report rewritten by" in md2 and "Command: `" in md2
 
 
 def test_run_sh_split_placement(tools, tmp_path):
