@@ -191,7 +191,36 @@ HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddres
   cend_.s = this;
 }
 
+namespace {
+
+// Output queues. An idle keep-alive connection holds none: at the end of a transaction an empty
+// queue of a head's size goes to the worker (at most kSpareQueues of them), and the next
+// transaction, of this connection or of a new one, takes one back, so that neither allocates
+// for its heads. A queue a body grew is released instead.
+constexpr std::size_t kKeepCapacity = 512;
+constexpr std::size_t kSpareQueues = 128;
+
+void take_queue(std::vector<std::string>& spares, std::string& q) {
+  if (q.capacity() > std::string().capacity() || spares.empty()) return;
+  q.swap(spares.back());
+  spares.pop_back();
+}
+
+void give_queue(std::vector<std::string>& spares, std::string& q) {
+  q.clear();
+  if (q.capacity() > std::string().capacity() && q.capacity() <= kKeepCapacity &&
+      spares.size() < kSpareQueues) {
+    spares.emplace_back();
+    spares.back().swap(q);
+  }
+  std::string().swap(q);
+}
+
+}  // namespace
+
 void HttpSession::start_codecs() {
+  take_queue(w_.spare_queues(), to_srv_);
+  take_queue(w_.spare_queues(), to_cli_);
   http::Limits lim;
   auto bufsize = static_cast<std::size_t>(w_.process().settings().bufsize);
   // A start line longer than the buffer can hold is a 414; the head limit leaves HAProxy's
@@ -1234,12 +1263,16 @@ void HttpSession::end_transaction() {
     w_.buffers().put(cin_);
     cin_ = nullptr;
   }
-  // An idle keep-alive connection keeps at most a head's worth of queue per side (so a
-  // keep-alive request allocates nothing for its heads); what a body grew, the request line and
-  // the response head's field list are released.
-  constexpr std::size_t kKeepCapacity = 512;
-  if (to_cli_.empty() && to_cli_.capacity() > kKeepCapacity) std::string().swap(to_cli_);
-  if (to_srv_.empty() && to_srv_.capacity() > kKeepCapacity) std::string().swap(to_srv_);
+  // An idle keep-alive connection keeps no output queue (the worker does, for the next
+  // transaction), no request line and no field list.
+  if (to_cli_.empty()) {
+    give_queue(w_.spare_queues(), to_cli_);
+    to_cli_off_ = 0;
+  }
+  if (to_srv_.empty()) {
+    give_queue(w_.spare_queues(), to_srv_);
+    to_srv_off_ = 0;
+  }
   std::string().swap(req_line_);
   std::string().swap(lb_key_);
   // The parsers and the request copy for response rules: the next request starts afresh.
@@ -1500,6 +1533,9 @@ void HttpSession::finish(const char* term) {
   if (cin_) w_.buffers().put(cin_);
   if (sin_) w_.buffers().put(sin_);
   cin_ = sin_ = nullptr;
+  give_queue(w_.spare_queues(), to_cli_);
+  give_queue(w_.spare_queues(), to_srv_);
+  to_cli_off_ = to_srv_off_ = 0;
   release_codecs();
   if (srv_) {
     srv_->release();
