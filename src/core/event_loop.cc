@@ -89,9 +89,9 @@ void EventLoop::run_posted() {
 void EventLoop::free_deferred() {
   // Deleting may defer more objects; loop until stable.
   while (!deferred_.empty()) {
-    std::vector<Deferred*> batch;
-    batch.swap(deferred_);
-    for (Deferred* d : batch) delete d;
+    freeing_.swap(deferred_);
+    for (Deferred* d : freeing_) delete d;
+    freeing_.clear();
   }
 }
 

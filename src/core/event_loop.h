@@ -103,6 +103,7 @@ class EventLoop {
   TimerWheel timers_;
   WakeHandler wake_handler_{this};
   std::vector<Deferred*> deferred_;
+  std::vector<Deferred*> freeing_;   // the batch being freed (both keep their capacity)
   std::mutex posted_mu_;
   std::vector<std::function<void()>> posted_;
 };
