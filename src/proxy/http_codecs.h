@@ -14,6 +14,8 @@ struct HttpCodecs {
   http::ResponseParser res_parser;
   http::ChunkedDecoder req_chunks, res_chunks;
   rules::HeadEdit req_copy;   // request seen by response rules (owned copy)
+  // Scratch heads being rewritten (their field lists keep their storage between transactions).
+  rules::HeadEdit req_edit, res_edit;
 };
 
 }  // namespace sluice::proxy

@@ -200,6 +200,15 @@ namespace {
 constexpr std::size_t kKeepCapacity = 512;
 constexpr std::size_t kSpareQueues = 128;
 
+// A transaction's scratch head, emptied for a new message (the field list keeps its storage).
+rules::HeadEdit& fresh_edit(rules::HeadEdit& e, const std::vector<http::Header>& fields) {
+  e.method = e.target = {};
+  e.headers.assign(fields.begin(), fields.end());
+  e.storage.clear();
+  e.changed = false;
+  return e;
+}
+
 void take_queue(std::vector<std::string>& spares, std::string& q) {
   if (q.capacity() > std::string().capacity() || spares.empty()) return;
   q.swap(spares.back());
@@ -252,6 +261,10 @@ void HttpSession::release_codecs() {
   auto& spares = w_.spare_codecs();
   if (spares.size() < kSpareCodecs) {
     tx_->req_copy = rules::HeadEdit{};   // its strings belong to the transaction that ended
+    for (rules::HeadEdit* e : {&tx_->req_edit, &tx_->res_edit}) {
+      e->headers.clear();   // views into buffers that are gone; the storage stays
+      e->storage.clear();
+    }
     spares.push_back(std::move(tx_));
   }
   tx_.reset();
@@ -565,9 +578,8 @@ void HttpSession::begin_transaction() {
   req_done_ = req_body_ == http::BodyKind::kNone;
   req_sent_ = 0;
 
-  rules::HeadEdit edit;
+  rules::HeadEdit& edit = fresh_edit(tx_->req_edit, head.headers);
   edit.method = head.method;
-  edit.headers = head.headers;
   edit.target = http::normalize_target(head, edit.storage);
   http::rewrite_request_fields(head, edit.headers, edit.storage);
   rules::RequestView view;
@@ -1035,8 +1047,7 @@ bool HttpSession::parse_response() {
     return true;
   }
   t_response_ms_ = w_.loop().now_ms();
-  rules::HeadEdit edit;
-  edit.headers = rh.headers;
+  rules::HeadEdit& edit = fresh_edit(tx_->res_edit, rh.headers);
   http::rewrite_response_fields(rh, tunnel, edit.headers, edit.storage);
   // http-response rules: the backend's, then the frontend's.
   rules::RequestView view;
