@@ -405,6 +405,19 @@ def candidates_for(scn: str, args: argparse.Namespace) -> list[Candidate]:
     return out
 
 
+def rotated_plan(args: argparse.Namespace, rep: int) -> list:
+    """The runs of repetition `rep`: each scenario's candidates in an order rotated by one per
+    repetition (A B C, B C A, C A B, ...), so that no candidate always runs right after the same
+    one and inherits its leftovers (the previous run's tens of thousands of TIME_WAIT sockets,
+    a warm or cold cache)."""
+    out = []
+    for scn in args.scenarios:
+        cands = candidates_for(scn, args)
+        k = (rep - 1) % len(cands) if cands else 0
+        out += [(scn, c) for c in cands[k:] + cands[:k]]
+    return out
+
+
 def warm_up(ctx: Ctx, port: int, cpus: str | None = None) -> None:
     try:
         run_connrate(ctx, port, count=200, conc=8, cpus=cpus)
@@ -654,8 +667,10 @@ def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[s
              f"Peers: {mach['haproxy']}; {mach['nginx']}. Client: {mach['wrk']} and sluice-loadgen. "
              f"Origin: nginx, 1 worker, 3-byte answer ({args.bulk_mb} MiB file for bulk).  ",
              f"Each figure is the median of {args.reps} interleaved runs of {args.duration:g} s "
-             "(every run on a freshly started proxy, after a 200-connection warm-up). "
-             "**CPU/op** is the proxy's own utime+stime (all its threads, nginx master+workers) per forwarded "
+             "(every run on a freshly started proxy, after a 200-connection warm-up"
+             + ("; the candidates' order rotates by one each repetition). " if runs and all(r.get("rotated") for r in runs)
+                else "; the candidates in the same order every repetition). ")
+             + "**CPU/op** is the proxy's own utime+stime (all its threads, nginx master+workers) per forwarded "
              "request or connection, in microseconds; **ratio** = peer's CPU/op divided by sluice's at the same "
              "thread count (above 1: sluice uses less CPU), with in brackets the lowest and highest of the ratios "
              "taken repetition by repetition. Requests per second depend on how 2 shared cores "
@@ -809,13 +824,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"ports {ctx.port}/{ctx.backend_port}/{ctx.sink_port}; output {out}")
         with open(out / "runs.jsonl", "w") as jf:
             for rep in range(1, args.reps + 1):
-                for scn, cand in plan:
+                for scn, cand in rotated_plan(args, rep):
                     try:
                         r = measure(ctx, scn, cand)
                     except Exception as e:  # noqa: BLE001 - report it, keep going
                         r = {"scenario": scn, "candidate": cand.name, "label": cand.label,
                              "threads": cand.threads, "mode": cand.mode_text(), "error": str(e)[:300]}
                     r["rep"] = rep
+                    r["rotated"] = True   # the order of this repetition came from rotated_plan()
                     jf.write(json.dumps(r) + "\n")
                     jf.flush()
                     runs.append(r)
