@@ -3,6 +3,9 @@
 // response rules see (about 700 bytes). A session holds one only from a request's first byte to
 // the end of its transaction, so that an idle keep-alive connection does not carry it; the
 // worker keeps the ones finished transactions gave back for the next (Worker::spare_codecs).
+// Spare codecs also carry the storage of the session's two output queues between transactions.
+#include <string>
+
 #include "http/http.h"
 #include "rules/rules.h"
 
@@ -16,6 +19,8 @@ struct HttpCodecs {
   rules::HeadEdit req_copy;   // request seen by response rules (owned copy)
   // Scratch heads being rewritten (their field lists keep their storage between transactions).
   rules::HeadEdit req_edit, res_edit;
+  // The output queues' storage (empty, at most a head's size) while the session is idle.
+  std::string parked_to_cli, parked_to_srv;
 };
 
 }  // namespace sluice::proxy

@@ -194,11 +194,10 @@ HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddres
 namespace {
 
 // Output queues. An idle keep-alive connection holds none: at the end of a transaction an empty
-// queue of a head's size goes to the worker (at most kSpareQueues of them), and the next
-// transaction, of this connection or of a new one, takes one back, so that neither allocates
-// for its heads. A queue a body grew is released instead.
+// queue of at most a head's size is parked in the codecs going back to the worker, and the next
+// transaction, of this connection or of a new one, takes it back with them, so that neither
+// allocates for its heads. A queue a body grew is released instead.
 constexpr std::size_t kKeepCapacity = 512;
-constexpr std::size_t kSpareQueues = 128;
 
 // A transaction's scratch head, emptied for a new message (the field list keeps its storage).
 rules::HeadEdit& fresh_edit(rules::HeadEdit& e, const std::vector<http::Header>& fields) {
@@ -209,27 +208,22 @@ rules::HeadEdit& fresh_edit(rules::HeadEdit& e, const std::vector<http::Header>&
   return e;
 }
 
-void take_queue(std::vector<std::string>& spares, std::string& q) {
-  if (q.capacity() > std::string().capacity() || spares.empty()) return;
-  q.swap(spares.back());
-  spares.pop_back();
+// `q` takes the parked storage when it has none of its own (and holds nothing).
+void unpark_queue(std::string& q, std::string& parked) {
+  if (q.empty() && q.capacity() <= std::string().capacity()) q.swap(parked);
+  std::string().swap(parked);
 }
 
-void give_queue(std::vector<std::string>& spares, std::string& q) {
-  q.clear();
-  if (q.capacity() > std::string().capacity() && q.capacity() <= kKeepCapacity &&
-      spares.size() < kSpareQueues) {
-    spares.emplace_back();
-    spares.back().swap(q);
-  }
+// An empty queue of a head's size is parked; any other storage is released.
+void park_queue(std::string& q, std::string& parked) {
+  if (!q.empty()) return;
+  if (q.capacity() > std::string().capacity() && q.capacity() <= kKeepCapacity) parked.swap(q);
   std::string().swap(q);
 }
 
 }  // namespace
 
 void HttpSession::start_codecs() {
-  take_queue(w_.spare_queues(), to_srv_);
-  take_queue(w_.spare_queues(), to_cli_);
   http::Limits lim;
   auto bufsize = static_cast<std::size_t>(w_.process().settings().bufsize);
   // A start line longer than the buffer can hold is a 414; the head limit leaves HAProxy's
@@ -245,6 +239,8 @@ void HttpSession::start_codecs() {
   }
   tx_ = std::move(spares.back());
   spares.pop_back();
+  unpark_queue(to_cli_, tx_->parked_to_cli);
+  unpark_queue(to_srv_, tx_->parked_to_srv);
   tx_->req_parser.set_limits(req);
   tx_->req_parser.reset();
   tx_->res_parser.set_limits(lim);
@@ -258,6 +254,8 @@ void HttpSession::release_codecs() {
   // storage). Bounded: a burst does not leave its codecs behind.
   constexpr std::size_t kSpareCodecs = 64;
   if (!tx_) return;
+  park_queue(to_cli_, tx_->parked_to_cli);   // freed with the codecs when they are not kept
+  park_queue(to_srv_, tx_->parked_to_srv);
   auto& spares = w_.spare_codecs();
   if (spares.size() < kSpareCodecs) {
     tx_->req_copy = rules::HeadEdit{};   // its strings belong to the transaction that ended
@@ -1274,16 +1272,8 @@ void HttpSession::end_transaction() {
     w_.buffers().put(cin_);
     cin_ = nullptr;
   }
-  // An idle keep-alive connection keeps no output queue (the worker does, for the next
-  // transaction), no request line and no field list.
-  if (to_cli_.empty()) {
-    give_queue(w_.spare_queues(), to_cli_);
-    to_cli_off_ = 0;
-  }
-  if (to_srv_.empty()) {
-    give_queue(w_.spare_queues(), to_srv_);
-    to_srv_off_ = 0;
-  }
+  // An idle keep-alive connection keeps no output queue (release_codecs() parks them with the
+  // codecs, for the next transaction), no request line and no field list.
   std::string().swap(req_line_);
   std::string().swap(lb_key_);
   // The parsers and the request copy for response rules: the next request starts afresh.
@@ -1544,8 +1534,8 @@ void HttpSession::finish(const char* term) {
   if (cin_) w_.buffers().put(cin_);
   if (sin_) w_.buffers().put(sin_);
   cin_ = sin_ = nullptr;
-  give_queue(w_.spare_queues(), to_cli_);
-  give_queue(w_.spare_queues(), to_srv_);
+  to_cli_.clear();
+  to_srv_.clear();
   to_cli_off_ = to_srv_off_ = 0;
   release_codecs();
   if (srv_) {

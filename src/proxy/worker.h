@@ -7,7 +7,6 @@
 #include <thread>
 #include <deque>
 #include <unordered_set>
-#include <string>
 #include <vector>
 
 #include "core/bounded_queue.h"
@@ -96,9 +95,6 @@ class Worker : public core::TimerHandler {
   core::BufferPool& buffers() { return buffers_; }
   // Codecs that finished HTTP transactions gave back, for the next ones. Worker-local.
   std::vector<std::unique_ptr<HttpCodecs>>& spare_codecs() { return spare_codecs_; }
-  // Output queues (a session's bytes for the client and for the server) that finished HTTP
-  // transactions gave back, for the next ones. Worker-local.
-  std::vector<std::string>& spare_queues() { return spare_queues_; }
   LogWriter& logs() { return logs_; }
 
   // Main thread: starts the thread. The thread registers its listeners and runs the loop.
@@ -192,7 +188,6 @@ class Worker : public core::TimerHandler {
   core::EventLoop loop_;
   core::BufferPool buffers_;
   std::vector<std::unique_ptr<HttpCodecs>> spare_codecs_;
-  std::vector<std::string> spare_queues_;
   LogWriter logs_;
   std::vector<stats::TrafficCounters> fe_, be_, srv_;
   Activity activity_;
