@@ -451,6 +451,17 @@ def placement(args: argparse.Namespace, threads: int) -> tuple[str | None, str |
     return cpu_list(cpus[:threads]), cpu_list(cpus[threads:])
 
 
+def cpus_allowed(pid: int) -> str:
+    """The CPUs the kernel lets `pid` run on, as /proc shows them ("0", "0-1"), or "" if gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Cpus_allowed_list:"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
 def cpu_list(cpus: list[int]) -> str:
     return ",".join(str(c) for c in cpus)
 
@@ -479,7 +490,8 @@ def measure(ctx: Ctx, scn: str, cand: Candidate) -> dict:
         set_affinity_tree(ctx.backend.pid, peer_cpus)
     proc = cand.start(ctx, ctx.port, backend, cpus=proxy_cpus)
     res: dict = {"scenario": scn, "candidate": cand.name, "label": cand.label, "threads": cand.threads,
-                 "mode": cand.mode_text(), "placement": "split" if proxy_cpus else "shared"}
+                 "mode": cand.mode_text(), "placement": "split" if proxy_cpus else "shared",
+                 "proxy_cpus_allowed": cpus_allowed(proc.pid)}
     try:
         if scn == "memory":
             res.update(measure_memory(ctx, proc))
@@ -1122,8 +1134,8 @@ def scaling_plan(n: int, threads: int | None) -> dict:
     if t >= 2 and 2 not in seen and t // 2 >= 1:
         variants.append((f"by-group, 2 groups of {t // 2}{'+' if t % 2 else ''}", 2, "by-group"))
     variants.append(("by-thread", 1, "by-thread"))
-    rng = lambda c: ",".join(str(x) for x in c)  # noqa: E731
-    return {"cores": n, "sluice_cpus": rng(s_cpus), "backend_cpus": rng(b_cpus), "client_cpus": rng(c_cpus),
+    return {"cores": n, "sluice_cpus": cpu_list(s_cpus), "backend_cpus": cpu_list(b_cpus),
+            "client_cpus": cpu_list(c_cpus),
             "nbthread": t, "backend_workers": len(b_cpus), "client_threads": len(c_cpus),
             "degenerate": n < 4, "variants": variants}
 

@@ -82,10 +82,31 @@ def test_run_sh_split_placement(tools, tmp_path):
           "--out", str(tmp_path)])
     runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
     assert len(runs) == 1 and "error" not in runs[0] and runs[0]["ops"] > 0, runs
-    split = len(os.sched_getaffinity(0)) > 1
+    cpus = sorted(os.sched_getaffinity(0))
+    split = len(cpus) > 1
     assert runs[0]["placement"] == ("split" if split else "shared"), runs
+    if split:   # the proxy really ran on the first CPU alone
+        assert runs[0]["proxy_cpus_allowed"] == str(cpus[0]), runs
     md = (tmp_path / "results.md").read_text()
     assert ("proxy on CPU" in md) == split and "Placement: split" in md, md[:2000]
+
+
+def test_candidate_order_rotates_each_repetition():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench", BENCH / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    args = bench.parse(["--scenarios", "http-close,tcp-connrate", "--threads", "1",
+                        "--candidates", "sluice,haproxy,nginx"])
+    orders = [[(s, c.name) for s, c in bench.rotated_plan(args, rep)] for rep in (1, 2, 3, 4)]
+    first = [c for s, c in orders[0] if s == "http-close"]
+    assert first == ["sluice", "haproxy", "nginx"]
+    for rep, order in enumerate(orders):
+        for scn in ("http-close", "tcp-connrate"):   # scenarios keep their order, candidates rotate
+            names = [c for s, c in order if s == scn]
+            k = rep % 3
+            assert names == first[k:] + first[:k], (rep, scn, names)
+        assert [s for s, _ in order] == ["http-close"] * 3 + ["tcp-connrate"] * 3
 
 
 def test_scaling_dry_run_and_tiny_run(tools, tmp_path):
