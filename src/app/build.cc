@@ -207,6 +207,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     for (const auto& t : p.logs) s.logs.push_back(to_runtime(t));
     s.tcplog = p.option_tcplog;
     s.dontlognull = p.option_dontlognull;
+    s.cli_keepalive = {p.option_clitcpka, p.clitcpka_cnt, p.clitcpka_idle, p.clitcpka_intvl};
+    s.srv_keepalive = {p.option_srvtcpka, p.srvtcpka_cnt, p.srvtcpka_idle, p.srvtcpka_intvl};
+    s.nolinger = p.option_nolinger;
+    s.smart_connect = p.option_tcp_smart_connect;
     s.timeouts.http_request = p.timeouts.http_request;
     s.timeouts.http_keep_alive = p.timeouts.http_keep_alive;
     s.http = p.mode == config::Mode::kHttp;

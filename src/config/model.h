@@ -184,6 +184,20 @@ struct ProxyConfig {
 
   Timeouts timeouts;
 
+  // TCP socket options. `option clitcpka` applies where the proxy has the frontend capability
+  // (accepted connections), `option srvtcpka` where it has the backend one (server
+  // connections); `option tcpka` sets both, as in HAProxy. Tunings in seconds, 0 = the
+  // system's value.
+  bool option_clitcpka = false;
+  bool option_srvtcpka = false;
+  int clitcpka_cnt = 0, clitcpka_idle = 0, clitcpka_intvl = 0;
+  int srvtcpka_cnt = 0, srvtcpka_idle = 0, srvtcpka_intvl = 0;
+  // `option nolinger`: connections on this proxy's side(s) end with a reset, not a FIN.
+  bool option_nolinger = false;
+  // `option tcp-smart-connect`: the handshake's last ACK rides on the first request bytes. On
+  // by default in sluice (HAProxy: off); `no option tcp-smart-connect` turns it off.
+  bool option_tcp_smart_connect = true;
+
   // Health checks: `option tcp-check` (connect only, the default) or `option httpchk`.
   enum class CheckType { kTcp, kHttp };
   CheckType check_type = CheckType::kTcp;

@@ -251,20 +251,25 @@ constexpr OptionDef kOptions[] = {
     {"httplog", kFe, false, true, "HTTP log format (plain only: `httplog clf` is not supported yet); in TCP mode it warns and falls back to tcplog; ignored in backends"},
     {"accept-unsafe-violations-in-http-request", kFe, true, false, "relax the request parser as HAProxy does (specs/http1.md 1.7); HTTP mode only"},
     {"accept-invalid-http-request", kFe, true, false, "deprecated alias of accept-unsafe-violations-in-http-request (warns)"},
+    {"clitcpka", kFe, true, false, "TCP keep-alive probes (SO_KEEPALIVE) on client connections; tuned by clitcpka-cnt/-idle/-intvl"},
+    {"srvtcpka", kBe, true, false, "TCP keep-alive probes (SO_KEEPALIVE) on server connections; tuned by srvtcpka-cnt/-idle/-intvl"},
+    {"tcpka", kFe | kBe, true, false, "clitcpka and srvtcpka together (each where the proxy has that side)"},
+    {"nolinger", kFe | kBe, true, false, "close this proxy's connections (client side in a frontend, server side in a backend) with a reset instead of a FIN: no FIN_WAIT or TIME_WAIT left, unsent data is dropped"},
+    {"tcp-smart-connect", kBe, true, false, "the handshake's last ACK rides on the first request segment (TCP_DEFER_ACCEPT on the connecting socket) when the request is ready at connect time; on by default in sluice (off in HAProxy), `no option tcp-smart-connect` turns it off"},
 };
 
 constexpr std::string_view kHaproxyOptions[] = {
     "abortonclose", "accept-unsafe-violations-in-http-response", "accept-invalid-http-response",
-    "checkcache", "clitcpka", "contstats", "disable-h2-upgrade", "dontlog-normal",
+    "checkcache", "contstats", "disable-h2-upgrade", "dontlog-normal",
     "external-check", "forwarded", "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
     "http-buffer-request", "http-drop-request-trailers", "http-drop-response-trailers",
     "http-ignore-probes", "http-no-delay", "http-pretend-keepalive",
     "http-restrict-req-hdr-names", "http-use-proxy-header",
     "httpslog", "independent-streams", "ldap-check", "log-health-checks",
-    "log-separate-errors", "logasap", "mysql-check", "nolinger", "originalto", "persist",
+    "log-separate-errors", "logasap", "mysql-check", "originalto", "persist",
     "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "socket-stats", "splice-auto",
-    "splice-request", "splice-response", "spop-check", "srvtcpka", "ssl-hello-chk",
-    "tcp-smart-accept", "tcp-smart-connect", "tcpka", "transparent",
+    "splice-request", "splice-response", "spop-check", "ssl-hello-chk",
+    "tcp-smart-accept", "transparent",
     "idle-close-on-response", "http_proxy",
 };
 
@@ -404,7 +409,59 @@ void kw_option(Parser& p, Line& l) {
     px.option_dontlognull = l.prefix == Prefix::kNone;
   } else if (name == "allbackups") {
     px.option_allbackups = l.prefix == Prefix::kNone;
+  } else if (name == "clitcpka") {
+    px.option_clitcpka = l.prefix == Prefix::kNone;
+  } else if (name == "srvtcpka") {
+    px.option_srvtcpka = l.prefix == Prefix::kNone;
+  } else if (name == "tcpka") {
+    px.option_clitcpka = px.option_srvtcpka = l.prefix == Prefix::kNone;
+  } else if (name == "nolinger") {
+    px.option_nolinger = l.prefix == Prefix::kNone;
+  } else if (name == "tcp-smart-connect") {
+    px.option_tcp_smart_connect = l.prefix != Prefix::kNo;   // `default option` = sluice's default
   }
+}
+
+// `clitcpka-cnt <n>`, `clitcpka-idle <time>`, `clitcpka-intvl <time>` and the srvtcpka-*
+// ones. The capability check (clitcpka-* need a frontend, srvtcpka-* a backend) is the
+// keyword table's. Times are in seconds unless a unit is given. The kernel refuses idle and
+// interval above 32767 s and counts above 127: such values are clamped with a warning (HAProxy
+// passes them on and the setsockopt() fails silently).
+void kw_tcpka(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  const std::string& kw = l.args[0];
+  bool cli = kw.rfind("clitcpka-", 0) == 0;
+  std::string_view what = std::string_view(kw).substr(9);   // cnt, idle, intvl
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{fmt::format("{}'{}' expects an integer value", l.where, kw)};
+  no_extra(l, 2);
+  int limit = what == "cnt" ? 127 : 32767;
+  long long v = 0;
+  if (what == "cnt") {
+    v = strict_int(l, 1, 0, INT_MAX, kw);
+  } else {
+    auto t = parse_time(l.args[1], TimeUnit::kS);
+    if (t.status == TimeValue::Status::kOverflow)
+      throw ConfigError{fmt::format("{}timer overflow in argument '{}' to '{}' (maximum value is "
+                                    "2147483647 ms or ~24.8 days)", l.where, l.args[1], kw)};
+    if (t.status == TimeValue::Status::kUnderflow)
+      throw ConfigError{fmt::format("{}timer underflow in argument '{}' to '{}' (minimum non-null "
+                                    "value is 1 ms)", l.where, l.args[1], kw)};
+    if (t.status != TimeValue::Status::kOk)
+      throw ConfigError{fmt::format("{}unexpected character '{}' in argument to <{}>.", l.where,
+                                    t.bad ? t.bad : ' ', kw)};
+    if (t.trailing) p.warning(time_trailing_warning(t.trailing, l.args[1]));
+    v = t.value;
+  }
+  if (v > limit) {
+    p.warning(fmt::format("{}'{} {}' is above the kernel's limit; {} is used instead.", l.where,
+                          kw, l.args[1], limit));
+    v = limit;
+  }
+  int& field = what == "cnt"    ? (cli ? px.clitcpka_cnt : px.srvtcpka_cnt)
+               : what == "idle" ? (cli ? px.clitcpka_idle : px.srvtcpka_idle)
+                                : (cli ? px.clitcpka_intvl : px.srvtcpka_intvl);
+  field = static_cast<int>(v);
 }
 
 void kw_log(Parser& p, Line& l) { parse_log(p, l, &p.cur_proxy().cfg.logs, false); }
@@ -904,7 +961,13 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"maxconn", kDFL, kFe, kw_maxconn, "<n>: frontend connection limit (0 = global maxconn)"},
     {"backlog", kDFL, kFe, kw_backlog, "<n>: listen backlog"},
     {"retries", kDLB, kBe, kw_retries, "<n>: connection retries (default 3)"},
-    {"option", kDFLB, 0, kw_option, "redispatch [<n>] | tcplog | httplog | dontlognull | allbackups | tcp-check | httpchk [<method>] [<uri>] [<version>] [<host>] | http-keep-alive | http-server-close | httpclose | forwardfor [...] | accept-unsafe-violations-in-http-request (`no option` where negatable)"},
+    {"clitcpka-cnt", kDFL, kFe, kw_tcpka, "<n>: keep-alive probes sent before a silent client connection is dropped (TCP_KEEPCNT, at most 127; 0 = system value); with option clitcpka/tcpka"},
+    {"clitcpka-idle", kDFL, kFe, kw_tcpka, "<time>: idle time before the first keep-alive probe on a client connection (TCP_KEEPIDLE, seconds by default, at most 32767 s)"},
+    {"clitcpka-intvl", kDFL, kFe, kw_tcpka, "<time>: time between keep-alive probes on a client connection (TCP_KEEPINTVL, seconds by default, at most 32767 s)"},
+    {"srvtcpka-cnt", kDLB, kBe, kw_tcpka, "<n>: keep-alive probes sent before a silent server connection is dropped (TCP_KEEPCNT, at most 127; 0 = system value); with option srvtcpka/tcpka"},
+    {"srvtcpka-idle", kDLB, kBe, kw_tcpka, "<time>: idle time before the first keep-alive probe on a server connection (TCP_KEEPIDLE, seconds by default, at most 32767 s)"},
+    {"srvtcpka-intvl", kDLB, kBe, kw_tcpka, "<time>: time between keep-alive probes on a server connection (TCP_KEEPINTVL, seconds by default, at most 32767 s)"},
+    {"option", kDFLB, 0, kw_option, "redispatch [<n>] | tcplog | httplog | dontlognull | allbackups | tcp-check | httpchk [<method>] [<uri>] [<version>] [<host>] | http-keep-alive | http-server-close | httpclose | forwardfor [...] | accept-unsafe-violations-in-http-request | clitcpka | srvtcpka | tcpka | nolinger | tcp-smart-connect (`no option` where negatable)"},
     {"log", kDFLB, 0, kw_log, "global | <target> [len <n>] [format <f>] <facility> [max [min]]; `no log` clears"},
     {"server", kLB, kBe, kw_server, "<name> <addr>[:port] [weight 0..256] [maxconn <n>] [backup] [disabled] [enabled] [slowstart <time>] [check] [inter|fastinter|downinter <time>] [rise|fall <n>] [port <n>] [addr <ip>] [on-marked-down shutdown-sessions]"},
     {"default-server", kDLB, kBe, kw_default_server, "[server options]: defaults for the `server` lines that follow"},

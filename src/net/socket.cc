@@ -92,8 +92,18 @@ base::Result<int> open_listener(const ListenAddress& addr, const ListenOptions& 
   return fd;
 }
 
+void apply_keepalive(int fd, const TcpKeepalive& ka) {
+  if (!ka.on) return;
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  if (ka.count > 0) setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &ka.count, sizeof ka.count);
+  if (ka.idle_s > 0) setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &ka.idle_s, sizeof ka.idle_s);
+  if (ka.interval_s > 0)
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &ka.interval_s, sizeof ka.interval_s);
+}
+
 base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress,
-                                      bool data_follows) {
+                                      const ConnectOptions& options) {
   int fd = socket(to.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     base::Error e = base::Error::from_errno("socket", errno, base::Side::kInternal, false);
@@ -104,7 +114,8 @@ base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress
     // the last segment of each burst.
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (data_follows) setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one);
+    if (options.defer_ack) setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one);
+    apply_keepalive(fd, options.keepalive);
   }
   if (connect(fd, to.sa(), to.len) == 0) {
     *in_progress = false;

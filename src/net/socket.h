@@ -12,6 +12,32 @@ struct ListenOptions {
   bool reuseport = true;   // SO_REUSEPORT on TCP sockets (several shards per address later)
 };
 
+// TCP keep-alive probes on a connected socket (`option clitcpka` / `srvtcpka` / `tcpka` and the
+// `clitcpka-*` / `srvtcpka-*` tunings). Zero leaves the system's value
+// (net.ipv4.tcp_keepalive_time / _intvl / _probes).
+struct TcpKeepalive {
+  bool on = false;
+  int count = 0;        // TCP_KEEPCNT: unanswered probes before the connection is dropped
+  int idle_s = 0;       // TCP_KEEPIDLE: idle seconds before the first probe
+  int interval_s = 0;   // TCP_KEEPINTVL: seconds between probes
+};
+
+// SO_KEEPALIVE and its tunings, when `ka.on`. Not for UNIX sockets. Failures are ignored, as
+// HAProxy does: keep-alive probes are a help, not a condition of the connection.
+void apply_keepalive(int fd, const TcpKeepalive& ka);
+
+// How an outgoing connection is opened.
+struct ConnectOptions {
+  // The caller sends as soon as the connection is up (an HTTP request is ready) and `option
+  // tcp-smart-connect` is on (sluice's default). The kernel then holds the handshake's final
+  // ACK back and lets that first data segment carry it (TCP_DEFER_ACCEPT on a connecting
+  // socket): one packet less per connection, and the server sees its new connection and the
+  // request in one wake-up. Not for a connection that may stay silent (TCP mode without
+  // client bytes yet, a server that speaks first): the ACK would wait for the delayed-ACK timer.
+  bool defer_ack = false;
+  TcpKeepalive keepalive;  // `option srvtcpka`
+};
+
 // Opens, binds and listens. For an inherited `fd@N` the descriptor is checked and made
 // non-blocking. UNIX paths are bound to "<path>.<pid>.tmp" and renamed over <path>, so a
 // running process's socket is replaced atomically (as HAProxy does).
@@ -20,13 +46,8 @@ base::Result<int> open_listener(const ListenAddress& addr, const ListenOptions& 
 // socket(SOCK_NONBLOCK) + connect(). On success *in_progress says whether the connect is
 // still pending (EINPROGRESS): completion is then reported by EPOLLOUT / EPOLLERR.
 // A failure is retryable unless it is a local resource problem.
-// `data_follows`: the caller sends as soon as the connection is up (an HTTP request is ready).
-// The kernel then holds the handshake's final ACK back and lets that first data segment carry
-// it (TCP_DEFER_ACCEPT on a connecting socket): one packet less per connection, and the server
-// sees its new connection and the request in one wake-up. Not for a connection that may stay
-// silent (TCP mode, a server that speaks first): the ACK would wait for the delayed-ACK timer.
 base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress,
-                                      bool data_follows = false);
+                                      const ConnectOptions& options = {});
 
 // Closes a connected socket with a reset (SO_LINGER 0) instead of a FIN. For a connection to a
 // server that sluice closes first while nothing is left to deliver: a FIN would leave the local

@@ -14,6 +14,7 @@
 
 #include <cerrno>
 
+#include "net/socket.h"
 #include "proxy/http_session.h"
 #include "proxy/tcp_session.h"
 #include "proxy/worker.h"
@@ -163,6 +164,8 @@ void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, 
   fc.conn_rate.add(now);
   fc.sess_rate.add(now);
   fc.smax.raise_to(static_cast<uint64_t>(fe.feconn.current()));
+  if (fe.settings.cli_keepalive.on && peer.family() != AF_UNIX)
+    net::apply_keepalive(fd, fe.settings.cli_keepalive);
   Session* s = fe.settings.http ? static_cast<Session*>(new HttpSession(*this, l, fd, peer))
                                 : static_cast<Session*>(new TcpSession(*this, l, fd, peer));
   session_opened(s);

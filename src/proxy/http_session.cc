@@ -863,8 +863,12 @@ void HttpSession::start_connect() {
   w_.be_counters(be_->index).connect.add();
   net::SocketAddress target = srv_->target(net::SocketAddress::ipv4(0, l_.port));
   bool in_progress = false;
-  // The request is sent right after connect() (below): its first segment carries the ACK.
-  auto r = net::connect_nonblocking(target, &in_progress, /*data_follows=*/true);
+  // The request is sent right after connect() (below): its first segment carries the ACK
+  // (option tcp-smart-connect, on by default).
+  net::ConnectOptions opts;
+  opts.defer_ack = be_->settings.smart_connect;
+  opts.keepalive = be_->settings.srv_keepalive;
+  auto r = net::connect_nonblocking(target, &in_progress, opts);
   if (!r.ok()) {
     on_connect_failed(r.error().sys_errno, false);
     return;
@@ -873,6 +877,7 @@ void HttpSession::start_connect() {
   conn->w = &w_;
   conn->fd = *r;
   conn->srv_global = global;
+  conn->nolinger = be_->settings.nolinger;
   conn->owner = this;
   sc_ = conn;
   if (!w_.loop().add(conn->fd, kWatchEvents, conn)) {
@@ -1520,7 +1525,11 @@ void HttpSession::finish(const char* term) {
   w_.loop().timers().cancel(timer_);
   if (cfd_ >= 0) {
     if (c_corked_) shutdown(cfd_, SHUT_WR);
-    close(cfd_);
+    if (fe_.settings.nolinger) {
+      net::close_with_reset(cfd_);   // option nolinger: after the corked bytes went out
+    } else {
+      close(cfd_);
+    }
   }
   cfd_ = -1;
   if (sc_) {

@@ -8,6 +8,7 @@
 #include "lb/algorithm.h"
 #include "lb/server.h"
 #include "net/address.h"
+#include "net/socket.h"
 #include "rules/rules.h"
 
 namespace sluice::proxy {
@@ -109,6 +110,12 @@ struct ProxySettings {
   std::vector<LogTarget> logs;
   bool tcplog = false;
   bool dontlognull = false;
+  // TCP socket options: the frontend's apply to accepted connections, the backend's to server
+  // connections.
+  net::TcpKeepalive cli_keepalive;        // option clitcpka / tcpka, clitcpka-*
+  net::TcpKeepalive srv_keepalive;        // option srvtcpka / tcpka, srvtcpka-*
+  bool nolinger = false;                  // option nolinger: close with a reset
+  bool smart_connect = true;              // option tcp-smart-connect
   bool http = false;                      // mode http
   HttpSettings h;
 };

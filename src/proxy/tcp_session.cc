@@ -179,7 +179,10 @@ void TcpSession::start_connect() {
     early_bytes_ = 0;
   }
   const bool have_data = req_ && !req_->empty();
-  auto r = net::connect_nonblocking(target, &in_progress, have_data);
+  net::ConnectOptions opts;
+  opts.defer_ack = have_data && be_->settings.smart_connect;
+  opts.keepalive = be_->settings.srv_keepalive;
+  auto r = net::connect_nonblocking(target, &in_progress, opts);
   if (!r.ok()) {
     on_connect_failed(r.error().sys_errno, false);
     return;
@@ -473,11 +476,18 @@ void TcpSession::finish(const char* term) {
   last_term_[1] = term[1];
   trace(term);
   w_.loop().timers().cancel(timer_);
-  if (cfd_ >= 0) close(cfd_);
+  if (cfd_ >= 0) {
+    if (fe_.settings.nolinger) {
+      net::close_with_reset(cfd_);   // option nolinger
+    } else {
+      close(cfd_);
+    }
+  }
   if (sfd_ >= 0) {
     // Closed before the server's FIN (an abort, a timeout): a reset, so that the ephemeral port
-    // does not sit in TIME_WAIT (net::close_with_reset). After its FIN a plain close.
-    if (was_established && !s_eof_ && !s_hup_) {
+    // does not sit in TIME_WAIT (net::close_with_reset). After its FIN a plain close, unless
+    // the backend has `option nolinger`.
+    if ((was_established && !s_eof_ && !s_hup_) || (be_ && be_->settings.nolinger)) {
       net::close_with_reset(sfd_);
     } else {
       close(sfd_);

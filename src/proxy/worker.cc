@@ -192,7 +192,7 @@ void Worker::close_server_conn(ServerConn* c) {
     c->pooled = false;
   }
   // Closing also leaves epoll.
-  if (c->reset_on_close) {
+  if (c->reset_on_close || c->nolinger) {
     net::close_with_reset(c->fd);
   } else {
     close(c->fd);

@@ -38,6 +38,7 @@ struct ServerConn : core::IoHandler, core::Deferred {
   // Cleared once the server's FIN (or an error) was seen: until then sluice is the one closing,
   // and it closes with a reset so that no TIME_WAIT holds the ephemeral port (net::close_with_reset).
   bool reset_on_close = true;
+  bool nolinger = false;          // the backend has `option nolinger`: always a reset
   void on_io(uint32_t events) override;
 };
 

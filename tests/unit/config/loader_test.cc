@@ -533,6 +533,59 @@ TEST(Proxy, Options) {
   EXPECT_TRUE(parse("defaults\n  option tcplgo\n").has("parsing [f.cfg:2] : unknown option 'tcplgo'; did you mean 'tcplog' maybe ?"));
 }
 
+TEST(Proxy, TcpSocketOptions) {
+  // Defaults carry the options and tunings; a section can take them back.
+  auto r = parse(std::string("defaults\n") + kTimeouts + "  option tcpka\n  clitcpka-idle 7\n  clitcpka-intvl 3s\n  clitcpka-cnt 4\n"
+                 "  srvtcpka-idle 1m\n  srvtcpka-intvl 1500ms\n  srvtcpka-cnt 0\n  option nolinger\n"
+                 "listen l\n  bind :1\nfrontend f\n  bind :2\n  no option clitcpka\n  no option nolinger\n"
+                 "backend b\n  no option tcpka\n  no option tcp-smart-connect\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(r.r.warnings, 0) << r.all();
+  const auto& l = r.r.model->proxies[0];
+  EXPECT_TRUE(l.option_clitcpka);
+  EXPECT_TRUE(l.option_srvtcpka);
+  EXPECT_EQ(l.clitcpka_idle, 7);
+  EXPECT_EQ(l.clitcpka_intvl, 3);
+  EXPECT_EQ(l.clitcpka_cnt, 4);
+  EXPECT_EQ(l.srvtcpka_idle, 60);
+  EXPECT_EQ(l.srvtcpka_intvl, 2);   // rounded up to whole seconds
+  EXPECT_EQ(l.srvtcpka_cnt, 0);
+  EXPECT_TRUE(l.option_nolinger);
+  EXPECT_TRUE(l.option_tcp_smart_connect);   // sluice's default
+  const auto& f = r.r.model->proxies[1];
+  EXPECT_FALSE(f.option_clitcpka);
+  EXPECT_TRUE(f.option_srvtcpka);
+  EXPECT_FALSE(f.option_nolinger);
+  const auto& b = r.r.model->proxies[2];
+  EXPECT_FALSE(b.option_clitcpka);
+  EXPECT_FALSE(b.option_srvtcpka);
+  EXPECT_FALSE(b.option_tcp_smart_connect);
+  EXPECT_TRUE(parse("backend b\n  no option tcp-smart-connect\n  default option tcp-smart-connect\n")
+                  .r.model->proxies[0].option_tcp_smart_connect);
+
+  // Values the kernel refuses are clamped, with a warning.
+  r = parse("frontend f\n  bind :1\n  clitcpka-idle 1d\n  clitcpka-cnt 500\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(r.r.model->proxies[0].clitcpka_idle, 32767);
+  EXPECT_EQ(r.r.model->proxies[0].clitcpka_cnt, 127);
+  EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'clitcpka-idle 1d' is above the kernel's limit; 32767 is used instead."));
+  EXPECT_TRUE(r.has("parsing [f.cfg:4] : 'clitcpka-cnt 500' is above the kernel's limit; 127 is used instead."));
+
+  // Bad values are errors with the line; the wrong side warns and is ignored.
+  EXPECT_TRUE(parse("defaults\n  clitcpka-idle\n").has("parsing [f.cfg:2] : 'clitcpka-idle' expects an integer value"));
+  EXPECT_TRUE(parse("defaults\n  srvtcpka-intvl 5x\n").has("parsing [f.cfg:2] : unexpected character 'x' in argument to <srvtcpka-intvl>."));
+  EXPECT_TRUE(parse("defaults\n  srvtcpka-cnt -1\n").has("parsing [f.cfg:2] : 'srvtcpka-cnt' value -1 is out of range (0..2147483647)."));
+  EXPECT_TRUE(parse("defaults\n  clitcpka-cnt 3 4\n").has("parsing [f.cfg:2] : 'clitcpka-cnt' cannot handle unexpected argument '4'."));
+  EXPECT_TRUE(parse("defaults\n  option tcpka now\n").contains("cannot handle unexpected argument 'now'"));
+  r = parse("backend b\n  clitcpka-idle 5\n");
+  EXPECT_TRUE(r.has("parsing [f.cfg:2] : 'clitcpka-idle' ignored because backend 'b' has no frontend capability.")) << r.all();
+  EXPECT_EQ(r.r.model->proxies[0].clitcpka_idle, 0);
+  r = parse("frontend f\n  bind :1\n  option srvtcpka\n");
+  EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'option srvtcpka' ignored because frontend 'f' has no backend capability.")) << r.all();
+  // Still refused: the one TCP option sluice does not implement.
+  EXPECT_TRUE(parse("defaults\n  option tcp-smart-accept\n").has("parsing [f.cfg:2] : 'option tcp-smart-accept' is not supported by sluice yet."));
+}
+
 TEST(Proxy, LogGlobal) {
   auto r = parse("global\n  log stdout local0\ndefaults\n  log global\nbackend b\n  log stderr local1\n");
   ASSERT_TRUE(r.r.model);
