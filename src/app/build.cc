@@ -170,6 +170,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       bs.addrs = b.addrs;
       bs.name = b.name;
       bs.maxconn = b.maxconn;
+      bs.id = b.id;
       bs.unix_mode = b.unix_mode;
       // HAProxy's order: bind backlog, frontend backlog, bind maxconn, frontend maxconn, 1024.
       bs.backlog = b.backlog > 0   ? b.backlog

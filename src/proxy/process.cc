@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -69,10 +70,37 @@ base::Result<void> Process::bind_all() {
       p->target = p.get();   // a listen section serves itself
     }
     if (!p->settings.frontend) continue;
-    int next_id = 1;
+    // Listener ids (specs/sharding.md decision 6): a bind line's `id` goes to its first socket
+    // and the next ids to its further sockets, in (address, shard) order; two lines whose
+    // blocks overlap are an error. Lines without an `id` take the lowest ids no line claimed.
+    auto sockets_of = [&](const BindSettings& bs) {
+      int n = 0;
+      for (std::size_t ai = 0; ai < bs.addrs.size(); ++ai)
+        n += ai < bs.shards.size() && !bs.shards[ai].empty() ? static_cast<int>(bs.shards[ai].size()) : 1;
+      return n;
+    };
+    std::map<int, const BindSettings*> claimed;
     for (auto& line : p->bind_lines) {
       const BindSettings& bs = line->settings;
-      if (bs.id > 0) next_id = bs.id;
+      if (bs.id <= 0) continue;
+      int n = sockets_of(bs);
+      for (int id = bs.id; id < bs.id + n; ++id) {
+        auto [it, fresh] = claimed.emplace(id, &bs);
+        if (!fresh) {
+          const BindSettings& other = *it->second;
+          return base::Error::text(fmt::format(
+              "Binding [{}:{}] for {} {}: listener id {} is also given to a socket of the bind "
+              "line at [{}:{}], whose `id {}` numbers its sockets {}..{} (a line's id goes to "
+              "its first socket, the next ids to its other shards).",
+              bs.file, bs.line, p->settings.type, p->settings.name, id, other.file, other.line,
+              other.id, other.id, other.id + sockets_of(other) - 1));
+        }
+      }
+    }
+    int auto_id = 1;
+    for (auto& line : p->bind_lines) {
+      const BindSettings& bs = line->settings;
+      int next_id = bs.id;
       for (std::size_t ai = 0; ai < bs.addrs.size(); ++ai) {
         const auto& a = bs.addrs[ai];
         std::vector<std::vector<int>> shards;
@@ -100,7 +128,12 @@ base::Result<void> Process::bind_all() {
           l->proxy = p.get();
           l->line = line.get();
           l->addr = a;
-          l->id = next_id++;
+          if (bs.id > 0) {
+            l->id = next_id++;
+          } else {
+            while (claimed.count(auto_id)) ++auto_id;
+            l->id = auto_id++;
+          }
           l->shard = static_cast<int>(si);
           l->shard_count = static_cast<int>(shards.size());
           l->fell_back = fell_back;

@@ -179,3 +179,29 @@ def test_bind_name_labels_its_sockets(cfg, sluice, short_tmp):
     rows = listeners(sock)
     assert [r[9] for r in rows] == ["web", "web"], rows
     assert [r[10] for r in rows] == ["OPEN", "OPEN"], rows
+
+
+def test_bind_id_numbers_the_lines_sockets_and_collisions_are_refused(cfg, sluice, short_tmp):
+    # Decision 6 / case 31: a line's `id` goes to its first socket, its other shards take the
+    # next ids; lines without an id take the lowest ids nobody claimed.
+    p1, p2, p3, sock = free_port(), free_port(), free_port(), short_tmp / "s.sock"
+    text = conf("    nbthread 4",
+                f"    bind 127.0.0.1:{p1} shards by-thread id 10\n"
+                f"    bind 127.0.0.1:{p2} id 20\n"
+                f"    bind 127.0.0.1:{p3} shards 2", sock)
+    sluice(cfg(text), wait_ports=[p1, p2, p3], wait_unix=[sock])
+    names = {r[1]: [] for r in listeners(sock)}
+    for r in listeners(sock):
+        names[r[1]].append(r[9])
+    assert names == {f"127.0.0.1:{p1}": ["sock-10", "sock-11", "sock-12", "sock-13"],
+                     f"127.0.0.1:{p2}": ["sock-20"],
+                     f"127.0.0.1:{p3}": ["sock-1", "sock-2"]}, names
+
+    # The second line's id 12 falls inside the first line's block (10..13): refused at start.
+    bad = cfg(conf("    nbthread 4",
+                   f"    bind 127.0.0.1:{free_port()} shards by-thread id 10\n"
+                   f"    bind 127.0.0.1:{free_port()} id 12"), "bad.cfg")
+    rc, _, err = run_sluice(["-f", str(bad)])
+    assert rc != 0
+    assert "listener id 12 is also given to a socket of the bind line at" in err, err
+    assert f"[{bad}:" in err, err
