@@ -207,14 +207,16 @@ ParseError split_fields(std::string_view head, const Limits& limits, Relax& rela
 }
 
 // Transfer-Encoding must be exactly one final `chunked` (2.2).
-ParseError check_te(const std::vector<std::string_view>& te, bool request) {
+ParseError check_te(const std::vector<std::string_view>& te) {
   for (std::size_t i = 0; i < te.size(); ++i) {
     if (te[i].empty()) return ParseError::kBadTransferEncoding;
     if (iequals(te[i], "chunked") && i + 1 != te.size()) return ParseError::kBadTransferEncoding;
   }
   if (te.empty() || !iequals(te.back(), "chunked")) return ParseError::kBadTransferEncoding;
-  // A response may say `gzip, chunked`: the coding is the origin's business, chunked frames it.
-  if (request && te.size() > 1) return ParseError::kUnsupportedCoding;
+  // Only chunked is decoded, and the forwarded message says just `chunked`: passing on any other
+  // coding would hand the peer coded bytes with nothing naming the coding. HAProxy refuses it
+  // both ways (422 for a request; for a response every parse error is a 502).
+  if (te.size() > 1) return ParseError::kUnsupportedCoding;
   return ParseError::kNone;
 }
 
@@ -639,7 +641,7 @@ ParseStatus RequestParser::parse(std::string_view buf) {
 
   // Framing (2.1-2.4).
   if (head_.has_transfer_encoding) {
-    if (auto e = check_te(st.te, true); e != ParseError::kNone) return fail(e);
+    if (auto e = check_te(st.te); e != ParseError::kNone) return fail(e);
   }
   if (head_.has_transfer_encoding && head_.has_content_length) return fail(ParseError::kTeAndCl);
   if (head_.method_id == Method::kConnect &&
@@ -722,7 +724,7 @@ ParseStatus ResponseParser::parse(std::string_view buf) {
   }
 
   if (head_.has_transfer_encoding) {
-    if (auto e = check_te(st.te, false); e != ParseError::kNone) return fail(e);
+    if (auto e = check_te(st.te); e != ParseError::kNone) return fail(e);
   }
   head_.te_and_cl = head_.has_transfer_encoding && head_.has_content_length;
   if (request_method_ == Method::kHead || code < 200 || code == 204 || code == 304) {

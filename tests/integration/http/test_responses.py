@@ -56,6 +56,12 @@ def test_v75_response_with_te_and_cl(proxy):
     ("nul", b"HTTP/1.1 200 OK\r\nX-A: 1\x002\r\nContent-Length: 2\r\n\r\nok"),
     ("status-2000", b"HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\nok"),
     ("te-gzip", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nok"),
+    ("te-gzip-chunked", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+     b"5\r\nGZIP!\r\n0\r\n\r\n"),
+    ("te-identity-chunked", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity, chunked\r\n\r\n"
+     b"2\r\nok\r\n0\r\n\r\n"),
+    ("te-two-fields", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n"
+     b"\r\n2\r\nok\r\n0\r\n\r\n"),
     ("bad-name", b"HTTP/1.1 200 OK\r\nX A: 1\r\nContent-Length: 2\r\n\r\nok"),
     ("bad-cl", b"HTTP/1.1 200 OK\r\nContent-Length: 2x\r\n\r\nok"),
     ("101-without-upgrade", b"HTTP/1.1 101 Switching Protocols\r\n\r\n"),
