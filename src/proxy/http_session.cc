@@ -465,8 +465,10 @@ bool HttpSession::write_client() {
   const bool last = phase_ == Phase::kClosing ||
                     (phase_ == Phase::kExchange && req_done_ && res_done_ &&
                      (client_close_ || soft_stop_ || c_eof_));
+  const std::size_t from = to_cli_off_;
   ssize_t n = write_some(cfd_, to_cli_, to_cli_off_, c_wr_, last);
   if (n > 0 && last) c_corked_ = true;
+  if (n > 0 && from + static_cast<std::size_t>(n) > res_head_at_) res_head_unsent_ = false;
   if (n > 0) {
     c_last_ms_ = w_.loop().now_ms();
     return true;
@@ -1090,6 +1092,8 @@ bool HttpSession::parse_response() {
       edit.headers.push_back({"connection", "close"});
     }
   }
+  res_head_at_ = to_cli_.size();
+  res_head_unsent_ = true;
   http::append_response_head(rh, edit.headers, to_cli_);
   consume(sin_, tx_->res_parser.consumed());
   count_status(rh.status);
@@ -1115,6 +1119,14 @@ bool HttpSession::response_body() {
   BodyStep step = move_body(res_body_, res_left_, tx_->res_chunks, res_trailers_, sin_, to_cli_,
                             to_cli_off_, res_done_);
   if (step == BodyStep::kBadChunk) {
+    if (res_head_unsent_) {
+      // Nothing of this response reached the client (head and bad chunk came in one read):
+      // take it back and answer a 502 as for a bad head; the interim responses before it stay.
+      to_cli_.resize(res_head_at_);
+      res_head_unsent_ = false;
+      server_error(502, "PH");
+      return true;
+    }
     w_.be_counters(be_->index).eresp.add();
     w_.srv_counters(be_->server_base + srv_->index()).eresp.add();
     finish("PD");
@@ -1266,7 +1278,7 @@ void HttpSession::end_transaction() {
   status_ = -1;
   term_[0] = term_[1] = '-';
   bytes_out_ = 0;
-  req_done_ = res_done_ = res_head_done_ = res_head_sent_ = false;
+  req_done_ = res_done_ = res_head_done_ = res_head_sent_ = res_head_unsent_ = false;
   logged_ = false;
   server_close_ = client_close_ = false;
   reused_conn_ = false;

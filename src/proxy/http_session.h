@@ -140,8 +140,13 @@ class HttpSession : public Session {
   http::BodyKind res_body_ = http::BodyKind::kNone;
   uint64_t req_left_ = 0, res_left_ = 0;
   bool req_done_ = false;          // the whole request was read from the client
+  std::size_t req_skip_ = 0;       // body bytes after the head passed over with a local answer
   bool res_head_done_ = false;     // the final response head was parsed (or generated)
   bool res_head_sent_ = false;     // response bytes were queued to the client: no error page now
+  // The final response head sits in to_cli_ from res_head_at_ on and no byte of it was written
+  // yet: a body error found now can still become a 502 (specs/http1.md 2.5).
+  bool res_head_unsent_ = false;
+  std::size_t res_head_at_ = 0;
   bool logged_ = false;            // this transaction's log line was emitted (or suppressed)
   bool quiet_ = false;             // close without a log line (silent keep-alive close)
   bool in_pump_ = false;           // pump() is running (state changes inside it need no pump)

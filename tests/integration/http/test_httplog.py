@@ -138,6 +138,17 @@ def test_httplog_502_invalid_response(cfg, sluice, origin, udp_log):
     assert (f["ST"], f["B"], f["tsc"]) == ("502", "0", "PH--"), line
 
 
+def test_httplog_502_bad_chunk_before_anything_sent(cfg, sluice, origin, udp_log):
+    # 2.5: the head never reached the client, so the line says 502, not the server's 200
+    port, _ = _start(sluice, cfg, udp_log, origin.port)
+    origin.script("/badsize", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+    with Conn(port) as c:
+        c.send(b"GET /badsize HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().raw == error_page(502)
+    f, line = _line(udp_log, "/badsize")
+    assert (f["ST"], f["B"], f["tsc"]) == ("502", "0", "PH--"), line
+
+
 def test_httplog_502_server_closed(cfg, sluice, origin, udp_log):
     port, _ = _start(sluice, cfg, udp_log, origin.port)
     with Conn(port) as c:

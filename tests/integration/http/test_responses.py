@@ -80,6 +80,25 @@ def test_v76_invalid_response_is_502_and_client_stays(proxy, name, raw):
     assert origin.paths() == [f"/r/{name}", "/"]
 
 
+@pytest.mark.parametrize("name,body", [
+    ("bad-size", b"zz\r\n"),
+    ("huge-size", b"10000000000000\r\nab"),
+    ("101-trailers", b"2\r\nok\r\n0\r\n" + b"".join(b"X-T%d: %d\r\n" % (i, i) for i in range(101))
+     + b"\r\n"),
+])
+def test_body_error_with_head_unsent_is_502_and_client_stays(proxy, name, body):
+    # 2.5, 1.5: the head and the bad chunk come in one segment, so nothing was sent to the
+    # client yet: a 502 as for a bad head (2.6), logged as such, client connection kept
+    port, origin = proxy
+    origin.script(f"/b/{name}", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + body)
+    with Conn(port) as c:
+        _get(c, f"/b/{name}")
+        r = c.response()
+        assert r.raw == error_page(502), r
+        _get(c, "/")
+        assert c.response().status == 200
+
+
 def test_v76_garbage_status_line_is_502(proxy):
     port, origin = proxy
     with Conn(port) as c:
