@@ -576,6 +576,7 @@ void HttpSession::begin_transaction() {
   req_left_ = head.content_length;
   tx_->req_chunks.reset();
   req_done_ = req_body_ == http::BodyKind::kNone;
+  req_skip_ = 0;
   req_sent_ = 0;
 
   rules::HeadEdit& edit = fresh_edit(tx_->req_edit, head.headers);
@@ -604,10 +605,39 @@ void HttpSession::begin_transaction() {
     have_req_copy_ = true;
   }
   // The head's views die here: everything needed was copied.
-  consume(cin_, tx_->req_parser.consumed());
+  consume(cin_, tx_->req_parser.consumed() + req_skip_);
   tx_->req_parser.reset();
   if (!forward) return;
   connect_server();
+}
+
+// Called with the request head still in cin_. A body that already arrived whole is passed over,
+// so that the answer leaves the connection usable for the next pipelined request; one still on
+// its way is not waited for, and the connection closes after the answer as before.
+void HttpSession::skip_buffered_body() {
+  if (req_done_) return;
+  std::string_view body = view_of(cin_).substr(tx_->req_parser.consumed());
+  if (req_body_ == http::BodyKind::kContentLength) {
+    if (body.size() < req_left_) return;
+    req_skip_ = static_cast<std::size_t>(req_left_);
+  } else if (req_body_ == http::BodyKind::kChunked) {
+    // A scratch decoder: nothing is consumed unless the whole body is there and well formed.
+    http::ChunkedDecoder dec = tx_->req_chunks;
+    dec.reset();
+    std::size_t pos = 0;
+    for (;;) {
+      http::ChunkEvent ev = dec.next(body.substr(pos));
+      using K = http::ChunkEvent::Kind;
+      if (ev.kind == K::kError || ev.kind == K::kNeedMore) return;
+      pos += ev.consumed;
+      if (ev.kind == K::kDone) break;
+    }
+    req_skip_ = pos;
+  } else {
+    return;
+  }
+  req_left_ = 0;
+  req_done_ = true;
 }
 
 // Frontend rules, backend choice, backend rules. False when the request was answered locally.
@@ -619,6 +649,7 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
   };
   auto answer = [&](const rules::Verdict& v, Proxy& px) {
     auto& pc = (&px == &fe_) ? w_.fe_counters(fe_.index) : w_.be_counters(px.index);
+    if (v.kind != rules::Verdict::Kind::kContinue) skip_buffered_body();
     switch (v.kind) {
       case rules::Verdict::Kind::kContinue:
         return false;

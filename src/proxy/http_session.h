@@ -71,6 +71,8 @@ class HttpSession : public Session {
   void reject_request(int status, const char* term);
 
   // Routing and the server connection.
+  // A local answer keeps the connection only after the whole request (specs/http1.md 3.5).
+  void skip_buffered_body();
   bool route(rules::HeadEdit& edit, rules::RequestView& view);
   void build_server_head(rules::HeadEdit& edit, rules::RequestView& view);
   void connect_server();

@@ -110,6 +110,35 @@ def test_deny_default_403_keeps_connection(cfg, sluice, origin):
     assert [r.path for r in origin.requests()] == ["/ok"]
 
 
+@pytest.mark.parametrize("body", [
+    pytest.param(b"Content-Length: 5\r\n\r\nhello", id="content-length"),
+    pytest.param(b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-T: 1\r\n\r\n",
+                 id="chunked"),
+])
+def test_deny_with_whole_body_keeps_connection(cfg, sluice, origin, body):
+    # 3.5: the body arrived with the head, so the request was fully read: the pipelined request
+    # behind it is served on the same connection
+    port = _start(sluice, cfg, origin, fe="http-request deny if { path_beg /deny }")
+    with Conn(port) as c:
+        c.send(b"POST /deny HTTP/1.1\r\nHost: a\r\n" + body +
+               b"GET /after HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().raw == error_page(403)
+        r = c.response()
+        assert r.status == 200 and r.header("connection") is None, r
+        assert c.still_open(0.2)
+    assert [r.path for r in origin.requests()] == ["/after"]
+
+
+def test_deny_with_body_still_arriving_closes(cfg, sluice, origin):
+    # the body is not waited for: the connection cannot carry another request
+    port = _start(sluice, cfg, origin, fe="http-request deny")
+    with Conn(port) as c:
+        c.send(b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhel")
+        r = c.response()
+        assert r.status == 403 and r.header("connection") == "close", r
+        assert c.closed_within(3)
+
+
 @pytest.mark.parametrize("code", [400, 429, 500, 503])
 def test_deny_status(cfg, sluice, origin, code):
     port = _start(sluice, cfg, origin, fe=f"http-request deny deny_status {code}")
