@@ -1405,7 +1405,9 @@ uint64_t HttpSession::deadline() const {
       if (first_request_) {
         if (http_req) consider(t_idle_ms_ + http_req);
       } else if (t_first_byte_ms_) {
-        if (http_req) consider(t_first_byte_ms_ + http_req);
+        // Counted from the end of the previous response, not from this request's first byte
+        // (3.4): a slow client gets no more than http-request for its whole head.
+        if (http_req) consider(t_idle_ms_ + http_req);
       } else {
         uint32_t ka = fto.http_keep_alive ? fto.http_keep_alive : http_req;
         if (ka) consider(t_idle_ms_ + ka);

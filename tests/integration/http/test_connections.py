@@ -252,6 +252,21 @@ def test_timeout_http_request_silent_close_between_requests(cfg, sluice, origin)
         assert c.closed_within(3.5)
 
 
+def test_timeout_http_request_counts_from_end_of_previous_response(cfg, sluice, origin):
+    # 3.4: on a keep-alive connection http-request runs from the end of the previous response,
+    # not from the next request's first byte
+    port = _start(sluice, cfg, origin,
+                  defaults="timeout http-request 1s\ntimeout http-keep-alive 5s")
+    with Conn(port) as c:
+        assert _get(c).status == 200
+        t0 = time.monotonic()
+        time.sleep(0.7)
+        c.send(b"GET /2 HT")
+        assert c.read_to_eof(4) == error_page(408)
+        elapsed = time.monotonic() - t0
+        assert elapsed < 1.5, f"408 after {elapsed:.2f}s: timer started at the first byte"
+
+
 def test_crlf_while_idle_is_not_a_request(cfg, sluice, origin):
     # 3.4: CR/LF received while idle do not count as a request; keep-alive still expires
     port = _start(sluice, cfg, origin, defaults="timeout http-keep-alive 300ms")
