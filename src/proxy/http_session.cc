@@ -154,7 +154,9 @@ BodyStep move_body(http::BodyKind kind, uint64_t& left, http::ChunkedDecoder& ch
         out.append(ev.data);
         out += "\r\n";
       } else if (ev.kind == K::kTrailer) {
-        trailers.append(ev.trailer.name);
+        // Trailer names are lower-cased like head names, in both directions (1.3, 4.3).
+        for (char c : ev.trailer.name)
+          trailers += c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
         trailers += ": ";
         trailers.append(ev.trailer.value);
         trailers += "\r\n";

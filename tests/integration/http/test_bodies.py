@@ -121,6 +121,17 @@ def test_chunked_body_split_points(cfg, sluice, origin, parts):
     assert req.body == (b"helloabc" if b"abc" in b"".join(parts) else b"hello"), req.raw
 
 
+def test_request_trailer_names_lower_cased(cfg, sluice, origin):
+    # 1.3, 4.3: trailer names are forwarded lower-cased like head names
+    port, _ = _start(sluice, cfg, origin)
+    with Conn(port) as c:
+        c.send(b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+               b"3\r\nabc\r\n0\r\nX-Req-Trailer: 1\r\n\r\n")
+        assert c.response().status == 200
+    req = origin.wait_requests(1)[0]
+    assert req.trailers == [("x-req-trailer", "1")], req.raw
+
+
 def test_chunked_request_split_across_writes(cfg, sluice, origin):
     port, _ = _start(sluice, cfg, origin)
     with Conn(port) as c:
