@@ -487,6 +487,14 @@ bool HttpSession::write_client() {
 
 bool HttpSession::parse_request() {
   std::string_view in = view_of(cin_);
+  if (std::size_t blank = std::min(in.find_first_not_of("\r\n"), in.size()); blank > 0) {
+    // CR/LF before a request line are skipped in any number (1.1): dropped here so that they
+    // never fill the buffer and turn into a 431. The parser may have scanned them: it starts
+    // over on what is left, which begins with the request line.
+    consume(cin_, blank);
+    if (tx_) tx_->req_parser.reset();
+    in = view_of(cin_);
+  }
   if (in.empty()) {
     if (c_eof_) {
       // Closed between requests: silent after a keep-alive response; on a fresh connection

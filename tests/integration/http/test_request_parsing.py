@@ -174,6 +174,14 @@ def test_header_block_limit_is_15360_wire_bytes(proxy):
     assert_nothing_reached(origin, port)
 
 
+def test_leading_crlf_does_not_count_toward_head_limit(proxy):
+    # 1.1: CR/LF before the request line are skipped in any number, so 20000 of them are no 431
+    port, origin = proxy
+    r = request(port, b"\r\n" * 10000 + b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+    assert r.status == 200, r
+    assert origin.wait_requests(1)[0].head == b"GET / HTTP/1.1\r\nhost: a\r\n\r\n"
+
+
 def test_100_fields_accepted(proxy):
     port, origin = proxy
     raw = (b"GET / HTTP/1.1\r\nHost: a\r\n"
