@@ -470,7 +470,10 @@ bool HttpSession::write_client() {
   const std::size_t from = to_cli_off_;
   ssize_t n = write_some(cfd_, to_cli_, to_cli_off_, c_wr_, last);
   if (n > 0 && last) c_corked_ = true;
-  if (n > 0 && from + static_cast<std::size_t>(n) > res_head_at_) res_head_unsent_ = false;
+  if (n > 0 && res_head_unsent_ && from + static_cast<std::size_t>(n) > res_head_at_) {
+    res_head_unsent_ = false;
+    count_response_status();
+  }
   if (n > 0) {
     c_last_ms_ = w_.loop().now_ms();
     return true;
@@ -1137,7 +1140,9 @@ bool HttpSession::parse_response() {
   res_head_unsent_ = true;
   http::append_response_head(rh, edit.headers, to_cli_);
   consume(sin_, tx_->res_parser.consumed());
-  count_status(rh.status);
+  // Counted when a byte of the head leaves (or the transaction ends): until then a body error
+  // can still turn it into a 502, which must not count as this status too.
+  res_uncounted_ = rh.status;
   res_head_done_ = true;
   res_head_sent_ = true;
   res_body_ = rh.body;
@@ -1165,6 +1170,7 @@ bool HttpSession::response_body() {
       // take it back and answer a 502 as for a bad head; the interim responses before it stay.
       to_cli_.resize(res_head_at_);
       res_head_unsent_ = false;
+      res_uncounted_ = 0;
       server_error(502, "PH");
       return true;
     }
@@ -1193,6 +1199,12 @@ bool HttpSession::response_body() {
     sin_ = nullptr;
   }
   return progress;
+}
+
+void HttpSession::count_response_status() {
+  if (res_uncounted_ == 0) return;
+  count_status(res_uncounted_);
+  res_uncounted_ = 0;
 }
 
 void HttpSession::count_status(int status) {
@@ -1291,6 +1303,7 @@ void HttpSession::detach_server(bool reusable) {
 }
 
 void HttpSession::end_transaction() {
+  count_response_status();
   log_transaction();
   detach_server(!server_close_);
   if (srv_) {
@@ -1557,6 +1570,7 @@ void HttpSession::close_now() {
 void HttpSession::finish(const char* term) {
   if (phase_ == Phase::kClosed) return;
   leave_queue();
+  count_response_status();
   if (term_[0] == '-' && term[0] != '-') {
     term_[0] = term[0];
     term_[1] = term[1];

@@ -104,6 +104,7 @@ class HttpSession : public Session {
   void close_now();
   void log_transaction();
   void count_status(int status);
+  void count_response_status();    // the final response's status, once (res_uncounted_)
   const HttpSettings& be_http() const;
 
   Worker& w_;
@@ -149,6 +150,7 @@ class HttpSession : public Session {
   // yet: a body error found now can still become a 502 (specs/http1.md 2.5).
   bool res_head_unsent_ = false;
   std::size_t res_head_at_ = 0;
+  int res_uncounted_ = 0;          // final status parsed, not yet in the hrsp counters (0: none)
   bool logged_ = false;            // this transaction's log line was emitted (or suppressed)
   bool quiet_ = false;             // close without a log line (silent keep-alive close)
   bool in_pump_ = false;           // pump() is running (state changes inside it need no pump)

@@ -52,3 +52,22 @@ def test_nginx_backend_keep_alive_with_curl(cfg, sluice, tmp_path):
         assert post.returncode == 0 and post.stdout == b"hello\n", post
     finally:
         ngx.stop()
+
+
+def test_response_taken_back_for_a_502_counts_once(cfg, sluice, origin, short_tmp):
+    # A 200 head and a bad chunk in one segment: the client gets a 502 (specs/http1.md 2.5),
+    # and the counters say 502 only, not also the 200 that never reached the client.
+    sock = short_tmp / "stats.sock"
+    port = free_port()
+    sluice(cfg(config(port, origin.port, glob=f"stats socket {sock} level admin")),
+           wait_ports=[port], wait_unix=[sock])
+    origin.script("/bad", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+    with Conn(port) as c:
+        c.send(b"GET /bad HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().status == 502
+        c.send(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().status == 200
+    rows = parse_show_stat(cli(str(sock), "show stat"))[1]
+    for name, row in (("fe", stat_row(rows, "fe", "FRONTEND")), ("be", stat_row(rows, "be", "BACKEND"))):
+        got = {k: stat_int(row, k) for k in ("hrsp_2xx", "hrsp_5xx")}
+        assert got == {"hrsp_2xx": 1, "hrsp_5xx": 1}, (name, got)
