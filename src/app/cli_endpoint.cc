@@ -1,6 +1,8 @@
 #include "app/cli_endpoint.h"
 
+#include <linux/sockios.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,13 +18,19 @@ namespace sluice::app {
 
 namespace {
 
+// Output a connection may hold unsent before its session stops running commands (spec 1.3:
+// HAProxy parses the next command only when its output buffer has room). One answer can go
+// past it; a client that sends commands and never reads then costs this much, not more.
+constexpr std::size_t kOutputBound = 64 * 1024;
+
 // One CLI client. Worker-local (the first worker).
 class CliConnection : public core::IoHandler, public core::Deferred, public core::TimerHandler {
  public:
   CliConnection(proxy::Worker& w, proxy::Process::SpecialListener& l, int fd, config::CliLevel level,
-                const stats::StatsSource& stats, stats::ServerControl* control, uint32_t idle_ms)
-      : w_(w), l_(l), fd_(fd), session_(level, &stats, w.id() + 1, control), idle_ms_(idle_ms),
-        timer_(this) {}
+                const stats::StatsSource& stats, stats::ServerControl* control, uint32_t idle_ms,
+                std::size_t max_line)
+      : w_(w), l_(l), fd_(fd), session_(level, &stats, w.id() + 1, control, max_line),
+        idle_ms_(idle_ms), timer_(this) {}
 
   ~CliConnection() override {
     if (fd_ >= 0) close(fd_);
@@ -44,17 +52,73 @@ class CliConnection : public core::IoHandler, public core::Deferred, public core
   }
 
   void on_timer(core::Timer&) override {
+    if (closed_) return;
+    // The client may be reading what the kernel holds for it while sluice has nothing it can
+    // send (a unix socket reports writable again only once most of its queue has drained):
+    // that is progress too, seen as a shorter kernel send queue.
+    if (kernel_queue() < queue_at_arm_) {
+      rearm();
+      return;
+    }
     // `stats timeout` (or `set timeout cli`): an idle CLI connection is closed silently.
-    if (!closed_) finish();
+    finish();
   }
 
  private:
+  std::size_t unsent() const { return out_.size() - out_off_; }
+
   void run() {
+    for (;;) {
+      if (!parse_and_read()) return;
+      bool sent = false;
+      while (unsent() > 0 && write_ready_) {
+        ssize_t n = send(fd_, out_.data() + out_off_, unsent(), MSG_NOSIGNAL);
+        if (n > 0) {
+          // Sent bytes are skipped, not erased: erasing the head of a large answer after each
+          // send would copy the rest every time (quadratic).
+          out_off_ += static_cast<std::size_t>(n);
+          sent = true;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+          write_ready_ = false;
+        } else if (n < 0 && errno != EINTR) {
+          finish();
+          return;
+        }
+      }
+      if (out_off_ == out_.size()) {
+        out_.clear();
+        out_off_ = 0;
+      } else if (out_off_ >= kOutputBound && out_off_ * 2 >= out_.size()) {
+        // Reclaim the sent head once it is most of the buffer: each byte moves at most once.
+        out_.erase(0, out_off_);
+        out_off_ = 0;
+      }
+      // `stats timeout` is an idle timeout (spec 1.1): a client that reads a large answer
+      // slowly is making progress and must get all of it.
+      if (sent) rearm();
+      // Sending made room: commands waiting for it, or unread input, can go on.
+      if (!sent || unsent() >= kOutputBound || !keep_open_ ||
+          !(session_.blocked() || (read_ready_ && !peer_done_)))
+        break;
+    }
+    // Commands still waiting for output room are answered even after the client half-closed.
+    if (unsent() == 0 && (!keep_open_ || (peer_done_ && !session_.blocked()))) finish();
+  }
+
+  // Runs waiting commands and reads input while the unsent output is under kOutputBound.
+  // False if the connection was closed.
+  bool parse_and_read() {
     char buf[4096];
-    while (read_ready_ && !peer_done_ && keep_open_) {
+    while (keep_open_ && unsent() < kOutputBound) {
+      if (session_.blocked()) {
+        keep_open_ = session_.feed({}, &out_, out_off_ + kOutputBound);
+        continue;
+      }
+      if (!read_ready_ || peer_done_) break;
       ssize_t n = recv(fd_, buf, sizeof buf, 0);
       if (n > 0) {
-        keep_open_ = session_.feed(std::string_view(buf, static_cast<std::size_t>(n)), &out_);
+        keep_open_ = session_.feed(std::string_view(buf, static_cast<std::size_t>(n)), &out_,
+                                   out_off_ + kOutputBound);
         rearm();
       } else if (n == 0) {
         // The client half-closed: a command without LF is never run (HAProxy does the same).
@@ -63,24 +127,21 @@ class CliConnection : public core::IoHandler, public core::Deferred, public core
         read_ready_ = false;
       } else if (errno != EINTR) {
         finish();
-        return;
+        return false;
       }
     }
-    while (!out_.empty() && write_ready_) {
-      ssize_t n = send(fd_, out_.data(), out_.size(), MSG_NOSIGNAL);
-      if (n > 0) {
-        out_.erase(0, static_cast<std::size_t>(n));
-      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        write_ready_ = false;
-      } else if (n < 0 && errno != EINTR) {
-        finish();
-        return;
-      }
-    }
-    if (out_.empty() && (!keep_open_ || peer_done_)) finish();
+    return true;
+  }
+
+  // Bytes sent but not yet read (unix) or acknowledged (TCP) by the client.
+  std::size_t kernel_queue() const {
+    int q = 0;
+    if (ioctl(fd_, SIOCOUTQ, &q) != 0 || q < 0) return 0;
+    return static_cast<std::size_t>(q);
   }
 
   void rearm() {
+    queue_at_arm_ = kernel_queue();
     uint32_t ms = session_.idle_timeout_ms(idle_ms_);
     if (ms) w_.loop().timers().arm(timer_, w_.loop().now_ms() + ms);
   }
@@ -101,6 +162,8 @@ class CliConnection : public core::IoHandler, public core::Deferred, public core
   uint32_t idle_ms_;
   core::Timer timer_;
   std::string out_;
+  std::size_t out_off_ = 0;    // bytes of out_ already sent
+  std::size_t queue_at_arm_ = 0;   // kernel_queue() when the idle timer was last armed
   bool read_ready_ = false;
   bool write_ready_ = true;
   bool peer_done_ = false;
@@ -127,11 +190,12 @@ base::Result<void> open_stats_sockets(const config::GlobalConfig& global, proxy:
     }
     config::CliLevel level = s.level;
     uint32_t idle = global.stats_timeout_ms;
+    std::size_t max_line = static_cast<std::size_t>(global.tune_bufsize);
     const stats::StatsSource* src = &stats;
     process.add_special_listener(
         *fd, global.stats_maxconn,
-        [level, idle, src, control](proxy::Worker& w, proxy::Process::SpecialListener& l, int cfd) {
-          auto* c = new CliConnection(w, l, cfd, level, *src, control, idle);
+        [level, idle, src, control, max_line](proxy::Worker& w, proxy::Process::SpecialListener& l, int cfd) {
+          auto* c = new CliConnection(w, l, cfd, level, *src, control, idle, max_line);
           w.special_opened(c);
           c->start();
         });

@@ -68,7 +68,8 @@ void register_command(Command command);
 const std::vector<Command>& commands();
 
 // Byte limits of the protocol. A command line (with its LF) must fit in one buffer, as in
-// HAProxy with the default tune.bufsize; a payload is capped like tune.cli.max-payload-size.
+// HAProxy with tune.bufsize (kMaxLineBytes is its default; CliSession takes the configured
+// one); a payload is capped like tune.cli.max-payload-size.
 inline constexpr std::size_t kMaxLineBytes = 16384;
 inline constexpr std::size_t kMaxPayloadBytes = 128 * 1024;
 inline constexpr std::size_t kMaxWords = 64;
@@ -77,15 +78,23 @@ inline constexpr std::size_t kMaxPayloadPattern = 64;
 class CliSession {
  public:
   // `stats` and `control` (may be null) must outlive the session. Worker-local.
+  // `max_line` is tune.bufsize: the longest command line, its LF included.
   CliSession(Level level, const stats::StatsSource* stats, int thread,
-             stats::ServerControl* control = nullptr);
+             stats::ServerControl* control = nullptr, std::size_t max_line = kMaxLineBytes);
 
   // Feeds received bytes; appends what must be sent to *out. Returns false when the
   // connection must be closed once *out has been sent (non-interactive mode, quit, errors);
   // later calls then return false and produce nothing. Bytes without a final LF wait in the
   // session: when the client closes its write side, the runtime just drops them (a command
-  // runs only after its LF). Worker-local.
-  bool feed(std::string_view bytes, std::string* out);
+  // runs only after its LF).
+  // Output backpressure (spec 1.3; HAProxy parses the next command only when its output
+  // buffer has room): no further command starts once out->size() reaches `out_limit`. The
+  // remaining complete lines wait in the session (blocked() is then true) until the runtime,
+  // having sent enough, calls feed() again, with no new bytes if it likes. Worker-local.
+  bool feed(std::string_view bytes, std::string* out, std::size_t out_limit = SIZE_MAX);
+  // Complete lines wait for output room: the runtime must not read more input (that would
+  // only pile up here) and must call feed() again once the output has drained. Worker-local.
+  bool blocked() const { return blocked_; }
 
   // False in the default mode, where the connection closes after the first line. Worker-local.
   bool interactive() const { return state_.mode != Mode::kNonInteractive; }
@@ -95,17 +104,33 @@ class CliSession {
   }
 
  private:
-  // Runs one complete line (LF and a CR before it removed). False: close the connection.
+  // Takes one complete line (LF and a CR before it removed): adds a payload line, or splits
+  // the line into line_cmds_. False: close the connection.
   bool process_line(std::string_view line, std::string* out);
+  // Runs the next command of line_cmds_, and ends the line after its last one. False: close.
+  bool run_next(std::string* out);
+  // After the last command of an input line: close (default mode) or prompt.
+  bool end_of_line(std::string* out);
   // Runs one command and appends its answer and the terminator.
   void run_command(const std::vector<std::string>& words, std::string* out);
   void append_prompt(std::string* out) const;
 
   SessionState state_;
   bool closing_ = false;
+  bool blocked_ = false;
+  std::size_t max_line_;
   CommandContext ctx_;
   std::string pending_;           // bytes of an incomplete line
   std::size_t scanned_ = 0;       // bytes of pending_ already known to hold no LF
+  // The commands of the line being run (split at `;`) and the next one to run.
+  struct LineCommand {
+    std::vector<std::string> words;
+    bool too_many = false;        // more than kMaxWords words: answered with an error
+    bool payload = false;         // ends with `<<[pattern]`: waits for its payload
+    std::string pattern;
+  };
+  std::vector<LineCommand> line_cmds_;
+  std::size_t line_next_ = 0;
   // A `<<` payload being collected: the command waiting for it and its end pattern.
   bool in_payload_ = false;
   std::vector<std::string> payload_words_;

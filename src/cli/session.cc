@@ -28,7 +28,8 @@ const Command* find_command(const std::vector<std::string>& words) {
 }  // namespace
 
 CliSession::CliSession(Level level, const stats::StatsSource* stats, int thread,
-                       stats::ServerControl* control) {
+                       stats::ServerControl* control, std::size_t max_line)
+    : max_line_(max_line) {
   state_.level = level;
   ctx_.level = level;
   ctx_.stats = stats;
@@ -37,38 +38,60 @@ CliSession::CliSession(Level level, const stats::StatsSource* stats, int thread,
   ctx_.session = &state_;
 }
 
-bool CliSession::feed(std::string_view bytes, std::string* out) {
+bool CliSession::feed(std::string_view bytes, std::string* out, std::size_t out_limit) {
   if (closing_) return false;
   pending_.append(bytes);
+  blocked_ = false;
   std::size_t start = 0;
+  auto close = [&] {
+    closing_ = true;
+    blocked_ = false;
+    pending_.clear();
+    scanned_ = 0;
+    line_cmds_.clear();
+    line_next_ = 0;
+    return false;
+  };
   for (;;) {
-    std::size_t nl = pending_.find('\n', std::max(start, scanned_));
-    if (nl == std::string::npos) break;
+    // Backpressure: the next command (of this line or of the next one) waits until the
+    // client has read enough. Commands of one line are run one at a time for that reason.
+    bool line_open = line_next_ < line_cmds_.size();
+    std::size_t nl = std::string::npos;
+    if (!line_open) {
+      nl = pending_.find('\n', std::max(start, scanned_));
+      if (nl == std::string::npos) break;
+    }
+    if (out->size() >= out_limit) {
+      blocked_ = true;
+      break;
+    }
+    if (line_open) {
+      if (!run_next(out)) return close();
+      continue;
+    }
     // A line that could not have fit in one buffer is refused even if its LF came in the same
     // read: the limit must not depend on how the kernel split the stream.
-    bool too_big = nl - start >= kMaxLineBytes;
+    bool too_big = nl - start >= max_line_;
     std::string_view line(pending_.data() + start, nl - start);
     // CRLF clients (telnet, Windows tools) get one answer per line, not an extra empty one.
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     start = nl + 1;
     if (too_big) {
       *out += kLineTooBig;
+      return close();
     }
-    if (too_big || !process_line(line, out)) {
-      closing_ = true;
-      pending_.clear();
-      scanned_ = 0;
-      return false;
-    }
+    if (!process_line(line, out)) return close();
   }
   pending_.erase(0, start);
-  scanned_ = pending_.size();
-  if (pending_.size() >= kMaxLineBytes) {
-    *out += kLineTooBig;
-    closing_ = true;
-    pending_.clear();
+  if (blocked_) {
+    // What is left may start with a complete line: search it again from its start next time.
     scanned_ = 0;
-    return false;
+    return true;
+  }
+  scanned_ = pending_.size();
+  if (pending_.size() >= max_line_) {
+    *out += kLineTooBig;
+    return close();
   }
   return true;
 }
@@ -92,54 +115,81 @@ bool CliSession::process_line(std::string_view line, std::string* out) {
     payload_.clear();
     payload_words_.clear();
     if (state_.quit) return false;
-  } else {
-    std::vector<std::string> words;
-    std::string word;
-    bool in_word = false;
-    auto end_word = [&] {
-      if (!in_word) return;
-      words.push_back(std::move(word));
-      word.clear();
-      in_word = false;
-    };
-    for (std::size_t i = 0; i <= line.size(); ++i) {
-      if (i == line.size() || line[i] == ';') {
-        end_word();
-        // `<<[pattern]` as the last word of the line: the next lines are this command's payload.
-        if (i == line.size() && !words.empty() && words.back().starts_with("<<") &&
-            words.back().size() - 2 <= kMaxPayloadPattern && words.size() <= kMaxWords) {
-          payload_pattern_ = words.back().substr(2);
-          words.pop_back();
-          payload_words_ = std::move(words);
-          in_payload_ = true;
-          if (state_.mode == Mode::kPrompt) *out += "+ ";
-          return true;
-        }
-        if (words.size() > kMaxWords) {
-          *out += kTooManyWords;
-        } else {
-          run_command(words, out);
-          if (state_.quit) return false;
-        }
-        words.clear();
-        continue;
+    return end_of_line(out);
+  }
+  // Split the line into its commands; run_next() runs them one by one.
+  line_cmds_.clear();
+  line_next_ = 0;
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  auto end_word = [&] {
+    if (!in_word) return;
+    words.push_back(std::move(word));
+    word.clear();
+    in_word = false;
+  };
+  for (std::size_t i = 0; i <= line.size(); ++i) {
+    if (i == line.size() || line[i] == ';') {
+      end_word();
+      LineCommand c;
+      // `<<[pattern]` as the last word of the line: the next lines are this command's payload.
+      if (i == line.size() && !words.empty() && words.back().starts_with("<<") &&
+          words.back().size() - 2 <= kMaxPayloadPattern && words.size() <= kMaxWords) {
+        c.pattern = words.back().substr(2);
+        c.payload = true;
+        words.pop_back();
       }
-      char c = line[i];
-      if (c == '\\') {
-        // `\x` is a literal x (escapes `;`, blanks and `\`); a lone trailing `\` is dropped.
-        if (i + 1 < line.size()) {
-          word += line[++i];
-          in_word = true;
-        }
-      } else if (c == ' ' || c == '\t') {
-        end_word();
-      } else {
-        word += c;
+      c.too_many = words.size() > kMaxWords;
+      c.words = std::move(words);
+      line_cmds_.push_back(std::move(c));
+      words.clear();
+      continue;
+    }
+    char c = line[i];
+    if (c == '\\') {
+      // `\x` is a literal x (escapes `;`, blanks and `\`); a lone trailing `\` is dropped.
+      if (i + 1 < line.size()) {
+        word += line[++i];
         in_word = true;
       }
+    } else if (c == ' ' || c == '\t') {
+      end_word();
+    } else {
+      word += c;
+      in_word = true;
     }
   }
-  // End of an input line: the default mode answers one line only.
+  return true;
+}
+
+bool CliSession::run_next(std::string* out) {
+  LineCommand& c = line_cmds_[line_next_++];
+  bool last = line_next_ == line_cmds_.size();
+  if (c.payload) {
+    // Always the last command of its line; the line ends when the payload does.
+    payload_pattern_ = std::move(c.pattern);
+    payload_words_ = std::move(c.words);
+    in_payload_ = true;
+    line_cmds_.clear();
+    line_next_ = 0;
+    if (state_.mode == Mode::kPrompt) *out += "+ ";
+    return true;
+  }
+  if (c.too_many) {
+    *out += kTooManyWords;
+  } else {
+    run_command(c.words, out);
+    if (state_.quit) return false;
+  }
+  if (!last) return true;
+  line_cmds_.clear();
+  line_next_ = 0;
+  return end_of_line(out);
+}
+
+bool CliSession::end_of_line(std::string* out) {
+  // The default mode answers one line only.
   if (state_.mode == Mode::kNonInteractive) return false;
   if (state_.mode == Mode::kPrompt) append_prompt(out);
   return true;

@@ -192,6 +192,70 @@ TEST(cliProtocol, LineTooBig) {
   EXPECT_EQ(f.out.size(), kMaxLineBytes - 6 + 2);
 }
 
+TEST(cliProtocol, LineLimitFollowsBufsize) {                // spec 1.2: tune.bufsize
+  std::string line = "echo " + std::string(20000, 'a') + "\n";
+  CliSession big(Level::kAdmin, nullptr, 1, nullptr, 65536);
+  std::string out;
+  big.feed(line, &out);
+  EXPECT_EQ(out, std::string(20000, 'a') + "\n\n");
+  CliSession small(Level::kAdmin, nullptr, 1, nullptr, 1024);
+  out.clear();
+  EXPECT_FALSE(small.feed("echo " + std::string(1100, 'a'), &out));
+  EXPECT_EQ(out.rfind("The command line is too big", 0), 0u);
+}
+
+// Spec 1.3 (HAProxy parses the next command only when its output buffer has room): with an
+// output limit, commands wait in the session instead of piling answers up.
+TEST(cliProtocol, OutputLimitHoldsCommandsBack) {
+  std::string input = "prompt i\n";
+  for (int i = 0; i < 100; ++i) input += "echo " + std::to_string(i) + ";echo x\n";
+  CliSession ref(Level::kAdmin, nullptr, 1);
+  std::string want;
+  ASSERT_TRUE(ref.feed(input, &want));
+
+  CliSession s(Level::kAdmin, nullptr, 1);
+  std::string out;
+  ASSERT_TRUE(s.feed(input, &out, 10));
+  EXPECT_TRUE(s.blocked());
+  // It stops between two commands (of one line too): at most one answer beyond the limit.
+  EXPECT_LT(out.size(), 20u);
+  std::string all = out;
+  int rounds = 0;
+  while (s.blocked() && rounds++ < 1000) {
+    out.clear();           // the runtime sent it all
+    ASSERT_TRUE(s.feed({}, &out, 10));
+    EXPECT_LT(out.size(), 20u);
+    all += out;
+  }
+  EXPECT_FALSE(s.blocked());
+  EXPECT_EQ(all, want);
+  // New input after the backlog is served as usual.
+  out.clear();
+  ASSERT_TRUE(s.feed("echo end\n", &out));
+  EXPECT_EQ(out, "end\n\n");
+}
+
+TEST(cliProtocol, OutputLimitKeepsNonInteractiveFraming) {
+  std::string line;
+  for (int i = 0; i < 50; ++i) line += "echo " + std::to_string(i) + ";";
+  line += "\nshow version\n";   // a second line: never run in the default mode
+  CliSession ref(Level::kAdmin, nullptr, 1);
+  std::string want;
+  EXPECT_FALSE(ref.feed(line, &want));
+  CliSession s(Level::kAdmin, nullptr, 1);
+  std::string all, out;
+  bool open = s.feed(line, &out, 8);
+  all += out;
+  int rounds = 0;
+  while (open && s.blocked() && rounds++ < 1000) {
+    out.clear();
+    open = s.feed({}, &out, 8);
+    all += out;
+  }
+  EXPECT_FALSE(open);
+  EXPECT_EQ(all, want);
+}
+
 TEST(cliProtocol, PermissionDenied) {                       // checklists 21 and 22
   auto r = run(Level::kUser, {"show activity\n"});
   EXPECT_EQ(r.out, "Permission denied\n\n");
