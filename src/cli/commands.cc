@@ -37,18 +37,39 @@ std::string help_line(const Command& c) {
   return fmt::format("  {:<40}: {}\n", c.usage, c.help);
 }
 
-// Distance between what was typed and a command's fixed words; missing typed words count as
-// empty so that `show` alone is close to every `show ...` command.
-std::size_t command_distance(const std::vector<std::string>& typed, const Command& c,
-                             std::size_t* total_len) {
-  std::size_t d = 0;
-  *total_len = 0;
-  for (std::size_t i = 0; i < c.words.size(); ++i) {
-    std::string_view t = i < typed.size() ? std::string_view(typed[i]) : std::string_view();
-    d += base::edit_distance(t, c.words[i]);
-    *total_len += c.words[i].size();
+// Whether a typed word is close to a command keyword: at most half of the keyword's letters
+// differ.
+bool keyword_close(std::string_view typed, std::string_view keyword, std::size_t* dist) {
+  *dist = base::edit_distance(typed, keyword);
+  return *dist * 2 <= keyword.size();
+}
+
+// How an unknown command compares with a command's fixed words, keyword by keyword (spec 1.6:
+// `show foo` is compared with the `show ...` commands, not with their whole usage text). Only
+// the positions both have are compared; `dist` is the sum of their edit distances.
+struct KeywordMatch {
+  bool first_close = false;   // the first keyword is close
+  bool all_close = false;     // every compared keyword is close
+  std::size_t first_dist = 0;
+  std::size_t dist = 0;
+};
+
+KeywordMatch match_keywords(const std::vector<std::string>& typed, const Command& c) {
+  KeywordMatch m;
+  std::size_t n = std::min(typed.size(), c.words.size());
+  if (n == 0) return m;
+  m.all_close = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t d = 0;
+    bool close = keyword_close(typed[i], c.words[i], &d);
+    if (i == 0) {
+      m.first_close = close;
+      m.first_dist = d;
+    }
+    m.all_close = m.all_close && close;
+    m.dist += d;
   }
-  return d;
+  return m;
 }
 
 void cmd_help(const CommandContext&, const std::vector<std::string>& words, std::string* out) {
@@ -220,25 +241,37 @@ std::string help_text(const std::vector<std::string>& words, bool unknown) {
     out = fmt::format(
         "Unknown command: '{}', but maybe one of the following ones is a better match:\n",
         words.empty() ? std::string() : words[0]);
+    // Candidates: the commands whose first keyword is the closest one to what was typed
+    // (`get foo` is about `get`, not `set`), if it is close at all; among them, those whose
+    // every keyword is close if there are some (`show inf` -> `show info`), else all of them
+    // (`set foo` -> the `set ...` commands). Nothing close: the whole list. At most 5, the
+    // closest first.
     struct Scored {
+      std::size_t first_dist;
       std::size_t dist;
-      std::size_t len;
+      bool all_close;
       const Command* c;
     };
     std::vector<Scored> close;
     for (const Command* c : listed) {
-      std::size_t len = 0;
-      std::size_t d = command_distance(words, *c, &len);
-      // At most half of the command's letters differ: close enough to suggest.
-      if (d * 2 <= len) close.push_back({d, len, c});
+      KeywordMatch m = match_keywords(words, *c);
+      if (m.first_close) close.push_back({m.first_dist, m.dist, m.all_close, c});
     }
-    std::stable_sort(close.begin(), close.end(), [](const Scored& a, const Scored& b) {
-      return a.dist * b.len < b.dist * a.len;   // compare d/len without floating point
-    });
+    if (!close.empty()) {
+      std::size_t best = std::min_element(close.begin(), close.end(),
+                                          [](const Scored& a, const Scored& b) {
+                                            return a.first_dist < b.first_dist;
+                                          })->first_dist;
+      std::erase_if(close, [best](const Scored& sc) { return sc.first_dist != best; });
+      if (std::any_of(close.begin(), close.end(), [](const Scored& sc) { return sc.all_close; }))
+        std::erase_if(close, [](const Scored& sc) { return !sc.all_close; });
+    }
+    std::stable_sort(close.begin(), close.end(),
+                     [](const Scored& a, const Scored& b) { return a.dist < b.dist; });
     if (close.size() > 5) close.resize(5);
     if (!close.empty()) {
       listed.clear();
-      for (const auto& s : close) listed.push_back(s.c);
+      for (const auto& sc : close) listed.push_back(sc.c);
     }
   } else {
     out = "The following commands are valid at this level:\n";

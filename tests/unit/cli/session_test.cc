@@ -5,6 +5,7 @@
 
 #include "base/version.h"
 #include "cli/cli.h"
+#include "cli/server_commands.h"
 
 namespace sluice::cli {
 namespace {
@@ -333,10 +334,41 @@ TEST(cliProtocol, UnknownSubcommandSuggestsClose) {
   EXPECT_EQ(r.out,
             "Unknown command: 'show', but maybe one of the following ones is a better match:\n"
             "  show info [desc|json|typed|float]*      : report information about the running process\n"
-            "  show stat [desc|json|no-maint|typed|up]*: report counters for each proxy and server\n"
             "  help [<command>]                        : list matching or all commands\n"
             "  prompt [help | n | i | p | timed ]*     : toggle interactive mode with prompt\n"
             "  quit                                    : disconnect\n\n");
+}
+
+// The suggestion lines of an unknown command's answer (between the first line and the three
+// fixed ones).
+std::vector<std::string> suggestions(const std::string& answer) {
+  std::vector<std::string> lines;
+  std::size_t pos = answer.find('\n') + 1;
+  while (pos < answer.size()) {
+    std::size_t e = answer.find('\n', pos);
+    lines.push_back(answer.substr(pos, e - pos));
+    pos = e + 1;
+  }
+  // The three fixed lines, then the terminator's empty line.
+  return {lines.begin(), lines.end() - std::min<std::size_t>(lines.size(), 4)};
+}
+
+// Spec 1.6: compared keyword by keyword, so an unknown second word still finds the commands
+// that start with the first one.
+TEST(cliProtocol, UnknownSecondWordSuggestsSameFirstWord) {
+  register_server_commands();   // the `set ...` and `get weight` commands, as main() does
+  for (const char* typed : {"set foo\n", "set\n"}) {
+    auto r = run(Level::kAdmin, {typed});
+    EXPECT_EQ(r.out.rfind("Unknown command: 'set', but maybe", 0), 0u) << r.out;
+    auto s = suggestions(r.out);
+    EXPECT_GE(s.size(), 1u) << typed;
+    EXPECT_LE(s.size(), 5u) << typed;
+    for (const auto& l : s) EXPECT_EQ(l.rfind("  set ", 0), 0u) << typed << l;
+  }
+  auto g = run(Level::kAdmin, {"get foo\n"});
+  auto s = suggestions(g.out);
+  ASSERT_EQ(s.size(), 1u) << g.out;
+  EXPECT_EQ(s[0].rfind("  get weight ", 0), 0u);
 }
 
 TEST(cliProtocol, UnknownAtMostFiveSuggestions) {

@@ -1,0 +1,43 @@
+"""What the stats socket counts and lists: `show info` listeners (spec 2), disabled proxies
+(3.3, 5), unknown-command suggestions (1.6) and `clear counters` (5)."""
+from sluice_harness import (DEFAULTS, cli, echo_roundtrip, free_port, parse_show_info, show_stat,
+                            stat_int, stat_row, wait_until)
+
+
+def _start(cfg, sluice, short_tmp, extra_global="", body=""):
+    sock = str(short_tmp / "stats.sock")
+    text = f"""
+global
+    stats socket {sock} level admin
+{extra_global}
+{DEFAULTS}
+{body}
+"""
+    proc = sluice(cfg(text), wait_unix=[sock])
+    return proc, sock
+
+
+BACKENDS = """
+backend be
+    server s1 127.0.0.1:9
+    server s2 127.0.0.1:9
+"""
+
+
+def _suggestions(text):
+    lines = text.split("\n")
+    return lines[1:-5]
+
+
+def test_unknown_command_suggestions_per_keyword(cfg, sluice, short_tmp):
+    _, sock = _start(cfg, sluice, short_tmp)
+    for typed in ("set foo", "set"):
+        text = cli(sock, typed)
+        assert text.startswith("Unknown command: 'set', but maybe"), text
+        sug = _suggestions(text)
+        assert 1 <= len(sug) <= 5, sug
+        assert all(l.startswith("  set ") for l in sug), sug
+    sug = _suggestions(cli(sock, "get foo"))
+    assert len(sug) == 1 and sug[0].startswith("  get weight "), sug
+
+
