@@ -125,10 +125,17 @@ bool HealthChecks::enable(const lb::Server& server, bool on) {
   return false;
 }
 
-bool HealthChecks::force(const lb::Server& server, bool up) {
+bool HealthChecks::force(const lb::Server& server, bool up, bool stopping) {
   check::Checker* c = find(server);
   if (!c) return false;
-  c->loop().post([c, up] { c->force(up); });
+  c->loop().post([c, up, stopping] { c->force(up, stopping); });
+  return true;
+}
+
+bool HealthChecks::restart(const lb::Server& server) {
+  check::Checker* c = find(server);
+  if (!c) return false;
+  c->loop().post([c] { c->restart(); });
   return true;
 }
 

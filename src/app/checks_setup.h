@@ -30,7 +30,10 @@ class HealthChecks {
   // CLI hooks (`enable/disable health`, `set server ... health`). Any thread: the change is
   // posted to the loop of the server's checker. False when the server has no check.
   bool enable(const lb::Server& server, bool enable);
-  bool force(const lb::Server& server, bool up);
+  // `stopping` (`health stopping`) keeps the server UP at the top of its counter, soft-stopped.
+  bool force(const lb::Server& server, bool up, bool stopping = false);
+  // The server left maintenance: its counter restarts at rise (Checker::restart).
+  bool restart(const lb::Server& server);
 
  private:
   struct Plan {

@@ -182,8 +182,10 @@ int run(int argc, char** argv) {
     hooks.check_configured = [](const lb::Server& s) { return s.check_state().enabled; };
     hooks.enable_check = [&checks](lb::Server& s, bool on) { checks.enable(s, on); };
     hooks.set_health = [&checks](lb::Server& s, stats::HealthChange change) {
-      checks.force(s, change == stats::HealthChange::kUp);
+      checks.force(s, change == stats::HealthChange::kUp,
+                   change == stats::HealthChange::kStopping);
     };
+    hooks.restart_check = [&checks](lb::Server& s) { checks.restart(s); };
     control.set_health_hooks(std::move(hooks));
   }
   cli::register_server_commands();

@@ -186,14 +186,28 @@ void Checker::complete(lb::CheckStatus status, int code, std::string text) {
   cs.duration_ms.store(static_cast<int64_t>(now - started_ms_), std::memory_order_relaxed);
   cs.health.store(health_.health(), std::memory_order_relaxed);
   cs.set_text(std::move(text));
+  // A soft-stopped server runs again after a passing check, and a DOWN one is no longer
+  // stopping (HAProxy's srv_set_running / srv_set_stopped).
+  if (srv_.stopping() && (ok || !health_.up())) be_.set_stopping(srv_, false, now);
   if (change != Health::Change::kNone) report_change(change, now);
   loop_.timers().arm(timer_, now + next_interval(health_, s_.intervals));
 }
 
-void Checker::force(bool up) {
+void Checker::force(bool up, bool stopping) {
   uint64_t now = loop_.now_ms();
-  Health::Change change = health_.force(up);
+  Health::Change change = health_.force(up || stopping);
   srv_.check_state().health.store(health_.health(), std::memory_order_relaxed);
+  // Stopping first: a DOWN server that is forced to stopping must not take traffic between
+  // the two changes.
+  be_.set_stopping(srv_, stopping, now);
+  if (change != Health::Change::kNone) report_change(change, now);
+}
+
+void Checker::restart() {
+  uint64_t now = loop_.now_ms();
+  Health::Change change = health_.restart();
+  srv_.check_state().health.store(health_.health(), std::memory_order_relaxed);
+  be_.set_stopping(srv_, false, now);
   if (change != Health::Change::kNone) report_change(change, now);
 }
 

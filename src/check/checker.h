@@ -68,9 +68,12 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   void stop();
 
   const Health& health() const { return health_; }
-  // CLI `set server health up|down`: forces the verdict (the next checks may change it again).
+  // CLI `set server health up|stopping|down`: forces the verdict (the next checks may change
+  // it again; a passing one ends a soft stop, as HAProxy's srv_set_running does).
   // Worker-local (the CLI posts it to the checker's loop).
-  void force(bool up);
+  void force(bool up, bool stopping = false);
+  // The server left maintenance: the counter restarts at rise ("UP 1/<fall>"). Worker-local.
+  void restart();
   core::EventLoop& loop() { return loop_; }
   lb::Server& server() { return srv_; }
 

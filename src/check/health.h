@@ -31,13 +31,22 @@ class Health {
   Change report(bool ok);
 
   int health() const { return health_; }
-  // CLI `set server ... health up|stopping|down`: jumps to the top (UP), rise+fall-1 stopping
-  // is treated as UP here, or to 0 (DOWN). Returns the state change it causes, if any.
+  // CLI `set server ... health up|stopping|down`: jumps to the top (UP; stopping keeps the
+  // server UP, the soft stop itself is the server's, not the counter's) or to 0 (DOWN).
+  // Returns the state change it causes, if any.
   Change force(bool up) {
     bool was = up_;
     health_ = up ? top() : 0;
     up_ = up;
     return was == up ? Change::kNone : up ? Change::kUp : Change::kDown;
+  }
+  // Leaving maintenance (`set server ... state ready`): checking starts again at health =
+  // rise, UP one failure away from DOWN, as at start-up (HAProxy shows "UP 1/<fall>").
+  Change restart() {
+    bool was = up_;
+    health_ = rise_;
+    up_ = true;
+    return was ? Change::kNone : Change::kUp;
   }
   int rise() const { return rise_; }
   int fall() const { return fall_; }

@@ -74,7 +74,7 @@ void Backend::set_admin_state(Server& s, AdminState state, uint64_t now_ms) {
     s.set_admin_state_raw(state);
     s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
   }
-  set_usable(s, state == AdminState::kReady && s.check_up(), now_ms);
+  set_usable(s, state == AdminState::kReady && s.check_up() && !s.stopping(), now_ms);
 }
 
 void Backend::set_check_up(Server& s, bool up, uint64_t now_ms) {
@@ -84,7 +84,17 @@ void Backend::set_check_up(Server& s, bool up, uint64_t now_ms) {
     s.set_check_up_raw(up);
     s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
   }
-  set_usable(s, up && s.admin_state() == AdminState::kReady, now_ms);
+  set_usable(s, up && s.admin_state() == AdminState::kReady && !s.stopping(), now_ms);
+}
+
+void Backend::set_stopping(Server& s, bool stopping, uint64_t now_ms) {
+  {
+    std::lock_guard lock(writer_);
+    if (s.stopping() == stopping) return;
+    s.set_stopping_raw(stopping);
+    s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
+  }
+  set_usable(s, !stopping && s.check_up() && s.admin_state() == AdminState::kReady, now_ms);
 }
 
 void Backend::update_slowstart(uint64_t now_ms) {

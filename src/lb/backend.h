@@ -43,6 +43,9 @@ class Backend {
   void set_admin_state(Server& s, AdminState state, uint64_t now_ms);
   // Health check verdict (rise/fall reached). Any thread.
   void set_check_up(Server& s, bool up, uint64_t now_ms);
+  // Soft stop of a server that stays UP (CLI `set server ... health stopping`, HAProxy's
+  // SRV_ST_STOPPING, shown NOLB): no new load-balanced connections. Any thread.
+  void set_stopping(Server& s, bool stopping, uint64_t now_ms);
   // Moves slow starts forward (weights ramp in steps of max(1 s, slowstart/20)). Called by
   // candidates() when a step is due (a try_lock that never waits: the one picking thread
   // that gets it rebuilds, the others carry on with the current snapshot), and callable

@@ -144,6 +144,9 @@ class Server {
   AdminState admin_state() const { return admin_state_.load(std::memory_order_relaxed); }
   // Health check verdict; true when the server has no check. Any thread.
   bool check_up() const { return check_up_.load(std::memory_order_relaxed); }
+  // Soft-stopping (`set server health stopping`): UP but takes no new load-balanced
+  // connections (HAProxy's NOLB). Any thread.
+  bool stopping() const { return stopping_.load(std::memory_order_relaxed); }
   // Monotonic ms of the last state change (admin or check), 0 = none since start-up.
   uint64_t last_change_ms() const { return last_change_ms_.load(std::memory_order_relaxed); }
 
@@ -203,6 +206,7 @@ class Server {
   void set_admin_up(bool up) { admin_up_.store(up, std::memory_order_relaxed); }
   void set_admin_state_raw(AdminState st) { admin_state_.store(st, std::memory_order_relaxed); }
   void set_check_up_raw(bool up) { check_up_.store(up, std::memory_order_relaxed); }
+  void set_stopping_raw(bool st) { stopping_.store(st, std::memory_order_relaxed); }
   void set_last_change_ms(uint64_t t) { last_change_ms_.store(t, std::memory_order_relaxed); }
   // Set once before any thread picks.
   void set_observer(ConnObserver* o) { observer_ = o; }
@@ -218,6 +222,7 @@ class Server {
   std::atomic<bool> admin_up_;
   std::atomic<AdminState> admin_state_;
   std::atomic<bool> check_up_{true};
+  std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> last_change_ms_{0};
   std::atomic<int> conns_{0};
   ConnObserver* observer_ = nullptr;

@@ -101,7 +101,30 @@ void ServerControlImpl::set_admin_state(stats::ServerRef ref, stats::AdminChange
   lb::AdminState st = state == stats::AdminChange::kReady   ? lb::AdminState::kReady
                       : state == stats::AdminChange::kDrain ? lb::AdminState::kDrain
                                                             : lb::AdminState::kMaint;
-  backend(ref).set_admin_state(server(ref), st, base::monotonic_ms());
+  lb::Server& s = server(ref);
+  lb::CheckState& cs = s.check_state();
+  const bool checked = cs.enabled && !cs.paused.load(std::memory_order_relaxed);
+  const lb::AdminState before = s.admin_state();
+  const uint64_t now = base::monotonic_ms();
+  if (checked && st == lb::AdminState::kMaint && before != lb::AdminState::kMaint &&
+      s.check_up()) {
+    // Entering maintenance takes an UP server DOWN: HAProxy counts it in chkdown and its
+    // downtime runs from now (spec 5). The checker is paused meanwhile and writes nothing.
+    cs.chkdown.fetch_add(1, std::memory_order_relaxed);
+    cs.down_since_ms.store(std::max<uint64_t>(now, 1), std::memory_order_relaxed);
+  }
+  if (checked && before == lb::AdminState::kMaint && st != lb::AdminState::kMaint) {
+    // Leaving maintenance restarts the check at health = rise: UP, shown "UP 1/<fall>" until
+    // the next checks pass (spec 5, checklist 11). The counters change here so that the
+    // next `show stat` sees them; the checker's own counter follows on its loop.
+    cs.health.store(cs.rise, std::memory_order_relaxed);
+    uint64_t since = cs.down_since_ms.exchange(0, std::memory_order_relaxed);
+    if (since && now > since) cs.downtime_ms.fetch_add(now - since, std::memory_order_relaxed);
+    backend(ref).set_stopping(s, false, now);
+    backend(ref).set_check_up(s, true, now);
+    if (hooks_.restart_check) hooks_.restart_check(s);
+  }
+  backend(ref).set_admin_state(s, st, now);
 }
 
 void ServerControlImpl::set_weight(stats::ServerRef ref, int weight) {
@@ -146,9 +169,11 @@ stats::HealthResult ServerControlImpl::set_health(stats::ServerRef ref,
     hooks_.set_health(s, change);
     return stats::HealthResult::kOk;
   }
-  // No check: HAProxy still forces the operational state (srv_set_running/stopped). A
-  // stopping server takes no new load-balanced connections, like a stopped one.
-  backend(ref).set_check_up(s, change == stats::HealthChange::kUp, base::monotonic_ms());
+  // No check: HAProxy still forces the operational state (srv_set_running/stopping/stopped).
+  // A stopping server stays up but takes no new load-balanced connections (NOLB).
+  uint64_t now = base::monotonic_ms();
+  backend(ref).set_stopping(s, change == stats::HealthChange::kStopping, now);
+  backend(ref).set_check_up(s, change != stats::HealthChange::kDown, now);
   return stats::HealthResult::kOk;
 }
 

@@ -19,6 +19,8 @@ struct HealthHooks {
   // Called only for servers whose check (agent) is configured.
   std::function<void(lb::Server&, bool enable)> enable_check;
   std::function<void(lb::Server&, stats::HealthChange)> set_health;
+  // The server left maintenance: the checker restarts its counter at rise.
+  std::function<void(lb::Server&)> restart_check;
   std::function<void(lb::Server&, bool enable)> enable_agent;
   std::function<void(lb::Server&, bool up)> set_agent;
 };

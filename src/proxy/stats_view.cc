@@ -82,9 +82,17 @@ void fill_check_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64_
   ss.chkdown = cs.chkdown.load(std::memory_order_relaxed);
   ss.downtime_s = cs.downtime_at(now) / 1000;
   if (uint64_t t = srv.last_change_ms(); t && now >= t) ss.lastchg_s = static_cast<int64_t>((now - t) / 1000);
-  if (srv.admin_state() != lb::AdminState::kReady) return;   // MAINT, DRAIN: the admin state wins
+  if (srv.admin_state() == lb::AdminState::kMaint) return;   // MAINT wins over everything
+  std::string progress =
+      health < top ? fmt::format(" {}/{}", health - cs.rise + 1, cs.fall) : std::string();
+  // Stopping (spec 3.5 rule 5) comes before the drain of a running server (rule 4).
+  if (srv.check_up() && srv.stopping()) {
+    ss.status = "NOLB" + progress;
+    return;
+  }
+  if (srv.admin_state() != lb::AdminState::kReady) return;   // DRAIN: the admin state wins
   if (srv.check_up()) {
-    ss.status = health < top ? fmt::format("UP {}/{}", health - cs.rise + 1, cs.fall) : "UP";
+    ss.status = "UP" + progress;
   } else {
     ss.op_state = 0;
     ss.status = health == 0 ? "DOWN" : fmt::format("DOWN {}/{}", health, cs.rise);
@@ -197,9 +205,13 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
         ss.admin_state = adm == lb::AdminState::kMaint   ? 0x01
                          : adm == lb::AdminState::kDrain ? 0x08
                                                          : 0;
-        ss.op_state = adm == lb::AdminState::kMaint ? 0 : srv.check_up() ? 2 : 0;
+        ss.op_state = adm == lb::AdminState::kMaint ? 0
+                      : !srv.check_up()             ? 0
+                      : srv.stopping()              ? 3
+                                                    : 2;
         ss.status = adm == lb::AdminState::kMaint   ? "MAINT"
                     : !srv.check_up()               ? "DOWN"
+                    : srv.stopping()                ? "NOLB"
                     : adm == lb::AdminState::kDrain ? "DRAIN"
                                                     : "no check";
         if (srv.last_change_ms())
