@@ -158,6 +158,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.name = p.name;
     s.id = p.id;
     s.type = p.type;
+    s.disabled = p.disabled;
     s.frontend = (p.caps & config::ProxyConfig::kFrontend) && !p.disabled;
     s.backend = (p.caps & config::ProxyConfig::kBackend) != 0;
     s.maxconn = p.maxconn > 0 ? p.maxconn : ps.maxconn;

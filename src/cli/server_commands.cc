@@ -41,6 +41,7 @@ bool find_server(const CommandContext& ctx, const std::string& text, stats::Serv
     case stats::FindResult::kOk: return true;
     case stats::FindResult::kNoBackend: *out += "No such backend.\n"; return false;
     case stats::FindResult::kNoServer: *out += "No such server.\n"; return false;
+    case stats::FindResult::kDisabled: *out += "Proxy is disabled.\n"; return false;
   }
   return false;
 }

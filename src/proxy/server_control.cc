@@ -71,7 +71,7 @@ stats::FindResult ServerControlImpl::find_server(std::string_view be, std::strin
     for (std::size_t j = 0; j < servers.size(); ++j) {
       if (name_matches(srv, servers[j]->name(), servers[j]->settings().id)) {
         *out = {static_cast<int>(i), static_cast<int>(j)};
-        return stats::FindResult::kOk;
+        return px.settings.disabled ? stats::FindResult::kDisabled : stats::FindResult::kOk;
       }
     }
     return stats::FindResult::kNoServer;

@@ -97,6 +97,8 @@ struct ProxySettings {
   bool frontend = false;
   bool backend = false;
   std::string type;                       // "frontend", "backend", "listen"
+  // `disabled`: listens on nothing, its servers are in maintenance, stats and the CLI skip it.
+  bool disabled = false;
   // Frontend side.
   std::vector<BindSettings> binds;
   int maxconn = 0;                        // resolved: the global value when not set

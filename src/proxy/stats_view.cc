@@ -155,6 +155,8 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
   uint64_t now = base::monotonic_ms();
   for (const auto& pp : p_.proxies()) {
     const Proxy& p = *pp;
+    // Disabled proxies are left out of every dump (spec 3.3); their ids stay taken.
+    if (p.settings.disabled) continue;
     stats::ProxySnapshot ps;
     ps.name = p.settings.name;
     ps.id = p.settings.id;

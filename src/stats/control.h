@@ -18,7 +18,8 @@ struct ServerRef {
   int server = -1;   // server index within its backend
 };
 
-enum class FindResult { kOk, kNoBackend, kNoServer };
+// kDisabled: the server exists but its proxy is `disabled` (HAProxy checks it last).
+enum class FindResult { kOk, kNoBackend, kNoServer, kDisabled };
 
 enum class AdminChange { kReady, kDrain, kMaint };
 enum class HealthChange { kUp, kStopping, kDown };

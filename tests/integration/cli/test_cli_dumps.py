@@ -24,6 +24,27 @@ backend be
 """
 
 
+def test_disabled_proxy_is_skipped(cfg, sluice, short_tmp):
+    body = """
+backend b_off
+    disabled
+    server x 127.0.0.1:9
+backend b_on
+    server y 127.0.0.1:9
+"""
+    _, sock = _start(cfg, sluice, short_tmp, body=body)
+    rows = show_stat(sock)
+    assert [(r["pxname"], r["svname"]) for r in rows] == [("b_on", "y"), ("b_on", "BACKEND")]
+    # The disabled proxy keeps its id (2): the next one is 3.
+    assert stat_row(rows, "b_on", "y")["iid"] == "3"
+    state = cli(sock, "show servers state").split("\n")
+    assert [l.split()[1] for l in state[2:] if l] == ["b_on"]
+    assert cli(sock, "show backend") == "# name\nb_on\n\n"
+    assert cli(sock, "set server b_off/x state ready") == "Proxy is disabled.\n\n"
+    assert cli(sock, "get weight b_off/x") == "Proxy is disabled.\n\n"
+    assert cli(sock, "set server b_off/nope state ready") == "No such server.\n\n"
+
+
 def _suggestions(text):
     lines = text.split("\n")
     return lines[1:-5]

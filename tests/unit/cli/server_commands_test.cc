@@ -27,6 +27,7 @@ class FakeControl : public stats::ServerControl {
     std::string admin = "ready";
     std::string health = "";
     bool check_enabled = true;
+    bool disabled = false;        // its proxy is `disabled`
   };
   std::vector<Srv> servers{{"be", "s1", 3, 1, 1, 1},
                            {"be", "s2", 3, 2, 10, 10, false, false, true, true},
@@ -47,7 +48,7 @@ class FakeControl : public stats::ServerControl {
       be_found = true;
       if (match(sv, servers[i].name, servers[i].id)) {
         *out = {0, static_cast<int>(i)};
-        return stats::FindResult::kOk;
+        return servers[i].disabled ? stats::FindResult::kDisabled : stats::FindResult::kOk;
       }
     }
     return be_found ? stats::FindResult::kNoServer : stats::FindResult::kNoBackend;
