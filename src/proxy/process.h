@@ -181,6 +181,9 @@ class Process {
   using SpecialAccept = std::function<void(Worker&, SpecialListener&, int fd)>;
   void add_special_listener(int fd, int maxconn, SpecialAccept on_accept);
   std::vector<std::unique_ptr<SpecialListener>>& special_listeners() { return specials_; }
+  const std::vector<std::unique_ptr<SpecialListener>>& special_listeners() const {
+    return specials_;
+  }
 
   // Listener pausing at maxconn (see accept.cc): a closing session calls this after freeing
   // its slots; it wakes the workers that paused a listener. Any thread.

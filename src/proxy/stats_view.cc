@@ -128,6 +128,15 @@ stats::ProcessSnapshot StatsView::process() const {
   s.listeners = 0;
   for (const auto& l : p_.listeners())
     if (l->fd >= 0) ++s.listeners;
+  // Stats sockets are listeners too, and their connections are jobs (HAProxy counts both),
+  // although neither counts against maxconn (CurrConns). HAProxy gives a stats socket one
+  // listener per thread group (sharding spec 4 and 6); sluice serves it from one socket.
+  uint64_t cli_conns = 0;
+  const uint64_t groups = static_cast<uint64_t>(std::max(1, p_.settings().nbtgroups));
+  for (const auto& sl : p_.special_listeners()) {
+    if (sl->fd >= 0) s.listeners += groups;
+    cli_conns += static_cast<uint64_t>(std::max(0, sl->conns.load(std::memory_order_relaxed)));
+  }
   s.dropped_logs = LogWriter::dropped.load(std::memory_order_relaxed);
   uint64_t tasks = 0;
   for (const auto& w : p_.workers()) {
@@ -145,7 +154,7 @@ stats::ProcessSnapshot StatsView::process() const {
   }
   s.tasks = tasks;
   s.curr_streams = tasks;
-  s.jobs = s.curr_conns + s.listeners;
+  s.jobs = s.curr_conns + cli_conns + s.listeners;
   s.maxconn_reached = p_.maxconn_reached_count();
   return s;
 }

@@ -24,6 +24,19 @@ backend be
 """
 
 
+def test_show_info_counts_stats_socket_listeners(cfg, sluice, short_tmp):
+    port = free_port()
+    other = str(short_tmp / "user.sock")
+    _, sock = _start(cfg, sluice, short_tmp,
+                     extra_global=f"    stats socket {other} level user",
+                     body=f"frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n"
+                          + BACKENDS)
+    info = parse_show_info(cli(sock, "show info"))
+    # One frontend listener and two stats sockets; the jobs add this CLI connection.
+    assert info["Listeners"] == "3"
+    assert info["Jobs"] == "4"
+
+
 def test_disabled_proxy_is_skipped(cfg, sluice, short_tmp):
     body = """
 backend b_off
