@@ -271,6 +271,12 @@ void cmd_set_maxconn_global(const CommandContext& ctx, const Words& w, std::stri
   ctx.control->set_global_maxconn(v <= 0 ? hard : static_cast<int>(v));
 }
 
+// `clear counters [all]` (spec 5): the table's levels make the plain form operator and `all`
+// admin, so an operator asking for `all` gets `Permission denied`.
+void cmd_clear_counters(const CommandContext& ctx, const Words& w, std::string*) {
+  if (ctx.control) ctx.control->clear_counters(arg(w, 2) == "all");
+}
+
 }  // namespace
 
 std::vector<Command> server_commands() {
@@ -306,6 +312,10 @@ std::vector<Command> server_commands() {
        "change a frontend's maxconn setting", L::kAdmin, cmd_set_maxconn_frontend},
       {{"set", "maxconn", "global"}, "set maxconn global <value>",
        "change the per-process maxconn setting", L::kAdmin, cmd_set_maxconn_global},
+      {{"clear", "counters"}, "clear counters [all]",
+       "clear max statistics counters (or all counters)", L::kOperator, cmd_clear_counters},
+      // Listed once, by the line above.
+      {{"clear", "counters", "all"}, "", "", L::kAdmin, cmd_clear_counters},
   };
 }
 

@@ -4,8 +4,10 @@
 
 #include <charconv>
 #include <cstring>
+#include <vector>
 
 #include "base/clock.h"
+#include "proxy/worker.h"
 
 namespace sluice::proxy {
 
@@ -229,6 +231,42 @@ int ServerControlImpl::hard_maxconn() const {
 void ServerControlImpl::set_global_maxconn(int maxconn) {
   p_.actconn().set_limit(maxconn > 0 ? maxconn : hard_maxconn());
   p_.slot_freed();
+}
+
+void ServerControlImpl::clear_counters(bool all) {
+  // The counters are per worker; each block is reset in place (see LocalCounter::reset()).
+  for (const auto& wp : p_.workers()) {
+    Worker& w = *wp;
+    for (const auto& pp : p_.proxies()) {
+      const Proxy& px = *pp;
+      std::vector<stats::TrafficCounters*> blocks{&w.fe_counters(px.index),
+                                                  &w.be_counters(px.index)};
+      if (px.backend)
+        for (const auto& s : px.backend->servers())
+          blocks.push_back(&w.srv_counters(px.server_base + s->index()));
+      for (stats::TrafficCounters* c : blocks) {
+        if (all) c->clear_all();
+        else c->clear_maxima();
+      }
+    }
+    // `show activity` restarts from zero with either form (spec 5).
+    Activity& a = w.activity();
+    for (stats::LocalCounter* c : {&a.accepted, &a.accq_pushed, &a.accq_full, &a.sess_started})
+      c->reset();
+    w.loop().loops.store(0, std::memory_order_relaxed);
+    w.loop().poll_io.store(0, std::memory_order_relaxed);
+    w.loop().wake_signal.store(0, std::memory_order_relaxed);
+  }
+  for (const auto& pp : p_.proxies()) {
+    Proxy& px = *pp;
+    px.queued_max.store(0, std::memory_order_relaxed);
+    if (!all || !px.backend) continue;
+    for (const auto& s : px.backend->servers()) {
+      lb::CheckState& cs = s->check_state();
+      cs.chkfail.store(0, std::memory_order_relaxed);
+      cs.chkdown.store(0, std::memory_order_relaxed);
+    }
+  }
 }
 
 }  // namespace sluice::proxy

@@ -47,6 +47,7 @@ class ServerControlImpl : public stats::ServerControl {
   bool set_frontend_maxconn(std::string_view frontend, int maxconn) override;
   int hard_maxconn() const override;
   void set_global_maxconn(int maxconn) override;
+  void clear_counters(bool all) override;
 
  private:
   lb::Backend& backend(stats::ServerRef s) const;

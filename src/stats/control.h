@@ -83,6 +83,12 @@ class ServerControl {
   // `set maxconn global`. The caller checks the value against hard_maxconn().
   virtual int hard_maxconn() const = 0;
   virtual void set_global_maxconn(int maxconn) = 0;
+
+  // `clear counters` (all = false): resets the maxima (session and queue peaks, peak rates,
+  // the global peak rates) and the `show activity` counters. `clear counters all`: every
+  // proxy, server and listener counter, totals included, and the health-check counters
+  // (chkfail, chkdown). Gauges (current sessions, queue) are not counters and stay.
+  virtual void clear_counters(bool all) = 0;
 };
 
 }  // namespace sluice::stats

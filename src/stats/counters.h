@@ -18,6 +18,10 @@ class LocalCounter {
   }
   // Any thread.
   uint64_t get() const { return v_.load(std::memory_order_relaxed); }
+  // CLI `clear counters`. Any thread: an increment that the owner makes at the same instant
+  // may bring back the old value (its load came before the reset); there is no torn value,
+  // and the next dump shows it. The owner's hot path stays free of locked instructions.
+  void reset() { v_.store(0, std::memory_order_relaxed); }
 
  private:
   std::atomic<uint64_t> v_{0};
@@ -54,6 +58,14 @@ class LocalRate {
     return 0;
   }
   uint64_t max() const { return max_.load(std::memory_order_relaxed); }
+  // CLI `clear counters` (the peak) and `clear counters all` (everything). Any thread, with
+  // LocalCounter::reset()'s caveat.
+  void reset_max() { max_.store(0, std::memory_order_relaxed); }
+  void reset() {
+    curr_.store(0, std::memory_order_relaxed);
+    prev_.store(0, std::memory_order_relaxed);
+    max_.store(0, std::memory_order_relaxed);
+  }
 
  private:
   std::atomic<uint64_t> sec_{0}, curr_{0}, prev_{0}, max_{0};
@@ -87,6 +99,25 @@ struct alignas(64) TrafficCounters {
   LocalRate req_rate;
   LocalRate sess_rate;
   LocalRate conn_rate;
+
+  // CLI `clear counters` (spec 5): the maxima only (smax and the peak rates). Any thread.
+  void clear_maxima() {
+    smax.reset();
+    req_rate.reset_max();
+    sess_rate.reset_max();
+    conn_rate.reset_max();
+  }
+  // CLI `clear counters all`: every counter, totals included. Any thread.
+  void clear_all() {
+    for (LocalCounter* c : {&stot, &smax, &bin, &bout, &econ, &eresp, &wretr, &wredis,
+                            &cli_abrt, &srv_abrt, &connect, &lbtot, &conn_tot, &ereq, &eint,
+                            &last_sess_ms, &req_tot, &dreq, &dresp, &intercepted, &reuse})
+      c->reset();
+    for (LocalCounter& c : hrsp) c.reset();
+    req_rate.reset();
+    sess_rate.reset();
+    conn_rate.reset();
+  }
 };
 
 }  // namespace sluice::stats

@@ -75,3 +75,35 @@ def test_unknown_command_suggestions_per_keyword(cfg, sluice, short_tmp):
     assert len(sug) == 1 and sug[0].startswith("  get weight "), sug
 
 
+def test_clear_counters(cfg, sluice, servers, short_tmp):
+    e = servers.echo()
+    port = free_port()
+    body = f"""
+frontend fe
+    bind 127.0.0.1:{port}
+    default_backend be
+backend be
+    server s1 127.0.0.1:{e.port}
+"""
+    _, sock = _start(cfg, sluice, short_tmp, body=body)
+    for _ in range(3):
+        assert echo_roundtrip(port) == b"ping\n"
+    wait_until(lambda: stat_int(stat_row(show_stat(sock), "fe", "FRONTEND"), "stot") == 3,
+               timeout=5)
+    fe = stat_row(show_stat(sock), "fe", "FRONTEND")
+    assert stat_int(fe, "smax") >= 1 and stat_int(fe, "rate_max") >= 1
+    # Maxima only: totals stay.
+    assert cli(sock, "clear counters") == "\n"
+    rows = show_stat(sock)
+    fe, s1 = stat_row(rows, "fe", "FRONTEND"), stat_row(rows, "be", "s1")
+    assert (fe["smax"], fe["rate_max"], s1["smax"]) == ("0", "0", "0")
+    assert fe["stot"] == "3" and s1["stot"] == "3" and fe["conn_tot"] == "3"
+    # `all` is admin only.
+    assert "Permission denied" in cli(sock, "operator;clear counters all")
+    assert cli(sock, "clear counters all") == "\n"
+    rows = show_stat(sock)
+    fe, s1, be = (stat_row(rows, "fe", "FRONTEND"), stat_row(rows, "be", "s1"),
+                  stat_row(rows, "be", "BACKEND"))
+    assert (fe["stot"], fe["conn_tot"], s1["stot"], be["stot"], s1["lbtot"]) == \
+        ("0", "0", "0", "0", "0")
+    assert s1["lastsess"] == "-1"

@@ -113,6 +113,7 @@ class FakeControl : public stats::ServerControl {
   }
   int hard_maxconn() const override { return 1000; }
   void set_global_maxconn(int m) override { global = m; }
+  void clear_counters(bool all) override { calls.push_back(all ? "clear all" : "clear max"); }
 };
 
 class ServerCommands : public ::testing::Test {
@@ -127,6 +128,26 @@ class ServerCommands : public ::testing::Test {
   }
   FakeControl ctl;
 };
+
+// Spec 5 and checklist 21: `clear counters` is operator level, `clear counters all` admin.
+TEST_F(ServerCommands, ClearCounters) {
+  EXPECT_EQ(run("clear counters", Level::kOperator), "\n");
+  EXPECT_EQ(run("clear counters all", Level::kOperator), "Permission denied\n\n");
+  EXPECT_EQ(run("clear counters", Level::kUser), "Permission denied\n\n");
+  EXPECT_EQ(run("clear counters all"), "\n");
+  EXPECT_EQ(ctl.calls, (std::vector<std::string>{"clear max", "clear all"}));
+}
+
+// Spec 5: a server of a `disabled` proxy is found, then refused.
+TEST_F(ServerCommands, DisabledProxy) {
+  ctl.servers.push_back({"off", "x", 5, 1, 1, 1});
+  ctl.servers.back().disabled = true;
+  EXPECT_EQ(run("set server off/x state ready"), "Proxy is disabled.\n\n");
+  EXPECT_EQ(run("get weight off/x"), "Proxy is disabled.\n\n");
+  EXPECT_EQ(run("disable server off/x"), "Proxy is disabled.\n\n");
+  EXPECT_EQ(ctl.servers.back().admin, "ready");
+  EXPECT_EQ(run("set server off/nope state ready"), "No such server.\n\n");
+}
 
 TEST_F(ServerCommands, SetServerState) {                       // checklist 9, 10, 11, 12
   EXPECT_EQ(run("set server be/s1 state drain"), "\n");
