@@ -469,21 +469,32 @@ void kw_log(Parser& p, Line& l) { parse_log(p, l, &p.cur_proxy().cfg.logs, false
 // ---- server ----
 
 // A time argument of a server option (`inter 2s`, `slowstart 10s`), HAProxy's messages.
-uint32_t server_time(const std::string& head, const std::string& o, const std::string& v,
+uint32_t server_time(Parser& p, const std::string& head, const std::string& o, const std::string& v,
                      const std::string& srv) {
   auto t = parse_time(v, TimeUnit::kMs);
   if (t.status == TimeValue::Status::kOverflow)
     throw ConfigError{fmt::format("{} : timer overflow in argument <{}> to <{}> of server {}, maximum value is 2147483647 ms (~24.8 days).", head, v, o, srv)};
   if (t.status == TimeValue::Status::kUnderflow)
     throw ConfigError{fmt::format("{} : timer underflow in argument <{}> to <{}> of server {}, minimum non-null value is 1 ms.", head, v, o, srv)};
-  if (t.status != TimeValue::Status::kOk || t.trailing)
+  if (t.status == TimeValue::Status::kEmpty)
+    throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
+  if (t.status != TimeValue::Status::kOk) {
+    // QUIRK kept from HAProxy 3.5 (spec 3.1): the three check intervals share a message that
+    // names 'agent-inter', and the caller adds a second final dot.
+    if (o != "slowstart")
+      throw ConfigError{fmt::format("{} : unexpected character '{}' in 'agent-inter' argument of server {}..",
+                                    head, t.bad, srv)};
     throw ConfigError{fmt::format("{} : unexpected character '{}' in argument to <{}>.", head, t.bad, o)};
+  }
+  // Characters after a valid unit only warn, as for `timeout` (spec 3.1).
+  if (t.trailing) p.warning(time_trailing_warning(t.trailing, v));
   return t.value;
 }
 
 // The options of a `server` or `default-server` line, from args[first] on, applied over `s`
 // (which starts as the section's default-server settings).
-void parse_server_options(const Line& l, std::size_t first, ServerConfig& s, const std::string& head) {
+void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerConfig& s,
+                          const std::string& head) {
   static const std::vector<std::string_view> kOpts = {
       "weight", "maxconn", "backup", "disabled", "enabled", "slowstart", "check", "no-check",
       "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down"};
@@ -518,13 +529,13 @@ void parse_server_options(const Line& l, std::size_t first, ServerConfig& s, con
       i += 2;
     } else if (o == "slowstart") {
       if (!has_v) throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
-      uint32_t t = server_time(head, o, v, srv);
+      uint32_t t = server_time(p, head, o, v, srv);
       // HAProxy keeps slow start in seconds, rounded up.
       s.slowstart_ms = static_cast<uint32_t>((static_cast<uint64_t>(t) + 999) / 1000 * 1000);
       i += 2;
     } else if (o == "inter" || o == "fastinter" || o == "downinter") {
       if (!has_v) throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
-      uint32_t t = server_time(head, o, v, srv);
+      uint32_t t = server_time(p, head, o, v, srv);
       if (t == 0)
         throw ConfigError{fmt::format("{} : '{}' expects a strictly positive delay, got '{}'.", head, o, v)};
       (o == "inter" ? s.inter_ms : o == "fastinter" ? s.fastinter_ms : s.downinter_ms) = t;
@@ -595,7 +606,7 @@ void kw_server(Parser& p, Line& l) {
   auto r = net::parse_server_address(addr);
   if (!r.ok()) throw ConfigError{fmt::format("{} : {}", head, r.error().message)};
   s.addr = r.value();
-  parse_server_options(l, 3, s, head);
+  parse_server_options(p, l, 3, s, head);
   px.servers.push_back(std::move(s));
 }
 
@@ -605,7 +616,7 @@ void kw_default_server(Parser& p, Line& l) {
   ProxyConfig& px = p.cur_proxy().cfg;
   std::string head = fmt::format("[{}:{}] : 'default-server'", l.loc.file, l.loc.line);
   ServerConfig s = px.default_server;
-  parse_server_options(l, 1, s, head);
+  parse_server_options(p, l, 1, s, head);
   px.default_server = std::move(s);
 }
 

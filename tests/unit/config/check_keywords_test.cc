@@ -77,6 +77,45 @@ TEST(CheckKeywords, Errors) {
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 agent-check\n").contains("'agent-check' is not supported by sluice yet."));
 }
 
+// Spec 3.1: characters after a valid unit only warn and the value is kept, as for `timeout`.
+TEST(CheckKeywords, ServerTimeTrailingCharactersOnlyWarn) {
+  auto r = parse(
+      "backend b\n"
+      "  default-server downinter 3sec\n"
+      "  server s 1.1.1.1:1 inter 10sec fastinter 2msx slowstart 5sec\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(r.r.alerts, 0) << r.all();
+  const auto& s = proxy(r, "b").servers[0];
+  EXPECT_EQ(s.inter_ms, 10000u);
+  EXPECT_EQ(s.fastinter_ms, 2u);
+  EXPECT_EQ(s.downinter_ms, 3000u);
+  EXPECT_EQ(s.slowstart_ms, 5000u);
+  EXPECT_TRUE(r.has("unexpected character 'e' after the timer value '10sec', only "
+                    "(us=microseconds,ms=milliseconds,s=seconds,m=minutes,h=hours,d=days) are "
+                    "supported. This will be reported as an error in next versions."))
+      << r.all();
+  EXPECT_TRUE(r.contains("unexpected character 'x' after the timer value '2msx'")) << r.all();
+  EXPECT_TRUE(r.contains("unexpected character 'e' after the timer value '3sec'")) << r.all();
+  EXPECT_TRUE(r.contains("unexpected character 'e' after the timer value '5sec'")) << r.all();
+  EXPECT_EQ(r.all().find('\0'), std::string::npos);
+}
+
+// Spec 3.1 (QUIRK): every check interval names 'agent-inter' and the text ends in "..".
+TEST(CheckKeywords, ServerTimeBadCharacter) {
+  for (std::string kw : {"inter", "fastinter", "downinter"}) {
+    auto r = parse("backend b\n  server s7 1.1.1.1:1 " + kw + " 1x\n");
+    EXPECT_FALSE(r.r.model);
+    EXPECT_TRUE(r.has("[f.cfg:2] : 'server b/s7' : unexpected character 'x' in 'agent-inter' "
+                      "argument of server s7.."))
+        << kw << ": " << r.all();
+  }
+  auto ss = parse("backend b\n  server s7 1.1.1.1:1 slowstart 1x\n");
+  EXPECT_TRUE(ss.has("[f.cfg:2] : 'server b/s7' : unexpected character 'x' in argument to <slowstart>."))
+      << ss.all();
+  auto sign = parse("backend b\n  server s7 1.1.1.1:1 inter -1\n");
+  EXPECT_TRUE(sign.contains("unexpected character '-' in 'agent-inter'")) << sign.all();
+}
+
 TEST(CheckKeywords, NeitherServicePortNorCheckPort) {
   auto r = parse("listen l\n  server s9 127.0.0.1 check\n");
   EXPECT_FALSE(r.r.model);
