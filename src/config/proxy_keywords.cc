@@ -538,6 +538,12 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       uint32_t t = server_time(p, head, o, v, srv);
       if (t == 0)
         throw ConfigError{fmt::format("{} : '{}' expects a strictly positive delay, got '{}'.", head, o, v)};
+      // A bare number is in milliseconds: `inter 10` was most likely meant as seconds (spec
+      // 3.1). The spec gives no text; this one follows the `timeout` warning.
+      if (t < 100 && v.find_first_not_of("0123456789") == std::string::npos)
+        p.warning(fmt::format("{} : '{} {}' in server '{}' is suspiciously small for a value in "
+                              "milliseconds. Please use an explicit unit ('{}ms') if that was the "
+                              "intent.", head, o, v, srv, v));
       (o == "inter" ? s.inter_ms : o == "fastinter" ? s.fastinter_ms : s.downinter_ms) = t;
       i += 2;
     } else if (o == "rise" || o == "fall") {

@@ -116,6 +116,29 @@ TEST(CheckKeywords, ServerTimeBadCharacter) {
   EXPECT_TRUE(sign.contains("unexpected character '-' in 'agent-inter'")) << sign.all();
 }
 
+// Spec 3.1: a unit-less check interval below 100 (milliseconds) warns; the value is kept.
+TEST(CheckKeywords, ServerIntervalSuspiciouslySmall) {
+  auto r = parse(
+      "backend b\n"
+      "  default-server fastinter 50\n"
+      "  server s1 1.1.1.1:1 inter 10 downinter 99\n"
+      "  server s2 1.1.1.1:1 inter 100 downinter 10ms slowstart 10\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  int small = 0;
+  for (const auto& d : r.diags) small += d.text.find("suspiciously small") != std::string::npos;
+  EXPECT_EQ(small, 3) << r.all();
+  EXPECT_TRUE(r.has("[f.cfg:2] : 'default-server' : 'fastinter 50' in server '' is suspiciously "
+                    "small for a value in milliseconds. Please use an explicit unit ('50ms') if "
+                    "that was the intent."))
+      << r.all();
+  EXPECT_TRUE(r.has("[f.cfg:3] : 'server b/s1' : 'inter 10' in server 's1' is suspiciously small "
+                    "for a value in milliseconds. Please use an explicit unit ('10ms') if that "
+                    "was the intent."))
+      << r.all();
+  EXPECT_TRUE(r.contains("'downinter 99' in server 's1' is suspiciously small")) << r.all();
+  EXPECT_EQ(proxy(r, "b").servers[0].inter_ms, 10u);
+}
+
 TEST(CheckKeywords, NeitherServicePortNorCheckPort) {
   auto r = parse("listen l\n  server s9 127.0.0.1 check\n");
   EXPECT_FALSE(r.r.model);
