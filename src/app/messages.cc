@@ -17,7 +17,8 @@ int g_warnings = 0;
 
 void emit(const char* label, std::string_view context, std::string_view text) {
   std::string line = fmt::format("{:<10} ({}) : {}{}\n", label, getpid(), context, text);
-  std::fputs(line.c_str(), stderr);
+  // fwrite, not fputs: a stray NUL in a message must not cut the rest of it.
+  std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }
 }  // namespace

@@ -98,6 +98,14 @@ class LineTokenizer {
 
   void finish() {
     if (!started_) return;
+    // HAProxy's words are C strings: a `\x00` ends the word for every keyword parser, though
+    // the word still exists (`\x00` alone is an empty argument).
+    auto nul = cur_.find('\0');
+    if (nul != std::string::npos) {
+      cur_.resize(nul);
+      forced_ = true;
+      star_ = false;
+    }
     if (!cur_.empty() || (forced_ && !star_)) {
       if (out_.words.size() >= kMaxWords) {
         const Word& last = out_.words[kMaxWords - 1];

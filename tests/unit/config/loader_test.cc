@@ -94,6 +94,20 @@ TEST(Lines, EmptyArgumentIsFatalWithHintOnce) {
   EXPECT_EQ(r.diags[1].text.find("Aborting"), std::string::npos);
 }
 
+// A `\x00` escape ends the word (HAProxy's words are C strings), so nothing after it reaches
+// a keyword parser or a message.
+TEST(Lines, HexNulEndsTheWord) {
+  auto r = parse("global\n  maxconn \"1\\x002\"\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(r.global().maxconn, 1);
+  auto bad = parse("global\n  maxconn \"x\\x00y\"\n");
+  EXPECT_TRUE(bad.has("parsing [f.cfg:2] : cannot parse 'maxconn' value 'x', an integer is expected."))
+      << bad.all();
+  auto empty = parse("global\n  maxconn \\x0012\n");
+  EXPECT_TRUE(empty.contains("parsing [f.cfg:2]: argument number 1 at position 11 is empty")) << empty.all();
+  for (const auto* run : {&r, &bad, &empty}) EXPECT_EQ(run->all().find('\0'), std::string::npos);
+}
+
 TEST(Lines, TooManyWords) {
   std::string line = "global\n  description";
   for (int i = 0; i < 64; ++i) line += " w";

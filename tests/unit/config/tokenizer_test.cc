@@ -80,6 +80,21 @@ TEST_F(TokenizerTest, BackslashEscapes) {
   EXPECT_EQ(words("trailing\\"), W{"trailing\\"});
 }
 
+// Words are C strings in HAProxy: a `\x00` ends the word there, but the word still exists.
+TEST_F(TokenizerTest, HexNulEndsTheWord) {
+  EXPECT_EQ(words("maxconn \"1\\x002\""), (W{"maxconn", "1"}));
+  EXPECT_EQ(words("a\\x00bc d"), (W{"a", "d"}));
+  EXPECT_EQ(words("'x'\\x00\"$FOO\""), W{"x"});
+  auto t = raw("a \\x00 b");
+  ASSERT_FALSE(t.error);
+  ASSERT_EQ(t.words.size(), 3u);
+  EXPECT_EQ(t.words[1].text, "");
+  EXPECT_EQ(t.words[1].pos, 3);
+  t = raw("a \\x00\\x4g");   // what follows the NUL is still read, and still checked
+  ASSERT_TRUE(t.error);
+  EXPECT_EQ(t.error_pos, 7);
+}
+
 TEST_F(TokenizerTest, HighBytesPassThrough) { EXPECT_EQ(words("caf\xc3\xa9"), W{"caf\xc3\xa9"}); }
 
 TEST_F(TokenizerTest, BadHexIsFatal) {
