@@ -543,6 +543,12 @@ TEST(Proxy, Options) {
   r = parse("frontend f\n  bind :1\n  option redispatch\n");
   EXPECT_TRUE(r.r.model);
   EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'option redispatch' ignored because frontend 'f' has no backend capability."));
+  // Spec 5.2: the check options are special-cased in HAProxy, so they only warn.
+  r = parse("frontend f\n  bind :1\n  option httpchk GET /\n  option tcp-check\n");
+  EXPECT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'option httpchk' ignored because frontend 'f' has no backend capability."));
+  EXPECT_TRUE(r.has("parsing [f.cfg:4] : 'option tcp-check' ignored because frontend 'f' has no backend capability."));
+  EXPECT_FALSE(r.contains("unknown option")) << r.all();
   EXPECT_TRUE(parse("defaults\n  option httpslog\n").has("parsing [f.cfg:2] : 'option httpslog' is not supported by sluice yet."));
   EXPECT_TRUE(parse("defaults\n  option tcplgo\n").has("parsing [f.cfg:2] : unknown option 'tcplgo'; did you mean 'tcplog' maybe ?"));
 }
