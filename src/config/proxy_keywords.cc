@@ -135,6 +135,15 @@ void kw_bind(Parser& p, Line& l) {
     }
     i += 2;
   }
+  if (b.id > 0) {
+    // The id names one listener (spec 7, bind): a list or a port range makes several, while
+    // shards are clones of one that take the next ids (sharding spec 6), so they may carry one.
+    if (b.addrs.size() > 1) throw ConfigError{head + " : 'id' can only be used with a single socket"};
+    for (const auto& o : px.binds)
+      if (o.id == b.id)
+        throw ConfigError{fmt::format("{} : 'id' : custom id {} already used at {}:{} ('bind {}')", head,
+                                      b.id, o.loc.file, o.loc.line, o.text)};
+  }
   px.binds.push_back(std::move(b));
 }
 
@@ -1028,7 +1037,7 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"bind", "mode <octal>", "permissions of a UNIX socket"},
         {"bind", "thread [<g>/]<set>[,...]", "threads serving the line (repeatable): all|odd|even|N|N-M|N-|-M|-, global ids 1..1024 or g/ids 1..64 in group g; every element of a relative set repeats its group"},
         {"bind", "shards <n>|by-thread|by-group", "kernel sockets per address: 1..1024, one per thread, one per thread group (default: tune.listener.default-shards at the time the line is read)"},
-        {"bind", "id <n>", "listener id, > 0; further shards take the next ids"},
+        {"bind", "id <n>", "listener id, > 0 and unique in the proxy; only on a line with a single address (no list or port range); further shards take the next ids"},
         {"server", "weight <0..256>", "load-balancing weight (default 1; 0 = no new connections)"},
         {"server", "maxconn <n>", "concurrent connections (0 = unlimited)"},
         {"server", "backup", "used only when no active server is up"},

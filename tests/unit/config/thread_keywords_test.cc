@@ -254,6 +254,29 @@ TEST(BindId, Values) {
   EXPECT_TRUE(bind("bind :80 id").contains("'id' : expects an integer argument."));
 }
 
+// Spec 7 (bind): an id is unique in the proxy and names a single socket; shards are clones
+// that take the next ids (sharding spec 6), so they do not count as more sockets.
+TEST(BindId, SingleSocketAndUnique) {
+  auto list = bind("bind :80,:81 id 5");
+  EXPECT_FALSE(list.r.model);
+  EXPECT_TRUE(list.has("parsing [f.cfg:3] : 'bind :80,:81' : 'id' can only be used with a single socket"))
+      << list.all();
+  EXPECT_TRUE(bind("bind :8000-8001 id 5").contains("'id' can only be used with a single socket"));
+  auto sharded = bind("bind :80 shards 4 id 5");
+  ASSERT_TRUE(sharded.r.model) << sharded.all();
+  EXPECT_EQ(sharded.r.model->proxies[0].binds[0].id, 5);
+  EXPECT_TRUE(bind("bind :80,:81 name x").r.model);
+  auto dup = bind("bind :80 id 5\n  bind :81\n  bind :82 id 5");
+  EXPECT_FALSE(dup.r.model);
+  EXPECT_TRUE(dup.has("parsing [f.cfg:5] : 'bind :82' : 'id' : custom id 5 already used at f.cfg:3 "
+                      "('bind :80')"))
+      << dup.all();
+  // Unique within one proxy only.
+  auto other = parse("frontend a\n  bind :80 id 5\n  timeout client 1s\nfrontend b\n  bind :81 id 5\n"
+                     "  timeout client 1s\n");
+  EXPECT_TRUE(other.r.model) << other.all();
+}
+
 TEST(BindThread, AbsoluteAndRelative) {
   auto r = bind("bind :80 thread 1,4-5 thread 8- name x");
   ASSERT_TRUE(r.r.model) << r.all();
