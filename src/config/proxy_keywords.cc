@@ -570,6 +570,8 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       i += 2;
     } else if (o == "addr") {
       if (!has_v) throw ConfigError{fmt::format("{} : 'addr' expects <ipv4|ipv6> as argument.", head)};
+      // The check address gets the same legacy env expansion as the server's (spec 1.4).
+      v = p.address_word(l, i + 1, "addr");
       auto r = net::parse_server_address(v);
       if (!r.ok() || r.value().addr.family() == AF_UNIX)
         throw ConfigError{fmt::format("{} : 'addr' : invalid address '{}'.", head, v)};

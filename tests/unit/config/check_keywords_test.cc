@@ -2,6 +2,7 @@
 // http-check send/expect, timeout check, and the "neither service port nor check port" error.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,26 @@ TEST(CheckKeywords, ServerIntervalSuspiciouslySmall) {
       << r.all();
   EXPECT_TRUE(r.contains("'downinter 99' in server 's1' is suspiciously small")) << r.all();
   EXPECT_EQ(proxy(r, "b").servers[0].inter_ms, 10u);
+}
+
+// Spec 1.4 (QUIRK): server `addr` is an address argument, so `$NAME` and `${NAME}` expand
+// whatever the quoting, as in the server address.
+TEST(CheckKeywords, AddrGetsAddressExpansion) {
+  ::setenv("SLUICE_TEST_CHK_IP", "127.0.0.9", 1);
+  auto r = parse(
+      "backend b\n"
+      "  server s1 1.1.1.1:1 addr $SLUICE_TEST_CHK_IP\n"
+      "  server s2 1.1.1.1:1 addr '${SLUICE_TEST_CHK_IP}'\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& s = proxy(r, "b").servers;
+  EXPECT_TRUE(s[0].has_check_addr);
+  EXPECT_EQ(s[0].check_addr.to_string(), "127.0.0.9:0");
+  EXPECT_EQ(s[1].check_addr.to_string(), "127.0.0.9:0");
+  auto empty = parse("backend b\n  server s1 1.1.1.1:1 addr $SLUICE_TEST_CHK_NOPE\n");
+  EXPECT_TRUE(empty.has("parsing [f.cfg:2] : 'addr' : '$SLUICE_TEST_CHK_NOPE' resolves to an empty "
+                        "address (environment variable missing?)"))
+      << empty.all();
+  ::unsetenv("SLUICE_TEST_CHK_IP");
 }
 
 TEST(CheckKeywords, NeitherServicePortNorCheckPort) {
