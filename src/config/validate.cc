@@ -38,6 +38,7 @@ bool Parser::finish(ConfigModel* model) {
 
   // Proxies are checked in declaration order and the check stops after the first proxy that
   // has errors (all of that proxy's errors are reported), as HAProxy does.
+  bool bufsize_reported = false;
   for (std::size_t i = 0; i < px.size(); ++i) {
     ProxyConfig& p = px[i];
     int errors_before = fatals_;
@@ -53,6 +54,14 @@ bool Parser::finish(ConfigModel* model) {
               false);
     }
     if (p.disabled) continue;   // disabled proxies are not validated (HAProxy)
+    // HTTP message offsets are kept below 2^28 (spec 7, tune.bufsize); reported once, at the
+    // first HTTP proxy. The spec gives no text: this is HAProxy's.
+    if (p.mode == Mode::kHttp && global.tune_bufsize >= (256 << 20) && !bufsize_reported) {
+      bufsize_reported = true;
+      fatal(fmt::format("global.tune.bufsize must be below 256 MB when HTTP is in use (current "
+                        "value = {}).", global.tune_bufsize),
+            false);
+    }
     // A check connects to the server's port or to `port`; a port-mapped server has neither.
     for (const auto& s : p.servers)
       if (s.check && s.check_port == 0 && s.addr.port_mapped)

@@ -425,6 +425,30 @@ TEST(Global, Misc) {
   EXPECT_TRUE(parse("global\n  maxconm 5\n").has("parsing [f.cfg:2] : unknown keyword 'maxconm' in 'global' section; did you mean 'maxconn' maybe ?"));
 }
 
+// Spec 7: a buffer of 256 MiB or more is fatal as soon as a proxy is in HTTP mode.
+TEST(Global, HugeBufsizeNeedsTcpOnly) {
+  std::string proxies = std::string("defaults\n") + kTimeouts +
+                        "frontend f\n  bind :1\n  default_backend b\nbackend b\n  server s 1.1.1.1:1\n";
+  auto tcp = parse("global\n  tune.bufsize 256m\n" + proxies);
+  EXPECT_TRUE(tcp.r.model) << tcp.all();
+  std::string http = std::string("defaults\n") + kTimeouts + "  mode http\n" +
+                     "frontend f\n  bind :1\n  default_backend b\nbackend b\n  server s 1.1.1.1:1\n";
+  auto r = parse("global\n  tune.bufsize 256m\n" + http);
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("global.tune.bufsize must be below 256 MB when HTTP is in use (current value = "
+                    "268435456)."))
+      << r.all();
+  int n = 0;
+  for (const auto& d : r.diags) n += d.text.find("tune.bufsize") != std::string::npos;
+  EXPECT_EQ(n, 1) << r.all();
+  auto below = parse("global\n  tune.bufsize 268435440\n" + http);
+  EXPECT_TRUE(below.r.model) << below.all();
+  // A disabled proxy is not validated.
+  auto disabled = parse("global\n  tune.bufsize 1g\n" + std::string("defaults\n") + kTimeouts +
+                        "backend b\n  mode http\n  disabled\n");
+  EXPECT_TRUE(disabled.r.model) << disabled.all();
+}
+
 TEST(Global, Log) {
   auto r = parse("global\n  log stdout format raw local0\n  log 127.0.0.1 len 2048 local1 info notice\n"
                  "  log /dev/log daemon\n  log \"${SLUICE_LOCAL-127.0.0.2}:515\" user\n");
