@@ -167,6 +167,22 @@ TEST(Cond, FalseBlocksAreTokenizedButNotParsed) {
   EXPECT_TRUE(parse(".if 1\n.elif bogus(\n.endif\n").r.model);
 }
 
+// Spec 1.2: scope lines are handled before `.if`, so they are checked in false blocks too.
+TEST(Cond, ScopeLinesAreCheckedInFalseBlocks) {
+  EXPECT_TRUE(parse("[ok]\n.if 0\n[also-ok] # c\n.endif\n").r.model);
+  auto empty = parse(".if 0\n  []\n.endif\n");
+  EXPECT_FALSE(empty.r.model);
+  EXPECT_TRUE(empty.has("parsing [f.cfg:2]: empty scope name is forbidden.")) << empty.all();
+  auto junk = parse(".if 0\n[a] junk\n.endif\nglobal\n  bogus\n");
+  EXPECT_FALSE(junk.r.model);
+  EXPECT_TRUE(junk.has("parsing [f.cfg:2]: invalid scope declaration '[a] junk'.")) << junk.all();
+  EXPECT_FALSE(junk.contains("bogus")) << junk.all();   // aborted
+  auto bad = parse(".if 0\n[a b]\n.endif\n");
+  EXPECT_FALSE(bad.r.model);
+  // As outside a block.
+  EXPECT_TRUE(parse("[]\n").has("parsing [f.cfg:1]: empty scope name is forbidden."));
+}
+
 TEST(Cond, ConditionsSeeJoinedWords) {
   ::setenv("SLUICE_T_A", "1", 1);
   auto r = parse("global\n.if streq(\"$SLUICE_T_A\", 1)\n  maxconn 1\n.else\n  maxconn 2\n.endif\n");
