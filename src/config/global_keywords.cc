@@ -44,7 +44,8 @@ void kw_maxconn(Parser& p, Line& l) {
     return;
   }
   std::string v = l.args.size() > 1 ? l.args[1] : "";
-  auto n = parse_strict_int(v, 1, INT_MAX);
+  // 0 is HAProxy's "automatic" (spec 5.3), the model's "not set": derived from ulimit -n.
+  auto n = parse_strict_int(v, 0, INT_MAX);
   if (!n) throw ConfigError{fmt::format("{}cannot parse 'maxconn' value '{}', an integer is expected.", l.where, v)};
   no_extra(l, 2);
   p.global.maxconn = static_cast<int>(*n);
@@ -201,10 +202,12 @@ void kw_maxaccept(Parser& p, Line& l) {
   }
   std::string v = l.args.size() > 1 ? l.args[1] : "";
   auto n = parse_strict_int(v, -1, INT_MAX);
-  if (!n || *n == 0)
-    throw ConfigError{fmt::format("{}'tune.maxaccept' expects a positive integer or -1 (unlimited), got '{}'.", l.where, v)};
+  if (!n)
+    throw ConfigError{fmt::format("{}'tune.maxaccept' expects -1 (unlimited) or an integer from 0 to "
+                                  "{} (0 = the default), got '{}'.", l.where, INT_MAX, v)};
   no_extra(l, 2);
-  p.global.tune_maxaccept = static_cast<int>(*n);
+  // HAProxy turns 0 into its default at start-up; the model holds the value to use.
+  p.global.tune_maxaccept = *n == 0 ? GlobalConfig{}.tune_maxaccept : static_cast<int>(*n);
   p.maxaccept_set = true;
 }
 
@@ -262,7 +265,7 @@ constexpr std::string_view kHaproxyGlobal[] = {
 
 const std::vector<KeywordDef> kGlobalKeywords = {
     {"nbthread", kInGlobal, 0, kw_nbthread, "<1..1024>: worker threads; strict integer; only in the first global sections"},
-    {"maxconn", kInGlobal, 0, kw_maxconn, "<n>: process-wide connection limit; strict integer; a second one is ignored with an alert"},
+    {"maxconn", kInGlobal, 0, kw_maxconn, "<n>: process-wide connection limit; strict integer; 0 or unset = derived from ulimit -n; a second one is ignored with an alert"},
     {"stats", kInGlobal, 0, kw_stats, "socket <addr> [level user|operator|admin] [mode <octal>] | timeout <time> | maxconn <n>"},
     {"log", kInGlobal, 0, kw_log, "<target> [len <n>] [format rfc3164|rfc5424|short|raw] <facility> [max [min]]; `no log` clears"},
     {"daemon", kInGlobal, 0, kw_daemon, "run in the background"},
@@ -271,7 +274,7 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"tune.bufsize", kInGlobal, 0, kw_bufsize, "<size>: buffer size, rounded up to a multiple of 16 (default 16384); 256m or more is fatal when a proxy is in HTTP mode"},
     {"maxconnrate", kInGlobal, 0, kw_rate_limit, "<n>: accepted connections per second, process-wide"},
     {"maxsessrate", kInGlobal, 0, kw_rate_limit, "<n>: new sessions per second, process-wide (equal to connections in TCP mode)"},
-    {"tune.maxaccept", kInGlobal, 0, kw_maxaccept, "<n>|-1: connections accepted per wake-up (default 4)"},
+    {"tune.maxaccept", kInGlobal, 0, kw_maxaccept, "<n>|-1: connections accepted per wake-up (default 4, also for 0; -1 = unlimited)"},
     {"node", kInGlobal, 0, kw_node, "<name>: node name shown by stats"},
     {"description", kInGlobal, 0, kw_description, "<text...>: description shown by stats"},
     {"zero-warning", kInGlobal, 0, kw_zero_warning, "make any warning fatal"},

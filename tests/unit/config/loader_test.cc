@@ -395,6 +395,24 @@ TEST(Global, Maxconn) {
   EXPECT_EQ(r.r.alerts, 1);
   EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'maxconn' already specified. Continuing."));
   EXPECT_TRUE(parse("global\n  maxconn 10k\n").has("parsing [f.cfg:2] : cannot parse 'maxconn' value '10k', an integer is expected."));
+  // 0 is "automatic" as in HAProxy: the model's "not set", derived from ulimit -n at start-up.
+  auto zero = parse("global\n  maxconn 0\n");
+  ASSERT_TRUE(zero.r.model) << zero.all();
+  EXPECT_EQ(zero.r.alerts, 0);
+  EXPECT_EQ(zero.global().maxconn, 0);
+  EXPECT_TRUE(parse("global\n  maxconn -1\n").has("parsing [f.cfg:2] : cannot parse 'maxconn' value '-1', an integer is expected."));
+}
+
+TEST(Global, Maxaccept) {
+  // HAProxy turns 0 into its default (4); -1 is unlimited.
+  auto zero = parse("global\n  tune.maxaccept 0\n");
+  ASSERT_TRUE(zero.r.model) << zero.all();
+  EXPECT_EQ(zero.r.alerts, 0);
+  EXPECT_EQ(zero.global().tune_maxaccept, 4);
+  EXPECT_EQ(parse("global\n  tune.maxaccept 64\n").global().tune_maxaccept, 64);
+  EXPECT_TRUE(parse("global\n  tune.maxaccept -2\n").has(
+      "parsing [f.cfg:2] : 'tune.maxaccept' expects -1 (unlimited) or an integer from 0 to 2147483647 "
+      "(0 = the default), got '-2'."));
 }
 
 TEST(Global, StatsSocket) {
