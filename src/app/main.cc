@@ -108,7 +108,7 @@ int run(int argc, char** argv) {
     std::string cerr;
     int r = config::evaluate_condition(cmd.condition, &cerr);
     if (r < 0) {
-      alert(fmt::format("Failed to evaluate condition: {}", cerr));
+      alert(cerr);   // already the whole message, with its "Failed to..." or "Syntax Error..."
       return 2;
     }
     return r ? 0 : 1;
