@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -25,6 +26,12 @@ struct SourceFile {
   std::string text;
 };
 
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
+  return buf;
+}
+
 LoadResult run(const std::vector<SourceFile>& files, const LoadOptions& options,
                const DiagnosticSink& sink, bool apply_env) {
   LoadResult result;
@@ -40,6 +47,9 @@ LoadResult run(const std::vector<SourceFile>& files, const LoadOptions& options,
         std::string names;
         for (const auto& f : files) names += (names.empty() ? "" : ";") + f.name;
         p.env.set("HAPROXY_CFGFILES", names, true);
+        // HAProxy's order is -L, then `localpeer`, then the host name; sluice has neither of
+        // the first two (spec 1.4).
+        p.env.set("HAPROXY_LOCALPEER", host_name(), true);
         // Section order is judged afresh in the full pass: pass 1 saw every section already.
         p.seen_non_global = false;
       }

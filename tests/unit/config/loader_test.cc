@@ -239,6 +239,16 @@ TEST(Cond, MessageDirectives) {
 
 // ---- environment ----
 
+// Spec 1.4: HAPROXY_LOCALPEER is set before the second pass; without -L and `localpeer`
+// (sluice has neither) it is the host name.
+TEST(Env, LocalPeerIsTheHostName) {
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof(host) - 1), 0);
+  auto r = parse("global\n  node \"${HAPROXY_LOCALPEER}\"\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(r.global().node, host);
+}
+
 TEST(Env, SetenvIsVisibleToEarlierLines) {
   auto r = parse("global\n  node \"${SLUICE_LATE}\"\n  setenv SLUICE_LATE late\n");
   ASSERT_TRUE(r.r.model) << r.all();
