@@ -1,5 +1,7 @@
 #include "proxy/http_session.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -1593,10 +1595,17 @@ void HttpSession::finish(const char* term) {
   w_.unqueue_flush(this);
   w_.loop().timers().cancel(timer_);
   if (cfd_ >= 0) {
-    if (c_corked_) shutdown(cfd_, SHUT_WR);
     if (fe_.settings.nolinger) {
-      net::close_with_reset(cfd_);   // option nolinger: after the corked bytes went out
+      // option nolinger: a reset instead of the FIN. Corked last bytes are pushed first
+      // (setting TCP_NODELAY flushes them) without a FIN: after a FIN, a quick client's own FIN
+      // could put this side in TIME_WAIT before the close, which nolinger is there to avoid.
+      if (c_corked_) {
+        int one = 1;
+        setsockopt(cfd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      }
+      net::close_with_reset(cfd_);
     } else {
+      if (c_corked_) shutdown(cfd_, SHUT_WR);
       close(cfd_);
     }
   }
