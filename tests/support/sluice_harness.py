@@ -187,6 +187,28 @@ def short_tmpdir(prefix: str = "sl") -> str:
 # /proc based socket inspection (no connection is made, so no counter moves)
 # ----------------------------------------------------------------------------------------------
 
+def local_listener(backlog: int = 16) -> socket.socket:
+    """A listening socket on 127.0.0.1 with a kernel-picked port, 5 s accept timeout: a stand-in
+    server whose accepted connections the test drives by hand."""
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(backlog)
+    ls.settimeout(5)
+    return ls
+
+
+def read_end(sock: socket.socket, timeout: float = 5.0) -> str:
+    """Reads until the connection ends: 'eof' for a FIN, 'reset' for a RST."""
+    sock.settimeout(timeout)
+    try:
+        while sock.recv(65536):
+            pass
+        return "eof"
+    except ConnectionResetError:
+        return "reset"
+
+
 def tcp_sockets() -> list[list[str]]:
     """The rows of /proc/net/tcp and tcp6, split in fields: [1] local and [2] remote address
     (hex addr:port), [3] state (0A listen, 06 time-wait, ...), [9] inode."""

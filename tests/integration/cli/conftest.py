@@ -2,11 +2,18 @@
 (admin), in front of two echo servers."""
 import os
 import socket
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
 from sluice_harness import DEFAULTS, free_port
+
+# Makes cli_util importable from this folder's tests.
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 
 @dataclass

@@ -1,20 +1,8 @@
 """What the stats socket counts and lists: `show info` listeners (spec 2), disabled proxies
 (3.3, 5), unknown-command suggestions (1.6) and `clear counters` (5)."""
-from sluice_harness import (DEFAULTS, cli, echo_roundtrip, free_port, parse_show_info, show_stat,
+from sluice_harness import (cli, echo_roundtrip, free_port, parse_show_info, show_stat,
                             stat_int, stat_row, wait_until)
-
-
-def _start(cfg, sluice, short_tmp, extra_global="", body=""):
-    sock = str(short_tmp / "stats.sock")
-    text = f"""
-global
-    stats socket {sock} level admin
-{extra_global}
-{DEFAULTS}
-{body}
-"""
-    proc = sluice(cfg(text), wait_unix=[sock])
-    return proc, sock
+from cli_util import start_with_admin_socket
 
 
 BACKENDS = """
@@ -27,7 +15,7 @@ backend be
 def test_show_info_counts_stats_socket_listeners(cfg, sluice, short_tmp):
     port = free_port()
     other = str(short_tmp / "user.sock")
-    _, sock = _start(cfg, sluice, short_tmp,
+    _, sock = start_with_admin_socket(cfg, sluice, short_tmp,
                      extra_global=f"    stats socket {other} level user",
                      body=f"frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n"
                           + BACKENDS)
@@ -45,7 +33,7 @@ backend b_off
 backend b_on
     server y 127.0.0.1:9
 """
-    _, sock = _start(cfg, sluice, short_tmp, body=body)
+    _, sock = start_with_admin_socket(cfg, sluice, short_tmp, body=body)
     rows = show_stat(sock)
     assert [(r["pxname"], r["svname"]) for r in rows] == [("b_on", "y"), ("b_on", "BACKEND")]
     # The disabled proxy keeps its id (2): the next one is 3.
@@ -64,7 +52,7 @@ def _suggestions(text):
 
 
 def test_unknown_command_suggestions_per_keyword(cfg, sluice, short_tmp):
-    _, sock = _start(cfg, sluice, short_tmp)
+    _, sock = start_with_admin_socket(cfg, sluice, short_tmp)
     for typed in ("set foo", "set"):
         text = cli(sock, typed)
         assert text.startswith("Unknown command: 'set', but maybe"), text
@@ -85,7 +73,7 @@ frontend fe
 backend be
     server s1 127.0.0.1:{e.port}
 """
-    _, sock = _start(cfg, sluice, short_tmp, body=body)
+    _, sock = start_with_admin_socket(cfg, sluice, short_tmp, body=body)
     for _ in range(3):
         assert echo_roundtrip(port) == b"ping\n"
     wait_until(lambda: stat_int(stat_row(show_stat(sock), "fe", "FRONTEND"), "stot") == 3,

@@ -3,7 +3,8 @@ the line limit (1.2)."""
 import socket
 import time
 
-from sluice_harness import DEFAULTS, cli, recv_all
+from sluice_harness import cli, recv_all
+from cli_util import start_with_admin_socket
 
 
 def _rss_kb(pid):
@@ -12,19 +13,6 @@ def _rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise AssertionError("no VmRSS")
-
-
-def _start(cfg, sluice, short_tmp, extra_global="", body=""):
-    sock = str(short_tmp / "stats.sock")
-    text = f"""
-global
-    stats socket {sock} level admin
-{extra_global}
-{DEFAULTS}
-{body}
-"""
-    proc = sluice(cfg(text), wait_unix=[sock])
-    return proc, sock
 
 
 def _same_dump(answer, expected):
@@ -43,7 +31,7 @@ backend be
 
 def test_client_that_never_reads_does_not_grow_memory(cfg, sluice, short_tmp):
     many = "backend be\n" + "".join(f"    server s{i} 127.0.0.1:9\n" for i in range(30))
-    proc, sock = _start(cfg, sluice, short_tmp, body=many)
+    proc, sock = start_with_admin_socket(cfg, sluice, short_tmp, body=many)
     expected = cli(sock, "show stat")
     rss_before = _rss_kb(proc.pid)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -96,7 +84,7 @@ def test_client_that_never_reads_does_not_grow_memory(cfg, sluice, short_tmp):
 
 
 def test_slow_reader_of_a_large_answer_gets_it_whole(cfg, sluice, short_tmp):
-    proc, sock = _start(cfg, sluice, short_tmp, extra_global="    stats timeout 1s",
+    proc, sock = start_with_admin_socket(cfg, sluice, short_tmp, extra_global="    stats timeout 1s",
                         body=BACKENDS)
     line = ";".join(["show stat"] * 300) + "\n"
     one = cli(sock, "show stat")
@@ -124,7 +112,7 @@ def test_slow_reader_of_a_large_answer_gets_it_whole(cfg, sluice, short_tmp):
 
 
 def test_line_limit_follows_tune_bufsize(cfg, sluice, short_tmp):
-    _, sock = _start(cfg, sluice, short_tmp, extra_global="    tune.bufsize 65536")
+    _, sock = start_with_admin_socket(cfg, sluice, short_tmp, extra_global="    tune.bufsize 65536")
     word = "a" * 20000
     assert cli(sock, f"echo {word}") == word + "\n\n"
     # Exactly one buffer without its LF: sluice reads it all (no reset for unread input),

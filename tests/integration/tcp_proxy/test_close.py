@@ -4,7 +4,7 @@ gives up first (client abort, timeout) a reset, so that no TIME_WAIT holds its e
 import socket
 import struct
 
-from sluice_harness import DEFAULTS, connect, free_port, recv_all
+from sluice_harness import DEFAULTS, connect, free_port, local_listener, read_end, recv_all
 
 
 def fe_be(port, server_port):
@@ -21,28 +21,10 @@ backend be
 """
 
 
-def _listener():
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", 0))
-    ls.listen(8)
-    ls.settimeout(5)
-    return ls
-
-
-def _read_end(sock: socket.socket) -> str:
-    """Reads until the connection ends: 'eof' for a FIN, 'reset' for a RST."""
-    sock.settimeout(5)
-    try:
-        while sock.recv(65536):
-            pass
-        return "eof"
-    except ConnectionResetError:
-        return "reset"
 
 
 def test_half_closed_server_gets_the_clients_fin_not_a_reset(cfg, sluice):
-    ls = _listener()
+    ls = local_listener()
     port = free_port()
     sluice(cfg(fe_be(port, ls.getsockname()[1])), wait_ports=[port])
     with ls, connect(port) as c:
@@ -60,11 +42,11 @@ def test_half_closed_server_gets_the_clients_fin_not_a_reset(cfg, sluice):
                 assert chunk, got
                 got += chunk
             assert got == b"last words"
-            assert _read_end(srv) == "eof"
+            assert read_end(srv) == "eof"
 
 
 def test_client_abort_resets_the_server_connection(cfg, sluice):
-    ls = _listener()
+    ls = local_listener()
     port = free_port()
     sluice(cfg(fe_be(port, ls.getsockname()[1])), wait_ports=[port])
     with ls:
@@ -76,4 +58,4 @@ def test_client_abort_resets_the_server_connection(cfg, sluice):
             assert srv.recv(100) == b"ping"
             c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             c.close()                          # the client resets: sluice aborts the session
-            assert _read_end(srv) == "reset"
+            assert read_end(srv) == "reset"

@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from sluice_harness import DEFAULTS, connect, free_port, recv_all, tcp_sockets, wait_until
+from sluice_harness import (DEFAULTS, connect, free_port, local_listener, read_end, recv_all,
+                            tcp_sockets, wait_until)
 
 _SYS_PIDFD_GETFD = 438   # x86_64 and the generic syscall table
 
@@ -75,14 +76,6 @@ def _keepalive_of(pid: int, peer: tuple) -> tuple[int, int, int, int]:
     return wait_until(find, message=f"sluice's socket connected to {peer}")
 
 
-def _listener() -> socket.socket:
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", 0))
-    ls.listen(16)
-    ls.settimeout(5)
-    return ls
-
 
 def _system_keepalive() -> tuple[int, int]:
     """The system's idle time and interval, what a socket reports when nothing was set."""
@@ -118,7 +111,7 @@ def _one_session(sl, port: int, ls: socket.socket):
 
 
 def test_clitcpka_and_its_tunings_reach_client_connections_only(cfg, sluice):
-    ls = _listener()
+    ls = local_listener()
     port = free_port()
     sl = sluice(cfg(_config(port, ls.getsockname()[1],
                             fe_extra="    option clitcpka\n    clitcpka-idle 7\n"
@@ -132,7 +125,7 @@ def test_clitcpka_and_its_tunings_reach_client_connections_only(cfg, sluice):
 
 
 def test_srvtcpka_from_defaults_reaches_server_connections_only(cfg, sluice):
-    ls = _listener()
+    ls = local_listener()
     port = free_port()
     sl = sluice(cfg(_config(port, ls.getsockname()[1],
                             defaults_extra="    option srvtcpka\n    srvtcpka-idle 1m\n")),
@@ -148,7 +141,7 @@ def test_srvtcpka_from_defaults_reaches_server_connections_only(cfg, sluice):
 
 @pytest.mark.parametrize("negated", [False, True])
 def test_tcpka_in_a_listen_section_covers_both_sides(cfg, sluice, negated):
-    ls = _listener()
+    ls = local_listener()
     port = free_port()
     text = f"""
 global
@@ -169,19 +162,10 @@ listen l
             assert _keepalive_of(sl.proc.pid, srv.getsockname())[0] == want
 
 
-def _read_end(sock: socket.socket) -> str:
-    sock.settimeout(5)
-    try:
-        while sock.recv(65536):
-            pass
-        return "eof"
-    except ConnectionResetError:
-        return "reset"
-
 
 @pytest.mark.parametrize("nolinger", [False, True])
 def test_frontend_nolinger_resets_the_client_when_sluice_ends_the_session(cfg, sluice, nolinger):
-    ls = _listener()
+    ls = local_listener()
     port = free_port()
     sl = sluice(cfg(_config(port, ls.getsockname()[1],
                             fe_extra="    timeout client 300ms\n" +
@@ -191,7 +175,7 @@ def test_frontend_nolinger_resets_the_client_when_sluice_ends_the_session(cfg, s
         c, srv = _one_session(sl, port, ls)
         with c, srv:
             # Nobody speaks: the client timeout ends the session.
-            assert _read_end(c) == ("reset" if nolinger else "eof")
+            assert read_end(c) == ("reset" if nolinger else "eof")
 
 
 def _time_wait_at(port: int) -> int:
@@ -203,7 +187,7 @@ def test_backend_nolinger_resets_the_server_even_after_its_fin(cfg, sluice, noli
     """The server answers and closes first. Without nolinger sluice closes its side with a FIN
     once the client is done, and the server's socket goes through TIME_WAIT; with nolinger it
     gets a reset, which leaves nothing behind."""
-    ls = _listener()
+    ls = local_listener()
     server_port = ls.getsockname()[1]
     port = free_port()
     sluice(cfg(_config(port, server_port, be_extra="    option nolinger\n" if nolinger else "")),
@@ -230,10 +214,13 @@ def test_backend_nolinger_resets_the_server_even_after_its_fin(cfg, sluice, noli
 
 
 class _HttpOrigin:
-    """Answers every request with a 2-byte body and keeps the connection open."""
+    """Answers every request with a 2-byte body. `close_first`: the body is delimited by the
+    origin closing the connection, so sluice always sees the server's FIN before it is done
+    with it; otherwise it has a length and the connection stays open."""
 
-    def __init__(self):
-        self.ls = _listener()
+    def __init__(self, close_first: bool = False):
+        self.close_first = close_first
+        self.ls = local_listener()
         self.port = self.ls.getsockname()[1]
         self.conns: list[socket.socket] = []
         self._stop = threading.Event()
@@ -261,6 +248,10 @@ class _HttpOrigin:
                 buf += chunk
                 while b"\r\n\r\n" in buf:
                     _, buf = buf.split(b"\r\n\r\n", 1)
+                    if self.close_first:
+                        s.sendall(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nok")
+                        s.close()
+                        return
                     s.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
         except OSError:
             return
@@ -335,31 +326,12 @@ def _http_exchange(port: int, origin_port: int) -> bytes:
     return got
 
 
-class _ClosingOrigin(_HttpOrigin):
-    """Answers with a body that ends when it closes the connection: sluice always sees the
-    server's FIN before it is done with the connection."""
-
-    def _serve(self, s: socket.socket):
-        s.settimeout(5)
-        try:
-            buf = b""
-            while b"\r\n\r\n" not in buf:
-                chunk = s.recv(4096)
-                if not chunk:
-                    return
-                buf += chunk
-            s.sendall(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nok")
-            s.close()
-        except OSError:
-            return
-
-
 @pytest.mark.parametrize("side", ["none", "frontend", "backend"])
 def test_nolinger_in_http_mode(cfg, sluice, side):
     """Frontend nolinger: sluice's client sockets end with a reset after the whole response, so
     none of them waits in TIME_WAIT. Backend nolinger: the server that closed first gets a
     reset, not a FIN, so its socket does not wait in TIME_WAIT either."""
-    origin = _ClosingOrigin()
+    origin = _HttpOrigin(close_first=True)
     try:
         port = free_port()
         text = f"""
