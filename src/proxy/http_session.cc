@@ -1504,6 +1504,9 @@ void HttpSession::on_timer(core::Timer&) {
       return;
     }
     case Phase::kQueued:
+      // An expired queue wait counts as a failed connection, as in HAProxy.
+      w_.be_counters(be_->index).econ.add();
+      if (srv_) w_.srv_counters(be_->server_base + srv_->index()).econ.add();
       server_error(503, "sQ");
       pump();
       return;

@@ -396,9 +396,11 @@ uint64_t TcpSession::deadline() const {
     return d;
   }
   if (state_ == State::kConnecting) {
+    // Only `timeout connect` runs now: the client's bytes wait for the server, and an idle
+    // client is not a reason to give up a connect that is still allowed to succeed (HAProxy
+    // lets it run to `timeout connect` too).
     if (sfd_ < 0) return t_connect_ms_;   // waiting for a retry
     if (to.connect) consider(t_connect_ms_ + to.connect);
-    if (fto.client) consider(c_last_ms_ + fto.client);
     return d;
   }
   bool c_half = c_eof_ || c_shut_;
@@ -498,20 +500,22 @@ void TcpSession::finish(const char* term) {
   if (res_) w_.buffers().put(res_);
   req_ = res_ = nullptr;
   if (be_) {
-    auto& bc = w_.be_counters(be_->index);
-    if (was_established && term[0] == 'C') bc.cli_abrt.add();
-    if (was_established && term[0] == 'S') {
-      bc.srv_abrt.add();
-      bc.eresp.add();
-    }
-    if (srv_) {
-      auto& sc = w_.srv_counters(be_->server_base + srv_->index());
-      if (was_established && term[0] == 'C') sc.cli_abrt.add();
-      if (was_established && term[0] == 'S') {
-        sc.srv_abrt.add();
-        sc.eresp.add();
-      }
-    }
+    // As HAProxy counts them: a client error or timeout is a client abort in any state (a
+    // reset while the connect is pending included); a server error or timeout once connected
+    // is a server abort, an error also a failed response; an expired queue wait is a failed
+    // connection.
+    const bool cli_abort = term[0] == 'C' || term[0] == 'c';
+    const bool srv_abort = was_established && (term[0] == 'S' || term[0] == 's');
+    const bool srv_error = was_established && term[0] == 'S';
+    const bool queue_expired = term[0] == 's' && term[1] == 'Q';
+    auto count = [&](stats::TrafficCounters& c) {
+      if (cli_abort) c.cli_abrt.add();
+      if (srv_abort) c.srv_abrt.add();
+      if (srv_error) c.eresp.add();
+      if (queue_expired) c.econ.add();
+    };
+    count(w_.be_counters(be_->index));
+    if (srv_) count(w_.srv_counters(be_->server_base + srv_->index()));
   }
   log_session();
   if (srv_) {
