@@ -197,7 +197,7 @@ int run(int argc, char** argv) {
   // Signals are taken synchronously by this thread; workers inherit the blocked mask.
   sigset_t sigs;
   sigemptyset(&sigs);
-  for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) sigaddset(&sigs, s);
+  for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGHUP, SIGTTOU, SIGTTIN, SIGUSR2}) sigaddset(&sigs, s);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -262,6 +262,23 @@ int run(int argc, char** argv) {
       process.soft_stop();
       if (plan.process.hard_stop_after_ms)
         hard_deadline = base::monotonic_ms() + plan.process.hard_stop_after_ms;
+    }
+    if ((sig == SIGTTOU || sig == SIGTTIN) && !process.stopping()) {
+      // HAProxy's pause and resume: new connections are refused while paused (TCP
+      // listeners); connections in progress and the CLI go on.
+      bool pause = sig == SIGTTOU;
+      pause ? process.pause_listeners() : process.resume_listeners();
+      for (const auto& p : process.proxies())
+        if (p->settings.frontend)
+          main_log.send(plan.process.global_logs, proxy::kWarning,
+                        fmt::format("{} {} {}.", pause ? "Paused" : "Resumed", p->settings.type,
+                                    p->settings.name));
+    }
+    if (sig == SIGUSR2) {
+      // HAProxy reloads on SIGUSR2 only in master-worker mode, which sluice does not have;
+      // without it the signal must not kill the process (its default action).
+      main_log.send(plan.process.global_logs, proxy::kNotice,
+                    "SIGUSR2 ignored: no master-worker mode; reload with -sf <pid>.");
     }
     if (hard_deadline && base::monotonic_ms() >= hard_deadline) {
       main_log.send(plan.process.global_logs, proxy::kWarning,

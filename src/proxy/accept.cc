@@ -74,7 +74,8 @@ void Worker::accept_from(ListenerWatch& watch) {
       if (err == EINTR || err == ECONNABORTED) continue;
       // EAGAIN: another thread took it or the backlog is empty. EMFILE/ENFILE/ENOMEM: out
       // of resources; the level-triggered registration retries on the next loop.
-      if (err != EAGAIN && err != EWOULDBLOCK) fe_counters(fe.index).eint.add();
+      // EINVAL: the socket was paused (SIGTTOU) before this thread stopped watching it.
+      if (err != EAGAIN && err != EWOULDBLOCK && err != EINVAL) fe_counters(fe.index).eint.add();
       return;
     }
     activity_.accepted.add();
@@ -208,7 +209,7 @@ void Worker::on_timer(core::Timer& t) {
 }
 
 void Worker::resume_paused() {
-  if (paused_ == 0 || soft_stopping_) return;
+  if (paused_ == 0 || soft_stopping_ || listeners_paused_) return;
   for (auto& w : watches_) {
     if (!w->paused || !limits_have_room(w->listener())) continue;
     if (loop_.add(w->listener().fd, EPOLLIN | EPOLLEXCLUSIVE, w.get())) {

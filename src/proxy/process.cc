@@ -231,6 +231,34 @@ void Process::soft_stop() {
   for (auto& w : workers_) w->request_soft_stop();
 }
 
+void Process::pause_listeners() {
+  if (stopping() || listeners_paused_) return;
+  listeners_paused_ = true;
+  for (auto& w : workers_) w->request_listeners_paused(true);
+  for (auto& l : listeners_) {
+    int domain = 0;
+    socklen_t len = sizeof domain;
+    if (l->fd >= 0 && getsockopt(l->fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+        domain != AF_UNIX)
+      shutdown(l->fd, SHUT_RD);
+  }
+}
+
+void Process::resume_listeners() {
+  if (stopping() || !listeners_paused_) return;
+  listeners_paused_ = false;
+  // A shut-down TCP listener is still bound: listen() again puts it back (in its reuseport
+  // group too). Before the workers watch it again, so that they never see it closed.
+  for (auto& l : listeners_) {
+    int domain = 0;
+    socklen_t len = sizeof domain;
+    if (l->fd >= 0 && getsockopt(l->fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+        domain != AF_UNIX)
+      listen(l->fd, l->line->settings.backlog);
+  }
+  for (auto& w : workers_) w->request_listeners_paused(false);
+}
+
 void Process::worker_exited() {
   {
     std::lock_guard lock(g_exit_mu);

@@ -140,6 +140,12 @@ class Process {
   // Any thread: stop now (SIGINT/SIGTERM) / soft stop (SIGUSR1).
   void stop_now();
   void soft_stop();
+  // Main thread: SIGTTOU / SIGTTIN, as in HAProxy. Pausing makes the kernel refuse new
+  // connections on every TCP listener (shutdown(SHUT_RD); a UNIX listener keeps queueing in
+  // its backlog) and the workers stop watching them; resuming listens again and watches again.
+  // Established connections and the CLI are not affected. Ignored once stopping.
+  void pause_listeners();
+  void resume_listeners();
   // Main thread: waits until every worker has exited. Returns false if `timeout_ms` elapsed
   // first (0 = wait forever).
   bool wait_workers(uint64_t timeout_ms);
@@ -213,6 +219,7 @@ class Process {
   std::atomic<uint64_t> maxconn_reached_{0};
   std::atomic<int> paused_listeners_{0};
   std::atomic<bool> stopping_{false};
+  bool listeners_paused_ = false;   // main thread: SIGTTOU received, no SIGTTIN yet
   std::atomic<int> running_workers_{0};
   uint64_t start_wall_s_ = 0;
   uint64_t start_mono_ms_ = 0;

@@ -103,6 +103,23 @@ void Worker::request_soft_stop() {
   });
 }
 
+void Worker::request_listeners_paused(bool paused) {
+  loop_.post([this, paused] {
+    if (soft_stopping_) return;
+    listeners_paused_ = paused;
+    for (auto& w : watches_) {
+      if (paused && w->registered) {
+        loop_.remove(w->listener().fd);
+        w->registered = false;
+      } else if (!paused && !w->registered && !w->paused) {
+        // Those paused by a connection limit come back through resume_paused() below.
+        if (loop_.add(w->listener().fd, EPOLLIN | EPOLLEXCLUSIVE, w.get())) w->registered = true;
+      }
+    }
+    if (!paused) resume_paused();
+  });
+}
+
 void Worker::request_resume() {
   if (resume_requested_.exchange(true, std::memory_order_acq_rel)) return;
   loop_.post([this] {

@@ -106,6 +106,9 @@ class Worker : public core::TimerHandler {
   void request_stop();
   void request_soft_stop();
   void request_resume();
+  // SIGTTOU / SIGTTIN (Process::pause_listeners): stop or start watching the listening
+  // sockets; connections already accepted go on.
+  void request_listeners_paused(bool paused);
   // A server slot was freed somewhere: retry the sessions waiting in this worker's queue.
   void request_dequeue();
 
@@ -201,6 +204,7 @@ class Worker : public core::TimerHandler {
   std::unordered_set<core::Deferred*> specials_open_;
   int paused_ = 0;
   bool soft_stopping_ = false;
+  bool listeners_paused_ = false;   // SIGTTOU: not watching any listener until SIGTTIN
   std::atomic<bool> resume_requested_{false};
   std::atomic<bool> dequeue_requested_{false};
   std::deque<Session*> waiting_;   // queued sessions, oldest first

@@ -2,8 +2,8 @@
 import signal
 import time
 
-from sluice_harness import (DEFAULTS, connect, connect_refused, free_port, recv_exact,
-                            wait_until)
+from sluice_harness import (DEFAULTS, connect, connect_refused, echo_roundtrip, free_port,
+                            recv_exact, wait_until)
 
 
 def config(port, server_port, global_extra=""):
@@ -49,3 +49,43 @@ def test_hard_stop_after_bounds_the_soft_stop(cfg, sluice, echo):
         assert elapsed < 3.0, f"exited {elapsed:.2f}s after SIGUSR1"
         assert elapsed > 0.5, f"hard-stop-after 1s, but exited after {elapsed:.2f}s"
     assert rc == 0, s.describe()
+
+
+def test_sigttou_pauses_and_sigttin_resumes_the_listeners(cfg, sluice, echo):
+    # HAProxy's pause and resume: while paused, new connections are refused; established ones
+    # go on. The default action of these signals would stop the whole process instead.
+    port = free_port()
+    s = sluice(cfg(config(port, echo.port)), wait_ports=[port])
+    with connect(port) as c:
+        c.sendall(b"before\n")
+        assert recv_exact(c, 7) == b"before\n"
+        s.signal(signal.SIGTTOU)
+        wait_until(lambda: connect_refused(port), 2, message="the listener to pause")
+        c.sendall(b"paused\n")
+        assert recv_exact(c, 7) == b"paused\n"
+        s.signal(signal.SIGTTOU)               # a second pause changes nothing
+        # (Pending signals are taken lowest number first, SIGTTIN before SIGTTOU: give the
+        # second pause its time before resuming.)
+        time.sleep(0.3)
+        assert connect_refused(port)
+        s.signal(signal.SIGTTIN)
+        wait_until(lambda: not connect_refused(port), 2, message="the listener to resume")
+        for _ in range(20):                    # every shard and thread serves again
+            assert echo_roundtrip(port) == b"ping\n"
+        c.sendall(b"after\n")
+        assert recv_exact(c, 6) == b"after\n"
+    s.signal(signal.SIGTERM)
+    assert s.wait_exit(timeout=5) == 0, s.describe()
+
+
+def test_sigusr2_is_ignored(cfg, sluice, echo):
+    # HAProxy reloads on SIGUSR2 only in master-worker mode; without it the process survives.
+    port = free_port()
+    s = sluice(cfg(config(port, echo.port)), wait_ports=[port])
+    with connect(port) as c:
+        s.signal(signal.SIGUSR2)
+        time.sleep(0.2)
+        assert s.running(), s.describe()
+        c.sendall(b"still\n")
+        assert recv_exact(c, 6) == b"still\n"
+    assert echo_roundtrip(port) == b"ping\n"
