@@ -2,7 +2,7 @@
 from sluice_harness import DEFAULTS
 
 
-def start_with_admin_socket(cfg, sluice, short_tmp, extra_global="", body=""):
+def start_with_admin_socket(cfg, sluice, short_tmp, extra_global="", body="", env=None):
     """Starts sluice with an admin stats socket (and the proxies in `body`); returns the
     process and the socket's path."""
     sock = str(short_tmp / "stats.sock")
@@ -13,5 +13,5 @@ global
 {DEFAULTS}
 {body}
 """
-    proc = sluice(cfg(text), wait_unix=[sock])
+    proc = sluice(cfg(text), wait_unix=[sock], env=env)
     return proc, sock
