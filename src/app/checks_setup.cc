@@ -16,6 +16,8 @@ check::CheckSettings check_settings(const config::ProxyConfig& p, const config::
   // without a check port). With `addr` alone, the server's port still applies.
   int port = s.check_port ? s.check_port : s.addr.addr.port();
   c.addr.set_port(static_cast<uint16_t>(port));
+  c.own_addr = s.has_check_addr;
+  c.own_port = s.check_port != 0;
   c.rise = s.rise;
   c.fall = s.fall;
   c.intervals = {s.inter_ms, s.fastinter_ms, s.downinter_ms};

@@ -73,12 +73,22 @@ void Checker::on_timer(core::Timer&) {
   }
 }
 
+net::SocketAddress Checker::target() const {
+  if (s_.own_addr && s_.own_port) return s_.addr;
+  // The published endpoint, as the traffic path reads it (the checker's loop holds no other
+  // snapshot Guard here), so checks and connections never disagree on where the server is.
+  const net::SocketAddress cur = srv_.endpoint().addr;
+  net::SocketAddress a = s_.own_addr ? s_.addr : cur;
+  a.set_port(s_.own_port ? s_.addr.port() : cur.port());
+  return a;
+}
+
 void Checker::begin() {
   started_ms_ = loop_.now_ms();
   response_.clear();
   sent_ = 0;
   bool in_progress = false;
-  auto r = net::connect_nonblocking(s_.addr, &in_progress);
+  auto r = net::connect_nonblocking(target(), &in_progress);
   if (!r.ok()) {
     int err = r.error().sys_errno;
     bool local = err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;

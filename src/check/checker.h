@@ -29,7 +29,12 @@ namespace sluice::check {
 struct CheckSettings {
   enum class Type { kTcp, kHttp };
   Type type = Type::kTcp;
-  net::SocketAddress addr;       // where to connect: the server, or its `addr`/`port`
+  // Where to connect. Parts not set on the server line (`addr`, `port`) follow the server's
+  // current endpoint at each check, so that `set server addr` moves the checks with the
+  // traffic (HAProxy); `addr` holds the configured values of those that are set.
+  net::SocketAddress addr;
+  bool own_addr = false;         // `addr` on the server line: the check's IP stays
+  bool own_port = false;         // `port` on the server line: the check's port stays
   int rise = 2;
   int fall = 3;
   Intervals intervals;
@@ -84,6 +89,8 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   enum class Phase { kIdle, kConnecting, kSending, kReading };
 
   void begin();
+  // Where this check connects: see CheckSettings::addr.
+  net::SocketAddress target() const;
   void on_connected();
   void send_more();
   void read_more();
