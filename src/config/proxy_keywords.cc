@@ -247,7 +247,7 @@ struct OptionDef {
 };
 
 constexpr OptionDef kOptions[] = {
-    {"redispatch", kBe, true, true, "[<n>]: redispatch on the last retry (-1), every Pth retry (+P) or the Nth before the last (-N); 0 disables"},
+    {"redispatch", kBe, true, true, "[<n>]: redispatch on the last retry (-1), every Pth retry (+P) or the Nth before the last (-N); 0 disables. As in HAProxy, a failed server is also left at once (no retry of it, no turn-around) when it is not running (DOWN, maintenance, slow start) or when the algorithm does not hash (roundrobin, static-rr, leastconn, first, random) and more than one active server is usable. A redispatch counts in `wredis` (backend and the server left), a retry of the same server in `wretr`, never both"},
     {"tcplog", kFe, false, true, "TCP log format for this frontend"},
     {"dontlognull", kFe, true, false, "do not log connections that carried no data"},
     {"allbackups", kBe, true, false, "all usable backup servers share the load when no active server is up (default: the first backup only)"},

@@ -37,6 +37,20 @@ bool redispatch_due(const ProxySettings& be, int retries_done) {
   return false;
 }
 
+bool redispatch_now(const ProxySettings& be, const lb::Backend& backend, const lb::Server& srv,
+                    int retries_done) {
+  if (be.redispatch == 0) return false;
+  // HAProxy's cur_state < SRV_ST_RUNNING: stopped (check or maintenance) or starting.
+  const bool running = srv.check_up() && srv.admin_state() != lb::AdminState::kMaint &&
+                       srv.eweight() >= srv.weight();
+  if (!running || redispatch_due(be, retries_done)) return true;
+  // A hash ties the client to its server: only the arithmetic above may move it.
+  lb::BalanceKind k = backend.balance().kind;
+  const bool hash = k == lb::BalanceKind::kSource || k == lb::BalanceKind::kUri ||
+                    k == lb::BalanceKind::kHdr;
+  return !hash && backend.usable_active() > 1;
+}
+
 RetryAction plan_retry(Worker& w, Proxy& be, lb::Server* const& srv, int& retries_done,
                        bool timeout, const std::function<bool(bool)>& pick, uint64_t* delay_ms) {
   auto& bc = w.be_counters(be.index);
@@ -46,17 +60,19 @@ RetryAction plan_retry(Worker& w, Proxy& be, lb::Server* const& srv, int& retrie
     return RetryAction::kGiveUp;
   }
   ++retries_done;
-  bc.wretr.add();
-  w.srv_counters(be.server_base + srv->index()).wretr.add();
-  if (redispatch_due(be.settings, retries_done)) {
+  if (redispatch_now(be.settings, *be.backend, *srv, retries_done)) {
     lb::Server* old = srv;
     pick(true);
     if (srv != old) {
+      // Counted as a redispatch only, not also as a retry (HAProxy counts one or the other
+      // once the next server is known).
       bc.wredis.add();
       w.srv_counters(be.server_base + old->index()).wredis.add();
       return RetryAction::kNow;
     }
   }
+  bc.wretr.add();
+  w.srv_counters(be.server_base + srv->index()).wretr.add();
   if (timeout) return RetryAction::kNow;
   uint32_t ct = be.settings.timeouts.connect;
   *delay_ms = ct && ct < kRetryTurnaroundMs ? ct : kRetryTurnaroundMs;

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "lb/algorithm.h"
+#include "lb/backend.h"
 #include "lb/server.h"
 #include "proxy/process.h"
 
@@ -27,12 +28,22 @@ lb::Server* take_server(Worker& w, Proxy& be, const lb::PickContext& ctx, lb::Se
 // last one), 0 never. `retries_done` counts the retry about to be made (1-based).
 bool redispatch_due(const ProxySettings& be, int retries_done);
 
+// HAProxy's stream_choose_redispatch: with `option redispatch`, a failed connection leaves
+// `srv` for another server at once (no turn-around) when `srv` is not running (DOWN, in
+// maintenance or still warming up), when redispatch_due() says so, or when the algorithm
+// does not hash (a client is not tied to a server) and more than one active server is
+// usable. `retries_done` counts the retry about to be made (1-based).
+bool redispatch_now(const ProxySettings& be, const lb::Backend& backend, const lb::Server& srv,
+                    int retries_done);
+
 // After a failed connection attempt (refused, reset, or `timeout connect`): counts it and
 // says what comes next. Attempts exhausted: econ is charged (as HAProxy's failed_conns) and
-// the session gives up. Otherwise a retry is counted; when a redispatch is due, `pick(true)`
-// chooses again (it updates `srv`, which the caller passes by reference to its own member):
-// another server is tried at once. The same server is retried at once after a timeout, else
-// after the turn-around delay (`*delay_ms`, bounded by timeout connect).
+// the session gives up. When redispatch_now(), `pick(true)` chooses again (it updates `srv`,
+// which the caller passes by reference to its own member): another server is tried at once
+// and a redispatch (wredis) is counted on the backend and the server left. Otherwise, or when
+// the pick found no other server, a retry (wretr) is counted, as in HAProxy: the same server
+// is retried at once after a timeout, else after the turn-around delay (`*delay_ms`, bounded
+// by timeout connect).
 enum class RetryAction { kGiveUp, kNow, kLater };
 RetryAction plan_retry(Worker& w, Proxy& be, lb::Server* const& srv, int& retries_done,
                        bool timeout, const std::function<bool(bool)>& pick, uint64_t* delay_ms);
