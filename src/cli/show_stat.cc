@@ -307,7 +307,8 @@ void proxy_rows(const stats::ProxySnapshot& px, const Options& o, std::vector<Ro
       v[kQmax] = num(s.qmax);
       if (s.maxconn > 0) v[kSlim] = snum(s.maxconn);
       v[kStatus] = server_status(s);
-      v[kWeight] = snum(s.weight);
+      v[kWeight] = snum(s.eweight);
+      if (s.throttle >= 0) v[kThrottle] = snum(s.throttle);
       v[kAct] = s.backup ? "0" : "1";
       v[kBck] = s.backup ? "1" : "0";
       if (s.check_enabled) {
@@ -358,13 +359,14 @@ void proxy_rows(const stats::ProxySnapshot& px, const Options& o, std::vector<Ro
       if (!server_usable(s)) continue;
       if (s.backup) {
         ++bck;
-        bck_w += s.weight;
+        bck_w += s.eweight_scaled;
       } else {
         ++act;
-        act_w += s.weight;
+        act_w += s.eweight_scaled;
       }
     }
-    int weight = act > 0 ? act_w : bck_w;
+    // HAProxy sums the exact effective weights (1/16 scale), then rounds up once.
+    int weight = ((act > 0 ? act_w : bck_w) + 15) / 16;
     v[kQcur] = num(qcur);
     v[kQmax] = num(qmax);
     v[kSlim] = snum(px.fullconn);

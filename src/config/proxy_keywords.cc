@@ -1043,7 +1043,7 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"server", "weight <0..256>", "load-balancing weight (default 1; 0 = no new connections)"},
         {"server", "maxconn <n>", "concurrent connections (0 = unlimited)"},
         {"server", "backup", "used only when no active server is up"},
-        {"server", "slowstart <time>", "weight ramps up over <time> (rounded up to seconds) after the server comes back; not at start-up"},
+        {"server", "slowstart <time>", "weight ramps up over <time> (rounded up to seconds) after the server comes back, in HAProxy's steps: once a second, (16 x seconds + slowstart) / slowstart sixteenths of the weight, the first at once; not at start-up"},
         {"server", "disabled", "starts in maintenance"},
         {"server", "check", "health checks (tcp connect, or HTTP with `option httpchk`); needs a port"},
         {"server", "no-check", "cancels `check` (from default-server)"},

@@ -18,14 +18,17 @@ Backend::Backend(std::string name, std::vector<ServerSettings> servers, BalanceS
   refresh_locked(0);
 }
 
-int Backend::effective_weight(const Server& s, uint64_t now_ms) const {
-  int w = s.weight();
+int Backend::ramp_of(const Server& s, uint64_t now_ms) {
   uint64_t ss = s.settings().slowstart_ms;
-  if (w <= 0 || ss == 0 || s.up_since_ms() == 0 || now_ms >= s.up_since_ms() + ss) return w;
-  uint64_t elapsed = now_ms > s.up_since_ms() ? now_ms - s.up_since_ms() : 0;
-  // Rounded up and at least 1, as HAProxy: a warming server gets some traffic at once.
-  auto e = static_cast<int>((static_cast<uint64_t>(w) * elapsed + ss - 1) / ss);
-  return std::max(1, e);
+  if (ss == 0 || s.up_since_ms() == 0 || s.weight() <= 0) return 0;
+  // HAProxy's server_recalc_eweight counts whole seconds (slowstart rounded up to seconds),
+  // and the first step (1/16) comes at once so that a warming server gets some traffic.
+  // A clock read just before the server came up counts as 0 s, not as "no ramp".
+  uint64_t ss_s = (ss + 999) / 1000;
+  uint64_t el_s = now_ms > s.up_since_ms() ? (now_ms - s.up_since_ms()) / 1000 : 0;
+  if (el_s >= ss_s) return 0;
+  constexpr uint64_t kScale = Server::kWeightScale;
+  return static_cast<int>(std::min(kScale, (kScale * el_s + ss_s) / ss_s));
 }
 
 void Backend::refresh_locked(uint64_t now_ms) {
@@ -34,14 +37,22 @@ void Backend::refresh_locked(uint64_t now_ms) {
   for (auto& sp : servers_) {
     Server& s = *sp;
     if (s.usable()) ++(s.settings().backup ? ub : ua);
-    int e = effective_weight(s, now_ms);
-    s.set_eweight(e);
-    if (s.usable() && e < s.weight()) {
+    const int w = s.weight();
+    const int r = s.usable() ? ramp_of(s, now_ms) : 0;
+    constexpr int kScale = Server::kWeightScale;
+    // Rounded up as HAProxy shows it (at least 1 while warming: w > 0 here).
+    s.set_eweight(r ? (w * r + kScale - 1) / kScale : w);
+    s.set_ramp(r ? r : kScale);
+    // HAProxy's server_throttle_rate, with its rounding (up by 15/16 of a weight unit, not
+    // a true ceiling): 6% for the first step of weight 10.
+    s.set_throttle(r ? (100 * w * r + kScale - 1) / (kScale * w) : -1);
+    if (r) {
       ++ramping;
-      uint64_t ss = s.settings().slowstart_ms;
-      uint64_t step = std::max<uint64_t>(1000, ss / 20);
-      next = std::min(next, std::min(now_ms + step, s.up_since_ms() + ss));
-    } else if (s.settings().slowstart_ms && s.up_since_ms() && now_ms >= s.up_since_ms() + s.settings().slowstart_ms) {
+      // The next whole second since the server came up, when the share moves.
+      uint64_t up = s.up_since_ms();
+      uint64_t el_s = now_ms > up ? (now_ms - up) / 1000 : 0;
+      next = std::min(next, up + (el_s + 1) * 1000);
+    } else if (s.settings().slowstart_ms && s.up_since_ms() && s.usable()) {
       s.set_up_since_ms(0);   // ramp done
     }
   }

@@ -46,11 +46,19 @@ class Backend {
   // Soft stop of a server that stays UP (CLI `set server ... health stopping`, HAProxy's
   // SRV_ST_STOPPING, shown NOLB): no new load-balanced connections. Any thread.
   void set_stopping(Server& s, bool stopping, uint64_t now_ms);
-  // Moves slow starts forward (weights ramp in steps of max(1 s, slowstart/20)). Called by
+  // Moves slow starts forward (weights ramp once a second, see ramp_of()). Called by
   // candidates() when a step is due (a try_lock that never waits: the one picking thread
   // that gets it rebuilds, the others carry on with the current snapshot), and callable
   // from a timer. Any thread.
   void update_slowstart(uint64_t now_ms);
+  // Readers that show weights (show stat) without picking: moves slow starts forward when a
+  // step is due, so that what they show is what the next pick uses. Any thread, not the data
+  // path (it may wait for the writer mutex).
+  void catch_up_slowstart(uint64_t now_ms) {
+    if (ramping_.load(std::memory_order_acquire) > 0 &&
+        now_ms >= next_ramp_ms_.load(std::memory_order_relaxed))
+      update_slowstart(now_ms);
+  }
 
   // Number of usable active / backup servers. Any thread.
   int usable_active() const { return usable_active_.load(std::memory_order_relaxed); }
@@ -60,7 +68,8 @@ class Backend {
  private:
   // Writer side, writer_ held.
   void refresh_locked(uint64_t now_ms);
-  int effective_weight(const Server& s, uint64_t now_ms) const;
+  // Slow-start share of `s` at `now_ms`, in 1/Server::kWeightScale; 0 when not warming up.
+  static int ramp_of(const Server& s, uint64_t now_ms);
 
   std::string name_;
   BalanceSettings balance_;

@@ -137,8 +137,17 @@ class Server {
   // Current user weight (initially the configured one). Any thread.
   int weight() const { return weight_.load(std::memory_order_relaxed); }
   int initial_weight() const { return s_.weight; }
-  // Effective weight used by the algorithms (slow start applied). Any thread.
+  // Effective weight used by the algorithms (slow start applied), in user scale: rounded up
+  // from weight() x ramp() / kWeightScale, as HAProxy shows it. Any thread.
   int eweight() const { return eweight_.load(std::memory_order_relaxed); }
+  // HAProxy's BE_WEIGHT_SCALE: a slow start moves in steps of 1/16 of the weight.
+  static constexpr int kWeightScale = 16;
+  // The share of weight() in use, in 1/kWeightScale: kWeightScale unless warming up. Sums of
+  // weight() x ramp() are the backend's exact effective weight (show stat BACKEND weight).
+  // Any thread.
+  int ramp() const { return ramp_.load(std::memory_order_relaxed); }
+  // Slow-start percentage while warming up (show stat `throttle`), -1 otherwise. Any thread.
+  int throttle() const { return throttle_.load(std::memory_order_relaxed); }
   // READY and (no check or check UP): the state part of usable(). Any thread.
   bool admin_up() const { return admin_up_.load(std::memory_order_relaxed); }
   AdminState admin_state() const { return admin_state_.load(std::memory_order_relaxed); }
@@ -203,6 +212,8 @@ class Server {
   // ---- writer side: only the owning Backend, serialized by its writer mutex ----
   void set_weight(int w) { weight_.store(w, std::memory_order_relaxed); }
   void set_eweight(int w) { eweight_.store(w, std::memory_order_relaxed); }
+  void set_ramp(int r) { ramp_.store(r, std::memory_order_relaxed); }
+  void set_throttle(int t) { throttle_.store(t, std::memory_order_relaxed); }
   void set_admin_up(bool up) { admin_up_.store(up, std::memory_order_relaxed); }
   void set_admin_state_raw(AdminState st) { admin_state_.store(st, std::memory_order_relaxed); }
   void set_check_up_raw(bool up) { check_up_.store(up, std::memory_order_relaxed); }
@@ -219,6 +230,8 @@ class Server {
   int index_;
   std::atomic<int> weight_;
   std::atomic<int> eweight_;
+  std::atomic<int> ramp_{kWeightScale};
+  std::atomic<int> throttle_{-1};
   std::atomic<bool> admin_up_;
   std::atomic<AdminState> admin_state_;
   std::atomic<bool> check_up_{true};

@@ -181,7 +181,9 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
     }
     ps.frontend.scur = static_cast<uint64_t>(std::max(0, p.feconn.current()));
     if (p.settings.backend) {
-      const auto& be = *p.backend;
+      auto& be = *p.backend;
+      // Without traffic no pick moves a slow start on: the weights shown must not lag.
+      be.catch_up_slowstart(now);
       ps.algo = be.algorithm_name();
       ps.backend.scur = static_cast<uint64_t>(std::max(0, p.be_conns.load(std::memory_order_relaxed)));
       ps.backend.last_sess_s = age_s(be_last, now);
@@ -207,6 +209,9 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
         ss.host = ep.addr.host_string();
         ss.port = ep.port_mapped ? 0 : ep.addr.port();
         ss.weight = srv.weight();
+        ss.eweight = srv.eweight();
+        ss.eweight_scaled = ss.weight * srv.ramp();
+        ss.throttle = srv.throttle();
         ss.initial_weight = st.weight;
         ss.maxconn = srv.maxconn();
         ss.backup = st.backup;
@@ -219,6 +224,7 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
         ss.op_state = adm == lb::AdminState::kMaint ? 0
                       : !srv.check_up()             ? 0
                       : srv.stopping()              ? 3
+                      : srv.throttle() >= 0         ? 1   // starting: warming up
                                                     : 2;
         ss.status = adm == lb::AdminState::kMaint   ? "MAINT"
                     : !srv.check_up()               ? "DOWN"

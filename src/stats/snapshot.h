@@ -36,7 +36,10 @@ struct ServerSnapshot {
   std::string addr;              // "127.0.0.1:8080"
   std::string host;              // "127.0.0.1"
   int port = 0;
-  int weight = 1;                // current
+  int weight = 1;                // current user weight
+  int eweight = 1;               // effective weight (slow start applied), user scale
+  int eweight_scaled = 16;       // the same, exact, in 1/16 of the user scale (HAProxy's)
+  int throttle = -1;             // slow-start percentage while warming up, -1 otherwise
   int initial_weight = 1;
   int maxconn = 0;               // 0 = unlimited
   bool backup = false;

@@ -300,20 +300,48 @@ TEST(SlowStart, RampsAfterComingBackNotAtBoot) {
   Backend be("b", st);
   Server& s = *be.servers()[0];
   EXPECT_EQ(s.eweight(), 10) << "no slow start at start-up";
+  EXPECT_EQ(s.throttle(), -1);
   be.set_usable(s, false, 1000);
   be.set_usable(s, true, 2000);
+  // HAProxy's steps: share = (16 x whole seconds + slowstart) / slowstart sixteenths, the
+  // weight rounded up from it, throttle with HAProxy's rounding (see server_throttle_rate).
+  EXPECT_EQ(s.ramp(), 1);
   EXPECT_EQ(s.eweight(), 1);
-  be.update_slowstart(4000);   // 2 s of 10 s
-  EXPECT_EQ(s.eweight(), 2);
+  EXPECT_EQ(s.throttle(), 6);      // (100 x 10 x 1 + 15) / (16 x 10)
+  be.update_slowstart(4500);       // 2 whole seconds of 10
+  EXPECT_EQ(s.ramp(), 4);
+  EXPECT_EQ(s.eweight(), 3);       // ceil(10 x 4 / 16)
+  EXPECT_EQ(s.throttle(), 25);
   // Picks drive the ramp themselves when a step is due.
   PickContext ctx;
-  ctx.now_ms = 7000;           // 5 s of 10 s
+  ctx.now_ms = 7000;               // 5 s of 10 s
   pick_one(be, ctx);
-  EXPECT_EQ(s.eweight(), 5);
-  expect_weighted(counts(be, 1500, false), {5, 10}, 0.0);
+  EXPECT_EQ(s.ramp(), 9);
+  EXPECT_EQ(s.eweight(), 6);
+  EXPECT_EQ(s.throttle(), 56);
+  expect_weighted(counts(be, 1600, false), {6, 10}, 0.0);
   ctx.now_ms = 12000;
   pick_one(be, ctx);
   EXPECT_EQ(s.eweight(), 10);
+  EXPECT_EQ(s.ramp(), Server::kWeightScale);
+  EXPECT_EQ(s.throttle(), -1);
+}
+
+TEST(SlowStart, FourSecondsAsMeasuredOnHaproxy) {
+  // weight 10, slowstart 4s, read at 0, 1 and 2 whole seconds: throttle 6/31/56 and
+  // weight 1/4/6 (HAProxy 2.6 on the same configuration).
+  auto st = servers({10, 10});
+  st[1].slowstart_ms = 4000;
+  Backend be("b", st);
+  Server& s = *be.servers()[1];
+  be.set_usable(s, false, 1000);
+  be.set_usable(s, true, 2000);
+  const int want_throttle[] = {6, 31, 56}, want_weight[] = {1, 4, 6};
+  for (int i = 0; i < 3; ++i) {
+    be.update_slowstart(2000 + 1200 * static_cast<uint64_t>(i));
+    EXPECT_EQ(s.throttle(), want_throttle[i]) << i;
+    EXPECT_EQ(s.eweight(), want_weight[i]) << i;
+  }
 }
 
 TEST(Backend, ThreadsPickWhileWeightsChange) {
