@@ -251,15 +251,8 @@ std::string Checker::state_message(bool up, uint64_t now) {
     m += fmt::format(", code: {}", cs.code.load(std::memory_order_relaxed));
   std::string text = cs.text();
   if (!text.empty()) m += fmt::format(", info: \"{}\"", text);
-  m += fmt::format(", check duration: {}ms.", cs.duration_ms.load(std::memory_order_relaxed));
-  if (up) {
-    m += fmt::format(" {} active and {} backup servers online. 0 sessions requeued, 0 total in queue.",
-                     be_.usable_active(), be_.usable_backup());
-  } else {
-    m += fmt::format(" {} active and {} backup servers left. {} sessions active, 0 requeued, 0 "
-                     "remaining in queue.",
-                     be_.usable_active(), be_.usable_backup(), srv_.current_conns());
-  }
+  m += fmt::format(", check duration: {}ms", cs.duration_ms.load(std::memory_order_relaxed));
+  m += be_.state_tail(srv_, !up);
   (void)now;
   return m;
 }

@@ -108,6 +108,14 @@ void Backend::set_stopping(Server& s, bool stopping, uint64_t now_ms) {
   set_usable(s, !stopping && s.check_up() && s.admin_state() == AdminState::kReady, now_ms);
 }
 
+std::string Backend::state_tail(const Server& s, bool left) const {
+  std::string a = std::to_string(usable_active()), b = std::to_string(usable_backup());
+  if (left)
+    return ". " + a + " active and " + b + " backup servers left. " +
+           std::to_string(s.current_conns()) + " sessions active, 0 requeued, 0 remaining in queue.";
+  return ". " + a + " active and " + b + " backup servers online. 0 sessions requeued, 0 total in queue.";
+}
+
 void Backend::update_slowstart(uint64_t now_ms) {
   std::lock_guard lock(writer_);
   refresh_locked(now_ms);

@@ -60,6 +60,12 @@ class Backend {
       update_slowstart(now_ms);
   }
 
+  // The end of HAProxy's server state-change log lines (srv_append_status), with the counts
+  // as of now: ". 1 active and 0 backup servers left. 0 sessions active, 0 requeued, 0
+  // remaining in queue." when `s` left load balancing, else ". 2 active and 0 backup servers
+  // online. 0 sessions requeued, 0 total in queue.". Any thread.
+  std::string state_tail(const Server& s, bool left) const;
+
   // Number of usable active / backup servers. Any thread.
   int usable_active() const { return usable_active_.load(std::memory_order_relaxed); }
   int usable_backup() const { return usable_backup_.load(std::memory_order_relaxed); }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "proxy/log.h"
 #include "proxy/worker.h"
 
 namespace sluice::proxy {
@@ -53,6 +54,47 @@ bool same_ip(const net::SocketAddress& a, const net::SocketAddress& b) {
 }
 
 }  // namespace
+
+void ServerControlImpl::log(stats::ServerRef ref, int level, std::string msg) const {
+  // The same path as the checks' state-change lines: a worker's LogWriter, which is local to
+  // its thread, so the line is posted to that worker's loop.
+  const auto& workers = p_.workers();
+  if (workers.empty()) return;
+  Worker* w = workers.front().get();
+  const Proxy* px = p_.proxies()[static_cast<std::size_t>(ref.proxy)].get();
+  w->loop().post([w, px, level, m = std::move(msg)] { w->logs().send(px->settings.logs, level, m); });
+}
+
+void ServerControlImpl::log_admin_change(stats::ServerRef ref, lb::AdminState before,
+                                         bool was_down, bool was_usable) const {
+  // HAProxy's texts and levels for forced admin changes (measured on 2.6).
+  const lb::Backend& be = backend(ref);
+  const lb::Server& s = server(ref);
+  const lb::AdminState after = s.admin_state();
+  if (after == before) return;
+  const std::string who = std::string(s.settings().backup ? "Backup " : "") + "Server " +
+                          be.name() + "/" + s.name();
+  if (after == lb::AdminState::kMaint) {
+    if (was_down) {
+      log(ref, kNotice, who + " was DOWN and now enters maintenance.");
+    } else {
+      // Alert unless it was already out of load balancing by draining (srv_was_stopping).
+      log(ref, before == lb::AdminState::kDrain ? kNotice : kAlert,
+          who + " is going DOWN for maintenance" + be.state_tail(s, true));
+    }
+  } else if (before == lb::AdminState::kMaint) {
+    const bool drain = after == lb::AdminState::kDrain;
+    log(ref, kNotice, who + " is " + (!s.check_up() ? "DOWN" : drain ? "UP/DRAIN" : "UP/READY") +
+                          " (leaving forced maintenance).");
+    if (drain) log(ref, kNotice, who + " remains in forced drain mode.");
+  } else if (after == lb::AdminState::kDrain) {
+    log(ref, kNotice, who + " enters drain state" + be.state_tail(s, false));
+  } else {
+    log(ref, kNotice, who + " is " + (s.check_up() ? "UP" : "DOWN") + " (leaving forced drain).");
+  }
+  if (was_usable && be.usable_active() + be.usable_backup() == 0)
+    log(ref, kEmerg, "backend '" + be.name() + "' has no server available!");
+}
 
 lb::Backend& ServerControlImpl::backend(stats::ServerRef s) const {
   return *p_.proxies()[static_cast<std::size_t>(s.proxy)]->backend;
@@ -107,6 +149,8 @@ void ServerControlImpl::set_admin_state(stats::ServerRef ref, stats::AdminChange
   lb::CheckState& cs = s.check_state();
   const bool checked = cs.enabled && !cs.paused.load(std::memory_order_relaxed);
   const lb::AdminState before = s.admin_state();
+  const bool was_down = !s.check_up();
+  const bool was_usable = backend(ref).usable_active() + backend(ref).usable_backup() > 0;
   const uint64_t now = base::monotonic_ms();
   if (checked && st == lb::AdminState::kMaint && before != lb::AdminState::kMaint &&
       s.check_up()) {
@@ -127,6 +171,7 @@ void ServerControlImpl::set_admin_state(stats::ServerRef ref, stats::AdminChange
     if (hooks_.restart_check) hooks_.restart_check(s);
   }
   backend(ref).set_admin_state(s, st, now);
+  log_admin_change(ref, before, was_down && before != lb::AdminState::kMaint, was_usable);
 }
 
 void ServerControlImpl::set_weight(stats::ServerRef ref, int weight) {

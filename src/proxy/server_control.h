@@ -4,6 +4,7 @@
 // global maxconn through the ConnLimit ceilings. Nothing here is on the connection path;
 // readers there see each change at their next pick or connect, without a lock.
 #include <functional>
+#include <string>
 
 #include "proxy/process.h"
 #include "stats/control.h"
@@ -52,6 +53,11 @@ class ServerControlImpl : public stats::ServerControl {
  private:
   lb::Backend& backend(stats::ServerRef s) const;
   lb::Server& server(stats::ServerRef s) const;
+  // Sends a line to the logs of the server's proxy. CLI thread.
+  void log(stats::ServerRef s, int level, std::string msg) const;
+  // Logs an admin state change of `s` as HAProxy does, from `before` to its current state.
+  void log_admin_change(stats::ServerRef s, lb::AdminState before, bool was_down,
+                        bool was_usable) const;
 
   Process& p_;
   HealthHooks hooks_;
