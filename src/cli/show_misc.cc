@@ -36,14 +36,15 @@ int check_result(std::string_view status) {
 void server_state_line(const stats::ProxySnapshot& px, const stats::ServerSnapshot& s,
                        std::string* out) {
   bool maint = (s.admin_state & (0x01 | 0x02 | 0x04 | 0x20)) != 0;
-  // Check state bits: 2 configured, 4 enabled, 8 paused (maintenance pauses the check).
-  int check_state = s.check_enabled ? (2 | 4 | (maint ? 8 : 0)) : 0;
+  // Check state bits: 2 configured, 4 enabled, 8 paused (maintenance pauses the check). A
+  // check stopped by `disable health` stays configured and keeps its last result (spec 4).
+  int check_state = s.check_configured ? (2 | (s.check_enabled ? 4 : 0) | (maint ? 8 : 0)) : 0;
   *out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n",
                       px.id, px.name, s.id, s.name, s.host.empty() ? "-" : s.host, s.op_state,
                       s.admin_state, s.weight, s.initial_weight, s.lastchg_s,
-                      s.check_enabled ? check_status_code(s.check_status) : 1,
-                      s.check_enabled ? check_result(s.check_status) : 0,
-                      s.check_enabled ? s.check_health : 0, check_state, 0, 0, 0, "-", s.port,
+                      s.check_configured ? check_status_code(s.check_last_status) : 1,
+                      s.check_configured ? check_result(s.check_last_status) : 0,
+                      s.check_configured ? s.check_last_health : 0, check_state, 0, 0, 0, "-", s.port,
                       "-", 0, 0, "-", "-", 0);
 }
 

@@ -67,9 +67,13 @@ int64_t age_s(uint64_t last_ms, uint64_t now_ms) {
 // status ("no check") is replaced by the check's view of it.
 void fill_check_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64_t now) {
   const lb::CheckState& cs = srv.check_state();
-  if (!cs.enabled || cs.paused.load(std::memory_order_relaxed)) return;
-  ss.check_enabled = true;
+  if (!cs.enabled) return;
   int health = cs.health.load(std::memory_order_relaxed);
+  ss.check_configured = true;
+  ss.check_last_status = lb::check_status_code(cs.status.load(std::memory_order_relaxed));
+  ss.check_last_health = health;
+  if (cs.paused.load(std::memory_order_relaxed)) return;   // `disable health`: "no check"
+  ss.check_enabled = true;
   int top = cs.rise + cs.fall - 1;
   ss.check_rise = cs.rise;
   ss.check_fall = cs.fall;

@@ -48,7 +48,12 @@ struct ServerSnapshot {
   // Administrative state bits (HAProxy's srv_admin_state): 0x01 forced maint, 0x08 drain...
   int admin_state = 0;
   std::string status;            // "UP", "DOWN", "MAINT", "DRAIN", "no check"
-  bool check_enabled = false;
+  bool check_enabled = false;     // a check is configured and running (not `disable health`)
+  // `show servers state` only: a check is configured (maybe paused), and its last status and
+  // health, which a paused check keeps (check_status below is filled only when running).
+  bool check_configured = false;
+  std::string check_last_status;
+  int check_last_health = 0;
   int64_t lastchg_s = 0;
   uint64_t chkfail = 0, chkdown = 0, downtime_s = 0;
   uint64_t qcur = 0, qmax = 0;

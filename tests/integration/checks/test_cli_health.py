@@ -31,6 +31,11 @@ def test_cli_health_commands_drive_the_checker(cfg, sluice, servers, short_tmp):
     assert cli(str(sock), "disable health be/s1").strip() == ""
     wait_until(lambda: row(sock, "s1")["status"] == "no check", timeout=3)
     assert row(sock, "s1")["check_status"] == ""
+    # show servers state still says a check is configured (2), not enabled (no 4), and keeps
+    # its last result: status 6 (L4OK), result 3 (passed), health 3 (rise 2 + fall 2 - 1).
+    state = [l.split() for l in cli(str(sock), "show servers state be").splitlines()
+             if l and not l.startswith("#") and len(l.split()) > 13 and l.split()[3] == "s1"]
+    assert state and state[0][10:14] == ["6", "3", "3", "2"], state
     assert cli(str(sock), "enable health be/s1").strip() == ""
     wait_until(lambda: row(sock, "s1")["status"] == "UP" and row(sock, "s1")["check_status"] == "L4OK",
                timeout=5)

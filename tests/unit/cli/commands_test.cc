@@ -72,12 +72,13 @@ class FakeStats : public stats::StatsSource {
     s1.port = 18081;
     s1.status = "UP";
     s1.check_enabled = true;
-    s1.check_status = "L7OK";
+    s1.check_configured = true;
+    s1.check_status = s1.check_last_status = "L7OK";
     s1.check_code = 200;
     s1.check_duration_ms = 1;
     s1.check_rise = 2;
     s1.check_fall = 3;
-    s1.check_health = 4;
+    s1.check_health = s1.check_last_health = 4;
     s1.last_chk = "OK, \"fine\"";
     s1.lastchg_s = 359;
     s1.chkdown = 2;
@@ -99,7 +100,8 @@ class FakeStats : public stats::StatsSource {
     s2.op_state = 0;
     s2.admin_state = 1;
     s2.check_enabled = true;
-    s2.check_status = "L4CON";
+    s2.check_configured = true;
+    s2.check_status = s2.check_last_status = "L4CON";
     s2.maxconn = 30;
     be.servers.push_back(s2);
     v.push_back(be);
