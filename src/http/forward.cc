@@ -1,5 +1,6 @@
 // Field rewrites applied when a message is forwarded HTTP/1 to HTTP/1 (specs/http1.md 2.8,
 // 3.2, 4.3) and the proxy's own error pages (5.1, 5.2).
+#include <cstdint>
 #include <cstdio>
 
 #include "http/forward.h"
@@ -217,6 +218,71 @@ void rewrite_response_fields(const ResponseHead& h, bool tunnel, std::vector<Hea
   rewrite_connection(h, false, f, st);
   // 204 and tunnels carry no framing (2.6); 304 and HEAD keep theirs unchanged.
   rewrite_framing(h, tunnel || h.status == 204 || (h.status >= 100 && h.status < 200), f, st);
+}
+
+namespace {
+// Whether a Content-Length value says `want`: digits only (blanks around trimmed), any width
+// up to 2^64 - 1 as the parser admits.
+bool cl_says(std::string_view v, uint64_t want) {
+  v = trim_ows(v);
+  if (v.empty()) return false;
+  uint64_t n = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9') return false;
+    auto d = static_cast<uint64_t>(c - '0');
+    if (n > (UINT64_MAX - d) / 10) return false;
+    n = n * 10 + d;
+  }
+  return n == want;
+}
+}  // namespace
+
+Framing finalize_framing(const MessageInfo& m, bool bodyless, bool can_rechunk,
+                         std::vector<Header>& f, StringStore& st) {
+  if (bodyless || m.body == BodyKind::kTunnel) return Framing::kOk;
+  const bool chunked = m.body == BodyKind::kChunked;
+  const bool sized = m.body == BodyKind::kContentLength;
+  // What the body is, as a Content-Length would say it: its length, 0 for no body; a chunked or
+  // close-delimited body has none.
+  const uint64_t want = sized ? m.content_length : 0;
+  const bool cl_allowed = !chunked && m.body != BodyKind::kUntilClose;
+  bool cl_seen = false, te_seen = false;
+  for (auto it = f.begin(); it != f.end();) {
+    bool cl = iequals(it->name, "content-length");
+    bool te = !cl && iequals(it->name, "transfer-encoding");
+    if (!cl && !te) {
+      ++it;
+      continue;
+    }
+    // A value the body does not match would make the peer split the stream elsewhere than
+    // sluice does: the message must not leave at all.
+    if (cl && (!cl_allowed || !cl_says(it->value, want))) return Framing::kConflict;
+    if (te && (!chunked || !iequals(trim_ows(it->value), "chunked"))) return Framing::kConflict;
+    // One canonical field of each kind (2.2).
+    if ((cl && cl_seen) || (te && te_seen)) {
+      it = f.erase(it);
+      continue;
+    }
+    if (cl) {
+      it->value = kept(st, std::to_string(want));
+      cl_seen = true;
+    } else {
+      it->value = "chunked";
+      te_seen = true;
+    }
+    ++it;
+  }
+  if (chunked && !te_seen) {
+    // The body goes out chunked whatever the rules removed.
+    f.push_back({"transfer-encoding", "chunked"});
+  } else if (sized && !cl_seen) {
+    if (can_rechunk) {
+      f.push_back({"transfer-encoding", "chunked"});
+      return Framing::kRechunk;
+    }
+    f.push_back({"content-length", kept(st, std::to_string(want))});
+  }
+  return Framing::kOk;
 }
 
 std::string_view error_reason(int status) {

@@ -1,6 +1,7 @@
 #pragma once
 // What changes in a message's fields when sluice forwards it (specs/http1.md 2.8, 3.2, 4.3),
 // and the proxy's built-in error pages (5.1, 5.2). Pure functions over parsed heads.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,23 @@ std::string_view normalize_target(const RequestHead& h, StringStore& storage);
 // CONNECT), kept for HEAD and 304.
 void rewrite_response_fields(const ResponseHead& h, bool tunnel, std::vector<Header>& fields,
                              StringStore& storage);
+
+// The framing fields of a message after http-request / http-response rules ran on it. The body
+// sluice forwards is the one the parser framed (`m.body`, `m.content_length`) and is re-encoded
+// from that decision, never from the fields as rules left them; so the fields are checked and
+// regenerated from it here, and no rule can make the peer frame the body differently
+// (specs/http1.md 2; docs/http.md "Framing after rules").
+enum class Framing : uint8_t {
+  kOk,        // `fields` now frames the body exactly as it will be sent
+  kRechunk,   // the rules deleted the Content-Length of a body: it goes out chunked instead,
+              // `transfer-encoding: chunked` was added (HAProxy 2.6 does the same)
+  kConflict,  // a rule set a framing value that contradicts the body: answer 500, send nothing
+};
+// `bodyless`: no body can follow whatever the fields say (a response to HEAD, 1xx, 204, 304, a
+// tunnel), so the fields are left as the rules made them. `can_rechunk`: a deleted
+// Content-Length may become chunked (an HTTP/1.1 request); otherwise it is put back.
+Framing finalize_framing(const MessageInfo& m, bool bodyless, bool can_rechunk,
+                         std::vector<Header>& fields, StringStore& storage);
 
 // The reason phrase of sluice's own pages ("Bad request", "Gateway Time-out"), empty when
 // sluice has no page for that status.

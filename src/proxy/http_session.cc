@@ -127,20 +127,23 @@ ssize_t write_some(int fd, std::string& out, std::size_t& off, bool& ready, bool
 enum class BodyStep { kProgress, kIdle, kBadChunk };
 
 // Moves body bytes from `in` to `out` until the body ends (`done`), `in` runs dry or `out`
-// holds kHighWater bytes. Content-Length bodies are copied; chunked bodies are decoded and
+// holds kHighWater bytes. Content-Length bodies are copied, or sent as chunks when `rechunk`
+// (rules deleted their length: http::Framing::kRechunk); chunked bodies are decoded and
 // re-chunked (upper-case sizes, no extensions, trailers kept: specs/http1.md 2.5).
 BodyStep move_body(http::BodyKind kind, uint64_t& left, http::ChunkedDecoder& chunks,
                    std::string& trailers, core::Buffer* in_buf, std::string& out,
-                   std::size_t out_sent, bool& done) {
+                   std::size_t out_sent, bool& done, bool rechunk = false) {
   BodyStep step = BodyStep::kIdle;
   std::string_view in = view_of(in_buf);
   while (!done && !in.empty() && out.size() - out_sent < kHighWater) {
     if (kind == http::BodyKind::kContentLength) {
       std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(left, in.size()));
+      if (rechunk) http::append_chunk_header(take, out);
       out.append(in.data(), take);
       consume(in_buf, take);
       left -= take;
       done = left == 0;
+      if (rechunk) out += done ? "\r\n0\r\n\r\n" : "\r\n";
     } else if (kind == http::BodyKind::kChunked) {
       http::ChunkEvent ev = chunks.next(in);
       using K = http::ChunkEvent::Kind;
@@ -593,6 +596,7 @@ void HttpSession::begin_transaction() {
   req_done_ = req_body_ == http::BodyKind::kNone;
   req_skip_ = 0;
   req_sent_ = 0;
+  req_rechunk_ = false;
 
   rules::HeadEdit& edit = fresh_edit(tx_->req_edit, head.headers);
   edit.method = head.method;
@@ -608,7 +612,7 @@ void HttpSession::begin_transaction() {
   view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
 
   bool forward = route(edit, view);
-  if (forward) build_server_head(edit, view);
+  if (forward) forward = build_server_head(edit, view);
   if (forward && (!fe_.settings.h.response_rules.empty() || !be_http().response_rules.empty())) {
     // Response rules may look at the request: keep an owned copy past the buffer.
     tx_->req_copy = rules::HeadEdit{};
@@ -738,7 +742,7 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
   return true;
 }
 
-void HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& view) {
+bool HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& view) {
   using CM = HttpSettings::ConnMode;
   const auto& fh = fe_.settings.h;
   const auto& bh = be_->settings.h;
@@ -774,10 +778,25 @@ void HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
   }
   (void)view;
   const http::RequestHead& head = tx_->req_parser.head();
+  // The body is sent as the parser framed it: the fields the rules left are made to say so.
+  // An HTTP/1.0 request cannot be chunked: a deleted length is put back instead.
+  switch (http::finalize_framing(head, false, head.http11(), edit.headers, edit.storage)) {
+    case http::Framing::kOk:
+      break;
+    case http::Framing::kRechunk:
+      req_rechunk_ = true;
+      break;
+    case http::Framing::kConflict:
+      // HAProxy 2.6 fails such a request with a 500 and sends nothing to the server.
+      skip_buffered_body();
+      error_reply(500, "PR", false);
+      return false;
+  }
   std::string_view version = head.http11() ? std::string_view("HTTP/1.1") : head.version;
   to_srv_.clear();
   to_srv_off_ = 0;
   http::append_request_head(edit.method, edit.target, version, edit.headers, to_srv_);
+  return true;
 }
 
 // Moves request body bytes from the client buffer to the server queue, re-chunking chunked
@@ -785,7 +804,7 @@ void HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
 bool HttpSession::request_body() {
   if (req_done_) return false;
   BodyStep step = move_body(req_body_, req_left_, tx_->req_chunks, req_trailers_, cin_, to_srv_,
-                            to_srv_off_, req_done_);
+                            to_srv_off_, req_done_, req_rechunk_);
   if (step == BodyStep::kBadChunk) {
     w_.fe_counters(fe_.index).ereq.add();
     if (req_sent_ == 0) {
@@ -1124,6 +1143,16 @@ bool HttpSession::parse_response() {
       server_error(v.status ? v.status : 502, "PH");
       return true;
     }
+  }
+  // The client frames the body by these fields, and sluice sends the body as the parser framed
+  // it: a deleted length is put back (HAProxy 2.6 keeps it too), a contradicting one is a 500.
+  const bool bodyless = req_method_ == http::Method::kHead || rh.status == 204 ||
+                        rh.status == 304;
+  if (http::finalize_framing(rh, bodyless, false, edit.headers, edit.storage) ==
+      http::Framing::kConflict) {
+    server_close_ = true;
+    server_error(500, "PH");
+    return true;
   }
   status_ = rh.status;
   using CM = HttpSettings::ConnMode;

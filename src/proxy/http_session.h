@@ -74,7 +74,8 @@ class HttpSession : public Session {
   // A local answer keeps the connection only after the whole request (specs/http1.md 3.5).
   void skip_buffered_body();
   bool route(rules::HeadEdit& edit, rules::RequestView& view);
-  void build_server_head(rules::HeadEdit& edit, rules::RequestView& view);
+  // False when the request was answered locally (framing the rules broke: 500).
+  bool build_server_head(rules::HeadEdit& edit, rules::RequestView& view);
   void connect_server();
   bool pick_server(bool redispatch);
   void start_connect();
@@ -144,6 +145,7 @@ class HttpSession : public Session {
   uint64_t req_left_ = 0, res_left_ = 0;
   bool req_done_ = false;          // the whole request was read from the client
   std::size_t req_skip_ = 0;       // body bytes after the head passed over with a local answer
+  bool req_rechunk_ = false;       // a Content-Length body goes out chunked (rules deleted CL)
   bool res_head_done_ = false;     // the final response head was parsed (or generated)
   bool res_head_sent_ = false;     // response bytes were queued to the client: no error page now
   // The final response head sits in to_cli_ from res_head_at_ on and no byte of it was written

@@ -2,7 +2,7 @@
 import pytest
 
 from sluice_harness import free_port
-from hutil import Conn, config, error_page, page_body, preamble
+from hutil import Conn, assert_nothing_reached, config, error_page, page_body, preamble
 
 
 def _start(sluice, cfg, origin, fe="", be="", **kw):
@@ -262,6 +262,55 @@ def test_http_response_deny_status(cfg, sluice, origin):
                   fe="http-response deny deny_status 403 if { status 500 }")
     assert _req(port, path="/status/500").raw == error_page(403)
     assert _req(port, path="/status/200").status == 200
+
+
+# -- framing fields touched by rules (docs/http.md "Framing after rules") -------------------------
+
+_SMUGGLED = b"GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n"
+
+
+def test_del_content_length_rechunks_the_body(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, fe="http-request del-header content-length")
+    r = _req(port, method="POST", path="/p", body=_SMUGGLED)
+    assert r.status == 200, r
+    req = _one(origin)
+    # HAProxy 2.6: the body goes out chunked; the server never sees a second request
+    assert req.header("content-length") is None and req.header("transfer-encoding") == "chunked", req.head
+    assert req.body == _SMUGGLED and origin.paths() == ["/p"], origin.paths()
+
+
+def test_set_content_length_contradicting_body_is_500(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, fe="http-request set-header content-length 0")
+    r = _req(port, method="POST", path="/p", body=_SMUGGLED)
+    assert r.status == 500, r
+    assert_nothing_reached(origin, port)
+    # the same value as the body's length is kept
+    assert _req(port, method="POST", path="/q", body=b"").status == 200
+
+
+def test_del_transfer_encoding_keeps_chunked(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, fe="http-request del-header transfer-encoding")
+    with Conn(port) as c:
+        c.send(b"POST /p HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+               + b"%x\r\n" % len(_SMUGGLED) + _SMUGGLED + b"\r\n0\r\n\r\n")
+        assert c.response().status == 200
+    req = _one(origin)
+    assert req.header("transfer-encoding") == "chunked" and req.body == _SMUGGLED, req.head
+    assert origin.paths() == ["/p"]
+
+
+def test_response_del_content_length_is_put_back(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, fe="http-response del-header content-length")
+    with Conn(port) as c:
+        c.send(b"GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n")
+        r1 = c.response()
+        assert r1.status == 200 and r1.header("content-length") == str(len(r1.body)), r1
+        assert c.response().status == 200
+
+
+def test_response_content_length_contradicting_body_is_500(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, fe="http-response set-header content-length 1")
+    assert _req(port, path="/").raw == error_page(500)
 
 
 # -- ACLs and use_backend --------------------------------------------------------------------------

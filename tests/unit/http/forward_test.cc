@@ -120,5 +120,93 @@ TEST(ErrorPages, ContentLengthsOfTheTable) {
   EXPECT_EQ(error_reason(407), "Unauthorized");
 }
 
+// Framing after rules: the fields are regenerated from the parser's decision (docs/http.md).
+struct Finalized {
+  Framing result;
+  std::string fields;
+};
+
+Finalized finalize(const std::string& raw, void (*edit)(std::vector<Header>&), bool rechunk = true) {
+  RequestParser p;
+  EXPECT_EQ(p.parse(raw), ParseStatus::kComplete) << raw;
+  std::vector<Header> f = p.head().headers;
+  StringStore st;
+  rewrite_request_fields(p.head(), f, st);
+  edit(f);
+  Finalized out{finalize_framing(p.head(), false, rechunk, f, st), {}};
+  for (const auto& h : f) out.fields += std::string(h.name) + ": " + std::string(h.value) + "\n";
+  return out;
+}
+
+void drop(std::vector<Header>& f, std::string_view name) {
+  std::erase_if(f, [&](const Header& h) { return iequals(h.name, name); });
+}
+
+TEST(FinalizeFraming, DeletedLengthOfABodyBecomesChunked) {
+  auto r = finalize("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
+                    [](std::vector<Header>& f) { drop(f, "content-length"); });
+  EXPECT_EQ(r.result, Framing::kRechunk);
+  EXPECT_EQ(r.fields, "transfer-encoding: chunked\n");
+  // Where chunking is not possible (HTTP/1.0) the length is put back.
+  r = finalize("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
+               [](std::vector<Header>& f) { drop(f, "content-length"); }, false);
+  EXPECT_EQ(r.result, Framing::kOk);
+  EXPECT_EQ(r.fields, "content-length: 5\n");
+}
+
+TEST(FinalizeFraming, ContradictingLengthIsAConflict) {
+  auto set0 = [](std::vector<Header>& f) {
+    drop(f, "content-length");
+    f.push_back({"content-length", "0"});
+  };
+  EXPECT_EQ(finalize("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n", set0).result,
+            Framing::kConflict);
+  // The same value is no conflict; a length on a bodyless request must say 0.
+  EXPECT_EQ(finalize("POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n", set0).result, Framing::kOk);
+  auto set7 = [](std::vector<Header>& f) { f.push_back({"content-length", "7"}); };
+  EXPECT_EQ(finalize("GET / HTTP/1.1\r\n\r\n", set7).result, Framing::kConflict);
+  EXPECT_EQ(finalize("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", set7).result,
+            Framing::kConflict);
+  auto te = [](std::vector<Header>& f) { f.push_back({"Transfer-Encoding", "chunked"}); };
+  EXPECT_EQ(finalize("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n", te).result,
+            Framing::kConflict);
+  EXPECT_EQ(finalize("GET / HTTP/1.1\r\n\r\n", te).result, Framing::kConflict);
+}
+
+TEST(FinalizeFraming, HugeLengthStaysExact) {
+  auto r = finalize("POST / HTTP/1.1\r\nContent-Length: 18446744073709551615\r\n\r\n",
+                    [](std::vector<Header>&) {});
+  EXPECT_EQ(r.result, Framing::kOk);
+  EXPECT_EQ(r.fields, "Content-Length: 18446744073709551615\n");
+}
+
+TEST(FinalizeFraming, DeletedTransferEncodingIsPutBack) {
+  auto r = finalize("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nX: 1\r\n\r\n",
+                    [](std::vector<Header>& f) { drop(f, "transfer-encoding"); });
+  EXPECT_EQ(r.result, Framing::kOk);
+  EXPECT_EQ(r.fields, "X: 1\ntransfer-encoding: chunked\n");
+  auto gz = [](std::vector<Header>& f) {
+    drop(f, "transfer-encoding");
+    f.push_back({"transfer-encoding", "gzip"});
+  };
+  EXPECT_EQ(finalize("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", gz).result,
+            Framing::kConflict);
+}
+
+TEST(FinalizeFraming, ResponseLengthIsPutBackAndBodylessResponsesAreLeftAlone) {
+  ResponseParser p;
+  std::string raw = "HTTP/1.1 200 OK\r\nContent-Length: 31\r\n\r\n";
+  ASSERT_EQ(p.parse(raw), ParseStatus::kComplete);
+  std::vector<Header> f;
+  StringStore st;
+  EXPECT_EQ(finalize_framing(p.head(), false, false, f, st), Framing::kOk);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].value, "31");
+  // A response to HEAD carries no body whatever its fields say.
+  f = {{"content-length", "99"}};
+  EXPECT_EQ(finalize_framing(p.head(), true, false, f, st), Framing::kOk);
+  EXPECT_EQ(f[0].value, "99");
+}
+
 }  // namespace
 }  // namespace sluice::http
