@@ -1260,6 +1260,12 @@ void HttpSession::local_reply(int status, const char* term, std::string bytes, b
   using CM = HttpSettings::ConnMode;
   if (requests_ > 0 && (!req_keep_alive_ || fe_.settings.h.conn_mode == CM::kClose)) close_after = true;
   client_close_ = client_close_ || close_after || soft_stop_;
+  // A response to HEAD is its head alone (RFC 9110 9.3.2), whatever the page: a body would be
+  // read as the start of the next response. The content-length stays the page's, as HAProxy
+  // sends it.
+  if (req_method_ == http::Method::kHead) {
+    if (std::size_t end = bytes.find("\r\n\r\n"); end != std::string::npos) bytes.resize(end + 4);
+  }
   if (client_close_ && announce_close && !bytes.empty()) {
     // Say so, as the H1 encoder does, unless the page already does.
     std::size_t end = bytes.find("\r\n\r\n");
@@ -1364,6 +1370,7 @@ void HttpSession::end_transaction() {
   term_[0] = term_[1] = '-';
   bytes_out_ = 0;
   req_done_ = res_done_ = res_head_done_ = res_head_sent_ = res_head_unsent_ = false;
+  req_method_ = http::Method::kGet;   // until the next head says otherwise (a 408 has no method)
   logged_ = false;
   server_close_ = client_close_ = false;
   reused_conn_ = false;

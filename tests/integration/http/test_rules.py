@@ -264,6 +264,28 @@ def test_http_response_deny_status(cfg, sluice, origin):
     assert _req(port, path="/status/200").status == 200
 
 
+# -- local replies to HEAD ---------------------------------------------------------------------------
+
+def test_local_replies_to_head_have_no_body(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, fe="""
+        http-request deny if { path /deny }
+        http-request return status 200 content-type text/plain string hello if { path /ret }
+        http-request redirect location /new code 302 if { path /red }
+        use_backend none if { path /none }
+    """, extra="backend none\n")
+    for path, status in (("/deny", 403), ("/ret", 200), ("/red", 302), ("/none", 503)):
+        with Conn(port) as c:
+            # pipelined: the second response must start right after the first head (RFC 9110
+            # 9.3.2); the length stays the page's, as HAProxy 2.6 sends it
+            c.send(f"HEAD {path} HTTP/1.1\r\nHost: a\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n".encode())
+            r = c.response("HEAD")
+            assert r.status == status and r.body == b"", r
+            if path == "/deny":
+                assert r.header("content-length") == str(len(page_body(403))), r
+            r2 = c.response()
+            assert r2.status == 200 and r2.body == b"hello\n", r2
+
+
 # -- framing fields touched by rules (docs/http.md "Framing after rules") -------------------------
 
 _SMUGGLED = b"GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n"
