@@ -78,6 +78,13 @@ std::string reply_bytes(int status, const rules::Verdict& v) {
   return out;
 }
 
+// The response of `redirect`.
+std::string redirect_bytes(int status, std::string_view location) {
+  return fmt::format(
+      "HTTP/1.1 {} {}\r\ncontent-length: 0\r\nlocation: {}\r\ncache-control: no-cache\r\n\r\n",
+      status, http::default_reason(status), location);
+}
+
 // One recv() into `b` (room made first). Returns the bytes read, 0 at end of stream, -1 when
 // nothing is there now (`ready` cleared on EAGAIN, so edge-triggered readiness is tracked),
 // -2 on an error. A short read drained the socket: `ready` is cleared too, unless a hang-up is
@@ -685,10 +692,7 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
       case rules::Verdict::Kind::kRedirect: {
         w_.fe_counters(fe_.index).intercepted.add();
         int st = v.status ? v.status : 302;
-        std::string out = fmt::format(
-            "HTTP/1.1 {} {}\r\ncontent-length: 0\r\nlocation: {}\r\ncache-control: no-cache\r\n\r\n",
-            st, http::default_reason(st), v.location);
-        local_reply(st, "LR", std::move(out), false);
+        local_reply(st, "LR", redirect_bytes(st, v.location), false);
         return true;
       }
     }
@@ -1135,14 +1139,35 @@ bool HttpSession::parse_response() {
     if (!px || px->settings.h.response_rules.empty()) continue;
     rules::Verdict v =
         rules::apply_rules(px->settings.h.response_rules, rules::RuleSide::kResponse, edit, view);
-    if (v.kind == rules::Verdict::Kind::kDeny) {
-      w_.be_counters(be_->index).dresp.add();
-      if (px == &fe_) w_.fe_counters(fe_.index).dresp.add();
-      w_.srv_counters(be_->server_base + srv_->index()).dresp.add();
-      server_close_ = true;
-      server_error(v.status ? v.status : 502, "PH");
-      return true;
+    if (v.kind == rules::Verdict::Kind::kContinue) continue;
+    // deny / return / redirect: the server's response is dropped (its connection with it, as
+    // its body was not read) and the rule's answer goes to the client instead, as in HAProxy.
+    int st = 0;
+    const char* term = "LH";
+    std::string bytes;
+    switch (v.kind) {
+      case rules::Verdict::Kind::kDeny:
+        w_.be_counters(be_->index).dresp.add();
+        if (px == &fe_) w_.fe_counters(fe_.index).dresp.add();
+        w_.srv_counters(be_->server_base + srv_->index()).dresp.add();
+        st = v.status ? v.status : 502;
+        term = "PH";
+        break;
+      case rules::Verdict::Kind::kReturn:
+        st = v.status ? v.status : 200;
+        break;
+      case rules::Verdict::Kind::kRedirect:
+        st = v.status ? v.status : 302;
+        bytes = redirect_bytes(st, v.location);
+        break;
+      case rules::Verdict::Kind::kContinue:
+        break;
     }
+    drop_server();
+    if (!bytes.empty()) local_reply(st, term, std::move(bytes), !req_done_);
+    else if (v.errorpage && http::has_error_page(st)) error_reply(st, term, !req_done_);
+    else local_reply(st, term, reply_bytes(st, v), !req_done_);
+    return true;
   }
   // The client frames the body by these fields, and sluice sends the body as the parser framed
   // it: a deleted length is put back (HAProxy 2.6 keeps it too), a contradicting one is a 500.
@@ -1296,7 +1321,6 @@ void HttpSession::error_reply(int status, const char* term, bool close_after,
 // and answer with an error page. The client connection stays usable when its request was
 // fully read (specs/http1.md 3.5).
 void HttpSession::server_error(int status, const char* term) {
-  leave_queue();
   if (be_) {
     if (term[0] == 'S' || term[0] == 'P' || term[0] == 's') {
       if (status == 502 || status == 504) {
@@ -1305,6 +1329,12 @@ void HttpSession::server_error(int status, const char* term) {
       }
     }
   }
+  drop_server();
+  error_reply(status, term, !req_done_);
+}
+
+void HttpSession::drop_server() {
+  leave_queue();
   if (sc_) {
     w_.close_server_conn(sc_);
     sc_ = nullptr;
@@ -1317,7 +1347,6 @@ void HttpSession::server_error(int status, const char* term) {
     sin_ = nullptr;
   }
   server_close_ = true;
-  error_reply(status, term, !req_done_);
 }
 
 void HttpSession::detach_server(bool reusable) {

@@ -96,6 +96,8 @@ class HttpSession : public Session {
                    bool announce_close = true);
   void error_reply(int status, const char* term, bool close_after, bool announce_close = true);
   void server_error(int status, const char* term);
+  // Closes the server connection and forgets its input: nothing more of this exchange is read.
+  void drop_server();
   void enter_tunnel();
   bool tunnel();
 

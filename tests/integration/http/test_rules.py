@@ -335,6 +335,34 @@ def test_response_content_length_contradicting_body_is_500(cfg, sluice, origin):
     assert _req(port, path="/").raw == error_page(500)
 
 
+def test_http_response_return_replaces_the_response(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, be="""
+        http-response return status 202 content-type text/plain string replaced hdr X-R %[status] if { status 200 }
+    """)
+    with Conn(port) as c:
+        c.send(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+        r = c.response()
+        assert r.status == 202 and r.body == b"replaced" and r.header("x-r") == "200", r
+        assert r.header("content-type") == "text/plain", r
+        # the connection goes on; the server's unread response was dropped with its connection
+        c.send(b"GET /status/201 HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().status == 201
+
+
+def test_http_response_redirect_location(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, fe="http-response redirect location /elsewhere code 303 if { status 201 }")
+    r = _req(port, path="/status/201")
+    assert r.status == 303 and r.header("location") == "/elsewhere" and r.body == b"", r
+
+
+def test_http_response_deny_payload(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, be="""
+        http-response deny deny_status 403 content-type text/plain string resnope hdr X-Why res if { status 299 }
+    """)
+    r = _req(port, path="/status/299")
+    assert r.status == 403 and r.body == b"resnope" and r.header("x-why") == "res", r
+
+
 # -- ACLs and use_backend --------------------------------------------------------------------------
 
 def _two_backends(port, o1, o2, fe_lines):
