@@ -704,6 +704,11 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
     if (answer(rules::apply_rules(fh.request_rules, rules::RuleSide::kRequest, edit, view), fe_))
       return false;
   }
+  // use_backend sees the request as the frontend's rules left it (set-path...), as in HAProxy:
+  // apply_rules worked on its own copy of the view.
+  view.method = edit.method;
+  view.target = edit.target;
+  view.headers = &edit.headers;
   Proxy* be = fe_.target;
   for (const auto& u : fh.use_backends) {
     if (u.cond.eval(view)) {

@@ -468,6 +468,19 @@ def test_use_backend_sees_rewritten_request(cfg, sluice, servers):
     assert not o1.requests()
 
 
+def test_use_backend_sees_rewritten_path(cfg, sluice, servers):
+    # HAProxy evaluates use_backend after the frontend's http-request rules, set-path included
+    from http_origin import HttpOrigin
+    o1, o2 = servers.add(HttpOrigin()), servers.add(HttpOrigin())
+    port = free_port()
+    sluice(cfg(_two_backends(port, o1.port, o2.port,
+                             "    http-request set-path /api%[path] if { path_beg /v1 }\n"
+                             "    use_backend b2 if { path_beg /api }")), wait_ports=[port])
+    assert _req(port, path="/v1/users").status == 200
+    assert [q.target for q in o2.wait_requests(1)] == ["/api/v1/users"]
+    assert not o1.requests()
+
+
 def test_local_reply_honours_client_close(cfg, sluice, origin):
     # 3.1/3.5: a deny keeps a persistent connection, but not when the client asked to close
     port = _start(sluice, cfg, origin, fe="http-request deny")
