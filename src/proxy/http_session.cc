@@ -805,6 +805,15 @@ bool HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
   to_srv_.clear();
   to_srv_off_ = 0;
   http::append_request_head(edit.method, edit.target, version, edit.headers, to_srv_);
+  // Rewrites may use the tune.maxrewrite reserve that the head limit kept free, no more: a
+  // rewritten head must fit a buffer (tune.bufsize), else HAProxy fails the rewrite with a 500
+  // and sends nothing. Without a bound, rules could make a head many times what was received.
+  if (to_srv_.size() > static_cast<std::size_t>(w_.process().settings().bufsize)) {
+    to_srv_.clear();
+    skip_buffered_body();
+    error_reply(500, "PR", false);
+    return false;
+  }
   return true;
 }
 
@@ -1198,8 +1207,14 @@ bool HttpSession::parse_response() {
     }
   }
   res_head_at_ = to_cli_.size();
-  res_head_unsent_ = true;
   http::append_response_head(rh, edit.headers, to_cli_);
+  if (to_cli_.size() - res_head_at_ > static_cast<std::size_t>(w_.process().settings().bufsize)) {
+    // A rewritten head must fit a buffer, as for requests (build_server_head).
+    to_cli_.resize(res_head_at_);
+    server_error(500, "PH");
+    return true;
+  }
+  res_head_unsent_ = true;
   consume(sin_, tx_->res_parser.consumed());
   // Counted when a byte of the head leaves (or the transaction ends): until then a body error
   // can still turn it into a 502, which must not count as this status too.

@@ -363,6 +363,23 @@ def test_http_response_deny_payload(cfg, sluice, origin):
     assert r.status == 403 and r.body == b"resnope" and r.header("x-why") == "res", r
 
 
+def test_rewritten_request_head_is_bounded_by_bufsize(cfg, sluice, origin):
+    # a head that rules grow past tune.bufsize is a 500 with nothing sent (HAProxy 2.6)
+    port = _start(sluice, cfg, origin,
+                  fe="\n".join(["http-request add-header X-Big %[url]%[url]%[url]%[url]"] * 4))
+    r = _req(port, path="/" + "a" * 12000)
+    assert r.raw == error_page(500), r
+    assert_nothing_reached(origin, port)
+    # a head that still fits goes through
+    assert _req(port, path="/" + "a" * 100).status == 200
+
+
+def test_rewritten_response_head_is_bounded_by_bufsize(cfg, sluice, origin):
+    port = _start(sluice, cfg, origin, fe="http-response add-header X-Big %[url]%[url]%[url]%[url]")
+    assert _req(port, path="/" + "a" * 5000).raw == error_page(500)
+    assert _req(port, path="/" + "a" * 100).status == 200
+
+
 # -- ACLs and use_backend --------------------------------------------------------------------------
 
 def _two_backends(port, o1, o2, fe_lines):
