@@ -78,11 +78,13 @@ std::string reply_bytes(int status, const rules::Verdict& v) {
   return out;
 }
 
-// The response of `redirect`.
+// The response of `redirect`. Only the temporary codes say `cache-control: no-cache`: a
+// permanent redirect (301, 308) stays cacheable, as HAProxy writes them.
 std::string redirect_bytes(int status, std::string_view location) {
-  return fmt::format(
-      "HTTP/1.1 {} {}\r\ncontent-length: 0\r\nlocation: {}\r\ncache-control: no-cache\r\n\r\n",
-      status, http::default_reason(status), location);
+  bool temporary = status == 302 || status == 303 || status == 307;
+  return fmt::format("HTTP/1.1 {} {}\r\ncontent-length: 0\r\nlocation: {}\r\n{}\r\n", status,
+                     http::default_reason(status), location,
+                     temporary ? "cache-control: no-cache\r\n" : "");
 }
 
 // One recv() into `b` (room made first). Returns the bytes read, 0 at end of stream, -1 when

@@ -199,6 +199,7 @@ def test_redirect_location(cfg, sluice, origin):
     r = _req(port, path="/old")
     assert r.status == 301 and r.header("location") == "/new", r
     assert r.header("content-length") == "0" and r.body == b"", r
+    assert r.header("cache-control") is None, r
     assert origin.connection_count() == 0
 
 
@@ -215,8 +216,11 @@ def test_redirect_prefix(cfg, sluice, origin):
     """)
     r = _req(port, path="/d/x?a=1")
     assert r.status == 307 and r.header("location") == "/pfx/d/x", r
+    assert r.header("cache-control") == "no-cache", r
     r = _req(port, path="/k/x?a=1")
     assert r.status == 308 and r.header("location") == "/pfx/k/x?a=1", r
+    # HAProxy marks only the temporary codes (302, 303, 307) no-cache
+    assert r.header("cache-control") is None, r
 
 
 def test_redirect_scheme(cfg, sluice, origin):
