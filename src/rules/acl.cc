@@ -387,10 +387,12 @@ bool AclTerm::eval(const RequestView& v) const {
           break;
         case MatchMethod::kMeth:
           // A well-known method is compared by identity (exactly, as HTTP methods are
-          // case-sensitive); any other name as a string, honouring -i (HAProxy).
+          // case-sensitive); any other name as a string, honouring -i, and only against a
+          // method that is not a well-known one: `-i get` does not match GET (HAProxy).
           if (http::method_from(p) != http::Method::kOther) {
             if (str == p) return true;
-          } else if (detail::str_eq(str, p, icase)) {
+          } else if (http::method_from(str) == http::Method::kOther &&
+                     detail::str_eq(str, p, icase)) {
             return true;
           }
           break;

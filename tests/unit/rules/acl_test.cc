@@ -173,6 +173,12 @@ TEST(Acl, Method) {
   EXPECT_FALSE(acl_matches("method POST", m));
   // Well-known methods compare exactly, like HAProxy's method identity; -i does not change it.
   EXPECT_FALSE(acl_matches("method get", m));
+  // An unknown pattern name only matches unknown methods, even with -i (HAProxy 2.6).
+  EXPECT_FALSE(acl_matches("method -i get", m));
+  m.method = "POST";
+  EXPECT_FALSE(acl_matches("method -i post", m));
+  m.method = "get";
+  EXPECT_TRUE(acl_matches("method -i get", m));
   m.method = "PURGE";
   EXPECT_TRUE(acl_matches("method PURGE", m));
   EXPECT_FALSE(acl_matches("method purge", m));
