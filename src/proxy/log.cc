@@ -44,8 +44,11 @@ std::string format_log_line(const LogTarget& target, int level, std::string_view
       break;
     }
   }
-  if (target.max_len > 0 && out.size() > static_cast<std::size_t>(target.max_len))
-    out.resize(static_cast<std::size_t>(target.max_len));
+  // Every message ends with LF, on every transport (specs/http1.md 6.1: HAProxy's datagrams do
+  // too), and the length limit counts it.
+  if (target.max_len > 0 && out.size() + 1 > static_cast<std::size_t>(target.max_len))
+    out.resize(static_cast<std::size_t>(target.max_len - 1));
+  out.push_back('\n');
   return out;
 }
 
@@ -75,7 +78,6 @@ void LogWriter::send(const std::vector<LogTarget>& targets, int level, std::stri
     switch (t.kind) {
       case LogTarget::Kind::kStdout:
       case LogTarget::Kind::kStderr: {
-        line.push_back('\n');
         int fd = t.kind == LogTarget::Kind::kStdout ? 1 : 2;
         // One write per line: lines from several threads never interleave mid-line.
         if (write(fd, line.data(), line.size()) < 0) dropped.fetch_add(1, std::memory_order_relaxed);

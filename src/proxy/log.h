@@ -14,7 +14,8 @@ namespace sluice::proxy {
 
 enum LogLevel { kEmerg = 0, kAlert, kCrit, kErr, kWarning, kNotice, kInfo, kDebug };
 
-// Formats one complete line (without the trailing LF) for `target`. Pure; any thread.
+// Formats one complete message for `target`, ending with LF (within `len`, which counts it);
+// empty when the level is filtered out. Pure; any thread.
 //   rfc3164: "<PRI>Mmm dd hh:mm:ss tag[pid]: msg"
 //   rfc5424: "<PRI>1 2026-11-30T05:50:00.123456+00:00 host tag pid - - msg"
 //   short:   "<PRI>msg"

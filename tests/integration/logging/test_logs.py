@@ -35,6 +35,8 @@ def test_udp_rfc3164(cfg, sluice, echo, udp_log):
     assert "be_log/s1" in msg, msg
     # rfc3164: <PRI>Mmm dd hh:mm:ss
     assert re.match(r"<134>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d ", msg), msg
+    # one message per datagram, ending with LF as HAProxy's do (specs/http1.md 6.1)
+    assert msg.endswith("\n") and msg.count("\n") == 1, repr(msg)
 
 
 def test_udp_rfc5424(cfg, sluice, echo, udp_log):
@@ -79,6 +81,7 @@ def test_unix_datagram_target(cfg, sluice, echo, short_tmp):
         msg = rcv.wait_for(lambda m: "be_log/s1" in m)
         assert msg.startswith("<134>"), msg
         assert f"sluice[{s.pid}]:" in msg
+        assert msg.endswith("\n") and msg.count("\n") == 1, repr(msg)
 
 
 def test_proxy_start_is_logged_at_notice(cfg, sluice, echo, udp_log):
