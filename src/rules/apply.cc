@@ -1,4 +1,6 @@
 // Running compiled rules on a message head.
+#include <cctype>
+
 #include "rules/internal.h"
 
 namespace sluice::rules {
@@ -23,8 +25,13 @@ bool name_matches(const HttpRule& r, std::string_view have) {
         if (detail::iequals(have.substr(i, want.size()), want)) return true;
       return false;
     case 4: {
+      // HAProxy matches the regex, case-sensitively, against the name as its H1 layer stores
+      // it: lower-cased. `^X-Secret` thus matches nothing, `^x-secret` any spelling.
       const base::Regex* re = regex_of(r);
-      return re && re->search(have);
+      if (!re) return false;
+      std::string lower(have);
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return re->search(lower);
     }
     default: return detail::iequals(have, want);
   }

@@ -275,7 +275,8 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
         if (r.name_match == 4) {
           auto re = std::make_shared<base::Regex>();
           std::string why;
-          if (!re->compile(r.name, &why, true, false))
+          // Case-sensitive, against the lower-cased name (apply.cc), as HAProxy matches it.
+          if (!re->compile(r.name, &why, false, false))
             return c.action_error(fmt::format("invalid regex '{}' : {}", r.name, why));
           r.regex_text = r.name;
           r.regex = re;

@@ -106,6 +106,12 @@ TEST_F(RuleTest, DelHeaderMatchMethods) {
     EXPECT_EQ(q.hdrs(), "Y-Foo: c\nZ: e\n");
   }
   {
+    // Case-sensitive against the lower-cased names, as HAProxy: upper case matches nothing.
+    Req q(m);
+    run({"del-header ^X-(FOO|bar) -m reg"}, q);
+    EXPECT_EQ(q.hdrs(), "X-Foo-1: a\nX-Foo-2: b\nY-Foo: c\nX-Bar: d\nZ: e\n");
+  }
+  {
     Req q(m);
     run({"del-header z -m str"}, q);
     EXPECT_EQ(q.hdrs(), "X-Foo-1: a\nX-Foo-2: b\nY-Foo: c\nX-Bar: d\n");
