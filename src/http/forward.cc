@@ -264,7 +264,12 @@ Framing finalize_framing(const MessageInfo& m, bool bodyless, bool can_rechunk,
       continue;
     }
     if (cl) {
-      it->value = kept(st, std::to_string(want));
+      // Usually already canonical (the parser checked it equals the body's length): written
+      // afresh only when it has blanks or leading zeros, saving an allocation per message.
+      std::string_view v = it->value;
+      if (v.empty() || v.front() < '0' || v.front() > '9' || v.back() < '0' || v.back() > '9' ||
+          (v.size() > 1 && v.front() == '0'))
+        it->value = kept(st, std::to_string(want));
       cl_seen = true;
     } else {
       it->value = "chunked";
