@@ -6,6 +6,8 @@ import socket
 import struct
 import time
 
+import pytest
+
 from sluice_harness import (SilentServer, cli, connect, free_port, parse_show_stat, stat_int,
                             stat_row, wait_closed, wait_until)
 
@@ -43,28 +45,16 @@ def expect_counters(sock, server=True, **want):
                message=lambda: f"backend and server counters {want_rows}, have {counters(sock)}")
 
 
-def test_client_timeout_is_a_client_abort(cfg, sluice, short_tmp):
+@pytest.mark.parametrize("side,counter", [("client", "cli_abrt"), ("server", "srv_abrt")])
+def test_idle_timeout_is_an_abort_of_that_side(cfg, sluice, short_tmp, side, counter):
     srv, port, sock = SilentServer(), free_port(), short_tmp / "s.sock"
+    timeouts = {"connect": "2s", "client": "10s", "server": "10s", side: "300ms"}
     try:
-        sluice(cfg(config(port, srv.port, sock, {"connect": "2s", "client": "300ms", "server": "10s"})),
-               wait_ports=[port], wait_unix=[sock])
+        sluice(cfg(config(port, srv.port, sock, timeouts)), wait_ports=[port], wait_unix=[sock])
         with connect(port) as c:
             c.sendall(b"x")
             wait_closed(c)
-        expect_counters(sock, cli_abrt=1)
-    finally:
-        srv.stop()
-
-
-def test_server_timeout_is_a_server_abort(cfg, sluice, short_tmp):
-    srv, port, sock = SilentServer(), free_port(), short_tmp / "s.sock"
-    try:
-        sluice(cfg(config(port, srv.port, sock, {"connect": "2s", "client": "10s", "server": "300ms"})),
-               wait_ports=[port], wait_unix=[sock])
-        with connect(port) as c:
-            c.sendall(b"x")
-            wait_closed(c)
-        expect_counters(sock, srv_abrt=1)
+        expect_counters(sock, **{counter: 1})
     finally:
         srv.stop()
 
