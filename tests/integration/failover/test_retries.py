@@ -119,3 +119,32 @@ def test_hash_retries_the_same_server_before_redispatch(cfg, sluice, servers, sh
     # (bounded by timeout connect), then the redispatch on the last retry.
     assert stat_int(be, "wretr") == hits, be
     assert slow == hits, (slow, be)
+
+
+def test_leastconn_redispatch_waits_the_turn_around(cfg, sluice, servers, short_tmp):
+    # HAProxy 2.6 (back_handle_st_cer) skips the turn-around after a refusal only for a
+    # round-robin kind with more than one active server: leastconn moves to another server at
+    # once (a redispatch, no retry of the refused one) but after the turn-around, here bounded
+    # by timeout connect.
+    port, sock, dead = free_port(), short_tmp / "stats.sock", refused_port()
+    live1, live2 = servers.echo(), servers.echo()
+    text = config(port, sock,
+                  f"    server dead 127.0.0.1:{dead}\n"
+                  f"    server live1 127.0.0.1:{live1.port}\n"
+                  f"    server live2 127.0.0.1:{live2.port}",
+                  "    retries 3\n    option redispatch\n    timeout connect 300ms")
+    sluice(cfg(text.replace("balance roundrobin", "balance leastconn")),
+           wait_ports=[port], wait_unix=[sock])
+    slow = 0
+    for i in range(6):
+        t0 = time.monotonic()
+        assert echo_roundtrip(port, f"{i}\n".encode()) == f"{i}\n".encode()
+        took = time.monotonic() - t0
+        assert took < 0.9, f"connection {i} took {took:.2f}s: more than one turn-around"
+        if took >= 0.25:
+            slow += 1
+    rows = show_stat(str(sock))
+    be = stat_row(rows, "be", "BACKEND")
+    assert stat_int(be, "wredis") >= 1, be
+    assert stat_int(be, "wretr") == 0, be
+    assert slow == stat_int(be, "wredis"), (slow, be)
