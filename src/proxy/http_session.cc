@@ -868,6 +868,7 @@ bool HttpSession::pick_server(bool redispatch) {
     ctx.key = &key;
   lb::Server* s = take_server(w_, *be_, ctx, srv_, redispatch);
   if (!s) return false;
+  if (redispatch && srv_ && s != srv_) redispatched_ = true;   // the log's "+" retries
   srv_ = s;
   return true;
 }
@@ -875,6 +876,7 @@ bool HttpSession::pick_server(bool redispatch) {
 void HttpSession::connect_server() {
   phase_ = Phase::kConnect;
   retries_done_ = 0;
+  redispatched_ = false;
   if (!pick_server(false)) {
     if (be_->backend->usable_active() + be_->backend->usable_backup() > 0) {
       enter_queue();
@@ -1426,6 +1428,7 @@ void HttpSession::end_transaction() {
   server_close_ = client_close_ = false;
   reused_conn_ = false;
   retries_done_ = 0;
+  redispatched_ = false;
   have_req_copy_ = false;
   s_connecting_ = false;
   if (cin_ && cin_->empty()) {
@@ -1767,7 +1770,7 @@ void HttpSession::log_transaction() {
         "{}:{} [{}.{:03}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
         client_.port(), date, (wall / 1000) % 1000, s.name, backend, server, tw, tc, ta,
         bytes_out_, term_, w_.process().actconn().current(), fe_.feconn.current(), beconn,
-        srvconn, retries_done_);
+        srvconn, log_retries(retries_done_, redispatched_));
     w_.logs().send(s.logs, kInfo, line);
     return;
   }
@@ -1775,7 +1778,7 @@ void HttpSession::log_transaction() {
       "{}:{} [{}.{:03}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 \"",
       client_.host_string(), client_.port(), date, (wall / 1000) % 1000, s.name, backend, server,
       tr, tw, tc, trs, ta, status_, bytes_out_, term_, w_.process().actconn().current(),
-      fe_.feconn.current(), beconn, srvconn, retries_done_);
+      fe_.feconn.current(), beconn, srvconn, log_retries(retries_done_, redispatched_));
   append_log_escaped(line, req_line_.empty() ? std::string_view("<BADREQ>") : req_line_);
   line += '"';
   w_.logs().send(s.logs, kInfo, line);

@@ -174,6 +174,7 @@ class HttpSession : public Session {
   bool expect_tunnel_ = false;     // CONNECT
   http::Method req_method_ = http::Method::kGet;
   int retries_done_ = 0;
+  bool redispatched_ = false;      // moved to another server after a failure (log: "+<retries>")
   int status_ = -1;                // status sent to the client, -1 none
   bool first_request_ = true;
   bool soft_stop_ = false;

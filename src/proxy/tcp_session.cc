@@ -164,6 +164,7 @@ bool TcpSession::pick_server(bool redispatch) {
   ctx.now_ms = w_.loop().now_ms();
   lb::Server* s = take_server(w_, *be_, ctx, srv_, redispatch);
   if (!s) return false;
+  if (redispatch && srv_ && s != srv_) redispatched_ = true;   // the log's "+" retries
   srv_ = s;
   return true;
 }
@@ -547,7 +548,7 @@ void TcpSession::log_session() {
       be_ ? be_->settings.name : std::string("<NOSRV>"), srv_ ? srv_->name() : "<NOSRV>", tc, tt,
       bytes_out_, last_term_, w_.process().actconn().current(), fe_.feconn.current(),
       be_ && last_term_[0] != 'P' ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0,
-      srv_ ? std::max(0, srv_->current_conns() - 1) : 0, retries_done_);
+      srv_ ? std::max(0, srv_->current_conns() - 1) : 0, log_retries(retries_done_, redispatched_));
   w_.logs().send(s.logs, kInfo, line);
 }
 

@@ -86,6 +86,7 @@ class TcpSession : public Session {
   bool c_err_ = false, s_err_ = false;         // of those, HUP/ERR (reset or error, not a FIN)
   bool c_shut_ = false, s_shut_ = false;       // we shut down our write side towards it
   int retries_done_ = 0;
+  bool redispatched_ = false;      // moved to another server after a failure (log: "+<retries>")
   uint64_t t_accept_ms_;
   uint64_t t_queued_ms_ = 0;
   uint64_t t_connect_ms_ = 0;                  // start of the current connect attempt

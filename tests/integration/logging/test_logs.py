@@ -1,7 +1,8 @@
 """Traffic logs (`option tcplog`) to UDP syslog, a unix datagram socket and stdout."""
 import re
 
-from sluice_harness import (UnixDgramLogReceiver, echo_roundtrip, free_port, wait_until)
+from sluice_harness import (UnixDgramLogReceiver, echo_roundtrip, free_port, refused_port,
+                            wait_until)
 
 
 def config(port, server_port, log_line):
@@ -103,3 +104,22 @@ def test_dontlognull_skips_empty_sessions(cfg, sluice, echo, udp_log):
     udp_log.wait_for(lambda m: "be_log/s1" in m)
     msgs = udp_log.texts()
     assert sum("be_log/s1" in m for m in msgs) == 1, msgs
+
+
+def test_retries_field_has_a_plus_after_a_redispatch(cfg, sluice, echo, udp_log):
+    # specs/http1.md 6.2: the last field of the connection counts is the retries, "+"-prefixed
+    # when the session was redispatched. Roundrobin over a refused server and a live one: the
+    # sessions that hit the refused one first leave it at once (one retry, redispatched).
+    port, dead = free_port(), refused_port()
+    text = config(port, echo.port, f"log 127.0.0.1:{udp_log.port} format raw local0")
+    text = text.replace(f"    server s1 127.0.0.1:{echo.port}",
+                        f"    option redispatch\n    server s0 127.0.0.1:{dead}\n"
+                        f"    server s1 127.0.0.1:{echo.port}\n    server s2 127.0.0.1:{echo.port}")
+    sluice(cfg(text), wait_ports=[port])
+    for _ in range(4):
+        assert echo_roundtrip(port) == b"ping\n"
+    wait_until(lambda: len([m for m in udp_log.texts() if "be_log/" in m]) >= 4,
+               message="4 log lines")
+    fields = [m.split()[-2].split("/")[-1] for m in udp_log.texts() if "be_log/" in m]
+    assert "+1" in fields, fields
+    assert set(fields) <= {"0", "+1"}, fields
