@@ -59,8 +59,10 @@ def test_idle_timeout_is_an_abort_of_that_side(cfg, sluice, short_tmp, side, cou
         srv.stop()
 
 
-def _stalled_server():
-    """A listener whose accept queue is full: connects to it stay pending (SYNs dropped)."""
+@pytest.fixture
+def stalled_port():
+    """The port of a listener whose accept queue is full: connects to it stay pending (SYNs
+    dropped) until the test ends."""
     ls = socket.socket()
     ls.bind(("127.0.0.1", 0))
     ls.listen(0)
@@ -72,45 +74,34 @@ def _stalled_server():
         f.connect_ex(("127.0.0.1", port))
         fillers.append(f)
     time.sleep(0.1)
-    return ls, fillers
+    yield port
+    for f in fillers:
+        f.close()
+    ls.close()
 
 
-def test_pending_connect_outlives_a_shorter_client_timeout(cfg, sluice, short_tmp):
-    ls, fillers = _stalled_server()
+def test_pending_connect_outlives_a_shorter_client_timeout(cfg, sluice, short_tmp, stalled_port):
     port, sock = free_port(), short_tmp / "s.sock"
-    try:
-        sluice(cfg(config(port, ls.getsockname()[1], sock,
-                          {"connect": "1500ms", "client": "300ms", "server": "10s"})),
-               wait_ports=[port], wait_unix=[sock])
-        with connect(port) as c:
-            c.sendall(b"hello")
-            t0 = time.monotonic()
-            elapsed = wait_closed(c) - t0
-        assert elapsed >= 1.3, f"closed after {elapsed:.2f}s, before timeout connect"
-        expect_counters(sock, econ=1)
-    finally:
-        for f in fillers:
-            f.close()
-        ls.close()
-
-
-def test_client_reset_while_connecting_is_a_client_abort(cfg, sluice, short_tmp):
-    ls, fillers = _stalled_server()
-    port, sock = free_port(), short_tmp / "s.sock"
-    try:
-        sluice(cfg(config(port, ls.getsockname()[1], sock,
-                          {"connect": "3s", "client": "10s", "server": "10s"})),
-               wait_ports=[port], wait_unix=[sock])
-        c = connect(port)
+    sluice(cfg(config(port, stalled_port, sock, {"connect": "1500ms", "client": "300ms", "server": "10s"})),
+           wait_ports=[port], wait_unix=[sock])
+    with connect(port) as c:
         c.sendall(b"hello")
-        time.sleep(0.2)
-        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        c.close()
-        expect_counters(sock, cli_abrt=1)
-    finally:
-        for f in fillers:
-            f.close()
-        ls.close()
+        t0 = time.monotonic()
+        elapsed = wait_closed(c) - t0
+    assert elapsed >= 1.3, f"closed after {elapsed:.2f}s, before timeout connect"
+    expect_counters(sock, econ=1)
+
+
+def test_client_reset_while_connecting_is_a_client_abort(cfg, sluice, short_tmp, stalled_port):
+    port, sock = free_port(), short_tmp / "s.sock"
+    sluice(cfg(config(port, stalled_port, sock, {"connect": "3s", "client": "10s", "server": "10s"})),
+           wait_ports=[port], wait_unix=[sock])
+    c = connect(port)
+    c.sendall(b"hello")
+    time.sleep(0.2)
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()
+    expect_counters(sock, cli_abrt=1)
 
 
 def test_expired_queue_wait_is_a_failed_connection(cfg, sluice, short_tmp):
