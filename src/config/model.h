@@ -192,6 +192,7 @@ struct ProxyConfig {
   bool option_srvtcpka = false;
   int clitcpka_cnt = 0, clitcpka_idle = 0, clitcpka_intvl = 0;
   int srvtcpka_cnt = 0, srvtcpka_idle = 0, srvtcpka_intvl = 0;
+  SourceLoc clitcpka_tuned_at, srvtcpka_tuned_at;   // a tuning written in this section (not defaults)
   // `option nolinger`: connections on this proxy's side(s) end with a reset, not a FIN.
   bool option_nolinger = false;
   // `option tcp-smart-connect`: the handshake's last ACK rides on the first request bytes. On

@@ -155,6 +155,16 @@ void kw_default_backend(Parser& p, Line& l) {
 
 // ---- timeout ----
 
+// HAProxy's messages for a time argument out of range (below 2^31 ms, at least 1 ms when not 0).
+void check_time_range(const Line& l, const TimeValue& t, std::string_view arg, std::string_view kw) {
+  if (t.status == TimeValue::Status::kOverflow)
+    throw ConfigError{fmt::format("{}timer overflow in argument '{}' to '{}' (maximum value is "
+                                  "2147483647 ms or ~24.8 days)", l.where, arg, kw)};
+  if (t.status == TimeValue::Status::kUnderflow)
+    throw ConfigError{fmt::format("{}timer underflow in argument '{}' to '{}' (minimum non-null "
+                                  "value is 1 ms)", l.where, arg, kw)};
+}
+
 void kw_timeout(Parser& p, Line& l) {
   ProxyState& ps = p.cur_proxy();
   ProxyConfig& px = ps.cfg;
@@ -197,12 +207,7 @@ void kw_timeout(Parser& p, Line& l) {
   auto t = parse_time(v, TimeUnit::kMs);
   if (t.status == TimeValue::Status::kBadChar || t.status == TimeValue::Status::kEmpty)
     throw ConfigError{fmt::format("{}unexpected character '{}' in '{}'", l.where, t.bad, name)};
-  if (t.status == TimeValue::Status::kOverflow)
-    throw ConfigError{fmt::format("{}timer overflow in argument '{}' to '{}' (maximum value is "
-                                  "2147483647 ms or ~24.8 days)", l.where, v, name)};
-  if (t.status == TimeValue::Status::kUnderflow)
-    throw ConfigError{fmt::format("{}timer underflow in argument '{}' to '{}' (minimum non-null "
-                                  "value is 1 ms)", l.where, v, name)};
+  check_time_range(l, t, v, name);
   if (l.args.size() > 3)
     throw ConfigError{fmt::format("{}'{}' : unexpected extra argument '{}' after value '{}'.",
                                   l.where, name, l.args[3], v)};
@@ -450,12 +455,7 @@ void kw_tcpka(Parser& p, Line& l) {
     v = strict_int(l, 1, 0, INT_MAX, kw);
   } else {
     auto t = parse_time(l.args[1], TimeUnit::kS);
-    if (t.status == TimeValue::Status::kOverflow)
-      throw ConfigError{fmt::format("{}timer overflow in argument '{}' to '{}' (maximum value is "
-                                    "2147483647 ms or ~24.8 days)", l.where, l.args[1], kw)};
-    if (t.status == TimeValue::Status::kUnderflow)
-      throw ConfigError{fmt::format("{}timer underflow in argument '{}' to '{}' (minimum non-null "
-                                    "value is 1 ms)", l.where, l.args[1], kw)};
+    check_time_range(l, t, l.args[1], kw);
     if (t.status != TimeValue::Status::kOk)
       throw ConfigError{fmt::format("{}unexpected character '{}' in argument to <{}>.", l.where,
                                     t.bad ? t.bad : ' ', kw)};
@@ -467,6 +467,9 @@ void kw_tcpka(Parser& p, Line& l) {
                           kw, l.args[1], limit));
     v = limit;
   }
+  // Written in a frontend/backend/listen itself: validation warns if that proxy never turns
+  // keep-alive on for the side (a tuning would then be parsed and have no effect).
+  if (!p.cur_proxy().is_defaults) (cli ? px.clitcpka_tuned_at : px.srvtcpka_tuned_at) = l.loc;
   int& field = what == "cnt"    ? (cli ? px.clitcpka_cnt : px.srvtcpka_cnt)
                : what == "idle" ? (cli ? px.clitcpka_idle : px.srvtcpka_idle)
                                 : (cli ? px.clitcpka_intvl : px.srvtcpka_intvl);

@@ -1,5 +1,6 @@
 // Post-parse checks and resolution (configuration spec 5.2): the "check phase".
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -120,6 +121,16 @@ bool Parser::finish(ConfigModel* model) {
       }
     }
     if (fatals_ > errors_before) return false;
+    // Keep-alive tunings only act with keep-alive on (as in HAProxy); one written in a proxy
+    // whose side never turns it on would be silently without effect.
+    for (auto [at, on, side] : {std::tuple{&p.clitcpka_tuned_at, p.option_clitcpka, "clitcpka"},
+                                std::tuple{&p.srvtcpka_tuned_at, p.option_srvtcpka, "srvtcpka"}}) {
+      if (at->line > 0 && !on)
+        warning(fmt::format("parsing [{}:{}] : '{}-*' tunings have no effect in {} '{}' without "
+                            "'option {}' or 'option tcpka'.",
+                            at->file, at->line, side, type_word(p), p.name, side),
+                false);
+    }
     if (p.mode == Mode::kTcp) {
       // HTTP-only settings in a TCP proxy: HAProxy's warnings, and they are dropped.
       std::string who = fmt::format("{} '{}'", type_word(p), p.name);

@@ -670,6 +670,16 @@ TEST(Proxy, TcpSocketOptions) {
   EXPECT_EQ(r.r.model->proxies[0].clitcpka_idle, 0);
   r = parse("frontend f\n  bind :1\n  option srvtcpka\n");
   EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'option srvtcpka' ignored because frontend 'f' has no backend capability.")) << r.all();
+  // A tuning written in a proxy that never turns keep-alive on for that side would do nothing.
+  r = parse(std::string("defaults\n") + kTimeouts + "frontend f\n  bind :1\n  clitcpka-idle 5\n"
+            "frontend g\n  bind :2\n  option tcpka\n  clitcpka-idle 5\nbackend b\n  srvtcpka-cnt 3\n"
+            "  server s 127.0.0.1:1\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:7] : 'clitcpka-*' tunings have no effect in frontend 'f' "
+                    "without 'option clitcpka' or 'option tcpka'.")) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:13] : 'srvtcpka-*' tunings have no effect in backend 'b' "
+                    "without 'option srvtcpka' or 'option tcpka'.")) << r.all();
+  EXPECT_EQ(r.r.warnings, 2) << r.all();
   // Still refused: the one TCP option sluice does not implement.
   EXPECT_TRUE(parse("defaults\n  option tcp-smart-accept\n").has("parsing [f.cfg:2] : 'option tcp-smart-accept' is not supported by sluice yet."));
 }
