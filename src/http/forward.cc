@@ -237,6 +237,10 @@ bool cl_says(std::string_view v, uint64_t want) {
 }
 }  // namespace
 
+bool is_framing_field(std::string_view name) {
+  return iequals(name, "content-length") || iequals(name, "transfer-encoding");
+}
+
 Framing finalize_framing(const MessageInfo& m, bool bodyless, bool can_rechunk,
                          std::vector<Header>& f, StringStore& st) {
   if (bodyless || m.body == BodyKind::kTunnel) return Framing::kOk;

@@ -41,6 +41,9 @@ enum class Framing : uint8_t {
 // `bodyless`: no body can follow whatever the fields say (a response to HEAD, 1xx, 204, 304, a
 // tunnel), so the fields are left as the rules made them. `can_rechunk`: a deleted
 // Content-Length may become chunked (an HTTP/1.1 request); otherwise it is put back.
+// Content-Length or Transfer-Encoding, whatever the case.
+bool is_framing_field(std::string_view name);
+
 Framing finalize_framing(const MessageInfo& m, bool bodyless, bool can_rechunk,
                          std::vector<Header>& fields, StringStore& storage);
 

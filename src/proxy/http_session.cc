@@ -790,8 +790,14 @@ bool HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
   (void)view;
   const http::RequestHead& head = tx_->req_parser.head();
   // The body is sent as the parser framed it: the fields the rules left are made to say so.
-  // An HTTP/1.0 request cannot be chunked: a deleted length is put back instead.
-  switch (http::finalize_framing(head, false, head.http11(), edit.headers, edit.storage)) {
+  // An HTTP/1.0 request cannot be chunked: a deleted length is put back instead. Without any
+  // rule (and a forwardfor header with a framing name) the fields are as rewrite_framing()
+  // left them: nothing to check.
+  const bool rules_ran = !fh.request_rules.empty() || (be_ != &fe_ && !bh.request_rules.empty()) ||
+                         ((fe_ff || be_ff) && http::is_framing_field(be_ff ? bh.forwardfor.header
+                                                                           : fh.forwardfor.header));
+  switch (rules_ran ? http::finalize_framing(head, false, head.http11(), edit.headers, edit.storage)
+                    : http::Framing::kOk) {
     case http::Framing::kOk:
       break;
     case http::Framing::kRechunk:
@@ -1191,8 +1197,10 @@ bool HttpSession::parse_response() {
   // it: a deleted length is put back (HAProxy 2.6 keeps it too), a contradicting one is a 500.
   const bool bodyless = req_method_ == http::Method::kHead || rh.status == 204 ||
                         rh.status == 304;
-  if (http::finalize_framing(rh, bodyless, false, edit.headers, edit.storage) ==
-      http::Framing::kConflict) {
+  const bool rules_ran = !be_->settings.h.response_rules.empty() ||
+                         (be_ != &fe_ && !fe_.settings.h.response_rules.empty());
+  if (rules_ran && http::finalize_framing(rh, bodyless, false, edit.headers, edit.storage) ==
+                       http::Framing::kConflict) {
     server_close_ = true;
     server_error(500, "PH");
     return true;

@@ -1,4 +1,6 @@
 """http-request / http-response rules, ACLs and use_backend (HAProxy syntax)."""
+import time
+
 import pytest
 
 from sluice_harness import free_port
@@ -312,6 +314,17 @@ def test_set_content_length_contradicting_body_is_500(cfg, sluice, origin):
     assert_nothing_reached(origin, port)
     # the same value as the body's length is kept
     assert _req(port, method="POST", path="/q", body=b"").status == 200
+
+
+def test_forwardfor_header_named_content_length_is_500(cfg, sluice, origin):
+    # Not a rule, but it adds a field too: the framing check must run for it (with no rule
+    # configured it is otherwise skipped). The client address is no valid length: 500.
+    port = _start(sluice, cfg, origin, fe="option forwardfor header content-length")
+    for method, body in (("POST", b"abc"), ("GET", b"")):
+        r = _req(port, method=method, path="/p", body=body)
+        assert r.status == 500, r
+    time.sleep(0.1)   # (every request fails here, so no barrier request can be used)
+    assert origin.raw() == b"", origin.raw()
 
 
 def test_del_transfer_encoding_keeps_chunked(cfg, sluice, origin):
