@@ -78,6 +78,14 @@ void Backend::set_usable(Server& s, bool usable, uint64_t now_ms) {
   refresh_locked(now_ms);
 }
 
+namespace {
+// Whether a server takes new load-balanced connections, from its three states (each written
+// under the backend's writer lock just before this is asked).
+bool serves(const Server& s) {
+  return s.admin_state() == AdminState::kReady && s.check_up() && !s.stopping();
+}
+}  // namespace
+
 void Backend::set_admin_state(Server& s, AdminState state, uint64_t now_ms) {
   {
     std::lock_guard lock(writer_);
@@ -85,7 +93,7 @@ void Backend::set_admin_state(Server& s, AdminState state, uint64_t now_ms) {
     s.set_admin_state_raw(state);
     s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
   }
-  set_usable(s, state == AdminState::kReady && s.check_up() && !s.stopping(), now_ms);
+  set_usable(s, serves(s), now_ms);
 }
 
 void Backend::set_check_up(Server& s, bool up, uint64_t now_ms) {
@@ -95,7 +103,7 @@ void Backend::set_check_up(Server& s, bool up, uint64_t now_ms) {
     s.set_check_up_raw(up);
     s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
   }
-  set_usable(s, up && s.admin_state() == AdminState::kReady && !s.stopping(), now_ms);
+  set_usable(s, serves(s), now_ms);
 }
 
 void Backend::set_stopping(Server& s, bool stopping, uint64_t now_ms) {
@@ -105,7 +113,7 @@ void Backend::set_stopping(Server& s, bool stopping, uint64_t now_ms) {
     s.set_stopping_raw(stopping);
     s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
   }
-  set_usable(s, !stopping && s.check_up() && s.admin_state() == AdminState::kReady, now_ms);
+  set_usable(s, serves(s), now_ms);
 }
 
 std::string Backend::state_tail(const Server& s, bool left) const {
