@@ -269,16 +269,8 @@ def test_tcp_smart_connect_is_on_by_default_and_can_be_turned_off(cfg, sluice, s
     origin = _HttpOrigin()
     try:
         port = free_port()
-        text = f"""
-global
-    nbthread 1
-{DEFAULTS}
-    mode http
-listen l
-    bind 127.0.0.1:{port}
-    server s1 127.0.0.1:{origin.port}
-    {"" if smart else "no option tcp-smart-connect"}
-"""
+        text = _config(port, origin.port, defaults_extra="    mode http\n",
+                       be_extra="" if smart else "    no option tcp-smart-connect\n")
         sl = sluice(cfg(text), wait_ports=[port])
         with connect(port) as c:
             c.sendall(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
@@ -334,19 +326,9 @@ def test_nolinger_in_http_mode(cfg, sluice, side):
     origin = _HttpOrigin(close_first=True)
     try:
         port = free_port()
-        text = f"""
-global
-    nbthread 1
-{DEFAULTS}
-    mode http
-frontend fe
-    bind 127.0.0.1:{port}
-    default_backend be
-    {"option nolinger" if side == "frontend" else ""}
-backend be
-    server s1 127.0.0.1:{origin.port}
-    {"option nolinger" if side == "backend" else ""}
-"""
+        text = _config(port, origin.port, defaults_extra="    mode http\n",
+                       fe_extra="    option nolinger\n" if side == "frontend" else "",
+                       be_extra="    option nolinger\n" if side == "backend" else "")
         sluice(cfg(text), wait_ports=[port])
         rounds = 5
         for _ in range(rounds):
