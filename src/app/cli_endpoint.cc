@@ -24,13 +24,26 @@ namespace {
 constexpr std::size_t kOutputBound = 64 * 1024;
 
 // One CLI client. Worker-local (the first worker).
-class CliConnection : public core::IoHandler, public core::Deferred, public core::TimerHandler {
+class CliConnection : public core::IoHandler, public proxy::SpecialConn, public core::TimerHandler {
  public:
   CliConnection(proxy::Worker& w, proxy::Process::SpecialListener& l, int fd, config::CliLevel level,
                 const stats::StatsSource& stats, stats::ServerControl* control, uint32_t idle_ms,
                 std::size_t max_line)
       : w_(w), l_(l), fd_(fd), session_(level, &stats, w.id() + 1, control, max_line),
-        idle_ms_(idle_ms), timer_(this) {}
+        idle_ms_(idle_ms), timer_(this), accept_ms_(w.loop().now_ms()) {
+    // A command that answers later (`show sess`) resumes the connection when its answer
+    // arrives, on this worker.
+    session_.set_on_reply([this] {
+      if (!closed_) run();
+    });
+    const auto& all = w.process().special_listeners();
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i].get() == &l) listener_id = static_cast<int>(i) + 1;
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0)
+      peer_ = net::SocketAddress::from_sockaddr(reinterpret_cast<sockaddr*>(&ss), len);
+  }
 
   ~CliConnection() override {
     if (fd_ >= 0) close(fd_);
@@ -50,6 +63,20 @@ class CliConnection : public core::IoHandler, public core::Deferred, public core
     if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) write_ready_ = true;
     run();
   }
+
+  void describe(proxy::SessionInfo* info) const override {
+    info->client = peer_;
+    info->accept_ms = accept_ms_;
+    info->expire_ms = timer_.armed() ? timer_.expiry() : 0;
+    info->bytes_in = bytes_in_;
+    info->bytes_out = bytes_out_;
+    info->state = session_.waiting() ? "WAIT" : "EST";
+    info->client_fd = fd_;
+  }
+
+  // `shutdown session` of a CLI connection (possibly the one asking: its answer is then lost
+  // with it, as in HAProxy).
+  void kill() override { finish(); }
 
   void on_timer(core::Timer&) override {
     if (closed_) return;
@@ -77,6 +104,7 @@ class CliConnection : public core::IoHandler, public core::Deferred, public core
           // Sent bytes are skipped, not erased: erasing the head of a large answer after each
           // send would copy the rest every time (quadratic).
           out_off_ += static_cast<std::size_t>(n);
+          bytes_out_ += static_cast<uint64_t>(n);
           sent = true;
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
           write_ready_ = false;
@@ -110,6 +138,8 @@ class CliConnection : public core::IoHandler, public core::Deferred, public core
   bool parse_and_read() {
     char buf[4096];
     while (keep_open_ && unsent() < kOutputBound) {
+      // A command waits for other threads (`show sess`): its reply calls run() again.
+      if (session_.waiting()) break;
       if (session_.blocked()) {
         keep_open_ = session_.feed({}, &out_, out_off_ + kOutputBound);
         continue;
@@ -117,6 +147,7 @@ class CliConnection : public core::IoHandler, public core::Deferred, public core
       if (!read_ready_ || peer_done_) break;
       ssize_t n = recv(fd_, buf, sizeof buf, 0);
       if (n > 0) {
+        bytes_in_ += static_cast<uint64_t>(n);
         keep_open_ = session_.feed(std::string_view(buf, static_cast<std::size_t>(n)), &out_,
                                    out_off_ + kOutputBound);
         rearm();
@@ -169,6 +200,9 @@ class CliConnection : public core::IoHandler, public core::Deferred, public core
   bool peer_done_ = false;
   bool keep_open_ = true;
   bool closed_ = false;
+  uint64_t accept_ms_;
+  uint64_t bytes_in_ = 0, bytes_out_ = 0;
+  net::SocketAddress peer_;
 };
 
 }  // namespace

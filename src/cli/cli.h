@@ -46,6 +46,10 @@ struct CommandContext {
   std::string_view payload;             // lines after a `<<` word, LF-terminated; else empty
 };
 
+// The answer of a command that answers later (Command::run_later). Call it once, on the
+// session's thread; calling it after the session is gone does nothing.
+using Reply = std::function<void(std::string answer)>;
+
 // Declared in tables next to the code that owns the command (see commands.cc); later modules
 // (lb, check) add their own through register_command().
 struct Command {
@@ -58,6 +62,11 @@ struct Command {
   // Gets all words of the command line (words[0] is the first keyword); appends its answer to
   // *out. Need not end the answer with LF; the session normalises framing.
   std::function<void(const CommandContext&, const std::vector<std::string>&, std::string* out)> run;
+  // Instead of `run`, for commands whose answer comes from other threads (`show sess` asks
+  // every worker): the session runs nothing more until `reply` is called, later, on its
+  // thread. A command that finds an error at once may call `reply` before returning.
+  std::function<void(const CommandContext&, const std::vector<std::string>&, Reply reply)>
+      run_later = nullptr;
 };
 
 // Adds a command, or replaces the one with the same words. Main thread, before any CliSession
@@ -81,6 +90,8 @@ class CliSession {
   // `max_line` is tune.bufsize: the longest command line, its LF included.
   CliSession(Level level, const stats::StatsSource* stats, int thread,
              stats::ServerControl* control = nullptr, std::size_t max_line = kMaxLineBytes);
+  CliSession(const CliSession&) = delete;
+  CliSession& operator=(const CliSession&) = delete;
 
   // Feeds received bytes; appends what must be sent to *out. Returns false when the
   // connection must be closed once *out has been sent (non-interactive mode, quit, errors);
@@ -95,6 +106,12 @@ class CliSession {
   // Complete lines wait for output room: the runtime must not read more input (that would
   // only pile up here) and must call feed() again once the output has drained. Worker-local.
   bool blocked() const { return blocked_; }
+  // A command is waiting for its answer from other threads (Command::run_later): the runtime
+  // must not call feed() until `on_reply` (set_on_reply) has run. Worker-local.
+  bool waiting() const { return waiting_ && !reply_ready_; }
+  // Called on the session's thread when a waited-for answer arrives; the runtime then calls
+  // feed() (with no new bytes) to send it and go on. Worker-local.
+  void set_on_reply(std::function<void()> fn) { on_reply_ = std::move(fn); }
 
   // False in the default mode, where the connection closes after the first line. Worker-local.
   bool interactive() const { return state_.mode != Mode::kNonInteractive; }
@@ -111,13 +128,26 @@ class CliSession {
   bool run_next(std::string* out);
   // After the last command of an input line: close (default mode) or prompt.
   bool end_of_line(std::string* out);
-  // Runs one command and appends its answer and the terminator.
-  void run_command(const std::vector<std::string>& words, std::string* out);
+  // Runs one command and appends its answer and the terminator. False: the command answers
+  // later (waiting_), and whatever follows it waits.
+  bool run_command(const std::vector<std::string>& words, std::string* out);
+  // Appends a command's answer with the protocol's framing.
+  void append_answer(std::string answer, std::string* out) const;
   void append_prompt(std::string* out) const;
 
   SessionState state_;
   bool closing_ = false;
   bool blocked_ = false;
+  // A run_later command: waiting for its answer (reply_ready_ once it came, in reply_). The
+  // line ends after it when it was the last command of its line (end_line_after_reply_).
+  bool waiting_ = false;
+  bool reply_ready_ = false;
+  bool end_line_after_reply_ = false;
+  bool in_command_ = false;   // inside run_later: a reply given now must not call on_reply_
+  std::string reply_;
+  std::function<void()> on_reply_;
+  // Replies hold a weak reference: one arriving after the session is gone does nothing.
+  std::shared_ptr<CliSession*> self_ = std::make_shared<CliSession*>(this);
   std::size_t max_line_;
   CommandContext ctx_;
   std::string pending_;           // bytes of an incomplete line

@@ -277,6 +277,80 @@ void cmd_clear_counters(const CommandContext& ctx, const Words& w, std::string*)
   if (ctx.control) ctx.control->clear_counters(arg(w, 2) == "all");
 }
 
+// A session id as `show sess` prints it: `0x` and hex digits (strtoull's base 0, so decimal
+// and octal are read too); the whole word, not 0.
+bool parse_session_id(const std::string& text, uint64_t* id) {
+  if (text.empty() || text[0] == '-' || text[0] == '+') return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 0);
+  if (errno != 0 || end == text.c_str() || *end != '\0' || v == 0) return false;
+  *id = v;
+  return true;
+}
+
+constexpr std::string_view kShowSessUsage =
+    "Usage: show sess [help | all | <id>]\n"
+    "  (nothing) : one line per session, this CLI connection included; the line starts\n"
+    "              with the session's id, which 'shutdown session' takes\n"
+    "  all       : a block of several lines per session\n"
+    "  <id>      : the block of that session only\n"
+    "  help      : this message\n";
+
+// `show sess [help|all|<id>]` (spec 5): every worker lists its own sessions.
+void cmd_show_sess(const CommandContext& ctx, const Words& w, Reply reply) {
+  const std::string& a = arg(w, 2);
+  if (a == "help") return reply(std::string(kShowSessUsage));
+  uint64_t id = 0;
+  bool detail = !a.empty();
+  if (!a.empty() && a != "all" && !parse_session_id(a, &id))
+    return reply("Session pointer expected (use 'show sess').\n");
+  if (!ctx.control) return reply(id ? "Session not found.\n" : "");
+  ctx.control->dump_sessions(ctx.thread, id, detail,
+                             [id, reply](std::string text, std::size_t count) {
+                               if (id && count == 0) text = "Session not found.\n";
+                               reply(std::move(text));
+                             });
+}
+
+// `shutdown session <id>` (spec 5): silent when found.
+void cmd_shutdown_session(const CommandContext& ctx, const Words& w, Reply reply) {
+  uint64_t id = 0;
+  if (!parse_session_id(arg(w, 2), &id))
+    return reply("Session pointer expected (use 'show sess').\n");
+  if (!ctx.control) return reply("No such session (use 'show sess').\n");
+  ctx.control->shutdown_session(ctx.thread, id, [reply](bool found) {
+    reply(found ? std::string() : std::string("No such session (use 'show sess').\n"));
+  });
+}
+
+// `shutdown sessions server <b>/<s>` (spec 5): silent.
+void cmd_shutdown_sessions_server(const CommandContext& ctx, const Words& w, std::string* out) {
+  stats::ServerRef ref;
+  if (!find_server(ctx, arg(w, 3), &ref, out)) return;
+  ctx.control->shutdown_server_sessions(ref);
+}
+
+// `clear counters server <b>/<s> [force]` (spec 5). sluice keeps no shared-memory stats file,
+// so `force` changes nothing.
+void cmd_clear_counters_server(const CommandContext& ctx, const Words& w, std::string* out) {
+  stats::ServerRef ref;
+  if (!find_server(ctx, arg(w, 3), &ref, out)) return;
+  ctx.control->clear_server_counters(ref);
+  *out += "Server counters cleared.\n";
+}
+
+}  // namespace
+
+namespace {
+
+Command later(std::vector<std::string> words, std::string usage, std::string help, Level level,
+              void (*fn)(const CommandContext&, const Words&, Reply)) {
+  Command c{std::move(words), std::move(usage), std::move(help), level, nullptr};
+  c.run_later = fn;
+  return c;
+}
+
 }  // namespace
 
 std::vector<Command> server_commands() {
@@ -316,6 +390,15 @@ std::vector<Command> server_commands() {
        "clear max statistics counters (or all counters)", L::kOperator, cmd_clear_counters},
       // Listed once, by the line above.
       {{"clear", "counters", "all"}, "", "", L::kAdmin, cmd_clear_counters},
+      {{"clear", "counters", "server"}, "clear counters server <bk>/<srv> [force]",
+       "clear one server's statistics counters", L::kAdmin, cmd_clear_counters_server},
+      later({"show", "sess"}, "show sess [help|all|<id>]",
+            "report the list of current sessions or dump this exact session", L::kOperator,
+            cmd_show_sess),
+      later({"shutdown", "session"}, "shutdown session <id>", "kill a specific session",
+            L::kAdmin, cmd_shutdown_session),
+      {{"shutdown", "sessions", "server"}, "shutdown sessions server <bk>/<srv>",
+       "kill sessions on a server", L::kAdmin, cmd_shutdown_sessions_server},
   };
 }
 

@@ -53,6 +53,23 @@ bool CliSession::feed(std::string_view bytes, std::string* out, std::size_t out_
     return false;
   };
   for (;;) {
+    if (waiting_) {
+      // Nothing runs before the answer of the command that is waiting for other threads.
+      if (!reply_ready_) {
+        blocked_ = true;
+        break;
+      }
+      waiting_ = reply_ready_ = false;
+      append_answer(std::move(reply_), out);
+      reply_.clear();
+      if (end_line_after_reply_) {
+        end_line_after_reply_ = false;
+        line_cmds_.clear();
+        line_next_ = 0;
+        if (!end_of_line(out)) return close();
+      }
+      continue;
+    }
     // Backpressure: the next command (of this line or of the next one) waits until the
     // client has read enough. Commands of one line are run one at a time for that reason.
     bool line_open = line_next_ < line_cmds_.size();
@@ -110,11 +127,15 @@ bool CliSession::process_line(std::string_view line, std::string* out) {
     }
     in_payload_ = false;
     ctx_.payload = payload_;
-    run_command(payload_words_, out);
+    bool answered = run_command(payload_words_, out);
     ctx_.payload = {};
     payload_.clear();
     payload_words_.clear();
     if (state_.quit) return false;
+    if (!answered) {
+      end_line_after_reply_ = true;
+      return true;
+    }
     return end_of_line(out);
   }
   // Split the line into its commands; run_next() runs them one by one.
@@ -179,8 +200,12 @@ bool CliSession::run_next(std::string* out) {
   if (c.too_many) {
     *out += kTooManyWords;
   } else {
-    run_command(c.words, out);
+    bool answered = run_command(c.words, out);
     if (state_.quit) return false;
+    if (!answered) {
+      end_line_after_reply_ = last;
+      return true;
+    }
   }
   if (!last) return true;
   line_cmds_.clear();
@@ -195,7 +220,7 @@ bool CliSession::end_of_line(std::string* out) {
   return true;
 }
 
-void CliSession::run_command(const std::vector<std::string>& words, std::string* out) {
+bool CliSession::run_command(const std::vector<std::string>& words, std::string* out) {
   ctx_.level = state_.level;
   std::string answer;
   if (!words.empty()) {
@@ -204,12 +229,34 @@ void CliSession::run_command(const std::vector<std::string>& words, std::string*
       answer = help_text(words, true);
     } else if (c->level > state_.level) {
       answer = "Permission denied\n";
+    } else if (c->run_later) {
+      waiting_ = true;
+      reply_ready_ = false;
+      std::weak_ptr<CliSession*> weak = self_;
+      in_command_ = true;
+      c->run_later(ctx_, words, [weak](std::string a) {
+        auto self = weak.lock();
+        if (!self) return;
+        CliSession* s = *self;
+        if (!s->waiting_ || s->reply_ready_) return;   // answered twice: keep the first
+        s->reply_ = std::move(a);
+        s->reply_ready_ = true;
+        // Answered inside run_later (an error found at once): feed() goes on by itself.
+        if (s->on_reply_ && !s->in_command_) s->on_reply_();
+      });
+      in_command_ = false;
+      return false;
     } else if (c->run) {
       c->run(ctx_, words, &answer);
     }
   }
   // quit closes at once: nothing after it, not even the terminator.
-  if (state_.quit) return;
+  if (state_.quit) return true;
+  append_answer(std::move(answer), out);
+  return true;
+}
+
+void CliSession::append_answer(std::string answer, std::string* out) const {
   // Exactly one LF ends a message, then the empty line that ends every answer.
   while (!answer.empty() && answer.back() == '\n') answer.pop_back();
   // An empty line inside an answer would end it early for every client (rule 2 of the spec):

@@ -51,14 +51,16 @@ void EventLoop::remove(int fd) {
 
 void EventLoop::update_now() { now_ms_ = base::monotonic_ms(); }
 
-void EventLoop::post(std::function<void()> fn) {
+bool EventLoop::post(std::function<void()> fn) {
   {
     std::lock_guard lock(posted_mu_);
+    if (finished_) return false;
     posted_.push_back(std::move(fn));
   }
   uint64_t one = 1;
   // EAGAIN means the counter is already non-zero: the loop will wake anyway.
   [[maybe_unused]] ssize_t n = write(wakefd_, &one, sizeof one);
+  return true;
 }
 
 void EventLoop::wake_if_sleeping() {
@@ -121,7 +123,12 @@ void EventLoop::run() {
     timers_.advance(now_ms_);
     free_deferred();
   }
-  // Run what was posted before the stop so nothing posted is lost (e.g. close requests).
+  // Run what was posted before the stop so nothing posted is lost (e.g. close requests);
+  // later posts are refused, so that their callers know nobody will run them.
+  {
+    std::lock_guard lock(posted_mu_);
+    finished_ = true;
+  }
   run_posted();
   free_deferred();
 }

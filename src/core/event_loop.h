@@ -59,8 +59,10 @@ class EventLoop {
   void stop() { running_ = false; }
 
   // Queues `fn` to run on the loop's thread and wakes it. Any thread. Control plane only
-  // (stop, soft stop, resume): it takes a mutex.
-  void post(std::function<void()> fn);
+  // (stop, soft stop, resume, CLI queries): it takes a mutex. Returns false, and drops `fn`,
+  // once run() has returned: a caller waiting for an answer (`show sess` gathers from every
+  // worker) must not wait for a loop that already ended its soft stop.
+  bool post(std::function<void()> fn);
 
   // Work that epoll cannot see (a lock-free hand-off queue filled by other threads):
   // `has_pending` is checked just before sleeping (a true answer makes the loop poll without
@@ -106,6 +108,7 @@ class EventLoop {
   std::vector<Deferred*> freeing_;   // the batch being freed (both keep their capacity)
   std::mutex posted_mu_;
   std::vector<std::function<void()>> posted_;
+  bool finished_ = false;   // run() returned; guarded by posted_mu_
 };
 
 }  // namespace sluice::core

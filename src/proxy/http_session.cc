@@ -200,7 +200,8 @@ HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddres
       fe_(*l.proxy),
       cfd_(fd),
       client_(client),
-      t_idle_ms_(w.loop().now_ms()),
+      t_accept_ms_(w.loop().now_ms()),
+      t_idle_ms_(t_accept_ms_),
       c_last_ms_(t_idle_ms_),
       s_last_ms_(t_idle_ms_),
       timer_(this) {
@@ -1657,6 +1658,30 @@ void HttpSession::on_soft_stop() {
     return;
   }
   client_close_ = true;
+}
+
+void HttpSession::describe(SessionInfo* info) const {
+  info->listener = &l_;
+  info->backend = be_;
+  info->server = srv_;
+  info->client = client_;
+  info->accept_ms = t_accept_ms_;
+  info->expire_ms = phase_ == Phase::kClosed ? 0 : deadline();
+  // The current transaction's bytes: HAProxy's streams are per request too.
+  info->bytes_in = req_sent_;
+  info->bytes_out = bytes_out_;
+  info->requests = requests_;
+  switch (phase_) {
+    case Phase::kIdle: info->state = t_first_byte_ms_ ? "REQ" : "IDLE"; break;
+    case Phase::kQueued: info->state = "QUEUED"; break;
+    case Phase::kConnect: info->state = "CON"; break;
+    case Phase::kExchange: info->state = "EST"; break;
+    case Phase::kTunnel: info->state = "TUNNEL"; break;
+    case Phase::kClosing: info->state = "CLOSING"; break;
+    case Phase::kClosed: info->state = "CLO"; break;
+  }
+  info->client_fd = cfd_;
+  info->server_fd = sc_ ? sc_->fd : -1;
 }
 
 void HttpSession::abort(const char* reason) {

@@ -44,6 +44,7 @@ class HttpSession : public Session {
   void abort(const char* reason) override;
   bool retry_from_queue() override;
   bool uses_server(const lb::Server* srv) const override { return srv_ == srv; }
+  void describe(SessionInfo* info) const override;
   void on_soft_stop() override;
   void flush_sends() override;
 
@@ -183,6 +184,7 @@ class HttpSession : public Session {
   char term_[3] = {'-', '-', 0};
 
   // Timers (monotonic ms).
+  uint64_t t_accept_ms_;           // the connection's accept (show sess)
   uint64_t t_idle_ms_;             // start of the wait for this request
   uint64_t t_first_byte_ms_ = 0;   // first byte of this request, 0 none yet
   uint64_t t_first_byte_wall_us_ = 0;

@@ -2,8 +2,11 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -311,6 +314,90 @@ void ServerControlImpl::clear_counters(bool all) {
       cs.chkfail.store(0, std::memory_order_relaxed);
       cs.chkdown.store(0, std::memory_order_relaxed);
     }
+  }
+}
+
+void ServerControlImpl::clear_server_counters(stats::ServerRef s) {
+  lb::Server& srv = server(s);
+  int global = p_.proxies()[static_cast<std::size_t>(s.proxy)]->server_base + srv.index();
+  for (const auto& wp : p_.workers()) wp->srv_counters(global).clear_all();
+  lb::CheckState& cs = srv.check_state();
+  cs.chkfail.store(0, std::memory_order_relaxed);
+  cs.chkdown.store(0, std::memory_order_relaxed);
+}
+
+namespace {
+
+// Asks every worker, in thread order, then answers on the CLI's thread. Each worker's part
+// comes back to the CLI's thread by a post of its own, so `left` and `parts` are only touched
+// there. A worker whose loop has ended refuses the post: its part is empty, counted at once
+// (through a post too, so that `done` never runs inside the call).
+template <typename Part, typename Ask, typename Answer>
+void ask_every_worker(Process& p, int thread, Ask ask, Answer answer) {
+  const auto& workers = p.workers();
+  if (thread < 1 || static_cast<std::size_t>(thread) > workers.size()) return;
+  Worker* home = workers[static_cast<std::size_t>(thread) - 1].get();
+  struct Gather {
+    std::vector<Part> parts;
+    std::size_t left;
+    Answer answer;
+  };
+  auto g = std::make_shared<Gather>(Gather{std::vector<Part>(workers.size()), workers.size(),
+                                           std::move(answer)});
+  auto arrive = [g](std::size_t i, Part part) {
+    g->parts[i] = std::move(part);
+    if (--g->left == 0) g->answer(g->parts);
+  };
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    Worker* w = workers[i].get();
+    bool asked = w->loop().post([w, home, i, ask, arrive] {
+      Part part = ask(*w);
+      home->loop().post([arrive, i, part = std::move(part)]() mutable {
+        arrive(i, std::move(part));
+      });
+    });
+    if (!asked) home->loop().post([arrive, i] { arrive(i, Part{}); });
+  }
+}
+
+}  // namespace
+
+void ServerControlImpl::dump_sessions(int thread, uint64_t id, bool detail,
+                                      std::function<void(std::string, std::size_t)> done) {
+  using Part = std::pair<std::string, std::size_t>;
+  ask_every_worker<Part>(
+      p_, thread,
+      [id, detail](Worker& w) {
+        Part part;
+        part.second = w.describe_sessions(static_cast<uintptr_t>(id), detail, &part.first);
+        return part;
+      },
+      [done = std::move(done)](const std::vector<Part>& parts) {
+        std::string text;
+        std::size_t count = 0;
+        for (const Part& part : parts) {
+          text += part.first;
+          count += part.second;
+        }
+        done(std::move(text), count);
+      });
+}
+
+void ServerControlImpl::shutdown_session(int thread, uint64_t id,
+                                         std::function<void(bool)> done) {
+  // A char, not a bool: std::vector<bool> packs its elements.
+  ask_every_worker<char>(
+      p_, thread, [id](Worker& w) { return static_cast<char>(w.kill_session(id)); },
+      [done = std::move(done)](const std::vector<char>& found) {
+        done(std::find(found.begin(), found.end(), 1) != found.end());
+      });
+}
+
+void ServerControlImpl::shutdown_server_sessions(stats::ServerRef s) {
+  const lb::Server* target = &server(s);
+  for (const auto& wp : p_.workers()) {
+    Worker* w = wp.get();
+    w->loop().post([w, target] { w->shutdown_sessions_of(target); });
   }
 }
 

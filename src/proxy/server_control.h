@@ -49,6 +49,11 @@ class ServerControlImpl : public stats::ServerControl {
   int hard_maxconn() const override;
   void set_global_maxconn(int maxconn) override;
   void clear_counters(bool all) override;
+  void clear_server_counters(stats::ServerRef s) override;
+  void dump_sessions(int thread, uint64_t id, bool detail,
+                     std::function<void(std::string, std::size_t)> done) override;
+  void shutdown_session(int thread, uint64_t id, std::function<void(bool)> done) override;
+  void shutdown_server_sessions(stats::ServerRef s) override;
 
  private:
   lb::Backend& backend(stats::ServerRef s) const;

@@ -3,9 +3,11 @@
 // close; the worker keeps them in one list (soft stop, hard stop, shutdown-sessions) and queues
 // them when every server is at its maxconn.
 #include <cstddef>
+#include <cstdint>
 
 #include "core/event_loop.h"
 #include "core/timer_wheel.h"
+#include "net/address.h"
 
 namespace sluice::lb {
 class Server;
@@ -13,7 +15,36 @@ class Server;
 
 namespace sluice::proxy {
 
-class Session : public core::Deferred, public core::TimerHandler {
+struct Listener;
+struct Proxy;
+
+// What `show sess` prints of a connection (cli-and-stats.md 5). Filled by its worker.
+struct SessionInfo {
+  const Listener* listener = nullptr;   // null for a CLI connection (frontend GLOBAL)
+  const Proxy* backend = nullptr;       // null before one was chosen
+  const lb::Server* server = nullptr;   // null when none is used now
+  net::SocketAddress client;            // family AF_UNSPEC: a unix socket
+  uint64_t accept_ms = 0;               // worker loop clock
+  uint64_t expire_ms = 0;               // next timeout (loop clock), 0: none
+  uint64_t bytes_in = 0;                // client -> server (CLI: commands read)
+  uint64_t bytes_out = 0;               // server -> client
+  uint32_t requests = 0;                // HTTP transactions started on this connection
+  const char* state = "";               // short word: QUEUED, CON, EST, IDLE, CLOSING...
+  int client_fd = -1;
+  int server_fd = -1;
+};
+
+// Anything `show sess` lists and `shutdown session` can end: client sessions and the
+// connections of special listeners (the CLI). Worker-local.
+class Describable {
+ public:
+  virtual ~Describable() = default;
+  virtual void describe(SessionInfo* info) const = 0;
+  // Closes the connection at once (`shutdown session`).
+  virtual void kill() = 0;
+};
+
+class Session : public core::Deferred, public core::TimerHandler, public Describable {
  public:
   ~Session() override = default;
   virtual void start() = 0;
@@ -30,6 +61,8 @@ class Session : public core::Deferred, public core::TimerHandler {
   // The worker's output batch is being flushed: send what the session held back while the
   // loop's events were handled (Worker::queue_flush).
   virtual void flush_sends() {}
+  // `shutdown session`: both sides closed at once, as for a hard stop.
+  void kill() override { abort("shutdown session"); }
 
   std::size_t slot = 0;         // position in the worker's session list
   std::size_t flush_slot = 0;   // position in the worker's flush list, when flush_queued

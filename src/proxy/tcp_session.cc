@@ -465,6 +465,25 @@ void TcpSession::on_timer(core::Timer&) {
   finish(client_expired ? "cD" : "sD");
 }
 
+void TcpSession::describe(SessionInfo* info) const {
+  info->listener = &l_;
+  info->backend = be_;
+  info->server = srv_;
+  info->client = client_;
+  info->accept_ms = t_accept_ms_;
+  info->expire_ms = timer_.armed() ? deadline() : 0;
+  info->bytes_in = bytes_in_;
+  info->bytes_out = bytes_out_;
+  switch (state_) {
+    case State::kQueued: info->state = "QUEUED"; break;
+    case State::kConnecting: info->state = "CON"; break;
+    case State::kEstablished: info->state = "EST"; break;
+    case State::kClosed: info->state = "CLO"; break;
+  }
+  info->client_fd = cfd_;
+  info->server_fd = sfd_;
+}
+
 void TcpSession::abort(const char* reason) {
   trace(reason);
   finish("KD");

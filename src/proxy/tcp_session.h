@@ -39,6 +39,7 @@ class TcpSession : public Session {
   void abort(const char* reason) override;
   bool retry_from_queue() override;
   bool uses_server(const lb::Server* srv) const override { return srv_ == srv; }
+  void describe(SessionInfo* info) const override;
 
   // The server this session is connected (or connecting) to, null before the first pick.
   // Worker-local.

@@ -50,7 +50,7 @@ void Worker::thread_main() {
     while (!list.empty()) close_server_conn(list.back());
   }
   close_listeners();
-  for (core::Deferred* d : specials_open_) delete d;
+  for (SpecialConn* d : specials_open_) delete d;
   specials_open_.clear();
   loop_.free_deferred_now();
   process_.worker_exited();
@@ -318,9 +318,9 @@ void Worker::session_closed(Session* s) {
   maybe_finish_soft_stop();
 }
 
-void Worker::special_opened(core::Deferred* conn) { specials_open_.insert(conn); }
+void Worker::special_opened(SpecialConn* conn) { specials_open_.insert(conn); }
 
-void Worker::special_closed(Process::SpecialListener& l, core::Deferred* conn) {
+void Worker::special_closed(Process::SpecialListener& l, SpecialConn* conn) {
   specials_open_.erase(conn);
   loop_.defer_free(conn);
   int before = l.conns.fetch_sub(1, std::memory_order_relaxed);

@@ -68,6 +68,15 @@ class SpecialWatch : public core::IoHandler {
   Process::SpecialListener& l_;
 };
 
+// A connection of a special listener (the CLI): owned by the worker that accepted it, listed
+// by `show sess` with frontend GLOBAL. Worker-local.
+class SpecialConn : public core::Deferred, public Describable {
+ public:
+  // The special listener's position among Process::special_listeners(), 1-based (`show sess`
+  // prints a unix client as `unix:<it>`, as HAProxy prints the listener's id).
+  int listener_id = 0;
+};
+
 // Per-thread activity counters for `show activity`. Single writer (the worker).
 struct Activity {
   stats::LocalCounter accepted;      // connections this thread took with accept()
@@ -148,8 +157,16 @@ class Worker : public core::TimerHandler {
   void shutdown_sessions_of(const lb::Server* srv);
   // A special-listener connection (CLI) opened/closed on this worker; the worker owns it and
   // frees it (deferred) when closed, or at exit. Worker-local.
-  void special_opened(core::Deferred* conn);
-  void special_closed(Process::SpecialListener& l, core::Deferred* conn);
+  void special_opened(SpecialConn* conn);
+  void special_closed(Process::SpecialListener& l, SpecialConn* conn);
+
+  // `show sess` (session_dump.cc): appends this worker's sessions and CLI connections, one
+  // line each, or a block each with `detail`; `id` 0 lists all, another only that one.
+  // Returns how many were listed. Worker-local.
+  std::size_t describe_sessions(uintptr_t id, bool detail, std::string* out) const;
+  // `shutdown session`: closes the session or CLI connection whose id is `id`, if it is on
+  // this worker. Worker-local.
+  bool kill_session(uintptr_t id);
 
   // Idle server connections (HTTP reuse). Worker-local. take_idle() returns the most recently
   // parked connection to that server (with `safe_only`, one that carried two requests or
@@ -201,7 +218,7 @@ class Worker : public core::TimerHandler {
   std::vector<Session*> flush_;      // sessions with held-back sends (null: closed since)
   bool batch_sends_ = true;          // false while flush_sends() runs
   std::atomic<uint64_t> sessions_count_{0};
-  std::unordered_set<core::Deferred*> specials_open_;
+  std::unordered_set<SpecialConn*> specials_open_;
   int paused_ = 0;
   bool soft_stopping_ = false;
   bool listeners_paused_ = false;   // SIGTTOU: not watching any listener until SIGTTIN

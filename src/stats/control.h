@@ -6,6 +6,7 @@
 // thread without a lock on the connection path (atomics and published snapshots).
 // All methods: any thread.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -89,6 +90,23 @@ class ServerControl {
   // proxy, server and listener counter, totals included, and the health-check counters
   // (chkfail, chkdown). Gauges (current sessions, queue) are not counters and stay.
   virtual void clear_counters(bool all) = 0;
+  // `clear counters server`: every counter of that server, on every thread (its gauges and
+  // health state stay).
+  virtual void clear_server_counters(ServerRef s) = 0;
+
+  // Sessions (`show sess`, `shutdown session(s)`). Each worker reads its own sessions on its
+  // own thread, so these answer later: `done` runs on thread `thread` (1-based, the CLI
+  // connection's worker), never before the call returns, and not at all if that thread's
+  // loop has ended. A worker whose loop has ended (soft stop) has no sessions to list.
+  //
+  // `show sess`: one line per session and CLI connection (`detail`: one block each), all of
+  // them (`id` 0) or the one whose id is `id`; `count` is how many were listed.
+  virtual void dump_sessions(int thread, uint64_t id, bool detail,
+                             std::function<void(std::string text, std::size_t count)> done) = 0;
+  // `shutdown session <id>`: `found` tells whether a worker had it (and closed it).
+  virtual void shutdown_session(int thread, uint64_t id, std::function<void(bool found)> done) = 0;
+  // `shutdown sessions server`: closes every session using that server, on every thread.
+  virtual void shutdown_server_sessions(ServerRef s) = 0;
 };
 
 }  // namespace sluice::stats

@@ -2,6 +2,9 @@
 // HAProxy's exact answers (spec section 5 and checklist items 9-22).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -114,6 +117,31 @@ class FakeControl : public stats::ServerControl {
   int hard_maxconn() const override { return 1000; }
   void set_global_maxconn(int m) override { global = m; }
   void clear_counters(bool all) override { calls.push_back(all ? "clear all" : "clear max"); }
+  void clear_server_counters(stats::ServerRef r) override {
+    calls.push_back("clear server " + at(r).name);
+  }
+  // Session commands answer later: the test delivers the answers (as the CLI thread would).
+  std::vector<std::function<void()>> later;
+  void dump_sessions(int thread, uint64_t id, bool detail,
+                     std::function<void(std::string, std::size_t)> done) override {
+    calls.push_back(fmt::format("dump t{} id={:x} detail={}", thread, id, detail));
+    later.push_back([id, done] {
+      if (id == 0 || id == 0xabc) done(fmt::format("0x{:x}: proto=tcpv4\n", id ? id : 0xabc), 1);
+      else done("", 0);
+    });
+  }
+  void shutdown_session(int thread, uint64_t id, std::function<void(bool)> done) override {
+    calls.push_back(fmt::format("shutdown t{} id={:x}", thread, id));
+    later.push_back([id, done] { done(id == 0xabc); });
+  }
+  void shutdown_server_sessions(stats::ServerRef r) override {
+    calls.push_back("shutdown sessions " + at(r).name);
+  }
+  void deliver() {
+    auto all = std::move(later);
+    later.clear();
+    for (auto& fn : all) fn();
+  }
 };
 
 class ServerCommands : public ::testing::Test {
@@ -338,6 +366,94 @@ TEST_F(ServerCommands, ListedInHelp) {
   for (const char* u : {"set server <bk>/<srv> [opts]", "get weight <bk>/<srv>",
                         "set maxconn global <value>", "enable health"})
     EXPECT_NE(out.find(u), std::string::npos) << u;
+}
+
+// `show sess` and `shutdown session` answer once every worker has answered: nothing is
+// written, and nothing more runs, until then (Command::run_later).
+TEST_F(ServerCommands, ShowSessWaitsForTheWorkers) {
+  CliSession s(Level::kAdmin, nullptr, 2, &ctl);
+  int woken = 0;
+  s.set_on_reply([&] { ++woken; });
+  std::string out;
+  EXPECT_TRUE(s.feed("prompt\n", &out));
+  out.clear();
+  EXPECT_TRUE(s.feed("show sess; echo after\n", &out));
+  EXPECT_EQ(out, "");
+  EXPECT_TRUE(s.waiting());
+  EXPECT_TRUE(s.blocked());
+  // More input waits too.
+  EXPECT_TRUE(s.feed("echo next\n", &out));
+  EXPECT_EQ(out, "");
+  ctl.deliver();
+  EXPECT_EQ(woken, 1);
+  EXPECT_FALSE(s.waiting());
+  EXPECT_TRUE(s.feed({}, &out));
+  EXPECT_EQ(out, "0xabc: proto=tcpv4\n\nafter\n\n> next\n\n> ");
+  EXPECT_EQ(ctl.calls, (std::vector<std::string>{"dump t2 id=0 detail=false"}));
+}
+
+TEST_F(ServerCommands, ShowSessArguments) {
+  auto later = [&](const std::string& line, Level level = Level::kAdmin) {
+    CliSession s(level, nullptr, 1, &ctl);
+    std::string out;
+    bool open = s.feed(line + "\n", &out);
+    ctl.deliver();
+    if (s.waiting()) return std::string("still waiting");
+    open = s.feed({}, &out);
+    EXPECT_FALSE(open);   // the default mode closes after the answer
+    return out;
+  };
+  EXPECT_EQ(later("show sess all"), "0xabc: proto=tcpv4\n\n");
+  EXPECT_EQ(later("show sess 0xabc"), "0xabc: proto=tcpv4\n\n");
+  EXPECT_EQ(later("show sess 0x999"), "Session not found.\n\n");
+  EXPECT_EQ(later("show sess 0xzz"), "Session pointer expected (use 'show sess').\n\n");
+  EXPECT_EQ(later("show sess -1"), "Session pointer expected (use 'show sess').\n\n");
+  EXPECT_EQ(later("show sess help").substr(0, 37), "Usage: show sess [help | all | <id>]\n");
+  EXPECT_EQ(later("show sess", Level::kUser), "Permission denied\n\n");
+  EXPECT_EQ(ctl.calls, (std::vector<std::string>{"dump t1 id=0 detail=true",
+                                                 "dump t1 id=abc detail=true",
+                                                 "dump t1 id=999 detail=true"}));
+}
+
+TEST_F(ServerCommands, ShutdownSession) {
+  auto later = [&](const std::string& line, Level level = Level::kAdmin) {
+    CliSession s(level, nullptr, 1, &ctl);
+    std::string out;
+    s.feed(line + "\n", &out);
+    ctl.deliver();
+    s.feed({}, &out);
+    return out;
+  };
+  EXPECT_EQ(later("shutdown session 0xabc"), "\n");
+  EXPECT_EQ(later("shutdown session 0x1234"), "No such session (use 'show sess').\n\n");
+  EXPECT_EQ(later("shutdown session"), "Session pointer expected (use 'show sess').\n\n");
+  EXPECT_EQ(later("shutdown session foo"), "Session pointer expected (use 'show sess').\n\n");
+  EXPECT_EQ(later("shutdown session 0xabc", Level::kOperator), "Permission denied\n\n");
+  EXPECT_EQ(run("shutdown sessions server be/s2"), "\n");
+  EXPECT_EQ(run("shutdown sessions server be/zz"), "No such server.\n\n");
+  EXPECT_EQ(run("shutdown sessions server be/s2", Level::kOperator), "Permission denied\n\n");
+  EXPECT_EQ(ctl.calls, (std::vector<std::string>{"shutdown t1 id=abc", "shutdown t1 id=1234",
+                                                 "shutdown sessions s2"}));
+}
+
+// A reply that arrives after its connection was closed does nothing.
+TEST_F(ServerCommands, ReplyAfterTheSessionIsGone) {
+  {
+    CliSession s(Level::kAdmin, nullptr, 1, &ctl);
+    std::string out;
+    s.set_on_reply([] { ADD_FAILURE() << "woke a destroyed session"; });
+    s.feed("show sess\n", &out);
+  }
+  ctl.deliver();
+}
+
+TEST_F(ServerCommands, ClearServerCounters) {
+  EXPECT_EQ(run("clear counters server be/s1"), "Server counters cleared.\n\n");
+  EXPECT_EQ(run("clear counters server be/s1 force"), "Server counters cleared.\n\n");
+  EXPECT_EQ(run("clear counters server be/nope"), "No such server.\n\n");
+  EXPECT_EQ(run("clear counters server"), "Require 'backend/server'.\n\n");
+  EXPECT_EQ(run("clear counters server be/s1", Level::kOperator), "Permission denied\n\n");
+  EXPECT_EQ(ctl.calls, (std::vector<std::string>{"clear server s1", "clear server s1"}));
 }
 
 }  // namespace

@@ -1,0 +1,144 @@
+// `show sess` and `shutdown session` on one worker (cli-and-stats.md 5). The CLI thread asks
+// every worker in turn (ServerControlImpl::dump_sessions), so each worker reads only its own
+// sessions, on its own thread, and nothing on the connection path changes for it.
+#include <sys/socket.h>
+
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "base/clock.h"
+#include "lb/server.h"
+#include "proxy/worker.h"
+
+namespace sluice::proxy {
+namespace {
+
+// HAProxy's human-readable durations: "0s", "42s", "3m5s", "2h10m", "4d3h".
+std::string human_duration(uint64_t ms) {
+  uint64_t s = ms / 1000;
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{}s", s / 60, s % 60);
+  if (s < 86400) return fmt::format("{}h{}m", s / 3600, (s / 60) % 60);
+  return fmt::format("{}d{}h", s / 86400, (s / 3600) % 24);
+}
+
+const char* sess_proto(const net::SocketAddress& a) {
+  switch (a.family()) {
+    case AF_INET: return "tcpv4";
+    case AF_INET6: return "tcpv6";
+    default: return "unix_stream";
+  }
+}
+
+std::string source(const SessionInfo& i, int special_id) {
+  if (i.client.family() == AF_INET || i.client.family() == AF_INET6) return i.client.to_string();
+  return fmt::format("unix:{}", special_id);
+}
+
+std::string expire(const SessionInfo& i, uint64_t now) {
+  if (i.expire_ms == 0) return "";
+  if (i.expire_ms <= now) return "<PAST>";
+  return human_duration(i.expire_ms - now);
+}
+
+void describe_one(const SessionInfo& i, uintptr_t id, int tid, int special_id, uint64_t now,
+                  bool detail, std::string* out) {
+  const Proxy* fe = i.listener ? i.listener->proxy : nullptr;
+  std::string fe_name = fe ? fe->settings.name : "GLOBAL";
+  std::string be_name = i.backend ? i.backend->settings.name : "<NONE>";
+  std::string srv_name = i.server ? i.server->name() : "<none>";
+  uint64_t age = now > i.accept_ms ? now - i.accept_ms : 0;
+  if (!detail) {
+    *out += fmt::format(
+        "0x{:x}: proto={} src={} fe={} be={} srv={} age={} tid={} state={} reqs={} "
+        "req_total={} res_total={} fd={},{} exp={}\n",
+        id, sess_proto(i.client), source(i, special_id), fe_name, be_name, srv_name,
+        human_duration(age), tid, i.state, i.requests, i.bytes_in, i.bytes_out, i.client_fd,
+        i.server_fd, expire(i, now));
+    return;
+  }
+  // The accept date, from the wall clock now less the connection's age.
+  uint64_t wall = base::wall_us() - age * 1000;
+  time_t secs = static_cast<time_t>(wall / 1000000);
+  tm tm{};
+  localtime_r(&secs, &tm);
+  char date[32];
+  strftime(date, sizeof date, "%d/%b/%Y:%H:%M:%S", &tm);
+  *out += fmt::format("0x{:x}: [{}.{:03}] proto={} source={}\n", id, date, (wall / 1000) % 1000,
+                      sess_proto(i.client), source(i, special_id));
+  if (fe) {
+    *out += fmt::format("  frontend={} (id={} mode={}), listener={} (id={}) addr={}\n", fe_name,
+                        fe->settings.id, fe->settings.http ? "http" : "tcp",
+                        i.listener->line->settings.name.empty() ? "?"
+                                                                : i.listener->line->settings.name,
+                        i.listener->id, i.listener->addr.addr.to_string());
+  } else {
+    *out += "  frontend=GLOBAL (id=0 mode=cli)\n";
+  }
+  if (i.backend) {
+    *out += fmt::format("  backend={} (id={} mode={})\n", be_name, i.backend->settings.id,
+                        i.backend->settings.http ? "http" : "tcp");
+  } else {
+    *out += "  backend=<NONE> (id=-1 mode=-)\n";
+  }
+  if (i.server) {
+    *out += fmt::format("  server={} (id={}) addr={}\n", srv_name, i.server->settings().id,
+                        i.server->endpoint().addr.to_string());
+  } else {
+    *out += "  server=<NONE> (id=-1)\n";
+  }
+  *out += fmt::format("  thread={} state={} age={} exp={} requests={}\n", tid, i.state,
+                      human_duration(age), i.expire_ms ? expire(i, now) : "<NEVER>", i.requests);
+  if (!fe) {
+    *out += fmt::format("  fd={} read={} written={}\n", i.client_fd, i.bytes_in, i.bytes_out);
+    return;
+  }
+  *out += fmt::format("  client fd={} server fd={}\n", i.client_fd, i.server_fd);
+  *out += fmt::format("  req total={} (to the server)\n  res total={} (to the client)\n",
+                      i.bytes_in, i.bytes_out);
+}
+
+}  // namespace
+
+std::size_t Worker::describe_sessions(uintptr_t id, bool detail, std::string* out) const {
+  uint64_t now = loop_.now_ms();
+  std::size_t n = 0;
+  for (const Session* s : sessions_) {
+    auto sid = reinterpret_cast<uintptr_t>(s);
+    if (id && sid != id) continue;
+    SessionInfo info;
+    s->describe(&info);
+    describe_one(info, sid, tid(), 0, now, detail, out);
+    ++n;
+  }
+  for (const SpecialConn* c : specials_open_) {
+    auto sid = reinterpret_cast<uintptr_t>(c);
+    if (id && sid != id) continue;
+    SessionInfo info;
+    c->describe(&info);
+    describe_one(info, sid, tid(), c->listener_id, now, detail, out);
+    ++n;
+  }
+  return n;
+}
+
+bool Worker::kill_session(uintptr_t id) {
+  // Compared as numbers first: an id typed by an operator is only dereferenced once it is
+  // known to be one of this worker's live objects.
+  for (Session* s : sessions_) {
+    if (reinterpret_cast<uintptr_t>(s) == id) {
+      s->kill();
+      return true;
+    }
+  }
+  for (SpecialConn* c : specials_open_) {
+    if (reinterpret_cast<uintptr_t>(c) == id) {
+      c->kill();
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace sluice::proxy
