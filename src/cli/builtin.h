@@ -51,6 +51,11 @@ void cmd_show_backend(const CommandContext& ctx, const std::vector<std::string>&
 void cmd_show_activity(const CommandContext& ctx, const std::vector<std::string>& words,
                        std::string* out);
 
+// `show errors` (show_errors.cc); dump_message() is its printable dump of a message's bytes.
+void cmd_show_errors(const CommandContext& ctx, const std::vector<std::string>& words,
+                     Reply reply);
+std::string dump_message(std::string_view bytes);
+
 // The answer to `help [words]` (with_help_header) or to an unknown command.
 std::string help_text(const std::vector<std::string>& words, bool unknown);
 

@@ -397,6 +397,9 @@ std::vector<Command> server_commands() {
             cmd_show_sess),
       later({"shutdown", "session"}, "shutdown session <id>", "kill a specific session",
             L::kAdmin, cmd_shutdown_session),
+      later({"show", "errors"}, "show errors [<px>|<iid>] [request|response]",
+            "report last request and/or response errors for each proxy", L::kOperator,
+            cmd_show_errors),
       {{"shutdown", "sessions", "server"}, "shutdown sessions server <bk>/<srv>",
        "kill sessions on a server", L::kAdmin, cmd_shutdown_sessions_server},
   };

@@ -540,11 +540,13 @@ bool HttpSession::parse_request() {
       }
       if (cin_->room() == 0 && cin_->head == 0) {
         // The head does not fit in a buffer.
+        capture_error(false, in, http::ParseError::kHeadTooLarge);
         reject_request(431, "PR");
         return true;
       }
       return false;
     case http::ParseStatus::kError: {
+      capture_error(false, in, tx_->req_parser.error());
       int status = tx_->req_parser.error_status();
       // The HTTP/2 preface on a connection that already carried HTTP/1 requests (2.8).
       if (tx_->req_parser.error() == http::ParseError::kPriMethod && !first_request_) status = 405;
@@ -552,10 +554,34 @@ bool HttpSession::parse_request() {
       return true;
     }
     case http::ParseStatus::kComplete:
+      // A violation let through by accept-unsafe-violations-in-http-request is still recorded
+      // (specs/http1.md 1.7).
+      if (tx_->req_parser.tolerated() != http::ParseError::kNone)
+        capture_error(false, in, tx_->req_parser.tolerated());
       begin_transaction();
       return true;
   }
   return false;
+}
+
+void HttpSession::capture_error(bool response, std::string_view bytes, http::ParseError why) {
+  stats::ErrorSnapshot e;
+  e.response = response;
+  const Proxy& owner = response && be_ ? *be_ : fe_;
+  const Proxy* other = response ? &fe_ : be_;
+  e.proxy = owner.index;
+  e.proxy_name = owner.settings.name;
+  e.proxy_id = owner.settings.id;
+  e.other_name = other ? other->settings.name : "<NONE>";
+  e.other_id = other ? other->settings.id : -1;
+  e.server_name = response && srv_ ? srv_->name() : "<NONE>";
+  e.server_id = response && srv_ ? srv_->settings().id : -1;
+  e.wall_us = base::wall_us();
+  e.source = client_.to_string();
+  e.reason = http::to_string(why);
+  e.len = bytes.size();
+  e.bytes.assign(bytes);
+  w_.capture_error(std::move(e));
 }
 
 void HttpSession::reject_request(int status, const char* term) {
@@ -1117,11 +1143,13 @@ bool HttpSession::parse_response() {
         return true;
       }
       if (sin_->room() == 0 && sin_->head == 0) {
+        capture_error(true, in, http::ParseError::kHeadTooLarge);
         server_error(502, "PH");
         return true;
       }
       return false;
     case http::ParseStatus::kError:
+      capture_error(true, in, tx_->res_parser.error());
       server_error(502, "PH");
       return true;
     case http::ParseStatus::kComplete:

@@ -97,6 +97,9 @@ class HttpSession : public Session {
                    bool announce_close = true);
   void error_reply(int status, const char* term, bool close_after, bool announce_close = true);
   void server_error(int status, const char* term);
+  // `show errors`: records `bytes` (what the buffer holds) as the last invalid message of this
+  // request's frontend or this response's backend.
+  void capture_error(bool response, std::string_view bytes, http::ParseError why);
   // Closes the server connection and forgets its input: nothing more of this exchange is read.
   void drop_server();
   void enter_tunnel();

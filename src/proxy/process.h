@@ -202,7 +202,13 @@ class Process {
   // Called by a worker when it has finished (soft stop drained). Any thread.
   void worker_exited();
 
+  // `show errors`: invalid HTTP messages captured since start-up; next_error_event() numbers a
+  // new one (from 0). Any thread; error path only.
+  uint64_t next_error_event() { return error_events_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t error_events() const { return error_events_.load(std::memory_order_relaxed); }
+
  private:
+  std::atomic<uint64_t> error_events_{0};
   void set_threads(Listener& l, const std::vector<int>& threads);
 
   ProcessSettings settings_;

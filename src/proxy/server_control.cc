@@ -401,4 +401,45 @@ void ServerControlImpl::shutdown_server_sessions(stats::ServerRef s) {
   }
 }
 
+bool ServerControlImpl::find_proxy(std::string_view name_or_id, int* index) const {
+  // HAProxy's `show errors` also takes a bare number as a proxy id.
+  bool digits = !name_or_id.empty() &&
+                name_or_id.find_first_not_of("0123456789") == std::string_view::npos;
+  for (const auto& pp : p_.proxies()) {
+    const ProxySettings& ps = pp->settings;
+    bool match = digits ? name_or_id == std::to_string(ps.id)
+                        : name_matches(name_or_id, ps.name, ps.id);
+    if (match) {
+      *index = pp->index;
+      return true;
+    }
+  }
+  return false;
+}
+
+void ServerControlImpl::collect_errors(
+    int thread, std::function<void(std::vector<stats::ErrorSnapshot>, uint64_t)> done) {
+  using Part = std::vector<stats::ErrorSnapshot>;
+  Process* p = &p_;
+  ask_every_worker<Part>(
+      p_, thread, [](Worker& w) { return w.error_snapshots(); },
+      [p, done = std::move(done)](const std::vector<Part>& parts) {
+        // The most recent snapshot of each proxy and direction, whichever worker has it.
+        std::vector<stats::ErrorSnapshot> latest;
+        for (const Part& part : parts) {
+          for (const stats::ErrorSnapshot& e : part) {
+            auto same = std::find_if(latest.begin(), latest.end(), [&e](const auto& l) {
+              return l.proxy == e.proxy && l.response == e.response;
+            });
+            if (same == latest.end()) latest.push_back(e);
+            else if (e.event > same->event) *same = e;
+          }
+        }
+        std::sort(latest.begin(), latest.end(), [](const auto& a, const auto& b) {
+          return a.proxy != b.proxy ? a.proxy < b.proxy : a.response < b.response;
+        });
+        done(std::move(latest), p->error_events());
+      });
+}
+
 }  // namespace sluice::proxy

@@ -54,6 +54,10 @@ class ServerControlImpl : public stats::ServerControl {
                      std::function<void(std::string, std::size_t)> done) override;
   void shutdown_session(int thread, uint64_t id, std::function<void(bool)> done) override;
   void shutdown_server_sessions(stats::ServerRef s) override;
+  bool find_proxy(std::string_view name_or_id, int* index) const override;
+  void collect_errors(
+      int thread,
+      std::function<void(std::vector<stats::ErrorSnapshot>, uint64_t)> done) override;
 
  private:
   lb::Backend& backend(stats::ServerRef s) const;

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/clock.h"
 #include "lb/server.h"
 #include "proxy/worker.h"
@@ -139,6 +141,20 @@ bool Worker::kill_session(uintptr_t id) {
     }
   }
   return false;
+}
+
+void Worker::capture_error(stats::ErrorSnapshot snap) {
+  std::size_t at = static_cast<std::size_t>(snap.proxy) * 2 + (snap.response ? 1 : 0);
+  if (errors_.size() <= at) errors_.resize(process_.proxies().size() * 2);
+  snap.event = process_.next_error_event();
+  errors_[at] = std::move(snap);
+}
+
+std::vector<stats::ErrorSnapshot> Worker::error_snapshots() const {
+  std::vector<stats::ErrorSnapshot> out;
+  for (const auto& e : errors_)
+    if (e.wall_us) out.push_back(e);
+  return out;
 }
 
 }  // namespace sluice::proxy

@@ -15,6 +15,7 @@
 #include "proxy/log.h"
 #include "proxy/process.h"
 #include "proxy/session.h"
+#include "stats/control.h"
 #include "stats/counters.h"
 
 namespace sluice::proxy {
@@ -168,6 +169,12 @@ class Worker : public core::TimerHandler {
   // this worker. Worker-local.
   bool kill_session(uintptr_t id);
 
+  // `show errors` (session_dump.cc): keeps `snap` as this worker's last invalid message of its
+  // proxy and direction, numbered process-wide. Worker-local; error path only.
+  void capture_error(stats::ErrorSnapshot snap);
+  // Copies of this worker's snapshots, for the CLI thread. Worker-local.
+  std::vector<stats::ErrorSnapshot> error_snapshots() const;
+
   // Idle server connections (HTTP reuse). Worker-local. take_idle() returns the most recently
   // parked connection to that server (with `safe_only`, one that carried two requests or
   // more), or null.
@@ -231,6 +238,7 @@ class Worker : public core::TimerHandler {
   core::Timer trim_timer_{this};   // gives the buffers a burst left idle back to the kernel
   std::vector<std::vector<ServerConn*>> idle_;   // per global server, oldest first
   std::size_t idle_count_ = 0;
+  std::vector<stats::ErrorSnapshot> errors_;   // index: proxy * 2 + response; wall_us 0: none
   void purge_idle();
   void trim_buffers();
   std::thread thread_;

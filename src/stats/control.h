@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sluice::stats {
 
@@ -47,6 +48,25 @@ struct AddrResult {
   enum class Status { kOk, kInvalidAddr, kPortMapped } status = Status::kOk;
   std::string old_ip, new_ip;
   int old_port = 0, new_port = 0;
+};
+
+// The last invalid HTTP message of one proxy and direction (`show errors`, spec 5): requests
+// are kept by the frontend that received them, responses by the backend.
+struct ErrorSnapshot {
+  bool response = false;
+  int proxy = -1;                // index, configuration order
+  std::string proxy_name;
+  int proxy_id = 0;
+  std::string other_name;        // the backend of a request, the frontend of a response;
+  int other_id = -1;             // "<NONE>" and -1 when there was none yet
+  std::string server_name;       // "<NONE>" and -1 when none
+  int server_id = -1;
+  uint64_t wall_us = 0;          // when it was captured; 0: no snapshot
+  uint64_t event = 0;            // process-wide capture number, from 0
+  std::string source;            // the client's address
+  std::string reason;            // what was wrong, or what was let through (relaxed parsing)
+  std::size_t len = 0;           // bytes of the message in the buffer when it was captured
+  std::string bytes;             // those bytes, at most tune.bufsize
 };
 
 class ServerControl {
@@ -107,6 +127,14 @@ class ServerControl {
   virtual void shutdown_session(int thread, uint64_t id, std::function<void(bool found)> done) = 0;
   // `shutdown sessions server`: closes every session using that server, on every thread.
   virtual void shutdown_server_sessions(ServerRef s) = 0;
+
+  // `show errors`: a proxy by name or numeric id (any side); false if none.
+  virtual bool find_proxy(std::string_view name_or_id, int* index) const = 0;
+  // `show errors`: the most recent snapshot of each proxy and direction, across the workers,
+  // in configuration order (requests before responses), and how many were captured since
+  // start-up. `done` runs later on thread `thread`, as for dump_sessions().
+  virtual void collect_errors(
+      int thread, std::function<void(std::vector<ErrorSnapshot>, uint64_t total)> done) = 0;
 };
 
 }  // namespace sluice::stats

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/server_commands.h"
 
@@ -136,6 +137,17 @@ class FakeControl : public stats::ServerControl {
   }
   void shutdown_server_sessions(stats::ServerRef r) override {
     calls.push_back("shutdown sessions " + at(r).name);
+  }
+  bool find_proxy(std::string_view name, int* index) const override {
+    if (name == "fe" || name == "2") *index = 0;
+    else if (name == "be" || name == "3") *index = 1;
+    else return false;
+    return true;
+  }
+  std::vector<stats::ErrorSnapshot> snapshots;
+  void collect_errors(int thread,
+                      std::function<void(std::vector<stats::ErrorSnapshot>, uint64_t)> done) override {
+    later.push_back([this, done] { done(snapshots, 7); });
   }
   void deliver() {
     auto all = std::move(later);
@@ -454,6 +466,79 @@ TEST_F(ServerCommands, ClearServerCounters) {
   EXPECT_EQ(run("clear counters server"), "Require 'backend/server'.\n\n");
   EXPECT_EQ(run("clear counters server be/s1", Level::kOperator), "Permission denied\n\n");
   EXPECT_EQ(ctl.calls, (std::vector<std::string>{"clear server s1", "clear server s1"}));
+}
+
+// The printable dump of `show errors`: one line per message line, escapes, long lines
+// continued with `+`.
+TEST(ShowErrorsDump, Lines) {
+  EXPECT_EQ(dump_message("GET /a b HTTP/1.1\r\nHost: x\r\n\r\n"),
+            "  00000  GET /a b HTTP/1.1\\r\\n\n"
+            "  00019  Host: x\\r\\n\n"
+            "  00028  \\r\\n\n");
+  EXPECT_EQ(dump_message(std::string("a\tb\\c\x01\xff\0", 8)),
+            "  00000  a\\tb\\\\c\\x01\\xff\\x00\n");
+  std::string long_line(100, 'x');
+  EXPECT_EQ(dump_message(long_line + "\n"),
+            "  00000  " + std::string(72, 'x') + "\n  00072+ " + std::string(28, 'x') + "\\n\n");
+  EXPECT_EQ(dump_message(""), "");
+}
+
+TEST_F(ServerCommands, ShowErrors) {
+  stats::ErrorSnapshot req;
+  req.proxy = 0;
+  req.proxy_name = "fe";
+  req.proxy_id = 2;
+  req.other_name = "<NONE>";
+  req.server_name = "<NONE>";
+  req.wall_us = 1'700'000'000'123'000;
+  req.event = 3;
+  req.source = "127.0.0.1:4000";
+  req.reason = "invalid request-target";
+  req.len = 18;
+  req.bytes = "GET /a b HTTP/1.1\n";
+  stats::ErrorSnapshot res = req;
+  res.response = true;
+  res.proxy = 1;
+  res.proxy_name = "be";
+  res.proxy_id = 3;
+  res.other_name = "fe";
+  res.other_id = 2;
+  res.server_name = "s1";
+  res.server_id = 1;
+  res.event = 6;
+  res.reason = "invalid status line";
+  res.bytes = "HTTP/1.1 2000 OK\r\n";
+  res.len = res.bytes.size();
+  ctl.snapshots = {req, res};
+  auto later = [&](const std::string& line, Level level = Level::kAdmin) {
+    CliSession s(level, nullptr, 1, &ctl);
+    std::string out;
+    s.feed(line + "\n", &out);
+    ctl.deliver();
+    s.feed({}, &out);
+    return out;
+  };
+  std::string all = later("show errors");
+  EXPECT_TRUE(all.starts_with("Total events captured on [")) << all;
+  EXPECT_NE(all.find("] : 7\n \n["), std::string::npos) << all;
+  EXPECT_NE(all.find("] frontend fe (#2): invalid request\n"
+                     "  backend <NONE> (#-1), server <NONE> (#-1), event #3, src 127.0.0.1:4000\n"
+                     "  len 18, invalid request-target :\n  \n"
+                     "  00000  GET /a b HTTP/1.1\\n\n \n["),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("] backend be (#3): invalid response\n"
+                     "  frontend fe (#2), server s1 (#1), event #6, src 127.0.0.1:4000\n"),
+            std::string::npos)
+      << all;
+  EXPECT_TRUE(all.ends_with("  00000  HTTP/1.1 2000 OK\\r\\n\n\n")) << all;
+  EXPECT_EQ(later("show errors be").find("invalid request"), std::string::npos);
+  EXPECT_NE(later("show errors 3").find("invalid response"), std::string::npos);
+  EXPECT_EQ(later("show errors -1 request").find("invalid response"), std::string::npos);
+  EXPECT_NE(later("show errors -1 request").find("invalid request"), std::string::npos);
+  EXPECT_EQ(later("show errors fe response").find("invalid"), std::string::npos);
+  EXPECT_EQ(later("show errors nope"), "No such proxy.\n\n");
+  EXPECT_EQ(later("show errors", Level::kUser), "Permission denied\n\n");
 }
 
 }  // namespace
