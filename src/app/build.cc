@@ -50,6 +50,23 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   for (const auto& e : p.errorfiles) h.errorfiles.emplace_back(e.status, normalise_errorfile(e.response));
 }
 
+// `stats ...` lines: `.` in `stats scope` is the proxy itself; show-node and show-desc
+// without their argument show the global node name and description.
+void stats_page(const config::ProxyConfig& p, const std::string& node, const std::string& desc,
+                proxy::HttpSettings::StatsPage& st) {
+  const config::StatsPageConfig& c = p.stats;
+  st.enabled = c.enabled;
+  st.uri = c.uri;
+  st.refresh_s = c.refresh_s;
+  st.realm = c.realm.empty() ? "HAProxy Statistics" : c.realm;
+  st.auth = c.auth;
+  for (const auto& name : c.scope) st.scope.push_back(name == "." ? p.name : name);
+  st.hide_version = c.hide_version;
+  st.show_legends = c.show_legends;
+  if (c.show_node) st.node = c.node.empty() ? node : c.node;
+  if (c.show_desc) st.desc = c.desc.empty() ? desc : c.desc;
+}
+
 }  // namespace
 
 int usable_cpus() {
@@ -216,7 +233,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.timeouts.http_request = p.timeouts.http_request;
     s.timeouts.http_keep_alive = p.timeouts.http_keep_alive;
     s.http = p.mode == config::Mode::kHttp;
-    if (s.http) http_settings(p, s.h);
+    if (s.http) {
+      http_settings(p, s.h);
+      stats_page(p, ps.node, ps.description, s.h.stats);
+    }
     plan.proxies.push_back(std::move(s));
   }
   return plan;

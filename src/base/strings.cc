@@ -1,6 +1,7 @@
 #include "base/strings.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace sluice::base {
 
@@ -36,6 +37,39 @@ std::string closest_match(std::string_view word, const std::vector<std::string_v
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
+}
+
+bool base64_decode(std::string_view in, std::string* out) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  out->clear();
+  if (in.size() % 4 != 0) return false;
+  for (std::size_t i = 0; i < in.size(); i += 4) {
+    bool last = i + 4 == in.size();
+    int pad = 0;
+    uint32_t bits = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      char c = in[i + k];
+      if (c == '=' && last && k >= 2) {
+        ++pad;
+        bits <<= 6;
+        continue;
+      }
+      int v = value(c);
+      if (v < 0 || pad) return false;   // '=' only at the end
+      bits = (bits << 6) | static_cast<uint32_t>(v);
+    }
+    out->push_back(static_cast<char>((bits >> 16) & 0xff));
+    if (pad < 2) out->push_back(static_cast<char>((bits >> 8) & 0xff));
+    if (pad < 1) out->push_back(static_cast<char>(bits & 0xff));
+  }
+  return true;
 }
 
 }  // namespace sluice::base

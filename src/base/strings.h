@@ -15,4 +15,8 @@ std::string closest_match(std::string_view word, const std::vector<std::string_v
 
 bool starts_with(std::string_view s, std::string_view prefix);
 
+// Standard base64 (RFC 4648, with padding) decoded into *out; false on any other character,
+// bad padding or a length that is not a multiple of 4.
+bool base64_decode(std::string_view in, std::string* out);
+
 }  // namespace sluice::base

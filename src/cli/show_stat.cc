@@ -2,8 +2,10 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cctype>
 
 #include "cli/builtin.h"
+#include "cli/stats_page.h"
 
 namespace sluice::cli {
 namespace {
@@ -435,6 +437,61 @@ const std::vector<std::string_view>& stat_column_names() {
   return names;
 }
 
+namespace {
+
+enum class Format { kCsv, kTyped, kJson };
+
+void format_rows(const std::vector<Row>& rows, Format format, std::string* out) {
+  if (format == Format::kCsv) {
+    *out += "# ";
+    for (const auto& c : kColumns) {
+      *out += c.name;
+      *out += ',';
+    }
+    *out += '\n';
+    for (const auto& r : rows) {
+      for (std::size_t i = 0; i < kStatColumns; ++i) {
+        *out += kColumns[i].type == T::kStr ? csv_escape(r.v[i]) : r.v[i];
+        *out += ',';
+      }
+      *out += '\n';
+    }
+    return;
+  }
+  if (format == Format::kTyped) {
+    for (const auto& r : rows) {
+      for (std::size_t i = 0; i < kDash; ++i) {
+        if (r.v[i].empty()) continue;
+        const auto& c = kColumns[i];
+        *out += fmt::format("{}.{}.{}.{}.{}.1:{}:{}:{}\n", kind_letter(r.kind), r.iid, r.sid, i,
+                            c.name, c.tags, field_type_name(c.type), one_line(r.v[i]));
+      }
+    }
+    return;
+  }
+  *out += '[';
+  for (std::size_t ri = 0; ri < rows.size(); ++ri) {
+    const auto& r = rows[ri];
+    if (ri) *out += ',';
+    *out += '[';
+    bool first = true;
+    for (std::size_t i = 0; i < kDash; ++i) {
+      if (r.v[i].empty()) continue;
+      const auto& c = kColumns[i];
+      if (!first) *out += ',';
+      first = false;
+      *out += fmt::format(
+          R"({{"objType":"{}","proxyId":{},"id":{},"field":{{"pos":{},"name":"{}"}},"processNum":1,"tags":{},"value":{}}})",
+          kind_json(r.kind), r.iid, r.sid, i, c.name, json_tags(c.tags),
+          json_value(c.type, r.v[i]));
+    }
+    *out += ']';
+  }
+  *out += "]\n";
+}
+
+}  // namespace
+
 void cmd_show_stat(const CommandContext& ctx, const std::vector<std::string>& words,
                    std::string* out) {
   // Positional parsing as HAProxy does it: [domain proxy|resolvers], then three words make a
@@ -482,7 +539,7 @@ void cmd_show_stat(const CommandContext& ctx, const std::vector<std::string>& wo
     o.sid = parse_atoi(word(arg + 2));
     arg += 3;
   }
-  enum class Format { kCsv, kTyped, kJson } format = Format::kCsv;
+  Format format = Format::kCsv;
   for (; arg < words.size(); ++arg) {
     if (words[arg] == "typed") format = Format::kTyped;
     else if (words[arg] == "json") format = Format::kJson;
@@ -499,52 +556,149 @@ void cmd_show_stat(const CommandContext& ctx, const std::vector<std::string>& wo
     }
   }
 
-  if (format == Format::kCsv) {
-    *out += "# ";
-    for (const auto& c : kColumns) {
-      *out += c.name;
-      *out += ',';
+  format_rows(rows, format, out);
+}
+
+namespace {
+
+std::string html_escape(std::string_view t) {
+  std::string out;
+  for (char c : t) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
     }
-    *out += '\n';
+  }
+  return out;
+}
+
+bool icontains(std::string_view hay, std::string_view needle) {
+  if (needle.empty()) return true;
+  for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    std::size_t k = 0;
+    while (k < needle.size() &&
+           std::tolower(static_cast<unsigned char>(hay[i + k])) ==
+               std::tolower(static_cast<unsigned char>(needle[k])))
+      ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+std::size_t column(std::string_view name) {
+  for (std::size_t i = 0; i < kColumns.size(); ++i)
+    if (kColumns[i].name == name) return i;
+  return kDash;
+}
+
+// "1h02m" style age for `lastchg`, as the page shows it.
+std::string human_age(std::string_view seconds) {
+  if (seconds.empty()) return "";
+  uint64_t s = 0;
+  for (char c : seconds) {
+    if (c < '0' || c > '9') return std::string(seconds);
+    s = s * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  if (s < 86400) return fmt::format("{}h{:02}m", s / 3600, (s / 60) % 60);
+  return fmt::format("{}d{:02}h", s / 86400, (s / 3600) % 24);
+}
+
+// sluice's own HTML report: one table per proxy with the columns operators read most, the
+// same values as the CSV (which the page links to).
+void html_page(const stats::ProcessSnapshot& proc, const std::vector<stats::ProxySnapshot>& proxies,
+               const Options& o, const stats::StatsPageQuery& q, std::string* out) {
+  static constexpr std::string_view kShown[] = {
+      "qcur", "qmax", "scur", "smax", "slim", "stot", "bin", "bout", "dreq", "dresp", "ereq",
+      "econ", "eresp", "wretr", "wredis", "status", "lastchg", "weight", "act", "bck",
+      "chkfail", "chkdown", "check_status", "lbtot"};
+  *out += "<!DOCTYPE html>\n<html><head><title>Statistics Report for sluice";
+  if (!q.node.empty()) *out += " on " + html_escape(q.node);
+  *out += "</title>\n<meta http-equiv=\"content-type\" content=\"text/html; charset=utf-8\">\n";
+  *out += "<style>body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse;"
+          "margin-bottom:1em}td,th{border:1px solid #999;padding:1px 4px;text-align:right}"
+          "td.n,th.n{text-align:left}tr.fe{background:#ddf}tr.be{background:#ccf}"
+          "tr.down{background:#f99}tr.maint{background:#ccc}</style></head><body>\n";
+  *out += "<h1>Statistics Report for sluice";
+  if (!q.node.empty()) *out += " on " + html_escape(q.node);
+  *out += "</h1>\n";
+  if (!q.desc.empty()) *out += "<h2>" + html_escape(q.desc) + "</h2>\n";
+  if (!q.status.empty()) {
+    std::string_view what = q.status == "DENY" ? "Action denied." : "Action processed.";
+    *out += fmt::format("<p class=\"status\">{} ({})</p>\n", what, html_escape(q.status));
+  }
+  *out += "<p>";
+  if (!q.hide_version) *out += "sluice " + html_escape(proc.version) + ", ";
+  *out += fmt::format("pid = {}, nbthread = {}, uptime = {}, current connections = {}, "
+                      "maxconn = {}", proc.pid, proc.nbthread, format_uptime(proc.uptime_s),
+                      proc.curr_conns, proc.maxconn);
+  if (q.refresh_s) *out += fmt::format(", refresh every {} s", q.refresh_s);
+  *out += "</p>\n";
+  *out += fmt::format("<p><a href=\"{0};csv\">CSV export</a> | <a href=\"{0};json\">JSON "
+                      "export</a></p>\n", html_escape(q.uri));
+  for (const auto& px : proxies) {
+    std::vector<Row> rows;
+    proxy_rows(px, o, &rows);
+    if (rows.empty()) continue;
+    *out += fmt::format("<h3>{} ({}, mode {})</h3>\n<table>\n<tr><th class=\"n\">name</th>",
+                        html_escape(px.name), px.id, html_escape(px.mode));
+    for (auto c : kShown) *out += fmt::format("<th>{}</th>", c);
+    *out += "</tr>\n";
     for (const auto& r : rows) {
-      for (std::size_t i = 0; i < kStatColumns; ++i) {
-        *out += kColumns[i].type == T::kStr ? csv_escape(r.v[i]) : r.v[i];
-        *out += ',';
+      if (r.kind == kListener) continue;   // the FRONTEND row sums them
+      const std::string& status = r.v[column("status")];
+      const char* cls = r.kind == kFrontend  ? "fe"
+                        : r.kind == kBackend ? "be"
+                        : status.starts_with("MAINT") ? "maint"
+                        : status.starts_with("DOWN")  ? "down"
+                                                      : "srv";
+      *out += fmt::format("<tr class=\"{}\"><td class=\"n\">{}</td>", cls,
+                          html_escape(r.v[column("svname")]));
+      for (auto c : kShown) {
+        std::string v = r.v[column(c)];
+        if (c == "lastchg") v = human_age(v);
+        *out += "<td>" + html_escape(v) + "</td>";
       }
-      *out += '\n';
+      *out += "</tr>\n";
     }
-    return;
+    *out += "</table>\n";
   }
-  if (format == Format::kTyped) {
-    for (const auto& r : rows) {
-      for (std::size_t i = 0; i < kDash; ++i) {
-        if (r.v[i].empty()) continue;
-        const auto& c = kColumns[i];
-        *out += fmt::format("{}.{}.{}.{}.{}.1:{}:{}:{}\n", kind_letter(r.kind), r.iid, r.sid, i,
-                            c.name, c.tags, field_type_name(c.type), one_line(r.v[i]));
-      }
-    }
-    return;
+  *out += "</body></html>\n";
+}
+
+}  // namespace
+
+std::string render_stats_page(const stats::StatsSource& source, const stats::StatsPageQuery& q) {
+  std::vector<stats::ProxySnapshot> all = source.proxies();
+  std::vector<stats::ProxySnapshot> shown;
+  for (auto& px : all) {
+    if (!q.scope_names.empty() &&
+        std::find(q.scope_names.begin(), q.scope_names.end(), px.name) == q.scope_names.end())
+      continue;
+    if (!icontains(px.name, q.scope_text)) continue;
+    shown.push_back(std::move(px));
   }
-  *out += '[';
-  for (std::size_t ri = 0; ri < rows.size(); ++ri) {
-    const auto& r = rows[ri];
-    if (ri) *out += ',';
-    *out += '[';
-    bool first = true;
-    for (std::size_t i = 0; i < kDash; ++i) {
-      if (r.v[i].empty()) continue;
-      const auto& c = kColumns[i];
-      if (!first) *out += ',';
-      first = false;
-      *out += fmt::format(
-          R"({{"objType":"{}","proxyId":{},"id":{},"field":{{"pos":{},"name":"{}"}},"processNum":1,"tags":{},"value":{}}})",
-          kind_json(r.kind), r.iid, r.sid, i, c.name, json_tags(c.tags),
-          json_value(c.type, r.v[i]));
-    }
-    *out += ']';
+  Options o;
+  o.hide_down = q.hide_down;
+  o.hide_maint = q.hide_maint;
+  o.show_legends = q.show_legends;
+  std::string out;
+  if (q.format == stats::StatsPageQuery::Format::kHtml) {
+    html_page(source.process(), shown, o, q, &out);
+    return out;
   }
-  *out += "]\n";
+  std::vector<Row> rows;
+  for (const auto& px : shown) proxy_rows(px, o, &rows);
+  format_rows(rows,
+              q.format == stats::StatsPageQuery::Format::kCsv     ? Format::kCsv
+              : q.format == stats::StatsPageQuery::Format::kTyped ? Format::kTyped
+                                                                  : Format::kJson,
+              &out);
+  return out;
 }
 
 }  // namespace sluice::cli

@@ -150,6 +150,25 @@ enum class HttpReuse { kNever, kSafe, kAggressive, kAlways };
 enum class Balance { kRoundRobin, kStaticRr, kLeastConn, kFirst, kSource, kUri, kHdr, kRandom };
 enum class HashFunction { kSdbm, kDjb2, kWt6, kCrc32, kNone };
 
+// `stats enable|uri|refresh|realm|auth|scope|hide-version|show-legends|show-node|show-desc`:
+// the HTTP statistics page (specs/cli-and-stats.md 3.8). Any of uri, refresh, realm, auth and
+// scope enables it, as in HAProxy.
+struct StatsPageConfig {
+  bool enabled = false;
+  SourceLoc loc;                         // the first `stats` line that enabled it
+  std::string uri = "/haproxy?stats";    // URI prefix
+  uint32_t refresh_s = 0;                // `refresh: <s>` header; 0 none
+  std::string realm;                     // basic-auth realm ("" = HAProxy's default)
+  std::vector<std::string> auth;         // "user:password", any of them is accepted
+  std::vector<std::string> scope;        // proxy names, "." = the proxy serving the page
+  bool hide_version = false;
+  bool show_legends = false;
+  bool show_node = false;
+  std::string node;                      // show-node <name>; "" = the global node name
+  bool show_desc = false;
+  std::string desc;                      // show-desc <text>; "" = the global description
+};
+
 struct ProxyConfig {
   enum Cap : unsigned { kFrontend = 1, kBackend = 2 };
   SourceLoc loc;
@@ -224,6 +243,7 @@ struct ProxyConfig {
   std::vector<rules::HttpRule> http_response_rules;
   std::vector<UseBackendConfig> use_backends;   // frontend, in order; first match wins
   std::vector<ErrorFileConfig> errorfiles;      // later entries for a status override earlier
+  StatsPageConfig stats;
 };
 
 enum class CliLevel { kUser, kOperator, kAdmin };

@@ -842,6 +842,88 @@ void kw_description(Parser& p, Line& l) {
   p.cur_proxy().cfg.description = d;
 }
 
+// ---- stats: the HTTP statistics page ----
+
+void kw_stats(Parser& p, Line& l) {
+  static constexpr std::string_view kExpects =
+      "expects 'uri', 'realm', 'auth', 'scope', 'enable', 'refresh', 'hide-version', 'show-node', "
+      "'show-desc' or 'show-legends'";
+  StatsPageConfig& st = p.cur_proxy().cfg.stats;
+  if (l.args.size() < 2)
+    throw ConfigError{fmt::format("{}missing keyword in 'stats', {}.", l.where, kExpects)};
+  const std::string& kw = l.args[1];
+  const std::string arg = l.args.size() > 2 ? l.args[2] : "";
+  auto enable = [&] {
+    if (!st.enabled) st.loc = l.loc;
+    st.enabled = true;
+  };
+  auto no_more = [&](std::size_t n) {
+    if (l.args.size() > n)
+      throw ConfigError{fmt::format("{}'stats {}' : unexpected extra argument '{}'.", l.where, kw,
+                                    l.args[n])};
+  };
+  if (kw == "enable") {
+    no_more(2);
+    enable();
+  } else if (kw == "uri") {
+    if (arg.empty()) throw ConfigError{l.where + "'uri' needs an URI prefix."};
+    no_more(3);
+    st.uri = arg;
+    enable();
+  } else if (kw == "realm") {
+    if (arg.empty()) throw ConfigError{l.where + "'realm' needs an realm name."};
+    no_more(3);
+    st.realm = arg;
+    enable();
+  } else if (kw == "refresh") {
+    if (arg.empty()) throw ConfigError{l.where + "'refresh' needs a refresh delay."};
+    auto t = parse_time(arg, TimeUnit::kS);
+    check_time_range(l, t, arg, "stats refresh");
+    if (t.status != TimeValue::Status::kOk)
+      throw ConfigError{fmt::format("{}unexpected character '{}' in argument to stats refresh "
+                                    "interval.", l.where, t.bad)};
+    no_more(3);
+    st.refresh_s = t.value;
+    enable();
+  } else if (kw == "auth") {
+    if (arg.empty()) throw ConfigError{l.where + "'auth' needs a user:password account."};
+    if (arg.find(':') == std::string::npos)
+      throw ConfigError{fmt::format("{}'stats auth' : '{}' is not a user:password account.",
+                                    l.where, arg)};
+    no_more(3);
+    st.auth.push_back(arg);
+    enable();
+  } else if (kw == "scope") {
+    if (arg.empty()) throw ConfigError{l.where + "'scope' needs a proxy name."};
+    no_more(3);
+    st.scope.push_back(arg);
+    enable();
+  } else if (kw == "hide-version") {
+    no_more(2);
+    st.hide_version = true;
+  } else if (kw == "show-legends") {
+    no_more(2);
+    st.show_legends = true;
+  } else if (kw == "show-node") {
+    no_more(3);
+    st.show_node = true;
+    st.node = arg;
+  } else if (kw == "show-desc") {
+    st.show_desc = true;
+    st.desc.clear();
+    for (std::size_t i = 2; i < l.args.size(); ++i) st.desc += (i > 2 ? " " : "") + l.args[i];
+  } else if (kw == "admin" || kw == "http-request" || kw == "show-modules") {
+    // Admin actions from the page (POST) and its access rules are not implemented: accepting
+    // the line would hand an operator a page that silently refuses what it was told to allow.
+    throw ConfigError{fmt::format("{}'stats {}' is not supported yet.", l.where, kw)};
+  } else if (kw == "socket" || kw == "timeout" || kw == "maxconn" || kw == "bind-process") {
+    throw ConfigError{fmt::format("{}'stats {}' is only allowed in the 'global' section.",
+                                  l.where, kw)};
+  } else {
+    throw ConfigError{fmt::format("{}unknown stats parameter '{}', {}.", l.where, kw, kExpects)};
+  }
+}
+
 // ---- HTTP: acl, http-request/response, use_backend, http-reuse, errorfile ----
 
 // acl / http-request / http-response: HAProxy allows them in named defaults sections only, with
@@ -1014,7 +1096,8 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"use_backend", kFL, kFe, kw_use_backend, "<backend> [if|unless <cond>]: the first matching rule chooses the backend, else default_backend; static names only"},
     {"http-reuse", kDLB, kBe, kw_http_reuse, "never | safe (default) | aggressive | always: sharing of idle server connections"},
     {"errorfile", kDFLB, 0, kw_errorfile, "<code> <file>: raw HTTP response sent instead of the built-in page for 200, 400, 401, 403, 404, 405, 407, 408, 410, 413, 414, 421, 422, 425, 429, 431, 500..504; read and checked at parse time (complete head, at most 15360 bytes); an empty file sends nothing and closes"},
-    {"description", kFLB, 0, kw_description, "<text...>: kept with the proxy; HAProxy shows it only on its HTML stats page, which sluice does not have, so nothing displays it yet"},
+    {"stats", kDFLB, 0, kw_stats, "enable | uri <prefix> | refresh <delay> | realm <realm> | auth <user>:<password> | scope <proxy>|. | hide-version | show-legends | show-node [<name>] | show-desc [<text>]: the HTTP statistics page (HTML, `;csv`, `;typed`, `;json`), HTTP mode only; `stats admin` and `stats http-request` are not supported yet"},
+    {"description", kFLB, 0, kw_description, "<text...>: kept with the proxy; HAProxy shows it on its HTML stats page, sluice's page (stats uri) does not show per-proxy descriptions"},
 };
 
 constexpr std::string_view kHaproxyProxy[] = {
@@ -1024,7 +1107,7 @@ constexpr std::string_view kHaproxyProxy[] = {
     "hash-key", "http-after-response", "http-error", "http-send-name-header", "ignore-persist", "load-server-state-from-file",
     "log-format", "log-format-sd", "log-steps", "log-tag", "max-keep-alive-queue", "max-session-srv-conns",
     "monitor", "monitor-uri", "persist", "rate-limit", "redirect", "retry-on", "server-state-file-name",
-    "server-template", "source", "stats", "stick", "stick-table", "tcp-check", "tcp-request",
+    "server-template", "source", "stick", "stick-table", "tcp-check", "tcp-request",
     "tcp-response", "unique-id-format", "unique-id-header", "use-fcgi-app", "use-server",
     "quic-initial", "error-log-format", "dispatch", "transparent",
 };

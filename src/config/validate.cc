@@ -146,6 +146,12 @@ bool Parser::finish(ConfigModel* model) {
         warning(fmt::format("'option forwardfor' ignored for {} as it requires HTTP mode.", who), false);
         p.forwardfor.enabled = false;
       }
+      if (p.stats.enabled) {
+        warning(fmt::format("'stats' statement ignored for proxy '{}' as it requires HTTP mode.",
+                            p.name),
+                false);
+        p.stats.enabled = false;
+      }
       bool fe = (p.caps & ProxyConfig::kFrontend) != 0;
       if (fe && p.accept_unsafe_requests) {
         warning(fmt::format("'option accept-unsafe-violations-in-http-request' ignored for {} as it "

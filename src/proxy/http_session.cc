@@ -13,6 +13,7 @@
 
 #include "base/assert.h"
 #include "base/clock.h"
+#include "base/strings.h"
 #include "http/forward.h"
 #include "net/socket.h"
 #include "proxy/server_pick.h"
@@ -695,6 +696,121 @@ void HttpSession::skip_buffered_body() {
   req_done_ = true;
 }
 
+namespace {
+
+// The part of a request-target the stats URI prefix is compared with: from the path on (an
+// absolute-form target's scheme and authority are skipped).
+std::string_view uri_from_path(std::string_view target) {
+  if (target.empty() || target[0] == '/') return target;
+  std::size_t scheme = target.find("://");
+  if (scheme == std::string_view::npos) return target;
+  std::size_t path = target.find('/', scheme + 3);
+  return path == std::string_view::npos ? std::string_view("/") : target.substr(path);
+}
+
+// `Authorization: Basic <base64 of user:password>` naming one of `accounts`.
+bool stats_authorized(const std::vector<http::Header>& headers,
+                      const std::vector<std::string>& accounts) {
+  for (const auto& h : headers) {
+    if (!http::iequals(h.name, "authorization")) continue;
+    std::string_view v = h.value;
+    std::size_t sp = v.find(' ');
+    if (sp == std::string_view::npos || !http::iequals(v.substr(0, sp), "basic")) return false;
+    std::string_view token = v.substr(sp + 1);
+    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+    std::string plain;
+    if (!base::base64_decode(token, &plain)) return false;
+    return std::find(accounts.begin(), accounts.end(), plain) != accounts.end();
+  }
+  return false;
+}
+
+// The value after `key` in the stats options (`scope=`, `;st=`), up to `;`, `&`, a space or
+// the end; npos-free: "" when absent.
+std::string_view stats_option(std::string_view opts, std::string_view key) {
+  std::size_t at = opts.find(key);
+  if (at == std::string_view::npos) return {};
+  std::string_view v = opts.substr(at + key.size());
+  std::size_t end = v.find_first_of(";& ");
+  return end == std::string_view::npos ? v : v.substr(0, end);
+}
+
+}  // namespace
+
+// `stats uri` (specs/cli-and-stats.md 3.8): GET, HEAD and POST whose path starts with the
+// prefix get the page. True when the request was answered.
+bool HttpSession::serve_stats(const Proxy& px, const rules::HeadEdit& edit) {
+  const auto& sp = px.settings.h.stats;
+  if (!sp.enabled) return false;
+  using M = http::Method;
+  if (req_method_ != M::kGet && req_method_ != M::kHead && req_method_ != M::kPost) return false;
+  std::string_view uri = uri_from_path(edit.target);
+  if (!uri.starts_with(sp.uri)) return false;
+  skip_buffered_body();
+  w_.fe_counters(fe_.index).intercepted.add();
+  if (!sp.auth.empty() && !stats_authorized(edit.headers, sp.auth)) {
+    std::string page = http::error_page(401);
+    std::size_t end = page.find("\r\n\r\n");
+    page.insert(end, fmt::format("\r\nwww-authenticate: Basic realm=\"{}\"", sp.realm));
+    local_reply(401, "PR", std::move(page), false);
+    return true;
+  }
+  std::string_view opts = uri.substr(sp.uri.size());
+  if (req_method_ == M::kPost) {
+    // Admin actions (`stats admin`) are not supported: HAProxy's answer to a POST without
+    // admin rights.
+    local_reply(303, "LR", redirect_bytes(303, sp.uri + ";st=DENY"), false);
+    return true;
+  }
+  stats::StatsPageQuery q;
+  using F = stats::StatsPageQuery::Format;
+  bool json_schema = opts.find(";json-schema") != std::string_view::npos;
+  if (opts.find(";csv") != std::string_view::npos) q.format = F::kCsv;
+  if (opts.find(";typed") != std::string_view::npos) q.format = F::kTyped;
+  if (opts.find(";json") != std::string_view::npos && !json_schema) q.format = F::kJson;
+  if (json_schema) {
+    // sluice does not publish HAProxy's JSON schema of the typed fields.
+    error_reply(404, "LR", false);
+    return true;
+  }
+  q.hide_down = opts.find(";up") != std::string_view::npos;
+  q.hide_maint = opts.find(";no-maint") != std::string_view::npos;
+  q.show_legends = sp.show_legends;
+  q.scope_names = sp.scope;
+  std::string_view scope = stats_option(opts, "scope=");
+  if (scope.size() > 20) scope = scope.substr(0, 20);
+  if (scope.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:") ==
+      std::string_view::npos)
+    q.scope_text = std::string(scope);
+  q.uri = sp.uri;
+  bool refresh = sp.refresh_s && opts.find(";norefresh") == std::string_view::npos;
+  q.refresh_s = refresh ? sp.refresh_s : 0;
+  q.hide_version = sp.hide_version;
+  q.node = sp.node;
+  q.desc = sp.desc;
+  q.status = std::string(stats_option(opts, ";st="));
+  std::string body = w_.process().render_stats_page(q);
+  const char* type = q.format == F::kHtml   ? "text/html"
+                     : q.format == F::kJson ? "application/json"
+                                            : "text/plain";
+  std::string bytes = fmt::format("HTTP/1.1 200 OK\r\ncache-control: no-cache\r\ncontent-type: {}\r\n",
+                                  type);
+  if (refresh) bytes += fmt::format("refresh: {}\r\n", sp.refresh_s);
+  if (req_method_ == M::kHead) {
+    bytes += "\r\n";
+  } else if (req_http11_) {
+    bytes += "transfer-encoding: chunked\r\n\r\n";
+    if (!body.empty()) bytes += fmt::format("{:x}\r\n{}\r\n", body.size(), body);
+    bytes += "0\r\n\r\n";
+  } else {
+    bytes += fmt::format("content-length: {}\r\n\r\n", body.size());
+    bytes += body;
+  }
+  local_reply(200, "LR", std::move(bytes), false);
+  return true;
+}
+
 // Frontend rules, backend choice, backend rules. False when the request was answered locally.
 bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
   // deny / return: the proxy's page for the status, or the rule's own response.
@@ -733,6 +849,7 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
     if (answer(rules::apply_rules(fh.request_rules, rules::RuleSide::kRequest, edit, view), fe_))
       return false;
   }
+  if (serve_stats(fe_, edit)) return false;
   // use_backend sees the request as the frontend's rules left it (set-path...), as in HAProxy:
   // apply_rules worked on its own copy of the view.
   view.method = edit.method;
@@ -765,6 +882,7 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
                *be_))
       return false;
   }
+  if (be_ != &fe_ && serve_stats(*be_, edit)) return false;
   // The value `balance uri` / `balance hdr()` hashes.
   lb_key_.clear();
   const auto& bal = be_->settings.balance;

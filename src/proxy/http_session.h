@@ -97,6 +97,8 @@ class HttpSession : public Session {
                    bool announce_close = true);
   void error_reply(int status, const char* term, bool close_after, bool announce_close = true);
   void server_error(int status, const char* term);
+  // `stats uri`: answers the statistics page if `px` serves it at this request's URI.
+  bool serve_stats(const Proxy& px, const rules::HeadEdit& edit);
   // `show errors`: records `bytes` (what the buffer holds) as the last invalid message of this
   // request's frontend or this response's backend.
   void capture_error(bool response, std::string_view bytes, http::ParseError why);

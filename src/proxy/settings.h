@@ -52,6 +52,19 @@ struct HttpSettings {
   // status -> the complete response to send instead of the built-in page (already normalised
   // by the H1 encoder); an empty string means: send nothing and close.
   std::vector<std::pair<int, std::string>> errorfiles;
+  // `stats uri` and friends: the statistics page (specs/cli-and-stats.md 3.8).
+  struct StatsPage {
+    bool enabled = false;
+    std::string uri;
+    uint32_t refresh_s = 0;
+    std::string realm;
+    std::vector<std::string> auth;          // "user:password"; empty: no authentication
+    std::vector<std::string> scope;         // proxy names ("." already resolved)
+    bool hide_version = false;
+    bool show_legends = false;
+    std::string node, desc;                 // shown when not empty
+  };
+  StatsPage stats;
   const std::string* errorfile(int status) const {
     for (auto it = errorfiles.rbegin(); it != errorfiles.rend(); ++it)
       if (it->first == status) return &it->second;

@@ -75,4 +75,7 @@ def test_quickstart_http_demo(tmp_path, sluice):
     app = _http_get(ports[8082], "/anything")
     assert b"\r\nx-app-saw: GET /anything from 127.0.0.1\r\n" in app, app
     assert b"\r\nx-served-by: sluice\r\n" in app, app
+    stats = _http_get(ports[8082], "/stats;csv")
+    assert stats.startswith(b"HTTP/1.1 200 OK\r\n") and b"\r\n# pxname,svname," in stats, stats
+    assert b"\nweb,FRONTEND," in stats, stats
     wait_until(lambda: '"GET /anything HTTP/1.1"' in s.stdout(), 5, message=lambda: s.describe())

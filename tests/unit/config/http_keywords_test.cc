@@ -415,5 +415,64 @@ TEST_F(ErrorFile, Errors) {
   EXPECT_TRUE(parse("defaults\n  errorfile 503 " + big + "\n").contains("is too large"));
 }
 
+// `stats ...`: any of uri, refresh, realm, auth and scope enables the page; defaults pass it
+// on; HAProxy's messages for missing arguments; admin actions are refused, not ignored.
+TEST(StatsPage, KeywordsAndInheritance) {
+  auto r = parse("defaults\n  mode http\n  timeout client 1s\n  stats uri /st\n"
+                 "frontend f\n  bind :1\n  stats refresh 5s\n  stats auth a:b\n  stats auth c:d\n"
+                 "  stats scope .\n  stats scope b\n  stats hide-version\n  stats show-legends\n"
+                 "  stats show-node n1\n  stats show-desc some text\nbackend b\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  const StatsPageConfig& f = proxy(r, "f").stats;
+  EXPECT_TRUE(f.enabled);
+  EXPECT_EQ(f.uri, "/st");
+  EXPECT_EQ(f.refresh_s, 5u);
+  EXPECT_EQ(f.auth, (std::vector<std::string>{"a:b", "c:d"}));
+  EXPECT_EQ(f.scope, (std::vector<std::string>{".", "b"}));
+  EXPECT_TRUE(f.hide_version && f.show_legends && f.show_node && f.show_desc);
+  EXPECT_EQ(f.node, "n1");
+  EXPECT_EQ(f.desc, "some text");
+  // The backend inherits `stats uri` from defaults, so it serves the page too.
+  EXPECT_TRUE(proxy(r, "b").stats.enabled);
+  EXPECT_EQ(proxy(r, "b").stats.uri, "/st");
+  // `stats enable` alone: HAProxy's default URI.
+  r = parse(fe("  stats enable\n"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(proxy(r, "f").stats.uri, "/haproxy?stats");
+  // hide-version alone does not enable it.
+  r = parse(fe("  stats hide-version\n"));
+  EXPECT_FALSE(proxy(r, "f").stats.enabled);
+}
+
+TEST(StatsPage, Errors) {
+  auto bad = [](const std::string& line, const std::string& msg) {
+    auto r = parse(fe("  " + line + "\n"));
+    EXPECT_FALSE(r.r.model) << line;
+    EXPECT_TRUE(r.has("parsing [f.cfg:8] : " + msg)) << r.all();
+  };
+  bad("stats", "missing keyword in 'stats', expects 'uri', 'realm', 'auth', 'scope', 'enable', "
+               "'refresh', 'hide-version', 'show-node', 'show-desc' or 'show-legends'.");
+  bad("stats frob", "unknown stats parameter 'frob', expects 'uri', 'realm', 'auth', 'scope', "
+                    "'enable', 'refresh', 'hide-version', 'show-node', 'show-desc' or 'show-legends'.");
+  bad("stats uri", "'uri' needs an URI prefix.");
+  bad("stats realm", "'realm' needs an realm name.");
+  bad("stats refresh", "'refresh' needs a refresh delay.");
+  bad("stats refresh 5x", "unexpected character 'x' in argument to stats refresh interval.");
+  bad("stats auth", "'auth' needs a user:password account.");
+  bad("stats auth admin", "'stats auth' : 'admin' is not a user:password account.");
+  bad("stats scope", "'scope' needs a proxy name.");
+  bad("stats admin if TRUE", "'stats admin' is not supported yet.");
+  bad("stats http-request deny", "'stats http-request' is not supported yet.");
+  bad("stats socket /tmp/x", "'stats socket' is only allowed in the 'global' section.");
+  bad("stats enable now", "'stats enable' : unexpected extra argument 'now'.");
+}
+
+TEST(StatsPage, IgnoredWithAWarningInTcpMode) {
+  auto r = parse("listen l\n  bind :1\n  timeout client 1s\n  stats enable\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("'stats' statement ignored for proxy 'l' as it requires HTTP mode.")) << r.all();
+  EXPECT_FALSE(proxy(r, "l").stats.enabled);
+}
+
 }  // namespace
 }  // namespace sluice::config

@@ -1,0 +1,28 @@
+#pragma once
+// What the HTTP statistics page (`stats uri`, specs/cli-and-stats.md 3.8) is asked for: the
+// HTTP session parses the request into this, and the renderer the application installs
+// (Process::set_stats_page) turns it into a body. Plain value; any thread.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sluice::stats {
+
+struct StatsPageQuery {
+  enum class Format { kHtml, kCsv, kTyped, kJson };
+  Format format = Format::kHtml;
+  bool hide_down = false;                 // `;up`
+  bool hide_maint = false;                // `;no-maint`
+  bool show_legends = false;              // `stats show-legends`: addr, cookie, algo filled
+  std::vector<std::string> scope_names;   // `stats scope`: exact names; empty = every proxy
+  std::string scope_text;                 // URI `scope=`: case-insensitive substring
+  // HTML only.
+  std::string uri;                        // the page's URI prefix, for its links
+  uint32_t refresh_s = 0;                 // 0: not refreshing
+  bool hide_version = false;
+  std::string node;                       // shown when not empty
+  std::string desc;
+  std::string status;                     // `;st=<CODE>`: the result banner
+};
+
+}  // namespace sluice::stats

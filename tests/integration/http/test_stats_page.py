@@ -1,0 +1,130 @@
+"""The HTTP statistics page, `stats uri` and friends (specs/cli-and-stats.md 3.8)."""
+import base64
+import json
+
+from hutil import Conn, assert_nothing_reached, config, error_page, get, preamble
+from sluice_harness import free_port
+
+
+def _auth(user_pass: str) -> str:
+    return "Authorization: Basic " + base64.b64encode(user_pass.encode()).decode() + "\r\n"
+
+
+def _stats_listen(sluice, cfg, origin, stats_lines, fe=""):
+    """A `listen stats` serving the page plus the usual fe -> be on the origin."""
+    sport, port = free_port(), free_port()
+    text = config(port, origin.port, fe=fe) + f"""
+listen stats
+    bind 127.0.0.1:{sport}
+{stats_lines}
+"""
+    sluice(cfg(text), wait_ports=[sport, port])
+    return sport, port
+
+
+def test_csv_and_headers(sluice, cfg, origin):
+    sport, port = _stats_listen(sluice, cfg, origin, "    stats enable\n    stats uri /st\n")
+    assert get(port, "/warm").status == 200
+    r = get(sport, "/st;csv")
+    assert r.status == 200, r
+    assert r.header("content-type") == "text/plain"
+    assert r.header("cache-control") == "no-cache"
+    assert r.chunked and r.header("refresh") is None
+    lines = r.body.decode().split("\n")
+    assert lines[0].startswith("# pxname,svname,qcur,qmax,scur,smax,slim,stot,")
+    # The same rows as `show stat`, with no final empty line.
+    assert lines[-1] == "" and lines[-2] != ""
+    rows = {tuple(l.split(",")[:2]) for l in lines[1:-1]}
+    assert {("fe", "FRONTEND"), ("be", "s1"), ("be", "BACKEND"), ("stats", "FRONTEND")} <= rows
+    fe_row = next(l.split(",") for l in lines if l.startswith("fe,FRONTEND,"))
+    assert fe_row[7] == "1"   # stot: the request above
+    # HTML by default; HEAD has the head only; JSON and typed forms.
+    html = get(sport, "/st")
+    assert html.header("content-type") == "text/html" and b"<table>" in html.body
+    with Conn(sport) as c:
+        c.send(b"HEAD /st;csv HTTP/1.1\r\nHost: a\r\n\r\n")
+        h = c.response("HEAD")
+        assert h.status == 200 and h.header("transfer-encoding") is None
+        assert c.still_open()
+    j = get(sport, "/st;json")
+    assert j.header("content-type") == "application/json"
+    assert isinstance(json.loads(j.body), list)
+    t = get(sport, "/st;typed")
+    assert t.body.startswith(b"F.") and b".0.pxname.1:KNSV:str:" in t.body
+    # Not the prefix, or another method: not the page (this listen has no server).
+    assert get(sport, "/other").status == 503
+    with Conn(sport) as c:
+        c.send(b"PUT /st HTTP/1.1\r\nHost: a\r\ncontent-length: 0\r\n\r\n")
+        assert c.final_response().status == 503
+
+
+def test_refresh_scope_and_filters(sluice, cfg, origin):
+    sport, _ = _stats_listen(sluice, cfg, origin,
+                             "    stats uri /\n    stats refresh 7s\n    stats scope be\n"
+                             "    stats scope .\n")
+    r = get(sport, "/;csv")
+    assert r.header("refresh") == "7"
+    names = {l.split(",")[0] for l in r.body.decode().splitlines()[1:]}
+    assert names == {"be", "stats"}
+    assert get(sport, "/;csv;norefresh").header("refresh") is None
+    # scope= narrows further, case-insensitively; an invalid character cancels it.
+    names = {l.split(",")[0] for l in get(sport, "/;csv;scope=ST").body.decode().splitlines()[1:]}
+    assert names == {"stats"}
+    names = {l.split(",")[0] for l in get(sport, "/;csv;scope=s$").body.decode().splitlines()[1:]}
+    assert names == {"be", "stats"}
+
+
+def test_basic_auth(sluice, cfg, origin):
+    sport, _ = _stats_listen(sluice, cfg, origin,
+                             "    stats uri /admin\n    stats realm Ops\\ only\n"
+                             "    stats auth alice:pw1\n    stats auth bob:pw2\n")
+    r = get(sport, "/admin;csv")
+    assert r.status == 401
+    assert r.header("www-authenticate") == 'Basic realm="Ops only"'
+    assert r.body == error_page(401).split(b"\r\n\r\n", 1)[1]
+    assert get(sport, "/admin;csv", headers="Host: a\r\n" + _auth("alice:pw1")).status == 200
+    assert get(sport, "/admin;csv", headers="Host: a\r\n" + _auth("bob:pw2")).status == 200
+    assert get(sport, "/admin;csv", headers="Host: a\r\n" + _auth("bob:pw1")).status == 401
+    assert get(sport, "/admin;csv", headers="Host: a\r\nAuthorization: Basic !!!\r\n").status == 401
+    assert get(sport, "/admin;csv", headers="Host: a\r\nAuthorization: Bearer x\r\n").status == 401
+    # POST without `stats admin`: HAProxy's refusal.
+    with Conn(sport) as c:
+        c.send(b"POST /admin HTTP/1.1\r\nHost: a\r\ncontent-length: 3\r\n" +
+               _auth("alice:pw1").encode() + b"\r\nabc")
+        p = c.final_response()
+        assert p.status == 303 and p.header("location") == "/admin;st=DENY"
+        # The body was read: the connection goes on.
+        c.send(b"GET /admin;csv HTTP/1.1\r\nHost: a\r\n" + _auth("alice:pw1").encode() + b"\r\n")
+        assert c.final_response().status == 200
+
+
+def test_page_in_a_frontend_does_not_reach_the_backend(sluice, cfg, origin):
+    port = free_port()
+    sluice(cfg(config(port, origin.port, fe="stats enable")), wait_ports=[port])
+    origin.reset()
+    r = get(port, "/haproxy?stats;csv")
+    assert r.status == 200 and r.body.startswith(b"# pxname,")
+    assert_nothing_reached(origin, port)
+    # Everything else is proxied as usual.
+    assert get(port, "/x").status == 200
+
+
+def test_http10_client_gets_a_length(sluice, cfg, origin):
+    sport, _ = _stats_listen(sluice, cfg, origin, "    stats uri /s\n")
+    with Conn(sport) as c:
+        c.send(b"GET /s;csv HTTP/1.0\r\n\r\n")
+        r = c.final_response()
+        assert r.status == 200 and not r.chunked
+        assert int(r.header("content-length")) == len(r.body) > 0
+
+
+def test_tcp_mode_warns(sluice, cfg):
+    sport = free_port()
+    text = preamble() + f"""
+listen t
+    mode tcp
+    bind 127.0.0.1:{sport}
+    stats enable
+"""
+    proc = sluice(cfg(text), wait_ports=[sport])
+    assert "'stats' statement ignored for proxy 't' as it requires HTTP mode." in proc.stderr()
