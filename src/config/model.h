@@ -244,6 +244,11 @@ struct ProxyConfig {
   std::vector<UseBackendConfig> use_backends;   // frontend, in order; first match wins
   std::vector<ErrorFileConfig> errorfiles;      // later entries for a status override earlier
   StatsPageConfig stats;
+  // `monitor-uri <uri>`: requests for exactly this URI are answered 200 (503 when a `monitor
+  // fail` condition holds) by the frontend itself, and not logged.
+  std::string monitor_uri;
+  SourceLoc monitor_uri_loc;
+  std::vector<rules::Condition> monitor_fail;   // `monitor fail if|unless <cond>`, ORed
 };
 
 enum class CliLevel { kUser, kOperator, kAdmin };

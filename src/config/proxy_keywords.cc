@@ -972,6 +972,33 @@ void kw_http_rule(Parser& p, Line& l) {
   list.push_back(std::move(r.value()));
 }
 
+// ---- monitor-uri, monitor fail ----
+
+void kw_monitor_uri(Parser& p, Line& l) {
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{l.where + "'monitor-uri' expects an URI."};
+  if (l.args.size() > 2)
+    throw ConfigError{fmt::format("{}'monitor-uri' cannot handle unexpected argument '{}'.",
+                                  l.where, l.args[2])};
+  ProxyConfig& px = p.cur_proxy().cfg;
+  px.monitor_uri = l.args[1];
+  px.monitor_uri_loc = l.loc;
+}
+
+void kw_monitor(Parser& p, Line& l) {
+  if (l.args.size() < 2 || l.args[1] != "fail")
+    throw ConfigError{l.where + "'monitor' only supports 'fail'."};
+  if (l.args.size() < 4 || (l.args[2] != "if" && l.args[2] != "unless"))
+    throw ConfigError{l.where + "'monitor fail' requires either 'if' or 'unless' followed by a "
+                                "condition."};
+  ProxyConfig& px = p.cur_proxy().cfg;
+  auto c = rules::parse_condition(tail(l, 2), px.acls);
+  if (!c.ok())
+    throw ConfigError{fmt::format("{}error detected while parsing a 'monitor fail' condition : {}.",
+                                  l.where, c.error().message)};
+  px.monitor_fail.push_back(std::move(c.value()));
+}
+
 void kw_use_backend(Parser& p, Line& l) {
   ProxyConfig& px = p.cur_proxy().cfg;
   if (l.args.size() < 2 || l.args[1].empty())
@@ -1096,6 +1123,8 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"use_backend", kFL, kFe, kw_use_backend, "<backend> [if|unless <cond>]: the first matching rule chooses the backend, else default_backend; static names only"},
     {"http-reuse", kDLB, kBe, kw_http_reuse, "never | safe (default) | aggressive | always: sharing of idle server connections"},
     {"errorfile", kDFLB, 0, kw_errorfile, "<code> <file>: raw HTTP response sent instead of the built-in page for 200, 400, 401, 403, 404, 405, 407, 408, 410, 413, 414, 421, 422, 425, 429, 431, 500..504; read and checked at parse time (complete head, at most 15360 bytes); an empty file sends nothing and closes"},
+    {"monitor-uri", kDFLB, 0, kw_monitor_uri, "<uri>: a request for exactly this URI is answered 200 (the 200 page or `errorfile 200`), or 503 when a `monitor fail` condition holds, by the frontend, without a log line; HTTP mode; ignored with a warning in a backend"},
+    {"monitor", kFL, 0, kw_monitor, "fail if|unless <cond>: makes `monitor-uri` answer 503 while the condition holds (several lines are ORed)"},
     {"stats", kDFLB, 0, kw_stats, "enable | uri <prefix> | refresh <delay> | realm <realm> | auth <user>:<password> | scope <proxy>|. | hide-version | show-legends | show-node [<name>] | show-desc [<text>]: the HTTP statistics page (HTML, `;csv`, `;typed`, `;json`), HTTP mode only; `stats admin` and `stats http-request` are not supported yet"},
     {"description", kFLB, 0, kw_description, "<text...>: kept with the proxy; HAProxy shows it on its HTML stats page, sluice's page (stats uri) does not show per-proxy descriptions"},
 };
@@ -1106,7 +1135,7 @@ constexpr std::string_view kHaproxyProxy[] = {
     "external-check", "filter", "force-persist", "fullconn", "guid", "hash-balance-factor",
     "hash-key", "http-after-response", "http-error", "http-send-name-header", "ignore-persist", "load-server-state-from-file",
     "log-format", "log-format-sd", "log-steps", "log-tag", "max-keep-alive-queue", "max-session-srv-conns",
-    "monitor", "monitor-uri", "persist", "rate-limit", "redirect", "retry-on", "server-state-file-name",
+    "persist", "rate-limit", "redirect", "retry-on", "server-state-file-name",
     "server-template", "source", "stick", "stick-table", "tcp-check", "tcp-request",
     "tcp-response", "unique-id-format", "unique-id-header", "use-fcgi-app", "use-server",
     "quic-initial", "error-log-format", "dispatch", "transparent",

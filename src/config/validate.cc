@@ -152,6 +152,12 @@ bool Parser::finish(ConfigModel* model) {
                 false);
         p.stats.enabled = false;
       }
+      if (!p.monitor_uri.empty() && (p.caps & ProxyConfig::kFrontend)) {
+        warning(fmt::format("monitor-uri will be ignored for proxy '{}' (needs 'mode http').",
+                            p.name),
+                false);
+        p.monitor_uri.clear();
+      }
       bool fe = (p.caps & ProxyConfig::kFrontend) != 0;
       if (fe && p.accept_unsafe_requests) {
         warning(fmt::format("'option accept-unsafe-violations-in-http-request' ignored for {} as it "
@@ -167,6 +173,13 @@ bool Parser::finish(ConfigModel* model) {
         p.option_httplog = false;
         p.option_tcplog = true;
       }
+    }
+    if (!p.monitor_uri.empty() && !(p.caps & ProxyConfig::kFrontend)) {
+      warning(fmt::format("parsing [{}:{}] : 'monitor-uri' ignored because {} '{}' has no "
+                          "frontend capability.",
+                          p.monitor_uri_loc.file, p.monitor_uri_loc.line, type_word(p), p.name),
+              false);
+      p.monitor_uri.clear();
     }
     if ((p.caps & ProxyConfig::kFrontend) && p.binds.empty())
       warning(fmt::format("{} '{}' has no 'bind' directive. Please declare it as a backend if "

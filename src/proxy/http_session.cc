@@ -845,6 +845,16 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
   };
 
   const auto& fh = fe_.settings.h;
+  // `monitor-uri`: before any rule, as in HAProxy; the answer is not logged.
+  if (!fh.monitor_uri.empty() && edit.target == fh.monitor_uri) {
+    skip_buffered_body();
+    w_.fe_counters(fe_.index).intercepted.add();
+    bool fail = false;
+    for (const auto& c : fh.monitor_fail) fail = fail || c.eval(view);
+    error_reply(fail ? 503 : 200, "LR", false);
+    logged_ = true;
+    return false;
+  }
   if (!fh.request_rules.empty()) {
     if (answer(rules::apply_rules(fh.request_rules, rules::RuleSide::kRequest, edit, view), fe_))
       return false;

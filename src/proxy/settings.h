@@ -65,6 +65,9 @@ struct HttpSettings {
     std::string node, desc;                 // shown when not empty
   };
   StatsPage stats;
+  // `monitor-uri` (frontends): "" none; `monitor fail` conditions, ORed.
+  std::string monitor_uri;
+  std::vector<rules::Condition> monitor_fail;
   const std::string* errorfile(int status) const {
     for (auto it = errorfiles.rbegin(); it != errorfiles.rend(); ++it)
       if (it->first == status) return &it->second;

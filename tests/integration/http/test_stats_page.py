@@ -1,4 +1,5 @@
-"""The HTTP statistics page, `stats uri` and friends (specs/cli-and-stats.md 3.8)."""
+"""The HTTP statistics page, `stats uri` and friends (specs/cli-and-stats.md 3.8), and
+`monitor-uri`: what a frontend answers itself for operators and load balancers."""
 import base64
 import json
 
@@ -128,3 +129,27 @@ listen t
 """
     proc = sluice(cfg(text), wait_ports=[sport])
     assert "'stats' statement ignored for proxy 't' as it requires HTTP mode." in proc.stderr()
+
+
+def test_monitor_uri(sluice, cfg, origin, udp_log):
+    """`monitor-uri`: answered by the frontend (200, or 503 under `monitor fail`), before any
+    rule, with no log line, and nothing reaches the server."""
+    port = free_port()
+    text = config(port, origin.port, glob=f"log 127.0.0.1:{udp_log.port} format raw local0",
+                  defaults="log global\noption httplog",
+                  fe="monitor-uri /healthz\nmonitor fail if { hdr(x-down) -m found }\n"
+                     "http-request deny")
+    sluice(cfg(text), wait_ports=[port])
+    origin.reset()
+    r = get(port, "/healthz")
+    assert r.raw == error_page(200), r
+    assert get(port, "/healthz", headers="Host: a\r\nx-down: 1\r\n").status == 503
+    # Exactly the URI; anything else meets the deny rule.
+    assert get(port, "/healthz?x").status == 403
+    assert get(port, "/other").status == 403
+    # The denied requests are logged (after the monitor ones), the monitor requests are not.
+    udp_log.wait_for(lambda m: '"GET /other ' in m)
+    texts = udp_log.texts()
+    assert any('"GET /healthz?x ' in t for t in texts), texts
+    assert not any('"GET /healthz ' in t for t in texts), texts
+    assert origin.requests() == []

@@ -474,5 +474,35 @@ TEST(StatsPage, IgnoredWithAWarningInTcpMode) {
   EXPECT_FALSE(proxy(r, "l").stats.enabled);
 }
 
+TEST(MonitorUri, KeywordsAndMessages) {
+  auto r = parse(fe("  monitor-uri /healthz\n  monitor fail if { path_beg /x }\n"
+                    "  monitor fail unless { method GET }\n"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(proxy(r, "f").monitor_uri, "/healthz");
+  EXPECT_EQ(proxy(r, "f").monitor_fail.size(), 2u);
+  auto bad = [](const std::string& line, const std::string& msg) {
+    auto b = parse(fe("  " + line + "\n"));
+    EXPECT_FALSE(b.r.model) << line;
+    EXPECT_TRUE(b.has("parsing [f.cfg:8] : " + msg)) << b.all();
+  };
+  bad("monitor-uri", "'monitor-uri' expects an URI.");
+  bad("monitor-uri /a /b", "'monitor-uri' cannot handle unexpected argument '/b'.");
+  bad("monitor", "'monitor' only supports 'fail'.");
+  bad("monitor foo", "'monitor' only supports 'fail'.");
+  bad("monitor fail", "'monitor fail' requires either 'if' or 'unless' followed by a condition.");
+  bad("monitor fail foo", "'monitor fail' requires either 'if' or 'unless' followed by a condition.");
+  // HAProxy's warnings: a backend has no frontend side; TCP mode has no URI.
+  r = parse("backend b\n  mode http\n  monitor-uri /x\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'monitor-uri' ignored because backend 'b' has no frontend "
+                    "capability."))
+      << r.all();
+  EXPECT_EQ(proxy(r, "b").monitor_uri, "");
+  r = parse("listen l\n  bind :1\n  timeout client 1s\n  monitor-uri /x\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("monitor-uri will be ignored for proxy 'l' (needs 'mode http').")) << r.all();
+  EXPECT_EQ(proxy(r, "l").monitor_uri, "");
+}
+
 }  // namespace
 }  // namespace sluice::config
