@@ -428,6 +428,12 @@ const char* kind_json(RowKind k) {
 
 }  // namespace
 
+std::size_t stat_column(std::string_view name) {
+  for (std::size_t i = 0; i < kColumns.size(); ++i)
+    if (kColumns[i].name == name) return i;
+  return kDash;
+}
+
 const std::vector<std::string_view>& stat_column_names() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> n;
@@ -588,11 +594,7 @@ bool icontains(std::string_view hay, std::string_view needle) {
   return false;
 }
 
-std::size_t column(std::string_view name) {
-  for (std::size_t i = 0; i < kColumns.size(); ++i)
-    if (kColumns[i].name == name) return i;
-  return kDash;
-}
+std::size_t column(std::string_view name) { return stat_column(name); }
 
 // "1h02m" style age for `lastchg`, as the page shows it.
 std::string human_age(std::string_view seconds) {
@@ -687,6 +689,16 @@ std::string render_stats_page(const stats::StatsSource& source, const stats::Sta
   o.hide_maint = q.hide_maint;
   o.show_legends = q.show_legends;
   std::string out;
+  if (q.format == stats::StatsPageQuery::Format::kPrometheus) {
+    std::vector<StatRow> rows;
+    for (const auto& px : shown) {
+      std::vector<Row> r;
+      proxy_rows(px, o, &r);
+      for (auto& row : r) rows.push_back(StatRow{static_cast<int>(row.kind), std::move(row.v)});
+    }
+    prometheus_text(source.process(), rows, q, &out);
+    return out;
+  }
   if (q.format == stats::StatsPageQuery::Format::kHtml) {
     html_page(source.process(), shown, o, q, &out);
     return out;

@@ -1118,7 +1118,7 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"disabled", kDFLB, 0, kw_disabled, "the proxy is not started"},
     {"enabled", kDFLB, 0, kw_enabled, "cancels `disabled`"},
     {"acl", kDFLB, 0, kw_acl, "<name> <criterion> [-i] [-m <method>] [-n] [--] <values>...: lines with the same name are ORed; see \"HTTP rules\" below for the criteria; not in defaults"},
-    {"http-request", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, set-path, deny, return, redirect, allow; not in defaults; ignored (warning) in TCP mode"},
+    {"http-request", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, set-path, deny, return, redirect, allow, use-service prometheus-exporter; not in defaults; ignored (warning) in TCP mode"},
     {"http-response", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, deny, return, redirect location, allow; not in defaults; ignored (warning) in TCP mode"},
     {"use_backend", kFL, kFe, kw_use_backend, "<backend> [if|unless <cond>]: the first matching rule chooses the backend, else default_backend; static names only"},
     {"http-reuse", kDLB, kBe, kw_http_reuse, "never | safe (default) | aggressive | always: sharing of idle server connections"},

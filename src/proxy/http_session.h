@@ -99,6 +99,9 @@ class HttpSession : public Session {
   void server_error(int status, const char* term);
   // `stats uri`: answers the statistics page if `px` serves it at this request's URI.
   bool serve_stats(const Proxy& px, const rules::HeadEdit& edit);
+  // `http-request use-service prometheus-exporter`.
+  void serve_metrics(const rules::HeadEdit& edit);
+  void reply_generated(std::string_view type, std::string_view extra_headers, std::string body);
   // `show errors`: records `bytes` (what the buffer holds) as the last invalid message of this
   // request's frontend or this response's backend.
   void capture_error(bool response, std::string_view bytes, http::ParseError why);

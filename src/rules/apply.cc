@@ -200,6 +200,9 @@ Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit&
         return out;
       case Action::kAllow:
         return out;
+      case Action::kUseService:
+        out = r.reply;
+        return out;
     }
     refresh();
   }

@@ -28,6 +28,7 @@ constexpr ActionName kActions[] = {
     {"redirect", Action::kRedirect, false},         {"replace-header", Action::kReplaceHeader, false},
     {"replace-value", Action::kReplaceValue, false}, {"return", Action::kReturn, false},
     {"set-header", Action::kSetHeader, false},      {"set-path", Action::kSetPath, true},
+    {"use-service", Action::kUseService, true},
 };
 
 // HAProxy actions sluice does not implement yet.
@@ -40,7 +41,7 @@ constexpr std::string_view kHaproxyRequestActions[] = {
     "set-log-level", "set-map", "set-mark", "set-method", "set-nice", "set-pathq",
     "set-priority-class", "set-priority-offset", "set-query", "set-retries", "set-src",
     "set-src-port", "set-timeout", "set-tos", "set-uri", "set-var", "set-var-fmt", "silent-drop",
-    "strict-mode", "tarpit", "track-sc0", "track-sc1", "track-sc2", "unset-var", "use-service",
+    "strict-mode", "tarpit", "track-sc0", "track-sc1", "track-sc2", "unset-var",
     "wait-for-body", "wait-for-handshake",
 };
 constexpr std::string_view kHaproxyResponseActions[] = {
@@ -325,6 +326,20 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       break;
     }
     case Action::kAllow: break;
+    case Action::kUseService: {
+      // HAProxy's only built-in service; the others are Lua ones (`lua.<name>`).
+      if (words.size() < 2)
+        return base::Error::text(fmt::format(
+            "'{}' expects a service name ('prometheus-exporter').", c.full));
+      if (words[1] != "prometheus-exporter")
+        return base::Error::text(fmt::format(
+            "'{}' : unknown service '{}'; sluice supports 'prometheus-exporter' only.", c.full,
+            words[1]));
+      r.reply.kind = Verdict::Kind::kService;
+      r.reply.status = 200;
+      i = 2;
+      break;
+    }
   }
   if (i < words.size()) {
     if (!is_cond_word(words[i]))

@@ -134,7 +134,8 @@ struct HeadEdit {
 
 // What the rules decided for a message.
 struct Verdict {
-  enum class Kind : uint8_t { kContinue, kDeny, kReturn, kRedirect };
+  // kService: `use-service`; the only service is the Prometheus exporter.
+  enum class Kind : uint8_t { kContinue, kDeny, kReturn, kRedirect, kService };
   Kind kind = Kind::kContinue;
   int status = 0;               // deny: deny_status (default 403); return; redirect code
   std::string content_type;     // return
@@ -152,7 +153,7 @@ class HttpRule {
  public:
   enum class Action : uint8_t {
     kSetHeader, kAddHeader, kDelHeader, kReplaceHeader, kReplaceValue, kSetPath, kDeny,
-    kReturn, kRedirect, kAllow
+    kReturn, kRedirect, kAllow, kUseService
   };
   Action action = Action::kAllow;
   std::string name;              // header name for header actions
@@ -171,10 +172,10 @@ class HttpRule {
   // Parse-time warnings for the caller to report with its location (e.g. an ignored
   // content-type, an ACL that can never match on this side).
   std::vector<std::string> warnings;
-  // deny, return, redirect and allow stop the evaluation when their condition matches.
+  // deny, return, redirect, allow and use-service stop the evaluation when their condition matches.
   bool is_final() const {
     return action == Action::kDeny || action == Action::kReturn || action == Action::kRedirect ||
-           action == Action::kAllow;
+           action == Action::kAllow || action == Action::kUseService;
   }
 };
 

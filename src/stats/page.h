@@ -9,7 +9,9 @@
 namespace sluice::stats {
 
 struct StatsPageQuery {
-  enum class Format { kHtml, kCsv, kTyped, kJson };
+  // kPrometheus: `http-request use-service prometheus-exporter` (same counters, Prometheus
+  // text exposition with HAProxy's metric names).
+  enum class Format { kHtml, kCsv, kTyped, kJson, kPrometheus };
   Format format = Format::kHtml;
   bool hide_down = false;                 // `;up`
   bool hide_maint = false;                // `;no-maint`
@@ -23,6 +25,8 @@ struct StatsPageQuery {
   std::string node;                       // shown when not empty
   std::string desc;
   std::string status;                     // `;st=<CODE>`: the result banner
+  // Prometheus only: which metric groups (`scope=` query parameters; all by default).
+  bool prom_global = true, prom_frontend = true, prom_backend = true, prom_server = true;
 };
 
 }  // namespace sluice::stats

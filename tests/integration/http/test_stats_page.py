@@ -153,3 +153,58 @@ def test_monitor_uri(sluice, cfg, origin, udp_log):
     assert any('"GET /healthz?x ' in t for t in texts), texts
     assert not any('"GET /healthz ' in t for t in texts), texts
     assert origin.requests() == []
+
+
+def _parse_exposition(text):
+    """{(name, frozenset(labels)): value} from the Prometheus text format, checking that every
+    sample follows its family's `# TYPE` line and that values are numbers."""
+    import re
+    sample = re.compile(r'^([a-z_]+)(?:\{(.*)\})? (-?[0-9.e+]+)$')
+    typed, out = set(), {}
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split(" ")
+            assert kind in ("gauge", "counter"), line
+            typed.add(name)
+            continue
+        if line.startswith("# HELP ") or not line:
+            continue
+        m = sample.match(line)
+        assert m, line
+        assert m.group(1) in typed, line
+        labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+        out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def test_prometheus_exporter(sluice, cfg, origin):
+    port = free_port()
+    text = config(port, origin.port,
+                  fe="http-request use-service prometheus-exporter if { path /metrics }",
+                  extra="    server s2 127.0.0.1:1 disabled")
+    sluice(cfg(text), wait_ports=[port])
+    for _ in range(3):
+        assert get(port, "/x").status == 200
+    origin.reset()
+    r = get(port, "/metrics")
+    assert r.status == 200 and r.header("content-type") == "text/plain; version=0.0.4"
+    assert origin.requests() == []
+    m = _parse_exposition(r.body.decode())
+    fe = frozenset({("proxy", "fe")})
+    be = frozenset({("proxy", "be")})
+    s1 = frozenset({("proxy", "be"), ("server", "s1")})
+    s2 = frozenset({("proxy", "be"), ("server", "s2")})
+    assert m[("haproxy_process_nbthread", frozenset())] == 1
+    assert m[("haproxy_frontend_http_requests_total", fe)] == 4   # this one included
+    assert m[("haproxy_backend_http_responses_total", be | {("code", "2xx")})] == 3
+    assert m[("haproxy_server_sessions_total", s1)] == 3
+    assert m[("haproxy_frontend_intercepted_requests_total", fe)] == 1
+    assert m[("haproxy_frontend_status", fe | {("state", "UP")})] == 1
+    assert m[("haproxy_server_status", s1 | {("state", "UP")})] == 1
+    assert m[("haproxy_server_status", s2 | {("state", "MAINT")})] == 1
+    assert m[("haproxy_server_status", s2 | {("state", "UP")})] == 0
+    # scope= picks the groups; no-maint leaves servers in maintenance out.
+    only = _parse_exposition(get(port, "/metrics?scope=server&no-maint").body.decode())
+    assert {k[0].split("_")[1] for k in only} == {"server"}
+    assert all(("server", "s2") not in k[1] for k in only)
+    assert ("haproxy_server_sessions_total", s1) in only

@@ -399,5 +399,27 @@ TEST_F(RuleTest, Errors) {
   EXPECT_NE(error("deny if { path /").find("missing closing '}'"), std::string::npos);
 }
 
+// `use-service prometheus-exporter`: a final action on the request side only; other services
+// (Lua ones) are refused.
+TEST_F(RuleTest, UseService) {
+  Req q(basic());
+  auto v = run({"use-service prometheus-exporter if { path /metrics }", "deny"}, q);
+  EXPECT_EQ(v.kind, Kind::kDeny);
+  Req m(basic());
+  m.view.target = m.edit.target = "/metrics";
+  v = run({"use-service prometheus-exporter if { path /metrics }", "deny"}, m);
+  EXPECT_EQ(v.kind, Kind::kService);
+  EXPECT_EQ(error("use-service"),
+            "'http-request use-service' expects a service name ('prometheus-exporter').");
+  EXPECT_EQ(error("use-service lua.hello"),
+            "'http-request use-service' : unknown service 'lua.hello'; sluice supports "
+            "'prometheus-exporter' only.");
+  EXPECT_NE(error("use-service prometheus-exporter", RuleSide::kResponse).find("use-service"),
+            std::string::npos);
+  EXPECT_EQ(error("use-service prometheus-exporter foo"),
+            "'http-request use-service' expects either 'if' or 'unless' followed by a condition but "
+            "found 'foo'.");
+}
+
 }  // namespace
 }  // namespace sluice::rules
