@@ -210,6 +210,16 @@ class CliConnection : public core::IoHandler, public proxy::SpecialConn, public 
 base::Result<void> open_stats_sockets(const config::GlobalConfig& global, proxy::Process& process,
                                       const stats::StatsSource& stats,
                                       stats::ServerControl* control) {
+  std::vector<std::pair<std::string, config::CliLevel>> listed;
+  for (const auto& s : global.stats_sockets) {
+    const net::ListenAddress& a = s.addr;
+    std::string shown = a.kind == net::ListenAddress::Kind::kUnix ? "unix@" + a.addr.host_string()
+                        : a.kind == net::ListenAddress::Kind::kInheritedFd
+                            ? fmt::format("fd@{}", a.fd)
+                            : (a.addr.family() == AF_INET6 ? "ipv6@" : "ipv4@") + a.addr.to_string();
+    listed.emplace_back(std::move(shown), s.level);
+  }
+  cli::set_cli_sockets(std::move(listed));
   for (const auto& s : global.stats_sockets) {
     net::ListenOptions opts;
     opts.backlog = 10;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/model.h"
@@ -75,6 +76,10 @@ void register_command(Command command);
 // Built-in commands first, then registered ones in registration order. Any thread once
 // start-up is over.
 const std::vector<Command>& commands();
+
+// `show cli sockets`: the stats sockets as `<family>@<address>` with their level, in
+// configuration order. Main thread, at start-up (like register_command()).
+void set_cli_sockets(std::vector<std::pair<std::string, Level>> sockets);
 
 // Byte limits of the protocol. A command line (with its LF) must fit in one buffer, as in
 // HAProxy with tune.bufsize (kMaxLineBytes is its default; CliSession takes the configured

@@ -11,6 +11,18 @@
 namespace sluice::cli {
 namespace {
 
+std::vector<std::pair<std::string, Level>>& cli_sockets() {
+  static std::vector<std::pair<std::string, Level>> sockets;
+  return sockets;
+}
+
+// `show cli sockets` (any level): HAProxy's header, then one line per stats socket; sluice has
+// one process, so `processes` is always `all`.
+void cmd_show_cli_sockets(const CommandContext&, const std::vector<std::string>&, std::string* out) {
+  *out += "# socket lvl processes\n";
+  for (const auto& [addr, level] : cli_sockets()) *out += fmt::format("{} {} all\n", addr, level_name(level));
+}
+
 std::vector<Command>& registry() {
   // Built lazily so that register_command() from another module's static setup code cannot
   // run before the built-ins exist.
@@ -194,6 +206,8 @@ std::vector<Command> builtin_commands() {
        cmd_show_version},
       {{"show", "cli", "level"}, "show cli level", "display the level of the current CLI session",
        Level::kUser, cmd_show_cli_level},
+      {{"show", "cli", "sockets"}, "show cli sockets", "dump list of cli sockets", Level::kUser,
+       cmd_show_cli_sockets},
       {{"user"}, "user", "lower the level of the current CLI session to user", Level::kUser,
        cmd_user},
       {{"operator"}, "operator", "lower the level of the current CLI session to operator",
@@ -293,6 +307,10 @@ std::string help_text(const std::vector<std::string>& words, bool unknown) {
   for (const Command* c : listed) out += help_line(*c);
   out += kFixedHelp;
   return out;
+}
+
+void set_cli_sockets(std::vector<std::pair<std::string, Level>> sockets) {
+  cli_sockets() = std::move(sockets);
 }
 
 }  // namespace sluice::cli

@@ -98,3 +98,13 @@ def test_no_output_without_lf(cli_setup):
         s.sendall(b"show info")
         s.shutdown(socket.SHUT_WR)
         assert recv_all(s) == b""
+
+
+def test_show_cli_sockets(cli_setup):
+    """Every stats socket with its level, in configuration order; any level may ask."""
+    lines = cli(cli_setup.user, "show cli sockets").split("\n")
+    assert lines[0] == "# socket lvl processes"
+    assert lines[1] == f"unix@{cli_setup.admin} admin all"
+    assert lines[2] == f"ipv4@127.0.0.1:{cli_setup.user[1]} user all"
+    assert re.fullmatch(r"fd@\d+ admin all", lines[3]), lines
+    assert lines[4:] == ["", ""]
