@@ -1263,7 +1263,7 @@ bool HttpSession::write_server() {
     return false;
   }
   if (!res_head_sent_) server_error(502, "SH");
-  else finish("SD");
+  else server_abort("SD");
   return false;
 }
 
@@ -1474,9 +1474,7 @@ bool HttpSession::response_body() {
       progress = true;
     } else {
       // The server closed in the middle of its body.
-      w_.be_counters(be_->index).srv_abrt.add();
-      w_.srv_counters(be_->server_base + srv_->index()).srv_abrt.add();
-      finish("SD");
+      server_abort("SD");
       return false;
     }
   }
@@ -1485,6 +1483,50 @@ bool HttpSession::response_body() {
     sin_ = nullptr;
   }
   return progress;
+}
+
+// The server failed after the response head was queued for the client: the transaction ends
+// here (logged and counted now), but what the server had sent is still delivered before the
+// client connection closes, as HAProxy does. Closing at once would drop the queued bytes: a head
+// that arrived with the close never reached the client, which saw a bare close while the log
+// said 200.
+void HttpSession::server_abort(const char* term) {
+  term_[0] = term[0];
+  term_[1] = term[1];
+  if (be_ && (!res_done_ || !req_done_)) count_server_abort(term[0] == 'S');
+  res_done_ = req_done_ = true;   // nothing more moves; finish() must not count again
+  if (sc_) {
+    w_.close_server_conn(sc_);
+    sc_ = nullptr;
+  }
+  to_srv_.clear();
+  to_srv_off_ = 0;
+  count_response_status();
+  log_transaction();
+  // The server's slot is free now, not after a slow client took the last bytes.
+  if (srv_) {
+    srv_->release();
+    w_.process().server_slot_freed(*be_);
+    srv_ = nullptr;
+  }
+  if (be_) {
+    be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
+    be_ = nullptr;
+  }
+  client_close_ = true;
+  phase_ = Phase::kClosing;
+  if (pending(to_cli_, to_cli_off_) == 0) close_now();
+}
+
+void HttpSession::count_server_abort(bool response_error) {
+  auto& bc = w_.be_counters(be_->index);
+  bc.srv_abrt.add();
+  if (response_error) bc.eresp.add();
+  if (srv_) {
+    auto& sc = w_.srv_counters(be_->server_base + srv_->index());
+    sc.srv_abrt.add();
+    if (response_error) sc.eresp.add();
+  }
 }
 
 void HttpSession::count_response_status() {
@@ -1822,7 +1864,8 @@ void HttpSession::on_timer(core::Timer&) {
           server_error(504, "sH");
           pump();
         } else {
-          finish("sD");
+          server_abort("sD");
+          pump();
         }
         return;
       }
@@ -1904,15 +1947,16 @@ void HttpSession::finish(const char* term) {
   if (!logged_ && !quiet_ && (t_first_byte_ms_ || status_ != -1 || term[0] != '-')) {
     log_transaction();
   }
-  if (be_ && !res_done_) {
-    auto& bc = w_.be_counters(be_->index);
-    if (term[0] == 'C' || term[0] == 'c') bc.cli_abrt.add();
-    if (term[0] == 'S' || term[0] == 's') bc.srv_abrt.add();
-    if (srv_) {
-      auto& sc = w_.srv_counters(be_->server_base + srv_->index());
-      if (term[0] == 'C' || term[0] == 'c') sc.cli_abrt.add();
-      if (term[0] == 'S' || term[0] == 's') sc.srv_abrt.add();
+  // An abort while either message was still moving: a response not complete, or a request body
+  // still being forwarded after the response ended (a server answering early, then closing).
+  if (be_ && (!res_done_ || !req_done_)) {
+    if (term[0] == 'C' || term[0] == 'c') {
+      w_.be_counters(be_->index).cli_abrt.add();
+      if (srv_) w_.srv_counters(be_->server_base + srv_->index()).cli_abrt.add();
     }
+    // A server that closed or reset in the data phase is also a response error (eresp
+    // includes those aborts); a server timeout (sD) is an abort only, as in HAProxy.
+    if (term[0] == 'S' || term[0] == 's') count_server_abort(term[0] == 'S' && term[1] == 'D');
   }
   phase_ = Phase::kClosed;
   w_.unqueue_flush(this);

@@ -117,6 +117,9 @@ class HttpSession : public Session {
   void log_transaction();
   void count_status(int status);
   void count_response_status();    // the final response's status, once (res_uncounted_)
+  // srv_abrt on the backend and the server; `response_error`: eresp too (a close or reset).
+  void count_server_abort(bool response_error);
+  void server_abort(const char* term);   // SD/sD once the head left: flush, log, close
   const HttpSettings& be_http() const;
 
   Worker& w_;
