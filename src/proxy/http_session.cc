@@ -1472,6 +1472,14 @@ bool HttpSession::response_body() {
       res_done_ = true;
       server_close_ = true;
       progress = true;
+      if (s_err_) {
+        // A reset, not a FIN: the body may be cut and nobody can tell, as its end is the close.
+        // What arrived is still delivered and the client connection closes after it, but the
+        // transaction is a server abort (SD, eresp and srv_abrt), as HAProxy reports it.
+        term_[0] = 'S';
+        term_[1] = 'D';
+        count_server_abort(true);
+      }
     } else {
       // The server closed in the middle of its body.
       server_abort("SD");

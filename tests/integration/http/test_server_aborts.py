@@ -97,6 +97,31 @@ def test_server_timeout_mid_body_is_an_abort_only(cfg, sluice, short_tmp, udp_lo
         _expect_counters(sock, srv_abrt=1)
 
 
+def test_reset_in_body_without_length_is_a_server_abort(cfg, sluice, origin, udp_log, short_tmp):
+    # The body runs to the server's close: a FIN ends it normally, a RST may have cut it. The
+    # client still gets every byte that arrived, then the close; the log and counters say SD.
+    port, sock = _start(sluice, cfg, udp_log, short_tmp, origin.port)
+    origin.script("/rst", b"HTTP/1.1 200 OK\r\n\r\nbody until the close", reset=True)
+    with Conn(port) as c:
+        c.send(b"GET /rst HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.read_to_eof() == (b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n"
+                                   b"body until the close")
+    status, tsc, line = _log_tail(udp_log, "/rst")
+    assert (status, tsc) == ("200", "SD--"), line
+    _expect_counters(sock, srv_abrt=1, eresp=1)
+
+
+def test_fin_in_body_without_length_is_a_normal_end(cfg, sluice, origin, udp_log, short_tmp):
+    port, sock = _start(sluice, cfg, udp_log, short_tmp, origin.port)
+    origin.script("/fin", b"HTTP/1.1 200 OK\r\n\r\nbody until the close", close=True)
+    with Conn(port) as c:
+        c.send(b"GET /fin HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.read_to_eof().endswith(b"\r\n\r\nbody until the close")
+    status, tsc, line = _log_tail(udp_log, "/fin")
+    assert (status, tsc) == ("200", "----"), line
+    _expect_counters(sock)
+
+
 def test_server_answering_early_then_closing_during_upload(cfg, sluice, short_tmp, udp_log):
     # The server rejects an upload without reading it and closes: the client gets the answer,
     # and the upload it was still sending makes the transaction a server abort.
