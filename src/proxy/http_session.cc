@@ -1331,10 +1331,13 @@ bool HttpSession::parse_response() {
     e.headers = rh.headers;
     http::rewrite_response_fields(rh, false, e.headers, e.storage);
     http::append_response_head(rh, e.headers, to_cli_);
+    // The server answered it: counted on the server only. The frontend and the backend count
+    // the final status of the transaction, as HAProxy does. (Read before the reset below, which
+    // clears the head `rh` refers to.)
+    count_server_status(rh.status);
     consume(sin_, tx_->res_parser.consumed());
     tx_->res_parser.reset();
     tx_->res_parser.set_request_method(req_method_);
-    count_status(rh.status);
     return true;
   }
   if (rh.status == 101 && !upgrade_) {
@@ -1342,6 +1345,9 @@ bool HttpSession::parse_response() {
     return true;
   }
   t_response_ms_ = w_.loop().now_ms();
+  // The server's own status, whatever the client ends up getting (a response rule's answer, a
+  // 502 for a bad first chunk): the server row counts what servers sent.
+  count_server_status(rh.status);
   rules::HeadEdit& edit = fresh_edit(tx_->res_edit, rh.headers);
   http::rewrite_response_fields(rh, tunnel, edit.headers, edit.storage);
   // http-response rules: the backend's, then the frontend's.
@@ -1543,11 +1549,20 @@ void HttpSession::count_response_status() {
   res_uncounted_ = 0;
 }
 
+namespace {
+int status_class(int status) { return status >= 100 && status < 600 ? status / 100 - 1 : 5; }
+}  // namespace
+
+// The status the client got, on the frontend and the backend. Pages sluice generates (502, 503,
+// 504, rule answers) count there only, not on the server, which sent none of them.
 void HttpSession::count_status(int status) {
-  int cls = status >= 100 && status < 600 ? status / 100 - 1 : 5;
+  int cls = status_class(status);
   w_.fe_counters(fe_.index).hrsp[cls].add();
   if (be_) w_.be_counters(be_->index).hrsp[cls].add();
-  if (be_ && srv_) w_.srv_counters(be_->server_base + srv_->index()).hrsp[cls].add();
+}
+
+void HttpSession::count_server_status(int status) {
+  if (be_ && srv_) w_.srv_counters(be_->server_base + srv_->index()).hrsp[status_class(status)].add();
 }
 
 void HttpSession::local_reply(int status, const char* term, std::string bytes, bool close_after,

@@ -115,7 +115,8 @@ class HttpSession : public Session {
   void finish(const char* term);
   void close_now();
   void log_transaction();
-  void count_status(int status);
+  void count_status(int status);          // frontend and backend
+  void count_server_status(int status);   // the server's row: each response head it sent
   void count_response_status();    // the final response's status, once (res_uncounted_)
   // srv_abrt on the backend and the server; `response_error`: eresp too (a close or reset).
   void count_server_abort(bool response_error);

@@ -148,3 +148,31 @@ def test_server_answering_early_then_closing_during_upload(cfg, sluice, short_tm
         status, tsc, line = _log_tail(udp_log, "/up")
         assert (status, tsc) == ("413", "SD--"), line
         _expect_counters(sock, srv_abrt=1, eresp=1)
+
+
+def _classes(sock):
+    rows = parse_show_stat(cli(str(sock), "show stat"))[1]
+    names = ("hrsp_1xx", "hrsp_2xx", "hrsp_5xx", "hrsp_other")
+    return {(px, sv): tuple(stat_int(stat_row(rows, px, sv), k) for k in names)
+            for px, sv in (("fe", "FRONTEND"), ("be", "BACKEND"), ("be", "s1"))}
+
+
+def test_status_classes_count_what_each_side_sent(cfg, sluice, origin, udp_log, short_tmp):
+    # Frontend and backend count the status the client got; the server's row counts the
+    # response heads the server sent, interim ones included (HAProxy's http_wait_for_response),
+    # and never a page sluice generated for it.
+    port, sock = _start(sluice, cfg, udp_log, short_tmp, origin.port)
+    with Conn(port) as c:
+        c.send(b"POST /continue HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n"
+               b"Content-Length: 3\r\n\r\nabc")
+        assert c.response().status == 100
+        assert c.response().status == 200
+    with Conn(port) as c:
+        c.send(b"GET /close HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.response().status == 502
+    #               1xx 2xx 5xx other
+    want = {("fe", "FRONTEND"): (0, 1, 1, 0),
+            ("be", "BACKEND"): (0, 1, 1, 0),
+            ("be", "s1"): (1, 1, 0, 0)}
+    wait_until(lambda: _classes(sock) == want,
+               message=lambda: f"status classes {want}, have {_classes(sock)}")
