@@ -484,7 +484,11 @@ bool HttpSession::write_client() {
                     (phase_ == Phase::kExchange && req_done_ && res_done_ &&
                      (client_close_ || soft_stop_ || c_eof_));
   const std::size_t from = to_cli_off_;
+  const bool server_held = pending(to_cli_, to_cli_off_) >= kHighWater;
   ssize_t n = write_some(cfd_, to_cli_, to_cli_off_, c_wr_, last);
+  // The server was not read while the client was slow (server_timeout_runs()): its idle time
+  // starts again from here, as HAProxy re-arms a read timeout when reading resumes.
+  if (n > 0 && server_held) s_last_ms_ = w_.loop().now_ms();
   if (n > 0 && last) c_corked_ = true;
   if (n > 0 && res_head_unsent_ && from + static_cast<std::size_t>(n) > res_head_at_) {
     res_head_unsent_ = false;
@@ -1248,10 +1252,12 @@ bool HttpSession::write_server() {
     w_.queue_flush(this);
     return false;
   }
+  const bool client_held = pending(to_srv_, to_srv_off_) >= kHighWater;
   ssize_t n = write_some(sc_->fd, to_srv_, to_srv_off_, s_wr_);
   if (n > 0) {
     req_sent_ += static_cast<uint64_t>(n);
     s_last_ms_ = w_.loop().now_ms();
+    if (client_held) c_last_ms_ = s_last_ms_;   // the same for a client held by a slow server
     return true;
   }
   if (n == -1) return false;
@@ -1807,9 +1813,8 @@ uint64_t HttpSession::deadline() const {
       if (bto.connect) consider(t_connect_ms_ + bto.connect);
       return d;
     case Phase::kExchange:
-      if ((!req_done_ || pending(to_cli_, to_cli_off_) > 0) && fto.client)
-        consider(c_last_ms_ + fto.client);
-      if (!res_done_ && sc_ && bto.server) consider(s_last_ms_ + bto.server);
+      if (client_timeout_runs() && fto.client) consider(c_last_ms_ + fto.client);
+      if (server_timeout_runs() && bto.server) consider(s_last_ms_ + bto.server);
       return d;
     case Phase::kTunnel: {
       uint32_t t = bto.tunnel;
@@ -1825,6 +1830,22 @@ uint64_t HttpSession::deadline() const {
       return 0;
   }
   return d;
+}
+
+// In an exchange, each side's timeout runs only while sluice waits on that side: for bytes
+// it sends there, or for bytes to read from it. A side that sluice stopped reading because the
+// other side is slow to take what it already sent (kHighWater) is not idle by its own doing: a
+// client that reads a large response slowly is a client timeout (cD), not the server's (sD),
+// and a server that reads an upload slowly is not the client's timeout.
+bool HttpSession::client_timeout_runs() const {
+  if (pending(to_cli_, to_cli_off_) > 0) return true;
+  return !req_done_ && pending(to_srv_, to_srv_off_) < kHighWater;
+}
+
+bool HttpSession::server_timeout_runs() const {
+  if (!sc_) return false;
+  if (pending(to_srv_, to_srv_off_) > 0) return true;
+  return !res_done_ && pending(to_cli_, to_cli_off_) < kHighWater;
 }
 
 void HttpSession::arm_timeout() {
@@ -1881,7 +1902,8 @@ void HttpSession::on_timer(core::Timer&) {
       return;
     case Phase::kExchange: {
       const Timeouts& bto = be_ ? be_->settings.timeouts : fto;
-      bool server_expired = !res_done_ && sc_ && bto.server && now >= s_last_ms_ + bto.server;
+      bool server_expired =
+          server_timeout_runs() && bto.server && now >= s_last_ms_ + bto.server;
       if (server_expired) {
         if (!res_head_sent_) {
           server_error(504, "sH");

@@ -112,6 +112,8 @@ class HttpSession : public Session {
 
   uint64_t deadline() const;
   void arm_timeout();
+  bool client_timeout_runs() const;   // kExchange: sluice waits on the client
+  bool server_timeout_runs() const;   // kExchange: sluice waits on the server
   void finish(const char* term);
   void close_now();
   void log_transaction();

@@ -1,8 +1,8 @@
-"""A server that fails in the middle of a transaction (http1.md 6.3, 6.4; cli-and-stats.md
-counters): what the client receives, the log line's termination state, and what `show stat`
-counts. As in HAProxy, a server that closes or resets in the data phase is one server abort
-(srv_abrt) and one response error (eresp, which includes those aborts); a server timeout in
-the data phase (sD) is an abort only."""
+"""Transactions that end badly in the middle (http1.md 6.3, 6.4; cli-and-stats.md counters):
+what the client receives, the log line's termination state, and what `show stat` counts. As in
+HAProxy, a server that closes or resets in the data phase is one server abort (srv_abrt) and one
+response error (eresp, which includes those aborts); a server timeout in the data phase (sD) is
+an abort only; a timeout is blamed on the side sluice was waiting for."""
 import socket
 
 from sluice_harness import (TcpServer, cli, free_port, parse_show_stat, stat_int, stat_row,
@@ -176,3 +176,20 @@ def test_status_classes_count_what_each_side_sent(cfg, sluice, origin, udp_log, 
             ("be", "s1"): (1, 1, 0, 0)}
     wait_until(lambda: _classes(sock) == want,
                message=lambda: f"status classes {want}, have {_classes(sock)}")
+
+
+def test_slow_reading_client_is_a_client_timeout(cfg, sluice, origin, udp_log, short_tmp):
+    # sluice stops reading the server while the client does not take the response: the server
+    # is not idle by its own doing, so `timeout server` (shorter here) must not fire; the
+    # client's timeout does, and the abort is the client's.
+    port, sock = _start(sluice, cfg, udp_log, short_tmp, origin.port,
+                        "timeout connect 2s\ntimeout client 1s\ntimeout server 300ms")
+    c = socket.create_connection(("127.0.0.1", port))
+    try:
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        c.sendall(b"GET /big?n=50000000 HTTP/1.1\r\nHost: a\r\n\r\n")
+        status, tsc, line = _log_tail(udp_log, "/big")   # nothing read meanwhile
+    finally:
+        c.close()
+    assert (status, tsc) == ("200", "cD--"), line
+    _expect_counters(sock, cli_abrt=1)
