@@ -1671,6 +1671,11 @@ void HttpSession::detach_server(bool reusable) {
 
 void HttpSession::end_transaction() {
   count_response_status();
+  // %B counts what the server sent to the client: bytes read past the end of the response
+  // (a server sending more than its length) are dropped with the connection, not sent. Without
+  // this the count depended on whether they came in the same read as the body.
+  if (std::string_view excess = view_of(sin_); !excess.empty() && bytes_out_ >= excess.size())
+    bytes_out_ -= excess.size();
   log_transaction();
   detach_server(!server_close_);
   if (srv_) {

@@ -285,3 +285,17 @@ def test_httplog_client_left_while_connecting(cfg, sluice, udp_log):
     assert (f["b"], f["s"]) == ("be", "s1"), line
     assert (f["Tc"], f["Tr"]) == ("-1", "-1"), line
     assert (f["ST"], f["B"], f["tsc"]) == ("-1", "0", "CC--"), line
+
+
+def test_httplog_bytes_exclude_excess_after_body(cfg, sluice, origin, udp_log):
+    # A server sending more than its Content-Length: the excess is discarded with the server
+    # connection (http1.md 2.6) and is not part of %B, which counts what went to the client.
+    port, _ = _start(sluice, cfg, udp_log, origin.port)
+    raw = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"
+    origin.script("/excess", raw + b"EXTRA-BYTES")
+    with Conn(port) as c:
+        c.send(b"GET /excess HTTP/1.1\r\nHost: a\r\n\r\n")
+        r = c.response()
+    assert r.body == b"abc"
+    f, line = _line(udp_log, "/excess")
+    assert (f["ST"], f["B"]) == ("200", str(len(raw))), line
