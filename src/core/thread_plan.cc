@@ -367,10 +367,11 @@ base::Result<ThreadPlan> plan_threads(const ThreadSettings& s, const Topology& t
       }
     }
   }
+  int bound = 0;
+  for (const auto& c : plan.thread_cpus) bound += !c.empty();
+  const bool partly_bound = !s.cpu_maps.empty() && bound > 0 && bound < nbthread;
   if (!s.cpu_maps.empty()) {
-    int bound = 0;
-    for (const auto& c : plan.thread_cpus) bound += !c.empty();
-    if (bound > 0 && bound < nbthread)
+    if (partly_bound)
       plan.warnings.push_back("Found " + str(bound) + " thread(s) mapped to a CPU and " +
                               str(nbthread - bound) + " thread(s) not mapped to any CPU. The "
                               "unmapped threads may run on the same CPUs as mapped ones; "
@@ -387,6 +388,36 @@ base::Result<ThreadPlan> plan_threads(const ThreadSettings& s, const Topology& t
       all.erase(std::unique(all.begin(), all.end()), all.end());
       gp.cpus = complete ? all : std::vector<int>{};
     }
+  }
+  // More threads than CPUs to run them (spec 1.3, after mapping; HAProxy's
+  // thread_detect_more_than_cpus): threads then take turns on a CPU, and a thread that holds
+  // connections waits for its turn. Counted against the CPUs the threads are bound to, plus
+  // the usable CPUs when some threads are not bound. A partly bound map has its own warning
+  // above, which says more.
+  if (!partly_bound) {
+    std::vector<int> mapped;
+    for (const auto& c : plan.thread_cpus) mapped.insert(mapped.end(), c.begin(), c.end());
+    std::sort(mapped.begin(), mapped.end());
+    mapped.erase(std::unique(mapped.begin(), mapped.end()), mapped.end());
+    std::vector<int> all = mapped;
+    if (bound != nbthread) {
+      all.insert(all.end(), usable.begin(), usable.end());
+      std::sort(all.begin(), all.end());
+      all.erase(std::unique(all.begin(), all.end()), all.end());
+    }
+    const int tot_map = static_cast<int>(mapped.size());
+    const int tot_all = static_cast<int>(all.size());
+    if (tot_map > 0 && bound > tot_map)
+      plan.warnings.push_back("This configuration binds " + str(bound) + " threads to a total of " +
+                              str(tot_map) + " CPUs via cpu-map directives: some threads will "
+                              "compete for the same CPU, which degrades performance severely. "
+                              "Fix the 'cpu-map' directives or set 'nbthread' accordingly.");
+    else if (tot_all > 0 && nbthread > tot_all)
+      plan.warnings.push_back("This configuration enables " + str(nbthread) +
+                              " threads running on a total of " + str(tot_all) +
+                              " CPUs: some threads will compete for the same CPU, which "
+                              "degrades performance severely. Use 'cpu-map' to choose the CPUs, "
+                              "or lower 'nbthread'.");
   }
   return plan;
 }

@@ -53,7 +53,11 @@ def test_socket_count_per_address(cfg, sluice, short_tmp, global_extra, bind_opt
     assert [r[6] for r in rows] == threads, rows
     # The inodes CLI reports are the kernel's sockets for that port.
     assert {r[4] for r in rows} == _listening_inodes(port)
-    assert "WARNING" not in s.stderr(), s.stderr()
+    # No sharding warning. A machine with fewer CPUs than these threads gets the (separate)
+    # CPU-count warning, which says nothing about sockets.
+    warnings = [l for l in s.stderr().splitlines()
+                if "WARNING" in l and "threads running on a total of" not in l]
+    assert not warnings, s.stderr()
 
 
 def test_noreuseport_falls_back_to_one_socket(cfg, sluice, short_tmp):
@@ -172,6 +176,26 @@ listen px
     assert "threads: 48 in 8 groups" in out, out
     assert "thread 7 -> cpus" in out, out
     assert f"127.0.0.1:{port}: 8 sockets" in out, out
+
+
+def test_more_threads_than_cpus_warns(cfg):
+    # Spec 1.3, after mapping: threads that must share CPUs are worth a warning, counted
+    # against the usable CPUs (a fake sysfs of 48 CPUs), or against the CPUs of a cpu-map that
+    # binds every thread.
+    from pathlib import Path
+    env = {"SLUICE_SYSFS_ROOT": str(Path(__file__).resolve().parents[2] / "unit" / "core" /
+                                    "sysfs" / "epyc-8ccx")}
+    def check(global_extra):
+        path = cfg(conf(global_extra, "    bind 127.0.0.1:1"))
+        rc, out, err = run_sluice(["-c", "-f", str(path)], env=env)
+        assert rc == 0, err
+        return err
+    err = check("    nbthread 64\n    thread-groups 2")
+    assert "[WARNING]" in err and "enables 64 threads running on a total of 48 CPUs" in err, err
+    err = check("    nbthread 4\n    cpu-map 1/all 0-1")
+    assert "binds 4 threads to a total of 2 CPUs via cpu-map directives" in err, err
+    assert "WARNING" not in check("    nbthread 48"), "48 threads on 48 CPUs"
+    assert "WARNING" not in check("    nbthread 4\n    cpu-map auto:1/1-4 0-3")
 
 
 def test_bind_name_labels_its_sockets(cfg, sluice, short_tmp):

@@ -354,7 +354,42 @@ TEST(ThreadPlan, CpuMapPlainLaterOverrides) {
   EXPECT_EQ(p->thread_cpus[0], (std::vector<int>{0, 1}));
   EXPECT_EQ(p->thread_cpus[3], std::vector<int>{3});
   EXPECT_EQ(p->groups[0].cpus, (std::vector<int>{0, 1, 3}));
+  // Four threads bound to three CPUs: two of them share one (HAProxy warns too).
+  ASSERT_EQ(p->warnings.size(), 1u);
+  EXPECT_TRUE(has(p->warnings, "binds 4 threads to a total of 3 CPUs via cpu-map directives"));
+}
+
+// Spec 1.3, warnings after mapping: more threads than the CPUs they may run on.
+TEST(ThreadPlan, MoreThreadsThanCpusWarns) {
+  ThreadSettings s;
+  s.nbthread = 10;
+  s.thread_groups = 4;
+  auto p = plan_threads(s, flat(2));
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_TRUE(has(p->warnings, "enables 10 threads running on a total of 2 CPUs"));
+  // As many threads as CPUs, or fewer: silent.
+  s.nbthread = 2;
+  s.thread_groups = 0;
+  p = plan_threads(s, flat(2));
+  ASSERT_TRUE(p.ok());
   EXPECT_TRUE(p->warnings.empty());
+  // Every thread bound: counted against the mapped CPUs, even if more CPUs are usable.
+  s.nbthread = 4;
+  s.cpu_maps = {cpu_map(false, {1}, {}, {0, 1})};
+  p = plan_threads(s, flat(8));
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(has(p->warnings, "binds 4 threads to a total of 2 CPUs via cpu-map directives"));
+  s.cpu_maps = {cpu_map(true, {1}, {1, 2, 3, 4}, {0, 1, 2, 3})};
+  p = plan_threads(s, flat(8));
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->warnings.empty());
+  // Partly bound: only the discrepancy warning, which says more.
+  s.nbthread = 8;
+  s.cpu_maps = {cpu_map(false, {1}, {1}, {0})};
+  p = plan_threads(s, flat(2));
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->warnings.size(), 1u);
+  EXPECT_TRUE(has(p->warnings, "Found 1 thread(s) mapped to a CPU and 7 thread(s) not mapped"));
 }
 
 TEST(ThreadPlan, CpuMapPartialWarns) {
