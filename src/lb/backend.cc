@@ -72,6 +72,10 @@ void Backend::set_weight(Server& s, int weight, uint64_t now_ms) {
 
 void Backend::set_usable(Server& s, bool usable, uint64_t now_ms) {
   std::lock_guard lock(writer_);
+  set_usable_locked(s, usable, now_ms);
+}
+
+void Backend::set_usable_locked(Server& s, bool usable, uint64_t now_ms) {
   if (usable && !s.admin_up()) s.set_up_since_ms(s.settings().slowstart_ms ? std::max<uint64_t>(now_ms, 1) : 0);
   if (!usable) s.set_up_since_ms(0);
   s.set_admin_up(usable);
@@ -79,41 +83,40 @@ void Backend::set_usable(Server& s, bool usable, uint64_t now_ms) {
 }
 
 namespace {
-// Whether a server takes new load-balanced connections, from its three states (each written
-// under the backend's writer lock just before this is asked).
+// Whether a server takes new load-balanced connections, from its three states (read with the
+// backend's writer lock held, under which they are written).
 bool serves(const Server& s) {
   return s.admin_state() == AdminState::kReady && s.check_up() && !s.stopping();
 }
 }  // namespace
 
+// The three state changes below decide usable() under the same lock hold as their own write.
+// They come from different threads (the CLI on one worker, the server's health check on
+// another): deciding after releasing the lock let a change publish a verdict computed before
+// the other change's write, e.g. READY + check UP after the check had gone DOWN, which left
+// a DOWN server in load balancing until its next change.
 void Backend::set_admin_state(Server& s, AdminState state, uint64_t now_ms) {
-  {
-    std::lock_guard lock(writer_);
-    if (s.admin_state() == state) return;
-    s.set_admin_state_raw(state);
-    s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
-  }
-  set_usable(s, serves(s), now_ms);
+  std::lock_guard lock(writer_);
+  if (s.admin_state() == state) return;
+  s.set_admin_state_raw(state);
+  s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
+  set_usable_locked(s, serves(s), now_ms);
 }
 
 void Backend::set_check_up(Server& s, bool up, uint64_t now_ms) {
-  {
-    std::lock_guard lock(writer_);
-    if (s.check_up() == up) return;
-    s.set_check_up_raw(up);
-    s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
-  }
-  set_usable(s, serves(s), now_ms);
+  std::lock_guard lock(writer_);
+  if (s.check_up() == up) return;
+  s.set_check_up_raw(up);
+  s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
+  set_usable_locked(s, serves(s), now_ms);
 }
 
 void Backend::set_stopping(Server& s, bool stopping, uint64_t now_ms) {
-  {
-    std::lock_guard lock(writer_);
-    if (s.stopping() == stopping) return;
-    s.set_stopping_raw(stopping);
-    s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
-  }
-  set_usable(s, serves(s), now_ms);
+  std::lock_guard lock(writer_);
+  if (s.stopping() == stopping) return;
+  s.set_stopping_raw(stopping);
+  s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
+  set_usable_locked(s, serves(s), now_ms);
 }
 
 std::string Backend::state_tail(const Server& s, bool left) const {

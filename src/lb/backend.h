@@ -74,6 +74,7 @@ class Backend {
  private:
   // Writer side, writer_ held.
   void refresh_locked(uint64_t now_ms);
+  void set_usable_locked(Server& s, bool usable, uint64_t now_ms);
   // Slow-start share of `s` at `now_ms`, in 1/Server::kWeightScale; 0 when not warming up.
   static int ramp_of(const Server& s, uint64_t now_ms);
 

@@ -380,5 +380,60 @@ TEST(Backend, ThreadsPickWhileWeightsChange) {
   }
 }
 
+
+// The CLI (on one worker) and a health check (on another) change the same server at the same
+// time. Whatever the interleaving, the server ends usable exactly when its last admin state,
+// check verdict and stopping flag all say so: a change must not publish a usable() computed
+// from states that another change has replaced meanwhile.
+TEST(Backend, ConcurrentStateChangesAgreeWithTheFinalStates) {
+  Backend be("b", servers({1, 1}));
+  Server& s = *be.servers()[0];
+  std::atomic<int> ready{0};
+  std::atomic<int> round{-1};
+  std::atomic<int> done{0};
+  constexpr int kRounds = 4000;
+  int mismatches = 0;
+  auto wait_round = [&](int r) {
+    ready.fetch_add(1);
+    while (round.load(std::memory_order_acquire) < r) std::this_thread::yield();
+  };
+  // A third writer (weights of another server) keeps the writer lock busy, so that the two
+  // changes often wait for it at the same time and take it in either order.
+  std::atomic<bool> stop{false};
+  std::thread weights([&] {
+    for (int i = 0; !stop.load(); ++i) be.set_weight(*be.servers()[1], 1 + i % 2);
+  });
+  std::thread admin([&] {
+    for (int r = 0; r < kRounds; ++r) {
+      wait_round(r);
+      be.set_admin_state(s, r % 2 ? AdminState::kMaint : AdminState::kReady, 1000 + r);
+      done.fetch_add(1);
+    }
+  });
+  std::thread check([&] {
+    for (int r = 0; r < kRounds; ++r) {
+      wait_round(r);
+      be.set_check_up(s, r % 4 < 2, 1000 + r);
+      done.fetch_add(1);
+    }
+  });
+  for (int r = 0; r < kRounds; ++r) {
+    while (ready.load() < 2 * (r + 1)) std::this_thread::yield();
+    round.store(r, std::memory_order_release);
+    while (done.load() < 2 * (r + 1)) std::this_thread::yield();
+    bool want = s.admin_state() == AdminState::kReady && s.check_up() && !s.stopping();
+    if (s.admin_up() != want) {
+      ++mismatches;
+      // Put the server back in a consistent state for the next round.
+      be.set_usable(s, want, 1000 + r);
+    }
+  }
+  admin.join();
+  check.join();
+  stop = true;
+  weights.join();
+  EXPECT_EQ(mismatches, 0);
+}
+
 }  // namespace
 }  // namespace sluice::lb
