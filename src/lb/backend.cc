@@ -65,14 +65,20 @@ void Backend::refresh_locked(uint64_t now_ms) {
 }
 
 void Backend::set_weight(Server& s, int weight, uint64_t now_ms) {
-  std::lock_guard lock(writer_);
-  s.set_weight(std::clamp(weight, 0, 256));
-  refresh_locked(now_ms);
+  {
+    std::lock_guard lock(writer_);
+    s.set_weight(std::clamp(weight, 0, 256));
+    refresh_locked(now_ms);
+  }
+  changed();
 }
 
 void Backend::set_usable(Server& s, bool usable, uint64_t now_ms) {
-  std::lock_guard lock(writer_);
-  set_usable_locked(s, usable, now_ms);
+  {
+    std::lock_guard lock(writer_);
+    set_usable_locked(s, usable, now_ms);
+  }
+  changed();
 }
 
 void Backend::set_usable_locked(Server& s, bool usable, uint64_t now_ms) {
@@ -96,27 +102,36 @@ bool serves(const Server& s) {
 // the other change's write, e.g. READY + check UP after the check had gone DOWN, which left
 // a DOWN server in load balancing until its next change.
 void Backend::set_admin_state(Server& s, AdminState state, uint64_t now_ms) {
-  std::lock_guard lock(writer_);
-  if (s.admin_state() == state) return;
-  s.set_admin_state_raw(state);
-  s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
-  set_usable_locked(s, serves(s), now_ms);
+  {
+    std::lock_guard lock(writer_);
+    if (s.admin_state() == state) return;
+    s.set_admin_state_raw(state);
+    s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
+    set_usable_locked(s, serves(s), now_ms);
+  }
+  changed();
 }
 
 void Backend::set_check_up(Server& s, bool up, uint64_t now_ms) {
-  std::lock_guard lock(writer_);
-  if (s.check_up() == up) return;
-  s.set_check_up_raw(up);
-  s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
-  set_usable_locked(s, serves(s), now_ms);
+  {
+    std::lock_guard lock(writer_);
+    if (s.check_up() == up) return;
+    s.set_check_up_raw(up);
+    s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
+    set_usable_locked(s, serves(s), now_ms);
+  }
+  changed();
 }
 
 void Backend::set_stopping(Server& s, bool stopping, uint64_t now_ms) {
-  std::lock_guard lock(writer_);
-  if (s.stopping() == stopping) return;
-  s.set_stopping_raw(stopping);
-  s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
-  set_usable_locked(s, serves(s), now_ms);
+  {
+    std::lock_guard lock(writer_);
+    if (s.stopping() == stopping) return;
+    s.set_stopping_raw(stopping);
+    s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
+    set_usable_locked(s, serves(s), now_ms);
+  }
+  changed();
 }
 
 std::string Backend::state_tail(const Server& s, bool left) const {

@@ -6,6 +6,7 @@
 // (snapshot.h), so a change takes effect on every thread at its next pick.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -66,6 +67,12 @@ class Backend {
   // online. 0 sessions requeued, 0 total in queue.". Any thread.
   std::string state_tail(const Server& s, bool left) const;
 
+  // Called after every change of a server's weight or state (from the thread that made it,
+  // with no lock held): servers may take more connections now, so sessions waiting in the
+  // backend's queue must look again (HAProxy's process_srv_queue on a server coming up).
+  // Set once, before any thread changes a state.
+  void set_on_change(std::function<void()> f) { on_change_ = std::move(f); }
+
   // Number of usable active / backup servers. Any thread.
   int usable_active() const { return usable_active_.load(std::memory_order_relaxed); }
   int usable_backup() const { return usable_backup_.load(std::memory_order_relaxed); }
@@ -74,6 +81,9 @@ class Backend {
  private:
   // Writer side, writer_ held.
   void refresh_locked(uint64_t now_ms);
+  void changed() const {
+    if (on_change_) on_change_();
+  }
   void set_usable_locked(Server& s, bool usable, uint64_t now_ms);
   // Slow-start share of `s` at `now_ms`, in 1/Server::kWeightScale; 0 when not warming up.
   static int ramp_of(const Server& s, uint64_t now_ms);
@@ -85,6 +95,7 @@ class Backend {
   std::unique_ptr<Algorithm> active_;
   std::unique_ptr<Algorithm> backup_;
   std::mutex writer_;
+  std::function<void()> on_change_;   // constant once workers run
   std::atomic<int> usable_active_{0};
   std::atomic<int> usable_backup_{0};
   std::atomic<int> ramping_{0};                // servers in slow start

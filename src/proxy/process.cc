@@ -53,6 +53,8 @@ Proxy& Process::add_proxy(ProxySettings settings) {
   if (p->settings.backend) {
     p->server_base = total_servers_;
     p->backend = std::make_unique<lb::Backend>(p->settings.name, p->settings.servers, p->settings.balance);
+    // A server that comes up or gets more weight can take sessions waiting in the queue.
+    p->backend->set_on_change([this, px = p.get()] { server_slot_freed(*px); });
     for (auto& s : p->backend->servers()) servers_.push_back(s.get());
     total_servers_ += static_cast<int>(p->backend->servers().size());
   }

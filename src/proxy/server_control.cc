@@ -209,6 +209,9 @@ stats::AddrResult ServerControlImpl::set_addr(stats::ServerRef ref, std::string_
 
 void ServerControlImpl::set_maxconn(stats::ServerRef ref, int maxconn) {
   server(ref).set_maxconn(maxconn);
+  // A raised limit has free slots at once: the sessions waiting in the backend's queue take
+  // them now rather than when some connection ends (HAProxy dequeues here too).
+  p_.server_slot_freed(*p_.proxies()[static_cast<std::size_t>(ref.proxy)]);
 }
 
 stats::HealthResult ServerControlImpl::set_health(stats::ServerRef ref,

@@ -3,7 +3,7 @@ is served as soon as a slot frees, and is closed when `timeout queue` expires.""
 import socket
 import time
 
-from sluice_harness import (DEFAULTS, EchoServer, connect, free_port, show_stat, stat_row,
+from sluice_harness import (DEFAULTS, EchoServer, cli, connect, free_port, show_stat, stat_row,
                             wait_closed, wait_until)
 
 
@@ -63,3 +63,46 @@ def test_timeout_queue_closes_the_waiting_client(cfg, sluice, short_tmp):
         assert echo.connections == 1
         assert backend_row(sock)["qcur"] == "0"
         first.close()
+
+
+def queue_one(port, sock):
+    """A first session holding s1's only slot, and a second one waiting in the queue."""
+    first = connect(port)
+    first.sendall(b"1")
+    assert first.recv(1) == b"1"
+    second = connect(port)
+    second.sendall(b"2")
+    wait_until(lambda: backend_row(sock)["qcur"] == "1", 5, message="second session queued")
+    return first, second
+
+
+def test_raised_server_maxconn_serves_the_queue_at_once(cfg, sluice, short_tmp):
+    # HAProxy dequeues when `set maxconn server` raises the limit; the first session stays
+    # open (and `timeout queue` is long), so only the new limit can let the second one in.
+    with EchoServer() as echo:
+        port, sock = free_port(), short_tmp / "s.sock"
+        sluice(cfg(conf(port, sock, echo.port, "30s")), wait_ports=[port], wait_unix=[sock])
+        first, second = queue_one(port, sock)
+        assert cli(str(sock), "set maxconn server px/s1 2") == "\n"
+        second.settimeout(10)
+        assert second.recv(1) == b"2"
+        assert backend_row(sock)["qcur"] == "0"
+        first.close()
+        second.close()
+
+
+def test_server_leaving_maintenance_serves_the_queue(cfg, sluice, short_tmp):
+    # A server that becomes usable takes the waiting sessions (HAProxy's process_srv_queue on
+    # a server coming up), whatever thread made the change.
+    with EchoServer() as echo, EchoServer() as spare:
+        port, sock = free_port(), short_tmp / "s.sock"
+        text = conf(port, sock, echo.port, "30s") + \
+            f"    server s2 127.0.0.1:{spare.port} maxconn 1 disabled\n"
+        sluice(cfg(text), wait_ports=[port], wait_unix=[sock])
+        first, second = queue_one(port, sock)
+        assert cli(str(sock), "set server px/s2 state ready") == "\n"
+        second.settimeout(10)
+        assert second.recv(1) == b"2"
+        assert spare.connections == 1
+        first.close()
+        second.close()
