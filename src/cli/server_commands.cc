@@ -331,6 +331,32 @@ void cmd_shutdown_sessions_server(const CommandContext& ctx, const Words& w, std
   ctx.control->shutdown_server_sessions(ref);
 }
 
+// `disable frontend`, `enable frontend`, `shutdown frontend` (spec 5): HAProxy's messages.
+void cmd_frontend(const CommandContext& ctx, const Words& w, std::string* out,
+                  stats::ServerControl::FrontendAction action) {
+  using A = stats::ServerControl::FrontendAction;
+  using R = stats::ServerControl::FrontendResult;
+  const std::string& name = arg(w, 2);
+  if (name.empty()) {
+    *out += "A frontend name is expected.\n";
+    return;
+  }
+  R r = ctx.control ? ctx.control->change_frontend(name, action) : R::kNoFrontend;
+  switch (r) {
+    case R::kOk: return;
+    case R::kNoFrontend: *out += "No such frontend.\n"; return;
+    case R::kAlready:
+      *out += action == A::kDisable  ? "All sockets are already disabled.\n"
+              : action == A::kEnable ? "All sockets are already enabled.\n"
+                                     : "Frontend was already shut down.\n";
+      return;
+    case R::kWasShutDown:
+      *out += action == A::kDisable ? "Frontend was previously shut down, cannot disable.\n"
+                                    : "Frontend was previously shut down, cannot enable.\n";
+      return;
+  }
+}
+
 // `clear counters server <b>/<s> [force]` (spec 5). sluice keeps no shared-memory stats file,
 // so `force` changes nothing.
 void cmd_clear_counters_server(const CommandContext& ctx, const Words& w, std::string* out) {
@@ -400,6 +426,21 @@ std::vector<Command> server_commands() {
       later({"show", "errors"}, "show errors [<px>|<iid>] [request|response]",
             "report last request and/or response errors for each proxy", L::kOperator,
             cmd_show_errors),
+      {{"disable", "frontend"}, "disable frontend <frontend>", "temporarily disable specific frontend",
+       L::kAdmin,
+       [](const CommandContext& c, const Words& w, std::string* o) {
+         cmd_frontend(c, w, o, stats::ServerControl::FrontendAction::kDisable);
+       }},
+      {{"enable", "frontend"}, "enable frontend <frontend>", "re-enable specific frontend",
+       L::kAdmin,
+       [](const CommandContext& c, const Words& w, std::string* o) {
+         cmd_frontend(c, w, o, stats::ServerControl::FrontendAction::kEnable);
+       }},
+      {{"shutdown", "frontend"}, "shutdown frontend <frontend>", "stop a specific frontend",
+       L::kAdmin,
+       [](const CommandContext& c, const Words& w, std::string* o) {
+         cmd_frontend(c, w, o, stats::ServerControl::FrontendAction::kShutdown);
+       }},
       {{"shutdown", "sessions", "server"}, "shutdown sessions server <bk>/<srv>",
        "kill sessions on a server", L::kAdmin, cmd_shutdown_sessions_server},
   };

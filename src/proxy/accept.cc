@@ -32,6 +32,13 @@ void Worker::accept_from(ListenerWatch& watch) {
   if (!watch.registered || soft_stopping_) return;
   Listener& l = watch.listener();
   Proxy& fe = *l.proxy;
+  if (!fe.fe_open()) {
+    // Disabled or shut down from the CLI just now, before this worker's refresh: stop
+    // watching here (a level-triggered listener would wake the loop again and again).
+    loop_.remove(l.fd);
+    watch.registered = false;
+    return;
+  }
   int batch = process_.settings().maxaccept;
   for (int i = 0; batch < 0 || i < batch; ++i) {
     if (!process_.actconn().try_acquire()) {
@@ -211,7 +218,8 @@ void Worker::on_timer(core::Timer& t) {
 void Worker::resume_paused() {
   if (paused_ == 0 || soft_stopping_ || listeners_paused_) return;
   for (auto& w : watches_) {
-    if (!w->paused || !limits_have_room(w->listener())) continue;
+    if (!w->paused || !w->listener().proxy->fe_open() || !limits_have_room(w->listener()))
+      continue;
     if (loop_.add(w->listener().fd, EPOLLIN | EPOLLEXCLUSIVE, w.get())) {
       w->registered = true;
       w->paused = false;

@@ -233,17 +233,20 @@ void Process::soft_stop() {
   for (auto& w : workers_) w->request_soft_stop();
 }
 
+namespace {
+bool is_unix(int fd) {
+  int domain = 0;
+  socklen_t len = sizeof domain;
+  return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_UNIX;
+}
+}  // namespace
+
 void Process::pause_listeners() {
   if (stopping() || listeners_paused_) return;
   listeners_paused_ = true;
   for (auto& w : workers_) w->request_listeners_paused(true);
-  for (auto& l : listeners_) {
-    int domain = 0;
-    socklen_t len = sizeof domain;
-    if (l->fd >= 0 && getsockopt(l->fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
-        domain != AF_UNIX)
-      shutdown(l->fd, SHUT_RD);
-  }
+  for (auto& l : listeners_)
+    if (l->fd >= 0 && !is_unix(l->fd)) shutdown(l->fd, SHUT_RD);
 }
 
 void Process::resume_listeners() {
@@ -252,13 +255,49 @@ void Process::resume_listeners() {
   // A shut-down TCP listener is still bound: listen() again puts it back (in its reuseport
   // group too). Before the workers watch it again, so that they never see it closed.
   for (auto& l : listeners_) {
-    int domain = 0;
-    socklen_t len = sizeof domain;
-    if (l->fd >= 0 && getsockopt(l->fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
-        domain != AF_UNIX)
-      listen(l->fd, l->line->settings.backlog);
+    // A frontend disabled or shut down from the CLI stays so.
+    if (l->proxy->fe_open()) relisten(*l);
   }
   for (auto& w : workers_) w->request_listeners_paused(false);
+}
+
+void Process::relisten(Listener& l) {
+  // A shut-down TCP listener is still bound: listen() again puts it back (in its reuseport
+  // group too). A unix one was never shut down (that cannot be undone): only unwatched.
+  if (l.fd >= 0 && !is_unix(l.fd)) listen(l.fd, l.line->settings.backlog);
+}
+
+Process::FrontendChange Process::pause_frontend(Proxy& px) {
+  int was = Proxy::kFeOpen;
+  if (!px.fe_state.compare_exchange_strong(was, Proxy::kFePaused, std::memory_order_acq_rel))
+    return was == Proxy::kFePaused ? FrontendChange::kAlready : FrontendChange::kWasStopped;
+  // The kernel refuses new connections at once (HAProxy pauses its listeners the same way);
+  // the workers then stop watching them.
+  for (auto& l : listeners_)
+    if (l->proxy == &px && l->fd >= 0 && !is_unix(l->fd)) shutdown(l->fd, SHUT_RD);
+  for (auto& w : workers_) w->request_refresh_watches();
+  return FrontendChange::kOk;
+}
+
+Process::FrontendChange Process::resume_frontend(Proxy& px) {
+  int was = Proxy::kFePaused;
+  if (!px.fe_state.compare_exchange_strong(was, Proxy::kFeOpen, std::memory_order_acq_rel))
+    return was == Proxy::kFeOpen ? FrontendChange::kAlready : FrontendChange::kWasStopped;
+  if (!listeners_paused_ && !stopping())
+    for (auto& l : listeners_)
+      if (l->proxy == &px) relisten(*l);
+  for (auto& w : workers_) w->request_refresh_watches();
+  return FrontendChange::kOk;
+}
+
+Process::FrontendChange Process::stop_frontend(Proxy& px) {
+  if (px.fe_state.exchange(Proxy::kFeStopped, std::memory_order_acq_rel) == Proxy::kFeStopped)
+    return FrontendChange::kAlready;
+  // As soft_stop() does for every listener: refused from now on, descriptors closed at exit.
+  for (auto& l : listeners_)
+    if (l->proxy == &px && l->fd >= 0) shutdown(l->fd, SHUT_RDWR);
+  for (auto& w : workers_) w->request_refresh_watches();
+  return FrontendChange::kOk;
 }
 
 void Process::worker_exited() {

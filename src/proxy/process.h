@@ -124,6 +124,10 @@ struct Proxy {
   // and the highest that count has been (qcur / qmax of the BACKEND row).
   std::atomic<int> queued{0};
   std::atomic<int> queued_max{0};
+  // `disable frontend` / `shutdown frontend` (CLI): whether its listeners accept.
+  static constexpr int kFeOpen = 0, kFePaused = 1, kFeStopped = 2;
+  std::atomic<int> fe_state{kFeOpen};
+  bool fe_open() const { return fe_state.load(std::memory_order_acquire) == kFeOpen; }
 };
 
 class Process {
@@ -147,6 +151,14 @@ class Process {
   // Established connections and the CLI are not affected. Ignored once stopping.
   void pause_listeners();
   void resume_listeners();
+  // `disable frontend` (its TCP listeners refuse connections, workers stop watching them),
+  // `enable frontend` (listening again), `shutdown frontend` (for good, as a soft stop does for
+  // every listener). kAlready: it was in that state; kWasStopped: it was shut down before.
+  // Any thread (the CLI's).
+  enum class FrontendChange { kOk, kAlready, kWasStopped };
+  FrontendChange pause_frontend(Proxy& px);
+  FrontendChange resume_frontend(Proxy& px);
+  FrontendChange stop_frontend(Proxy& px);
   // Main thread: waits until every worker has exited. Returns false if `timeout_ms` elapsed
   // first (0 = wait forever).
   bool wait_workers(uint64_t timeout_ms);
@@ -217,6 +229,8 @@ class Process {
   uint64_t error_events() const { return error_events_.load(std::memory_order_relaxed); }
 
  private:
+  // listen() again on a listener shut down by a pause (not a unix one). Any thread.
+  void relisten(Listener& l);
   std::atomic<uint64_t> error_events_{0};
   StatsPageRenderer stats_page_;
   void set_threads(Listener& l, const std::vector<int>& threads);
@@ -235,7 +249,7 @@ class Process {
   std::atomic<uint64_t> maxconn_reached_{0};
   std::atomic<int> paused_listeners_{0};
   std::atomic<bool> stopping_{false};
-  bool listeners_paused_ = false;   // main thread: SIGTTOU received, no SIGTTIN yet
+  std::atomic<bool> listeners_paused_{false};   // SIGTTOU received, no SIGTTIN yet
   std::atomic<int> running_workers_{0};
   uint64_t start_wall_s_ = 0;
   uint64_t start_mono_ms_ = 0;

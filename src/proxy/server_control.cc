@@ -261,6 +261,24 @@ bool ServerControlImpl::has_frontend(std::string_view frontend) const {
   return false;
 }
 
+stats::ServerControl::FrontendResult ServerControlImpl::change_frontend(std::string_view frontend,
+                                                                       FrontendAction action) {
+  for (auto& pp : p_.proxies()) {
+    Proxy& px = *pp;
+    if (!px.settings.frontend || !name_matches(frontend, px.settings.name, px.settings.id))
+      continue;
+    Process::FrontendChange r = action == FrontendAction::kDisable  ? p_.pause_frontend(px)
+                                : action == FrontendAction::kEnable ? p_.resume_frontend(px)
+                                                                    : p_.stop_frontend(px);
+    switch (r) {
+      case Process::FrontendChange::kOk: return FrontendResult::kOk;
+      case Process::FrontendChange::kAlready: return FrontendResult::kAlready;
+      case Process::FrontendChange::kWasStopped: return FrontendResult::kWasShutDown;
+    }
+  }
+  return FrontendResult::kNoFrontend;
+}
+
 bool ServerControlImpl::set_frontend_maxconn(std::string_view frontend, int maxconn) {
   for (auto& pp : p_.proxies()) {
     Proxy& px = *pp;

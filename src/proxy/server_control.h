@@ -46,6 +46,7 @@ class ServerControlImpl : public stats::ServerControl {
   stats::HealthResult enable_agent(stats::ServerRef s, bool enable) override;
   bool has_frontend(std::string_view frontend) const override;
   bool set_frontend_maxconn(std::string_view frontend, int maxconn) override;
+  FrontendResult change_frontend(std::string_view frontend, FrontendAction action) override;
   int hard_maxconn() const override;
   void set_global_maxconn(int maxconn) override;
   void clear_counters(bool all) override;

@@ -177,7 +177,10 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
     ps.is_backend = p.settings.backend;
     ps.mode = p.settings.http ? "http" : "tcp";
     ps.maxconn = p.feconn.limit();   // `set maxconn frontend` changes it
-    ps.frontend_status = p_.stopping() ? "STOP" : "OPEN";
+    int fe_state = p.fe_state.load(std::memory_order_acquire);
+    ps.frontend_status = p_.stopping() || fe_state == Proxy::kFeStopped ? "STOP"
+                         : fe_state == Proxy::kFePaused                 ? "PAUSED"
+                                                                        : "OPEN";
     uint64_t fe_last = 0, be_last = 0;
     for (const auto& w : p_.workers()) {
       accumulate(ps.frontend, w->fe_counters(p.index), now, fe_last);
@@ -301,7 +304,11 @@ std::vector<stats::ListenerSnapshot> StatsView::listeners() const {
               : l.addr.kind == net::ListenAddress::Kind::kUnix ? "unix_stream"
                                                                : "inherited";
     s.maxconn = l.line->settings.maxconn;
-    s.status = p_.stopping() ? "STOP" : l.line->limit.has_room() ? "OPEN" : "FULL";
+    int fe_state = l.proxy->fe_state.load(std::memory_order_acquire);
+    s.status = p_.stopping() || fe_state == Proxy::kFeStopped ? "STOP"
+               : fe_state == Proxy::kFePaused                 ? "PAUSED"
+               : l.line->limit.has_room()                     ? "OPEN"
+                                                              : "FULL";
     out.push_back(std::move(s));
   }
   return out;

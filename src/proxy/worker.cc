@@ -107,17 +107,36 @@ void Worker::request_listeners_paused(bool paused) {
   loop_.post([this, paused] {
     if (soft_stopping_) return;
     listeners_paused_ = paused;
-    for (auto& w : watches_) {
-      if (paused && w->registered) {
-        loop_.remove(w->listener().fd);
-        w->registered = false;
-      } else if (!paused && !w->registered && !w->paused) {
-        // Those paused by a connection limit come back through resume_paused() below.
-        if (loop_.add(w->listener().fd, EPOLLIN | EPOLLEXCLUSIVE, w.get())) w->registered = true;
-      }
-    }
-    if (!paused) resume_paused();
+    refresh_watches();
   });
+}
+
+void Worker::request_refresh_watches() {
+  loop_.post([this] {
+    if (!soft_stopping_) refresh_watches();
+  });
+}
+
+void Worker::refresh_watches() {
+  for (auto& w : watches_) {
+    bool fe_open = w->listener().proxy->fe_open();
+    if (!fe_open && w->paused) {
+      // Paused by a connection limit, now closed by its frontend's state: the limit no longer
+      // matters; enabling the frontend re-checks it at the next accept.
+      w->paused = false;
+      --paused_;
+      process_.paused_listeners().fetch_sub(1, std::memory_order_seq_cst);
+    }
+    bool want = !listeners_paused_ && fe_open && !w->paused;
+    if (want && !w->registered) {
+      if (loop_.add(w->listener().fd, EPOLLIN | EPOLLEXCLUSIVE, w.get())) w->registered = true;
+    } else if (!want && w->registered) {
+      loop_.remove(w->listener().fd);
+      w->registered = false;
+    }
+  }
+  // Those paused by a connection limit come back through resume_paused().
+  if (!listeners_paused_) resume_paused();
 }
 
 void Worker::request_resume() {

@@ -119,6 +119,8 @@ class Worker : public core::TimerHandler {
   // SIGTTOU / SIGTTIN (Process::pause_listeners): stop or start watching the listening
   // sockets; connections already accepted go on.
   void request_listeners_paused(bool paused);
+  // A frontend was disabled, enabled or shut down: watch exactly the listeners that accept now.
+  void request_refresh_watches();
   // A server slot was freed somewhere: retry the sessions waiting in this worker's queue.
   void request_dequeue();
 
@@ -207,6 +209,9 @@ class Worker : public core::TimerHandler {
   void pause_until_next_second(ListenerWatch& watch);
   void on_timer(core::Timer& t) override;
   void resume_paused();
+  // Registers or unregisters each listener as the global pause, the soft stop, its frontend's
+  // state and its connection limits say. Worker-local.
+  void refresh_watches();
   void close_listeners();
   void maybe_finish_soft_stop();
   bool limits_have_room(const Listener& l) const;

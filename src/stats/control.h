@@ -101,6 +101,10 @@ class ServerControl {
   virtual bool has_frontend(std::string_view frontend) const = 0;
   // `set maxconn frontend`: false if no frontend has that name or `#<id>`.
   virtual bool set_frontend_maxconn(std::string_view frontend, int maxconn) = 0;
+  // `disable frontend` / `enable frontend` / `shutdown frontend`.
+  enum class FrontendAction { kDisable, kEnable, kShutdown };
+  enum class FrontendResult { kOk, kNoFrontend, kAlready, kWasShutDown };
+  virtual FrontendResult change_frontend(std::string_view frontend, FrontendAction action) = 0;
   // `set maxconn global`. The caller checks the value against hard_maxconn().
   virtual int hard_maxconn() const = 0;
   virtual void set_global_maxconn(int maxconn) = 0;

@@ -138,6 +138,16 @@ class FakeControl : public stats::ServerControl {
   void shutdown_server_sessions(stats::ServerRef r) override {
     calls.push_back("shutdown sessions " + at(r).name);
   }
+  std::map<std::string, int> fe_state{{"fe", 0}};   // 0 open, 1 disabled, 2 shut down
+  FrontendResult change_frontend(std::string_view f, FrontendAction a) override {
+    auto it = fe_state.find(std::string(f));
+    if (it == fe_state.end()) return FrontendResult::kNoFrontend;
+    int want = a == FrontendAction::kDisable ? 1 : a == FrontendAction::kEnable ? 0 : 2;
+    if (it->second == want) return FrontendResult::kAlready;
+    if (it->second == 2) return FrontendResult::kWasShutDown;
+    it->second = want;
+    return FrontendResult::kOk;
+  }
   bool find_proxy(std::string_view name, int* index) const override {
     if (name == "fe" || name == "2") *index = 0;
     else if (name == "be" || name == "3") *index = 1;
@@ -457,6 +467,22 @@ TEST_F(ServerCommands, ReplyAfterTheSessionIsGone) {
     s.feed("show sess\n", &out);
   }
   ctl.deliver();
+}
+
+// Spec 5: disable / enable / shutdown frontend, with HAProxy 2.6's messages.
+TEST_F(ServerCommands, FrontendStates) {
+  EXPECT_EQ(run("disable frontend"), "A frontend name is expected.\n\n");
+  EXPECT_EQ(run("disable frontend nope"), "No such frontend.\n\n");
+  EXPECT_EQ(run("enable frontend fe"), "All sockets are already enabled.\n\n");
+  EXPECT_EQ(run("disable frontend fe"), "\n");
+  EXPECT_EQ(run("disable frontend fe"), "All sockets are already disabled.\n\n");
+  EXPECT_EQ(run("enable frontend fe"), "\n");
+  EXPECT_EQ(run("shutdown frontend fe"), "\n");
+  EXPECT_EQ(run("shutdown frontend fe"), "Frontend was already shut down.\n\n");
+  EXPECT_EQ(run("enable frontend fe"), "Frontend was previously shut down, cannot enable.\n\n");
+  EXPECT_EQ(run("disable frontend fe"), "Frontend was previously shut down, cannot disable.\n\n");
+  EXPECT_EQ(run("shutdown frontend"), "A frontend name is expected.\n\n");
+  EXPECT_EQ(run("disable frontend fe", Level::kOperator), "Permission denied\n\n");
 }
 
 TEST_F(ServerCommands, ClearServerCounters) {
