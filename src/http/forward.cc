@@ -290,6 +290,11 @@ Framing finalize_framing(const MessageInfo& m, bool bodyless, bool can_rechunk,
       return Framing::kRechunk;
     }
     f.push_back({"content-length", kept(st, std::to_string(want))});
+  } else if (m.body == BodyKind::kNone && m.has_content_length && !cl_seen) {
+    // An empty body framed by `content-length: 0` (a 200 with CL 0): without the field a
+    // response runs to the server's close, so the client would read the next response on the
+    // connection as this one's body. Put back like any other deleted length.
+    f.push_back({"content-length", "0"});
   }
   return Framing::kOk;
 }

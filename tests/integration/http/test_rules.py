@@ -347,6 +347,19 @@ def test_response_del_content_length_is_put_back(cfg, sluice, origin):
         assert c.response().status == 200
 
 
+def test_response_del_zero_content_length_is_put_back(cfg, sluice, origin):
+    # An empty body framed by `content-length: 0`: without the field the client would read up
+    # to the close, taking the next response on the connection as this one's body.
+    origin.script("/empty", b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+    port = _start(sluice, cfg, origin, fe="http-response del-header content-length")
+    with Conn(port) as c:
+        c.send(b"GET /empty HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n")
+        r1 = c.response()
+        assert r1.status == 200 and r1.header("content-length") == "0" and r1.body == b"", r1
+        r2 = c.response()
+        assert r2.status == 200 and r2.body == b"hello\n", r2
+
+
 def test_response_content_length_contradicting_body_is_500(cfg, sluice, origin):
     port = _start(sluice, cfg, origin, fe="http-response set-header content-length 1")
     assert _req(port, path="/").raw == error_page(500)

@@ -193,6 +193,30 @@ TEST(FinalizeFraming, DeletedTransferEncodingIsPutBack) {
             Framing::kConflict);
 }
 
+TEST(FinalizeFraming, DeletedZeroLengthOfAResponseIsPutBack) {
+  // A 200 with `content-length: 0` whose length a rule deleted would run to the server's close
+  // for the client, which then reads the next response on the connection as its body. Found by
+  // fuzz/http_forward.
+  ResponseParser p;
+  ASSERT_EQ(p.parse("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX: 1\r\n\r\n"),
+            ParseStatus::kComplete);
+  ASSERT_EQ(p.head().body, BodyKind::kNone);
+  std::vector<Header> fields = {{"X", "1"}};
+  StringStore st;
+  EXPECT_EQ(finalize_framing(p.head(), false, false, fields, st), Framing::kOk);
+  ASSERT_EQ(fields.size(), 2u);
+  EXPECT_EQ(fields[1].name, "content-length");
+  EXPECT_EQ(fields[1].value, "0");
+  // The same for a request: put back, never re-chunked (no body follows to end the chunks).
+  auto r = finalize("POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+                    [](std::vector<Header>& f) { drop(f, "content-length"); });
+  EXPECT_EQ(r.result, Framing::kOk);
+  EXPECT_EQ(r.fields, "content-length: 0\n");
+  // Without any length there is nothing to put back.
+  r = finalize("GET / HTTP/1.1\r\n\r\n", [](std::vector<Header>&) {});
+  EXPECT_EQ(r.fields, "");
+}
+
 TEST(FinalizeFraming, ResponseLengthIsPutBackAndBodylessResponsesAreLeftAlone) {
   ResponseParser p;
   std::string raw = "HTTP/1.1 200 OK\r\nContent-Length: 31\r\n\r\n";
