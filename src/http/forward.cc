@@ -131,12 +131,15 @@ bool split_absolute(std::string_view t, std::string_view& scheme, std::string_vi
   return true;
 }
 
-// "a:80" -> "a" when 80 is the default port `port` ("[::1]:80" -> "[::1]").
+// "a:80" -> "a" when 80 is the default port `port` ("[::1]:80" -> "[::1]"). The port stays when
+// no host would be left (":80", "u@:80"): the parser refuses an authority without a host, so
+// sluice would send on a target that it does not itself accept.
 std::string_view strip_port(std::string_view authority, std::string_view port) {
   if (authority.size() > port.size() + 1 &&
       authority.substr(authority.size() - port.size()) == port &&
       authority[authority.size() - port.size() - 1] == ':') {
-    return authority.substr(0, authority.size() - port.size() - 1);
+    std::string_view host = authority.substr(0, authority.size() - port.size() - 1);
+    if (host.back() != '@') return host;
   }
   return authority;
 }

@@ -68,6 +68,23 @@ TEST(ForwardRequest, ContentLengthMergedAndCanonical) {
             "Transfer-Encoding: chunked\n");
 }
 
+TEST(ForwardRequest, DefaultPortLeavesTheTargetOnlyWithAHostLeft) {
+  auto target = [](const std::string& raw) {
+    RequestParser p;
+    EXPECT_EQ(p.parse(raw), ParseStatus::kComplete) << raw;
+    StringStore st;
+    return std::string(normalize_target(p.head(), st));
+  };
+  EXPECT_EQ(target("GET http://a:80 HTTP/1.1\r\n\r\n"), "http://a/");
+  EXPECT_EQ(target("GET http://u@a:80/x HTTP/1.1\r\n\r\n"), "http://u@a/x");
+  // Found by fuzz/http_forward: `http://a@/` is a target the parser refuses (no host), so
+  // the port stays where nothing else would.
+  EXPECT_EQ(target("GET http://a@:80 HTTP/1.1\r\n\r\n"), "http://a@:80/");
+  EXPECT_EQ(target("GET http://:80/x HTTP/1.1\r\n\r\n"), "http://:80/x");
+  RequestParser again;
+  EXPECT_EQ(again.parse("GET http://a@:80/ HTTP/1.1\r\n\r\n"), ParseStatus::kComplete);
+}
+
 TEST(ForwardResponse, FramingRemovedFor204AndTunnels) {
   // Vector 77.
   EXPECT_EQ(rewritten_response("HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n"), "");
