@@ -177,6 +177,10 @@ void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, 
   Session* s = fe.settings.http ? static_cast<Session*>(new HttpSession(*this, l, fd, peer))
                                 : static_cast<Session*>(new TcpSession(*this, l, fd, peer));
   session_opened(s);
+  // A hand-off queued before this worker soft-stopped starts after its on_soft_stop() walk:
+  // it must learn of the stop too (an HTTP session would otherwise keep the connection
+  // alive after its response, holding the old process up until a timeout).
+  if (soft_stopping_) s->on_soft_stop();
   s->start();
 }
 

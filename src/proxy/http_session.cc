@@ -1942,7 +1942,10 @@ void HttpSession::flush_sends() {
 
 void HttpSession::on_soft_stop() {
   soft_stop_ = true;
-  if (phase_ == Phase::kIdle && (!cin_ || cin_->empty())) {
+  // Only a keep-alive connection waiting for its *next* request is idle. A connection that
+  // has not sent its first request yet was accepted for a request that is on its way (often
+  // accepted just before a reload): HAProxy serves it, with `Connection: close`.
+  if (phase_ == Phase::kIdle && !first_request_ && (!cin_ || cin_->empty())) {
     quiet_ = true;
     finish("--");
     return;

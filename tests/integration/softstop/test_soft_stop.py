@@ -3,7 +3,7 @@ import signal
 import time
 
 from sluice_harness import (DEFAULTS, connect, connect_refused, echo_roundtrip, free_port,
-                            recv_exact, wait_until)
+                            recv_all, recv_exact, show_info, wait_until)
 
 
 def config(port, server_port, global_extra=""):
@@ -89,3 +89,46 @@ def test_sigusr2_is_ignored(cfg, sluice, echo):
         c.sendall(b"still\n")
         assert recv_exact(c, 6) == b"still\n"
     assert echo_roundtrip(port) == b"ping\n"
+
+
+def http_config(port, server_port, sock):
+    return f"""
+global
+    nbthread 2
+    stats socket {sock} level admin
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 10s
+    timeout server 10s
+listen app
+    bind 127.0.0.1:{port}
+    server s1 127.0.0.1:{server_port}
+"""
+
+
+def test_soft_stop_serves_the_first_request_of_a_fresh_connection(cfg, sluice, nginx, short_tmp):
+    # A connection accepted just before a reload has not sent its request yet: it is not an
+    # idle keep-alive connection. HAProxy serves that request (with `connection: close`) and
+    # only then closes; closing it at once fails a client that did nothing wrong.
+    port, sock = free_port(), short_tmp / "stats.sock"
+    s = sluice(cfg(http_config(port, nginx.port, sock)), wait_ports=[port], wait_unix=[sock])
+    with connect(port) as fresh, connect(port) as idle:
+        idle.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        assert recv_exact(idle, 6, timeout=5) == b"HTTP/1"
+        wait_until(lambda: int(show_info(str(sock)).get("CurrConns", "0")) >= 2, 5,
+                   message="both connections to be accepted")
+        s.signal(signal.SIGUSR1)
+        wait_until(lambda: connect_refused(port), 2, message="the listener to close")
+        # The keep-alive connection waiting for its next request is closed...
+        idle.settimeout(5)
+        while idle.recv(65536):
+            pass
+        # ...the fresh one is served, then closed.
+        assert s.running(), s.describe()
+        fresh.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        answer = recv_all(fresh, timeout=5)
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    assert answer.endswith(b"\r\n\r\nhello\n"), answer
+    assert b"\r\nconnection: close\r\n" in answer.lower(), answer
+    assert s.wait_exit(timeout=5) == 0, s.describe()
