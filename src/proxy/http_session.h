@@ -52,6 +52,8 @@ class HttpSession : public Session {
   void on_server_io(uint32_t events);
 
  private:
+  // A soft stop closes an idle keep-alive connection unless its next request has arrived.
+  bool client_bytes_waiting() const;
   struct ClientEnd : core::IoHandler {
     HttpSession* s = nullptr;
     void on_io(uint32_t events) override { s->on_client_io(events); }
