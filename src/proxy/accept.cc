@@ -9,10 +9,13 @@
 // another thread may have paused its listener because of that very slot, and nothing else
 // would resume it while no session ends.
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+
+#include <fmt/format.h>
 
 #include "net/socket.h"
 #include "proxy/http_session.h"
@@ -79,10 +82,11 @@ void Worker::accept_from(ListenerWatch& watch) {
       process_.actconn().release();
       process_.slot_freed();
       if (err == EINTR || err == ECONNABORTED) continue;
-      // EAGAIN: another thread took it or the backlog is empty. EMFILE/ENFILE/ENOMEM: out
-      // of resources; the level-triggered registration retries on the next loop.
+      // EAGAIN: another thread took it or the backlog is empty.
       // EINVAL: the socket was paused (SIGTTOU) before this thread stopped watching it.
       if (err != EAGAIN && err != EWOULDBLOCK && err != EINVAL) fe_counters(fe.index).eint.add();
+      if (err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS)
+        accept_resource_error(watch, err);
       return;
     }
     activity_.accepted.add();
@@ -202,9 +206,36 @@ void Worker::pause(ListenerWatch& watch) {
 }
 
 void Worker::pause_until_next_second(ListenerWatch& watch) {
+  pause_until(watch, (loop_.now_ms() / 1000 + 1) * 1000);
+}
+
+void Worker::pause_until(ListenerWatch& watch, uint64_t at_ms) {
   if (!unwatch(watch)) return;
-  uint64_t next = (loop_.now_ms() / 1000 + 1) * 1000;
-  if (!rate_timer_.armed() || rate_timer_.expiry() > next) loop_.timers().arm(rate_timer_, next);
+  if (!rate_timer_.armed() || rate_timer_.expiry() > at_ms) loop_.timers().arm(rate_timer_, at_ms);
+}
+
+namespace {
+// HAProxy pauses a listener this long when accept() runs out of resources (its "transient
+// error" delay).
+constexpr uint64_t kAcceptResourcePauseMs = 100;
+}  // namespace
+
+void Worker::accept_resource_error(ListenerWatch& watch, int err) {
+  // The connection stays in the kernel's backlog and the registration is level-triggered:
+  // without the pause this thread would spin on accept() at full CPU until a descriptor
+  // frees. A session closing anywhere resumes the listener early (slot_freed()), as it may
+  // have freed the descriptor that was missing.
+  const Proxy& fe = *watch.listener().proxy;
+  rlimit rl{};
+  long maxsock = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? static_cast<long>(rl.rlim_cur) : -1;
+  // HAProxy's texts.
+  const char* limit = err == EMFILE ? "process FD" : err == ENFILE ? "system FD" : "system memory";
+  const char* advice = err == EMFILE ? "Please check 'ulimit-n' and restart."
+                                     : "Please check system tunables.";
+  logs_.send(fe.settings.logs, kEmerg,
+             fmt::format("Proxy {} reached {} limit (maxsock={}). {}", fe.settings.name, limit,
+                         maxsock, advice));
+  pause_until(watch, loop_.now_ms() + kAcceptResourcePauseMs);
 }
 
 void Worker::on_timer(core::Timer& t) {
@@ -216,7 +247,19 @@ void Worker::on_timer(core::Timer& t) {
     trim_buffers();
     return;
   }
+  if (&t == &special_timer_) {
+    resume_specials();
+    return;
+  }
   resume_paused();
+}
+
+void Worker::resume_specials() {
+  for (auto& w : special_watches_) {
+    auto& l = w->listener();
+    if (w->registered || l.conns.load(std::memory_order_relaxed) >= l.maxconn) continue;
+    if (loop_.add(l.fd, EPOLLIN, w.get())) w->registered = true;
+  }
 }
 
 void Worker::resume_paused() {
@@ -244,7 +287,19 @@ void Worker::accept_special(SpecialWatch& watch) {
       return;
     }
     int fd = accept4(l.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) {
+      int err = errno;
+      if (err == EINTR || err == ECONNABORTED) continue;
+      if (err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS) {
+        // As for proxied traffic: the client stays in the backlog, and a level-triggered
+        // registration would spin on accept() until a descriptor frees.
+        loop_.remove(l.fd);
+        watch.registered = false;
+        if (!special_timer_.armed())
+          loop_.timers().arm(special_timer_, loop_.now_ms() + kAcceptResourcePauseMs);
+      }
+      return;
+    }
     l.conns.fetch_add(1, std::memory_order_relaxed);
     l.on_accept(*this, l, fd);
   }

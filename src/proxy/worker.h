@@ -207,11 +207,17 @@ class Worker : public core::TimerHandler {
   bool unwatch(ListenerWatch& watch);
   void pause(ListenerWatch& watch);
   void pause_until_next_second(ListenerWatch& watch);
+  // Stops watching a listener until `at_ms` (or until a slot frees, whichever comes first).
+  void pause_until(ListenerWatch& watch, uint64_t at_ms);
+  // accept() ran out of descriptors or memory: emergency log, short pause.
+  void accept_resource_error(ListenerWatch& watch, int err);
   void on_timer(core::Timer& t) override;
   void resume_paused();
   // Registers or unregisters each listener as the global pause, the soft stop, its frontend's
   // state and its connection limits say. Worker-local.
   void refresh_watches();
+  // Watches again the CLI sockets an accept() error left unwatched (below their maxconn).
+  void resume_specials();
   void close_listeners();
   void maybe_finish_soft_stop();
   bool limits_have_room(const Listener& l) const;
@@ -238,7 +244,8 @@ class Worker : public core::TimerHandler {
   std::atomic<bool> dequeue_requested_{false};
   std::deque<Session*> waiting_;   // queued sessions, oldest first
   core::BoundedQueue<Handoff> accq_{1024};
-  core::Timer rate_timer_{this};   // resumes listeners paused by maxconnrate
+  core::Timer rate_timer_{this};   // resumes listeners paused by maxconnrate or accept errors
+  core::Timer special_timer_{this};   // resumes CLI sockets paused by accept errors
   core::Timer purge_timer_{this};  // closes idle server connections after pool-purge-delay
   core::Timer trim_timer_{this};   // gives the buffers a burst left idle back to the kernel
   std::vector<std::vector<ServerConn*>> idle_;   // per global server, oldest first
