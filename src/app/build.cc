@@ -142,16 +142,22 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
   ps.nbthread = g.nbthread > 0 ? g.nbthread : usable_cpus();   // refined by the thread plan
   // Each proxied connection needs two descriptors (client and server); keep some for
   // listeners, logs and the CLI, as HAProxy does when it derives maxconn from ulimit -n.
-  long derived = (fd_limit - 100) / 2;
-  if (derived < 100) derived = 100;
+  constexpr long kReservedFds = 100;
+  long fits = (fd_limit - kReservedFds) / 2;
+  // HAProxy's floor for a derived maxconn; below it the limit, not maxconn, is what is wrong
+  // (the check below says so).
+  long derived = fits < 100 ? 100 : fits;
   ps.hard_maxconn = static_cast<int>(derived);
   ps.maxconn = cmdline_maxconn > 0 ? cmdline_maxconn : g.maxconn > 0 ? g.maxconn : ps.hard_maxconn;
-  if (ps.maxconn > ps.hard_maxconn) {
+  // Compared with what the descriptors allow, not with the floored ceiling: with a small
+  // `ulimit -n` even the floor does not fit, and accept() or the server connect would fail
+  // with EMFILE under load without any word at start-up (HAProxy refuses to start then).
+  if (ps.maxconn > fits) {
     plan.warnings.push_back(fmt::format(
         "maxconn {} needs about {} file descriptors but the limit is {}; connections beyond "
         "{} may fail to be accepted (raise 'ulimit -n').",
-        ps.maxconn, 2L * ps.maxconn + 100, fd_limit, ps.hard_maxconn));
-    ps.hard_maxconn = ps.maxconn;
+        ps.maxconn, 2L * ps.maxconn + kReservedFds, fd_limit, fits < 0 ? 0 : fits));
+    if (ps.maxconn > ps.hard_maxconn) ps.hard_maxconn = ps.maxconn;
   }
   ps.maxaccept = g.tune_maxaccept;
   ps.max_conn_rate = g.max_conn_rate;

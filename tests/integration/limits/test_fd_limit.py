@@ -6,9 +6,12 @@ on accept() at full CPU until a descriptor frees.
 """
 import os
 import resource
+import subprocess
+
+import pytest
 
 from sluice_harness import (cli, connect, echo_roundtrip, free_port, no_data_for, recv_exact,
-                            wait_until)
+                            sluice_bin, wait_until)
 
 
 def loops(sock):
@@ -71,3 +74,34 @@ listen app
     assert spent < 2000, f"the worker looped {spent} times while out of descriptors"
     assert echo_roundtrip(port) == b"ping\n"
 
+
+def check_with_fd_limit(cfg_path, limit):
+    def lower():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+    proc = subprocess.run([sluice_bin(), "-c", "-f", str(cfg_path)], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=20, preexec_fn=lower)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("maxconn, needed", [("    maxconn 10", 120), ("", 300)])
+def test_a_ulimit_too_small_for_maxconn_is_reported(cfg, maxconn, needed):
+    # Even a small maxconn (or the derived floor of 100) needs more descriptors than a limit
+    # of 64 allows: without a word at start-up the first busy minute ends in EMFILE.
+    path = cfg(f"""
+global
+{maxconn}
+defaults
+    mode tcp
+    timeout connect 2s
+    timeout client 10s
+    timeout server 10s
+listen app
+    bind 127.0.0.1:{free_port()}
+    server s1 127.0.0.1:{free_port()}
+""")
+    rc, out = check_with_fd_limit(path, 64)
+    assert rc == 0, out
+    assert f"needs about {needed} file descriptors but the limit is 64" in out, out
+    rc, out = check_with_fd_limit(path, 4096)
+    assert rc == 0, out
+    assert "file descriptors" not in out, out
