@@ -130,8 +130,11 @@ stats::ProcessSnapshot StatsView::process() const {
   s.description = set.description;
   s.stopping = p_.stopping();
   s.listeners = 0;
-  for (const auto& l : p_.listeners())
-    if (l->fd >= 0) ++s.listeners;
+  // A soft stop shuts the proxy listeners down (their descriptors stay open until the end):
+  // HAProxy deletes them then, which takes them out of Listeners and Jobs.
+  if (!p_.stopping())
+    for (const auto& l : p_.listeners())
+      if (l->fd >= 0) ++s.listeners;
   // Stats sockets are listeners too, and their connections are jobs (HAProxy counts both),
   // although neither counts against maxconn (CurrConns). HAProxy gives a stats socket one
   // listener per thread group (sharding spec 4 and 6); sluice serves it from one socket.

@@ -132,3 +132,23 @@ def test_soft_stop_serves_the_first_request_of_a_fresh_connection(cfg, sluice, n
     assert answer.endswith(b"\r\n\r\nhello\n"), answer
     assert b"\r\nconnection: close\r\n" in answer.lower(), answer
     assert s.wait_exit(timeout=5) == 0, s.describe()
+
+
+def test_show_info_during_soft_stop(cfg, sluice, echo, short_tmp):
+    # HAProxy deletes the listeners it stops: they leave Listeners and Jobs. The stats socket
+    # stays open in sluice (so that the drain can be watched) and still counts.
+    port, sock = free_port(), short_tmp / "stats.sock"
+    s = sluice(cfg(config(port, echo.port, f"    stats socket {sock} level admin")),
+               wait_ports=[port], wait_unix=[sock])
+    with connect(port) as c:
+        c.sendall(b"x\n")
+        assert recv_exact(c, 2) == b"x\n"
+        info = show_info(str(sock))
+        assert (info["Stopping"], info["Listeners"], info["Jobs"]) == ("0", "2", "4"), info
+        s.signal(signal.SIGUSR1)
+        wait_until(lambda: connect_refused(port), 2, message="the listener to close")
+        info = show_info(str(sock))
+        # Jobs: the held connection, this CLI connection, the stats socket.
+        assert (info["Stopping"], info["Listeners"], info["Jobs"]) == ("1", "1", "3"), info
+        assert info["CurrConns"] == "1", info
+    assert s.wait_exit(timeout=5) == 0, s.describe()
