@@ -166,7 +166,6 @@ int run(int argc, char** argv) {
   }
 
   plan.process.debug = cmd.debug;
-  plan.process.reuseport = !cmd.no_reuseport;
   proxy::Process process(plan.process);
   for (auto& p : plan.proxies) process.add_proxy(std::move(p));
   if (auto r = process.bind_all(); !r.ok()) {
