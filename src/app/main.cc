@@ -82,6 +82,37 @@ void detach_stdio() {
   if (fd > 2) close(fd);
 }
 
+// Sends `sig` to every process named by -sf / -st; returns how many could be signalled.
+int tell_old_pids(const CommandLine& cmd, int sig) {
+  int told = 0;
+  for (const auto* pids : {&cmd.soft_stop_pids, &cmd.hard_stop_pids})
+    for (int pid : *pids) told += kill(pid, sig) == 0;
+  return told;
+}
+
+// Opens the listening sockets. A reload without SO_REUSEPORT (`noreuseport`, -dR) finds its
+// ports still held by the old process: as HAProxy does, ask the old process to pause (SIGTTOU
+// shuts its listeners down; still bound, they no longer stop a SO_REUSEADDR bind) and try
+// again every 10 ms, for about a second. If the ports cannot be had, whatever was bound is
+// released first, then the old process resumes (SIGTTIN) and goes on serving.
+base::Result<void> bind_taking_over(proxy::Process& process, const CommandLine& cmd) {
+  constexpr int kRetries = 100;
+  bool paused_old = false;
+  auto r = process.bind_all();
+  for (int retry = 0; !r.ok() && r.error().sys_errno == EADDRINUSE && retry < kRetries; ++retry) {
+    if (tell_old_pids(cmd, SIGTTOU) == 0) break;
+    paused_old = true;
+    process.unbind_all();
+    usleep(10 * 1000);
+    r = process.bind_all();
+  }
+  if (!r.ok() && paused_old) {
+    process.unbind_all();
+    tell_old_pids(cmd, SIGTTIN);
+  }
+  return r;
+}
+
 int run(int argc, char** argv) {
   CommandLine cmd;
   bool show_usage = false;
@@ -168,7 +199,7 @@ int run(int argc, char** argv) {
   plan.process.debug = cmd.debug;
   proxy::Process process(plan.process);
   for (auto& p : plan.proxies) process.add_proxy(std::move(p));
-  if (auto r = process.bind_all(); !r.ok()) {
+  if (auto r = bind_taking_over(process, cmd); !r.ok()) {
     alert(r.error().message);
     return 1;
   }

@@ -182,6 +182,13 @@ base::Result<void> Process::bind_all() {
   return {};
 }
 
+void Process::unbind_all() {
+  for (auto& l : listeners_)
+    if (l->fd >= 0 && l->addr.kind != net::ListenAddress::Kind::kInheritedFd) close(l->fd);
+  listeners_.clear();
+  steering_warnings_.clear();
+}
+
 void Process::set_threads(Listener& l, const std::vector<int>& threads) {
   l.threads = threads;
   l.position.assign(static_cast<std::size_t>(nbthread()), -1);

@@ -140,6 +140,9 @@ class Process {
   // Main thread: resolves targets and opens every listening socket. The first bind failure
   // is returned with the bind line's location in its message.
   base::Result<void> bind_all();
+  // Main thread, before start(): closes what bind_all() opened, so that it can run again (a
+  // reload waiting for the old process to release its ports).
+  void unbind_all();
   // Main thread: starts the workers.
   void start();
   // Any thread: stop now (SIGINT/SIGTERM) / soft stop (SIGUSR1).
