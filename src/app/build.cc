@@ -165,6 +165,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     ps.max_conn_rate = g.max_sess_rate;
   ps.bufsize = static_cast<uint32_t>(g.tune_bufsize);
   ps.hard_stop_after_ms = g.hard_stop_after_ms;
+  ps.grace_ms = g.grace_ms;
   ps.log_tag = g.log_tag.empty() ? "sluice" : g.log_tag;
   if (!g.node.empty()) {
     ps.node = g.node;

@@ -279,6 +279,15 @@ int run(int argc, char** argv) {
   for (int pid : cmd.hard_stop_pids) kill(pid, SIGTERM);
 
   uint64_t hard_deadline = 0;
+  uint64_t grace_deadline = 0;   // SIGUSR1 received, `grace` running
+  auto soft_stop_now = [&] {
+    main_log.send(plan.process.global_logs, proxy::kNotice,
+                  "Soft stop: listeners closed, waiting for established connections.");
+    process.soft_stop();
+    // As in HAProxy, hard-stop-after counts from the real soft stop, after any grace.
+    if (plan.process.hard_stop_after_ms)
+      hard_deadline = base::monotonic_ms() + plan.process.hard_stop_after_ms;
+  };
   for (;;) {
     timespec ts{0, 100 * 1000 * 1000};
     siginfo_t info;
@@ -289,12 +298,25 @@ int run(int argc, char** argv) {
       process.stop_now();
       break;
     }
-    if (sig == SIGUSR1 && !process.stopping()) {
-      main_log.send(plan.process.global_logs, proxy::kNotice,
-                    "Soft stop: listeners closed, waiting for established connections.");
-      process.soft_stop();
-      if (plan.process.hard_stop_after_ms)
-        hard_deadline = base::monotonic_ms() + plan.process.hard_stop_after_ms;
+    if (sig == SIGUSR1 && !process.stopping() && !grace_deadline) {
+      if (plan.process.grace_ms) {
+        // `grace`: the process says it is stopping but keeps accepting for a while, so that
+        // whatever watches it (a load balancer's health check) can take it out first.
+        // HAProxy's texts and levels.
+        std::string msg = fmt::format("Scheduling a soft-stop in {} ms.", plan.process.grace_ms);
+        notice(msg);
+        main_log.send(plan.process.global_logs, proxy::kWarning, msg);
+        process.announce_stop();
+        grace_deadline = base::monotonic_ms() + plan.process.grace_ms;
+      } else {
+        soft_stop_now();
+      }
+    }
+    if (grace_deadline && !process.stopping() && base::monotonic_ms() >= grace_deadline) {
+      const char* msg = "Grace period expired, proceeding with soft-stop now.";
+      notice(msg);
+      main_log.send(plan.process.global_logs, proxy::kNotice, msg);
+      soft_stop_now();
     }
     if ((sig == SIGTTOU || sig == SIGTTIN) && !process.stopping()) {
       // HAProxy's pause and resume: new connections are refused while paused (TCP

@@ -183,6 +183,23 @@ void kw_hard_stop_after(Parser& p, Line& l) {
   p.global.hard_stop_after_ms = t.value;
 }
 
+void kw_grace(Parser& p, Line& l) {
+  // HAProxy's texts for this keyword (measured on 2.6) name it in angle brackets for a bad
+  // character, unlike hard-stop-after.
+  std::string v = l.args.size() > 1 ? l.args[1] : "";
+  auto t = parse_time(v, TimeUnit::kMs);
+  if (t.status == TimeValue::Status::kEmpty)
+    throw ConfigError{l.where + "'grace' expects <time> as argument."};
+  if (t.status == TimeValue::Status::kBadChar)
+    throw ConfigError{fmt::format("{}unexpected character '{}' in argument to <grace>.", l.where, t.bad)};
+  if (t.status == TimeValue::Status::kOverflow)
+    throw ConfigError{fmt::format("{}timer overflow in argument '{}' to 'grace' "
+                                  "(maximum value is 2147483647 ms or ~24.8 days)", l.where, v)};
+  if (t.trailing) p.warning(time_trailing_warning(t.trailing, v));
+  no_extra(l, 2);
+  p.global.grace_ms = t.value;
+}
+
 void kw_bufsize(Parser& p, Line& l) {
   std::string v = l.args.size() > 1 ? l.args[1] : "";
   if (v.empty()) throw ConfigError{l.where + "'tune.bufsize' expects a positive integer argument."};
@@ -271,6 +288,7 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"daemon", kInGlobal, 0, kw_daemon, "run in the background"},
     {"pidfile", kInGlobal, 0, kw_pidfile, "<path>: write the pid there; a second one warns"},
     {"hard-stop-after", kInGlobal, 0, kw_hard_stop_after, "<time>: longest soft-stop duration"},
+    {"grace", kInGlobal, 0, kw_grace, "<time>: delay between SIGUSR1 and the soft stop; meanwhile `show info` says `Stopping: 1` and the listeners still accept; `hard-stop-after` counts from the end of it"},
     {"tune.bufsize", kInGlobal, 0, kw_bufsize, "<size>: buffer size, rounded up to a multiple of 16 (default 16384); 256m or more is fatal when a proxy is in HTTP mode"},
     {"maxconnrate", kInGlobal, 0, kw_rate_limit, "<n>: accepted connections per second, process-wide"},
     {"maxsessrate", kInGlobal, 0, kw_rate_limit, "<n>: new sessions per second, process-wide (equal to connections in TCP mode)"},

@@ -303,6 +303,7 @@ struct GlobalConfig {
   bool daemon = false;
   std::string pidfile;
   uint32_t hard_stop_after_ms = 0;   // 0 = wait forever on soft stop
+  uint32_t grace_ms = 0;             // `grace`: SIGUSR1 to the real soft stop, 0 = none
   int tune_bufsize = 16384;
   int tune_maxaccept = 4;            // -1 = unlimited
   int max_conn_rate = 0;             // `maxconnrate`, 0 = none

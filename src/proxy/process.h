@@ -189,6 +189,10 @@ class Process {
   std::atomic<uint64_t>& maxconn_reached() { return maxconn_reached_; }
   uint64_t maxconn_reached_count() const { return maxconn_reached_.load(std::memory_order_relaxed); }
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+  // Main thread: a soft stop was asked for (SIGUSR1) but `grace` delays it; the listeners
+  // still accept. `show info` reports the process as stopping from then on, as HAProxy does.
+  void announce_stop() { stop_announced_.store(true, std::memory_order_release); }
+  bool stop_announced() const { return stop_announced_.load(std::memory_order_acquire); }
   uint64_t start_wall_s() const { return start_wall_s_; }
   uint64_t start_mono_ms() const { return start_mono_ms_; }
 
@@ -252,6 +256,7 @@ class Process {
   std::atomic<uint64_t> maxconn_reached_{0};
   std::atomic<int> paused_listeners_{0};
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> stop_announced_{false};
   std::atomic<bool> listeners_paused_{false};   // SIGTTOU received, no SIGTTIN yet
   std::atomic<int> running_workers_{0};
   uint64_t start_wall_s_ = 0;

@@ -155,6 +155,7 @@ struct ProcessSettings {
   int max_conn_rate = 0;                  // accepts per second (maxconnrate/maxsessrate), 0 none
   uint32_t bufsize = 16384;
   uint32_t hard_stop_after_ms = 0;
+  uint32_t grace_ms = 0;                  // `grace`: SIGUSR1 to the real soft stop
   std::string log_tag = "sluice";
   std::string node;
   std::string description;

@@ -128,7 +128,7 @@ stats::ProcessSnapshot StatsView::process() const {
   s.sess_rate_limit = s.conn_rate_limit;
   s.node = set.node;
   s.description = set.description;
-  s.stopping = p_.stopping();
+  s.stopping = p_.stopping() || p_.stop_announced();
   s.listeners = 0;
   // A soft stop shuts the proxy listeners down (their descriptors stay open until the end):
   // HAProxy deletes them then, which takes them out of Listeners and Jobs.

@@ -3,7 +3,7 @@ import signal
 import time
 
 from sluice_harness import (DEFAULTS, connect, connect_refused, echo_roundtrip, free_port,
-                            recv_all, recv_exact, show_info, wait_until)
+                            recv_all, recv_exact, run_sluice, show_info, wait_until)
 
 
 def config(port, server_port, global_extra=""):
@@ -152,3 +152,26 @@ def test_show_info_during_soft_stop(cfg, sluice, echo, short_tmp):
         assert (info["Stopping"], info["Listeners"], info["Jobs"]) == ("1", "1", "3"), info
         assert info["CurrConns"] == "1", info
     assert s.wait_exit(timeout=5) == 0, s.describe()
+
+
+def test_grace_keeps_accepting_before_the_soft_stop(cfg, sluice, echo, short_tmp):
+    # `grace`: at SIGUSR1 the process reports itself stopping but keeps accepting until the
+    # delay ends, then soft-stops (HAProxy's notices on stderr).
+    port, sock = free_port(), short_tmp / "stats.sock"
+    s = sluice(cfg(config(port, echo.port, f"    grace 3s\n    stats socket {sock} level admin")),
+               wait_ports=[port], wait_unix=[sock])
+    s.signal(signal.SIGUSR1)
+    wait_until(lambda: "Scheduling a soft-stop in 3000 ms." in s.stderr(), 2,
+               message="the grace notice")
+    assert show_info(str(sock))["Stopping"] == "1"
+    assert echo_roundtrip(port) == b"ping\n"          # still accepting
+    wait_until(lambda: connect_refused(port), 10, message="the soft stop after the grace")
+    assert "Grace period expired, proceeding with soft-stop now." in s.stderr(), s.describe()
+    assert s.wait_exit(timeout=5) == 0, s.describe()
+
+
+def test_grace_rejects_a_malformed_time(cfg):
+    path = cfg(f"global\n    grace 1x\n{DEFAULTS}")
+    rc, out, err = run_sluice(["-c", "-f", str(path)])
+    assert rc != 0
+    assert "unexpected character 'x' in argument to <grace>." in err, err
