@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -281,9 +282,21 @@ int run(int argc, char** argv) {
   uint64_t hard_deadline = 0;
   uint64_t grace_deadline = 0;   // SIGUSR1 received, `grace` running
   auto soft_stop_now = [&] {
-    main_log.send(plan.process.global_logs, proxy::kNotice,
-                  "Soft stop: listeners closed, waiting for established connections.");
     process.soft_stop();
+    // HAProxy's lines (a warning on stderr and on each proxy's log targets), which tell the
+    // operator what the old process had served.
+    // The snapshots leave the disabled proxies out, as HAProxy leaves them out here.
+    const auto snaps = stats.proxies();
+    for (const auto& pp : process.proxies()) {
+      const auto& p = *pp;
+      auto snap = std::find_if(snaps.begin(), snaps.end(),
+                               [&](const auto& s) { return s.name == p.settings.name; });
+      if (snap == snaps.end()) continue;
+      std::string msg = fmt::format("Proxy {} stopped (cumulated conns: FE: {}, BE: {}).",
+                                    p.settings.name, snap->frontend.conn_tot, snap->backend.stot);
+      warning(msg);
+      main_log.send(p.settings.logs, proxy::kWarning, msg);
+    }
     // As in HAProxy, hard-stop-after counts from the real soft stop, after any grace.
     if (plan.process.hard_stop_after_ms)
       hard_deadline = base::monotonic_ms() + plan.process.hard_stop_after_ms;
@@ -336,8 +349,17 @@ int run(int argc, char** argv) {
                     "SIGUSR2 ignored: no master-worker mode; reload with -sf <pid>.");
     }
     if (hard_deadline && base::monotonic_ms() >= hard_deadline) {
-      main_log.send(plan.process.global_logs, proxy::kWarning,
-                    "hard-stop-after reached: closing remaining connections.");
+      const char* msg = "soft-stop running for too long, performing a hard-stop.";
+      warning(msg);
+      main_log.send(plan.process.global_logs, proxy::kWarning, msg);
+      for (const auto& p : process.proxies()) {
+        int left = p->feconn.current();
+        if (!p->settings.frontend || left <= 0) continue;
+        std::string line = fmt::format("Proxy {} hard-stopped ({} remaining conns will be closed).",
+                                       p->settings.name, left);
+        warning(line);
+        main_log.send(p->settings.logs, proxy::kWarning, line);
+      }
       process.stop_now();
       break;
     }

@@ -49,6 +49,13 @@ def test_hard_stop_after_bounds_the_soft_stop(cfg, sluice, echo):
         assert elapsed < 3.0, f"exited {elapsed:.2f}s after SIGUSR1"
         assert elapsed > 0.5, f"hard-stop-after 1s, but exited after {elapsed:.2f}s"
     assert rc == 0, s.describe()
+    # HAProxy's warnings, in order: the soft stop per proxy, then the hard stop.
+    err = s.stderr()
+    lines = ["Proxy app stopped (cumulated conns: FE: 1, BE: 1).",
+             "soft-stop running for too long, performing a hard-stop.",
+             "Proxy app hard-stopped (1 remaining conns will be closed)."]
+    at = [err.find(f"[WARNING]  ({s.pid}) : {line}") for line in lines]
+    assert -1 not in at and at == sorted(at), err
 
 
 def test_sigttou_pauses_and_sigttin_resumes_the_listeners(cfg, sluice, echo):
