@@ -33,16 +33,19 @@ bool Worker::limits_have_room(const Listener& l) const {
 
 void Worker::accept_from(ListenerWatch& watch) {
   if (!watch.registered || soft_stopping_) return;
-  Listener& l = watch.listener();
-  Proxy& fe = *l.proxy;
-  if (!fe.fe_open()) {
+  if (!watch.listener().proxy->fe_open()) {
     // Disabled or shut down from the CLI just now, before this worker's refresh: stop
     // watching here (a level-triggered listener would wake the loop again and again).
-    loop_.remove(l.fd);
+    loop_.remove(watch.listener().fd);
     watch.registered = false;
     return;
   }
-  int batch = process_.settings().maxaccept;
+  accept_batch(watch, process_.settings().maxaccept);
+}
+
+void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
+  Listener& l = watch.listener();
+  Proxy& fe = *l.proxy;
   for (int i = 0; batch < 0 || i < batch; ++i) {
     if (!process_.actconn().try_acquire()) {
       process_.maxconn_reached().fetch_add(1, std::memory_order_relaxed);
@@ -62,7 +65,9 @@ void Worker::accept_from(ListenerWatch& watch) {
       pause(watch);
       return;
     }
-    if (!process_.accept_rate().try_take(loop_.now_ms())) {
+    // The rate counts the connection even while draining (give_back() below stays paired);
+    // a drain is not refused by it: the alternative is a reset.
+    if (!process_.accept_rate().try_take(loop_.now_ms()) && !draining) {
       // `maxconnrate` spent for this second: stop watching until the next second starts.
       l.line->limit.release();
       fe.feconn.release();

@@ -230,13 +230,14 @@ void Process::stop_now() {
 }
 
 void Process::soft_stop() {
-  stopping_.store(true, std::memory_order_release);
-  // shutdown() on a listening socket makes the kernel refuse new connections at once (and
-  // wakes any thread blocked on it) while the descriptor stays valid, so a worker that still
-  // has it registered can never accept on a reused descriptor number. The descriptors are
-  // closed when the process object goes away.
+  // The listeners are shut down by the workers (Worker::request_soft_stop()): shutdown()
+  // resets every connection still in a socket's backlog, so the last thread of each shard
+  // takes what waits there first. The descriptors stay valid (they are closed when the
+  // process object goes away), so no thread can accept on a reused descriptor number.
   for (auto& l : listeners_)
-    if (l->fd >= 0) shutdown(l->fd, SHUT_RDWR);
+    l->soft_stop_left.store(static_cast<int>(l->threads.size()), std::memory_order_relaxed);
+  // After the counts: a worker that sees `stopping` (through its posted task) sees them.
+  stopping_.store(true, std::memory_order_release);
   for (auto& w : workers_) w->request_soft_stop();
 }
 

@@ -109,6 +109,9 @@ struct Listener {
   std::unique_ptr<std::atomic<int>[]> given;
   std::atomic<uint64_t> fair_cursor{0};
   std::atomic<uint64_t> cum_conns{0};       // written with fetch_add by accepting threads
+  // Soft stop: threads of the shard that have not drained the backlog yet; the last one
+  // shuts the socket down right after its own drain.
+  std::atomic<int> soft_stop_left{0};
 };
 
 struct Proxy {

@@ -91,6 +91,18 @@ void Worker::request_stop() {
 
 void Worker::request_soft_stop() {
   loop_.post([this] {
+    // Before the listeners close, take the connections already in their backlogs: shutting a
+    // socket down resets them, and after a reload (-sf) they are clients the new process will
+    // never see. A listener stays open until the last thread of its shard gets here; that
+    // thread drains once more and shuts it down at once, which leaves only connections
+    // arriving in between to the reset. Hand-offs are off (the process is stopping), so what
+    // is accepted here runs here, and learns of the stop below with every other session.
+    for (auto& w : watches_) {
+      Listener& l = w->listener();
+      bool last = l.soft_stop_left.fetch_sub(1, std::memory_order_acq_rel) == 1;
+      if (w->registered || w->paused) accept_batch(*w, -1, /*draining=*/true);
+      if (last && l.fd >= 0) shutdown(l.fd, SHUT_RDWR);
+    }
     soft_stopping_ = true;
     close_listeners();
     // on_soft_stop() may close the session (swap-remove from sessions_): walk a copy.

@@ -188,6 +188,9 @@ class Worker : public core::TimerHandler {
 
   // Accept path (accept.cc). Worker-local unless stated.
   void accept_from(ListenerWatch& watch);
+  // Accepts up to `batch` connections (-1: until the backlog is empty or a limit is reached).
+  // `draining` (soft stop): `maxconnrate` does not apply, the listener closes right after.
+  void accept_batch(ListenerWatch& watch, int batch, bool draining = false);
   void accept_special(SpecialWatch& watch);
   // Another thread hands us an accepted connection. Any thread. False when the queue is full.
   bool push_handoff(const Handoff& h);

@@ -185,3 +185,26 @@ def test_grace_rejects_a_malformed_time(cfg):
     rc, out, err = run_sluice(["-c", "-f", str(path)])
     assert rc != 0
     assert "unexpected character 'x' in argument to <grace>." in err, err
+
+
+def test_soft_stop_serves_the_connections_waiting_in_the_backlog(cfg, sluice, echo):
+    # Connections whose handshake the kernel completed but that no thread accepted yet sit in
+    # the listening socket's backlog; shutting the socket down resets them. After a reload
+    # they are clients that the new process never sees, so the old one takes them first.
+    # (`maxconnrate 1` keeps them waiting there: the first connection spends the second.)
+    port = free_port()
+    s = sluice(cfg(config(port, echo.port, "    maxconnrate 1")), wait_ports=[port])
+    clients = []
+    try:
+        for i in range(6):
+            c = connect(port)
+            c.sendall(b"%02d\n" % i)
+            clients.append(c)
+        assert recv_exact(clients[0], 3) == b"00\n"
+        s.signal(signal.SIGUSR1)
+        for i, c in enumerate(clients[1:], start=1):
+            assert recv_exact(c, 3, timeout=5) == b"%02d\n" % i, f"client {i}"
+    finally:
+        for c in clients:
+            c.close()
+    assert s.wait_exit(timeout=5) == 0, s.describe()
