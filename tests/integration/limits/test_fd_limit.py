@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from sluice_harness import (cli, connect, echo_roundtrip, free_port, no_data_for, recv_exact,
-                            sluice_bin, wait_until)
+                            run_sluice, sluice_bin, wait_until)
 
 
 def loops(sock):
@@ -26,6 +26,11 @@ def open_fds(pid):
 
 
 def test_accept_out_of_descriptors_logs_pauses_and_recovers(cfg, sluice, echo, short_tmp):
+    rc, vv, _ = run_sluice(["-vv"])
+    if "SANITIZE= none" not in vv:
+        # The sanitizer runtime opens descriptors of its own (a pipe to probe memory while it
+        # checks a virtual call) and misreports once the process has none left.
+        pytest.skip("sanitizer build: the runtime itself needs file descriptors")
     port, sock = free_port(), short_tmp / "stats.sock"
     s = sluice(cfg(f"""
 global
@@ -42,8 +47,11 @@ listen app
     bind 127.0.0.1:{port}
     server s1 127.0.0.1:{echo.port}
 """), wait_ports=[port], wait_unix=[sock])
-    assert echo_roundtrip(port) == b"ping\n"     # whatever a first connection opens lazily
+    idle_fds = open_fds(s.pid)
+    assert echo_roundtrip(port) == b"ping\n"
     before = loops(sock)
+    # The descriptors of the connections above go once sluice has seen them close.
+    wait_until(lambda: open_fds(s.pid) == idle_fds, 5, message="the connections to close")
     soft, hard = resource.prlimit(s.pid, resource.RLIMIT_NOFILE)
     # Room for exactly two proxied connections (client and server side each).
     resource.prlimit(s.pid, resource.RLIMIT_NOFILE, (open_fds(s.pid) + 4, hard))
