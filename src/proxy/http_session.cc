@@ -1525,6 +1525,13 @@ void HttpSession::server_abort(const char* term) {
   count_response_status();
   log_transaction();
   // The server's slot is free now, not after a slow client took the last bytes.
+  release_backend();
+  client_close_ = true;
+  phase_ = Phase::kClosing;
+  if (pending(to_cli_, to_cli_off_) == 0) close_now();
+}
+
+void HttpSession::release_backend() {
   if (srv_) {
     srv_->release();
     w_.process().server_slot_freed(*be_);
@@ -1534,9 +1541,6 @@ void HttpSession::server_abort(const char* term) {
     be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
     be_ = nullptr;
   }
-  client_close_ = true;
-  phase_ = Phase::kClosing;
-  if (pending(to_cli_, to_cli_off_) == 0) close_now();
 }
 
 void HttpSession::count_server_abort(bool response_error) {
@@ -2055,15 +2059,7 @@ void HttpSession::finish(const char* term) {
   to_srv_.clear();
   to_cli_off_ = to_srv_off_ = 0;
   release_codecs();
-  if (srv_) {
-    srv_->release();
-    w_.process().server_slot_freed(*be_);
-    srv_ = nullptr;
-  }
-  if (be_) {
-    be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
-    be_ = nullptr;
-  }
+  release_backend();
   release_client_slots(w_, l_);
   w_.session_closed(this);
 }

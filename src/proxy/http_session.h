@@ -124,7 +124,9 @@ class HttpSession : public Session {
   void count_response_status();    // the final response's status, once (res_uncounted_)
   // srv_abrt on the backend and the server; `response_error`: eresp too (a close or reset).
   void count_server_abort(bool response_error);
-  void server_abort(const char* term);   // SD/sD once the head left: flush, log, close
+  void server_abort(const char* term);
+  // Gives back the server slot and the backend's session count the transaction holds.
+  void release_backend();   // SD/sD once the head left: flush, log, close
   const HttpSettings& be_http() const;
 
   Worker& w_;

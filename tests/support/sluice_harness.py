@@ -38,6 +38,22 @@ DEFAULTS = """defaults
 """
 
 
+def listen_config(port: int, server_port: int, global_extra: str = "",
+                  extra_bind_port: int | None = None) -> str:
+    """Two threads, one TCP `listen app` on `port` (and `extra_bind_port`) forwarding to
+    `server_port`: the configuration of the stop and reload tests."""
+    extra = f"    bind 127.0.0.1:{extra_bind_port}\n" if extra_bind_port else ""
+    return f"""
+global
+    nbthread 2
+{global_extra}
+{DEFAULTS}
+listen app
+    bind 127.0.0.1:{port}
+{extra}    server s1 127.0.0.1:{server_port}
+"""
+
+
 # ----------------------------------------------------------------------------------------------
 # Binary and generic waiting
 # ----------------------------------------------------------------------------------------------

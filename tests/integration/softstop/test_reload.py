@@ -1,26 +1,13 @@
 """Reloads: a new process started with `-sf <old pid>` takes over the listeners."""
 import socket
 
-from sluice_harness import (DEFAULTS, connect, echo_roundtrip, free_port, is_listening,
+from sluice_harness import (connect, echo_roundtrip, free_port, is_listening, listen_config,
                             recv_exact, wait_until)
-
-
-def config(port, server_port, global_extra="", extra_bind_port=None):
-    extra = f"    bind 127.0.0.1:{extra_bind_port}\n" if extra_bind_port else ""
-    return f"""
-global
-    nbthread 2
-{global_extra}
-{DEFAULTS}
-listen app
-    bind 127.0.0.1:{port}
-{extra}    server s1 127.0.0.1:{server_port}
-"""
 
 
 def test_reload_with_reuseport_keeps_established_connections(cfg, sluice, echo):
     port = free_port()
-    path = cfg(config(port, echo.port))
+    path = cfg(listen_config(port, echo.port))
     old = sluice(path, wait_ports=[port])
     with connect(port) as c:
         c.sendall(b"one\n")
@@ -40,7 +27,7 @@ def test_reload_without_reuseport_pauses_the_old_process_to_take_its_ports(cfg, 
     # HAProxy does, the new process asks the old one to pause (SIGTTOU: its listeners shut
     # down, still bound) and binds again, then soft-stops it.
     port = free_port()
-    path = cfg(config(port, echo.port))
+    path = cfg(listen_config(port, echo.port))
     old = sluice(path, wait_ports=[port], extra_args=["-dR"])
     with connect(port) as c:
         c.sendall(b"one\n")
@@ -61,9 +48,9 @@ def test_a_reload_that_cannot_bind_resumes_the_old_process(cfg, sluice, echo):
     blocker.bind(("127.0.0.1", taken))
     blocker.listen(1)
     try:
-        old = sluice(cfg(config(port, echo.port), "old.cfg"), wait_ports=[port],
+        old = sluice(cfg(listen_config(port, echo.port), "old.cfg"), wait_ports=[port],
                      extra_args=["-dR"])
-        new = sluice(cfg(config(port, echo.port, extra_bind_port=taken), "new.cfg"),
+        new = sluice(cfg(listen_config(port, echo.port, extra_bind_port=taken), "new.cfg"),
                      extra_args=["-dR", "-sf", str(old.pid)])
         assert new.wait_exit(timeout=10) == 1, new.describe()
         assert "Address already in use" in new.stderr(), new.describe()
@@ -78,7 +65,7 @@ def test_global_noreuseport_turns_so_reuseport_off(cfg, sluice, echo):
     # Without SO_REUSEPORT a second process cannot bind the same port (and no -sf asks the
     # first one to let go).
     port = free_port()
-    path = cfg(config(port, echo.port, "    noreuseport"))
+    path = cfg(listen_config(port, echo.port, "    noreuseport"))
     first = sluice(path, wait_ports=[port])
     second = sluice(path)
     assert second.wait_exit(timeout=10) == 1, second.describe()

@@ -3,24 +3,13 @@ import signal
 import time
 
 from sluice_harness import (DEFAULTS, connect, connect_refused, echo_roundtrip, free_port,
-                            recv_all, recv_exact, run_sluice, show_info, wait_until)
-
-
-def config(port, server_port, global_extra=""):
-    return f"""
-global
-    nbthread 2
-{global_extra}
-{DEFAULTS}
-listen app
-    bind 127.0.0.1:{port}
-    server s1 127.0.0.1:{server_port}
-"""
+                            listen_config, recv_all, recv_exact, run_sluice, show_info,
+                            wait_until)
 
 
 def test_sigusr1_closes_listener_and_drains(cfg, sluice, echo):
     port = free_port()
-    s = sluice(cfg(config(port, echo.port)), wait_ports=[port])
+    s = sluice(cfg(listen_config(port, echo.port)), wait_ports=[port])
     with connect(port) as c:
         c.sendall(b"before\n")
         assert recv_exact(c, 7) == b"before\n"
@@ -38,7 +27,7 @@ def test_sigusr1_closes_listener_and_drains(cfg, sluice, echo):
 
 def test_hard_stop_after_bounds_the_soft_stop(cfg, sluice, echo):
     port = free_port()
-    s = sluice(cfg(config(port, echo.port, "    hard-stop-after 1s")), wait_ports=[port])
+    s = sluice(cfg(listen_config(port, echo.port, "    hard-stop-after 1s")), wait_ports=[port])
     with connect(port) as c:
         c.sendall(b"x\n")
         assert recv_exact(c, 2) == b"x\n"
@@ -62,7 +51,7 @@ def test_sigttou_pauses_and_sigttin_resumes_the_listeners(cfg, sluice, echo):
     # HAProxy's pause and resume: while paused, new connections are refused; established ones
     # go on. The default action of these signals would stop the whole process instead.
     port = free_port()
-    s = sluice(cfg(config(port, echo.port)), wait_ports=[port])
+    s = sluice(cfg(listen_config(port, echo.port)), wait_ports=[port])
     with connect(port) as c:
         c.sendall(b"before\n")
         assert recv_exact(c, 7) == b"before\n"
@@ -88,7 +77,7 @@ def test_sigttou_pauses_and_sigttin_resumes_the_listeners(cfg, sluice, echo):
 def test_sigusr2_is_ignored(cfg, sluice, echo):
     # HAProxy reloads on SIGUSR2 only in master-worker mode; without it the process survives.
     port = free_port()
-    s = sluice(cfg(config(port, echo.port)), wait_ports=[port])
+    s = sluice(cfg(listen_config(port, echo.port)), wait_ports=[port])
     with connect(port) as c:
         s.signal(signal.SIGUSR2)
         time.sleep(0.2)
@@ -145,7 +134,7 @@ def test_show_info_during_soft_stop(cfg, sluice, echo, short_tmp):
     # HAProxy deletes the listeners it stops: they leave Listeners and Jobs. The stats socket
     # stays open in sluice (so that the drain can be watched) and still counts.
     port, sock = free_port(), short_tmp / "stats.sock"
-    s = sluice(cfg(config(port, echo.port, f"    stats socket {sock} level admin")),
+    s = sluice(cfg(listen_config(port, echo.port, f"    stats socket {sock} level admin")),
                wait_ports=[port], wait_unix=[sock])
     with connect(port) as c:
         c.sendall(b"x\n")
@@ -168,7 +157,7 @@ def test_grace_keeps_accepting_before_the_soft_stop(cfg, sluice, echo, short_tmp
     # `grace`: at SIGUSR1 the process reports itself stopping but keeps accepting until the
     # delay ends, then soft-stops (HAProxy's notices on stderr).
     port, sock = free_port(), short_tmp / "stats.sock"
-    s = sluice(cfg(config(port, echo.port, f"    grace 3s\n    stats socket {sock} level admin")),
+    s = sluice(cfg(listen_config(port, echo.port, f"    grace 3s\n    stats socket {sock} level admin")),
                wait_ports=[port], wait_unix=[sock])
     s.signal(signal.SIGUSR1)
     wait_until(lambda: "Scheduling a soft-stop in 3000 ms." in s.stderr(), 2,
@@ -193,7 +182,7 @@ def test_soft_stop_serves_the_connections_waiting_in_the_backlog(cfg, sluice, ec
     # they are clients that the new process never sees, so the old one takes them first.
     # (`maxconnrate 1` keeps them waiting there: the first connection spends the second.)
     port = free_port()
-    s = sluice(cfg(config(port, echo.port, "    maxconnrate 1")), wait_ports=[port])
+    s = sluice(cfg(listen_config(port, echo.port, "    maxconnrate 1")), wait_ports=[port])
     clients = []
     try:
         for i in range(6):

@@ -170,6 +170,15 @@ class ServerCommands : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { register_server_commands(); }
 
+  // A command that answers later: the workers' answers are delivered, then the session goes on.
+  std::string later(const std::string& line, Level level = Level::kAdmin) {
+    CliSession s(level, nullptr, 1, &ctl);
+    std::string out;
+    s.feed(line + "\n", &out);
+    ctl.deliver();
+    s.feed({}, &out);
+    return out;
+  }
   std::string run(const std::string& line, Level level = Level::kAdmin) {
     CliSession s(level, nullptr, 1, &ctl);
     std::string out;
@@ -415,7 +424,7 @@ TEST_F(ServerCommands, ShowSessWaitsForTheWorkers) {
 }
 
 TEST_F(ServerCommands, ShowSessArguments) {
-  auto later = [&](const std::string& line, Level level = Level::kAdmin) {
+  auto answer = [&](const std::string& line, Level level = Level::kAdmin) {
     CliSession s(level, nullptr, 1, &ctl);
     std::string out;
     bool open = s.feed(line + "\n", &out);
@@ -425,27 +434,19 @@ TEST_F(ServerCommands, ShowSessArguments) {
     EXPECT_FALSE(open);   // the default mode closes after the answer
     return out;
   };
-  EXPECT_EQ(later("show sess all"), "0xabc: proto=tcpv4\n\n");
-  EXPECT_EQ(later("show sess 0xabc"), "0xabc: proto=tcpv4\n\n");
-  EXPECT_EQ(later("show sess 0x999"), "Session not found.\n\n");
-  EXPECT_EQ(later("show sess 0xzz"), "Session pointer expected (use 'show sess').\n\n");
-  EXPECT_EQ(later("show sess -1"), "Session pointer expected (use 'show sess').\n\n");
-  EXPECT_EQ(later("show sess help").substr(0, 37), "Usage: show sess [help | all | <id>]\n");
-  EXPECT_EQ(later("show sess", Level::kUser), "Permission denied\n\n");
+  EXPECT_EQ(answer("show sess all"), "0xabc: proto=tcpv4\n\n");
+  EXPECT_EQ(answer("show sess 0xabc"), "0xabc: proto=tcpv4\n\n");
+  EXPECT_EQ(answer("show sess 0x999"), "Session not found.\n\n");
+  EXPECT_EQ(answer("show sess 0xzz"), "Session pointer expected (use 'show sess').\n\n");
+  EXPECT_EQ(answer("show sess -1"), "Session pointer expected (use 'show sess').\n\n");
+  EXPECT_EQ(answer("show sess help").substr(0, 37), "Usage: show sess [help | all | <id>]\n");
+  EXPECT_EQ(answer("show sess", Level::kUser), "Permission denied\n\n");
   EXPECT_EQ(ctl.calls, (std::vector<std::string>{"dump t1 id=0 detail=true",
                                                  "dump t1 id=abc detail=true",
                                                  "dump t1 id=999 detail=true"}));
 }
 
 TEST_F(ServerCommands, ShutdownSession) {
-  auto later = [&](const std::string& line, Level level = Level::kAdmin) {
-    CliSession s(level, nullptr, 1, &ctl);
-    std::string out;
-    s.feed(line + "\n", &out);
-    ctl.deliver();
-    s.feed({}, &out);
-    return out;
-  };
   EXPECT_EQ(later("shutdown session 0xabc"), "\n");
   EXPECT_EQ(later("shutdown session 0x1234"), "No such session (use 'show sess').\n\n");
   EXPECT_EQ(later("shutdown session"), "Session pointer expected (use 'show sess').\n\n");
@@ -536,14 +537,6 @@ TEST_F(ServerCommands, ShowErrors) {
   res.bytes = "HTTP/1.1 2000 OK\r\n";
   res.len = res.bytes.size();
   ctl.snapshots = {req, res};
-  auto later = [&](const std::string& line, Level level = Level::kAdmin) {
-    CliSession s(level, nullptr, 1, &ctl);
-    std::string out;
-    s.feed(line + "\n", &out);
-    ctl.deliver();
-    s.feed({}, &out);
-    return out;
-  };
   std::string all = later("show errors");
   EXPECT_TRUE(all.starts_with("Total events captured on [")) << all;
   EXPECT_NE(all.find("] : 7\n \n["), std::string::npos) << all;
