@@ -2,6 +2,7 @@
 // listening socket bound (so any bind error is a start-up error naming its line), daemon fork,
 // workers started, then the main thread waits for signals.
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -63,6 +64,29 @@ long raise_fd_limit() {
     getrlimit(RLIMIT_NOFILE, &rl);
   }
   return static_cast<long>(rl.rlim_cur);
+}
+
+// `chroot`, `group`/`gid`, `user`/`uid`, with HAProxy's messages. False: an alert was printed.
+bool drop_privileges(const config::GlobalConfig& g) {
+  if (!g.chroot.empty() && (chroot(g.chroot.c_str()) == -1 || chdir("/") == -1)) {
+    alert(fmt::format("[sluice.main()] Cannot chroot({}).", g.chroot));
+    return false;
+  }
+  if (g.gid >= 0) {
+    // Supplementary groups would keep what the new gid is meant to take away.
+    if (getgroups(0, nullptr) > 0 && setgroups(0, nullptr) == -1)
+      warning("[sluice.main()] Failed to drop supplementary groups. Using 'gid'/'group' without "
+              "'uid'/'user' is generally useless.");
+    if (setgid(static_cast<gid_t>(g.gid)) == -1) {
+      alert(fmt::format("[sluice.main()] Cannot set gid {}.", g.gid));
+      return false;
+    }
+  }
+  if (g.uid >= 0 && setuid(static_cast<uid_t>(g.uid)) == -1) {
+    alert(fmt::format("[sluice.main()] Cannot set uid {}.", g.uid));
+    return false;
+  }
+  return true;
 }
 
 bool write_pidfile(const std::string& path, pid_t pid) {
@@ -261,6 +285,10 @@ int run(int argc, char** argv) {
     alert(fmt::format("Cannot write pidfile '{}': {}", pidfile, std::strerror(errno)));
     return 1;
   }
+
+  // Privileges go once every socket is bound and the pidfile written, before any thread
+  // serves (HAProxy's order): a listener on a port below 1024 needs root only to bind.
+  if (!drop_privileges(model.global)) return 1;
 
   process.start();
   checks.start();

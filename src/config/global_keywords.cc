@@ -3,6 +3,9 @@
 #include <cctype>
 #include <climits>
 
+#include <grp.h>
+#include <pwd.h>
+
 #include <fmt/format.h>
 
 #include "base/strings.h"
@@ -157,6 +160,58 @@ void kw_daemon(Parser& p, Line& l) {
   p.global.daemon = true;
 }
 
+// ---- chroot, user/uid, group/gid: privileges dropped after binding (main.cc) ----
+
+void kw_chroot(Parser& p, Line& l) {
+  if (p.chroot_set) {
+    p.warning(l.where + "'chroot' already specified. Continuing.");
+    return;
+  }
+  need_args(l, 1, "a directory as an argument");
+  no_extra(l, 2);
+  p.global.chroot = l.args[1];
+  p.chroot_set = true;
+}
+
+void kw_uid_gid(Parser& p, Line& l) {
+  const std::string& kw = l.args[0];
+  bool is_uid = kw == "uid" || kw == "user";
+  bool& set = is_uid ? p.uid_set : p.gid_set;
+  if (set) {
+    p.warning(fmt::format("{}{} already specified. Continuing.", l.where,
+                          is_uid ? "user/uid" : "group/gid"));
+    return;
+  }
+  const std::string arg = l.args.size() > 1 ? l.args[1] : "";
+  int id = -1;
+  if (kw == "uid" || kw == "gid") {
+    auto v = parse_strict_int(arg, 0, INT_MAX);
+    if (!v) throw ConfigError{fmt::format("{}'{}' expects an integer argument.", l.where, kw)};
+    id = static_cast<int>(*v);
+  } else if (kw == "user") {
+    const passwd* pw = arg.empty() ? nullptr : getpwnam(arg.c_str());
+    if (!pw) throw ConfigError{fmt::format("{}cannot find user id for '{}'.", l.where, arg)};
+    id = static_cast<int>(pw->pw_uid);
+  } else {
+    const group* gr = arg.empty() ? nullptr : getgrnam(arg.c_str());
+    if (!gr) throw ConfigError{fmt::format("{}cannot find group id for '{}'.", l.where, arg)};
+    id = static_cast<int>(gr->gr_gid);
+  }
+  no_extra(l, 2);
+  (is_uid ? p.global.uid : p.global.gid) = id;
+  set = true;
+}
+
+// Settings of TLS, which sluice does not have yet: every line that would use them (`ssl` and
+// `crt` on bind and server lines) is refused, so they can change nothing. Accepted with a
+// warning that says so, because they are in most configurations (Debian's default one
+// included) that otherwise use nothing of TLS.
+void kw_tls_default(Parser& p, Line& l) {
+  need_args(l, 1, "an argument");
+  p.warning(fmt::format("{}'{}' has no effect: sluice has no TLS yet ('ssl' and 'crt' on bind "
+                        "and server lines are refused).", l.where, l.args[0]));
+}
+
 void kw_pidfile(Parser& p, Line& l) {
   if (p.pidfile_set) {
     p.warning(l.where + "'pidfile' already specified. Continuing.");
@@ -266,13 +321,11 @@ void kw_resetenv(Parser& p, Line& l) {
 }
 
 constexpr std::string_view kHaproxyGlobal[] = {
-    "ca-base", "chroot", "crt-base", "cluster-secret", "external-check", "gid",
-    "group", "insecure-fork-wanted", "localpeer", "log-send-hostname", "log-tag", "lua-load",
+    "cluster-secret", "external-check", "insecure-fork-wanted", "localpeer", "log-send-hostname", "log-tag", "lua-load",
     "master-worker", "mworker-max-reloads", "nbproc", "noepoll", "nopoll", "nosplice",
-    "numa-cpu-mapping", "quiet", "set-dumpable", "spread-checks", "ssl-default-bind-ciphers",
+    "numa-cpu-mapping", "quiet", "set-dumpable", "spread-checks",
     "cpu-set", "cpu-affinity",
-    "ssl-default-bind-options", "ssl-default-server-options", "ssl-server-verify", "strict-limits",
-    "uid", "ulimit-n", "unix-bind", "user", "busy-polling",
+    "ssl-server-verify", "strict-limits", "ulimit-n", "unix-bind", "busy-polling",
     "max-spread-checks", "maxsslconn", "maxpipes", "maxzlibmem",
     "expose-experimental-directives", "h1-case-adjust", "httpclient.resolvers.disabled",
     "tune.maxpollevents", "tune.runqueue-depth", "tune.http.maxhdr", "tune.ssl.default-dh-param", "tune.idle-pool.shared",
@@ -286,6 +339,19 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"stats", kInGlobal, 0, kw_stats, "socket <addr> [level user|operator|admin] [mode <octal>] | timeout <time> | maxconn <n>"},
     {"log", kInGlobal, 0, kw_log, "<target> [len <n>] [format rfc3164|rfc5424|short|raw] <facility> [max [min]]; `no log` clears"},
     {"daemon", kInGlobal, 0, kw_daemon, "run in the background"},
+    {"chroot", kInGlobal, 0, kw_chroot, "<dir>: chroot there once every socket is bound, before serving (as root)"},
+    {"user", kInGlobal, 0, kw_uid_gid, "<name>: run as this user once every socket is bound (its uid, looked up at parse time)"},
+    {"uid", kInGlobal, 0, kw_uid_gid, "<n>: run with this user id once every socket is bound"},
+    {"group", kInGlobal, 0, kw_uid_gid, "<name>: run with this group once every socket is bound; supplementary groups are dropped"},
+    {"gid", kInGlobal, 0, kw_uid_gid, "<n>: run with this group id once every socket is bound"},
+    {"ca-base", kInGlobal, 0, kw_tls_default, "<dir>: accepted with a warning; TLS is not supported yet, so nothing uses it"},
+    {"crt-base", kInGlobal, 0, kw_tls_default, "<dir>: accepted with a warning; TLS is not supported yet, so nothing uses it"},
+    {"ssl-default-bind-ciphers", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; TLS is not supported yet"},
+    {"ssl-default-bind-ciphersuites", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; TLS is not supported yet"},
+    {"ssl-default-bind-options", kInGlobal, 0, kw_tls_default, "<options>: accepted with a warning; TLS is not supported yet"},
+    {"ssl-default-server-ciphers", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; TLS is not supported yet"},
+    {"ssl-default-server-ciphersuites", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; TLS is not supported yet"},
+    {"ssl-default-server-options", kInGlobal, 0, kw_tls_default, "<options>: accepted with a warning; TLS is not supported yet"},
     {"pidfile", kInGlobal, 0, kw_pidfile, "<path>: write the pid there; a second one warns"},
     {"hard-stop-after", kInGlobal, 0, kw_hard_stop_after, "<time>: longest soft-stop duration"},
     {"grace", kInGlobal, 0, kw_grace, "<time>: delay between SIGUSR1 and the soft stop; meanwhile `show info` says `Stopping: 1` and the listeners still accept; `hard-stop-after` counts from the end of it"},

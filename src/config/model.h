@@ -302,6 +302,11 @@ struct GlobalConfig {
   std::string log_tag = "sluice";
   bool daemon = false;
   std::string pidfile;
+  // `chroot`, `user`/`uid`, `group`/`gid`: applied once every socket is bound, before the
+  // workers start. -1 = keep the current id.
+  std::string chroot;
+  int uid = -1;
+  int gid = -1;
   uint32_t hard_stop_after_ms = 0;   // 0 = wait forever on soft stop
   uint32_t grace_ms = 0;             // `grace`: SIGUSR1 to the real soft stop, 0 = none
   int tune_bufsize = 16384;

@@ -109,6 +109,7 @@ class Parser {
   bool seen_non_global = false;
   bool global_maxconn_set = false;
   bool pidfile_set = false;
+  bool uid_set = false, gid_set = false, chroot_set = false;
   bool maxaccept_set = false;
   std::string cur_file;
   int cur_line = 0;
