@@ -765,7 +765,11 @@ bool HttpSession::serve_stats(const Proxy& px, const rules::HeadEdit& edit) {
   if (req_method_ == M::kPost) {
     // Admin actions (`stats admin`) are not supported: HAProxy's answer to a POST without
     // admin rights.
-    local_reply(303, "LR", redirect_bytes(303, sp.uri + ";st=DENY"), false);
+    local_reply(303, "LR",
+                fmt::format("HTTP/1.1 303 See Other\r\ncache-control: no-cache\r\ncontent-type: "
+                            "text/plain\r\ncontent-length: 0\r\nlocation: {};st=DENY\r\n\r\n",
+                            sp.uri),
+                false);
     return true;
   }
   stats::StatsPageQuery q;
