@@ -48,6 +48,8 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   h.response_rules = p.http_response_rules;
   for (const auto& u : p.use_backends) h.use_backends.push_back({u.cond, u.backend_index});
   for (const auto& e : p.errorfiles) h.errorfiles.emplace_back(e.status, normalise_errorfile(e.response));
+  for (const auto& c : p.capture_request) h.capture_request.emplace_back(c.name, c.len);
+  for (const auto& c : p.capture_response) h.capture_response.emplace_back(c.name, c.len);
   h.monitor_uri = p.monitor_uri;
   h.monitor_fail = p.monitor_fail;
 }

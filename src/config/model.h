@@ -150,6 +150,12 @@ enum class HttpReuse { kNever, kSafe, kAggressive, kAlways };
 enum class Balance { kRoundRobin, kStaticRr, kLeastConn, kFirst, kSource, kUri, kHdr, kRandom };
 enum class HashFunction { kSdbm, kDjb2, kWt6, kCrc32, kNone };
 
+// `capture request|response header <name> len <n>`: logged by `option httplog` as `{a|b}`.
+struct CaptureConfig {
+  std::string name;
+  int len = 0;
+};
+
 // `stats enable|uri|refresh|realm|auth|scope|hide-version|show-legends|show-node|show-desc`:
 // the HTTP statistics page (specs/cli-and-stats.md 3.8). Any of uri, refresh, realm, auth and
 // scope enables it, as in HAProxy.
@@ -249,6 +255,9 @@ struct ProxyConfig {
   std::string monitor_uri;
   SourceLoc monitor_uri_loc;
   std::vector<rules::Condition> monitor_fail;   // `monitor fail if|unless <cond>`, ORed
+  std::vector<CaptureConfig> capture_request;   // in declaration order
+  std::vector<CaptureConfig> capture_response;
+  SourceLoc capture_loc;                        // the first `capture` line
 };
 
 enum class CliLevel { kUser, kOperator, kAdmin };

@@ -842,6 +842,27 @@ void kw_description(Parser& p, Line& l) {
   p.cur_proxy().cfg.description = d;
 }
 
+// ---- capture request|response header ----
+
+void kw_capture(Parser& p, Line& l) {
+  const std::string kind = l.args.size() > 1 ? l.args[1] : "";
+  if (kind == "cookie")
+    throw ConfigError{l.where + "'capture cookie' is not supported by sluice yet."};
+  if (kind != "request" && kind != "response")
+    throw ConfigError{l.where + "'capture' expects 'cookie' or 'request header' or 'response header'."};
+  if (l.args.size() != 6 || l.args[2] != "header" || l.args[4] != "len")
+    throw ConfigError{fmt::format("{}'capture {}' expects 'header' <header_name> 'len' <len>.",
+                                  l.where, kind)};
+  auto len = parse_strict_int(l.args[5], 1, 65535);
+  if (!len)
+    throw ConfigError{fmt::format("{}'capture {} header' : invalid length '{}', expects 1 to 65535.",
+                                  l.where, kind, l.args[5])};
+  ProxyConfig& px = p.cur_proxy().cfg;
+  if (px.capture_request.empty() && px.capture_response.empty()) px.capture_loc = l.loc;
+  (kind == "request" ? px.capture_request : px.capture_response)
+      .push_back(CaptureConfig{l.args[3], static_cast<int>(*len)});
+}
+
 // ---- stats: the HTTP statistics page ----
 
 void kw_stats(Parser& p, Line& l) {
@@ -1125,12 +1146,13 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"errorfile", kDFLB, 0, kw_errorfile, "<code> <file>: raw HTTP response sent instead of the built-in page for 200, 400, 401, 403, 404, 405, 407, 408, 410, 413, 414, 421, 422, 425, 429, 431, 500..504; read and checked at parse time (complete head, at most 15360 bytes); an empty file sends nothing and closes"},
     {"monitor-uri", kDFLB, 0, kw_monitor_uri, "<uri>: a request for exactly this URI is answered 200 (the 200 page or `errorfile 200`), or 503 when a `monitor fail` condition holds, by the frontend, without a log line; HTTP mode; ignored with a warning in a backend"},
     {"monitor", kFL, 0, kw_monitor, "fail if|unless <cond>: makes `monitor-uri` answer 503 while the condition holds (several lines are ORed)"},
+    {"capture", kFLB, 0, kw_capture, "request|response header <name> len <n>: the field's value (the last one when repeated), cut to <n> bytes, logged by option httplog as {a|b} in declaration order; frontends only (a backend warns); `capture cookie` is not supported yet"},
     {"stats", kDFLB, 0, kw_stats, "enable | uri <prefix> | refresh <delay> | realm <realm> | auth <user>:<password> | scope <proxy>|. | hide-version | show-legends | show-node [<name>] | show-desc [<text>]: the HTTP statistics page (HTML, `;csv`, `;typed`, `;json`), HTTP mode only; `stats admin` and `stats http-request` are not supported yet"},
     {"description", kFLB, 0, kw_description, "<text...>: kept with the proxy; HAProxy shows it on its HTML stats page, sluice's page (stats uri) does not show per-proxy descriptions"},
 };
 
 constexpr std::string_view kHaproxyProxy[] = {
-    "capture", "compression", "cookie", "declare", "dynamic-cookie-key",
+    "compression", "cookie", "declare", "dynamic-cookie-key",
     "email-alert", "errorfiles", "errorloc", "errorloc302", "errorloc303",
     "external-check", "filter", "force-persist", "fullconn", "guid", "hash-balance-factor",
     "hash-key", "http-after-response", "http-error", "http-send-name-header", "ignore-persist", "load-server-state-from-file",

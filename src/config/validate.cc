@@ -152,6 +152,11 @@ bool Parser::finish(ConfigModel* model) {
                 false);
         p.stats.enabled = false;
       }
+      if (!p.capture_request.empty() || !p.capture_response.empty()) {
+        warning(fmt::format("'capture' ignored for {} as it requires HTTP mode.", who), false);
+        p.capture_request.clear();
+        p.capture_response.clear();
+      }
       if (!p.monitor_uri.empty() && (p.caps & ProxyConfig::kFrontend)) {
         warning(fmt::format("monitor-uri will be ignored for proxy '{}' (needs 'mode http').",
                             p.name),
@@ -173,6 +178,15 @@ bool Parser::finish(ConfigModel* model) {
         p.option_httplog = false;
         p.option_tcplog = true;
       }
+    }
+    if ((!p.capture_request.empty() || !p.capture_response.empty()) &&
+        !(p.caps & ProxyConfig::kFrontend)) {
+      warning(fmt::format("parsing [{}:{}] : 'capture' ignored because {} '{}' has no frontend "
+                          "capability.",
+                          p.capture_loc.file, p.capture_loc.line, type_word(p), p.name),
+              false);
+      p.capture_request.clear();
+      p.capture_response.clear();
     }
     if (!p.monitor_uri.empty() && !(p.caps & ProxyConfig::kFrontend)) {
       warning(fmt::format("parsing [{}:{}] : 'monitor-uri' ignored because {} '{}' has no "

@@ -51,11 +51,13 @@ uint32_t make_room(core::Buffer* b) {
 std::size_t pending(const std::string& s, std::size_t off) { return s.size() - off; }
 
 // `%{+Q}r`: quoted, with bytes outside 32..126, '#' and '"' written #XX (specs/http1.md 6.3).
-void append_log_escaped(std::string& out, std::string_view s) {
+// `capture`: in captured values `{`, `|` and `}` are escaped too (6.3).
+void append_log_escaped(std::string& out, std::string_view s, bool capture = false) {
   static const char* hex = "0123456789ABCDEF";
   for (char ch : s) {
     auto c = static_cast<unsigned char>(ch);
-    if (c < 32 || c > 126 || c == '#' || c == '"') {
+    if (c < 32 || c > 126 || c == '#' || c == '"' ||
+        (capture && (c == '{' || c == '|' || c == '}'))) {
       out += '#';
       out += hex[c >> 4];
       out += hex[c & 15];
@@ -614,6 +616,9 @@ void HttpSession::begin_transaction() {
   }
   t_head_ms_ = now;
   ++requests_;
+  // Before any rule changes the head, as HAProxy captures.
+  if (!fe_.settings.h.capture_request.empty())
+    capture_fields(fe_.settings.h.capture_request, head.headers, cap_req_);
   auto& fc = w_.fe_counters(fe_.index);
   fc.req_tot.add();
   fc.req_rate.add(now);
@@ -670,6 +675,20 @@ void HttpSession::begin_transaction() {
   tx_->req_parser.reset();
   if (!forward) return;
   connect_server();
+}
+
+// `capture request|response header`: the value of the last field with each name, cut to its
+// length ("" when absent).
+void HttpSession::capture_fields(const std::vector<std::pair<std::string, int>>& caps,
+                                 const std::vector<http::Header>& fields,
+                                 std::vector<std::string>& out) {
+  out.resize(caps.size());
+  for (std::size_t i = 0; i < caps.size(); ++i) {
+    out[i].clear();
+    for (const auto& f : fields)
+      if (http::iequals(f.name, caps[i].first))
+        out[i].assign(f.value.substr(0, static_cast<std::size_t>(caps[i].second)));
+  }
 }
 
 // Called with the request head still in cin_. A body that already arrived whole is passed over,
@@ -1356,6 +1375,8 @@ bool HttpSession::parse_response() {
     return true;
   }
   t_response_ms_ = w_.loop().now_ms();
+  if (!fe_.settings.h.capture_response.empty())
+    capture_fields(fe_.settings.h.capture_response, rh.headers, cap_res_);
   // The server's own status, whatever the client ends up getting (a response rule's answer, a
   // 502 for a bad first chunk): the server row counts what servers sent.
   count_server_status(rh.status);
@@ -1716,6 +1737,8 @@ void HttpSession::end_transaction() {
   req_done_ = res_done_ = res_head_done_ = res_head_sent_ = res_head_unsent_ = false;
   req_method_ = http::Method::kGet;   // until the next head says otherwise (a 408 has no method)
   logged_ = false;
+  cap_req_.clear();
+  cap_res_.clear();
   server_close_ = client_close_ = false;
   reused_conn_ = false;
   retries_done_ = 0;
@@ -2112,10 +2135,22 @@ void HttpSession::log_transaction() {
     return;
   }
   std::string line = fmt::format(
-      "{}:{} [{}.{:03}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 \"",
+      "{}:{} [{}.{:03}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 ",
       client_.host_string(), client_.port(), date, (wall / 1000) % 1000, s.name, backend, server,
       tr, tw, tc, trs, ta, status_, bytes_out_, term_, w_.process().actconn().current(),
       fe_.feconn.current(), beconn, srvconn, log_retries(retries_done_, redispatched_));
+  // %hr %hs: `{a|b}` per direction with captures configured, absent otherwise (6.3).
+  for (auto [caps, values] : {std::pair{&s.h.capture_request, &cap_req_},
+                              std::pair{&s.h.capture_response, &cap_res_}}) {
+    if (caps->empty()) continue;
+    line += '{';
+    for (std::size_t i = 0; i < caps->size(); ++i) {
+      if (i) line += '|';
+      if (i < values->size()) append_log_escaped(line, (*values)[i], true);
+    }
+    line += "} ";
+  }
+  line += '"';
   append_log_escaped(line, req_line_.empty() ? std::string_view("<BADREQ>") : req_line_);
   line += '"';
   w_.logs().send(s.logs, kInfo, line);

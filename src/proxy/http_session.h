@@ -126,7 +126,9 @@ class HttpSession : public Session {
   void count_server_abort(bool response_error);
   void server_abort(const char* term);
   // Gives back the server slot and the backend's session count the transaction holds.
-  void release_backend();   // SD/sD once the head left: flush, log, close
+  void release_backend();
+  static void capture_fields(const std::vector<std::pair<std::string, int>>& caps,
+                             const std::vector<http::Header>& fields, std::vector<std::string>& out);   // SD/sD once the head left: flush, log, close
   const HttpSettings& be_http() const;
 
   Worker& w_;
@@ -198,6 +200,7 @@ class HttpSession : public Session {
   bool first_request_ = true;
   bool soft_stop_ = false;
   uint32_t requests_ = 0;
+  std::vector<std::string> cap_req_, cap_res_;   // `capture ... header` values of this transaction
   std::string req_line_;           // for the log: "GET / HTTP/1.1"
   char term_[3] = {'-', '-', 0};
 

@@ -65,6 +65,8 @@ struct HttpSettings {
     std::string node, desc;                 // shown when not empty
   };
   StatsPage stats;
+  // `capture request|response header` (frontends): field name and length, in order.
+  std::vector<std::pair<std::string, int>> capture_request, capture_response;
   // `monitor-uri` (frontends): "" none; `monitor fail` conditions, ORed.
   std::string monitor_uri;
   std::vector<rules::Condition> monitor_fail;

@@ -14,7 +14,7 @@ LINE = re.compile(
     r"(?P<TR>-?\d+)/(?P<Tw>-?\d+)/(?P<Tc>-?\d+)/(?P<Tr>-?\d+)/(?P<Ta>\+?\d+) "
     r"(?P<ST>-?\d+) (?P<B>\d+) (?P<CC>\S+) (?P<CS>\S+) (?P<tsc>\S{4}) "
     r"(?P<ac>\d+)/(?P<fc>\d+)/(?P<bc>\d+)/(?P<sc>\d+)/(?P<rc>\+?\d+) (?P<sq>\d+)/(?P<bq>\d+) "
-    r"(?P<r>\".*)$")
+    r"(?P<caps>(?:\{[^ ]*\} )*)(?P<r>\".*)$")
 
 
 def _config(port, server_port, log_target, fe="", be="", defaults=""):
@@ -299,3 +299,28 @@ def test_httplog_bytes_exclude_excess_after_body(cfg, sluice, origin, udp_log):
     assert r.body == b"abc"
     f, line = _line(udp_log, "/excess")
     assert (f["ST"], f["B"]) == ("200", str(len(raw))), line
+
+
+def test_httplog_captures(cfg, sluice, origin, udp_log):
+    """`capture request|response header`: `{a|b} {c}` between the queues and the request line,
+    in declaration order, the last field of a name, cut to its length, `{`, `|`, `}` escaped,
+    empty for a field that is absent (6.3)."""
+    port, _ = _start(sluice, cfg, udp_log, origin.port,
+                     fe="capture request header X-Id len 32\n"
+                        "capture request header User-Agent len 5\n"
+                        "capture request header X-Missing len 8\n"
+                        "capture response header Content-Type len 64")
+    for path in ("/cap", "/cap2"):
+        origin.script(path, b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                            b"Content-Length: 0\r\n\r\n")
+    with Conn(port) as c:
+        c.send(b"GET /cap HTTP/1.1\r\nHost: a\r\nX-Id: first\r\nX-Id: example.com\r\n"
+               b"User-Agent: curl/8.0.0\r\n\r\n")
+        assert c.response().status == 200
+        c.send(b"GET /cap2 HTTP/1.1\r\nHost: a\r\nX-Id: a{b|c}\r\n\r\n")
+        assert c.response().status == 200
+    _, line = _line(udp_log, '"GET /cap ')
+    assert line.endswith(' 0/0 {example.com|curl/|} {text/plain} "GET /cap HTTP/1.1"'), line
+    # Each request captures afresh; `{`, `|`, `}` inside a value are escaped.
+    _, line2 = _line(udp_log, '"GET /cap2 ')
+    assert line2.endswith(' 0/0 {a#7Bb#7Cc#7D||} {text/plain} "GET /cap2 HTTP/1.1"'), line2

@@ -504,5 +504,36 @@ TEST(MonitorUri, KeywordsAndMessages) {
   EXPECT_EQ(proxy(r, "l").monitor_uri, "");
 }
 
+TEST(Capture, KeywordsAndMessages) {
+  auto r = parse(fe("  capture request header Host len 32\n  capture response header Content-Type len 8\n"
+                    "  capture request header User-Agent len 5\n"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& f = proxy(r, "f");
+  ASSERT_EQ(f.capture_request.size(), 2u);
+  EXPECT_EQ(f.capture_request[1].name, "User-Agent");
+  EXPECT_EQ(f.capture_request[1].len, 5);
+  EXPECT_EQ(f.capture_response.at(0).len, 8);
+  auto bad = [](const std::string& line, const std::string& msg) {
+    auto b = parse(fe("  " + line + "\n"));
+    EXPECT_FALSE(b.r.model) << line;
+    EXPECT_TRUE(b.has("parsing [f.cfg:8] : " + msg)) << b.all();
+  };
+  bad("capture", "'capture' expects 'cookie' or 'request header' or 'response header'.");
+  bad("capture foo", "'capture' expects 'cookie' or 'request header' or 'response header'.");
+  bad("capture request header Host", "'capture request' expects 'header' <header_name> 'len' <len>.");
+  bad("capture response header ct len", "'capture response' expects 'header' <header_name> 'len' <len>.");
+  bad("capture request header Host len 0",
+      "'capture request header' : invalid length '0', expects 1 to 65535.");
+  bad("capture cookie SRV len 10", "'capture cookie' is not supported by sluice yet.");
+  r = parse("backend b\n  mode http\n  capture request header Host len 4\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'capture' ignored because backend 'b' has no frontend capability."))
+      << r.all();
+  r = parse("listen l\n  bind :1\n  timeout client 1s\n  capture request header Host len 4\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("'capture' ignored for proxy 'l' as it requires HTTP mode.")) << r.all();
+  EXPECT_TRUE(proxy(r, "l").capture_request.empty());
+}
+
 }  // namespace
 }  // namespace sluice::config
