@@ -1708,15 +1708,7 @@ void HttpSession::end_transaction() {
     bytes_out_ -= excess.size();
   log_transaction();
   detach_server(!server_close_);
-  if (srv_) {
-    srv_->release();
-    w_.process().server_slot_freed(*be_);
-    srv_ = nullptr;
-  }
-  if (be_) {
-    be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
-    be_ = nullptr;
-  }
+  release_backend();
   if (client_close_ || soft_stop_ || c_eof_) {
     phase_ = Phase::kClosing;
     if (pending(to_cli_, to_cli_off_) == 0) close_now();
