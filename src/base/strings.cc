@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <ctime>
+
+#include <fmt/format.h>
 
 namespace sluice::base {
 
@@ -37,6 +40,22 @@ std::string closest_match(std::string_view word, const std::vector<std::string_v
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
+}
+
+std::string log_date(uint64_t wall_us) {
+  time_t secs = static_cast<time_t>(wall_us / 1000000);
+  tm tm{};
+  localtime_r(&secs, &tm);
+  char date[32];
+  strftime(date, sizeof date, "%d/%b/%Y:%H:%M:%S", &tm);
+  return fmt::format("{}.{:03}", date, (wall_us / 1000) % 1000);
+}
+
+std::string human_duration(uint64_t s) {
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{}s", s / 60, s % 60);
+  if (s < 86400) return fmt::format("{}h{}m", s / 3600, (s / 60) % 60);
+  return fmt::format("{}d{}h", s / 86400, (s / 3600) % 24);
 }
 
 bool base64_decode(std::string_view in, std::string* out) {

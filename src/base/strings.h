@@ -1,6 +1,7 @@
 #pragma once
 // Small string helpers shared by config, cli and app. Any thread.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,13 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::string closest_match(std::string_view word, const std::vector<std::string_view>& candidates);
 
 bool starts_with(std::string_view s, std::string_view prefix);
+
+// HAProxy's log date with milliseconds, local time: "30/Nov/2026:18:33:24.011" (logs, show
+// sess, show errors).
+std::string log_date(uint64_t wall_us);
+
+// HAProxy's short human durations: "0s", "42s", "3m5s", "2h10m", "4d3h".
+std::string human_duration(uint64_t seconds);
 
 // Standard base64 (RFC 4648, with padding) decoded into *out; false on any other character,
 // bad padding or a length that is not a multiple of 4.

@@ -1,23 +1,13 @@
 // `show errors [<px>|<iid>|-1] [request|response]` (spec 5): the last invalid HTTP message of
 // each proxy and direction, with a printable dump of the bytes that were in the buffer.
-#include <ctime>
-
 #include <fmt/format.h>
 
 #include "base/clock.h"
+#include "base/strings.h"
 #include "cli/builtin.h"
 
 namespace sluice::cli {
 namespace {
-
-std::string date_ms(uint64_t wall_us) {
-  time_t secs = static_cast<time_t>(wall_us / 1000000);
-  tm tm{};
-  localtime_r(&secs, &tm);
-  char date[32];
-  strftime(date, sizeof date, "%d/%b/%Y:%H:%M:%S", &tm);
-  return fmt::format("{}.{:03}", date, (wall_us / 1000) % 1000);
-}
 
 // How many escaped characters a dump line holds before it continues on the next one.
 constexpr std::size_t kDumpWidth = 72;
@@ -69,20 +59,20 @@ void cmd_show_errors(const CommandContext& ctx, const std::vector<std::string>& 
   ctx.control->collect_errors(ctx.thread, [=](std::vector<stats::ErrorSnapshot> all,
                                               uint64_t total) {
     std::string out = fmt::format("Total events captured on [{}] : {}\n",
-                                  date_ms(base::wall_us()), total);
+                                  base::log_date(base::wall_us()), total);
     for (const stats::ErrorSnapshot& e : all) {
       if (only >= 0 && e.proxy != only) continue;
       if (e.response ? !want_res : !want_req) continue;
       // The empty line before each block holds one space (spec 5).
       out += " \n";
       if (e.response) {
-        out += fmt::format("[{}] backend {} (#{}): invalid response\n", date_ms(e.wall_us),
+        out += fmt::format("[{}] backend {} (#{}): invalid response\n", base::log_date(e.wall_us),
                            e.proxy_name, e.proxy_id);
         out += fmt::format("  frontend {} (#{}), server {} (#{}), event #{}, src {}\n",
                            e.other_name, e.other_id, e.server_name, e.server_id, e.event,
                            e.source);
       } else {
-        out += fmt::format("[{}] frontend {} (#{}): invalid request\n", date_ms(e.wall_us),
+        out += fmt::format("[{}] frontend {} (#{}): invalid request\n", base::log_date(e.wall_us),
                            e.proxy_name, e.proxy_id);
         out += fmt::format("  backend {} (#{}), server {} (#{}), event #{}, src {}\n",
                            e.other_name, e.other_id, e.server_name, e.server_id, e.event,

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 
+#include "base/strings.h"
 #include "cli/builtin.h"
 #include "cli/stats_page.h"
 
@@ -596,18 +597,11 @@ bool icontains(std::string_view hay, std::string_view needle) {
 
 std::size_t column(std::string_view name) { return stat_column(name); }
 
-// "1h02m" style age for `lastchg`, as the page shows it.
-std::string human_age(std::string_view seconds) {
-  if (seconds.empty()) return "";
-  uint64_t s = 0;
-  for (char c : seconds) {
-    if (c < '0' || c > '9') return std::string(seconds);
-    s = s * 10 + static_cast<uint64_t>(c - '0');
-  }
-  if (s < 60) return fmt::format("{}s", s);
-  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  if (s < 86400) return fmt::format("{}h{:02}m", s / 3600, (s / 60) % 60);
-  return fmt::format("{}d{:02}h", s / 86400, (s / 3600) % 24);
+// `lastchg` as the page shows it: "1h2m" (the field is in seconds; "" stays "").
+std::string human_age(const std::string& seconds) {
+  if (seconds.empty() || seconds.find_first_not_of("0123456789") != std::string::npos)
+    return seconds;
+  return base::human_duration(std::stoull(seconds));
 }
 
 // sluice's own HTML report: one table per proxy with the columns operators read most, the

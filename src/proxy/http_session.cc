@@ -833,9 +833,7 @@ void HttpSession::serve_metrics(const rules::HeadEdit& edit) {
   skip_buffered_body();
   stats::StatsPageQuery q;
   q.format = stats::StatsPageQuery::Format::kPrometheus;
-  std::string_view target = edit.target;
-  std::size_t qm = target.find('?');
-  std::string_view query = qm == std::string_view::npos ? std::string_view() : target.substr(qm + 1);
+  std::string_view query = rules::query_of(edit.target);
   bool scoped = false;
   while (!query.empty()) {
     std::size_t amp = query.find('&');
@@ -2092,11 +2090,7 @@ void HttpSession::log_transaction() {
   uint64_t now = w_.loop().now_ms();
   uint64_t wall = t_first_byte_wall_us_ ? t_first_byte_wall_us_ : base::wall_us();
   uint64_t start = t_first_byte_ms_ ? t_first_byte_ms_ : t_idle_ms_;
-  time_t secs = static_cast<time_t>(wall / 1000000);
-  struct tm tm;
-  localtime_r(&secs, &tm);
-  char date[40];
-  strftime(date, sizeof date, "%d/%b/%Y:%H:%M:%S", &tm);
+  const std::string date = base::log_date(wall);
   auto span = [](uint64_t from, uint64_t to) -> long {
     return from && to && to >= from ? static_cast<long>(to - from) : -1;
   };
@@ -2119,16 +2113,16 @@ void HttpSession::log_transaction() {
   if (!s.h.httplog) {
     // option tcplog on an HTTP frontend: the TCP line, without the HTTP timers (6.2).
     std::string line = fmt::format(
-        "{}:{} [{}.{:03}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
-        client_.port(), date, (wall / 1000) % 1000, s.name, backend, server, tw, tc, ta,
+        "{}:{} [{}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
+        client_.port(), date, s.name, backend, server, tw, tc, ta,
         bytes_out_, term_, w_.process().actconn().current(), fe_.feconn.current(), beconn,
         srvconn, log_retries(retries_done_, redispatched_));
     w_.logs().send(s.logs, kInfo, line);
     return;
   }
   std::string line = fmt::format(
-      "{}:{} [{}.{:03}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 ",
-      client_.host_string(), client_.port(), date, (wall / 1000) % 1000, s.name, backend, server,
+      "{}:{} [{}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 ",
+      client_.host_string(), client_.port(), date, s.name, backend, server,
       tr, tw, tc, trs, ta, status_, bytes_out_, term_, w_.process().actconn().current(),
       fe_.feconn.current(), beconn, srvconn, log_retries(retries_done_, redispatched_));
   // %hr %hs: `{a|b}` per direction with captures configured, absent otherwise (6.3).

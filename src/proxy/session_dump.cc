@@ -3,27 +3,17 @@
 // sessions, on its own thread, and nothing on the connection path changes for it.
 #include <sys/socket.h>
 
-#include <ctime>
-
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "base/clock.h"
+#include "base/strings.h"
 #include "lb/server.h"
 #include "proxy/worker.h"
 
 namespace sluice::proxy {
 namespace {
-
-// HAProxy's human-readable durations: "0s", "42s", "3m5s", "2h10m", "4d3h".
-std::string human_duration(uint64_t ms) {
-  uint64_t s = ms / 1000;
-  if (s < 60) return fmt::format("{}s", s);
-  if (s < 3600) return fmt::format("{}m{}s", s / 60, s % 60);
-  if (s < 86400) return fmt::format("{}h{}m", s / 3600, (s / 60) % 60);
-  return fmt::format("{}d{}h", s / 86400, (s / 3600) % 24);
-}
 
 const char* sess_proto(const net::SocketAddress& a) {
   switch (a.family()) {
@@ -41,7 +31,7 @@ std::string source(const SessionInfo& i, int special_id) {
 std::string expire(const SessionInfo& i, uint64_t now) {
   if (i.expire_ms == 0) return "";
   if (i.expire_ms <= now) return "<PAST>";
-  return human_duration(i.expire_ms - now);
+  return base::human_duration((i.expire_ms - now) / 1000);
 }
 
 void describe_one(const SessionInfo& i, uintptr_t id, int tid, int special_id, uint64_t now,
@@ -56,18 +46,13 @@ void describe_one(const SessionInfo& i, uintptr_t id, int tid, int special_id, u
         "0x{:x}: proto={} src={} fe={} be={} srv={} age={} tid={} state={} reqs={} "
         "req_total={} res_total={} fd={},{} exp={}\n",
         id, sess_proto(i.client), source(i, special_id), fe_name, be_name, srv_name,
-        human_duration(age), tid, i.state, i.requests, i.bytes_in, i.bytes_out, i.client_fd,
-        i.server_fd, expire(i, now));
+        base::human_duration(age / 1000), tid, i.state, i.requests, i.bytes_in, i.bytes_out,
+        i.client_fd, i.server_fd, expire(i, now));
     return;
   }
   // The accept date, from the wall clock now less the connection's age.
   uint64_t wall = base::wall_us() - age * 1000;
-  time_t secs = static_cast<time_t>(wall / 1000000);
-  tm tm{};
-  localtime_r(&secs, &tm);
-  char date[32];
-  strftime(date, sizeof date, "%d/%b/%Y:%H:%M:%S", &tm);
-  *out += fmt::format("0x{:x}: [{}.{:03}] proto={} source={}\n", id, date, (wall / 1000) % 1000,
+  *out += fmt::format("0x{:x}: [{}] proto={} source={}\n", id, base::log_date(wall),
                       sess_proto(i.client), source(i, special_id));
   if (fe) {
     *out += fmt::format("  frontend={} (id={} mode={}), listener={} (id={}) addr={}\n", fe_name,
@@ -91,7 +76,8 @@ void describe_one(const SessionInfo& i, uintptr_t id, int tid, int special_id, u
     *out += "  server=<NONE> (id=-1)\n";
   }
   *out += fmt::format("  thread={} state={} age={} exp={} requests={}\n", tid, i.state,
-                      human_duration(age), i.expire_ms ? expire(i, now) : "<NEVER>", i.requests);
+                      base::human_duration(age / 1000), i.expire_ms ? expire(i, now) : "<NEVER>",
+                      i.requests);
   if (!fe) {
     *out += fmt::format("  fd={} read={} written={}\n", i.client_fd, i.bytes_in, i.bytes_out);
     return;

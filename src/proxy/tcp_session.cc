@@ -11,6 +11,7 @@
 
 #include "base/assert.h"
 #include "base/clock.h"
+#include "base/strings.h"
 #include "net/socket.h"
 #include "proxy/server_pick.h"
 #include "proxy/worker.h"
@@ -551,19 +552,14 @@ void TcpSession::log_session() {
   const auto& s = fe_.settings;
   if (!s.tcplog || s.logs.empty()) return;
   if (s.dontlognull && bytes_in_ == 0 && bytes_out_ == 0) return;
-  time_t secs = static_cast<time_t>(t_accept_wall_us_ / 1000000);
-  struct tm tm;
-  localtime_r(&secs, &tm);
-  char date[40];
-  strftime(date, sizeof date, "%d/%b/%Y:%H:%M:%S", &tm);
   uint64_t now = w_.loop().now_ms();
   long tc = t_connected_ms_ ? static_cast<long>(t_connected_ms_ - t_accept_ms_) : -1;
   long tt = static_cast<long>(now - t_accept_ms_);
   // %ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq; %bc and %sc as
   // HAProxy logs them, once this session left the backend and the server (specs/http1.md 6.2).
   std::string line = fmt::format(
-      "{}:{} [{}.{:03}] {} {}/{} 0/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
-      client_.port(), date, (t_accept_wall_us_ / 1000) % 1000, s.name,
+      "{}:{} [{}] {} {}/{} 0/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
+      client_.port(), base::log_date(t_accept_wall_us_), s.name,
       be_ ? be_->settings.name : std::string("<NOSRV>"), srv_ ? srv_->name() : "<NOSRV>", tc, tt,
       bytes_out_, last_term_, w_.process().actconn().current(), fe_.feconn.current(),
       be_ && last_term_[0] != 'P' ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0,

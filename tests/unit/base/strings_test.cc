@@ -20,5 +20,22 @@ TEST(Base64, Decodes) {
     EXPECT_FALSE(base64_decode(bad, &out)) << bad;
 }
 
+TEST(HumanDuration, HaproxyStyle) {
+  EXPECT_EQ(human_duration(0), "0s");
+  EXPECT_EQ(human_duration(59), "59s");
+  EXPECT_EQ(human_duration(185), "3m5s");
+  EXPECT_EQ(human_duration(7800), "2h10m");
+  EXPECT_EQ(human_duration(3 * 86400 + 4 * 3600 + 5), "3d4h");
+}
+
+TEST(LogDate, MillisecondsAndLayout) {
+  std::string d = log_date(1'700'000'000'123'456);
+  ASSERT_EQ(d.size(), 24u) << d;
+  EXPECT_EQ(d.substr(d.size() - 4), ".123");
+  EXPECT_EQ(d[2], '/');
+  EXPECT_EQ(d[6], '/');
+  EXPECT_EQ(d[11], ':');
+}
+
 }  // namespace
 }  // namespace sluice::base
