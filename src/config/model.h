@@ -255,6 +255,7 @@ struct ProxyConfig {
   std::string monitor_uri;
   SourceLoc monitor_uri_loc;
   std::vector<rules::Condition> monitor_fail;   // `monitor fail if|unless <cond>`, ORed
+  SourceLoc monitor_fail_loc;                   // the first `monitor fail` line
   std::vector<CaptureConfig> capture_request;   // in declaration order
   std::vector<CaptureConfig> capture_response;
   SourceLoc capture_loc;                        // the first `capture` line

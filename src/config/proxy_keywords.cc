@@ -1017,6 +1017,7 @@ void kw_monitor(Parser& p, Line& l) {
   if (!c.ok())
     throw ConfigError{fmt::format("{}error detected while parsing a 'monitor fail' condition : {}.",
                                   l.where, c.error().message)};
+  if (px.monitor_fail.empty()) px.monitor_fail_loc = l.loc;
   px.monitor_fail.push_back(std::move(c.value()));
 }
 

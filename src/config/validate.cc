@@ -195,6 +195,12 @@ bool Parser::finish(ConfigModel* model) {
               false);
       p.monitor_uri.clear();
     }
+    // `monitor fail` only changes what `monitor-uri` answers: alone it would do nothing.
+    if (!p.monitor_fail.empty() && p.monitor_uri.empty())
+      warning(fmt::format("parsing [{}:{}] : 'monitor fail' has no effect in {} '{}' without "
+                          "'monitor-uri'.",
+                          p.monitor_fail_loc.file, p.monitor_fail_loc.line, type_word(p), p.name),
+              false);
     if ((p.caps & ProxyConfig::kFrontend) && p.binds.empty())
       warning(fmt::format("{} '{}' has no 'bind' directive. Please declare it as a backend if "
                           "this was intended.",

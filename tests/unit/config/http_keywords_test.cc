@@ -417,6 +417,13 @@ TEST_F(ErrorFile, Errors) {
 
 // `stats ...`: any of uri, refresh, realm, auth and scope enables the page; defaults pass it
 // on; HAProxy's messages for missing arguments; admin actions are refused, not ignored.
+// `line` written in frontend f (line 8 of fe()'s configuration) is refused with `msg`.
+void bad(const std::string& line, const std::string& msg) {
+  auto r = parse(fe("  " + line + "\n"));
+  EXPECT_FALSE(r.r.model) << line;
+  EXPECT_TRUE(r.has("parsing [f.cfg:8] : " + msg)) << r.all();
+}
+
 TEST(StatsPage, KeywordsAndInheritance) {
   auto r = parse("defaults\n  mode http\n  timeout client 1s\n  stats uri /st\n"
                  "frontend f\n  bind :1\n  stats refresh 5s\n  stats auth a:b\n  stats auth c:d\n"
@@ -445,11 +452,6 @@ TEST(StatsPage, KeywordsAndInheritance) {
 }
 
 TEST(StatsPage, Errors) {
-  auto bad = [](const std::string& line, const std::string& msg) {
-    auto r = parse(fe("  " + line + "\n"));
-    EXPECT_FALSE(r.r.model) << line;
-    EXPECT_TRUE(r.has("parsing [f.cfg:8] : " + msg)) << r.all();
-  };
   bad("stats", "missing keyword in 'stats', expects 'uri', 'realm', 'auth', 'scope', 'enable', "
                "'refresh', 'hide-version', 'show-node', 'show-desc' or 'show-legends'.");
   bad("stats frob", "unknown stats parameter 'frob', expects 'uri', 'realm', 'auth', 'scope', "
@@ -480,11 +482,13 @@ TEST(MonitorUri, KeywordsAndMessages) {
   ASSERT_TRUE(r.r.model) << r.all();
   EXPECT_EQ(proxy(r, "f").monitor_uri, "/healthz");
   EXPECT_EQ(proxy(r, "f").monitor_fail.size(), 2u);
-  auto bad = [](const std::string& line, const std::string& msg) {
-    auto b = parse(fe("  " + line + "\n"));
-    EXPECT_FALSE(b.r.model) << line;
-    EXPECT_TRUE(b.has("parsing [f.cfg:8] : " + msg)) << b.all();
-  };
+  EXPECT_EQ(r.r.warnings, 0) << r.all();
+  // Without monitor-uri a `monitor fail` line can change nothing: said so, with its line.
+  r = parse(fe("  monitor fail if { path_beg /x }\n"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:8] : 'monitor fail' has no effect in frontend 'f' without "
+                    "'monitor-uri'."))
+      << r.all();
   bad("monitor-uri", "'monitor-uri' expects an URI.");
   bad("monitor-uri /a /b", "'monitor-uri' cannot handle unexpected argument '/b'.");
   bad("monitor", "'monitor' only supports 'fail'.");
@@ -513,11 +517,6 @@ TEST(Capture, KeywordsAndMessages) {
   EXPECT_EQ(f.capture_request[1].name, "User-Agent");
   EXPECT_EQ(f.capture_request[1].len, 5);
   EXPECT_EQ(f.capture_response.at(0).len, 8);
-  auto bad = [](const std::string& line, const std::string& msg) {
-    auto b = parse(fe("  " + line + "\n"));
-    EXPECT_FALSE(b.r.model) << line;
-    EXPECT_TRUE(b.has("parsing [f.cfg:8] : " + msg)) << b.all();
-  };
   bad("capture", "'capture' expects 'cookie' or 'request header' or 'response header'.");
   bad("capture foo", "'capture' expects 'cookie' or 'request header' or 'response header'.");
   bad("capture request header Host", "'capture request' expects 'header' <header_name> 'len' <len>.");
