@@ -309,11 +309,15 @@ Process::FrontendChange Process::stop_frontend(Proxy& px) {
 }
 
 void Process::worker_exited() {
+  int left;
   {
     std::lock_guard lock(g_exit_mu);
-    running_workers_.fetch_sub(1);
+    left = running_workers_.fetch_sub(1) - 1;
   }
   g_exit_cv.notify_all();
+  // The worker serving the stats sockets waits for the others to drain (see
+  // Worker::maybe_finish_soft_stop()): when it is the last one, it may go too.
+  if (left == 1 && !workers_.empty()) workers_.front()->request_finish_check();
 }
 
 bool Process::wait_workers(uint64_t timeout_ms) {

@@ -224,6 +224,8 @@ class Process {
 
   // Called by a worker when it has finished (soft stop drained). Any thread.
   void worker_exited();
+  // Workers whose loop has not ended yet. Any thread.
+  int running_workers() const { return running_workers_.load(); }
 
   // The statistics page's body for a query (`stats uri`): installed by the application before
   // the workers start (the renderer lives above this layer); any thread may call it then.

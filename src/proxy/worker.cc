@@ -277,7 +277,16 @@ void Worker::close_listeners() {
 }
 
 void Worker::maybe_finish_soft_stop() {
-  if (soft_stopping_ && sessions_.empty() && accq_.size_estimate() == 0) loop_.stop();
+  if (!soft_stopping_ || !sessions_.empty() || accq_.size_estimate() != 0) return;
+  // The worker that serves the stats sockets stays until every other worker has drained, so
+  // that the drain can be watched (`show info`, `show sess`) to its end; the last of the
+  // others to exit asks it to check again (Process::worker_exited()).
+  if (!special_watches_.empty() && process_.running_workers() > 1) return;
+  loop_.stop();
+}
+
+void Worker::request_finish_check() {
+  loop_.post([this] { maybe_finish_soft_stop(); });
 }
 
 // The buffer pool is trimmed once a second while this worker has sessions (or cached buffers

@@ -121,6 +121,8 @@ class Worker : public core::TimerHandler {
   void request_listeners_paused(bool paused);
   // A frontend was disabled, enabled or shut down: watch exactly the listeners that accept now.
   void request_refresh_watches();
+  // During a soft stop: end the loop now if nothing holds it (the last other worker ended).
+  void request_finish_check();
   // A server slot was freed somewhere: retry the sessions waiting in this worker's queue.
   void request_dequeue();
 

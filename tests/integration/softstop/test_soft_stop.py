@@ -1,8 +1,9 @@
 """SIGUSR1 soft stop: stop listening at once, let established connections finish."""
+import re
 import signal
 import time
 
-from sluice_harness import (DEFAULTS, connect, connect_refused, echo_roundtrip, free_port,
+from sluice_harness import (DEFAULTS, cli, connect, connect_refused, echo_roundtrip, free_port,
                             listen_config, recv_all, recv_exact, run_sluice, show_info,
                             wait_until)
 
@@ -195,5 +196,38 @@ def test_soft_stop_serves_the_connections_waiting_in_the_backlog(cfg, sluice, ec
             assert recv_exact(c, 3, timeout=5) == b"%02d\n" % i, f"client {i}"
     finally:
         for c in clients:
+            c.close()
+    assert s.wait_exit(timeout=5) == 0, s.describe()
+
+
+def test_stats_socket_answers_until_the_last_worker_drained(cfg, sluice, echo, short_tmp):
+    # The first worker serves the stats sockets. When it has drained its own connections while
+    # another worker still has some, it stays, so that the end of the drain can be watched.
+    port, sock = free_port(), short_tmp / "stats.sock"
+    s = sluice(cfg(listen_config(
+        port, echo.port,
+        f"    tune.listener.multi-queue fair\n    stats socket {sock} level admin")),
+        wait_ports=[port], wait_unix=[sock])
+    held = [connect(port), connect(port)]
+    try:
+        for c in held:
+            c.sendall(b"x\n")
+            assert recv_exact(c, 2) == b"x\n"
+        text = cli(str(sock), "show sess")
+        by_tid = {}
+        for c in held:
+            src = "127.0.0.1:%d" % c.getsockname()[1]
+            line = next(l for l in text.splitlines() if f" src={src} " in l)
+            by_tid[re.search(r" tid=(\d+) ", line).group(1)] = c
+        assert set(by_tid) == {"1", "2"}, text   # fair: one connection per thread
+        s.signal(signal.SIGUSR1)
+        wait_until(lambda: connect_refused(port), 2, message="the listener to close")
+        by_tid["1"].close()   # the first worker has nothing left
+        wait_until(lambda: show_info(str(sock))["CurrConns"] == "1", 5)
+        assert show_info(str(sock))["Stopping"] == "1"
+        by_tid["2"].sendall(b"y\n")
+        assert recv_exact(by_tid["2"], 2) == b"y\n"
+    finally:
+        for c in held:
             c.close()
     assert s.wait_exit(timeout=5) == 0, s.describe()
