@@ -62,6 +62,10 @@ def test_lists_every_session_of_every_thread(cli_setup):
         own = [v for v in listed.values() if v[1] == "GLOBAL"]
         assert own and own[0][0].startswith("unix:"), listed
         assert len(listed) == 7, listed
+        # multi-queue hands held connections to the less loaded thread: both workers answer.
+        text = cli(cli_setup.admin, "show sess")
+        tids = {m.group(1) for m in re.finditer(r" fe=fe .* tid=(\d+) ", text)}
+        assert tids == {"1", "2"}, text
     finally:
         for s in socks:
             s.close()
