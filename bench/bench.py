@@ -177,7 +177,8 @@ class Tools:
         self.haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
         self.nginx = shutil.which("nginx") or "/usr/sbin/nginx"
         self.wrk = shutil.which("wrk")
-        self.stream_module = next((str(p) for p in (Path("/usr/lib/nginx/modules/ngx_stream_module.so"),
+        self.stream_module = next((str(p) for p in (Path(os.environ.get("NGINX_STREAM_MODULE") or "/nonexistent"),
+                                                     Path("/usr/lib/nginx/modules/ngx_stream_module.so"),
                                                      Path("/usr/share/nginx/modules/ngx_stream_module.so"))
                                    if p.exists()), "")
 
@@ -1111,6 +1112,19 @@ def cmd_profile(argv: list[str]) -> int:
         ctx.close()
 
 
+def l3_groups() -> str:
+    """The sets of CPUs that share a last-level cache, from sysfs ("0-7 8-15"), or "" if unknown."""
+    seen: list[str] = []
+    for f in sorted(Path("/sys/devices/system/cpu").glob("cpu[0-9]*/cache/index3/shared_cpu_list")):
+        try:
+            v = f.read_text().strip()
+        except OSError:
+            continue
+        if v not in seen:
+            seen.append(v)
+    return " | ".join(seen)
+
+
 def scaling_plan(n: int, threads: int | None) -> dict:
     """Disjoint CPU sets for sluice, the origin and the client, and the sluice variants to run."""
     cpus = list(range(n))
@@ -1150,10 +1164,17 @@ def cmd_scaling(argv: list[str]) -> int:
     p.add_argument("--budget", type=float, default=480, help="seconds the whole run may take (default 480)")
     p.add_argument("--conc-per-client-thread", type=int, default=64)
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    p.add_argument("--peers", default="", help="also run these at the same nbthread and CPUs: haproxy,nginx")
     p.add_argument("--out", default="")
     o = p.parse_args(argv)
     plan = scaling_plan(o.cores, o.threads or None)
-    nv = len(plan["variants"])
+    peers = [x for x in o.peers.split(",") if x]
+    if any(x not in ("haproxy", "nginx") for x in peers):
+        p.error(f"--peers: expected haproxy and/or nginx, got {o.peers!r}")
+    peer_text = {"haproxy": f"HAProxy, nbthread {plan['nbthread']} (one shared socket)",
+                 "nginx": f"nginx stream, {plan['nbthread']} workers (one shared socket)"}
+    variants = plan["variants"] + [(peer_text[x], 0, x) for x in peers]
+    nv = len(variants)
     overhead = 3.0  # start, warm-up, stop per run
     dur = o.duration or max(1.0, min(20.0, o.budget / (nv * o.reps) - overhead))
     est = nv * o.reps * (dur + overhead) + 5
@@ -1165,6 +1186,7 @@ def cmd_scaling(argv: list[str]) -> int:
              f"- {nv} variants x {o.reps} repetitions x {dur:g} s, interleaved; about {est:.0f} s in all", "",
              "| variant | thread-groups | tune.listener.default-shards |", "|---|---|---|"]
     lines += [f"| {v[0]} | {v[1]} | {v[2]} |" for v in plan["variants"]]
+    lines += [f"| {v[0]} | - | - |" for v in variants[len(plan["variants"]):]]
     print("\n".join(lines) + "\n", flush=True)
     if o.dry_run:
         return 0
@@ -1172,7 +1194,10 @@ def cmd_scaling(argv: list[str]) -> int:
         print(f"bench: --cores {o.cores} but this machine has {os.cpu_count()}", file=sys.stderr)
         return 2
     tools = Tools()
-    missing = tools.check(["sluice", "nginx", "loadgen"]) + ([] if shutil.which("taskset") else ["taskset"])
+    missing = tools.check(["sluice", "nginx", "loadgen"] + [p for p in peers if p == "haproxy"])
+    missing += [] if shutil.which("taskset") else ["taskset"]
+    if "nginx" in peers and not tools.stream_module:
+        missing.append("nginx stream module (libnginx-mod-stream, or NGINX_STREAM_MODULE)")
     if missing:
         print(f"bench: missing: {', '.join(missing)}", file=sys.stderr)
         return 77
@@ -1184,9 +1209,12 @@ def cmd_scaling(argv: list[str]) -> int:
     try:
         ctx.start_backend()
         for rep in range(1, o.reps + 1):
-            for label, groups, shards in plan["variants"]:
-                extra = f"    thread-groups {groups}\n    tune.listener.default-shards {shards}"
-                cand = Candidate("sluice", "sluice", "tcp", plan["nbthread"], extra, label=label)
+            for label, groups, shards in variants:
+                if groups:
+                    extra = f"    thread-groups {groups}\n    tune.listener.default-shards {shards}"
+                    cand = Candidate("sluice", "sluice", "tcp", plan["nbthread"], extra, label=label)
+                else:  # a peer at the same nbthread / worker count, on the same CPUs
+                    cand = Candidate(shards, shards, "tcp", plan["nbthread"], label=label)
                 r: dict = {"label": label, "rep": rep}
                 proc = None
                 try:
@@ -1210,9 +1238,9 @@ def cmd_scaling(argv: list[str]) -> int:
     finally:
         ctx.close()
     base = med([r["rate"] for r in runs if r["label"] == plan["variants"][0][0] and "error" not in r])
-    lines += ["", "| variant | connections/s (median) | vs by-process | sluice CPU us/conn | sluice CPUs busy | user share | p99 | errors |",
+    lines += ["", "| variant | connections/s (median) | vs by-process | proxy CPU us/conn | proxy CPUs busy | user share | p99 | errors |",
               "|---|---|---|---|---|---|---|---|"]
-    for label, _, _ in plan["variants"]:
+    for label, _, _ in variants:
         g = [r for r in runs if r["label"] == label and "error" not in r]
         rate = med([r["rate"] for r in g])
         lines.append(f"| {label} | {fmt(rate, 0)} | {fmt(rate / base if rate and base else None, 2)} | "
@@ -1222,7 +1250,10 @@ def cmd_scaling(argv: list[str]) -> int:
     for r in runs:
         if "error" in r:
             lines.append(f"- failed: {r['label']} rep {r['rep']}: {r['error']}")
-    lines.append(f"\nMachine: {machine()['cpu']}, kernel {platform.release()}. Wall time {time.monotonic() - t0:.0f} s.")
+    mach = machine()
+    lines.append(f"\nMachine: {os.cpu_count()} CPUs, {mach['cpu']}, kernel {platform.release()}; "
+                 f"L3 shared by CPUs: {l3_groups() or 'unknown'}. Wall time {time.monotonic() - t0:.0f} s.  ")
+    lines.append(f"Versions: {mach['sluice']}; {mach['haproxy']}; {mach['nginx']}.")
     md = "\n".join(lines) + "\n"
     print(md)
     if o.out:
