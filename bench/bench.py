@@ -1125,15 +1125,16 @@ def l3_groups() -> str:
     return " | ".join(seen)
 
 
-def scaling_plan(n: int, threads: int | None) -> dict:
-    """Disjoint CPU sets for sluice, the origin and the client, and the sluice variants to run."""
+def scaling_plan(n: int, threads: int | None, proxy_cpus: int = 0) -> dict:
+    """Disjoint CPU sets for sluice, the origin and the client, and the sluice variants to run.
+    proxy_cpus: how many CPUs the proxy gets (default half); fewer makes the proxy the bottleneck."""
     cpus = list(range(n))
     if n <= 2:  # degenerate: sluice alone on CPU 0, origin and client share the other
         s_cpus, b_cpus, c_cpus = cpus[:1], cpus[-1:], cpus[-1:]
     elif n == 3:
         s_cpus, b_cpus, c_cpus = [0], [1], [2]
     else:
-        s = n // 2
+        s = min(proxy_cpus, n - 2) if proxy_cpus > 0 else n // 2
         b = max(1, (n - s) // 2)
         s_cpus, b_cpus, c_cpus = cpus[:s], cpus[s:s + b], cpus[s + b:]
     t = threads or max(2, len(s_cpus))
@@ -1164,22 +1165,32 @@ def cmd_scaling(argv: list[str]) -> int:
     p.add_argument("--budget", type=float, default=480, help="seconds the whole run may take (default 480)")
     p.add_argument("--conc-per-client-thread", type=int, default=64)
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    p.add_argument("--proxy-cpus", type=int, default=0,
+                   help="CPUs for the proxy (default half); the rest is split between origin and client")
+    p.add_argument("--mode", choices=["tcp", "http"], default="tcp",
+                   help="proxy mode; http: each connection carries one HTTP/1.0 request, as http-close does")
+    p.add_argument("--shards", default="by-process,by-group,by-thread",
+                   help="which sluice shard modes to run (default all)")
     p.add_argument("--peers", default="", help="also run these at the same nbthread and CPUs: haproxy,nginx")
     p.add_argument("--out", default="")
     o = p.parse_args(argv)
-    plan = scaling_plan(o.cores, o.threads or None)
+    plan = scaling_plan(o.cores, o.threads or None, o.proxy_cpus)
     peers = [x for x in o.peers.split(",") if x]
     if any(x not in ("haproxy", "nginx") for x in peers):
         p.error(f"--peers: expected haproxy and/or nginx, got {o.peers!r}")
     peer_text = {"haproxy": f"HAProxy, nbthread {plan['nbthread']} (one shared socket)",
-                 "nginx": f"nginx stream, {plan['nbthread']} workers (one shared socket)"}
+                 "nginx": f"nginx {'stream' if o.mode == 'tcp' else 'http'}, {plan['nbthread']} workers (one shared socket)"}
+    shards = [x for x in o.shards.split(",") if x]
+    if any(x not in ("by-process", "by-group", "by-thread") for x in shards):
+        p.error(f"--shards: expected by-process, by-group and/or by-thread, got {o.shards!r}")
+    plan["variants"] = [v for v in plan["variants"] if v[2] in shards]
     variants = plan["variants"] + [(peer_text[x], 0, x) for x in peers]
     nv = len(variants)
     overhead = 3.0  # start, warm-up, stop per run
     dur = o.duration or max(1.0, min(20.0, o.budget / (nv * o.reps) - overhead))
     est = nv * o.reps * (dur + overhead) + 5
     conc = o.conc_per_client_thread * plan["client_threads"]
-    lines = [f"# sluice scaling run: {plan['cores']} cores{' (degenerate: fewer than 4 cores, origin and client share a CPU)' if plan['degenerate'] else ''}",
+    lines = [f"# sluice scaling run ({o.mode.upper()} mode): {plan['cores']} cores{' (degenerate: fewer than 4 cores, origin and client share a CPU)' if plan['degenerate'] else ''}",
              "", f"- sluice: CPUs {plan['sluice_cpus']}, nbthread {plan['nbthread']}",
              f"- origin: nginx, {plan['backend_workers']} worker(s), CPUs {plan['backend_cpus']}",
              f"- client: sluice-loadgen connrate, {plan['client_threads']} thread(s), {conc} concurrent connections, CPUs {plan['client_cpus']}",
@@ -1209,12 +1220,12 @@ def cmd_scaling(argv: list[str]) -> int:
     try:
         ctx.start_backend()
         for rep in range(1, o.reps + 1):
-            for label, groups, shards in variants:
+            for label, groups, shard in variants:
                 if groups:
-                    extra = f"    thread-groups {groups}\n    tune.listener.default-shards {shards}"
-                    cand = Candidate("sluice", "sluice", "tcp", plan["nbthread"], extra, label=label)
+                    extra = f"    thread-groups {groups}\n    tune.listener.default-shards {shard}"
+                    cand = Candidate("sluice", "sluice", o.mode, plan["nbthread"], extra, label=label)
                 else:  # a peer at the same nbthread / worker count, on the same CPUs
-                    cand = Candidate(shards, shards, "tcp", plan["nbthread"], label=label)
+                    cand = Candidate(shard, shard, o.mode, plan["nbthread"], label=label)
                 r: dict = {"label": label, "rep": rep}
                 proc = None
                 try:
