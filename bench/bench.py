@@ -1264,7 +1264,8 @@ def cmd_scaling(argv: list[str]) -> int:
     mach = machine()
     lines.append(f"\nMachine: {os.cpu_count()} CPUs, {mach['cpu']}, kernel {platform.release()}; "
                  f"L3 shared by CPUs: {l3_groups() or 'unknown'}. Wall time {time.monotonic() - t0:.0f} s.  ")
-    lines.append(f"Versions: {mach['sluice']}; {mach['haproxy']}; {mach['nginx']}.")
+    lines.append(f"Versions: {mach['sluice']}; {mach['haproxy']}; {mach['nginx']}.  ")
+    lines.append(f"Programs: {tools.sluice}, {tools.loadgen}, {tools.haproxy}, {tools.nginx}.")
     md = "\n".join(lines) + "\n"
     print(md)
     if o.out:

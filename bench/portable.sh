@@ -5,7 +5,7 @@
 # machine that cannot reach a package registry). Each program is started through the packed loader
 # (ld-linux --library-path), so the other machine's own libraries and glibc version do not matter.
 #
-#   bench/portable.sh pack DIR                       # here, after a release build
+#   bench/portable.sh pack DIR                       # here, after a release build (or SLUICE_BIN=...)
 #   bench/portable.sh run DIR [scaling.sh args...]   # there, from the repository root
 #   bench/portable.sh check DIR                      # there: does each packed program start?
 set -euo pipefail
@@ -37,8 +37,8 @@ EOF
 case $verb in
   pack)
     rm -rf "$dir" && mkdir -p "$dir"/{bin,fallback,lib,real,modules}
-    pack_one sluice "$REPO_DIR/build/release/src/app/sluice"
-    pack_one sluice-loadgen "$REPO_DIR/build/release/bench/loadgen/sluice-loadgen"
+    pack_one sluice "${SLUICE_BIN:-$REPO_DIR/build/release/src/app/sluice}"
+    pack_one sluice-loadgen "${LOADGEN_BIN:-$REPO_DIR/build/release/bench/loadgen/sluice-loadgen}"
     pack_one nginx /usr/sbin/nginx
     pack_one haproxy /usr/sbin/haproxy
     pack_one taskset "$(command -v taskset)" fallback   # used only where the machine has none

@@ -119,6 +119,33 @@ def test_scaling_dry_run_and_tiny_run(tools, tmp_path):
     assert "| by-thread |" in md and "failed:" not in md
 
 
+def test_portable_pack_and_scaling_with_peers(tools, tmp_path):
+    """bench/portable.sh packs every program with its libraries and runs them through the packed
+    loader; the scaling run then compares the peers in HTTP mode (what a lent machine runs)."""
+    env = _env()
+    if "LOADGEN_BIN" not in env:
+        pytest.skip("sluice-loadgen is not built next to the binary")
+    pack = tmp_path / "pack"
+    subprocess.run([str(BENCH / "portable.sh"), "pack", str(pack)], env=env, check=True, timeout=120,
+                   capture_output=True)
+    assert (pack / "lib" / "ld-linux-x86-64.so.2").exists() and (pack / "bin" / "haproxy").exists()
+    out = tmp_path / "scaling.md"
+    p = subprocess.run([str(BENCH / "portable.sh"), "run", str(pack), "--cores", str(min(os.cpu_count() or 1, 2)),
+                        "--mode", "http", "--shards", "by-process", "--peers", "haproxy,nginx",
+                        "--duration", "1", "--reps", "1", "--out", str(out)],
+                       env=env, capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr[-2000:]
+    md = out.read_text()
+    assert "(HTTP mode)" in md and "failed:" not in md, md
+    rows = [line for line in md.splitlines() if line.startswith("| ") and "conn" not in line and "---" not in line]
+    assert any(r.startswith("| by-process |") for r in rows)
+    assert any(r.startswith("| HAProxy, nbthread 2") for r in rows) and any(r.startswith("| nginx http") for r in rows)
+    assert "by-thread" not in md
+    # the packed programs ran, not the installed ones
+    programs = next(line for line in md.splitlines() if line.startswith("Programs: "))
+    assert programs.count(str(pack / "bin")) == 4, programs
+
+
 def test_instructions_sh(tools):
     if not shutil.which("valgrind"):
         pytest.skip("valgrind missing: instructions.sh is not exercised")
