@@ -1185,13 +1185,15 @@ def cmd_scaling(argv: list[str]) -> int:
         p.error(f"--shards: expected by-process, by-group and/or by-thread, got {o.shards!r}")
     plan["variants"] = [v for v in plan["variants"] if v[2] in shards]
     variants = plan["variants"] + [(peer_text[x], 0, x) for x in peers]
+    if not variants:
+        p.error("nothing to run: --shards and --peers select no variant")
     nv = len(variants)
     overhead = 3.0  # start, warm-up, stop per run
     dur = o.duration or max(1.0, min(20.0, o.budget / (nv * o.reps) - overhead))
     est = nv * o.reps * (dur + overhead) + 5
     conc = o.conc_per_client_thread * plan["client_threads"]
     lines = [f"# sluice scaling run ({o.mode.upper()} mode): {plan['cores']} cores{' (degenerate: fewer than 4 cores, origin and client share a CPU)' if plan['degenerate'] else ''}",
-             "", f"- sluice: CPUs {plan['sluice_cpus']}, nbthread {plan['nbthread']}",
+             "", f"- proxy (sluice{', ' + ', '.join(peers) if peers else ''}): CPUs {plan['sluice_cpus']}, nbthread {plan['nbthread']}",
              f"- origin: nginx, {plan['backend_workers']} worker(s), CPUs {plan['backend_cpus']}",
              f"- client: sluice-loadgen connrate, {plan['client_threads']} thread(s), {conc} concurrent connections, CPUs {plan['client_cpus']}",
              f"- {nv} variants x {o.reps} repetitions x {dur:g} s, interleaved; about {est:.0f} s in all", "",
@@ -1248,8 +1250,8 @@ def cmd_scaling(argv: list[str]) -> int:
                                                    f"{r['rate']:.0f} conn/s, {r['cpu_us']:.1f} us/conn, errors {r['errors']}"))
     finally:
         ctx.close()
-    base = med([r["rate"] for r in runs if r["label"] == plan["variants"][0][0] and "error" not in r])
-    lines += ["", "| variant | connections/s (median) | vs by-process | proxy CPU us/conn | proxy CPUs busy | user share | p99 | errors |",
+    base = med([r["rate"] for r in runs if r["label"] == variants[0][0] and "error" not in r])
+    lines += ["", f"| variant | connections/s (median) | vs {variants[0][0]} | proxy CPU us/conn | proxy CPUs busy | user share | p99 | errors |",
               "|---|---|---|---|---|---|---|---|"]
     for label, _, _ in variants:
         g = [r for r in runs if r["label"] == label and "error" not in r]
