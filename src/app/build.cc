@@ -243,6 +243,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.smart_connect = p.option_tcp_smart_connect;
     s.timeouts.http_request = p.timeouts.http_request;
     s.timeouts.http_keep_alive = p.timeouts.http_keep_alive;
+    for (const auto& r : p.tcp_request_connection) s.tcp_connection_rules.push_back(r.rule);
+    for (const auto& r : p.tcp_request_content) s.tcp_content_rules.push_back(r.rule);
+    for (const auto* list : {&s.tcp_connection_rules, &s.tcp_content_rules})
+      for (const auto& r : *list) s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(r.cond);
     s.http = p.mode == config::Mode::kHttp;
     if (s.http) {
       http_settings(p, s.h);

@@ -261,7 +261,8 @@ void proxy_rows(const stats::ProxySnapshot& px, const Options& o, std::vector<Ro
       v[kIntercepted] = num(c.intercepted);
       v[kCacheLookups] = v[kCacheHits] = "0";
     }
-    v[kDcon] = v[kDses] = "0";
+    v[kDcon] = num(c.dcon);
+    v[kDses] = "0";
     // sluice speaks HTTP/1 only: every HTTP session and request is h1, TCP ones are "other".
     bool http = px.mode == "http";
     v[kSessOther] = http ? "0" : num(c.stot);

@@ -138,6 +138,12 @@ struct ErrorFileConfig {
 };
 
 // `use_backend <name> [if|unless <cond>]`.
+// One `tcp-request connection|content` line (frontend side).
+struct TcpRuleConfig {
+  SourceLoc loc;
+  rules::TcpRule rule;
+};
+
 struct UseBackendConfig {
   SourceLoc loc;
   std::string name;
@@ -248,6 +254,11 @@ struct ProxyConfig {
   std::vector<rules::HttpRule> http_request_rules;
   std::vector<rules::HttpRule> http_response_rules;
   std::vector<UseBackendConfig> use_backends;   // frontend, in order; first match wins
+  // `tcp-request connection|content` (frontends, layer-4 conditions only) and
+  // `tcp-request inspect-delay` (kept, but with final fetches only it never delays anything).
+  std::vector<TcpRuleConfig> tcp_request_connection;
+  std::vector<TcpRuleConfig> tcp_request_content;
+  uint32_t tcp_inspect_delay_ms = 0;
   std::vector<ErrorFileConfig> errorfiles;      // later entries for a status override earlier
   StatsPageConfig stats;
   // `monitor-uri <uri>`: requests for exactly this URI are answered 200 (503 when a `monitor

@@ -993,6 +993,63 @@ void kw_http_rule(Parser& p, Line& l) {
   list.push_back(std::move(r.value()));
 }
 
+// ---- tcp-request connection|content|inspect-delay ----
+
+void kw_tcp_request(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  ProxyConfig& px = ps.cfg;
+  const std::string in = fmt::format("{} '{}'", Parser::type_word(px), px.name);
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{fmt::format("{}missing argument for 'tcp-request' in {}", l.where, in)};
+  const std::string& stage = l.args[1];
+  if (stage == "session")
+    throw ConfigError{l.where + "'tcp-request session' is not supported by sluice yet."};
+  if (stage != "connection" && stage != "content" && stage != "inspect-delay")
+    throw ConfigError{fmt::format("{}'tcp-request' expects 'inspect-delay', 'connection', or "
+                                  "'content' in {} (got '{}')", l.where, in, stage)};
+  if (ps.is_defaults) {
+    // HAProxy lets proxies inherit these from named defaults sections only.
+    if (ps.defaults_name.empty())
+      throw ConfigError{fmt::format("{}tcp-request {} is not allowed in anonymous 'defaults' "
+                                    "sections", l.where, stage)};
+    throw ConfigError{fmt::format("{}'tcp-request {}' in a 'defaults' section is not supported by "
+                                  "sluice yet.", l.where, stage)};
+  }
+  if (!(px.caps & kFe)) {
+    if (stage == "connection")
+      throw ConfigError{fmt::format("{}tcp-request connection is not allowed because {} is not a "
+                                    "frontend", l.where, in)};
+    // HAProxy runs backend content rules once a stream reaches the backend; sluice not yet.
+    throw ConfigError{fmt::format("{}'tcp-request {}' in a backend is not supported by sluice yet.",
+                                  l.where, stage)};
+  }
+  if (stage == "inspect-delay") {
+    const std::string kw = "'tcp-request inspect-delay'";
+    if (l.args.size() < 3 || l.args[2].empty())
+      throw ConfigError{fmt::format("{}{} expects a positive delay in milliseconds, in {}", l.where,
+                                    kw, in)};
+    auto t = parse_time(l.args[2], TimeUnit::kMs);
+    if (t.status == TimeValue::Status::kBadChar || t.status == TimeValue::Status::kEmpty)
+      throw ConfigError{fmt::format("{}{} expects a positive delay in milliseconds, in {} "
+                                    "(unexpected character '{}')", l.where, kw, in, t.bad)};
+    check_time_range(l, t, l.args[2], "tcp-request inspect-delay");
+    no_extra(l, 3);
+    if (t.trailing) p.warning(time_trailing_warning(t.trailing, l.args[2]));
+    px.tcp_inspect_delay_ms = t.value;
+    return;
+  }
+  const bool conn = stage == "connection";
+  auto r = rules::parse_tcp_rule(tail(l, 2), conn ? rules::TcpRuleStage::kConnection
+                                                  : rules::TcpRuleStage::kContent, px.acls);
+  if (!r.ok()) throw ConfigError{l.where + r.error().message};
+  // Connection rules always run first, whatever the order of the lines (HAProxy's warning).
+  if (conn && !px.tcp_request_content.empty())
+    p.warning(l.where + "a 'tcp-request' rule placed after a 'tcp-request content' rule will still "
+                        "be processed before.");
+  (conn ? px.tcp_request_connection : px.tcp_request_content)
+      .push_back(TcpRuleConfig{l.loc, std::move(r.value())});
+}
+
 // ---- monitor-uri, monitor fail ----
 
 void kw_monitor_uri(Parser& p, Line& l) {
@@ -1142,6 +1199,7 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"acl", kDFLB, 0, kw_acl, "<name> <criterion> [-i] [-m <method>] [-n] [--] <values>...: lines with the same name are ORed; see \"HTTP rules\" below for the criteria; not in defaults"},
     {"http-request", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, set-path, deny, return, redirect, allow, use-service prometheus-exporter; not in defaults; ignored (warning) in TCP mode"},
     {"http-response", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, deny, return, redirect location, allow; not in defaults; ignored (warning) in TCP mode"},
+    {"tcp-request", kDFLB, 0, kw_tcp_request, "connection|content accept|reject [if|unless <cond>] | inspect-delay <time>: layer-4 conditions only (src, src_port, dst, dst_port, always_true, always_false); frontends and listens; a connection reject closes with a reset before the session exists (counted in dcon, not logged), a content reject closes the session (dreq, logged PR)"},
     {"use_backend", kFL, kFe, kw_use_backend, "<backend> [if|unless <cond>]: the first matching rule chooses the backend, else default_backend; static names only"},
     {"http-reuse", kDLB, kBe, kw_http_reuse, "never | safe (default) | aggressive | always: sharing of idle server connections"},
     {"errorfile", kDFLB, 0, kw_errorfile, "<code> <file>: raw HTTP response sent instead of the built-in page for 200, 400, 401, 403, 404, 405, 407, 408, 410, 413, 414, 421, 422, 425, 429, 431, 500..504; read and checked at parse time (complete head, at most 15360 bytes); an empty file sends nothing and closes"},
@@ -1159,7 +1217,7 @@ constexpr std::string_view kHaproxyProxy[] = {
     "hash-key", "http-after-response", "http-error", "http-send-name-header", "ignore-persist", "load-server-state-from-file",
     "log-format", "log-format-sd", "log-steps", "log-tag", "max-keep-alive-queue", "max-session-srv-conns",
     "persist", "rate-limit", "redirect", "retry-on", "server-state-file-name",
-    "server-template", "source", "stick", "stick-table", "tcp-check", "tcp-request",
+    "server-template", "source", "stick", "stick-table", "tcp-check",
     "tcp-response", "unique-id-format", "unique-id-header", "use-fcgi-app", "use-server",
     "quic-initial", "error-log-format", "dispatch", "transparent",
 };

@@ -55,6 +55,13 @@ bool Parser::finish(ConfigModel* model) {
               false);
     }
     if (p.disabled) continue;   // disabled proxies are not validated (HAProxy)
+    // An `acl` line written after a tcp-request rule still joins the ACL the rule uses: its
+    // fetch is checked again here, where every line is known.
+    for (auto [list, stage] : {std::pair{&p.tcp_request_connection, rules::TcpRuleStage::kConnection},
+                               std::pair{&p.tcp_request_content, rules::TcpRuleStage::kContent}})
+      for (const auto& r : *list)
+        if (auto ok = rules::check_layer4(r.rule.cond, stage); !ok.ok())
+          fatal(fmt::format("parsing [{}:{}] : {}", r.loc.file, r.loc.line, ok.error().message), false);
     // HTTP message offsets are kept below 2^28 (spec 7, tune.bufsize); reported once, at the
     // first HTTP proxy. The spec gives no text: this is HAProxy's.
     if (p.mode == Mode::kHttp && global.tune_bufsize >= (256 << 20) && !bufsize_reported) {

@@ -97,6 +97,9 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
     activity_.accepted.add();
     l.cum_conns.fetch_add(1, std::memory_order_relaxed);
     process_.cum_conns().fetch_add(1, std::memory_order_relaxed);
+    // Before the hand-off and before any session state: a rejected connection costs nothing
+    // more (HAProxy evaluates these rules at the same point).
+    if (!fe.settings.tcp_connection_rules.empty() && !connection_allowed(l, fd, peer)) continue;
     // Multi-queue accept: the connection may run on a less loaded thread of the shard. Its
     // slots are process-wide (global, frontend, bind line); the listener's per-thread count
     // (`given`, released at close by the thread that ran the session) is charged to the
@@ -116,6 +119,40 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
     }
     start_session(l, fd, peer, /*charged=*/false);
   }
+}
+
+rules::RequestView tcp_rule_view(const Listener& l, int fd, const net::SocketAddress& peer,
+                                 net::SocketAddress& local) {
+  rules::RequestView v;
+  v.src = &peer;
+  v.dst_port = l.port;
+  if (l.addr.kind != net::ListenAddress::Kind::kInet) return v;
+  v.dst = &l.addr.addr;
+  if (l.proxy->settings.tcp_rules_need_dst && l.addr.addr.is_any()) {
+    local.len = sizeof local.storage;
+    if (getsockname(fd, local.sa(), &local.len) == 0) v.dst = &local;
+  }
+  return v;
+}
+
+bool Worker::connection_allowed(Listener& l, int fd, const net::SocketAddress& peer) {
+  Proxy& fe = *l.proxy;
+  net::SocketAddress local;
+  if (rules::tcp_rules_accept(fe.settings.tcp_connection_rules, tcp_rule_view(l, fd, peer, local)))
+    return true;
+  // As HAProxy: the connection counts (conn_tot, conn_rate, and maxconnrate already took it)
+  // but never becomes a session (no stot, no log line); `dcon` says why. The close is a reset,
+  // with nothing sent and no FIN_WAIT/TIME_WAIT left behind: these rules are there for floods.
+  auto& fc = fe_counters(fe.index);
+  fc.conn_tot.add();
+  fc.conn_rate.add(loop_.now_ms());
+  fc.dcon.add();
+  net::close_with_reset(fd);
+  l.line->limit.release();
+  fe.feconn.release();
+  process_.actconn().release();
+  process_.slot_freed();
+  return false;
 }
 
 Worker* Worker::pick_target(Listener& l) {

@@ -608,6 +608,9 @@ void HttpSession::reject_request(int status, const char* term) {
 }
 
 void HttpSession::begin_transaction() {
+  // `tcp-request content` rules: in HTTP mode HAProxy runs them once a request is there, before
+  // any HTTP processing, and again for each request of the connection.
+  if (!fe_.settings.tcp_content_rules.empty() && !content_allowed()) return;
   const http::RequestHead& head = tx_->req_parser.head();
   uint64_t now = w_.loop().now_ms();
   if (t_first_byte_ms_ == 0) {
@@ -675,6 +678,21 @@ void HttpSession::begin_transaction() {
   tx_->req_parser.reset();
   if (!forward) return;
   connect_server();
+}
+
+bool HttpSession::content_allowed() {
+  net::SocketAddress local;
+  if (rules::tcp_rules_accept(fe_.settings.tcp_content_rules,
+                              tcp_rule_view(l_, cfd_, client_, local)))
+    return true;
+  // As HAProxy: a denied request on the frontend (not a request in req_tot, no status), closed
+  // without a response and logged `PR` with "<BADREQ>" and no request timer.
+  w_.fe_counters(fe_.index).dreq.add();
+  req_line_.clear();
+  t_head_ms_ = 0;
+  status_ = -1;
+  finish("PR");
+  return false;
 }
 
 // `capture request|response header`: the value of the last field with each name, cut to its

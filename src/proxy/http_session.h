@@ -70,6 +70,8 @@ class HttpSession : public Session {
   bool write_client();
   bool parse_request();
   void begin_transaction();
+  // `tcp-request content` rules; false when they rejected the request (already finished).
+  bool content_allowed();
   bool request_body();
   void reject_request(int status, const char* term);
 

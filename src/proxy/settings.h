@@ -138,6 +138,12 @@ struct ProxySettings {
   bool smart_connect = true;              // option tcp-smart-connect
   bool http = false;                      // mode http
   HttpSettings h;
+  // `tcp-request connection|content` (frontend side; layer-4 conditions only). Connection
+  // rules run in the accept path before a session exists, content rules when the session
+  // starts (TCP) or when a request head is complete (HTTP), as in HAProxy.
+  std::vector<rules::TcpRule> tcp_connection_rules;
+  std::vector<rules::TcpRule> tcp_content_rules;
+  bool tcp_rules_need_dst = false;        // a rule reads `dst`: ask the kernel on wildcard binds
 };
 
 enum class MultiQueue { kOn, kFair, kOff };

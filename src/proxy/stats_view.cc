@@ -49,6 +49,7 @@ void accumulate(stats::Counters& c, const stats::TrafficCounters& t, uint64_t no
   c.hrsp_5xx += t.hrsp[4].get();
   c.hrsp_other += t.hrsp[5].get();
   c.dreq += t.dreq.get();
+  c.dcon += t.dcon.get();
   c.dresp += t.dresp.get();
   c.intercepted += t.intercepted.get();
   c.reuse += t.reuse.get();

@@ -74,6 +74,7 @@ void TcpSession::start() {
                    fmt::format("Connect from {} to {} ({}/TCP)", client_.to_string(), local,
                                fe_.settings.name));
   }
+  if (!fe_.settings.tcp_content_rules.empty() && !content_allowed()) return;
   if (!be_) {
     // A frontend without a backend: nothing can serve this connection.
     finish("PR");
@@ -99,6 +100,26 @@ void TcpSession::start() {
     return;
   }
   start_connect();
+}
+
+// Runs before anything is read: the rules only read addresses and ports, whose values are
+// final now, so `tcp-request inspect-delay` has nothing to wait for (HAProxy decides at once
+// too when every fetch is final).
+bool TcpSession::content_allowed() {
+  net::SocketAddress local;
+  if (rules::tcp_rules_accept(fe_.settings.tcp_content_rules,
+                              tcp_rule_view(l_, cfd_, client_, local)))
+    return true;
+  // HAProxy: a denied request on the frontend, the session logged `PR` with the frontend as
+  // its backend, the client closed with a FIN. What the client already sent is read and
+  // dropped first (not counted in bin): closing over unread bytes would send a reset.
+  w_.fe_counters(fe_.index).dreq.add();
+  content_rejected_ = true;
+  char scratch[4096];
+  for (int i = 0; i < 16 && recv(cfd_, scratch, sizeof scratch, 0) > 0; ++i) {
+  }
+  finish("PR");
+  return false;
 }
 
 // Most clients speak first, and on a local network their first bytes are usually there by the
@@ -557,10 +578,14 @@ void TcpSession::log_session() {
   long tt = static_cast<long>(now - t_accept_ms_);
   // %ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq; %bc and %sc as
   // HAProxy logs them, once this session left the backend and the server (specs/http1.md 6.2).
+  // A session that tcp-request content rules rejected never reached a backend: HAProxy logs
+  // the frontend in its place and -1 for the queue and connect times.
+  const std::string backend =
+      content_rejected_ ? s.name : be_ ? be_->settings.name : std::string("<NOSRV>");
   std::string line = fmt::format(
-      "{}:{} [{}] {} {}/{} 0/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
-      client_.port(), base::log_date(t_accept_wall_us_), s.name,
-      be_ ? be_->settings.name : std::string("<NOSRV>"), srv_ ? srv_->name() : "<NOSRV>", tc, tt,
+      "{}:{} [{}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
+      client_.port(), base::log_date(t_accept_wall_us_), s.name, backend,
+      srv_ ? srv_->name() : "<NOSRV>", content_rejected_ ? -1 : 0, tc, tt,
       bytes_out_, last_term_, w_.process().actconn().current(), fe_.feconn.current(),
       be_ && last_term_[0] != 'P' ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0,
       srv_ ? std::max(0, srv_->current_conns() - 1) : 0, log_retries(retries_done_, redispatched_));

@@ -67,6 +67,8 @@ class TcpSession : public Session {
   void arm_timeout();
   uint64_t deadline() const;
   void finish(const char* term);
+  // `tcp-request content` rules; false when they rejected the session (already finished).
+  bool content_allowed();
   void log_session();
   void trace(const char* what);
 
@@ -87,6 +89,7 @@ class TcpSession : public Session {
   bool c_err_ = false, s_err_ = false;         // of those, HUP/ERR (reset or error, not a FIN)
   bool c_shut_ = false, s_shut_ = false;       // we shut down our write side towards it
   int retries_done_ = 0;
+  bool content_rejected_ = false;  // by a tcp-request content rule: logged as HAProxy does
   bool redispatched_ = false;      // moved to another server after a failure (log: "+<retries>")
   uint64_t t_accept_ms_;
   uint64_t t_queued_ms_ = 0;

@@ -23,6 +23,12 @@ namespace sluice::proxy {
 class HttpSession;
 struct HttpCodecs;
 class Session;
+// What `tcp-request` rules read for a connection accepted on `l` from `peer` (accept.cc): src,
+// dst and dst_port. `dst` is the bind address, or the kernel's answer (kept in `local`) when the
+// bind address is a wildcard and a rule of the frontend reads it (one getsockname()).
+rules::RequestView tcp_rule_view(const Listener& l, int fd, const net::SocketAddress& peer,
+                                 net::SocketAddress& local);
+
 class Worker;
 
 // A connection to a server opened for HTTP. It belongs to one session while a request uses it
@@ -226,6 +232,9 @@ class Worker : public core::TimerHandler {
   void close_listeners();
   void maybe_finish_soft_stop();
   bool limits_have_room(const Listener& l) const;
+  // `tcp-request connection` rules on a connection just accepted; on a reject, closes it with
+  // a reset, counts it and gives its slots back. Worker-local.
+  bool connection_allowed(Listener& l, int fd, const net::SocketAddress& peer);
 
   Process& process_;
   int id_;

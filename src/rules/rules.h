@@ -192,4 +192,28 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
 Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit,
                     RequestView view);
 
+// `tcp-request connection|content accept|reject [if|unless <cond>]`. sluice has no content
+// buffering at these stages, so a condition may only use layer-4 fetches (src, src_port, dst,
+// dst_port, always_true, always_false): their values are final as soon as the connection is
+// accepted, so the rules decide at once and `tcp-request inspect-delay` has nothing to wait for.
+enum class TcpRuleStage : uint8_t { kConnection, kContent };
+
+struct TcpRule {
+  bool reject = false;   // else accept
+  Condition cond;
+};
+
+// `words` is the line after `tcp-request connection|content`: `<action> [if|unless <cond>]`.
+// Errors are texts without location.
+base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpRuleStage stage,
+                                     const AclRegistry& acls);
+// An error naming the first fetch of `cond` that is not layer-4. Also run after parsing: an
+// `acl` line added later to a named ACL that a rule already uses counts too.
+base::Result<void> check_layer4(const Condition& cond, TcpRuleStage stage);
+// Whether `cond` reads `dst` (the local address; the caller may have to ask the kernel).
+bool uses_dst(const Condition& cond);
+// Declaration order, the first matching rule decides; no match accepts. True = accept.
+// `v` needs src, dst and dst_port only.
+bool tcp_rules_accept(const std::vector<TcpRule>& rules, const RequestView& v);
+
 }  // namespace sluice::rules

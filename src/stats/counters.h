@@ -92,7 +92,8 @@ struct alignas(64) TrafficCounters {
   // HTTP mode.
   LocalCounter req_tot;    // requests (frontends: received; backends/servers: forwarded)
   LocalCounter hrsp[6];    // responses by class: 1xx..5xx, other
-  LocalCounter dreq;       // requests denied by rules
+  LocalCounter dreq;       // requests denied by rules (tcp-request content rejects too)
+  LocalCounter dcon;       // connections refused by tcp-request connection rules (frontends)
   LocalCounter dresp;      // responses denied by rules
   LocalCounter intercepted;   // requests answered by sluice itself (return, redirect)
   LocalCounter reuse;      // requests sent on a reused idle server connection
@@ -111,7 +112,7 @@ struct alignas(64) TrafficCounters {
   void clear_all() {
     for (LocalCounter* c : {&stot, &smax, &bin, &bout, &econ, &eresp, &wretr, &wredis,
                             &cli_abrt, &srv_abrt, &connect, &lbtot, &conn_tot, &ereq, &eint,
-                            &last_sess_ms, &req_tot, &dreq, &dresp, &intercepted, &reuse})
+                            &last_sess_ms, &req_tot, &dreq, &dcon, &dresp, &intercepted, &reuse})
       c->reset();
     for (LocalCounter& c : hrsp) c.reset();
     req_rate.reset();

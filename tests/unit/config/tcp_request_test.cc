@@ -1,0 +1,176 @@
+// tcp-request connection|content accept|reject and inspect-delay: where they are allowed, what
+// the model keeps, and the file:line errors for what sluice does not support.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/loader.h"
+#include "parse_run.h"
+
+namespace sluice::config {
+namespace {
+
+using testing::parse;
+using testing::Run;
+
+const ProxyConfig& proxy(const Run& r, const std::string& name) {
+  for (const auto& p : r.r.model->proxies)
+    if (p.name == name) return p;
+  throw std::runtime_error("no proxy " + name);
+}
+
+// Frontend f (mode `mode`) on :1, `body` from line 7, then backend b.
+std::string fe(const std::string& body, const std::string& mode = "tcp") {
+  return "defaults\n  timeout client 1s\n  timeout connect 1s\n  timeout server 1s\n"
+         "frontend f\n  mode " + mode + "\n" + body + "  bind :1\n  default_backend b\n"
+         "backend b\n  mode " + mode + "\n  server s 127.0.0.1:80\n";
+}
+
+TEST(TcpRequest, RulesKeptInOrderInFrontendAndListen) {
+  for (const char* mode : {"tcp", "http"}) {
+    auto r = parse(fe("  acl lan src 10.0.0.0/8\n"
+                      "  tcp-request connection accept if { src 10.1.0.0/16 }\n"
+                      "  tcp-request connection reject if lan\n"
+                      "  tcp-request content reject unless { dst_port 1 }\n"
+                      "  tcp-request inspect-delay 5s\n",
+                      mode));
+    ASSERT_TRUE(r.r.model) << r.all();
+    EXPECT_TRUE(r.diags.empty()) << r.all();
+    const auto& f = proxy(r, "f");
+    ASSERT_EQ(f.tcp_request_connection.size(), 2u);
+    EXPECT_FALSE(f.tcp_request_connection[0].rule.reject);
+    EXPECT_TRUE(f.tcp_request_connection[1].rule.reject);
+    EXPECT_EQ(f.tcp_request_connection[1].loc.line, 9);
+    ASSERT_EQ(f.tcp_request_content.size(), 1u);
+    EXPECT_TRUE(f.tcp_request_content[0].rule.reject);
+    EXPECT_TRUE(f.tcp_request_content[0].rule.cond.unless_);
+    EXPECT_EQ(f.tcp_inspect_delay_ms, 5000u);
+  }
+  auto r = parse("listen l\n  bind :1\n  timeout client 1s\n  tcp-request connection reject\n"
+                 "  tcp-request content accept\n  server s 127.0.0.1:80\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(proxy(r, "l").tcp_request_connection.size(), 1u);
+  EXPECT_EQ(proxy(r, "l").tcp_request_content.size(), 1u);
+}
+
+TEST(TcpRequest, ConnectionRuleAfterContentRuleWarns) {
+  auto r = parse(fe("  tcp-request content reject if { src 1.2.3.4 }\n"
+                    "  tcp-request connection reject if { src 1.2.3.5 }\n"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:8] : a 'tcp-request' rule placed after a 'tcp-request content' "
+                    "rule will still be processed before."))
+      << r.all();
+}
+
+TEST(TcpRequest, NonLayer4FetchesAreErrors) {
+  auto r = parse(fe("  tcp-request connection reject if { path /x }\n", "http"));
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("parsing [f.cfg:7] : fetch 'path' is not available in 'tcp-request connection' "
+                    "rules in sluice yet (only src, src_port, dst, dst_port, always_true and "
+                    "always_false are)."))
+      << r.all();
+  r = parse(fe("  acl h hdr(host) -i a\n  tcp-request content accept if h\n", "http"));
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("parsing [f.cfg:8] : acl 'h' uses fetch 'hdr', which is not available in "
+                    "'tcp-request content' rules in sluice yet (only src, src_port, dst, dst_port, "
+                    "always_true and always_false are)."))
+      << r.all();
+  // A later `acl` line joins the ACL that the rule already uses: caught after parsing.
+  r = parse(fe("  acl a src 10.0.0.0/8\n  tcp-request connection reject if a\n  acl a path /x\n", "http"));
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("parsing [f.cfg:8] : acl 'a' uses fetch 'path', which is not available in "
+                    "'tcp-request connection' rules in sluice yet (only src, src_port, dst, "
+                    "dst_port, always_true and always_false are)."))
+      << r.all();
+  r = parse(fe("  tcp-request content reject if { req.len gt 0 }\n"));
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.contains("parsing [f.cfg:7] : error detected while parsing a 'tcp-request content "
+                         "reject' condition : "))
+      << r.all();
+  EXPECT_TRUE(r.contains("req.len")) << r.all();
+  r = parse(fe("  tcp-request content accept if { req_ssl_sni -i a }\n"));
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.contains("parsing [f.cfg:7] : ")) << r.all();
+  EXPECT_TRUE(r.contains("req_ssl_sni")) << r.all();
+}
+
+TEST(TcpRequest, UnsupportedActionsAndStages) {
+  auto err = [](const std::string& line) {
+    auto r = parse(fe("  " + line + "\n"));
+    EXPECT_FALSE(r.r.model) << line;
+    return r.diags.empty() ? std::string() : r.diags.front().text;
+  };
+  EXPECT_EQ(err("tcp-request connection expect-proxy layer4"),
+            "parsing [f.cfg:7] : 'tcp-request connection expect-proxy' is not supported by sluice yet.");
+  EXPECT_EQ(err("tcp-request connection silent-drop if { src 1.2.3.4 }"),
+            "parsing [f.cfg:7] : 'tcp-request connection silent-drop' is not supported by sluice yet.");
+  EXPECT_EQ(err("tcp-request connection track-sc0 src"),
+            "parsing [f.cfg:7] : 'tcp-request connection track-sc0' is not supported by sluice yet.");
+  EXPECT_EQ(err("tcp-request content set-var(sess.x) src"),
+            "parsing [f.cfg:7] : 'tcp-request content set-var(sess.x)' is not supported by sluice yet.");
+  EXPECT_EQ(err("tcp-request content do-resolve(txn.ip,dns) src"),
+            "parsing [f.cfg:7] : 'tcp-request content do-resolve(txn.ip,dns)' is not supported by sluice yet.");
+  EXPECT_EQ(err("tcp-request content set-src src"),
+            "parsing [f.cfg:7] : 'tcp-request content set-src' is not supported by sluice yet.");
+  EXPECT_EQ(err("tcp-request content lua.hello"),
+            "parsing [f.cfg:7] : 'tcp-request content lua.hello' is not supported by sluice yet.");
+  EXPECT_EQ(err("tcp-request content capture src len 10"),
+            "parsing [f.cfg:7] : 'tcp-request content capture' is not supported by sluice yet.");
+  EXPECT_EQ(err("tcp-request connection drop"),
+            "parsing [f.cfg:7] : 'tcp-request connection' expects 'accept' or 'reject' (the actions "
+            "sluice supports) but got 'drop'.");
+  EXPECT_EQ(err("tcp-request connection reject foo"),
+            "parsing [f.cfg:7] : 'tcp-request connection reject' only accepts 'if' or 'unless' (got 'foo').");
+  EXPECT_EQ(err("tcp-request session reject"),
+            "parsing [f.cfg:7] : 'tcp-request session' is not supported by sluice yet.");
+  EXPECT_EQ(err("tcp-request foo reject"),
+            "parsing [f.cfg:7] : 'tcp-request' expects 'inspect-delay', 'connection', or 'content' "
+            "in frontend 'f' (got 'foo')");
+  EXPECT_EQ(err("tcp-request"), "parsing [f.cfg:7] : missing argument for 'tcp-request' in frontend 'f'");
+}
+
+TEST(TcpRequest, InspectDelayErrors) {
+  auto err = [](const std::string& line) {
+    auto r = parse(fe("  " + line + "\n"));
+    EXPECT_FALSE(r.r.model) << line;
+    return r.diags.empty() ? std::string() : r.diags.front().text;
+  };
+  EXPECT_EQ(err("tcp-request inspect-delay"),
+            "parsing [f.cfg:7] : 'tcp-request inspect-delay' expects a positive delay in "
+            "milliseconds, in frontend 'f'");
+  EXPECT_EQ(err("tcp-request inspect-delay 2x"),
+            "parsing [f.cfg:7] : 'tcp-request inspect-delay' expects a positive delay in "
+            "milliseconds, in frontend 'f' (unexpected character 'x')");
+  EXPECT_NE(err("tcp-request inspect-delay 2s 3").find("parsing [f.cfg:7] : "), std::string::npos);
+}
+
+TEST(TcpRequest, BackendAndDefaults) {
+  auto r = parse(fe("") + "  tcp-request connection reject\n");
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("parsing [f.cfg:12] : tcp-request connection is not allowed because backend "
+                    "'b' is not a frontend"))
+      << r.all();
+  r = parse(fe("") + "  tcp-request content reject if { src 1.2.3.4 }\n");
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("parsing [f.cfg:12] : 'tcp-request content' in a backend is not supported by "
+                    "sluice yet."))
+      << r.all();
+  r = parse(fe("") + "  tcp-request inspect-delay 1s\n");
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("parsing [f.cfg:12] : 'tcp-request inspect-delay' in a backend is not "
+                    "supported by sluice yet."))
+      << r.all();
+  r = parse("defaults\n  tcp-request connection reject\n" + fe(""));
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("parsing [f.cfg:2] : tcp-request connection is not allowed in anonymous "
+                    "'defaults' sections"))
+      << r.all();
+  r = parse("defaults d\n  tcp-request inspect-delay 1s\n" + fe(""));
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("parsing [f.cfg:2] : 'tcp-request inspect-delay' in a 'defaults' section is "
+                    "not supported by sluice yet."))
+      << r.all();
+}
+
+}  // namespace
+}  // namespace sluice::config

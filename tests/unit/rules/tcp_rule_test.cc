@@ -1,0 +1,102 @@
+// tcp-request accept/reject rules: parsing, the layer-4 restriction, evaluation order.
+#include <gtest/gtest.h>
+
+#include "rules_support.h"
+
+namespace sluice::rules {
+namespace {
+
+using testing::addr;
+using testing::split;
+
+class TcpRuleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(reg.parse_acl(split("lan src 10.0.0.0/8")).ok());
+    ASSERT_TRUE(reg.parse_acl(split("api path_beg /api")).ok());
+  }
+  std::vector<TcpRule> rules(std::initializer_list<std::string> lines) {
+    std::vector<TcpRule> out;
+    for (const auto& l : lines) {
+      auto r = parse_tcp_rule(split(l), TcpRuleStage::kConnection, reg);
+      EXPECT_TRUE(r.ok()) << l << ": " << (r.ok() ? "" : r.error().message);
+      if (r.ok()) out.push_back(std::move(r.value()));
+    }
+    return out;
+  }
+  std::string error(const std::string& line, TcpRuleStage stage = TcpRuleStage::kConnection) {
+    auto r = parse_tcp_rule(split(line), stage, reg);
+    return r.ok() ? "" : r.error().message;
+  }
+  bool accepts(const std::vector<TcpRule>& rs, const std::string& src, uint16_t dst_port = 80) {
+    net::SocketAddress s = addr(src, 40000), d = addr("127.0.0.1", dst_port);
+    RequestView v;
+    v.src = &s;
+    v.dst = &d;
+    v.dst_port = dst_port;
+    return tcp_rules_accept(rs, v);
+  }
+  AclRegistry reg;
+};
+
+TEST_F(TcpRuleTest, FirstMatchDecidesAndNoMatchAccepts) {
+  EXPECT_TRUE(accepts({}, "1.2.3.4"));
+  auto rs = rules({"accept if { src 10.1.0.0/16 }", "reject if lan"});
+  EXPECT_TRUE(accepts(rs, "10.1.2.3"));    // the accept comes first
+  EXPECT_FALSE(accepts(rs, "10.2.2.3"));
+  EXPECT_TRUE(accepts(rs, "192.168.1.1"));  // nothing matches: accept
+  EXPECT_FALSE(accepts(rules({"reject"}), "1.2.3.4"));
+  EXPECT_TRUE(accepts(rules({"accept", "reject"}), "1.2.3.4"));
+  auto un = rules({"reject unless { dst_port 80 443 }"});
+  EXPECT_TRUE(accepts(un, "1.2.3.4", 443));
+  EXPECT_FALSE(accepts(un, "1.2.3.4", 8080));
+  EXPECT_FALSE(accepts(rules({"reject if { src_port 40000 } { always_true }"}), "1.2.3.4"));
+  EXPECT_TRUE(accepts(rules({"reject if { always_false } || { dst 10.0.0.1 }"}), "1.2.3.4"));
+  EXPECT_FALSE(accepts(rules({"reject if TRUE"}), "1.2.3.4"));
+  EXPECT_FALSE(accepts(rules({"reject if LOCALHOST"}), "127.0.0.2"));
+}
+
+TEST_F(TcpRuleTest, OnlyLayer4Fetches) {
+  EXPECT_EQ(error("reject if { path /x }"),
+            "fetch 'path' is not available in 'tcp-request connection' rules in sluice yet (only "
+            "src, src_port, dst, dst_port, always_true and always_false are).");
+  EXPECT_EQ(error("reject if lan api", TcpRuleStage::kContent),
+            "acl 'api' uses fetch 'path_beg', which is not available in 'tcp-request content' "
+            "rules in sluice yet (only src, src_port, dst, dst_port, always_true and always_false "
+            "are).");
+  EXPECT_NE(error("accept if { hdr(host) -i a }").find("fetch 'hdr' is not available"), std::string::npos);
+  EXPECT_EQ(error("accept if HTTP"), "predefined acl 'HTTP' (fetch 'req.proto_http') is not "
+                                     "available in 'tcp-request connection' rules in sluice yet.");
+  EXPECT_NE(error("accept if HTTP_1.1").find("acl 'HTTP_1.1' uses fetch 'req.ver'"), std::string::npos);
+  // req.len and the SSL fetches are not fetches sluice has at all.
+  EXPECT_NE(error("reject if { req.len gt 0 }").find("req.len"), std::string::npos);
+  EXPECT_NE(error("reject if { req_ssl_sni -i a }").find("req_ssl_sni"), std::string::npos);
+}
+
+TEST_F(TcpRuleTest, ActionErrors) {
+  EXPECT_EQ(error("expect-proxy layer4"), "'tcp-request connection expect-proxy' is not supported by sluice yet.");
+  EXPECT_EQ(error("silent-drop"), "'tcp-request connection silent-drop' is not supported by sluice yet.");
+  EXPECT_EQ(error("track-sc0 src"), "'tcp-request connection track-sc0' is not supported by sluice yet.");
+  EXPECT_EQ(error("set-var(sess.x) src", TcpRuleStage::kContent),
+            "'tcp-request content set-var(sess.x)' is not supported by sluice yet.");
+  EXPECT_EQ(error("lua.foo", TcpRuleStage::kContent), "'tcp-request content lua.foo' is not supported by sluice yet.");
+  EXPECT_EQ(error("capture src len 10", TcpRuleStage::kContent),
+            "'tcp-request content capture' is not supported by sluice yet.");
+  EXPECT_EQ(error("deny"), "'tcp-request connection' expects 'accept' or 'reject' (the actions sluice "
+                           "supports) but got 'deny'.");
+  EXPECT_EQ(error(""), "'tcp-request connection' expects 'accept' or 'reject' (the actions sluice "
+                       "supports) but got ''.");
+  EXPECT_EQ(error("reject extra"), "'tcp-request connection reject' only accepts 'if' or 'unless' (got 'extra').");
+  EXPECT_EQ(error("accept if nope"), "error detected while parsing a 'tcp-request connection accept' "
+                                     "condition : no such ACL : 'nope'.");
+  EXPECT_EQ(error("accept if"), "error detected while parsing a 'tcp-request connection accept' "
+                                "condition : missing condition after 'if'.");
+}
+
+TEST_F(TcpRuleTest, UsesDst) {
+  EXPECT_FALSE(uses_dst(rules({"reject if lan"})[0].cond));
+  EXPECT_TRUE(uses_dst(rules({"reject if lan || { dst 10.0.0.1 }"})[0].cond));
+}
+
+}  // namespace
+}  // namespace sluice::rules
