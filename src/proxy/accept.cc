@@ -155,6 +155,14 @@ bool Worker::connection_allowed(Listener& l, int fd, const net::SocketAddress& p
   return false;
 }
 
+bool Worker::content_allowed(const Listener& l, int fd, const net::SocketAddress& peer) {
+  net::SocketAddress local;
+  if (rules::tcp_rules_accept(l.proxy->settings.tcp_content_rules, tcp_rule_view(l, fd, peer, local)))
+    return true;
+  fe_counters(l.proxy->index).dreq.add();
+  return false;
+}
+
 Worker* Worker::pick_target(Listener& l) {
   MultiQueue mq = process_.settings().multi_queue;
   if (mq == MultiQueue::kOff || l.threads.size() < 2 || soft_stopping_ || process_.stopping())

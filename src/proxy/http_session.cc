@@ -681,13 +681,9 @@ void HttpSession::begin_transaction() {
 }
 
 bool HttpSession::content_allowed() {
-  net::SocketAddress local;
-  if (rules::tcp_rules_accept(fe_.settings.tcp_content_rules,
-                              tcp_rule_view(l_, cfd_, client_, local)))
-    return true;
+  if (w_.content_allowed(l_, cfd_, client_)) return true;
   // As HAProxy: a denied request on the frontend (not a request in req_tot, no status), closed
   // without a response and logged `PR` with "<BADREQ>" and no request timer.
-  w_.fe_counters(fe_.index).dreq.add();
   req_line_.clear();
   t_head_ms_ = 0;
   status_ = -1;

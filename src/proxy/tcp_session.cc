@@ -106,14 +106,10 @@ void TcpSession::start() {
 // final now, so `tcp-request inspect-delay` has nothing to wait for (HAProxy decides at once
 // too when every fetch is final).
 bool TcpSession::content_allowed() {
-  net::SocketAddress local;
-  if (rules::tcp_rules_accept(fe_.settings.tcp_content_rules,
-                              tcp_rule_view(l_, cfd_, client_, local)))
-    return true;
+  if (w_.content_allowed(l_, cfd_, client_)) return true;
   // HAProxy: a denied request on the frontend, the session logged `PR` with the frontend as
   // its backend, the client closed with a FIN. What the client already sent is read and
   // dropped first (not counted in bin): closing over unread bytes would send a reset.
-  w_.fe_counters(fe_.index).dreq.add();
   content_rejected_ = true;
   char scratch[4096];
   for (int i = 0; i < 16 && recv(cfd_, scratch, sizeof scratch, 0) > 0; ++i) {

@@ -25,7 +25,8 @@ struct HttpCodecs;
 class Session;
 // What `tcp-request` rules read for a connection accepted on `l` from `peer` (accept.cc): src,
 // dst and dst_port. `dst` is the bind address, or the kernel's answer (kept in `local`) when the
-// bind address is a wildcard and a rule of the frontend reads it (one getsockname()).
+// bind address is a wildcard and a rule of the frontend reads it (one getsockname()). Any
+// thread: it only reads the listener's immutable settings.
 rules::RequestView tcp_rule_view(const Listener& l, int fd, const net::SocketAddress& peer,
                                  net::SocketAddress& local);
 
@@ -203,6 +204,10 @@ class Worker : public core::TimerHandler {
   // Another thread hands us an accepted connection. Any thread. False when the queue is full.
   bool push_handoff(const Handoff& h);
   std::size_t accq_length() const { return accq_.size_estimate(); }
+  // `tcp-request content` rules of `l`'s frontend for a session on `fd` from `peer`; a reject
+  // is counted as a denied request (dreq, as HAProxy does) and the caller ends the session.
+  // Worker-local.
+  bool content_allowed(const Listener& l, int fd, const net::SocketAddress& peer);
 
  private:
   void thread_main();

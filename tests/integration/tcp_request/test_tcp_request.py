@@ -17,6 +17,8 @@ from http_origin import HttpOrigin
 from sluice_harness import (cli, free_port, parse_show_stat, stat_int, stat_row, wait_until)
 
 GET = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
+CONN_REJECT_2 = "tcp-request connection reject if { src 127.0.0.2 }"
+CONTENT_REJECT_2 = "tcp-request content reject if { src 127.0.0.2 }"
 
 
 def config(stats: str, body: str, mode: str = "tcp", log: str = "option tcplog") -> str:
@@ -33,6 +35,15 @@ defaults
     timeout server 10s
 {body}
 """
+
+
+def fe_config(stats: str, ports: list[int], rules: list[str], server_port: int,
+              mode: str = "tcp") -> str:
+    """Frontend `fe` bound on `ports` with the `rules` lines, forwarding to `server_port`."""
+    lines = [f"bind 127.0.0.1:{p}" for p in ports] + rules + ["default_backend be"]
+    body = ("frontend fe\n" + "".join(f"    {l}\n" for l in lines) +
+            f"backend be\n    server s1 127.0.0.1:{server_port}\n")
+    return config(stats, body, mode, "option httplog" if mode == "http" else "option tcplog")
 
 
 def exchange(port: int, src: str = "127.0.0.1", data: bytes = b"ping\n",
@@ -70,6 +81,12 @@ def frontend_stats(stats: str, name: str) -> dict[str, str]:
     return stat_row(rows, name, "FRONTEND")
 
 
+def log_line_of(s, client: str) -> str:
+    """The first stdout log line of `client` ("ip:"), waited for."""
+    return wait_until(lambda: next((l for l in s.stdout().splitlines() if client in l), None), 5,
+                      message=lambda: f"a log line of {client}\n{s.describe()}")
+
+
 @pytest.fixture
 def stats(short_tmp):
     return str(short_tmp / "stats.sock")
@@ -77,14 +94,7 @@ def stats(short_tmp):
 
 def test_connection_reject_by_src_tcp(cfg, sluice, echo, stats):
     port = free_port()
-    s = sluice(cfg(config(stats, f"""
-frontend fe
-    bind 127.0.0.1:{port}
-    tcp-request connection reject if {{ src 127.0.0.2 }}
-    default_backend be
-backend be
-    server s1 127.0.0.1:{echo.port}
-""")), wait_ports=[port])
+    s = sluice(cfg(fe_config(stats, [port], [CONN_REJECT_2], echo.port)), wait_ports=[port])
     got, _ = exchange(port, "127.0.0.2")
     assert got == b""
     assert echo.connections == 0
@@ -104,14 +114,8 @@ backend be
 def test_connection_reject_by_src_http(cfg, sluice, stats):
     port = free_port()
     with HttpOrigin() as origin:
-        s = sluice(cfg(config(stats, f"""
-frontend fe
-    bind 127.0.0.1:{port}
-    tcp-request connection reject if {{ src 127.0.0.2 }}
-    default_backend be
-backend be
-    server s1 127.0.0.1:{origin.port}
-""", mode="http", log="option httplog")), wait_ports=[port])
+        s = sluice(cfg(fe_config(stats, [port], [CONN_REJECT_2], origin.port, mode="http")),
+                   wait_ports=[port])
         got, _ = exchange(port, "127.0.0.2", GET)
         assert got == b""
         got, _ = exchange(port, "127.0.0.1", GET)
@@ -146,18 +150,10 @@ listen app
 
 def test_unless_and_named_acls(cfg, sluice, echo, stats):
     port = free_port()
-    sluice(cfg(config(stats, f"""
-frontend fe
-    bind 127.0.0.1:{port}
-    acl trusted src 127.0.0.1
-    acl trusted src 127.0.0.5
-    acl blocked src 127.0.0.5/32
-    tcp-request connection reject if blocked
-    tcp-request connection reject unless trusted
-    default_backend be
-backend be
-    server s1 127.0.0.1:{echo.port}
-""")), wait_ports=[port])
+    rules = ["acl trusted src 127.0.0.1", "acl trusted src 127.0.0.5",
+             "acl blocked src 127.0.0.5/32", "tcp-request connection reject if blocked",
+             "tcp-request connection reject unless trusted"]
+    sluice(cfg(fe_config(stats, [port], rules, echo.port)), wait_ports=[port])
     assert exchange(port, "127.0.0.1") == (b"ping\n", False)
     assert exchange(port, "127.0.0.5")[0] == b""      # trusted, but blocked comes first
     assert exchange(port, "127.0.0.6")[0] == b""      # not trusted
@@ -167,15 +163,9 @@ backend be
 
 def test_dst_port_with_two_bind_lines(cfg, sluice, echo, stats):
     open_port, closed_port = free_port(), free_port()
-    sluice(cfg(config(stats, f"""
-frontend fe
-    bind 127.0.0.1:{open_port}
-    bind 127.0.0.1:{closed_port}
-    tcp-request connection reject if {{ dst_port {closed_port} }}
-    default_backend be
-backend be
-    server s1 127.0.0.1:{echo.port}
-""")), wait_ports=[open_port, closed_port])
+    rule = f"tcp-request connection reject if {{ dst_port {closed_port} }}"
+    sluice(cfg(fe_config(stats, [open_port, closed_port], [rule], echo.port)),
+           wait_ports=[open_port, closed_port])
     assert exchange(open_port) == (b"ping\n", False)
     got, reset = exchange(closed_port)
     assert got == b""
@@ -188,22 +178,14 @@ backend be
 
 def test_content_reject_tcp_counted_and_logged(cfg, sluice, echo, stats):
     port = free_port()
-    s = sluice(cfg(config(stats, f"""
-frontend fe
-    bind 127.0.0.1:{port}
-    tcp-request inspect-delay 10s
-    tcp-request content reject if {{ src 127.0.0.2 }}
-    default_backend be
-backend be
-    server s1 127.0.0.1:{echo.port}
-""")), wait_ports=[port])
+    rules = ["tcp-request inspect-delay 10s", CONTENT_REJECT_2]
+    s = sluice(cfg(fe_config(stats, [port], rules, echo.port)), wait_ports=[port])
     assert exchange(port, "127.0.0.2") == (b"", False)   # a FIN, nothing sent
     # inspect-delay does not hold back a connection that no rule rejects: the rules only read
     # addresses, final at once (the client would give up after 3 s, well before 10 s).
     assert exchange(port, "127.0.0.1", timeout=3) == (b"ping\n", False)
     assert echo.connections == 1
-    line = wait_until(lambda: next((l for l in s.stdout().splitlines() if "127.0.0.2:" in l), None),
-                      5, message=lambda: f"the content reject's log line\n{s.describe()}")
+    line = log_line_of(s, "127.0.0.2:")
     assert " fe fe/<NOSRV> -1/-1/" in line, line
     assert " 0 PR " in line, line
     fe = frontend_stats(stats, "fe")
@@ -215,20 +197,13 @@ backend be
 def test_content_reject_http_counted_and_logged(cfg, sluice, stats):
     port = free_port()
     with HttpOrigin() as origin:
-        s = sluice(cfg(config(stats, f"""
-frontend fe
-    bind 127.0.0.1:{port}
-    tcp-request content reject if {{ src 127.0.0.2 }}
-    default_backend be
-backend be
-    server s1 127.0.0.1:{origin.port}
-""", mode="http", log="option httplog")), wait_ports=[port])
+        s = sluice(cfg(fe_config(stats, [port], [CONTENT_REJECT_2], origin.port, mode="http")),
+                   wait_ports=[port])
         assert exchange(port, "127.0.0.2", GET) == (b"", False)
         got, _ = exchange(port, "127.0.0.1", GET)
         assert got.startswith(b"HTTP/1.1 200"), got
         assert origin.connection_count() == 1
-        line = wait_until(lambda: next((l for l in s.stdout().splitlines() if "127.0.0.2:" in l), None),
-                          5, message=lambda: f"the content reject's log line\n{s.describe()}")
+        line = log_line_of(s, "127.0.0.2:")
         assert " fe fe/<NOSRV> -1/-1/-1/-1/" in line, line
         assert " -1 0 - - PR-- " in line, line
         assert line.endswith('"<BADREQ>"'), line
@@ -243,14 +218,8 @@ def test_content_rules_wait_for_the_request_in_http_mode(cfg, sluice, stats):
     connection from a rejected source stays open, and its request is then refused."""
     port = free_port()
     with HttpOrigin() as origin:
-        sluice(cfg(config(stats, f"""
-frontend fe
-    bind 127.0.0.1:{port}
-    tcp-request content reject if {{ src 127.0.0.2 }}
-    default_backend be
-backend be
-    server s1 127.0.0.1:{origin.port}
-""", mode="http", log="option httplog")), wait_ports=[port])
+        sluice(cfg(fe_config(stats, [port], [CONTENT_REJECT_2], origin.port, mode="http")),
+               wait_ports=[port])
         c = socket.socket()
         c.settimeout(0.3)
         try:

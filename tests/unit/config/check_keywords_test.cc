@@ -13,13 +13,8 @@ namespace sluice::config {
 namespace {
 
 using testing::parse;
+using testing::proxy;
 using testing::Run;
-
-const ProxyConfig& proxy(const Run& r, const std::string& name) {
-  for (const auto& p : r.r.model->proxies)
-    if (p.name == name) return p;
-  throw std::runtime_error("no proxy " + name);
-}
 
 TEST(CheckKeywords, ServerOptionsAndDefaults) {
   auto r = parse(

@@ -14,13 +14,8 @@ namespace sluice::config {
 namespace {
 
 using testing::parse;
+using testing::proxy;
 using testing::Run;
-
-const ProxyConfig& proxy(const Run& r, const std::string& name) {
-  for (const auto& p : r.r.model->proxies)
-    if (p.name == name) return p;
-  throw std::runtime_error("no proxy " + name);
-}
 
 // Frontend f (http) on :1 with timeouts, then `body` lines in it, then backend b (mode `be_mode`).
 std::string fe(const std::string& body, const std::string& be_mode = "http") {

@@ -1,5 +1,6 @@
 #pragma once
 // What the config tests share: run the loader on a text and look at its diagnostics.
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,13 @@ struct Run {
   bool contains(const std::string& part) const { return all().find(part) != std::string::npos; }
   const GlobalConfig& global() const { return r.model->global; }
 };
+
+// The parsed proxy named `name` (throws when there is none).
+inline const ProxyConfig& proxy(const Run& r, const std::string& name) {
+  for (const auto& p : r.r.model->proxies)
+    if (p.name == name) return p;
+  throw std::runtime_error("no proxy " + name);
+}
 
 // Loads `text` as the file "f.cfg".
 inline Run parse(const std::string& text, bool diag = false) {
