@@ -46,7 +46,6 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   h.accept_unsafe_requests = p.accept_unsafe_requests;
   h.request_rules = p.http_request_rules;
   h.response_rules = p.http_response_rules;
-  for (const auto& u : p.use_backends) h.use_backends.push_back({u.cond, u.backend_index});
   for (const auto& e : p.errorfiles) h.errorfiles.emplace_back(e.status, normalise_errorfile(e.response));
   for (const auto& c : p.capture_request) h.capture_request.emplace_back(c.name, c.len);
   for (const auto& c : p.capture_response) h.capture_response.emplace_back(c.name, c.len);
@@ -245,8 +244,11 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.timeouts.http_keep_alive = p.timeouts.http_keep_alive;
     for (const auto& r : p.tcp_request_connection) s.tcp_connection_rules.push_back(r.rule);
     for (const auto& r : p.tcp_request_content) s.tcp_content_rules.push_back(r.rule);
+    for (const auto& u : p.use_backends) s.use_backends.push_back({u.cond, u.backend_index});
     for (const auto* list : {&s.tcp_connection_rules, &s.tcp_content_rules})
       for (const auto& r : *list) s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(r.cond);
+    for (const auto& u : s.use_backends)
+      s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(u.cond);
     s.http = p.mode == config::Mode::kHttp;
     if (s.http) {
       http_settings(p, s.h);

@@ -163,6 +163,19 @@ bool Worker::content_allowed(const Listener& l, int fd, const net::SocketAddress
   return false;
 }
 
+Proxy* Worker::tcp_backend(const Listener& l, int fd, const net::SocketAddress& peer,
+                           rules::RequestView view) {
+  const Proxy& fe = *l.proxy;
+  net::SocketAddress local;
+  rules::RequestView l4 = tcp_rule_view(l, fd, peer, local);
+  view.src = l4.src;
+  view.dst = l4.dst;
+  view.dst_port = l4.dst_port;
+  for (const auto& u : fe.settings.use_backends)
+    if (u.cond.eval(view)) return process_.proxies()[static_cast<std::size_t>(u.backend)].get();
+  return fe.target;
+}
+
 Worker* Worker::pick_target(Listener& l) {
   MultiQueue mq = process_.settings().multi_queue;
   if (mq == MultiQueue::kOff || l.threads.size() < 2 || soft_stopping_ || process_.stopping())

@@ -946,7 +946,7 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
   view.target = edit.target;
   view.headers = &edit.headers;
   Proxy* be = fe_.target;
-  for (const auto& u : fh.use_backends) {
+  for (const auto& u : fe_.settings.use_backends) {
     if (u.cond.eval(view)) {
       be = w_.process().proxies()[static_cast<std::size_t>(u.backend)].get();
       break;

@@ -44,11 +44,6 @@ struct HttpSettings {
   bool accept_unsafe_requests = false;        // option accept-unsafe-violations-in-http-request
   std::vector<rules::HttpRule> request_rules;
   std::vector<rules::HttpRule> response_rules;
-  struct UseBackend {
-    rules::Condition cond;
-    int backend = -1;                         // proxy index
-  };
-  std::vector<UseBackend> use_backends;
   // status -> the complete response to send instead of the built-in page (already normalised
   // by the H1 encoder); an empty string means: send nothing and close.
   std::vector<std::pair<int, std::string>> errorfiles;
@@ -143,6 +138,12 @@ struct ProxySettings {
   // starts (TCP) or when a request head is complete (HTTP), as in HAProxy.
   std::vector<rules::TcpRule> tcp_connection_rules;
   std::vector<rules::TcpRule> tcp_content_rules;
+  // `use_backend` (frontends, both modes), in order: the first match chooses the backend.
+  struct UseBackend {
+    rules::Condition cond;
+    int backend = -1;                       // proxy index
+  };
+  std::vector<UseBackend> use_backends;
   bool tcp_rules_need_dst = false;        // a rule reads `dst`: ask the kernel on wildcard binds
 };
 

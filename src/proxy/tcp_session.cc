@@ -75,6 +75,15 @@ void TcpSession::start() {
                                fe_.settings.name));
   }
   if (!fe_.settings.tcp_content_rules.empty() && !content_allowed()) return;
+  // Before the pick, so that the server is chosen as late as before (a server set to drain or
+  // maint right now gets no connection picked a moment earlier).
+  read_early();
+  if (!fe_.settings.use_backends.empty()) be_ = w_.tcp_backend(l_, cfd_, client_, {});
+  route();
+}
+
+// The backend is known: the session counts there and a server is picked.
+void TcpSession::route() {
   if (!be_) {
     // A frontend without a backend: nothing can serve this connection.
     finish("PR");
@@ -86,9 +95,9 @@ void TcpSession::start() {
   bc.smax.raise_to(static_cast<uint64_t>(be_->be_conns.load(std::memory_order_relaxed)));
   bc.sess_rate.add(w_.loop().now_ms());
   bc.last_sess_ms.set(w_.loop().now_ms());
-  // Before the pick, so that the server is chosen as late as before (a server set to drain or
-  // maint right now gets no connection picked a moment earlier).
-  read_early();
+  // What the client sent before the backend was known counts there now (its server's counter
+  // once one is picked, start_connect).
+  if (early_bytes_) bc.bin.add(early_bytes_);
   if (!pick_server(false)) {
     // Every usable server is at its maxconn: wait in the backend's queue (bounded by
     // `timeout queue`) for a slot, as HAProxy does. No usable server at all: give up now.
@@ -133,8 +142,7 @@ void TcpSession::read_early() {
     c_last_ms_ = w_.loop().now_ms();
     bytes_in_ += un;
     w_.fe_counters(fe_.index).bin.add(un);
-    w_.be_counters(be_->index).bin.add(un);
-    early_bytes_ = un;   // the server's counter gets them once one is picked (start_connect)
+    early_bytes_ = un;   // the backend's counters get them once it is known (route)
     return;
   }
   if (n == 0) {

@@ -55,6 +55,7 @@ class TcpSession : public Session {
 
   void on_io(bool client, uint32_t events);
   void on_timer(core::Timer& t) override;
+  void route();
   void start_connect();
   void read_early();
   void enter_queue();

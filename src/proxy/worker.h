@@ -208,6 +208,11 @@ class Worker : public core::TimerHandler {
   // is counted as a denied request (dreq, as HAProxy does) and the caller ends the session.
   // Worker-local.
   bool content_allowed(const Listener& l, int fd, const net::SocketAddress& peer);
+  // The backend `use_backend` rules of `l`'s frontend choose for a TCP session on `fd` from
+  // `peer` (`view` also carries the client's buffered bytes), else its default backend (may be
+  // null). Worker-local.
+  Proxy* tcp_backend(const Listener& l, int fd, const net::SocketAddress& peer,
+                     rules::RequestView view);
 
  private:
   void thread_main();

@@ -235,3 +235,25 @@ def test_content_rules_wait_for_the_request_in_http_mode(cfg, sluice, stats):
             c.close()
         assert stat_int(frontend_stats(stats, "fe"), "dreq") == 1
         assert origin.connection_count() == 0
+
+
+def test_use_backend_in_tcp_mode(cfg, sluice, servers, stats):
+    """use_backend chooses the backend of a TCP session too (it used to be applied in HTTP
+    mode only, and TCP sessions always went to the default backend)."""
+    port = free_port()
+    default, other = servers.echo(), servers.echo()
+    s = sluice(cfg(config(stats, f"""
+frontend fe
+    bind 127.0.0.1:{port}
+    use_backend be2 if {{ src 127.0.0.2 }}
+    default_backend be
+backend be
+    server s1 127.0.0.1:{default.port}
+backend be2
+    server s2 127.0.0.1:{other.port}
+""")), wait_ports=[port])
+    assert exchange(port, "127.0.0.2") == (b"ping\n", False)
+    assert exchange(port, "127.0.0.1") == (b"ping\n", False)
+    assert (other.connections, default.connections) == (1, 1)
+    assert " fe be2/s2 " in log_line_of(s, "127.0.0.2:")
+    assert " fe be/s1 " in log_line_of(s, "127.0.0.1:")

@@ -1,0 +1,127 @@
+// A reader for the start of a TLS connection, written for routing on it. Every length read
+// from the input is checked against the bytes that remain before it is used: the input comes
+// from any client.
+#include "rules/tls_hello.h"
+
+#include <cstddef>
+
+namespace sluice::rules {
+
+namespace {
+
+constexpr uint8_t kHandshakeRecord = 22;
+constexpr uint8_t kClientHello = 1;
+constexpr uint16_t kServerNameExt = 0;
+constexpr uint8_t kHostName = 0;
+constexpr std::size_t kRecordHeader = 5;      // type, version(2), length(2)
+constexpr std::size_t kHandshakeHeader = 4;   // type, length(3)
+
+// A cursor over a byte range that refuses to move or read past its end.
+class Reader {
+ public:
+  explicit Reader(std::string_view d) : d_(d) {}
+  std::size_t left() const { return d_.size() - pos_; }
+  bool skip(std::size_t n) {
+    if (n > left()) return false;
+    pos_ += n;
+    return true;
+  }
+  bool u8(uint32_t& v) { return uint(1, v); }
+  bool u16(uint32_t& v) { return uint(2, v); }
+  bool u24(uint32_t& v) { return uint(3, v); }
+  // A sub-reader over the next `n` bytes, which this one then skips.
+  bool sub(std::size_t n, Reader& out) {
+    if (n > left()) return false;
+    out = Reader(d_.substr(pos_, n));
+    pos_ += n;
+    return true;
+  }
+  std::string_view rest() const { return d_.substr(pos_); }
+
+ private:
+  bool uint(std::size_t n, uint32_t& v) {
+    if (n > left()) return false;
+    v = 0;
+    for (std::size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<uint8_t>(d_[pos_ + i]);
+    pos_ += n;
+    return true;
+  }
+  std::string_view d_;
+  std::size_t pos_ = 0;
+};
+
+uint8_t byte_at(std::string_view d, std::size_t i) { return static_cast<uint8_t>(d[i]); }
+
+// The extensions block of a ClientHello body; kNone unless a host_name is found.
+SniResult find_server_name(Reader exts) {
+  while (exts.left() > 0) {
+    uint32_t type = 0, len = 0;
+    Reader body("");
+    if (!exts.u16(type) || !exts.u16(len) || !exts.sub(len, body)) return {};
+    if (type != kServerNameExt) continue;
+    uint32_t list_len = 0;
+    Reader list("");
+    if (!body.u16(list_len) || !body.sub(list_len, list)) return {};
+    while (list.left() > 0) {
+      uint32_t name_type = 0, name_len = 0;
+      if (!list.u8(name_type) || !list.u16(name_len) || name_len > list.left()) return {};
+      std::string_view name = list.rest().substr(0, name_len);
+      list.skip(name_len);
+      if (name_type == kHostName) {
+        if (name.empty()) return {};
+        return {HelloStatus::kFound, name};
+      }
+    }
+    return {};   // one server_name extension only (RFC 8446 4.2)
+  }
+  return {};
+}
+
+}  // namespace
+
+SniResult tls_client_hello_sni(std::string_view data) {
+  // Each header byte is checked as soon as it is there, so that a client that is not speaking
+  // TLS is recognised from its first byte instead of after the whole inspect-delay.
+  if (data.empty()) return {HelloStatus::kNeedMore, {}};
+  if (byte_at(data, 0) != kHandshakeRecord) return {};
+  if (data.size() < 2) return {HelloStatus::kNeedMore, {}};
+  if (byte_at(data, 1) < 3) return {};   // SSL 3.0 or a TLS version
+  if (data.size() < kRecordHeader) return {HelloStatus::kNeedMore, {}};
+  const std::size_t record_len = (std::size_t{byte_at(data, 3)} << 8) | byte_at(data, 4);
+  if (record_len < kHandshakeHeader) return {};
+  if (data.size() < kRecordHeader + 1) return {HelloStatus::kNeedMore, {}};
+  if (byte_at(data, kRecordHeader) != kClientHello) return {};
+  if (data.size() < kRecordHeader + kHandshakeHeader) return {HelloStatus::kNeedMore, {}};
+  const std::size_t hello_len = (std::size_t{byte_at(data, 6)} << 16) |
+                                (std::size_t{byte_at(data, 7)} << 8) | byte_at(data, 8);
+  if (kHandshakeHeader + hello_len > record_len) return {};   // fragmented over records
+  if (data.size() - kRecordHeader - kHandshakeHeader < hello_len)
+    return {HelloStatus::kNeedMore, {}};
+  Reader hello(data.substr(kRecordHeader + kHandshakeHeader, hello_len));
+  uint32_t sid_len = 0, suites_len = 0, comp_len = 0, exts_len = 0;
+  if (!hello.skip(2 + 32)) return {};   // legacy_version, random
+  if (!hello.u8(sid_len) || sid_len > 32 || !hello.skip(sid_len)) return {};
+  if (!hello.u16(suites_len) || suites_len < 2 || suites_len % 2 != 0 || !hello.skip(suites_len))
+    return {};
+  if (!hello.u8(comp_len) || comp_len < 1 || !hello.skip(comp_len)) return {};
+  if (hello.left() == 0) return {};   // no extensions at all
+  Reader exts("");
+  if (!hello.u16(exts_len) || !hello.sub(exts_len, exts)) return {};
+  return find_server_name(exts);
+}
+
+HelloTypeResult tls_hello_type(std::string_view data) {
+  if (data.empty()) return {HelloStatus::kNeedMore, 0};
+  if (byte_at(data, 0) != kHandshakeRecord) return {};
+  if (data.size() < kRecordHeader + kHandshakeHeader) return {HelloStatus::kNeedMore, 0};
+  if (byte_at(data, 1) < 3) return {};
+  const std::size_t record_len = (std::size_t{byte_at(data, 3)} << 8) | byte_at(data, 4);
+  if (record_len < kHandshakeHeader) return {};
+  const std::size_t msg_len = (std::size_t{byte_at(data, 6)} << 16) |
+                              (std::size_t{byte_at(data, 7)} << 8) | byte_at(data, 8);
+  if (kHandshakeHeader + msg_len > record_len) return {};
+  if (data.size() - kRecordHeader - kHandshakeHeader < msg_len) return {HelloStatus::kNeedMore, 0};
+  return {HelloStatus::kFound, byte_at(data, kRecordHeader)};
+}
+
+}  // namespace sluice::rules
