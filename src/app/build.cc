@@ -249,6 +249,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       for (const auto& r : *list) s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(r.cond);
     for (const auto& u : s.use_backends)
       s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(u.cond);
+    s.tcp_inspect_delay_ms = p.tcp_inspect_delay_ms;
+    if (p.mode == config::Mode::kTcp)   // HTTP mode refuses payload fetches (validate.cc)
+      for (const auto& r : s.tcp_content_rules)
+        s.tcp_inspect = s.tcp_inspect || !rules::payload_fetch(r.cond).fetch.empty();
     s.http = p.mode == config::Mode::kHttp;
     if (s.http) {
       http_settings(p, s.h);

@@ -163,14 +163,33 @@ bool Worker::content_allowed(const Listener& l, int fd, const net::SocketAddress
   return false;
 }
 
-Proxy* Worker::tcp_backend(const Listener& l, int fd, const net::SocketAddress& peer,
-                           rules::RequestView view) {
-  const Proxy& fe = *l.proxy;
-  net::SocketAddress local;
+namespace {
+// `view` (payload) completed with the connection's addresses; `local` holds the kernel's answer.
+rules::RequestView with_addresses(rules::RequestView view, const Listener& l, int fd,
+                                  const net::SocketAddress& peer, net::SocketAddress& local) {
   rules::RequestView l4 = tcp_rule_view(l, fd, peer, local);
   view.src = l4.src;
   view.dst = l4.dst;
   view.dst_port = l4.dst_port;
+  return view;
+}
+}  // namespace
+
+rules::TcpVerdict Worker::content_verdict(const Listener& l, int fd,
+                                          const net::SocketAddress& peer,
+                                          rules::RequestView view) {
+  net::SocketAddress local;
+  view = with_addresses(view, l, fd, peer, local);
+  rules::TcpVerdict v = rules::tcp_rules_verdict(l.proxy->settings.tcp_content_rules, view);
+  if (v == rules::TcpVerdict::kReject) fe_counters(l.proxy->index).dreq.add();
+  return v;
+}
+
+Proxy* Worker::tcp_backend(const Listener& l, int fd, const net::SocketAddress& peer,
+                           rules::RequestView view) {
+  const Proxy& fe = *l.proxy;
+  net::SocketAddress local;
+  view = with_addresses(view, l, fd, peer, local);
   for (const auto& u : fe.settings.use_backends)
     if (u.cond.eval(view)) return process_.proxies()[static_cast<std::size_t>(u.backend)].get();
   return fe.target;

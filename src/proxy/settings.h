@@ -145,6 +145,11 @@ struct ProxySettings {
   };
   std::vector<UseBackend> use_backends;
   bool tcp_rules_need_dst = false;        // a rule reads `dst`: ask the kernel on wildcard binds
+  // TCP mode: a content rule reads the client's bytes (req.len, req.ssl_sni, ...). The session
+  // then reads first and judges on what arrived, waiting up to `tcp-request inspect-delay`
+  // (0: no wait) while a rule has no answer yet. Without it the fast path runs unchanged.
+  bool tcp_inspect = false;
+  uint32_t tcp_inspect_delay_ms = 0;
 };
 
 enum class MultiQueue { kOn, kFair, kOff };

@@ -34,6 +34,7 @@ TcpSession::TcpSession(Worker& w, Listener& l, int fd, const net::SocketAddress&
       be_(l.proxy->target),
       cfd_(fd),
       t_accept_ms_(w.loop().now_ms()),
+      t_routed_ms_(t_accept_ms_),
       c_last_ms_(t_accept_ms_),
       s_last_ms_(t_accept_ms_),
       t_accept_wall_us_(base::wall_us()),
@@ -74,11 +75,79 @@ void TcpSession::start() {
                    fmt::format("Connect from {} to {} ({}/TCP)", client_.to_string(), local,
                                fe_.settings.name));
   }
+  if (fe_.settings.tcp_inspect) {
+    // Rules read the client's bytes: read what is there, judge, maybe wait for more.
+    state_ = State::kInspecting;
+    be_ = nullptr;
+    if (fe_.settings.tcp_inspect_delay_ms)
+      inspect_until_ms_ = t_accept_ms_ + fe_.settings.tcp_inspect_delay_ms;
+    c_rd_ = true;   // as read_early: the first bytes are usually there already
+    read_client();
+    if (state_ == State::kInspecting) inspect(false);
+    return;
+  }
   if (!fe_.settings.tcp_content_rules.empty() && !content_allowed()) return;
   // Before the pick, so that the server is chosen as late as before (a server set to drain or
   // maint right now gets no connection picked a moment earlier).
   read_early();
-  if (!fe_.settings.use_backends.empty()) be_ = w_.tcp_backend(l_, cfd_, client_, {});
+  if (!fe_.settings.use_backends.empty()) {
+    rules::RequestView v;
+    v.payload = payload();   // what has arrived, final: HAProxy does not wait here either
+    be_ = w_.tcp_backend(l_, cfd_, client_, v);
+  }
+  route();
+}
+
+std::string_view TcpSession::payload() const {
+  return req_ ? std::string_view(req_->data + req_->head, req_->size()) : std::string_view();
+}
+
+// Inspecting: everything the socket has, up to a full buffer, edge-triggered. The bytes count
+// on the frontend now and on the backend once it is chosen (route).
+void TcpSession::read_client() {
+  if (!req_) req_ = w_.buffers().get();
+  while (c_rd_ && !c_eof_ && req_->room() > 0) {
+    ssize_t n = recv(cfd_, req_->write_ptr(), req_->room(), 0);
+    if (n > 0) {
+      auto un = static_cast<uint64_t>(n);
+      req_->tail += static_cast<uint32_t>(n);
+      c_last_ms_ = w_.loop().now_ms();
+      bytes_in_ += un;
+      early_bytes_ += un;
+      w_.fe_counters(fe_.index).bin.add(un);
+    } else if (n == 0) {
+      c_eof_ = true;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      c_rd_ = false;
+    } else if (errno != EINTR) {
+      finish("CR");
+      return;
+    }
+  }
+}
+
+// The content rules on what has arrived. They are final (as HAProxy's) once the client closed,
+// the buffer is full, inspect-delay is over or unset, or `timeout client` struck; until then a
+// rule without an answer yet makes the session wait for more bytes, bounded by the timer.
+void TcpSession::inspect(bool expired) {
+  rules::RequestView v;
+  v.payload = payload();
+  v.payload_final = expired || c_eof_ || inspect_until_ms_ == 0 || !req_ || req_->room() == 0;
+  switch (w_.content_verdict(l_, cfd_, client_, v)) {
+    case rules::TcpVerdict::kWait:
+      arm_timeout();
+      return;
+    case rules::TcpVerdict::kReject:
+      reject();
+      return;
+    case rules::TcpVerdict::kAccept:
+      break;
+  }
+  // use_backend sees the same bytes, as final (HAProxy evaluates switching rules once).
+  v.payload_final = true;
+  be_ = fe_.settings.use_backends.empty() ? fe_.target : w_.tcp_backend(l_, cfd_, client_, v);
+  state_ = State::kConnecting;
+  t_routed_ms_ = w_.loop().now_ms();
   route();
 }
 
@@ -98,6 +167,12 @@ void TcpSession::route() {
   // What the client sent before the backend was known counts there now (its server's counter
   // once one is picked, start_connect).
   if (early_bytes_) bc.bin.add(early_bytes_);
+  if (client_timed_out_) {
+    // HAProxy: the rules judged on what came before `timeout client`, the session reached its
+    // backend, and the client is closed there without a server (cR, -1 timers).
+    finish("cR");
+    return;
+  }
   if (!pick_server(false)) {
     // Every usable server is at its maxconn: wait in the backend's queue (bounded by
     // `timeout queue`) for a slot, as HAProxy does. No usable server at all: give up now.
@@ -111,20 +186,24 @@ void TcpSession::route() {
   start_connect();
 }
 
-// Runs before anything is read: the rules only read addresses and ports, whose values are
-// final now, so `tcp-request inspect-delay` has nothing to wait for (HAProxy decides at once
-// too when every fetch is final).
+// The fast path, before anything is read: no rule reads the client's bytes (else inspect()),
+// only addresses and ports, final now, so `tcp-request inspect-delay` has nothing to wait for
+// (HAProxy decides at once too when every fetch is final).
 bool TcpSession::content_allowed() {
   if (w_.content_allowed(l_, cfd_, client_)) return true;
+  reject();
+  return false;
+}
+
+void TcpSession::reject() {
   // HAProxy: a denied request on the frontend, the session logged `PR` with the frontend as
   // its backend, the client closed with a FIN. What the client already sent is read and
   // dropped first (not counted in bin): closing over unread bytes would send a reset.
-  content_rejected_ = true;
+  ended_in_frontend_ = true;
   char scratch[4096];
   for (int i = 0; i < 16 && recv(cfd_, scratch, sizeof scratch, 0) > 0; ++i) {
   }
   finish("PR");
-  return false;
 }
 
 // Most clients speak first, and on a local network their first bytes are usually there by the
@@ -286,6 +365,11 @@ void TcpSession::on_io(bool client, uint32_t events) {
     if (events & kWritable) c_wr_ = true;
     if (events & kHangup) c_hup_ = true;
     if (events & (EPOLLHUP | EPOLLERR)) c_err_ = true;
+    if (state_ == State::kInspecting) {
+      read_client();
+      if (state_ == State::kInspecting) inspect(false);
+      return;
+    }
   } else {
     if (sfd_ < 0) return;
     if (state_ == State::kConnecting) {
@@ -417,6 +501,11 @@ uint64_t TcpSession::deadline() const {
   auto consider = [&d](uint64_t when) {
     if (when && (d == 0 || when < d)) d = when;
   };
+  if (state_ == State::kInspecting) {
+    if (inspect_until_ms_) consider(inspect_until_ms_);
+    if (fto.client) consider(c_last_ms_ + fto.client);
+    return d;
+  }
   if (state_ == State::kQueued) {
     if (to.queue) consider(t_queued_ms_ + to.queue);
     if (fto.client) consider(c_last_ms_ + fto.client);
@@ -460,6 +549,13 @@ void TcpSession::on_timer(core::Timer&) {
     w_.loop().timers().arm(timer_, d);   // activity moved the deadline: sleep again
     return;
   }
+  if (state_ == State::kInspecting) {
+    // inspect-delay over: the rules judge one last time on what is there. `timeout client`
+    // first: the same, then the client is closed (route).
+    client_timed_out_ = !(inspect_until_ms_ && now >= inspect_until_ms_);
+    inspect(true);
+    return;
+  }
   if (state_ == State::kQueued) {
     // `timeout queue` expired (or the client's): HAProxy answers 503 in HTTP; in TCP the
     // connection is closed. Logged as sQ.
@@ -501,6 +597,7 @@ void TcpSession::describe(SessionInfo* info) const {
   info->bytes_in = bytes_in_;
   info->bytes_out = bytes_out_;
   switch (state_) {
+    case State::kInspecting: info->state = "INSPECT"; break;
     case State::kQueued: info->state = "QUEUED"; break;
     case State::kConnecting: info->state = "CON"; break;
     case State::kEstablished: info->state = "EST"; break;
@@ -518,6 +615,7 @@ void TcpSession::abort(const char* reason) {
 void TcpSession::finish(const char* term) {
   if (state_ == State::kClosed) return;
   leave_queue();
+  if (state_ == State::kInspecting) ended_in_frontend_ = true;   // no backend yet
   bool was_established = state_ == State::kEstablished;
   state_ = State::kClosed;
   last_term_[0] = term[0];
@@ -578,18 +676,22 @@ void TcpSession::log_session() {
   if (!s.tcplog || s.logs.empty()) return;
   if (s.dontlognull && bytes_in_ == 0 && bytes_out_ == 0) return;
   uint64_t now = w_.loop().now_ms();
-  long tc = t_connected_ms_ ? static_cast<long>(t_connected_ms_ - t_accept_ms_) : -1;
+  // Tw: the wait for the content rules (0 without inspection), as HAProxy counts it; Tc from
+  // there. -1 when the session never went to a server.
+  const bool no_server = ended_in_frontend_ || client_timed_out_;
+  long tw = no_server ? -1 : static_cast<long>(t_routed_ms_ - t_accept_ms_);
+  long tc = t_connected_ms_ ? static_cast<long>(t_connected_ms_ - t_routed_ms_) : -1;
   long tt = static_cast<long>(now - t_accept_ms_);
   // %ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq; %bc and %sc as
   // HAProxy logs them, once this session left the backend and the server (specs/http1.md 6.2).
   // A session that tcp-request content rules rejected never reached a backend: HAProxy logs
-  // the frontend in its place and -1 for the queue and connect times.
+  // the frontend in its place and -1 for the queue and connect times (ended_in_frontend_).
   const std::string backend =
-      content_rejected_ ? s.name : be_ ? be_->settings.name : std::string("<NOSRV>");
+      ended_in_frontend_ ? s.name : be_ ? be_->settings.name : std::string("<NOSRV>");
   std::string line = fmt::format(
       "{}:{} [{}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
       client_.port(), base::log_date(t_accept_wall_us_), s.name, backend,
-      srv_ ? srv_->name() : "<NOSRV>", content_rejected_ ? -1 : 0, tc, tt,
+      srv_ ? srv_->name() : "<NOSRV>", tw, tc, tt,
       bytes_out_, last_term_, w_.process().actconn().current(), fe_.feconn.current(),
       be_ && last_term_[0] != 'P' ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0,
       srv_ ? std::max(0, srv_->current_conns() - 1) : 0, log_retries(retries_done_, redispatched_));

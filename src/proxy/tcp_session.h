@@ -4,7 +4,7 @@
 //
 // States:
 //
-//   accept --start_connect()--> CONNECTING --on EPOLLOUT--> ESTABLISHED --both sides done--> closed
+//   accept [--> INSPECTING --rules decide--] --start_connect()--> CONNECTING --on EPOLLOUT--> ESTABLISHED --both sides done--> closed
 //                                  |  ^                         |
 //                  connect failure |  | retry / redispatch      +-- error or timeout --> closed
 //                                  v  |
@@ -51,11 +51,17 @@ class TcpSession : public Session {
     bool client = false;
     void on_io(uint32_t events) override { s->on_io(client, events); }
   };
-  enum class State { kQueued, kConnecting, kEstablished, kClosed };
+  // kInspecting: `tcp-request content` rules read the client's bytes and wait for more (no
+  // backend yet, be_ null, no server socket).
+  enum class State { kInspecting, kQueued, kConnecting, kEstablished, kClosed };
 
   void on_io(bool client, uint32_t events);
   void on_timer(core::Timer& t) override;
   void route();
+  void read_client();
+  void inspect(bool expired);
+  void reject();
+  std::string_view payload() const;
   void start_connect();
   void read_early();
   void enter_queue();
@@ -90,9 +96,14 @@ class TcpSession : public Session {
   bool c_err_ = false, s_err_ = false;         // of those, HUP/ERR (reset or error, not a FIN)
   bool c_shut_ = false, s_shut_ = false;       // we shut down our write side towards it
   int retries_done_ = 0;
-  bool content_rejected_ = false;  // by a tcp-request content rule: logged as HAProxy does
+  // Ended before a backend was chosen (a tcp-request content reject, an error while
+  // inspecting): logged as HAProxy does, with the frontend as backend and -1 timers.
+  bool ended_in_frontend_ = false;
+  bool client_timed_out_ = false;  // `timeout client` while inspecting: cR once routed
+  uint64_t inspect_until_ms_ = 0;  // end of inspect-delay, 0 = judge at once
   bool redispatched_ = false;      // moved to another server after a failure (log: "+<retries>")
   uint64_t t_accept_ms_;
+  uint64_t t_routed_ms_;  // backend chosen (after inspection): Tw ends, Tc counts from
   uint64_t t_queued_ms_ = 0;
   uint64_t t_connect_ms_ = 0;                  // start of the current connect attempt
   uint64_t t_connected_ms_ = 0;

@@ -208,6 +208,10 @@ class Worker : public core::TimerHandler {
   // is counted as a denied request (dreq, as HAProxy does) and the caller ends the session.
   // Worker-local.
   bool content_allowed(const Listener& l, int fd, const net::SocketAddress& peer);
+  // The same for a session that buffers the client's bytes (`view.payload`): kWait while a rule
+  // has no answer yet (`view.payload_final` false). Worker-local.
+  rules::TcpVerdict content_verdict(const Listener& l, int fd, const net::SocketAddress& peer,
+                                    rules::RequestView view);
   // The backend `use_backend` rules of `l`'s frontend choose for a TCP session on `fd` from
   // `peer` (`view` also carries the client's buffered bytes), else its default backend (may be
   // null). Worker-local.

@@ -307,6 +307,11 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
 
 }  // namespace detail
 
+Match AclTerm::eval_partial(const RequestView& v) const {
+  if (eval(v)) return Match::kPass;
+  return detail::payload_may_change(fetch, v) ? Match::kMiss : Match::kFail;
+}
+
 bool AclTerm::eval(const RequestView& v) const {
   using detail::MatchMethod;
   using detail::Sample;

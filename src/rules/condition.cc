@@ -13,6 +13,21 @@ bool acl_eval(const Acl& acl, const RequestView& v) {
   return false;
 }
 
+Match acl_eval_partial(const Acl& acl, const RequestView& v) {
+  Match r = Match::kFail;
+  for (const auto& t : acl.terms) {
+    Match m = t->eval_partial(v);
+    if (m == Match::kPass) return m;
+    if (m == Match::kMiss) r = m;
+  }
+  return r;
+}
+
+Match negate(Match m) {
+  if (m == Match::kMiss) return m;
+  return m == Match::kPass ? Match::kFail : Match::kPass;
+}
+
 constexpr std::string_view kUnsupportedPredefined[] = {"RDP_COOKIE", "REQ_CONTENT", "WAIT_END"};
 
 }  // namespace
@@ -33,6 +48,28 @@ bool Condition::eval(const RequestView& v) const {
     }
   }
   return unless_ ? !result : result;
+}
+
+Match Condition::eval_partial(const RequestView& v) const {
+  Match result = groups_.empty() ? Match::kPass : Match::kFail;
+  for (const auto& g : groups_) {
+    Match all = Match::kPass;
+    for (const auto& t : g) {
+      Match m = acl_eval_partial(*t.acl, v);
+      if (t.negate) m = negate(m);
+      if (m == Match::kFail) {
+        all = m;
+        break;
+      }
+      if (m == Match::kMiss) all = m;
+    }
+    if (all == Match::kPass) {
+      result = all;
+      break;
+    }
+    if (all == Match::kMiss) result = all;
+  }
+  return unless_ ? negate(result) : result;
 }
 
 const Acl* Condition::response_only_acl() const {

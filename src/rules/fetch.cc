@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "rules/internal.h"
+#include "rules/tls_hello.h"
 
 namespace sluice::rules::detail {
 
@@ -48,6 +49,12 @@ constexpr FetchKeyword kKeywords[] = {
     {"url_param", Fetch::kUrlParam, MM(kStr), kArg},
     {"urlp", Fetch::kUrlParam, MM(kStr), kArg},
     {"urlp_val", Fetch::kUrlParamVal, MM(kInt), kArg},
+    {"req.len", Fetch::kReqLen, MM(kInt), kNoArg},
+    {"req_len", Fetch::kReqLen, MM(kInt), kNoArg},
+    {"req.ssl_sni", Fetch::kReqSslSni, MM(kStr), kNoArg},
+    {"req_ssl_sni", Fetch::kReqSslSni, MM(kStr), kNoArg},
+    {"req.ssl_hello_type", Fetch::kReqSslHelloType, MM(kInt), kNoArg},
+    {"req_ssl_hello_type", Fetch::kReqSslHelloType, MM(kInt), kNoArg},
 };
 
 // ACL-only keywords: a base fetch with another default match method.
@@ -87,7 +94,7 @@ constexpr std::string_view kHaproxyFetches[] = {
     "fe_id", "fe_name", "fe_sess_rate", "hostname", "http_auth", "http_auth_group",
     "http_first_req", "nbproc", "nbsrv", "pathq", "rand", "rdp_cookie",
     "req.body", "req.body_len", "req.body_param", "req.cook", "req.cook_cnt", "req.cook_val",
-    "req.len", "req.payload", "req.proto_http", "req.ssl_sni", "req_ssl_sni", "res.cook",
+    "req.payload", "req.proto_http", "req_ssl_ver", "res.cook",
     "res.comp", "res.ver", "sc0_http_req_rate", "sc_http_req_rate", "sc0_conn_cur",
     "scook", "set-cookie", "srv_conn", "srv_id", "ssl_c_used", "ssl_fc", "ssl_fc_sni",
     "src_conn_cur", "src_http_req_rate", "src_is_local", "stopping", "table_cnt", "txn.status",
@@ -179,7 +186,9 @@ SampleType fetch_type(Fetch f) {
     case Fetch::kResHdrCnt:
     case Fetch::kResHdrVal:
     case Fetch::kStatus:
-    case Fetch::kUrlParamVal: return SampleType::kInt;
+    case Fetch::kUrlParamVal:
+    case Fetch::kReqLen:
+    case Fetch::kReqSslHelloType: return SampleType::kInt;
     default: return SampleType::kStr;
   }
 }
@@ -187,6 +196,22 @@ SampleType fetch_type(Fetch f) {
 bool fetch_is_response(Fetch f) {
   return f == Fetch::kResHdr || f == Fetch::kResFhdr || f == Fetch::kResHdrCnt ||
          f == Fetch::kResHdrVal || f == Fetch::kStatus;
+}
+
+bool fetch_reads_payload(Fetch f) {
+  return f == Fetch::kReqLen || f == Fetch::kReqSslSni || f == Fetch::kReqSslHelloType;
+}
+
+bool payload_may_change(const FetchSpec& spec, const RequestView& v) {
+  if (v.payload_final) return false;
+  switch (spec.fetch) {
+    case Fetch::kReqLen: return true;   // a length grows with every byte
+    case Fetch::kReqSslSni:
+      return tls_client_hello_sni(v.payload).status == HelloStatus::kNeedMore;
+    case Fetch::kReqSslHelloType:
+      return tls_hello_type(v.payload).status == HelloStatus::kNeedMore;
+    default: return false;
+  }
 }
 
 const FetchKeyword* find_fetch_keyword(std::string_view name, bool acl) {
@@ -301,6 +326,17 @@ bool for_each_sample(const FetchSpec& spec, const RequestView& v,
         if (stop) return true;
       }
       return false;
+    }
+    case Fetch::kReqLen: return one_int(static_cast<int64_t>(v.payload.size()));
+    case Fetch::kReqSslSni: {
+      SniResult r = tls_client_hello_sni(v.payload);
+      if (r.status != HelloStatus::kFound) return false;
+      return one_str(r.name);
+    }
+    case Fetch::kReqSslHelloType: {
+      HelloTypeResult r = tls_hello_type(v.payload);
+      if (r.status != HelloStatus::kFound) return false;
+      return one_int(r.type);
     }
   }
   return false;

@@ -66,7 +66,8 @@ base::Result<ValueFormat> ValueFormat::parse(std::string_view text) {
       detail::FetchSpec spec;
       auto kw = detail::parse_fetch_expr(expr, false, expr, &spec);
       if (!kw.ok()) return kw.error();
-      if (spec.fetch == detail::Fetch::kAlwaysTrue || spec.fetch == detail::Fetch::kAlwaysFalse)
+      if (spec.fetch == detail::Fetch::kAlwaysTrue || spec.fetch == detail::Fetch::kAlwaysFalse ||
+          detail::fetch_reads_payload(spec.fetch))
         return base::Error::text(fmt::format("fetch method '{}' is not supported by sluice yet in formats", expr));
       add_fetch(f, spec.fetch, spec.name, spec.occ);
       i = close + 1;

@@ -39,6 +39,11 @@ enum class Fetch : uint8_t {
   kStatus,        // int
   kUrlParam,
   kUrlParamVal,   // int
+  // The client's bytes buffered by a TCP session (RequestView::payload): TCP mode
+  // `tcp-request content` rules and `use_backend` only.
+  kReqLen,           // int
+  kReqSslSni,        // str
+  kReqSslHelloType,  // int
 };
 
 enum class SampleType : uint8_t { kStr, kInt, kAddr, kBool };
@@ -46,12 +51,18 @@ enum class SampleType : uint8_t { kStr, kInt, kAddr, kBool };
 SampleType fetch_type(Fetch f);
 // A fetch that only a response has (status, res.hdr...).
 bool fetch_is_response(Fetch f);
+// A fetch that reads the client's buffered bytes (req.len, req.ssl_sni, req.ssl_hello_type).
+bool fetch_reads_payload(Fetch f);
 
 struct FetchSpec {
   Fetch fetch = Fetch::kNone;
   std::string name;       // header or parameter name (may be empty: every header)
   int occ = 0;            // hdr(name,occ): 0 = every occurrence (ACLs) / the last (formats)
 };
+
+// Whether `spec` on `v` has no final answer yet: more bytes may still arrive
+// (!v.payload_final) and they could change what the fetch yields (HAProxy's SMP_F_MAY_CHANGE).
+bool payload_may_change(const FetchSpec& spec, const RequestView& v);
 
 // One sample. Strings point into the request or into `owned`.
 struct Sample {
@@ -128,6 +139,8 @@ class AclTerm {
   std::string text;   // the expression as written, for messages
 
   bool eval(const RequestView& v) const;
+  // kMiss when the term does not match yet but may once more bytes arrive.
+  Match eval_partial(const RequestView& v) const;
   bool response_only() const { return detail::fetch_is_response(fetch.fetch); }
 };
 

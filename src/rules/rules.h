@@ -47,7 +47,15 @@ struct RequestView {
   const net::SocketAddress* dst = nullptr;   // local address, may be null
   int status = 0;                            // response rules: the response status
   const std::vector<http::Header>* res_headers = nullptr;   // response rules: response fields
+  // TCP sessions: the client's bytes buffered so far (req.len, req.ssl_sni, ...), and whether
+  // they are final (the client closed, the buffer is full, inspect-delay is over or unset).
+  std::string_view payload;
+  bool payload_final = true;
 };
+
+// A condition's answer while content may still arrive: kMiss = no answer yet (HAProxy's
+// ACL_TEST_MISS), the caller waits for more bytes. Never kMiss when the view is final.
+enum class Match : uint8_t { kFail, kMiss, kPass };
 
 // The path part of a target: origin-form up to '?' ; absolute-form without scheme://authority.
 std::string_view path_of(std::string_view target);
@@ -85,6 +93,9 @@ class Condition {
   Condition() = default;
   bool empty() const { return groups_.empty() && !unless_; }
   bool eval(const RequestView& v) const;
+  // Three-valued: an ACL matches (kPass) as soon as one term does, else kMiss while a term may
+  // still match; AND groups fail at the first kFail; `!` and `unless` keep kMiss as it is.
+  Match eval_partial(const RequestView& v) const;
   // The first ACL of the condition whose criteria all need a response (status, res.hdr...),
   // or null: such an ACL never matches in request rules or use_backend.
   const Acl* response_only_acl() const;
@@ -192,10 +203,11 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
 Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit,
                     RequestView view);
 
-// `tcp-request connection|content accept|reject [if|unless <cond>]`. sluice has no content
-// buffering at these stages, so a condition may only use layer-4 fetches (src, src_port, dst,
-// dst_port, always_true, always_false): their values are final as soon as the connection is
-// accepted, so the rules decide at once and `tcp-request inspect-delay` has nothing to wait for.
+// `tcp-request connection|content accept|reject [if|unless <cond>]`. Connection rules may only
+// use layer-4 fetches (src, src_port, dst, dst_port, always_true, always_false), final as soon
+// as the connection is accepted. Content rules may also read the client's first bytes (req.len,
+// req.ssl_sni, req.ssl_hello_type): until those are final a rule may have no answer yet, and
+// the session waits for more bytes within `tcp-request inspect-delay`.
 enum class TcpRuleStage : uint8_t { kConnection, kContent };
 
 struct TcpRule {
@@ -207,13 +219,25 @@ struct TcpRule {
 // Errors are texts without location.
 base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpRuleStage stage,
                                      const AclRegistry& acls);
-// An error naming the first fetch of `cond` that is not layer-4. Also run after parsing: an
-// `acl` line added later to a named ACL that a rule already uses counts too.
+// An error naming the first fetch of `cond` that `stage` cannot read (connection: anything but
+// layer-4; content: also the payload fetches). Also run after parsing: an `acl` line added
+// later to a named ACL that a rule already uses counts too.
 base::Result<void> check_layer4(const Condition& cond, TcpRuleStage stage);
 // Whether `cond` reads `dst` (the local address; the caller may have to ask the kernel).
 bool uses_dst(const Condition& cond);
+// The first fetch of `cond` that reads the client's buffered bytes, as written ("req_ssl_sni"),
+// with the ACL that holds it ("anonymous" for `{ ... }`); empty when none.
+struct PayloadUse {
+  std::string fetch;
+  std::string acl;
+};
+PayloadUse payload_fetch(const Condition& cond);
 // Declaration order, the first matching rule decides; no match accepts. True = accept.
-// `v` needs src, dst and dst_port only.
+// `v` needs src, dst and dst_port, and the payload when a rule reads it (final).
 bool tcp_rules_accept(const std::vector<TcpRule>& rules, const RequestView& v);
+// The same while the payload may still grow: kWait when a rule has no answer yet and no rule
+// before it matched (HAProxy waits there too, even if a later rule would match).
+enum class TcpVerdict : uint8_t { kAccept, kReject, kWait };
+TcpVerdict tcp_rules_verdict(const std::vector<TcpRule>& rules, const RequestView& v);
 
 }  // namespace sluice::rules

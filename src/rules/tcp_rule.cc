@@ -88,13 +88,18 @@ base::Result<void> check_layer4(const Condition& cond, TcpRuleStage stage) {
             "sluice yet.", stage_name(stage)));
       for (const auto& term : t.acl->terms) {
         if (layer4(term->fetch.fetch)) continue;
+        if (stage == TcpRuleStage::kContent && detail::fetch_reads_payload(term->fetch.fetch))
+          continue;
         std::string what = t.acl->name == "anonymous"
                                ? fmt::format("fetch '{}'", criterion(*term))
                                : fmt::format("acl '{}' uses fetch '{}', which", t.acl->name,
                                              criterion(*term));
         return base::Error::text(fmt::format(
             "{} is not available in '{}' rules in sluice yet (only src, src_port, dst, dst_port, "
-            "always_true and always_false are).", what, stage_name(stage)));
+            "always_true and always_false are{}).", what, stage_name(stage),
+            stage == TcpRuleStage::kContent
+                ? ", and req.len, req.ssl_sni and req.ssl_hello_type in TCP mode"
+                : "; req.len, req.ssl_sni and req.ssl_hello_type need 'tcp-request content'"));
       }
     }
   return {};
@@ -106,6 +111,24 @@ bool uses_dst(const Condition& cond) {
       for (const auto& term : t.acl->terms)
         if (term->fetch.fetch == detail::Fetch::kDst) return true;
   return false;
+}
+
+PayloadUse payload_fetch(const Condition& cond) {
+  for (const auto& g : cond.groups_)
+    for (const auto& t : g)
+      for (const auto& term : t.acl->terms)
+        if (detail::fetch_reads_payload(term->fetch.fetch))
+          return {std::string(criterion(*term)), t.acl->name};
+  return {};
+}
+
+TcpVerdict tcp_rules_verdict(const std::vector<TcpRule>& rules, const RequestView& v) {
+  for (const auto& r : rules) {
+    Match m = r.cond.eval_partial(v);
+    if (m == Match::kMiss) return TcpVerdict::kWait;
+    if (m == Match::kPass) return r.reject ? TcpVerdict::kReject : TcpVerdict::kAccept;
+  }
+  return TcpVerdict::kAccept;
 }
 
 bool tcp_rules_accept(const std::vector<TcpRule>& rules, const RequestView& v) {

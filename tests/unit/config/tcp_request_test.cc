@@ -71,28 +71,77 @@ Run refused(const std::string& body, const std::string& mode = "tcp") {
   return r;
 }
 
-const std::string kLayer4Only =
-    " rules in sluice yet (only src, src_port, dst, dst_port, always_true and always_false are).";
+const std::string kConnOnly =
+    " rules in sluice yet (only src, src_port, dst, dst_port, always_true and always_false are; "
+    "req.len, req.ssl_sni and req.ssl_hello_type need 'tcp-request content').";
+const std::string kContentOnly =
+    " rules in sluice yet (only src, src_port, dst, dst_port, always_true and always_false are, "
+    "and req.len, req.ssl_sni and req.ssl_hello_type in TCP mode).";
 
 TEST(TcpRequest, NonLayer4FetchesAreErrors) {
   auto r = refused("  tcp-request connection reject if { path /x }\n", "http");
   EXPECT_TRUE(r.has("parsing [f.cfg:7] : fetch 'path' is not available in 'tcp-request "
-                    "connection'" + kLayer4Only)) << r.all();
+                    "connection'" + kConnOnly)) << r.all();
   r = refused("  acl h hdr(host) -i a\n  tcp-request content accept if h\n", "http");
   EXPECT_TRUE(r.has("parsing [f.cfg:8] : acl 'h' uses fetch 'hdr', which is not available in "
-                    "'tcp-request content'" + kLayer4Only)) << r.all();
+                    "'tcp-request content'" + kContentOnly)) << r.all();
   // A later `acl` line joins the ACL that the rule already uses: caught after parsing.
   r = refused("  acl a src 10.0.0.0/8\n  tcp-request connection reject if a\n  acl a path /x\n", "http");
   EXPECT_TRUE(r.has("parsing [f.cfg:8] : acl 'a' uses fetch 'path', which is not available in "
-                    "'tcp-request connection'" + kLayer4Only)) << r.all();
+                    "'tcp-request connection'" + kConnOnly)) << r.all();
   // Fetches sluice does not have at all fail in the ACL parser, still with file:line.
-  r = refused("  tcp-request content reject if { req.len gt 0 }\n");
+  r = refused("  tcp-request content reject if { req_ssl_ver 3.1 }\n");
   EXPECT_TRUE(r.contains("parsing [f.cfg:7] : error detected while parsing a 'tcp-request content "
                          "reject' condition : ")) << r.all();
-  EXPECT_TRUE(r.contains("req.len")) << r.all();
-  r = refused("  tcp-request content accept if { req_ssl_sni -i a }\n");
-  EXPECT_TRUE(r.contains("parsing [f.cfg:7] : ")) << r.all();
-  EXPECT_TRUE(r.contains("req_ssl_sni")) << r.all();
+  EXPECT_TRUE(r.contains("req_ssl_ver")) << r.all();
+}
+
+// req.len, req.ssl_sni and req.ssl_hello_type read the client's buffered bytes: content rules
+// and use_backend of TCP frontends only.
+TEST(TcpRequest, PayloadFetchesInTcpContentRulesAndUseBackend) {
+  auto r = parse(fe("  tcp-request inspect-delay 5s\n"
+                    "  tcp-request content reject if { req.len gt 100 }\n"
+                    "  tcp-request content accept if { req_ssl_hello_type 1 }\n"
+                    "  use_backend b if { req_ssl_sni -i a.example.com }\n"
+                    "  use_backend b if { req.ssl_sni -m end .b.example.com } || { req_len 0 }\n"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.diags.empty()) << r.all();
+  // Without inspect-delay HAProxy 2.6 says nothing for accept/reject rules (it warns for
+  // track-sc and capture only), and neither does sluice: the rules judge what has arrived.
+  r = parse(fe("  tcp-request content accept if { req.ssl_hello_type 1 }\n"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.diags.empty()) << r.all();
+}
+
+TEST(TcpRequest, PayloadFetchesRefusedElsewhere) {
+  auto r = refused("  tcp-request connection reject if { req_ssl_sni -i a }\n");
+  EXPECT_TRUE(r.has("parsing [f.cfg:7] : fetch 'req_ssl_sni' is not available in 'tcp-request "
+                    "connection'" + kConnOnly)) << r.all();
+  r = refused("  acl big req.len gt 10\n  tcp-request connection reject if big\n");
+  EXPECT_TRUE(r.has("parsing [f.cfg:8] : acl 'big' uses fetch 'req.len', which is not available "
+                    "in 'tcp-request connection'" + kConnOnly)) << r.all();
+  // HTTP mode parses requests itself: HAProxy ignores these fetches there with a warning ("L6
+  // sample fetches ignored on HTTP proxies"), sluice refuses them.
+  r = refused("  tcp-request inspect-delay 1s\n  tcp-request content reject if { req_ssl_sni -i a }\n",
+              "http");
+  EXPECT_TRUE(r.has("parsing [f.cfg:8] : fetch 'req_ssl_sni' is only available in 'tcp-request "
+                    "content' rules and 'use_backend' of TCP mode frontends in sluice (here in "
+                    "'tcp-request content' in HTTP mode of frontend 'f').")) << r.all();
+  r = refused("  acl a req.ssl_sni a\n  use_backend b if a\n", "http");
+  EXPECT_TRUE(r.has("parsing [f.cfg:8] : acl 'a' uses fetch 'req.ssl_sni', which is only available "
+                    "in 'tcp-request content' rules and 'use_backend' of TCP mode frontends in "
+                    "sluice (here in 'use_backend' in HTTP mode of frontend 'f').")) << r.all();
+  // The mode may come after the rule (or from defaults): judged once the section is complete.
+  r = parse("frontend f\n  tcp-request content reject if { req.len gt 1 }\n  mode http\n"
+            "  bind :1\n  timeout client 1s\n");
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.contains("parsing [f.cfg:2] : fetch 'req.len' is only available")) << r.all();
+  r = refused("  http-request deny if { req.len gt 1 }\n", "http");
+  EXPECT_TRUE(r.contains("fetch 'req.len' is only available in 'tcp-request content' rules and "
+                         "'use_backend' of TCP mode frontends in sluice (here in an 'http-request' "
+                         "rule of frontend 'f').")) << r.all();
+  r = refused("  http-request set-header x %[req.len]\n", "http");
+  EXPECT_TRUE(r.contains("'req.len' is not supported by sluice yet in formats")) << r.all();
 }
 
 TEST(TcpRequest, UnsupportedActionsAndStages) {

@@ -36,8 +36,67 @@ class TcpRuleTest : public ::testing::Test {
     v.dst_port = dst_port;
     return tcp_rules_accept(rs, v);
   }
+  std::vector<TcpRule> content(std::initializer_list<std::string> lines) {
+    std::vector<TcpRule> out;
+    for (const auto& l : lines) {
+      auto r = parse_tcp_rule(split(l), TcpRuleStage::kContent, reg);
+      EXPECT_TRUE(r.ok()) << l << ": " << (r.ok() ? "" : r.error().message);
+      if (r.ok()) out.push_back(std::move(r.value()));
+    }
+    return out;
+  }
+  // The verdict on `payload` received from 10.0.0.1, final or not.
+  TcpVerdict verdict(const std::vector<TcpRule>& rs, std::string_view payload, bool final) {
+    net::SocketAddress s = addr("10.0.0.1", 40000);
+    RequestView v;
+    v.src = &s;
+    v.dst_port = 443;
+    v.payload = payload;
+    v.payload_final = final;
+    return tcp_rules_verdict(rs, v);
+  }
   AclRegistry reg;
 };
+
+// A TLS record header announcing a ClientHello of `body` more bytes than the 9 given.
+std::string hello_prefix() { return std::string("\x16\x03\x01\x00\x30\x01\x00\x00\x2c", 9); }
+
+TEST_F(TcpRuleTest, ContentRulesWaitWhileAFetchMayStillChange) {
+  using V = TcpVerdict;
+  auto len = content({"accept if { req.len ge 4 }", "reject"});
+  EXPECT_EQ(verdict(len, "", false), V::kWait);
+  EXPECT_EQ(verdict(len, "abc", false), V::kWait);
+  EXPECT_EQ(verdict(len, "abcd", false), V::kAccept);
+  EXPECT_EQ(verdict(len, "abc", true), V::kReject);   // final: the length is what it is
+  // A length that already matches decides at once, even though it may grow.
+  EXPECT_EQ(verdict(content({"reject if { req.len lt 4 }"}), "", false), V::kReject);
+  // The hello type: not TLS is final from the first byte, a partial record waits.
+  auto tls = content({"reject unless { req_ssl_hello_type 1 }"});
+  EXPECT_EQ(verdict(tls, "G", false), V::kReject);
+  EXPECT_EQ(verdict(tls, "", false), V::kWait);
+  EXPECT_EQ(verdict(tls, hello_prefix(), false), V::kWait);
+  EXPECT_EQ(verdict(tls, hello_prefix(), true), V::kReject);
+  // `!` and `unless` keep "no answer yet".
+  EXPECT_EQ(verdict(content({"reject if !{ req.ssl_sni -m found }"}), hello_prefix(), false), V::kWait);
+  // Waiting stops at the first rule without an answer, even when a later one would match
+  // (HAProxy), and a rule that matches first decides without looking at the payload.
+  EXPECT_EQ(verdict(content({"accept if { req.len ge 100 }", "reject if { src 10.0.0.1 }"}), "x",
+                    false), V::kWait);
+  EXPECT_EQ(verdict(content({"reject if { src 10.0.0.1 }", "accept if { req.len ge 100 }"}), "",
+                    false), V::kReject);
+  // OR: one matching group is enough; AND: one failing term is enough.
+  EXPECT_EQ(verdict(content({"reject if { req.len ge 100 } || { src 10.0.0.1 }"}), "", false), V::kReject);
+  EXPECT_EQ(verdict(content({"reject if { req.len ge 100 } { src 10.9.9.9 }"}), "", false), V::kAccept);
+  EXPECT_EQ(verdict(content({"reject if { req.len ge 100 } { src 10.0.0.1 }"}), "", false), V::kWait);
+  // The same rules, judged final through tcp_rules_accept.
+  net::SocketAddress src = addr("10.0.0.1", 40000);
+  RequestView v;
+  v.src = &src;
+  v.payload = "abcd";
+  EXPECT_TRUE(tcp_rules_accept(len, v));
+  v.payload = "ab";
+  EXPECT_FALSE(tcp_rules_accept(len, v));
+}
 
 TEST_F(TcpRuleTest, FirstMatchDecidesAndNoMatchAccepts) {
   EXPECT_TRUE(accepts({}, "1.2.3.4"));
@@ -59,18 +118,25 @@ TEST_F(TcpRuleTest, FirstMatchDecidesAndNoMatchAccepts) {
 TEST_F(TcpRuleTest, OnlyLayer4Fetches) {
   EXPECT_EQ(error("reject if { path /x }"),
             "fetch 'path' is not available in 'tcp-request connection' rules in sluice yet (only "
-            "src, src_port, dst, dst_port, always_true and always_false are).");
+            "src, src_port, dst, dst_port, always_true and always_false are; req.len, req.ssl_sni "
+            "and req.ssl_hello_type need 'tcp-request content').");
   EXPECT_EQ(error("reject if lan api", TcpRuleStage::kContent),
             "acl 'api' uses fetch 'path_beg', which is not available in 'tcp-request content' "
             "rules in sluice yet (only src, src_port, dst, dst_port, always_true and always_false "
-            "are).");
+            "are, and req.len, req.ssl_sni and req.ssl_hello_type in TCP mode).");
   EXPECT_NE(error("accept if { hdr(host) -i a }").find("fetch 'hdr' is not available"), std::string::npos);
   EXPECT_EQ(error("accept if HTTP"), "predefined acl 'HTTP' (fetch 'req.proto_http') is not "
                                      "available in 'tcp-request connection' rules in sluice yet.");
   EXPECT_NE(error("accept if HTTP_1.1").find("acl 'HTTP_1.1' uses fetch 'req.ver'"), std::string::npos);
-  // req.len and the SSL fetches are not fetches sluice has at all.
-  EXPECT_NE(error("reject if { req.len gt 0 }").find("req.len"), std::string::npos);
-  EXPECT_NE(error("reject if { req_ssl_sni -i a }").find("req_ssl_sni"), std::string::npos);
+  // The payload fetches: content rules only.
+  EXPECT_NE(error("reject if { req.len gt 0 }").find("fetch 'req.len' is not available in "
+                                                     "'tcp-request connection'"), std::string::npos);
+  EXPECT_NE(error("reject if { req_ssl_sni -i a }").find("fetch 'req_ssl_sni' is not available"),
+            std::string::npos);
+  EXPECT_EQ(error("reject if { req_ssl_sni -i a } { req.len gt 0 } { req_ssl_hello_type 1 }",
+                  TcpRuleStage::kContent), "");
+  EXPECT_NE(error("reject if { req_ssl_ver 3.1 }", TcpRuleStage::kContent).find("req_ssl_ver"),
+            std::string::npos);
 }
 
 TEST_F(TcpRuleTest, ActionErrors) {
