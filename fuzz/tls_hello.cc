@@ -1,0 +1,48 @@
+// Fuzzes the ClientHello reader behind req.ssl_sni and req.ssl_hello_type. Whatever the bytes:
+// no read outside the input (ASan), a name that lies inside the input and is not empty, and
+// decisions that are final: once a prefix of the input yields "not TLS / no name" or a name,
+// the whole input (that prefix plus more bytes) yields the same answer, since content rules act
+// on a decision without waiting for more.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "rules/tls_hello.h"
+
+namespace {
+
+using sluice::rules::HelloStatus;
+
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string whole(reinterpret_cast<const char*>(data), size);
+  const auto sni = sluice::rules::tls_client_hello_sni(whole);
+  const auto type = sluice::rules::tls_hello_type(whole);
+  if (sni.status == HelloStatus::kFound) {
+    check(!sni.name.empty());
+    check(sni.name.data() >= whole.data() &&
+          sni.name.data() + sni.name.size() <= whole.data() + whole.size());
+  }
+  for (std::size_t n = 0; n < size; n += n < 16 ? 1 : 7) {
+    // Each prefix in its own allocation, so that reading past it is caught.
+    const std::string cut = whole.substr(0, n);
+    const auto p = sluice::rules::tls_client_hello_sni(cut);
+    if (p.status != HelloStatus::kNeedMore) {
+      check(p.status == sni.status);
+      check(p.name == sni.name);
+    }
+    const auto t = sluice::rules::tls_hello_type(cut);
+    if (t.status != HelloStatus::kNeedMore) {
+      check(t.status == type.status);
+      check(t.type == type.type);
+    }
+  }
+  return 0;
+}
