@@ -101,6 +101,12 @@ SNI_FRONTEND = """
     use_backend be_b if {{ req.ssl_sni -m end .b.example.com }}
 """
 
+REJECT_NON_TLS = """
+    bind 127.0.0.1:{port}
+    tcp-request inspect-delay {delay}
+    tcp-request content reject unless {{ req_ssl_hello_type 1 }}
+"""
+
 
 def send(port: int, chunks: list[bytes], pause: float = 0.0, shut: bool = False,
          timeout: float = 5.0) -> tuple[bytes, float]:
@@ -129,7 +135,7 @@ def send(port: int, chunks: list[bytes], pause: float = 0.0, shut: bool = False,
         s.close()
 
 
-def log_line(s, port_of_client: int | None = None, needle: str = " fe ") -> str:
+def log_line(s, needle: str = " fe ") -> str:
     return wait_until(lambda: next((l for l in s.stdout().splitlines() if needle in l), None), 5,
                       message=lambda: f"log line with {needle!r}\n{s.describe()}")
 
@@ -183,11 +189,7 @@ def test_openssl_s_client_is_routed_by_servername(cfg, sluice, backends, stats):
 
 def test_non_tls_rejected_at_once(cfg, sluice, backends, stats):
     port = free_port()
-    fe = f"""
-    bind 127.0.0.1:{port}
-    tcp-request inspect-delay 5s
-    tcp-request content reject unless {{ req_ssl_hello_type 1 }}
-"""
+    fe = REJECT_NON_TLS.format(port=port, delay="5s")
     s = sluice(cfg(config(stats, fe, backends)), wait_ports=[port])
     got, took = send(port, [b"GET / HTTP/1.0\r\n\r\n"])
     assert got == b""
@@ -219,11 +221,7 @@ def test_inspect_delay_expiry_goes_to_the_default_backend(cfg, sluice, backends,
 
 def test_inspect_delay_expiry_rejects_when_the_rules_say_so(cfg, sluice, backends, stats):
     port = free_port()
-    fe = f"""
-    bind 127.0.0.1:{port}
-    tcp-request inspect-delay 300ms
-    tcp-request content reject unless {{ req_ssl_hello_type 1 }}
-"""
+    fe = REJECT_NON_TLS.format(port=port, delay="300ms")
     s = sluice(cfg(config(stats, fe, backends)), wait_ports=[port])
     got, took = send(port, [b"\x16\x03\x01"])   # a hello that never completes
     assert got == b"" and 0.3 <= took < 3 * slow_factor()

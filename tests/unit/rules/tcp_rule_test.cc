@@ -15,10 +15,11 @@ class TcpRuleTest : public ::testing::Test {
     ASSERT_TRUE(reg.parse_acl(split("lan src 10.0.0.0/8")).ok());
     ASSERT_TRUE(reg.parse_acl(split("api path_beg /api")).ok());
   }
-  std::vector<TcpRule> rules(std::initializer_list<std::string> lines) {
+  std::vector<TcpRule> rules(std::initializer_list<std::string> lines,
+                             TcpRuleStage stage = TcpRuleStage::kConnection) {
     std::vector<TcpRule> out;
     for (const auto& l : lines) {
-      auto r = parse_tcp_rule(split(l), TcpRuleStage::kConnection, reg);
+      auto r = parse_tcp_rule(split(l), stage, reg);
       EXPECT_TRUE(r.ok()) << l << ": " << (r.ok() ? "" : r.error().message);
       if (r.ok()) out.push_back(std::move(r.value()));
     }
@@ -37,13 +38,7 @@ class TcpRuleTest : public ::testing::Test {
     return tcp_rules_accept(rs, v);
   }
   std::vector<TcpRule> content(std::initializer_list<std::string> lines) {
-    std::vector<TcpRule> out;
-    for (const auto& l : lines) {
-      auto r = parse_tcp_rule(split(l), TcpRuleStage::kContent, reg);
-      EXPECT_TRUE(r.ok()) << l << ": " << (r.ok() ? "" : r.error().message);
-      if (r.ok()) out.push_back(std::move(r.value()));
-    }
-    return out;
+    return rules(lines, TcpRuleStage::kContent);
   }
   // The verdict on `payload` received from 10.0.0.1, final or not.
   TcpVerdict verdict(const std::vector<TcpRule>& rs, std::string_view payload, bool final) {
@@ -58,7 +53,7 @@ class TcpRuleTest : public ::testing::Test {
   AclRegistry reg;
 };
 
-// A TLS record header announcing a ClientHello of `body` more bytes than the 9 given.
+// The first 9 bytes of a ClientHello record that announces more: a hello still incomplete.
 std::string hello_prefix() { return std::string("\x16\x03\x01\x00\x30\x01\x00\x00\x2c", 9); }
 
 TEST_F(TcpRuleTest, ContentRulesWaitWhileAFetchMayStillChange) {
