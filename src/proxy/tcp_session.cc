@@ -120,19 +120,20 @@ void TcpSession::read_client() {
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
       c_rd_ = false;
     } else if (errno != EINTR) {
-      finish("CR");
+      client_end_ = "CR";   // judged on what came, then closed (inspect, route)
       return;
     }
   }
 }
 
-// The content rules on what has arrived. They are final (as HAProxy's) once the client closed,
-// the buffer is full, inspect-delay is over or unset, or `timeout client` struck; until then a
+// The content rules on what has arrived. They are final (as HAProxy's) once the client closed
+// or failed, the buffer is full, inspect-delay is over or unset; until then a
 // rule without an answer yet makes the session wait for more bytes, bounded by the timer.
 void TcpSession::inspect(bool expired) {
   rules::RequestView v;
   v.payload = payload();
-  v.payload_final = expired || c_eof_ || inspect_until_ms_ == 0 || !req_ || req_->room() == 0;
+  v.payload_final = expired || c_eof_ || client_end_ || inspect_until_ms_ == 0 || !req_ ||
+                    req_->room() == 0;
   switch (w_.content_verdict(l_, cfd_, client_, v)) {
     case rules::TcpVerdict::kWait:
       arm_timeout();
@@ -167,10 +168,11 @@ void TcpSession::route() {
   // What the client sent before the backend was known counts there now (its server's counter
   // once one is picked, start_connect).
   if (early_bytes_) bc.bin.add(early_bytes_);
-  if (client_timed_out_) {
-    // HAProxy: the rules judged on what came before `timeout client`, the session reached its
-    // backend, and the client is closed there without a server (cR, -1 timers).
-    finish("cR");
+  if (client_end_) {
+    // HAProxy: the rules judged on what came before `timeout client` or the client's error,
+    // the session reached its backend, and the client is closed there without a server (cR
+    // or CR, -1 timers).
+    finish(client_end_);
     return;
   }
   if (!pick_server(false)) {
@@ -552,7 +554,7 @@ void TcpSession::on_timer(core::Timer&) {
   if (state_ == State::kInspecting) {
     // inspect-delay over: the rules judge one last time on what is there. `timeout client`
     // first: the same, then the client is closed (route).
-    client_timed_out_ = !(inspect_until_ms_ && now >= inspect_until_ms_);
+    if (!(inspect_until_ms_ && now >= inspect_until_ms_)) client_end_ = "cR";
     inspect(true);
     return;
   }
@@ -678,7 +680,7 @@ void TcpSession::log_session() {
   uint64_t now = w_.loop().now_ms();
   // Tw: the wait for the content rules (0 without inspection), as HAProxy counts it; Tc from
   // there. -1 when the session never went to a server.
-  const bool no_server = ended_in_frontend_ || client_timed_out_;
+  const bool no_server = ended_in_frontend_ || client_end_;
   long tw = no_server ? -1 : static_cast<long>(t_routed_ms_ - t_accept_ms_);
   long tc = t_connected_ms_ ? static_cast<long>(t_connected_ms_ - t_routed_ms_) : -1;
   long tt = static_cast<long>(now - t_accept_ms_);

@@ -99,7 +99,9 @@ class TcpSession : public Session {
   // Ended before a backend was chosen (a tcp-request content reject, an error while
   // inspecting): logged as HAProxy does, with the frontend as backend and -1 timers.
   bool ended_in_frontend_ = false;
-  bool client_timed_out_ = false;  // `timeout client` while inspecting: cR once routed
+  // The client failed while inspecting (`timeout client`: "cR", an error: "CR"): the rules
+  // judge what came, and the session ends with this once routed, as in HAProxy.
+  const char* client_end_ = nullptr;
   uint64_t inspect_until_ms_ = 0;  // end of inspect-delay, 0 = judge at once
   bool redispatched_ = false;      // moved to another server after a failure (log: "+<retries>")
   uint64_t t_accept_ms_;

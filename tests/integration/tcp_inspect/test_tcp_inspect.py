@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import socket
 import ssl
+import struct
 import subprocess
 import time
 
@@ -249,6 +250,20 @@ def test_timeout_client_while_inspecting(cfg, sluice, backends, stats):
     line = log_line(s)
     # As HAProxy 2.6: judged, routed to the default backend, closed there without a server.
     assert " fe be_dflt/<NOSRV> -1/-1/" in line and " cR " in line, line
+    assert sum(b.connections for b in backends.values()) == 0
+
+
+def test_client_reset_while_inspecting(cfg, sluice, backends, stats):
+    port = free_port()
+    s = sluice(cfg(config(stats, SNI_FRONTEND.format(port=port), backends)), wait_ports=[port])
+    c = socket.create_connection(("127.0.0.1", port), timeout=5)
+    c.sendall(b"\x16\x03\x01")
+    time.sleep(0.1)
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()   # a reset
+    line = log_line(s)
+    # As HAProxy 2.6: judged on what came, routed, closed at the backend without a server.
+    assert " fe be_dflt/<NOSRV> -1/-1/" in line and " CR " in line, line
     assert sum(b.connections for b in backends.values()) == 0
 
 
