@@ -134,7 +134,8 @@ TEST(TlsHello, NoServerName) {
 TEST(TlsHello, NamesAmongOtherExtensions) {
   std::string exts = ext(10, std::string("\x00\x02\x00\x1d", 4)) + ext(0xff01, std::string(1, '\0')) +
                      sni_ext({{1, "other"}, {0, "first.example"}, {0, "second.example"}});
-  SniResult r = tls_client_hello_sni(hello(exts, false, 0));
+  const std::string h = hello(exts, false, 0);
+  SniResult r = tls_client_hello_sni(h);
   ASSERT_EQ(r.status, HelloStatus::kFound);
   EXPECT_EQ(r.name, "first.example");   // the first host_name entry
 }
