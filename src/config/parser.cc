@@ -78,6 +78,17 @@ ProxyState& Parser::cur_proxy() {
   return section_ == Section::kDefaults ? defaults.back() : proxies.back();
 }
 
+std::string payload_fetch_refusal(const rules::Condition& cond, std::string_view what,
+                                  const ProxyConfig& p) {
+  rules::PayloadUse u = rules::payload_fetch(cond);
+  if (u.fetch.empty()) return {};
+  std::string fetch = u.acl == "anonymous" ? fmt::format("fetch '{}'", u.fetch)
+                                           : fmt::format("acl '{}' uses fetch '{}', which", u.acl, u.fetch);
+  return fmt::format("{} is only available in 'tcp-request content' rules and 'use_backend' of TCP "
+                     "mode frontends in sluice (here in {} of {} '{}').",
+                     fetch, what, Parser::type_word(p), p.name);
+}
+
 std::string Parser::type_word(const ProxyConfig& p) {
   if (p.type == "listen") return "proxy";
   return p.type;

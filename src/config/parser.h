@@ -69,6 +69,12 @@ const std::vector<SubKeywordDoc>& global_sub_keyword_docs();
 bool is_known_haproxy_global_keyword(std::string_view kw);
 bool is_known_haproxy_proxy_keyword(std::string_view kw);
 
+// The refusal of a condition that reads a TCP session's raw bytes (req.len, req.ssl_sni,
+// req.ssl_hello_type) where there are none: HTTP mode, HTTP rules. "" when `cond` reads none.
+// `what` names the place ("an 'http-request' rule"); the caller adds the file:line prefix.
+std::string payload_fetch_refusal(const rules::Condition& cond, std::string_view what,
+                                  const ProxyConfig& p);
+
 // Parse-time state of one defaults/frontend/backend/listen section.
 struct ProxyState {
   ProxyConfig cfg;

@@ -990,6 +990,8 @@ void kw_http_rule(Parser& p, Line& l) {
     p.warning(fmt::format("{}previous '{}' action is final and has no condition attached, further "
                           "entries are NOOP.", l.where, l.args[0]));
   for (const auto& w : r.value().warnings) p.warning(l.where + w);
+  std::string raw = payload_fetch_refusal(r.value().cond, req ? "an 'http-request' rule" : "an 'http-response' rule", px);
+  if (!raw.empty()) throw ConfigError{l.where + raw};
   list.push_back(std::move(r.value()));
 }
 

@@ -66,15 +66,8 @@ bool Parser::finish(ConfigModel* model) {
     // parses the request itself and keeps no such buffer (HAProxy warns "L6 sample fetches
     // ignored on HTTP proxies" and they never match); HTTP rules run on a parsed request.
     auto refuse_payload = [&](const rules::Condition& c, const std::string& at, const char* what) {
-      rules::PayloadUse u = rules::payload_fetch(c);
-      if (u.fetch.empty()) return;
-      std::string fetch = u.acl == "anonymous"
-                              ? fmt::format("fetch '{}'", u.fetch)
-                              : fmt::format("acl '{}' uses fetch '{}', which", u.acl, u.fetch);
-      fatal(fmt::format("{}{} is only available in 'tcp-request content' rules and 'use_backend' "
-                        "of TCP mode frontends in sluice (here in {} of {} '{}').",
-                        at, fetch, what, type_word(p), p.name),
-            false);
+      std::string msg = payload_fetch_refusal(c, what, p);
+      if (!msg.empty()) fatal(at + msg, false);
     };
     auto line_of = [](const SourceLoc& loc) { return fmt::format("parsing [{}:{}] : ", loc.file, loc.line); };
     if (p.mode == Mode::kHttp) {
@@ -83,8 +76,11 @@ bool Parser::finish(ConfigModel* model) {
       for (const auto& ub : p.use_backends)
         refuse_payload(ub.cond, line_of(ub.loc), "'use_backend' in HTTP mode");
     }
-    for (const auto& r : p.http_request_rules) refuse_payload(r.cond, "", "an 'http-request' rule");
-    for (const auto& r : p.http_response_rules) refuse_payload(r.cond, "", "an 'http-response' rule");
+    // HTTP rules are checked where they are parsed (kw_http_rule), with their own line; here
+    // only for a named ACL that an `acl` line written after the rule extended: the section's
+    // line then.
+    for (const auto& r : p.http_request_rules) refuse_payload(r.cond, line_of(p.loc), "an 'http-request' rule");
+    for (const auto& r : p.http_response_rules) refuse_payload(r.cond, line_of(p.loc), "an 'http-response' rule");
     for (const auto& c : p.monitor_fail) refuse_payload(c, line_of(p.monitor_fail_loc), "'monitor fail'");
     // HTTP message offsets are kept below 2^28 (spec 7, tune.bufsize); reported once, at the
     // first HTTP proxy. The spec gives no text: this is HAProxy's.

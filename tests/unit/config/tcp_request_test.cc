@@ -137,9 +137,14 @@ TEST(TcpRequest, PayloadFetchesRefusedElsewhere) {
   EXPECT_FALSE(r.r.model);
   EXPECT_TRUE(r.contains("parsing [f.cfg:2] : fetch 'req.len' is only available")) << r.all();
   r = refused("  http-request deny if { req.len gt 1 }\n", "http");
-  EXPECT_TRUE(r.contains("fetch 'req.len' is only available in 'tcp-request content' rules and "
-                         "'use_backend' of TCP mode frontends in sluice (here in an 'http-request' "
-                         "rule of frontend 'f').")) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:7] : fetch 'req.len' is only available in 'tcp-request "
+                    "content' rules and 'use_backend' of TCP mode frontends in sluice (here in an "
+                    "'http-request' rule of frontend 'f').")) << r.all();
+  // A named ACL that an `acl` line after the rule extends: judged once the section is complete,
+  // at the section's line.
+  r = refused("  acl x src 1.2.3.4\n  http-response deny if x\n  acl x req.len gt 1\n", "http");
+  EXPECT_TRUE(r.contains("parsing [f.cfg:5] : acl 'x' uses fetch 'req.len', which is only "
+                         "available")) << r.all();
   r = refused("  http-request set-header x %[req.len]\n", "http");
   EXPECT_TRUE(r.contains("'req.len' is not supported by sluice yet in formats")) << r.all();
 }
