@@ -935,6 +935,26 @@ def recv_exact(sock: socket.socket, n: int, timeout: float = 5.0) -> bytes:
     return bytes(buf)
 
 
+def recv_head(sock: socket.socket, timeout: float = 5.0) -> bytes:
+    """Reads until the end of an HTTP head (CRLF CRLF) and returns everything read so far.
+    AssertionError on EOF before it or at the deadline."""
+    deadline = time.monotonic() + timeout * slow_factor()
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"no complete head within {timeout}s: {buf[:200]!r}")
+        sock.settimeout(left)
+        try:
+            data = sock.recv(65536)
+        except socket.timeout:
+            continue
+        if not data:
+            raise AssertionError(f"EOF in the head: {buf[:200]!r}")
+        buf += data
+    return buf
+
+
 def wait_closed(sock: socket.socket, timeout: float = 5.0) -> float:
     """Waits until the peer closes (EOF or reset), discarding data; returns the monotonic time
     it happened. AssertionError if still open at the deadline."""

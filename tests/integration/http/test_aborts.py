@@ -5,7 +5,7 @@ response error (eresp, which includes those aborts); a server timeout in the dat
 an abort only; a timeout is blamed on the side sluice was waiting for."""
 import socket
 
-from sluice_harness import (TcpServer, cli, free_port, parse_show_stat, stat_int, stat_row,
+from sluice_harness import (TcpServer, cli, free_port, parse_show_stat, recv_head, stat_int, stat_row,
                             wait_until)
 from hutil import Conn, preamble
 
@@ -80,10 +80,7 @@ def test_server_close_mid_chunk_is_one_abort_and_one_response_error(cfg, sluice,
 
 def test_server_timeout_mid_body_is_an_abort_only(cfg, sluice, short_tmp, udp_log):
     def stall(conn, _srv):
-        conn.settimeout(5)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            data += conn.recv(4096)
+        recv_head(conn)
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc")
         conn.recv(1)   # until sluice gives up on it
     with TcpServer(stall) as srv:
@@ -126,10 +123,7 @@ def test_server_answering_early_then_closing_during_upload(cfg, sluice, short_tm
     # The server rejects an upload without reading it and closes: the client gets the answer,
     # and the upload it was still sending makes the transaction a server abort.
     def early(conn, _srv):
-        conn.settimeout(5)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            data += conn.recv(4096)
+        recv_head(conn)
         conn.sendall(b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 3\r\n"
                      b"Connection: close\r\n\r\nbig")
         conn.shutdown(socket.SHUT_WR)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from sluice_harness import free_port, slow_factor, wait_until
+from sluice_harness import free_port, recv_head, slow_factor, wait_until
 from http_origin import pattern_bytes, pattern_sha256
 from hutil import Conn, config
 
@@ -27,12 +27,7 @@ def _status_kb(pid, field):
 
 
 def _read_head(sock, deadline):
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        sock.settimeout(max(0.01, deadline - time.monotonic()))
-        data = sock.recv(65536)
-        assert data, f"EOF in the head: {buf!r}"
-        buf += data
+    buf = recv_head(sock, max(0.01, deadline - time.monotonic()))
     head, rest = buf.split(b"\r\n\r\n", 1)
     return head + b"\r\n\r\n", rest
 

@@ -28,12 +28,7 @@ def test_queued_session_is_served_when_a_slot_frees(cfg, sluice, short_tmp):
     with EchoServer() as echo:
         port, sock = free_port(), short_tmp / "s.sock"
         sluice(cfg(conf(port, sock, echo.port, "5s")), wait_ports=[port], wait_unix=[sock])
-        first = connect(port)
-        first.sendall(b"1")
-        assert first.recv(1) == b"1"
-        second = connect(port)
-        second.sendall(b"2")
-        wait_until(lambda: backend_row(sock)["qcur"] == "1", 5, message="second session queued")
+        first, second = queue_one(port, sock)
         second.settimeout(0.3)
         try:
             second.recv(1)
