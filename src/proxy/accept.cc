@@ -156,11 +156,8 @@ bool Worker::connection_allowed(Listener& l, int fd, const net::SocketAddress& p
 }
 
 bool Worker::content_allowed(const Listener& l, int fd, const net::SocketAddress& peer) {
-  net::SocketAddress local;
-  if (rules::tcp_rules_accept(l.proxy->settings.tcp_content_rules, tcp_rule_view(l, fd, peer, local)))
-    return true;
-  fe_counters(l.proxy->index).dreq.add();
-  return false;
+  // No payload, final: the rules read addresses only, and decide at once.
+  return content_verdict(l, fd, peer, rules::RequestView{}) != rules::TcpVerdict::kReject;
 }
 
 namespace {
