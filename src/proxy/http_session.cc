@@ -321,7 +321,10 @@ void HttpSession::on_client_io(uint32_t events) {
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) c_rd_ = true;
   if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) c_wr_ = true;
   if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) c_hup_ = true;
-  if (events & (EPOLLHUP | EPOLLERR)) c_err_ = true;
+  // A hang-up alone (EPOLLHUP: both directions shut, as after a half-close each way) is an end
+  // of stream, not an error: the bytes before it are still read and forwarded. A reset comes
+  // with EPOLLERR, and a failed recv()/send() says so too.
+  if (events & EPOLLERR) c_err_ = true;
   pump();
 }
 
@@ -352,7 +355,7 @@ void HttpSession::on_server_io(uint32_t events) {
     // The server has closed (or failed): closing it now leaves no TIME_WAIT here.
     if (sc_) sc_->reset_on_close = false;
   }
-  if (events & (EPOLLHUP | EPOLLERR)) s_err_ = true;
+  if (events & EPOLLERR) s_err_ = true;   // as on the client side: a hang-up is no error
   pump();
 }
 
@@ -1810,16 +1813,35 @@ bool HttpSession::tunnel() {
     c_shut_ = true;
     progress = true;
   }
+  // The tunnel ends when both directions are done: each FIN read and passed on after its data.
   if (c_eof_ && s_eof_ && s_shut_ && c_shut_) {
     res_done_ = true;
     finish("--");
     return false;
   }
-  if ((c_err_ && c_eof_) || (s_err_ && s_eof_)) {
-    finish(c_err_ ? "CD" : "SD");
+  // A reset from the client: nothing more can reach it. A reset from the server: what it sent
+  // before is still delivered to the client, then both close.
+  if (c_err_ && c_eof_) {
+    finish("CD");
+    return false;
+  }
+  if (s_err_ && s_eof_ && pending(to_cli_, to_cli_off_) == 0) {
+    finish("SD");
     return false;
   }
   return progress;
+}
+
+// Tunnelled server bytes were counted when read; those still queued when the tunnel ends never
+// reached the client, and the log line (%B) and the byte counters say what was delivered.
+// (Only unsent bytes of the rewritten 101/2xx head could also be queued: at most what was read.)
+void HttpSession::uncount_undelivered() {
+  uint64_t lost = std::min<uint64_t>(pending(to_cli_, to_cli_off_), bytes_out_);
+  if (lost == 0) return;
+  bytes_out_ -= lost;
+  w_.fe_counters(fe_.index).bout.take_back(lost);
+  if (be_) w_.be_counters(be_->index).bout.take_back(lost);
+  if (be_ && srv_) w_.srv_counters(be_->server_base + srv_->index()).bout.take_back(lost);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2037,6 +2059,7 @@ void HttpSession::finish(const char* term) {
   if (phase_ == Phase::kClosed) return;
   leave_queue();
   count_response_status();
+  if (phase_ == Phase::kTunnel) uncount_undelivered();
   if (term_[0] == '-' && term[0] != '-') {
     term_[0] = term[0];
     term_[1] = term[1];

@@ -113,6 +113,7 @@ class HttpSession : public Session {
   void drop_server();
   void enter_tunnel();
   bool tunnel();
+  void uncount_undelivered();
 
   uint64_t deadline() const;
   void arm_timeout();

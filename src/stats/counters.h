@@ -13,6 +13,12 @@ class LocalCounter {
   // Owner thread only.
   void add(uint64_t n = 1) { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
   void set(uint64_t n) { v_.store(n, std::memory_order_relaxed); }
+  // Takes back part of an earlier add() (bytes counted when read, never delivered); never
+  // below zero, which a `clear counters` in between could otherwise cause.
+  void take_back(uint64_t n) {
+    uint64_t v = v_.load(std::memory_order_relaxed);
+    v_.store(v > n ? v - n : 0, std::memory_order_relaxed);
+  }
   void raise_to(uint64_t n) {
     if (n > v_.load(std::memory_order_relaxed)) v_.store(n, std::memory_order_relaxed);
   }
