@@ -28,6 +28,11 @@ constexpr uint32_t kWatchEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 // Bytes queued towards one side before sluice stops reading the other: bodies stream through
 // with bounded memory whatever their size.
 constexpr std::size_t kHighWater = 64 * 1024;
+// Soft stop: how long a connection waiting for a request still gets to send it (a request in
+// flight at the stop, or the next one of a client between two requests), and how long a
+// closing connection's input is then read and dropped while its client's FIN is awaited.
+constexpr uint64_t kStopGraceMs = 1000;
+constexpr uint64_t kLingerMs = 1000;
 
 std::string_view view_of(core::Buffer* b) {
   return b ? std::string_view(b->read_ptr(), b->size()) : std::string_view{};
@@ -421,9 +426,12 @@ bool HttpSession::step() {
     case Phase::kClosing:
       SLUICE_STEP(write_client());
       if (pending(to_cli_, to_cli_off_) == 0) {
-        close_now();
-        return false;
+        close_after_last_bytes();
+        return phase_ == Phase::kLinger;
       }
+      break;
+    case Phase::kLinger:
+      SLUICE_STEP(linger());
       break;
     case Phase::kClosed:
       return false;
@@ -488,7 +496,7 @@ bool HttpSession::write_client() {
   // body after an error, or after its own "close"), and would then drop the corked bytes.
   const bool last = phase_ == Phase::kClosing ||
                     (phase_ == Phase::kExchange && req_done_ && res_done_ &&
-                     (client_close_ || soft_stop_ || c_eof_));
+                     closes_after_transaction());
   const std::size_t from = to_cli_off_;
   const bool server_held = pending(to_cli_, to_cli_off_) >= kHighWater;
   ssize_t n = write_some(cfd_, to_cli_, to_cli_off_, c_wr_, last);
@@ -1460,6 +1468,7 @@ bool HttpSession::parse_response() {
   using CM = HttpSettings::ConnMode;
   client_close_ = client_close_ || !req_keep_alive_ || fe_.settings.h.conn_mode == CM::kClose ||
                   rh.body == http::BodyKind::kUntilClose || soft_stop_;
+  keepalive_promised_ = !client_close_;
   server_close_ = server_close_ || !rh.wants_keep_alive() || rh.te_and_cl ||
                   rh.body == http::BodyKind::kUntilClose;
   if (!tunnel && !upgrade_) {
@@ -1631,6 +1640,7 @@ void HttpSession::local_reply(int status, const char* term, std::string bytes, b
   using CM = HttpSettings::ConnMode;
   if (requests_ > 0 && (!req_keep_alive_ || fe_.settings.h.conn_mode == CM::kClose)) close_after = true;
   client_close_ = client_close_ || close_after || soft_stop_;
+  keepalive_promised_ = !client_close_;
   // A response to HEAD is its head alone (RFC 9110 9.3.2), whatever the page: a body would be
   // read as the start of the next response. The content-length stays the page's, as HAProxy
   // sends it.
@@ -1724,9 +1734,9 @@ void HttpSession::end_transaction() {
   log_transaction();
   detach_server(!server_close_);
   release_backend();
-  if (client_close_ || soft_stop_ || c_eof_) {
+  if (closes_after_transaction()) {
     phase_ = Phase::kClosing;
-    if (pending(to_cli_, to_cli_off_) == 0) close_now();
+    if (pending(to_cli_, to_cli_off_) == 0) close_after_last_bytes();
     return;
   }
   // Ready for the next request (possibly already in the buffer: pipelining).
@@ -1746,7 +1756,7 @@ void HttpSession::end_transaction() {
   logged_ = false;
   cap_req_.clear();
   cap_res_.clear();
-  server_close_ = client_close_ = false;
+  server_close_ = client_close_ = keepalive_promised_ = false;
   reused_conn_ = false;
   retries_done_ = 0;
   redispatched_ = false;
@@ -1764,6 +1774,16 @@ void HttpSession::end_transaction() {
   release_codecs();
   // Unread pipelined bytes may already sit in the socket: their edge was consumed.
   c_rd_ = true;
+  // A soft stop came after this response promised the client another one: the connection
+  // waits for it as an idle one does at the stop (on_soft_stop()).
+  if (soft_stop_ && !t_first_byte_ms_) stop_grace_ms_ = now + kStopGraceMs;
+}
+
+// Whether the client connection closes once this transaction is over. A soft stop closes it
+// unless the response already told the client that the connection stays open: its next request
+// is then awaited (and answered with `connection: close`) rather than lost in a close.
+bool HttpSession::closes_after_transaction() const {
+  return client_close_ || c_eof_ || (soft_stop_ && !keepalive_promised_);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1857,6 +1877,8 @@ uint64_t HttpSession::deadline() const {
   uint32_t http_req = fto.http_request ? fto.http_request : fto.client;
   switch (phase_) {
     case Phase::kIdle:
+      // Soft stop: a connection with no request byte yet waits for it a short while only.
+      if (stop_grace_ms_ && !t_first_byte_ms_) consider(stop_grace_ms_);
       if (first_request_) {
         if (http_req) consider(t_idle_ms_ + http_req);
       } else if (t_first_byte_ms_) {
@@ -1889,6 +1911,8 @@ uint64_t HttpSession::deadline() const {
     case Phase::kClosing:
       if (fto.client) consider(c_last_ms_ + fto.client);
       return d;
+    case Phase::kLinger:
+      return linger_until_ms_;
     case Phase::kClosed:
       return 0;
   }
@@ -1930,6 +1954,13 @@ void HttpSession::on_timer(core::Timer&) {
     case Phase::kIdle: {
       bool received = cin_ && cin_->size() > 0 &&
                       view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos;
+      if (stop_grace_ms_ && !received && now >= stop_grace_ms_) {
+        // Soft stop, and no request came in the grace: closed with a FIN, silently.
+        quiet_ = true;
+        begin_linger();
+        pump();
+        return;
+      }
       if (received || first_request_) {
         // timeout http-request: 408 and close (specs/http1.md 3.4).
         if (!received && fe_.settings.dontlognull) quiet_ = true;
@@ -1984,6 +2015,7 @@ void HttpSession::on_timer(core::Timer&) {
       finish(fto.client && now >= c_last_ms_ + fto.client ? "cD" : "sD");
       return;
     case Phase::kClosing:
+    case Phase::kLinger:
       close_now();
       return;
     case Phase::kClosed:
@@ -1999,17 +2031,66 @@ void HttpSession::flush_sends() {
 }
 
 void HttpSession::on_soft_stop() {
+  // Every response from now on says `connection: close` (soft_stop_ is part of that decision).
   soft_stop_ = true;
-  // Only a keep-alive connection waiting for its *next* request is idle. A connection that
-  // has not sent its first request yet was accepted for a request that is on its way (often
-  // accepted just before a reload): HAProxy serves it, with `Connection: close`.
-  if (phase_ == Phase::kIdle && !first_request_ && (!cin_ || cin_->empty()) &&
-      !client_bytes_waiting()) {
-    quiet_ = true;
-    finish("--");
-    return;
+  // A keep-alive connection between two requests may have the next one on the wire, or its
+  // client may be about to send it: closing it now would lose that request. It gets
+  // kStopGraceMs for it to arrive; it is then served with `connection: close`, and a connection
+  // that stays idle is closed with a FIN (lingering, so that a request crossing the FIN meets
+  // no reset and the client can retry it). A connection that has not sent its first request
+  // yet was accepted for a request on its way (often just before a reload): HAProxy serves it
+  // whenever it comes, within the usual http-request timeout.
+  if (phase_ == Phase::kIdle && !first_request_ && !t_first_byte_ms_) {
+    stop_grace_ms_ = w_.loop().now_ms() + kStopGraceMs;
+    arm_timeout();
   }
-  client_close_ = true;
+}
+
+// The last bytes of a closing connection are out. A soft-stopping process lingers (see
+// begin_linger()); otherwise the connection closes at once, as before.
+void HttpSession::close_after_last_bytes() {
+  if (soft_stop_ && !c_eof_ && !fe_.settings.nolinger) {
+    begin_linger();
+  } else {
+    close_now();
+  }
+}
+
+// Sends the FIN (with any corked last bytes), then reads and drops what the client still sends
+// until its own FIN, for at most kLingerMs: a close() with unread input would reset the
+// connection, and a client could neither read the last response reliably nor know that its
+// next request was never seen.
+void HttpSession::begin_linger() {
+  logged_ = true;   // as in close_now(): a closing transaction was logged already
+  shutdown(cfd_, SHUT_WR);
+  c_corked_ = false;
+  c_shut_ = true;
+  phase_ = Phase::kLinger;
+  linger_until_ms_ = w_.loop().now_ms() + kLingerMs;
+  detach_server(false);
+  release_backend();
+  if (cin_) {
+    w_.buffers().put(cin_);
+    cin_ = nullptr;
+  }
+  c_rd_ = true;   // input may already wait: its edge was consumed
+  arm_timeout();
+}
+
+bool HttpSession::linger() {
+  if (!c_rd_) return false;
+  char drop[4096];
+  for (;;) {
+    ssize_t n = recv(cfd_, drop, sizeof drop, 0);
+    if (n > 0) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      c_rd_ = false;
+      return false;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    close_now();   // the client's FIN (or an error): nothing is left unread
+    return false;
+  }
 }
 
 void HttpSession::describe(SessionInfo* info) const {
@@ -2030,18 +2111,11 @@ void HttpSession::describe(SessionInfo* info) const {
     case Phase::kExchange: info->state = "EST"; break;
     case Phase::kTunnel: info->state = "TUNNEL"; break;
     case Phase::kClosing: info->state = "CLOSING"; break;
+    case Phase::kLinger: info->state = "LINGER"; break;
     case Phase::kClosed: info->state = "CLO"; break;
   }
   info->client_fd = cfd_;
   info->server_fd = sc_ ? sc_->fd : -1;
-}
-
-bool HttpSession::client_bytes_waiting() const {
-  // The next request may already sit in the socket, its readiness event not yet handled (it
-  // is in this very epoll batch, or the next): closing now would answer it with a reset. It
-  // is served instead, with `Connection: close`. One system call per idle connection, once.
-  char byte;
-  return recv(cfd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
 void HttpSession::abort(const char* reason) {

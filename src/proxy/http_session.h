@@ -52,13 +52,18 @@ class HttpSession : public Session {
   void on_server_io(uint32_t events);
 
  private:
-  // A soft stop closes an idle keep-alive connection unless its next request has arrived.
-  bool client_bytes_waiting() const;
+  // Closing the client side at a soft stop without losing a request (see on_soft_stop()).
+  bool closes_after_transaction() const;
+  void close_after_last_bytes();
+  void begin_linger();
+  bool linger();
   struct ClientEnd : core::IoHandler {
     HttpSession* s = nullptr;
     void on_io(uint32_t events) override { s->on_client_io(events); }
   };
-  enum class Phase { kIdle, kQueued, kConnect, kExchange, kTunnel, kClosing, kClosed };
+  // kLinger: sluice's FIN was sent; the client's input is read and dropped until its own FIN
+  // (or a short deadline), so that the close resets nothing a client could still retry.
+  enum class Phase { kIdle, kQueued, kConnect, kExchange, kTunnel, kClosing, kLinger, kClosed };
 
   void on_client_io(uint32_t events);
   void on_timer(core::Timer& t) override;
@@ -192,6 +197,7 @@ class HttpSession : public Session {
   bool req_http11_ = true;
   bool req_keep_alive_ = true;     // the client's request allows persistence
   bool client_close_ = false;      // close the client connection after this transaction
+  bool keepalive_promised_ = false;  // the response head told the client the connection stays
   bool server_close_ = false;      // do not reuse the server connection afterwards
   bool upgrade_ = false;           // request asked for a protocol upgrade
   bool reused_conn_ = false;       // the server connection came from the idle pool
@@ -202,6 +208,8 @@ class HttpSession : public Session {
   int status_ = -1;                // status sent to the client, -1 none
   bool first_request_ = true;
   bool soft_stop_ = false;
+  uint64_t stop_grace_ms_ = 0;     // soft stop: an idle connection's next request is awaited until then
+  uint64_t linger_until_ms_ = 0;   // kLinger: the client's FIN is awaited until then
   uint32_t requests_ = 0;
   std::vector<std::string> cap_req_, cap_res_;   // `capture ... header` values of this transaction
   std::string req_line_;           // for the log: "GET / HTTP/1.1"
