@@ -267,6 +267,10 @@ stats::ServerControl::FrontendResult ServerControlImpl::change_frontend(std::str
     Proxy& px = *pp;
     if (!px.settings.frontend || !name_matches(frontend, px.settings.name, px.settings.id))
       continue;
+    // A soft stop shuts every frontend down: HAProxy answers as for one shut down by hand.
+    if (p_.stopping())
+      return action == FrontendAction::kShutdown ? FrontendResult::kAlready
+                                                 : FrontendResult::kWasShutDown;
     Process::FrontendChange r = action == FrontendAction::kDisable  ? p_.pause_frontend(px)
                                 : action == FrontendAction::kEnable ? p_.resume_frontend(px)
                                                                     : p_.stop_frontend(px);

@@ -272,8 +272,17 @@ void Worker::close_listeners() {
     w->paused = false;
   }
   paused_ = 0;
-  // Special listeners (the CLI) stay open during a soft stop so that an operator can watch
-  // the connections drain; they close with the process.
+  // The stats sockets refuse new connections from the soft stop on, as HAProxy's do: after a
+  // reload, a new CLI client must reach the new process, never the old one. The CLI
+  // connections already open stay served until the process ends (the drain can be watched
+  // from one). shutdown() works on a UNIX listener too (connect() is refused, the path is left
+  // to the new process); the descriptors are closed with the process.
+  for (auto& w : special_watches_) {
+    Process::SpecialListener& l = w->listener();
+    if (w->registered) loop_.remove(l.fd);
+    w->registered = false;
+    if (l.fd >= 0) shutdown(l.fd, SHUT_RDWR);
+  }
 }
 
 void Worker::maybe_finish_soft_stop() {

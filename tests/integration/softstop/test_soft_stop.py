@@ -3,9 +3,11 @@ import re
 import signal
 import time
 
-from sluice_harness import (DEFAULTS, cli, connect, connect_refused, echo_roundtrip, free_port,
-                            listen_config, recv_all, recv_exact, run_sluice, show_info,
-                            wait_until)
+import pytest
+
+from sluice_harness import (DEFAULTS, CliConn, cli, connect, connect_refused, echo_roundtrip,
+                            free_port, listen_config, parse_show_info, recv_all, recv_exact,
+                            run_sluice, show_info, wait_until)
 
 
 def test_sigusr1_closes_listener_and_drains(cfg, sluice, echo):
@@ -131,26 +133,60 @@ def test_soft_stop_serves_the_first_request_of_a_fresh_connection(cfg, sluice, n
     assert s.wait_exit(timeout=5) == 0, s.describe()
 
 
+def _prompt(sock) -> CliConn:
+    """A CLI connection in prompt mode, opened before a stop: it stays served through it."""
+    c = CliConn(str(sock))
+    c.send("prompt\n")
+    c.read_until("\n> ")
+    return c
+
+
+def _info(c: CliConn) -> dict[str, str]:
+    c.send("show info\n")
+    return parse_show_info(c.read_until("\n> "))
+
+
 def test_show_info_during_soft_stop(cfg, sluice, echo, short_tmp):
-    # HAProxy deletes the listeners it stops: they leave Listeners and Jobs. The stats socket
-    # stays open in sluice (so that the drain can be watched) and still counts.
+    # HAProxy deletes the listeners it stops, the stats sockets' too: they leave Listeners and
+    # Jobs, and a new CLI connection is refused. One opened before stays served.
     port, sock = free_port(), short_tmp / "stats.sock"
     s = sluice(cfg(listen_config(port, echo.port, f"    stats socket {sock} level admin")),
                wait_ports=[port], wait_unix=[sock])
-    with connect(port) as c:
+    with connect(port) as c, _prompt(sock) as watch:
         c.sendall(b"x\n")
         assert recv_exact(c, 2) == b"x\n"
-        info = show_info(str(sock))
+        info = _info(watch)
         assert (info["Stopping"], info["Listeners"], info["Jobs"]) == ("0", "2", "4"), info
         s.signal(signal.SIGUSR1)
         wait_until(lambda: connect_refused(port), 2, message="the listener to close")
-        # Jobs: the held connection, this CLI connection, the stats socket. (The previous
-        # CLI connection leaves the count once the server side has seen it close.)
+        # Jobs: the held connection and this CLI connection (HAProxy 3.5: Jobs 2, Listeners 0).
         def stopped_counts():
-            info = show_info(str(sock))
+            info = _info(watch)
             return (info["Stopping"], info["Listeners"], info["Jobs"], info["CurrConns"])
-        wait_until(lambda: stopped_counts() == ("1", "1", "3", "1"), 5,
+        wait_until(lambda: stopped_counts() == ("1", "0", "2", "1"), 5,
                    message=lambda: f"show info during the soft stop: {stopped_counts()}")
+        with pytest.raises(ConnectionRefusedError):
+            cli(str(sock), "show info")
+    assert s.wait_exit(timeout=5) == 0, s.describe()
+
+
+def test_frontend_commands_while_soft_stopping(cfg, sluice, echo, short_tmp):
+    # A soft stop shuts every frontend down: HAProxy 3.5's answers, word for word.
+    port, sock = free_port(), short_tmp / "stats.sock"
+    s = sluice(cfg(listen_config(port, echo.port, f"    stats socket {sock} level admin")),
+               wait_ports=[port], wait_unix=[sock])
+    with connect(port) as c, _prompt(sock) as watch:
+        c.sendall(b"x\n")
+        assert recv_exact(c, 2) == b"x\n"
+        s.signal(signal.SIGUSR1)
+        wait_until(lambda: connect_refused(port), 2, message="the listener to close")
+        for command, answer in [
+                ("disable frontend app", "Frontend was previously shut down, cannot disable.\n"),
+                ("enable frontend app", "Frontend was previously shut down, cannot enable.\n"),
+                ("shutdown frontend app", "Frontend was already shut down.\n")]:
+            watch.send(command + "\n")
+            assert watch.read_until("\n> ") == answer + "\n> ", command
+        assert connect_refused(port), "enable frontend must not reopen a stopping listener"
     assert s.wait_exit(timeout=5) == 0, s.describe()
 
 
@@ -209,11 +245,13 @@ def test_stats_socket_answers_until_the_last_worker_drained(cfg, sluice, echo, s
         f"    tune.listener.multi-queue fair\n    stats socket {sock} level admin")),
         wait_ports=[port], wait_unix=[sock])
     held = [connect(port), connect(port)]
+    watch = _prompt(sock)
     try:
         for c in held:
             c.sendall(b"x\n")
             assert recv_exact(c, 2) == b"x\n"
-        text = cli(str(sock), "show sess")
+        watch.send("show sess\n")
+        text = watch.read_until("\n> ")
         by_tid = {}
         for c in held:
             src = "127.0.0.1:%d" % c.getsockname()[1]
@@ -223,11 +261,12 @@ def test_stats_socket_answers_until_the_last_worker_drained(cfg, sluice, echo, s
         s.signal(signal.SIGUSR1)
         wait_until(lambda: connect_refused(port), 2, message="the listener to close")
         by_tid["1"].close()   # the first worker has nothing left
-        wait_until(lambda: show_info(str(sock))["CurrConns"] == "1", 5)
-        assert show_info(str(sock))["Stopping"] == "1"
+        wait_until(lambda: _info(watch)["CurrConns"] == "1", 5)
+        assert _info(watch)["Stopping"] == "1"
         by_tid["2"].sendall(b"y\n")
         assert recv_exact(by_tid["2"], 2) == b"y\n"
     finally:
+        watch.close()
         for c in held:
             c.close()
     assert s.wait_exit(timeout=5) == 0, s.describe()
