@@ -211,7 +211,8 @@ void forward_request(uint8_t mode, uint8_t ops, std::string_view in) {
   http::StringStore st;
   std::vector<Header> f = h.headers;
   std::string_view target = http::normalize_target(h, st);
-  http::rewrite_request_fields(h, f, st);
+  // Whether the server is asked to switch protocols: the proxy adds no connection mode then.
+  const bool upgrade = http::rewrite_request_fields(h, f, st);
   bool rechunk = false;
   if (mode & kRules) {
     apply_rules(ops, h.content_length, f, st);
@@ -227,7 +228,6 @@ void forward_request(uint8_t mode, uint8_t ops, std::string_view in) {
     check(same_fields(copy, f));
   }
   check(!rechunk || h.body == BodyKind::kContentLength);
-  const bool upgrade = h.conn_upgrade && h.has_upgrade;
   if (!upgrade) {
     if ((mode & kCloseMode) && h.http11()) f.push_back({"connection", "close"});
     else if (!(mode & kCloseMode) && !h.http11()) f.push_back({"connection", "keep-alive"});
@@ -254,6 +254,10 @@ void forward_request(uint8_t mode, uint8_t ops, std::string_view in) {
   // HTTP/0.9 reads as HTTP/1.0 and closes (force_close); the HTTP/1.0 it is sent as need not.
   check(!g.force_close || h.force_close);
   check(g.has_host == h.has_host);
+  // The server sees an upgrade exactly when sluice waits for one (a 101 then opens a tunnel),
+  // and never an Upgrade without its `upgrade` token.
+  check((g.conn_upgrade && g.has_upgrade) == upgrade);
+  check(!g.has_upgrade || g.conn_upgrade);
   const BodyKind want = rechunk ? BodyKind::kChunked : h.body;
   check(g.body == want);
   if (want == BodyKind::kContentLength) check(g.content_length == h.content_length);
@@ -311,10 +315,9 @@ void forward_response(uint8_t mode, uint8_t ops, std::string_view in) {
                         e == http::ParseError::kBadTransferEncoding ||
                         e == http::ParseError::kUnsupportedCoding))
       return;
-    // A 101 without an Upgrade field loses its unpaired `upgrade` token (specs/http1.md 2.8);
-    // the connection is a tunnel either way, no framing is involved.
-    if (h.status == 101 && !h.has_upgrade && e == http::ParseError::kBadUpgrade101) return;
   }
+  // A 101 keeps `Connection: upgrade` even without an Upgrade field that names a protocol, so
+  // the client reads it as the 101 it is (crash_res_101_empty_upgrade).
   check(s == ParseStatus::kComplete);
   check(again.consumed() == head_size);
   const http::ResponseHead& g = again.head();
@@ -322,6 +325,7 @@ void forward_response(uint8_t mode, uint8_t ops, std::string_view in) {
   check(g.http11() == h.http11());
   if (!fields_free) check(!g.te_and_cl);
   check(g.body == h.body);
+  check(!g.has_upgrade || g.conn_upgrade);
   if (h.body == BodyKind::kContentLength) check(g.content_length == h.content_length);
   check_body(h.body, h.content_length, std::string_view(out).substr(head_size), sent);
 }

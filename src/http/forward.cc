@@ -44,9 +44,12 @@ std::string filter_tokens(std::string_view v, Keep&& keep, bool& removed) {
 
 std::string_view kept(StringStore& storage, std::string s) { return keep(storage, std::move(s)); }
 
-// Connection and Upgrade pairing (2.8): Upgrade stays only if Connection lists upgrade, and the
-// upgrade token stays only if an Upgrade field remains. close/keep-alive tokens always go.
-void rewrite_connection(const MessageInfo& m, bool drop_upgrade_tokens,
+// Connection and Upgrade pairing (2.8): Upgrade stays only if Connection lists upgrade and names
+// a protocol (an empty one leaves), and the upgrade token stays only if an Upgrade field remains,
+// except on a 101 (`switched`): the server has switched protocols whatever its Upgrade said, and
+// the client accepts a 101 only with `Connection: upgrade` (HAProxy 3.5 keeps it too).
+// close/keep-alive tokens always go. Returns whether an Upgrade field and the upgrade token left.
+bool rewrite_connection(const MessageInfo& m, bool drop_upgrade_tokens, bool switched,
                         std::vector<Header>& f, StringStore& st) {
   bool upgrade_left = false;
   if (m.has_upgrade) {
@@ -72,6 +75,7 @@ void rewrite_connection(const MessageInfo& m, bool drop_upgrade_tokens,
       ++it;
     }
   }
+  const bool keep_token = upgrade_left || switched;
   for (auto it = f.begin(); it != f.end();) {
     if (!iequals(it->name, "connection")) {
       ++it;
@@ -80,7 +84,7 @@ void rewrite_connection(const MessageInfo& m, bool drop_upgrade_tokens,
     bool removed = false;
     std::string v = filter_tokens(it->value, [&](std::string_view t) {
       if (iequals(t, "close") || iequals(t, "keep-alive")) return false;
-      if (iequals(t, "upgrade")) return upgrade_left;
+      if (iequals(t, "upgrade")) return keep_token;
       return true;
     }, removed);
     if (v.empty()) {
@@ -90,6 +94,7 @@ void rewrite_connection(const MessageInfo& m, bool drop_upgrade_tokens,
     if (removed) it->value = kept(st, std::move(v));
     ++it;
   }
+  return upgrade_left;  // only when Connection listed upgrade, and that token stayed
 }
 
 // One `content-length` with the canonical value at the first field's place, or none.
@@ -169,7 +174,7 @@ std::string_view normalize_target(const RequestHead& h, StringStore& st) {
   return kept(st, std::move(out));
 }
 
-void rewrite_request_fields(const RequestHead& h, std::vector<Header>& f,
+bool rewrite_request_fields(const RequestHead& h, std::vector<Header>& f,
                             StringStore& st) {
   // Host: equal duplicates are dropped (1.4); the default port of an absolute http(s) target
   // or of a CONNECT leaves the field (1.2).
@@ -195,7 +200,7 @@ void rewrite_request_fields(const RequestHead& h, std::vector<Header>& f,
     }
     ++it;
   }
-  rewrite_connection(h, true, f, st);
+  const bool upgrade = rewrite_connection(h, true, false, f, st);
   rewrite_framing(h, false, f, st);
   // TE is reduced to `trailers` when listed, else dropped (4.3).
   for (auto it = f.begin(); it != f.end();) {
@@ -214,11 +219,12 @@ void rewrite_request_fields(const RequestHead& h, std::vector<Header>& f,
     it->value = "trailers";
     ++it;
   }
+  return upgrade;
 }
 
 void rewrite_response_fields(const ResponseHead& h, bool tunnel, std::vector<Header>& f,
                              StringStore& st) {
-  rewrite_connection(h, false, f, st);
+  rewrite_connection(h, false, h.status == 101, f, st);
   // 204 and tunnels carry no framing (2.6); 304 and HEAD keep theirs unchanged.
   rewrite_framing(h, tunnel || h.status == 204 || (h.status >= 100 && h.status < 200), f, st);
 }

@@ -14,16 +14,21 @@ namespace sluice::http {
 // and Host loses the default port of an absolute http(s) or CONNECT target; close/keep-alive
 // tokens leave
 // `Connection` (dropped when empty), `Upgrade` stays only when paired with a `Connection:
-// upgrade` (h2/h2c tokens removed), `TE` is reduced to `trailers`, Content-Length is merged into
-// one canonical field (dropped with Transfer-Encoding) and Transfer-Encoding becomes `chunked`.
-// New values are kept in `storage`.
-void rewrite_request_fields(const RequestHead& h, std::vector<Header>& fields,
+// upgrade` and naming a protocol (h2/h2c tokens removed; an empty field leaves, and the upgrade
+// token with it), `TE` is reduced to `trailers`, Content-Length is merged into one canonical
+// field (dropped with Transfer-Encoding) and Transfer-Encoding becomes `chunked`. New values are
+// kept in `storage`. Returns whether the forwarded request still asks for an upgrade (an Upgrade
+// field and the `upgrade` token both left): `h.conn_upgrade && h.has_upgrade` can be true for a
+// request that goes out plain (`Upgrade:` empty, or only h2c).
+bool rewrite_request_fields(const RequestHead& h, std::vector<Header>& fields,
                             StringStore& storage);
 // The request target to forward: an absolute http(s) URI loses its default port and gets "/"
 // for an empty path (`http://a:80` -> `http://a/`); other targets are returned unchanged.
 std::string_view normalize_target(const RequestHead& h, StringStore& storage);
 // The same for a response: framing fields are removed for 1xx, 204 and tunnels (101, 2xx to
-// CONNECT), kept for HEAD and 304.
+// CONNECT), kept for HEAD and 304. A 101 keeps its `upgrade` token even when no Upgrade field
+// names a protocol (empty, or none): the server switched anyway, and a client accepts a 101
+// only with `Connection: upgrade` (docs/http.md, "A 101 without a protocol").
 void rewrite_response_fields(const ResponseHead& h, bool tunnel, std::vector<Header>& fields,
                              StringStore& storage);
 

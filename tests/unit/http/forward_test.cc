@@ -58,6 +58,24 @@ TEST(ForwardRequest, UpgradeNeedsConnectionUpgrade) {
             "Connection: Upgrade\nUpgrade: websocket\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\n");
 }
 
+TEST(ForwardRequest, AnUpgradeIsAskedOnlyWhenItIsForwarded) {
+  auto asks = [](const std::string& raw) {
+    RequestParser p;
+    EXPECT_EQ(p.parse(raw), ParseStatus::kComplete) << raw;
+    std::vector<Header> f = p.head().headers;
+    StringStore st;
+    return rewrite_request_fields(p.head(), f, st);
+  };
+  EXPECT_TRUE(asks("GET / HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: foo\r\n\r\n"));
+  // The parser saw both fields, but nothing of the upgrade reaches the server (HAProxy 3.5
+  // sends the request plain too): the proxy must not wait for a 101 or skip its Connection.
+  EXPECT_FALSE(asks("GET / HTTP/1.1\r\nConnection: upgrade\r\nUpgrade:\r\n\r\n"));
+  EXPECT_EQ(rewritten_request("GET / HTTP/1.1\r\nConnection: upgrade\r\nUpgrade:\r\n\r\n"), "");
+  EXPECT_FALSE(asks("GET / HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: h2c\r\n\r\n"));
+  EXPECT_FALSE(asks("GET / HTTP/1.1\r\nUpgrade: foo\r\n\r\n"));
+  EXPECT_FALSE(asks("GET / HTTP/1.1\r\nConnection: upgrade\r\n\r\n"));
+}
+
 TEST(ForwardRequest, ContentLengthMergedAndCanonical) {
   // Vector 43 and 46.
   EXPECT_EQ(rewritten_request("POST / HTTP/1.1\r\nContent-Length: 3, 3\r\n\r\n"), "Content-Length: 3\n");
@@ -95,6 +113,41 @@ TEST(ForwardResponse, FramingRemovedFor204AndTunnels) {
             "Content-Length: 5\n");
   EXPECT_EQ(rewritten_response("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", Method::kHead),
             "Content-Length: 5\n");
+}
+
+TEST(ForwardResponse, A101KeepsItsUpgradeTokenWithoutAUsableUpgrade) {
+  // Found by fuzz/http_forward (crash_res_101_empty_upgrade): an empty Upgrade field names no
+  // protocol and leaves, but the 101 keeps `Connection: upgrade`, as HAProxy 3.5 forwards it.
+  // Dropping the token too sent a 101 that sluice's own parser refuses (kBadUpgrade101).
+  const std::string empty = "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n"
+                            "Upgrade:\r\n\r\n";
+  EXPECT_EQ(rewritten_response(empty), "Connection: upgrade\n");
+  EXPECT_EQ(rewritten_response("HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n\r\n"),
+            "Connection: upgrade\n");
+  EXPECT_EQ(rewritten_response("HTTP/1.1 101 Switching Protocols\r\nConnection: close, Upgrade, x"
+                               "\r\nUpgrade: , ,\r\n\r\n"),
+            "Connection: Upgrade, x\n");
+  // A 101 with a protocol is forwarded as it came.
+  EXPECT_EQ(rewritten_response("HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n"
+                               "Upgrade:\r\nUpgrade: websocket\r\n\r\n"),
+            "Connection: upgrade\nUpgrade: websocket\n");
+  // Outside a 101 the pairing rule holds: no Upgrade left, no upgrade token.
+  EXPECT_EQ(rewritten_response("HTTP/1.1 426 Upgrade Required\r\nConnection: upgrade\r\n"
+                               "Upgrade:\r\nContent-Length: 0\r\n\r\n"),
+            "Content-Length: 0\n");
+
+  // What the client reads back is a 101 it accepts, a tunnel.
+  ResponseParser p;
+  ASSERT_EQ(p.parse(empty), ParseStatus::kComplete);
+  std::vector<Header> f = p.head().headers;
+  StringStore st;
+  rewrite_response_fields(p.head(), true, f, st);
+  std::string out;
+  append_response_head(p.head(), f, out);
+  EXPECT_EQ(out, "HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\n\r\n");
+  ResponseParser again;
+  ASSERT_EQ(again.parse(out), ParseStatus::kComplete) << to_string(again.error());
+  EXPECT_EQ(again.head().body, BodyKind::kTunnel);
 }
 
 TEST(ForwardResponse, TransferEncodingWinsOverContentLength) {
