@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "base/version.h"
-#include "config/condition.h"
+#include "config/preprocessor_condition.h"
 #include "config/parser.h"
 #include "config/tokenizer.h"
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
-#include "config/condition.h"
+#include "config/preprocessor_condition.h"
 
 namespace sluice::config {
 

@@ -1,5 +1,5 @@
 // `.if` expressions (spec section 2) through eval_condition and evaluate_condition (-cc).
-#include "config/condition.h"
+#include "config/preprocessor_condition.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "config/condition.h"
+#include "config/preprocessor_condition.h"
 
 #include <cstdlib>
 #include <memory>
