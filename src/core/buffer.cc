@@ -42,6 +42,7 @@ void BufferPool::release_oldest_cached() {
 }
 
 Buffer* BufferPool::get() {
+  assert_owner();
   if (!free_.empty()) {
     Buffer* b = free_.back();
     free_.pop_back();
@@ -72,6 +73,7 @@ Buffer* BufferPool::get() {
 }
 
 void BufferPool::put(Buffer* b) {
+  assert_owner();
   b->reset();
   --in_use_;
   free_.push_back(b);   // reserved for every buffer owned: does not allocate
@@ -79,6 +81,7 @@ void BufferPool::put(Buffer* b) {
 }
 
 std::size_t BufferPool::trim() {
+  assert_owner();
   // low_water_ resident buffers were never taken during the whole period: the load did not
   // need them. They are the oldest resident ones (a LIFO list is only touched at its back).
   std::size_t idle = std::min(low_water_, cached());

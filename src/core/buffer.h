@@ -1,10 +1,16 @@
 #pragma once
 // Relay buffers and their per-thread pool. A connection holds a buffer only while bytes are in
 // flight and gives it back when it drains, so an idle connection costs no buffer memory.
-// Worker-local: a pool belongs to one thread and so does every buffer taken from it.
+// Worker-local: a pool belongs to one thread and so does every buffer taken from it. The pool
+// may be built on another thread (workers are built on the main thread); in debug builds it
+// binds to the first thread that takes, returns or trims a buffer and aborts when another
+// thread does so later.
 #include <cstddef>
 #include <cstdint>
+#include <source_location>
 #include <vector>
+
+#include "base/thread_owner.h"
 
 namespace sluice::core {
 
@@ -70,6 +76,14 @@ class BufferPool {
 
  private:
   void release_oldest_cached();
+  void assert_owner(const std::source_location& where = std::source_location::current()) {
+#ifndef NDEBUG
+    owner_.bind_if_unbound();
+    owner_.check("core::BufferPool", where);
+#endif
+  }
+
+  base::ThreadOwner owner_;   // debug builds: the first thread that used the pool
 
   uint32_t size_;
   std::size_t mapped_;

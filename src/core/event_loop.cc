@@ -16,7 +16,7 @@ namespace {
 constexpr int kMaxEvents = 256;
 }
 
-EventLoop::EventLoop() : now_ms_(base::monotonic_ms()), timers_(now_ms_) {
+EventLoop::EventLoop() : now_ms_(base::monotonic_ms()), timers_(now_ms_, &owner_) {
   epfd_ = epoll_create1(EPOLL_CLOEXEC);
   SLUICE_CHECK(epfd_ >= 0);
   wakefd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -31,6 +31,7 @@ EventLoop::~EventLoop() {
 }
 
 bool EventLoop::add(int fd, uint32_t events, IoHandler* handler) {
+  assert_in_loop_thread();
   epoll_event ev{};
   ev.events = events;
   ev.data.ptr = handler;
@@ -38,6 +39,7 @@ bool EventLoop::add(int fd, uint32_t events, IoHandler* handler) {
 }
 
 bool EventLoop::modify(int fd, uint32_t events, IoHandler* handler) {
+  assert_in_loop_thread();
   epoll_event ev{};
   ev.events = events;
   ev.data.ptr = handler;
@@ -45,11 +47,15 @@ bool EventLoop::modify(int fd, uint32_t events, IoHandler* handler) {
 }
 
 void EventLoop::remove(int fd) {
+  assert_in_loop_thread();
   epoll_event ev{};
   epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, &ev);
 }
 
-void EventLoop::update_now() { now_ms_ = base::monotonic_ms(); }
+void EventLoop::update_now() {
+  assert_in_loop_thread();
+  now_ms_ = base::monotonic_ms();
+}
 
 bool EventLoop::post(std::function<void()> fn) {
   {
@@ -98,6 +104,8 @@ void EventLoop::free_deferred() {
 }
 
 void EventLoop::run() {
+  // The thread rule: this thread owns the loop until run() returns (see the header).
+  std::thread::id previous = owner_.bind_current();
   running_ = true;
   epoll_event events[kMaxEvents];
   while (running_) {
@@ -131,6 +139,7 @@ void EventLoop::run() {
   }
   run_posted();
   free_deferred();
+  owner_.restore(previous);
 }
 
 }  // namespace sluice::core

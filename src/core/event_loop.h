@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <source_location>
 #include <vector>
 
+#include "base/thread_owner.h"
 #include "core/timer_wheel.h"
 
 namespace sluice::core {
@@ -29,6 +31,11 @@ class Deferred {
   virtual ~Deferred() = default;
 };
 
+// Thread rule. The thread inside run() owns the loop, and its worker-local methods (those of
+// its TimerWheel too) check it in debug builds through assert_in_loop_thread(). Outside run()
+// no thread owns it and the caller keeps to one thread at a time: the main thread builds the
+// loop, the worker registers its descriptors before run(), and what is torn down after the
+// worker has been joined happens on the main thread.
 class EventLoop {
  public:
   EventLoop();
@@ -42,21 +49,47 @@ class EventLoop {
   void remove(int fd);
 
   // The time cached when the loop last woke up. Worker-local.
-  uint64_t now_ms() const { return now_ms_; }
+  uint64_t now_ms() const {
+    assert_in_loop_thread();
+    return now_ms_;
+  }
+  // Reads the clock into now_ms(). Worker-local.
   void update_now();
-  TimerWheel& timers() { return timers_; }
+  // The loop's timers. Worker-local (and so is every method of the wheel).
+  TimerWheel& timers() {
+    assert_in_loop_thread();
+    return timers_;
+  }
 
   // Destroys `obj` after the current batch of events. Worker-local.
-  void defer_free(Deferred* obj) { deferred_.push_back(obj); }
+  void defer_free(Deferred* obj) {
+    assert_in_loop_thread();
+    deferred_.push_back(obj);
+  }
 
   // Destroys what defer_free() queued, now. Worker-local (used when a loop shuts down).
-  void free_deferred_now() { free_deferred(); }
+  void free_deferred_now() {
+    assert_in_loop_thread();
+    free_deferred();
+  }
 
   // Runs until stop() is called. Worker-local (the thread that runs it owns the loop).
   void run();
   bool is_running() const { return running_; }
   // Stops run() after the current iteration. Worker-local; from elsewhere, post() it.
-  void stop() { running_ = false; }
+  void stop() {
+    assert_in_loop_thread();
+    running_ = false;
+  }
+
+  // Debug builds: aborts, naming the calling function, when a thread other than the one in
+  // run() calls (see the thread rule above). Release builds: nothing. Any thread.
+  void assert_in_loop_thread(
+      const std::source_location& where = std::source_location::current()) const {
+#ifndef NDEBUG
+    owner_.check("core::EventLoop", where);
+#endif
+  }
 
   // Queues `fn` to run on the loop's thread and wakes it. Any thread. Control plane only
   // (stop, soft stop, resume, CLI queries): it takes a mutex. Returns false, and drops `fn`,
@@ -68,6 +101,7 @@ class EventLoop {
   // `has_pending` is checked just before sleeping (a true answer makes the loop poll without
   // blocking) and `after_poll` runs after every batch of events. Worker-local, set before run().
   void set_pending_work(std::function<bool()> has_pending, std::function<void()> after_poll) {
+    assert_in_loop_thread();
     has_pending_ = std::move(has_pending);
     after_poll_ = std::move(after_poll);
   }
@@ -95,6 +129,7 @@ class EventLoop {
   void run_posted();
   void free_deferred();
 
+  base::ThreadOwner owner_;   // the thread in run(); none outside it
   int epfd_ = -1;
   int wakefd_ = -1;
   std::atomic<bool> sleeping_{false};

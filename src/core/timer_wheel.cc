@@ -10,7 +10,8 @@ Timer::~Timer() {
   if (wheel_) wheel_->cancel(*this);
 }
 
-TimerWheel::TimerWheel(uint64_t now_ms) : current_tick_(now_ms / kTickMs) {}
+TimerWheel::TimerWheel(uint64_t now_ms, const base::ThreadOwner* owner)
+    : owner_(owner), current_tick_(now_ms / kTickMs) {}
 
 TimerWheel::~TimerWheel() {
   for (auto& head : slots_) {
@@ -55,16 +56,19 @@ void TimerWheel::unlink(Timer& t) {
 }
 
 void TimerWheel::arm(Timer& t, uint64_t expiry_ms) {
+  assert_owner();
   if (t.wheel_) unlink(t);
   t.expiry_ = expiry_ms;
   link(t);
 }
 
 void TimerWheel::cancel(Timer& t) {
+  assert_owner();
   if (t.wheel_) unlink(t);
 }
 
 int TimerWheel::advance(uint64_t now_ms) {
+  assert_owner();
   uint64_t now_tick = now_ms / kTickMs;
   int fired = 0;
   // After a long sleep there is no point visiting the same slot twice in one call.
@@ -95,6 +99,7 @@ int TimerWheel::advance(uint64_t now_ms) {
 }
 
 int64_t TimerWheel::next_timeout_ms(uint64_t now_ms) const {
+  assert_owner();
   if (count_ == 0) return -1;
   // Find the first non-empty slot at or after current_tick_ (wrapping once).
   uint32_t start = static_cast<uint32_t>(current_tick_ % kSlots);

@@ -1,13 +1,17 @@
 #pragma once
 // A hashed timer wheel: O(1) arm and cancel, which matters because sessions re-arm their
 // timeout constantly. Time is passed in (`now` in ms), never read here, so tests drive it.
-// Worker-local: one wheel per event loop, never shared.
+// Worker-local: one wheel per event loop, never shared. A wheel built with an owner (the
+// loop's) checks in debug builds that its methods run on the owner's thread.
 //
 // Resolution is kTickMs: a timer fires at its expiry or up to one tick later, never earlier. A timer further away than the wheel's span sits in its slot and is
 // skipped until its turn comes round (each pass costs one comparison), which keeps arm O(1)
 // without a hierarchy.
 #include <array>
 #include <cstdint>
+#include <source_location>
+
+#include "base/thread_owner.h"
 
 namespace sluice::core {
 
@@ -48,7 +52,9 @@ class TimerWheel {
   static constexpr uint64_t kTickMs = 4;
   static constexpr uint32_t kSlots = 4096;   // span ~16 s
 
-  explicit TimerWheel(uint64_t now_ms);
+  // `owner`: the thread rule to check in debug builds (EventLoop passes its own); null checks
+  // nothing. Any thread.
+  explicit TimerWheel(uint64_t now_ms, const base::ThreadOwner* owner = nullptr);
   ~TimerWheel();
 
   // Arms (or re-arms) `t` to fire at `expiry_ms`. Worker-local.
@@ -75,6 +81,13 @@ class TimerWheel {
  private:
   void link(Timer& t);
   void unlink(Timer& t);
+  void assert_owner(const std::source_location& where = std::source_location::current()) const {
+#ifndef NDEBUG
+    if (owner_) owner_->check("core::TimerWheel", where);
+#endif
+  }
+
+  const base::ThreadOwner* owner_;
 
   std::array<Timer*, kSlots> slots_{};
   std::array<uint64_t, kSlots / 64> nonempty_{};

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sluice::core {
@@ -198,6 +200,28 @@ TEST(BufferPool, ReleasingDoesNotFragmentTheMappings) {
   EXPECT_EQ(pool.trim(), 1000u);
   EXPECT_LE(mappings_holding(bufs), 2000u / 64 + 1);
   for (std::size_t i = 1; i < bufs.size(); i += 2) pool.put(bufs[i]);
+}
+
+// Built on one thread and used on another (a worker's pool is built on the main thread).
+TEST(BufferPool, MayBeBuiltOnAnotherThread) {
+  std::unique_ptr<BufferPool> pool;
+  std::thread([&] { pool = std::make_unique<BufferPool>(64); }).join();
+  Buffer* b = pool->get();
+  pool->put(b);
+  EXPECT_EQ(pool->trim(), 0u);
+}
+
+TEST(BufferPoolDeathTest, AnotherThreadThanTheFirstUserAborts) {
+#ifdef NDEBUG
+  GTEST_SKIP() << "the owner-thread assertion is compiled out of release builds";
+#else
+  auto get_from_two_threads = [] {
+    BufferPool pool(64);
+    pool.put(pool.get());   // this thread is now the owner
+    std::thread([&] { pool.put(pool.get()); }).join();
+  };
+  EXPECT_DEATH(get_from_two_threads(), "core::BufferPool used off its thread in .*get");
+#endif
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "core/event_loop.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -29,6 +31,65 @@ TEST(EventLoop, PostRunsUntilTheLoopEndsThenRefuses) {
   bool called = false;
   EXPECT_FALSE(loop.post([&] { called = true; }));
   EXPECT_FALSE(called);
+}
+
+// Runs `loop` on a thread of its own for the duration of `fn` (called once the loop is inside
+// run()), then stops it.
+template <typename Fn>
+void while_running_elsewhere(EventLoop& loop, Fn fn) {
+  std::atomic<bool> inside{false};
+  loop.post([&] { inside = true; });
+  std::thread t([&] { loop.run(); });
+  while (!inside.load()) std::this_thread::yield();
+  fn();
+  loop.post([&] { loop.stop(); });
+  t.join();
+}
+
+// Outside run() no thread owns the loop: built here, registered from another thread before
+// it runs, torn down here after it ran, as a worker does.
+TEST(EventLoop, OutsideRunAnyOneThreadMayUseIt) {
+  EventLoop loop;
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  struct Nop : IoHandler {
+    void on_io(uint32_t) override {}
+  } nop;
+  std::thread([&] {
+    EXPECT_TRUE(loop.add(fds[0], EPOLLIN, &nop));
+    loop.assert_in_loop_thread();
+  }).join();
+  std::thread t([&] { loop.run(); });
+  loop.post([&] { loop.stop(); });
+  t.join();
+  loop.remove(fds[0]);
+  loop.update_now();
+  close(fds[0]);
+  close(fds[1]);
+}
+
+#ifdef NDEBUG
+TEST(EventLoop, ReleaseBuildsDoNotCheckTheThread) {
+  EventLoop loop;
+  while_running_elsewhere(loop, [&] { loop.assert_in_loop_thread(); });
+}
+#endif
+
+TEST(EventLoopDeathTest, WorkerLocalCallFromAnotherThreadAborts) {
+#ifdef NDEBUG
+  GTEST_SKIP() << "the owner-thread assertion is compiled out of release builds";
+#else
+  auto remove_from_here = [] {
+    EventLoop loop;
+    while_running_elsewhere(loop, [&] { loop.remove(-1); });
+  };
+  EXPECT_DEATH(remove_from_here(), "core::EventLoop used off its thread in .*remove");
+  auto now_from_here = [] {
+    EventLoop loop;
+    while_running_elsewhere(loop, [&] { (void)loop.now_ms(); });
+  };
+  EXPECT_DEATH(now_from_here(), "core::EventLoop used off its thread in .*now_ms");
+#endif
 }
 
 }  // namespace

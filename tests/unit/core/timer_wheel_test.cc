@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
 #include <vector>
+
+#include "core/event_loop.h"
 
 namespace sluice::core {
 namespace {
@@ -127,6 +131,36 @@ TEST(TimerWheel, LongSleepFiresEverythingOnce) {
   }
   EXPECT_EQ(w.advance(1000000), 100);
   EXPECT_EQ(w.size(), 0u);
+}
+
+// A wheel of its own (no owner) checks nothing: any one thread at a time may drive it.
+TEST(TimerWheel, WithoutAnOwnerAnyThreadMayUseIt) {
+  TimerWheel w(0);
+  Recorder r;
+  Timer t(&r);
+  std::thread([&] { w.arm(t, 10); }).join();
+  EXPECT_EQ(w.advance(10 + TimerWheel::kTickMs), 1);
+}
+
+// The loop's wheel checks the loop's owner: a timer armed from another thread while the loop
+// runs would race the loop's advance().
+TEST(TimerWheelDeathTest, TheLoopsWheelAbortsOffTheLoopThread) {
+#ifdef NDEBUG
+  GTEST_SKIP() << "the owner-thread assertion is compiled out of release builds";
+#else
+  auto arm_from_here = [] {
+    EventLoop loop;
+    std::atomic<TimerWheel*> wheel{nullptr};
+    loop.post([&] { wheel = &loop.timers(); });
+    std::thread t([&] { loop.run(); });
+    while (!wheel.load()) std::this_thread::yield();
+    Timer timer;
+    wheel.load()->arm(timer, 0);   // aborts here
+    loop.post([&] { loop.stop(); });
+    t.join();
+  };
+  EXPECT_DEATH(arm_from_here(), "core::TimerWheel used off its thread in .*arm");
+#endif
 }
 
 }  // namespace
