@@ -103,34 +103,36 @@ void EventLoop::free_deferred() {
   }
 }
 
+void EventLoop::iterate() {
+  epoll_event events[kMaxEvents];
+  int64_t timeout = timers_.next_timeout_ms(now_ms_);
+  sleeping_.store(true, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (has_pending_ && has_pending_()) timeout = 0;
+  int n = epoll_wait(epfd_, events, kMaxEvents, timeout < 0 ? -1 : static_cast<int>(timeout));
+  sleeping_.store(false, std::memory_order_relaxed);
+  update_now();
+  loops.store(loops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (n < 0) {
+    SLUICE_CHECK(errno == EINTR);
+    return;
+  }
+  if (n > 0)
+    poll_io.store(poll_io.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  for (int i = 0; i < n; ++i) {
+    static_cast<IoHandler*>(events[i].data.ptr)->on_io(events[i].events);
+  }
+  if (after_poll_) after_poll_();
+  free_deferred();
+  timers_.advance(now_ms_);
+  free_deferred();
+}
+
 void EventLoop::run() {
   // The thread rule: this thread owns the loop until run() returns (see the header).
   std::thread::id previous = owner_.bind_current();
   running_ = true;
-  epoll_event events[kMaxEvents];
-  while (running_) {
-    int64_t timeout = timers_.next_timeout_ms(now_ms_);
-    sleeping_.store(true, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (has_pending_ && has_pending_()) timeout = 0;
-    int n = epoll_wait(epfd_, events, kMaxEvents, timeout < 0 ? -1 : static_cast<int>(timeout));
-    sleeping_.store(false, std::memory_order_relaxed);
-    update_now();
-    loops.store(loops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    if (n < 0) {
-      SLUICE_CHECK(errno == EINTR);
-      continue;
-    }
-    if (n > 0)
-      poll_io.store(poll_io.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    for (int i = 0; i < n; ++i) {
-      static_cast<IoHandler*>(events[i].data.ptr)->on_io(events[i].events);
-    }
-    if (after_poll_) after_poll_();
-    free_deferred();
-    timers_.advance(now_ms_);
-    free_deferred();
-  }
+  while (running_) iterate();
   // Run what was posted before the stop so nothing posted is lost (e.g. close requests);
   // later posts are refused, so that their callers know nobody will run them.
   {

@@ -126,6 +126,8 @@ class EventLoop {
     EventLoop* loop_;
   };
 
+  // One turn of run(): wait for events (or the next timer), dispatch them, fire what is due.
+  void iterate();
   void run_posted();
   void free_deferred();
 
