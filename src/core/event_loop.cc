@@ -16,7 +16,10 @@ namespace {
 constexpr int kMaxEvents = 256;
 }
 
-EventLoop::EventLoop() : now_ms_(base::monotonic_ms()), timers_(now_ms_, &owner_) {
+EventLoop::EventLoop() : EventLoop(base::ClockSource{}) {}
+
+EventLoop::EventLoop(base::ClockSource clock)
+    : clock_(clock), now_ms_(clock_.now_ms()), timers_(now_ms_, &owner_) {
   epfd_ = epoll_create1(EPOLL_CLOEXEC);
   SLUICE_CHECK(epfd_ >= 0);
   wakefd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -54,7 +57,7 @@ void EventLoop::remove(int fd) {
 
 void EventLoop::update_now() {
   assert_in_loop_thread();
-  now_ms_ = base::monotonic_ms();
+  now_ms_ = clock_.now_ms();
 }
 
 bool EventLoop::post(std::function<void()> fn) {
@@ -103,9 +106,10 @@ void EventLoop::free_deferred() {
   }
 }
 
-void EventLoop::iterate() {
+void EventLoop::iterate(int max_wait_ms) {
   epoll_event events[kMaxEvents];
   int64_t timeout = timers_.next_timeout_ms(now_ms_);
+  if (max_wait_ms >= 0 && (timeout < 0 || timeout > max_wait_ms)) timeout = max_wait_ms;
   sleeping_.store(true, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (has_pending_ && has_pending_()) timeout = 0;
@@ -132,7 +136,7 @@ void EventLoop::run() {
   // The thread rule: this thread owns the loop until run() returns (see the header).
   std::thread::id previous = owner_.bind_current();
   running_ = true;
-  while (running_) iterate();
+  while (running_) iterate(-1);
   // Run what was posted before the stop so nothing posted is lost (e.g. close requests);
   // later posts are refused, so that their callers know nobody will run them.
   {
@@ -142,6 +146,14 @@ void EventLoop::run() {
   run_posted();
   free_deferred();
   owner_.restore(previous);
+}
+
+bool EventLoop::run_once(int max_wait_ms) {
+  std::thread::id previous = owner_.bind_current();
+  running_ = true;
+  iterate(max_wait_ms);
+  owner_.restore(previous);
+  return running_;
 }
 
 }  // namespace sluice::core

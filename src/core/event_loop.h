@@ -10,6 +10,7 @@
 #include <source_location>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/thread_owner.h"
 #include "core/timer_wheel.h"
 
@@ -38,7 +39,11 @@ class Deferred {
 // worker has been joined happens on the main thread.
 class EventLoop {
  public:
+  // Reads the monotonic clock. Any thread (see the thread rule).
   EventLoop();
+  // Reads `clock` instead, once per iteration and in update_now() (its timers follow it):
+  // tests drive timeouts with a manual clock. Any thread.
+  explicit EventLoop(base::ClockSource clock);
   ~EventLoop();
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
@@ -48,7 +53,8 @@ class EventLoop {
   bool modify(int fd, uint32_t events, IoHandler* handler);
   void remove(int fd);
 
-  // The time cached when the loop last woke up. Worker-local.
+  // The time cached when the loop last woke up (the loop's clock, monotonic unless one was
+  // given). Worker-local.
   uint64_t now_ms() const {
     assert_in_loop_thread();
     return now_ms_;
@@ -76,6 +82,13 @@ class EventLoop {
   // Runs until stop() is called. Worker-local (the thread that runs it owns the loop).
   void run();
   bool is_running() const { return running_; }
+  // One turn of run() on the calling thread, which owns the loop meanwhile: waits for events
+  // at most `max_wait_ms` (-1: until an event or the next timer, as run() does; 0: no wait),
+  // dispatches them and fires the timers due. Marks the loop running; returns false when
+  // stop() was called during the turn. For tests that drive a loop step by step
+  // (tests/support/cpp/loop_runner.h); workers use run(). Worker-local.
+  bool run_once(int max_wait_ms = -1);
+
   // Stops run() after the current iteration. Worker-local; from elsewhere, post() it.
   void stop() {
     assert_in_loop_thread();
@@ -126,8 +139,9 @@ class EventLoop {
     EventLoop* loop_;
   };
 
-  // One turn of run(): wait for events (or the next timer), dispatch them, fire what is due.
-  void iterate();
+  // One turn of run(): wait for events (or the next timer, or at most `max_wait_ms` unless
+  // negative), dispatch them, fire what is due.
+  void iterate(int max_wait_ms);
   void run_posted();
   void free_deferred();
 
@@ -138,6 +152,7 @@ class EventLoop {
   std::function<bool()> has_pending_;
   std::function<void()> after_poll_;
   bool running_ = false;
+  base::ClockSource clock_;
   uint64_t now_ms_ = 0;
   TimerWheel timers_;
   WakeHandler wake_handler_{this};

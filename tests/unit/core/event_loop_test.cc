@@ -33,6 +33,50 @@ TEST(EventLoop, PostRunsUntilTheLoopEndsThenRefuses) {
   EXPECT_FALSE(called);
 }
 
+uint64_t read_fake(const void* ctx) { return *static_cast<const uint64_t*>(ctx); }
+
+struct CountingTimer : TimerHandler {
+  int fired = 0;
+  void on_timer(Timer&) override { ++fired; }
+};
+
+// The loop and its timers follow the clock it was given: a test moves time without sleeping.
+TEST(EventLoop, TimersFollowAnInjectedClock) {
+  uint64_t fake = 50'000;
+  EventLoop loop(base::ClockSource{&read_fake, &fake});
+  EXPECT_EQ(loop.now_ms(), 50'000u);
+  CountingTimer h;
+  Timer t(&h);
+  loop.timers().arm(t, loop.now_ms() + 30'000);
+  // The timer is 30 s away on the fake clock; the cap keeps each turn from sleeping for it.
+  EXPECT_TRUE(loop.run_once(0));
+  EXPECT_EQ(h.fired, 0);
+  fake += 29'999;
+  EXPECT_TRUE(loop.run_once(0));
+  EXPECT_EQ(loop.now_ms(), 79'999u);
+  EXPECT_EQ(h.fired, 0);
+  fake += 1 + TimerWheel::kTickMs;
+  loop.update_now();   // the turn then sees the timer due and does not wait
+  EXPECT_TRUE(loop.run_once(10'000));
+  EXPECT_EQ(h.fired, 1);
+}
+
+// One turn at a time: work posted earlier runs in the turn; stop() makes the turn say so.
+TEST(EventLoop, RunOnceRunsOneTurnAndReportsAStop) {
+  EventLoop loop;
+  EXPECT_FALSE(loop.is_running());
+  int ran = 0;
+  loop.post([&] { ++ran; });
+  EXPECT_TRUE(loop.run_once(1000));   // the wake-up is an event: no need to wait the second
+  EXPECT_EQ(ran, 1);
+  EXPECT_TRUE(loop.is_running());
+  EXPECT_EQ(loop.loops.load(), 1u);
+  loop.post([&] { loop.stop(); });
+  EXPECT_FALSE(loop.run_once(1000));
+  EXPECT_FALSE(loop.is_running());
+  EXPECT_TRUE(loop.post([] {})) << "only run() refuses posts once it returns";
+}
+
 // Runs `loop` on a thread of its own for the duration of `fn` (called once the loop is inside
 // run()), then stops it.
 template <typename Fn>
