@@ -18,8 +18,6 @@ std::size_t page_rounded(uint32_t size) {
 
 }  // namespace
 
-constexpr std::size_t kSlabBuffers = 64;
-
 BufferPool::BufferPool(uint32_t buffer_size, std::size_t max_cached, std::size_t trim_floor)
     : size_(buffer_size),
       mapped_(page_rounded(buffer_size)),
@@ -29,8 +27,10 @@ BufferPool::BufferPool(uint32_t buffer_size, std::size_t max_cached, std::size_t
 BufferPool::~BufferPool() {
   // Sessions give their buffers back before the pool goes (the worker closes every session
   // first); the storage of all of them goes with the slabs.
-  for (char* slab : slabs_) munmap(slab, mapped_ * kSlabBuffers);
-  for (Buffer* b : owned_) delete b;
+  for (const Slab& slab : slabs_) {
+    munmap(slab.memory, mapped_ * kSlabBuffers);
+    delete[] slab.buffers;
+  }
 }
 
 void BufferPool::release_oldest_cached() {
@@ -51,25 +51,26 @@ Buffer* BufferPool::get() {
     ++in_use_;
     return b;
   }
-  if (slab_next_ == slab_end_) {
-    // Zero-filled pages that the kernel provides on first touch.
-    std::size_t bytes = mapped_ * kSlabBuffers;
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    slabs_.reserve(slabs_.size() + 1);
-    owned_.reserve(owned_.size() + kSlabBuffers);
-    free_.reserve(owned_.size() + kSlabBuffers);
-    slabs_.push_back(static_cast<char*>(p));
-    slab_next_ = static_cast<char*>(p);
-    slab_end_ = slab_next_ + bytes;
-  }
-  auto* b = new Buffer;
-  owned_.push_back(b);
-  b->data = slab_next_;
-  slab_next_ += mapped_;
-  b->capacity = size_;
+  if (slab_used_ == kSlabBuffers) map_slab();
+  Buffer* b = &slabs_.back().buffers[slab_used_++];
   ++in_use_;
   return b;
+}
+
+void BufferPool::map_slab() {
+  // Zero-filled pages that the kernel provides on first touch.
+  std::size_t bytes = mapped_ * kSlabBuffers;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  slabs_.reserve(slabs_.size() + 1);
+  free_.reserve((slabs_.size() + 1) * kSlabBuffers);
+  auto* buffers = new Buffer[kSlabBuffers];
+  for (std::size_t i = 0; i < kSlabBuffers; ++i) {
+    buffers[i].data = static_cast<char*>(p) + i * mapped_;
+    buffers[i].capacity = size_;
+  }
+  slabs_.push_back(Slab{static_cast<char*>(p), buffers});
+  slab_used_ = 0;
 }
 
 void BufferPool::put(Buffer* b) {

@@ -76,6 +76,7 @@ class BufferPool {
 
  private:
   void release_oldest_cached();
+  void map_slab();
   void assert_owner(const std::source_location& where = std::source_location::current()) {
 #ifndef NDEBUG
     owner_.bind_if_unbound();
@@ -96,10 +97,15 @@ class BufferPool {
   // oldest first; get() takes from the back.
   std::vector<Buffer*> free_;
   std::size_t spare_ = 0;
-  std::vector<char*> slabs_;     // every slab mapped, unmapped by the destructor
-  char* slab_next_ = nullptr;    // the current slab's first unused buffer
-  char* slab_end_ = nullptr;
-  std::vector<Buffer*> owned_;   // every Buffer object, deleted by the destructor
+  // A slab: kSlabBuffers buffers' memory in one mapping, and their Buffer objects in one array.
+  struct Slab {
+    char* memory;
+    Buffer* buffers;
+  };
+  static constexpr std::size_t kSlabBuffers = 64;
+
+  std::vector<Slab> slabs_;      // every slab mapped, unmapped and deleted by the destructor
+  std::size_t slab_used_ = kSlabBuffers;   // buffers of the last slab handed out (full: none)
 };
 
 }  // namespace sluice::core
