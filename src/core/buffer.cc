@@ -41,7 +41,7 @@ void BufferPool::release_oldest_cached() {
   ++released_;
 }
 
-Buffer* BufferPool::get() {
+Buffer* BufferPool::try_get() noexcept {
   assert_owner();
   if (!free_.empty()) {
     Buffer* b = free_.back();
@@ -51,26 +51,50 @@ Buffer* BufferPool::get() {
     ++in_use_;
     return b;
   }
-  if (slab_used_ == kSlabBuffers) map_slab();
+  if (slab_used_ == kSlabBuffers && !map_slab()) {
+    ++alloc_failures_;
+    return nullptr;
+  }
   Buffer* b = &slabs_.back().buffers[slab_used_++];
   ++in_use_;
   return b;
 }
 
-void BufferPool::map_slab() {
+Buffer* BufferPool::get() {
+  Buffer* b = try_get();
+  if (!b) throw std::bad_alloc();
+  return b;
+}
+
+bool BufferPool::map_slab() noexcept {
+  if (fail_slabs_ > 0) {
+    --fail_slabs_;
+    return false;
+  }
+  // Room in the bookkeeping first, and the objects: once the memory is mapped nothing fails.
+  // The heap's refusal is an exception only here, and becomes a failure like the kernel's.
+  try {
+    slabs_.reserve(slabs_.size() + 1);
+    free_.reserve((slabs_.size() + 1) * kSlabBuffers);
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  auto* buffers = new (std::nothrow) Buffer[kSlabBuffers];
+  if (!buffers) return false;
   // Zero-filled pages that the kernel provides on first touch.
   std::size_t bytes = mapped_ * kSlabBuffers;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  slabs_.reserve(slabs_.size() + 1);
-  free_.reserve((slabs_.size() + 1) * kSlabBuffers);
-  auto* buffers = new Buffer[kSlabBuffers];
+  if (p == MAP_FAILED) {
+    delete[] buffers;
+    return false;
+  }
   for (std::size_t i = 0; i < kSlabBuffers; ++i) {
     buffers[i].data = static_cast<char*>(p) + i * mapped_;
     buffers[i].capacity = size_;
   }
-  slabs_.push_back(Slab{static_cast<char*>(p), buffers});
+  slabs_.push_back(Slab{static_cast<char*>(p), buffers});   // reserved above
   slab_used_ = 0;
+  return true;
 }
 
 void BufferPool::put(Buffer* b) {

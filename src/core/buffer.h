@@ -57,8 +57,13 @@ class BufferPool {
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
 
-  // Worker-local. get() throws std::bad_alloc when the kernel refuses memory.
+  // A buffer, or nullptr when the memory for a new slab is refused (counted in
+  // alloc_failures()); never throws. The data path uses this one. Worker-local.
+  Buffer* try_get() noexcept;
+  // As try_get(), but throws std::bad_alloc on failure. Kept until the data path has moved to
+  // try_get(); do not add callers. Worker-local.
   Buffer* get();
+  // Gives `b` back. Worker-local.
   void put(Buffer* b);
   // Releases the buffers that stayed idle since the previous trim (see above). Returns how many.
   // Worker-local.
@@ -73,10 +78,17 @@ class BufferPool {
   std::size_t cached() const { return free_.size() - spare_; }   // resident, in the free list
   std::size_t trim_floor() const { return trim_floor_; }
   std::size_t released() const { return released_; }    // buffers given back to the kernel, ever
+  // Times a buffer was asked for and none could be had (try_get() returned nullptr). Read on
+  // the owner thread.
+  std::size_t alloc_failures() const { return alloc_failures_; }
+
+  // Test hook: the next `n` slab mappings fail as if the kernel refused the memory.
+  // Worker-local.
+  void fail_next_slabs(std::size_t n) { fail_slabs_ = n; }
 
  private:
   void release_oldest_cached();
-  void map_slab();
+  bool map_slab() noexcept;
   void assert_owner(const std::source_location& where = std::source_location::current()) {
 #ifndef NDEBUG
     owner_.bind_if_unbound();
@@ -92,6 +104,8 @@ class BufferPool {
   std::size_t trim_floor_;
   std::size_t in_use_ = 0;
   std::size_t released_ = 0;
+  std::size_t alloc_failures_ = 0;
+  std::size_t fail_slabs_ = 0;   // fail_next_slabs()
   std::size_t low_water_ = 0;   // smallest cached() since the previous trim()
   // Free buffers: the first spare_ were released (no memory behind them), the rest are resident,
   // oldest first; get() takes from the back.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -200,6 +201,48 @@ TEST(BufferPool, ReleasingDoesNotFragmentTheMappings) {
   EXPECT_EQ(pool.trim(), 1000u);
   EXPECT_LE(mappings_holding(bufs), 2000u / 64 + 1);
   for (std::size_t i = 1; i < bufs.size(); i += 2) pool.put(bufs[i]);
+}
+
+// A refused slab is a null buffer and a count, not an exception; buffers already in the pool
+// are still handed out, and the next slab that can be mapped is.
+TEST(BufferPool, TryGetReturnsNullAndCountsWhenMemoryIsRefused) {
+  BufferPool pool(64);
+  pool.fail_next_slabs(1);
+  EXPECT_EQ(pool.try_get(), nullptr);
+  EXPECT_EQ(pool.alloc_failures(), 1u);
+  EXPECT_EQ(pool.in_use(), 0u);
+  std::vector<Buffer*> held;
+  for (int i = 0; i < 64; ++i) {   // one slab's worth
+    held.push_back(pool.try_get());
+    ASSERT_NE(held.back(), nullptr);
+  }
+  pool.fail_next_slabs(2);
+  EXPECT_EQ(pool.try_get(), nullptr);
+  EXPECT_EQ(pool.try_get(), nullptr);
+  EXPECT_EQ(pool.alloc_failures(), 3u);
+  EXPECT_EQ(pool.in_use(), 64u);
+  Buffer* back = held.back();
+  held.pop_back();
+  pool.put(back);
+  EXPECT_EQ(pool.try_get(), back) << "the free list needs no new memory";
+  held.push_back(back);
+  Buffer* fresh = pool.try_get();   // the hook is spent: a new slab is mapped
+  ASSERT_NE(fresh, nullptr);
+  EXPECT_EQ(fresh->capacity, 64u);
+  fresh->write_ptr()[0] = 'x';   // its memory is there
+  held.push_back(fresh);
+  EXPECT_EQ(pool.alloc_failures(), 3u);
+  for (Buffer* b : held) pool.put(b);
+  EXPECT_EQ(pool.in_use(), 0u);
+}
+
+TEST(BufferPool, GetStillThrowsWhenMemoryIsRefused) {
+  BufferPool pool(64);
+  pool.fail_next_slabs(1);
+  EXPECT_THROW(pool.get(), std::bad_alloc);
+  EXPECT_EQ(pool.alloc_failures(), 1u);
+  Buffer* b = pool.get();
+  pool.put(b);
 }
 
 // Built on one thread and used on another (a worker's pool is built on the main thread).
