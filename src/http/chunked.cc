@@ -1,4 +1,4 @@
-// Chunked transfer coding (specs/http1.md 2.5): sizes, extensions, CRLFs and trailers.
+// Chunked transfer coding: sizes, extensions, CRLFs and trailers.
 #include "http/http.h"
 
 namespace sluice::http {

@@ -1,5 +1,5 @@
-// Field rewrites applied when a message is forwarded HTTP/1 to HTTP/1 (specs/http1.md 2.8,
-// 3.2, 4.3) and the proxy's own error pages (5.1, 5.2).
+// Field rewrites applied when a message is forwarded HTTP/1 to HTTP/1 (Upgrade pairing, the
+// Connection field, hop-by-hop rewrites) and the proxy's own error pages.
 #include <cstdint>
 #include <cstdio>
 
@@ -44,7 +44,7 @@ std::string filter_tokens(std::string_view v, Keep&& keep, bool& removed) {
 
 std::string_view kept(StringStore& storage, std::string s) { return keep(storage, std::move(s)); }
 
-// Connection and Upgrade pairing (2.8): Upgrade stays only if Connection lists upgrade and names
+// Connection and Upgrade pairing: Upgrade stays only if Connection lists upgrade and names
 // a protocol (an empty one leaves), and the upgrade token stays only if an Upgrade field remains,
 // except on a 101 (`switched`): the server has switched protocols whatever its Upgrade said, and
 // the client accepts a 101 only with `Connection: upgrade` (HAProxy 3.5 keeps it too).
@@ -176,8 +176,8 @@ std::string_view normalize_target(const RequestHead& h, StringStore& st) {
 
 bool rewrite_request_fields(const RequestHead& h, std::vector<Header>& f,
                             StringStore& st) {
-  // Host: equal duplicates are dropped (1.4); the default port of an absolute http(s) target
-  // or of a CONNECT leaves the field (1.2).
+  // Host: equal duplicates are dropped; the default port of an absolute http(s) target or of
+  // a CONNECT leaves the field.
   std::string_view scheme, authority, rest;
   std::string_view port;
   if (h.method_id == Method::kConnect) port = "443";
@@ -202,7 +202,7 @@ bool rewrite_request_fields(const RequestHead& h, std::vector<Header>& f,
   }
   const bool upgrade = rewrite_connection(h, true, false, f, st);
   rewrite_framing(h, false, f, st);
-  // TE is reduced to `trailers` when listed, else dropped (4.3).
+  // TE is reduced to `trailers` when listed, else dropped.
   for (auto it = f.begin(); it != f.end();) {
     if (!iequals(it->name, "te")) {
       ++it;
@@ -225,7 +225,7 @@ bool rewrite_request_fields(const RequestHead& h, std::vector<Header>& f,
 void rewrite_response_fields(const ResponseHead& h, bool tunnel, std::vector<Header>& f,
                              StringStore& st) {
   rewrite_connection(h, false, h.status == 101, f, st);
-  // 204 and tunnels carry no framing (2.6); 304 and HEAD keep theirs unchanged.
+  // 1xx, 204 and tunnels carry no framing; 304 and HEAD keep theirs unchanged.
   rewrite_framing(h, tunnel || h.status == 204 || (h.status >= 100 && h.status < 200), f, st);
 }
 
@@ -271,7 +271,7 @@ Framing finalize_framing(const MessageInfo& m, bool bodyless, bool can_rechunk,
     // sluice does: the message must not leave at all.
     if (cl && (!cl_allowed || !cl_says(it->value, want))) return Framing::kConflict;
     if (te && (!chunked || !iequals(trim_ows(it->value), "chunked"))) return Framing::kConflict;
-    // One canonical field of each kind (2.2).
+    // One canonical field of each kind.
     if ((cl && cl_seen) || (te && te_seen)) {
       it = f.erase(it);
       continue;

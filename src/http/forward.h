@@ -1,6 +1,7 @@
 #pragma once
-// What changes in a message's fields when sluice forwards it (specs/http1.md 2.8, 3.2, 4.3),
-// and the proxy's built-in error pages (5.1, 5.2). Pure functions over parsed heads.
+// What changes in a message's fields when sluice forwards it (Upgrade pairing, the Connection
+// field, hop-by-hop rewrites), and the proxy's built-in error pages, byte-identical to
+// HAProxy's. Pure functions over parsed heads.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -36,7 +37,7 @@ void rewrite_response_fields(const ResponseHead& h, bool tunnel, std::vector<Hea
 // sluice forwards is the one the parser framed (`m.body`, `m.content_length`) and is re-encoded
 // from that decision, never from the fields as rules left them; so the fields are checked and
 // regenerated from it here, and no rule can make the peer frame the body differently
-// (specs/http1.md 2; docs/http.md "Framing after rules").
+// (docs/http.md "Framing after rules").
 enum class Framing : uint8_t {
   kOk,        // `fields` now frames the body exactly as it will be sent
   kRechunk,   // the rules deleted the Content-Length of a body: it goes out chunked instead,

@@ -22,7 +22,7 @@
 namespace sluice::http {
 
 // Why a message was rejected. The status a client gets is request_status(); a server's
-// response that fails to parse always becomes a 502 (specs/http1.md 2.6).
+// response that fails to parse always becomes a 502.
 // Owned strings that parsed or rewritten views point into. Node-based, so views stay valid as
 // it grows, and an empty store allocates nothing (one is made per message on the data path).
 using StringStore = std::forward_list<std::string>;
@@ -32,16 +32,16 @@ enum class ParseError : uint8_t {
   kNone,
   kBadStart,            // a non-token byte where a message must start
   kBareCr,              // CR not followed by LF
-  kBareLf,              // LF without CR (strict mode, decision 0.5)
+  kBareLf,              // LF without CR: a 400 in strict mode, where HAProxy accepts it
   kBadMethod,
   kPriMethod,           // HTTP/2 preface method on an H1 request
   kBadTarget,
   kBadVersion,
   kRequestLineTooLong,  // 414
   kHeadTooLarge,        // 431
-  kTooManyFields,       // 400, not 431 (1.5)
+  kTooManyFields,       // 400, not 431, as in HAProxy
   kBadFieldName,
-  kObsFold,             // strict mode, decision 0.5
+  kObsFold,             // a 400 in strict mode, where HAProxy accepts it
   kNulInValue,
   kBadHost,
   kHostMismatch,        // second Host differs, or Host differs from the target's authority
@@ -49,9 +49,9 @@ enum class ParseError : uint8_t {
   kBadContentLength,
   kBadTransferEncoding,
   kUnsupportedCoding,   // a coding before a final chunked: 422
-  kTeAndCl,             // both framing fields: 400, decision 0.5
+  kTeAndCl,             // both framing fields: 400 (HAProxy drops the CL and reads chunked)
   kBodyNotAllowed,      // HTTP/1.0 GET/HEAD/DELETE with a body: 413
-  kConnectWithBody,     // decision 0.4a
+  kConnectWithBody,     // CONNECT with a non-zero CL or any TE: 400 (HAProxy answers 502)
   kBadWebSocketKey,
   kBadStatusLine,
   kBadStatus,
@@ -105,7 +105,7 @@ struct MessageInfo {
   bool upgrade_websocket = false;
 
   bool http11() const { return version_major > 1 || (version_major == 1 && version_minor >= 1); }
-  // Persistence as the message itself asks (3.1): 1.1 unless close, 1.0 only with keep-alive.
+  // Persistence as the message itself asks: 1.1 unless close, 1.0 only with keep-alive.
   bool wants_keep_alive() const { return http11() ? !conn_close : (conn_keep_alive && !conn_close); }
   // First field named `name` (case-insensitive); empty view and false when absent.
   const Header* find(std::string_view name) const;
@@ -119,7 +119,7 @@ struct RequestHead : MessageInfo {
   std::string_view host;     // first Host value; empty when absent or empty
   bool has_host = false;
   bool expect_continue = false;
-  // The connection must close after this transaction (HTTP/1.0 with chunked, 2.4).
+  // The connection must close after this transaction (HTTP/1.0 with chunked).
   bool force_close = false;
 };
 
@@ -127,7 +127,7 @@ struct ResponseHead : MessageInfo {
   std::string_view version;
   int status = 0;
   std::string_view reason;
-  // TE and CL together: body read as chunked, server connection not reused (2.3).
+  // TE and CL together: body read as chunked, server connection not reused.
   bool te_and_cl = false;
 };
 
@@ -135,7 +135,8 @@ struct Limits {
   std::size_t max_request_line = 16384;  // tune.bufsize: a longer start line is a 414
   std::size_t max_head = 15360;          // tune.bufsize - tune.maxrewrite, wire bytes: 431
   std::size_t max_fields = 100;          // tune.http.maxhdr - 1; also per trailer section
-  // `option accept-unsafe-violations-in-http-request` (specs/http1.md 1.7 and decision 0.5).
+  // `option accept-unsafe-violations-in-http-request`: HAProxy's relaxations, plus the bare LF
+  // and obs-fold that strict mode refuses.
   // Request heads only; responses and chunked bodies stay strict. When set: bare LF line ends
   // and obs-fold (joined to the field's value with one SP) are admitted; bytes >= 0x80 and `#`
   // in the target pass; a field whose name has a non-tchar byte, and a fold on the first field
@@ -187,7 +188,7 @@ class RequestParser {
   ParseError error() const { return error_; }
   int error_status() const { return request_status(error_); }
   // A violation Limits::accept_unsafe_requests let through in the current head (the first found),
-  // kNone when there was none: the event HAProxy still records in relaxed mode (1.7).
+  // kNone when there was none: the event HAProxy still records (`show errors`) in relaxed mode.
   ParseError tolerated() const { return tolerated_; }
   // Ready for the next request of a keep-alive connection. The field list keeps its capacity,
   // so the next head of a similar size allocates nothing.
@@ -229,7 +230,7 @@ class ResponseParser {
   ParseError error_ = ParseError::kNone;
 };
 
-// Incremental chunked-body framing (2.5). Each next() call returns one event; `consumed` bytes
+// Incremental chunked-body framing. Each next() call returns one event; `consumed` bytes
 // of `in` may be dropped by the caller, the rest must be presented again.
 struct ChunkEvent {
   enum class Kind : uint8_t { kNeedMore, kData, kTrailer, kDone, kError };
@@ -247,7 +248,7 @@ class ChunkedDecoder {
   ParseError error() const { return error_; }
   void reset() { *this = ChunkedDecoder(limits_); }
 
-  static constexpr uint64_t kMaxChunkSize = uint64_t{1} << 52;  // >= is a 400 (2.5)
+  static constexpr uint64_t kMaxChunkSize = uint64_t{1} << 52;  // >= is a 400
 
  private:
   enum class State : uint8_t {
@@ -266,7 +267,7 @@ class ChunkedDecoder {
 };
 
 // Head serialization, for forwarding after rewrites. Versions >= 1.1 are written HTTP/1.1,
-// others verbatim (1.2); names are lower-cased when `lower_names` (1.3).
+// others verbatim; names are lower-cased when `lower_names`.
 void append_request_head(const RequestHead& h, std::string& out, bool lower_names = true);
 void append_response_head(const ResponseHead& h, std::string& out, bool lower_names = true);
 // The status line of `h` with other fields (a rewritten list).
@@ -275,7 +276,7 @@ void append_response_head(const ResponseHead& h, const std::vector<Header>& head
 void append_request_head(std::string_view method, std::string_view target,
                          std::string_view version, const std::vector<Header>& headers,
                          std::string& out, bool lower_names = true);
-// Upper-case hex without leading zeros and no extensions, as HAProxy re-chunks (2.5).
+// Upper-case hex without leading zeros and no extensions, as HAProxy re-chunks.
 void append_chunk_header(uint64_t size, std::string& out);
 std::string_view default_reason(int status);
 

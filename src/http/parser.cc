@@ -1,5 +1,5 @@
-// Request and response head parsing (specs/http1.md sections 1 and 2): strict mode, and the
-// relaxed request mode of 1.7 (Limits::accept_unsafe_requests).
+// Request and response head parsing: strict mode by default, and the relaxed request mode of
+// `option accept-unsafe-violations-in-http-request` (Limits::accept_unsafe_requests).
 #include <array>
 #include <cstring>
 #include <forward_list>
@@ -58,7 +58,7 @@ std::string_view next_line(std::string_view& rest) {
   return line;
 }
 
-// What the relaxed request mode (1.7) may let through, and where it records that it did.
+// What the relaxed request mode may let through, and where it records that it did.
 struct Relax {
   bool on = false;
   StringStore* owned = nullptr;  // storage for rebuilt values
@@ -154,7 +154,7 @@ ParseError split_fields(std::string_view head, const Limits& limits, Relax& rela
     std::string_view line = next_line(head);
     if (line.empty()) break;
     if (is_ws(line.front())) {
-      // obs-fold (1.3): strict mode refuses it (decision 0.5); relaxed mode joins it to the
+      // obs-fold: strict mode refuses it (HAProxy would accept it); relaxed mode joins it to the
       // field with one SP, and drops a fold with no field to continue.
       if (!relax.allow(ParseError::kObsFold)) {
         if (auto e = flush(); e != ParseError::kNone) return e;
@@ -206,7 +206,7 @@ ParseError split_fields(std::string_view head, const Limits& limits, Relax& rela
   return ParseError::kNone;
 }
 
-// Transfer-Encoding must be exactly one final `chunked` (2.2).
+// Transfer-Encoding must be exactly one final `chunked`.
 ParseError check_te(const std::vector<std::string_view>& te) {
   for (std::size_t i = 0; i < te.size(); ++i) {
     if (te[i].empty()) return ParseError::kBadTransferEncoding;
@@ -236,7 +236,8 @@ void split_host_port(std::string_view a, std::string_view& host, std::string_vie
   has_port = true;
 }
 
-// Equal, or equal once a default port of the scheme is dropped from either side (table 1.2).
+// Equal, or equal once a default port of the scheme is dropped from either side (80 for
+// http, 443 for https).
 bool same_authority(std::string_view a, std::string_view b, std::string_view default_port) {
   auto strip = [&](std::string_view s) {
     std::string_view h, p;
@@ -248,7 +249,7 @@ bool same_authority(std::string_view a, std::string_view b, std::string_view def
   return iequals(strip(a), strip(b));
 }
 
-// CONNECT (1.4): a Host with a port must match host and port; without one, the target port
+// CONNECT: a Host with a port must match host and port; without one, the target port
 // must be a default one and the hosts equal.
 bool same_connect_host(std::string_view host, std::string_view port, std::string_view host_field) {
   std::string_view hh, hp;
@@ -267,7 +268,7 @@ bool is_version_token(std::string_view v) {
   return true;
 }
 
-// Request line: method SP+ target SP+ version (1.2). `http09` tells a relaxed HTTP/0.9 request
+// Request line: method SP+ target SP+ version. `http09` tells a relaxed HTTP/0.9 request
 // (no version), which has no header section.
 ParseError parse_request_line(std::string_view line, RequestHead& h, Relax& relax, bool& http09) {
   http09 = false;
@@ -282,7 +283,7 @@ ParseError parse_request_line(std::string_view line, RequestHead& h, Relax& rela
   while (i < line.size() && !is_ws(line[i])) {
     auto c = static_cast<unsigned char>(line[i]);
     if (c < 0x21 || c == 0x7F) return (ParseError::kBadTarget);
-    // A fragment or a non-ASCII byte: relaxable (1.7).
+    // A fragment or a non-ASCII byte: relaxable.
     if ((c > 0x7E || c == '#') && !relax.allow(ParseError::kBadTarget)) {
       return (ParseError::kBadTarget);
     }
@@ -294,7 +295,7 @@ ParseError parse_request_line(std::string_view line, RequestHead& h, Relax& rela
   h.version = line.substr(i);
   if (is_version(h.version, h.version_major, h.version_minor)) return ParseError::kNone;
   if (h.version.empty()) {
-    // HTTP/0.9: only a relaxed GET, presented as HTTP/1.0 and closed afterwards (1.7).
+    // HTTP/0.9: only a relaxed GET, presented as HTTP/1.0 and closed afterwards.
     if (h.method_id != Method::kGet || !relax.allow(ParseError::kBadVersion)) {
       return (ParseError::kBadVersion);
     }
@@ -313,8 +314,8 @@ ParseError parse_request_line(std::string_view line, RequestHead& h, Relax& rela
 ParseError check_target(RequestHead& h, Relax& relax) {
   std::string_view t = h.target;
   if (h.method_id == Method::kConnect) {
-    // Relaxed mode skips the character checks of the authority (1.4, 1.7), but a `/` means the
-    // target is no authority at all (`CONNECT /`, `CONNECT http://a:443`, row 27).
+    // Relaxed mode skips the character checks of the authority, but a `/` means the target is
+    // no authority at all (`CONNECT /`, `CONNECT http://a:443`, row 27 of parser_test.cc).
     if (!valid_authority(t) &&
         (t.find('/') != std::string_view::npos || !relax.allow(ParseError::kBadTargetForm))) {
       return ParseError::kBadTargetForm;
@@ -326,7 +327,7 @@ ParseError check_target(RequestHead& h, Relax& relax) {
     for (char c : port) {
       if (c < '0' || c > '9') return ParseError::kBadTargetForm;
     }
-    // Relaxed: the authority is not compared with Host (1.7, row 28).
+    // Relaxed: the authority is not compared with Host (row 28 of parser_test.cc).
     if (h.has_host && !same_connect_host(host, port, h.host) &&
         !relax.allow(ParseError::kHostMismatch)) {
       return ParseError::kHostMismatch;
@@ -359,7 +360,7 @@ ParseError check_target(RequestHead& h, Relax& relax) {
   }
   if (h.has_host) {
     std::string_view def = iequals(scheme, "http") ? "80" : iequals(scheme, "https") ? "443" : "";
-    // Relaxed: the authority is not compared with Host (1.7, row 23).
+    // Relaxed: the authority is not compared with Host (row 23 of parser_test.cc).
     if (!same_authority(authority, h.host, def) && !relax.allow(ParseError::kHostMismatch)) {
       return ParseError::kHostMismatch;
     }
@@ -481,7 +482,7 @@ ParseStatus HeadScanner::scan(std::string_view buf, const Limits& limits, bool i
   while (pos_ < buf.size()) {
     char c = buf[pos_];
     if (in_prefix_) {
-      // Empty lines before a message are skipped (1.1).
+      // Empty lines before a message are skipped.
       if (c == '\r' || c == '\n') {
         ++pos_;
         continue;
@@ -493,7 +494,7 @@ ParseStatus HeadScanner::scan(std::string_view buf, const Limits& limits, bool i
     if (c == '\n' || c == '\r') {
       std::size_t eol = 2;
       if (c == '\n') {
-        // A bare LF ends a line only in a relaxed request head (decision 0.5).
+        // A bare LF ends a line only in a relaxed request head (HAProxy accepts it by default).
         if (!is_request || !limits.accept_unsafe_requests) return fail(ParseError::kBareLf);
         bare_lf_ = true;
         eol = 1;
@@ -503,7 +504,7 @@ ParseStatus HeadScanner::scan(std::string_view buf, const Limits& limits, bool i
       }
       bool empty = pos_ == line_start_;
       pos_ += eol;
-      // The final CRLF counts: the whole head must fit (1.5).
+      // The final CRLF counts: the whole head must fit.
       if (pos_ - start_ > limits.max_head) return fail(ParseError::kHeadTooLarge);
       ++line_no_;
       line_start_ = pos_;
@@ -530,7 +531,7 @@ ParseStatus HeadScanner::scan(std::string_view buf, const Limits& limits, bool i
     while (p < end && *p != '\r' && *p != '\n') ++p;
     pos_ = static_cast<std::size_t>(p - buf.data());
     if (line_no_ == 0) {
-      // Only a start line that outgrows the whole input buffer is a 414 (1.5); one that ends in
+      // Only a start line that outgrows the whole input buffer is a 414; one that ends in
       // time but leaves no room for the rest is a 431.
       if (pos_ - start_ > limits.max_request_line) {
         return fail(is_request ? ParseError::kRequestLineTooLong : ParseError::kHeadTooLarge);
@@ -579,8 +580,8 @@ ParseStatus RequestParser::parse(std::string_view buf) {
   ParseStatus s = scanner_.scan(buf, limits_, true);
   if (s == ParseStatus::kError) return fail(scanner_.error());
   if (scanner_.lines() >= 1 && !line_checked_) {
-    // A bad request line is refused as soon as it ends, without waiting for the head (2.4:
-    // `abc` after a body-less POST is a 400 at once).
+    // A bad request line is refused as soon as it ends, without waiting for the head
+    // (`abc` after a body-less POST is a 400 at once).
     std::string_view rest = buf.substr(scanner_.start());
     RequestHead probe;
     Relax relax{limits_.accept_unsafe_requests, &owned_};
@@ -591,7 +592,7 @@ ParseStatus RequestParser::parse(std::string_view buf) {
     }
     line_checked_ = true;
     if (http09) {
-      // A relaxed HTTP/0.9 request is its request line alone (1.7); the scanner paused right
+      // A relaxed HTTP/0.9 request is its request line alone; the scanner paused right
       // after that line. It gets the target checks of any GET.
       if (scanner_.saw_bare_lf()) relax.allow(ParseError::kBareLf);
       if (auto e = check_target(probe, relax); e != ParseError::kNone) return fail(e);
@@ -624,7 +625,7 @@ ParseStatus RequestParser::parse(std::string_view buf) {
     return fail(e);
   }
 
-  // Host (1.4): the first one is validated, a different second one is refused.
+  // Host: the first one is validated, a different second one is refused.
   for (const auto& h : head_.headers) {
     if (!iequals(h.name, "host")) continue;
     if (!head_.has_host) {
@@ -639,7 +640,7 @@ ParseStatus RequestParser::parse(std::string_view buf) {
     head_.expect_continue = true;
   }
 
-  // Framing (2.1-2.4).
+  // Framing: Content-Length and Transfer-Encoding.
   if (head_.has_transfer_encoding) {
     if (auto e = check_te(st.te); e != ParseError::kNone) return fail(e);
   }
@@ -651,7 +652,7 @@ ParseStatus RequestParser::parse(std::string_view buf) {
   if (auto e = check_target(head_, relax); e != ParseError::kNone) return fail(e);
   if (head_.has_transfer_encoding) {
     head_.body = BodyKind::kChunked;
-    // An HTTP/1.0 chunked request is decoded but its connection closes afterwards (2.4).
+    // An HTTP/1.0 chunked request is decoded but its connection closes afterwards.
     if (!head_.http11()) head_.force_close = true;
   } else if (head_.has_content_length && head_.content_length > 0) {
     head_.body = BodyKind::kContentLength;
@@ -701,7 +702,7 @@ ParseStatus ResponseParser::parse(std::string_view buf) {
   if (auto e = split_fields(headbytes, limits_, strict, line, head_, st); e != ParseError::kNone) {
     return fail(e);
   }
-  // Status line: version SP 3DIGIT [SP reason] (2.6).
+  // Status line: version SP 3DIGIT [SP reason].
   if (line.size() < 12 || !is_version(line.substr(0, 8), head_.version_major,
                                       head_.version_minor) || line[8] != ' ') {
     return fail(ParseError::kBadStatusLine);

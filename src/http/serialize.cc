@@ -1,4 +1,5 @@
-// Head serialization for forwarding (specs/http1.md 1.2, 1.3, 2.5, 2.6).
+// Head serialization for forwarding: start lines with single SP, versions >= 1.1 as HTTP/1.1,
+// field names lower-cased, a standard reason for an empty one, chunk sizes in upper-case hex.
 #include <cstring>
 
 #include "http/http.h"
@@ -7,7 +8,7 @@ namespace sluice::http {
 namespace {
 
 void append_version(std::string_view wire, int major, int minor, std::string& out) {
-  // >= 1.1 is forwarded as HTTP/1.1; 1.0 and 0.x verbatim (1.2).
+  // >= 1.1 is forwarded as HTTP/1.1; 1.0 and 0.x verbatim.
   if (major > 1 || (major == 1 && minor >= 1)) out += "HTTP/1.1";
   else out += wire;
 }
@@ -74,7 +75,7 @@ void append_response_head(const ResponseHead& h, const std::vector<Header>& head
   out += static_cast<char>('0' + (s / 10) % 10);
   out += static_cast<char>('0' + s % 10);
   out += ' ';
-  // An empty reason gets the standard one (2.6, vector 82).
+  // An empty reason gets the standard one (`HTTP/1.1 200` -> `HTTP/1.1 200 OK`).
   out += h.reason.empty() ? default_reason(s) : h.reason;
   out += "\r\n";
   append_headers(headers, out, lower_names);

@@ -1,4 +1,4 @@
-// Chunked body framing (specs/http1.md 2.5).
+// Chunked body framing: chunk sizes, extensions, CRLFs, trailers and their limits.
 #include <gtest/gtest.h>
 
 #include <string>

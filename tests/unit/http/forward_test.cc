@@ -1,4 +1,5 @@
-// Field rewrites for forwarding (specs/http1.md 2.8, 3.2, 4.3) and the built-in error pages (5).
+// Field rewrites for forwarding (Upgrade pairing, the Connection field, hop-by-hop rewrites) and
+// the built-in error pages. "Vector N" numbers a case as parser_test.cc does.
 #include <gtest/gtest.h>
 
 #include <forward_list>
@@ -154,7 +155,7 @@ TEST(ForwardResponse, TransferEncodingWinsOverContentLength) {
   // Vector 75: the client gets chunked and no Content-Length.
   EXPECT_EQ(rewritten_response("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"),
             "Transfer-Encoding: chunked\n");
-  // A server's Connection: close is not propagated (3.1).
+  // A server's Connection: close is not propagated.
   EXPECT_EQ(rewritten_response("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"),
             "Content-Length: 0\n");
 }
@@ -173,7 +174,7 @@ TEST(ErrorPages, ByteIdenticalToHaproxy) {
 }
 
 TEST(ErrorPages, ContentLengthsOfTheTable) {
-  // specs/http1.md 5.1, column CL.
+  // The Content-Length of each of HAProxy's built-in pages.
   const std::pair<int, int> cls[] = {
       {200, 58},  {400, 90},  {401, 112}, {403, 93},  {404, 83},  {405, 147}, {407, 112},
       {408, 110}, {410, 114}, {413, 106}, {414, 110}, {421, 104}, {422, 116}, {425, 80},

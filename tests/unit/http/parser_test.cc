@@ -1,4 +1,7 @@
-// Request and response head parsing, table-driven from specs/http1.md section 7.
+// Request and response head parsing, table-driven: each row is a raw message and the status
+// HAProxy 3.5 answers it with, or sluice's where sluice is stricter by default (bare LF,
+// obs-fold, Content-Length with Transfer-Encoding: 400). Rows keep the numbers of the case
+// list they were measured from, and other tests name cases by the same numbers.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -216,8 +219,8 @@ const std::vector<Vector>& vectors() {
   return v;
 }
 
-// Rows of section 7 in both modes: `strict` is the default (decision 0.5 where it differs from
-// HAProxy), `relaxed` is with `option accept-unsafe-violations-in-http-request` (1.7).
+// Rows in both modes: `strict` is the default (stricter than HAProxy for bare LF and obs-fold),
+// `relaxed` is with `option accept-unsafe-violations-in-http-request`.
 struct RelaxedVector {
   const char* row;
   std::string raw;
@@ -254,7 +257,7 @@ const std::vector<RelaxedVector>& relaxed_vectors() {
       {"67", G("Connection: upgrade\r\nUpgrade: websocket\r\n"), 400, 200},
       {"67b", G("Connection: upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: short\r\n"),
        400, 200},
-      // What relaxed mode still refuses: 1.7 lists everything it relaxes.
+      // What relaxed mode still refuses: it relaxes only what Limits::accept_unsafe_requests lists.
       {"5", "GET / HTTP/1.1\rHost: a\r\n\r\n", 400, 400},
       {"12c", "POST /\r\n\r\n", 400, 400},
       {"13", "GET / HTTP/1.1 \r\nHost: a\r\n\r\n", 400, 400},
@@ -495,7 +498,7 @@ TEST(RelaxedRequest, AuthorityIsNotComparedWithHost) {
   ASSERT_EQ(p.parse("CONNECT a:443 HTTP/1.1\r\nHost: b:443\r\n\r\n"), ParseStatus::kComplete);
   EXPECT_EQ(p.head().body, BodyKind::kNone);
   p.reset();
-  // A bad Host field itself is never relaxed (1.4).
+  // A bad Host field itself is never relaxed.
   EXPECT_EQ(p.parse("GET http://a/x HTTP/1.1\r\nHost: a b\r\n\r\n"), ParseStatus::kError);
   EXPECT_EQ(p.error(), ParseError::kBadHost);
 }
@@ -575,7 +578,7 @@ TEST(RequestParser, ConnectionPersistence) {
   ASSERT_EQ(p.parse(G("")), ParseStatus::kComplete);
   EXPECT_TRUE(p.head().wants_keep_alive());
   p.reset();
-  // HTTP/1.0 chunked: decoded, but the connection closes afterwards (2.4, row 53).
+  // HTTP/1.0 chunked: decoded, but the connection closes afterwards (row 53).
   ASSERT_EQ(p.parse("POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n"),
             ParseStatus::kComplete);
   EXPECT_EQ(p.head().body, BodyKind::kChunked);
@@ -670,7 +673,7 @@ TEST(RequestParser, EverySplitOfEveryAcceptedVectorParsesAlike) {
   }
 }
 
-// Limits (1.5, rows 40-42).
+// Limits: 100 fields, 414 and 431.
 TEST(RequestLimits, HundredFieldsPassAndTheHundredFirstIsA400) {
   std::string fields;
   for (int i = 0; i < 99; ++i) fields += "X-" + std::to_string(i) + ": v\r\n";
@@ -687,7 +690,8 @@ TEST(RequestLimits, LongUriIs414OrA431) {
   };
   EXPECT_EQ(run_request(with_uri(20000)).status, 414);
   EXPECT_EQ(run_request(with_uri(16000)).status, 431);
-  // Wire bytes against 15360 (decision 0.4b): HAProxy's internal size refuses 15300 already.
+  // Wire bytes against 15360 (sluice counts wire bytes; HAProxy's internal size refuses 15300
+  // already).
   EXPECT_EQ(run_request(with_uri(15340)).status, 431);
   EXPECT_EQ(run_request(with_uri(15300)).status, 200);
   EXPECT_EQ(run_request(with_uri(15000)).status, 200);
@@ -726,7 +730,7 @@ TEST(ParseErrors, StatusMapping) {
   EXPECT_EQ(e.message, "bare LF");
 }
 
-// Responses (2.6, rows 75-82).
+// Responses.
 struct ResponseOutcome {
   ParseStatus status;
   ResponseHead head;
@@ -774,7 +778,7 @@ TEST(ResponseParser, ErrorsAre502) {
       "HTTP/1.1 200 OK\r\nX-A: 1\0" "2\r\n\r\n",
       "HTTP/1.1 2000 OK\r\n\r\n",
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
-      // Any coding before chunked: forwarding only `chunked` would drop it (2.2).
+      // Any coding before chunked: forwarding only `chunked` would drop it.
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: identity, chunked\r\n\r\n",
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: deflate\r\nTransfer-Encoding: chunked\r\n\r\n",
