@@ -81,7 +81,7 @@ base::Result<void> plan_listeners(const config::ConfigModel& model, const core::
         std::string proto = "unix_stream";
         if (a.kind == net::ListenAddress::Kind::kInet) {
           proto = net::proto_name(a.addr);
-          // The live probe runs only when more than one socket is wanted (spec 3).
+          // The live probe runs only when more than one socket is wanted, as in HAProxy.
           reuseport = !reuseport_off;
           if (reuseport && net::wanted_shards(to_shards(bc.shards), *threads, plan) > 1)
             reuseport = net::probe_reuseport(a.addr.family());

@@ -1,7 +1,7 @@
 #pragma once
 // Thread and shard planning at start-up: reads the CPU topology, decides threads and groups,
 // resolves each bind line's thread set and splits every listening address into shards
-// (specs/sharding.md). Also renders the plan for `-c --explain`. Main thread only.
+// (docs/threads-and-shards.md). Also renders the plan for `-c --explain`. Main thread only.
 #include <string>
 #include <vector>
 

@@ -1,6 +1,6 @@
-// Thread and group counts, thread-to-group mapping and CPU binding (specs/sharding.md 1.3-1.6,
-// the subset listed in its "Decisions for sluice": cpu-map, thread-group,
-// max-threads-per-group and the cpu-policy values none, group-by-ccx and performance).
+// Thread and group counts, thread-to-group mapping and CPU binding, as HAProxy 3.5 decides them
+// at boot, for the keywords sluice supports: cpu-map, thread-group, max-threads-per-group and
+// the cpu-policy values none, group-by-ccx and performance.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -22,7 +22,7 @@ std::string str(int v) { return std::to_string(v); }
 
 // `performance`: drop the clusters whose per-core capacity is below 80% of the best one
 // (E-cores, LITTLE cores). A cluster here is CPUs of the same package, node, cluster, L3 and
-// capacity, which also splits clusters whose capacity differs (spec 1.7's re-composition).
+// capacity, which also splits clusters whose capacity differs, as HAProxy re-composes them.
 std::vector<CpuInfo> drop_slow_clusters(const std::vector<CpuInfo>& cpus,
                                         std::vector<std::string>* notices) {
   std::set<int> smt_cores;
@@ -30,7 +30,7 @@ std::vector<CpuInfo> drop_slow_clusters(const std::vector<CpuInfo>& cpus,
     if (c.smt_index > 0 && c.core_id >= 0) smt_cores.insert(c.core_id);
   auto capacity = [&](const CpuInfo& c) {
     if (c.capacity > 0) return c.capacity;
-    return smt_cores.count(c.core_id) ? 100 : 50;   // spec 1.7 fix-up for a missing capacity
+    return smt_cores.count(c.core_id) ? 100 : 50;   // HAProxy's value for a missing capacity
   };
   bool any = std::any_of(cpus.begin(), cpus.end(), [](const CpuInfo& c) { return c.capacity > 0; });
   if (!any) return cpus;
@@ -255,7 +255,7 @@ base::Result<ThreadPlan> plan_threads(const ThreadSettings& s, const Topology& t
         return plan_error(l.where + "thread-group " + str(l.group) + " does not exist");
       requested[l.group] = l.threads;
     }
-    // A thread named by two groups belongs to the last line that names it (spec 1.2: moved).
+    // A thread named by two groups belongs to the last line that names it (HAProxy moves it).
     for (const auto& l : s.thread_group_lines) {
       if (requested[l.group] != l.threads) continue;
       for (int t : l.threads)
@@ -338,7 +338,7 @@ base::Result<ThreadPlan> plan_threads(const ThreadSettings& s, const Topology& t
       return base[g] + ltid - 1;
     };
     if (m.automatic) {
-      // Supported forms (spec 1.6 recommendation): a range of groups without threads (group k
+      // Supported forms, stricter than HAProxy's: a range of groups without threads (group k
       // gets CPU k), or one group with threads (thread k gets CPU k); sizes must match.
       if (m.group_range && !m.threads.empty())
         return plan_error(m.where + "'cpu-map' : 'auto:' supports either a single thread group with "
@@ -360,7 +360,7 @@ base::Result<ThreadPlan> plan_threads(const ThreadSettings& s, const Topology& t
       continue;
     }
     for (int g : m.groups) {
-      if (g < 1 || g > ngroups) continue;   // beyond what exists: ignored (spec 1.6)
+      if (g < 1 || g > ngroups) continue;   // beyond what exists: ignored, as in HAProxy
       for (int lt = 1; lt <= count[g]; ++lt) {
         if (!m.threads.empty() && !std::count(m.threads.begin(), m.threads.end(), lt)) continue;
         plan.thread_cpus[thread_id(g, lt) - 1] = m.cpus;
@@ -389,8 +389,8 @@ base::Result<ThreadPlan> plan_threads(const ThreadSettings& s, const Topology& t
       gp.cpus = complete ? all : std::vector<int>{};
     }
   }
-  // More threads than CPUs to run them (spec 1.3, after mapping; HAProxy's
-  // thread_detect_more_than_cpus): threads then take turns on a CPU, and a thread that holds
+  // More threads than CPUs to run them (checked after mapping, as HAProxy's
+  // thread_detect_more_than_cpus does): threads then take turns on a CPU, and a thread that holds
   // connections waits for its turn. Counted against the CPUs the threads are bound to, plus
   // the usable CPUs when some threads are not bound. A partly bound map has its own warning
   // above, which says more.

@@ -1,5 +1,5 @@
 #pragma once
-// Threads, thread groups and CPU binding (specs/sharding.md sections 1.1-1.7).
+// Threads, thread groups and CPU binding, decided as HAProxy does at boot.
 // Pure planning: reads a CPU topology (from a sysfs root that tests replace) and the thread
 // settings of the configuration, and decides how many threads and groups run, which thread
 // belongs to which group, and which CPUs each thread may run on. Main thread only.
@@ -56,7 +56,7 @@ struct CpuMapLine {
   std::vector<int> threads;      // 1-based local thread ids selected (empty = all)
   std::vector<int> cpus;         // CPU set
   // `auto:` supports a set of groups without threads (group k -> k-th CPU) or one group with
-  // threads (thread k -> k-th CPU), with exactly as many CPUs (spec 1.6 recommendation).
+  // threads (thread k -> k-th CPU), with exactly as many CPUs (HAProxy accepts more forms).
   bool group_range = false;
   bool thread_range = false;
   std::string where;             // "parsing [f.cfg:3] : " for messages
@@ -95,7 +95,7 @@ struct ThreadPlan {
   std::vector<int> thread_group;
   std::vector<int> thread_local_id;
   std::vector<std::vector<int>> thread_cpus;
-  // Messages for the operator (HAProxy's texts where the spec gives them).
+  // Messages for the operator (HAProxy's texts where they are known).
   std::vector<std::string> notices;
   std::vector<std::string> warnings;
 };

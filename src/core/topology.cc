@@ -1,4 +1,4 @@
-// CPU topology from sysfs (specs/sharding.md 1.7) and thread affinity.
+// CPU topology from sysfs (/sys/devices/system, read as HAProxy reads it) and thread affinity.
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>

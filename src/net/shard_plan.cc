@@ -20,7 +20,8 @@ base::Error plan_error(std::string text) { return base::Error::text(std::move(te
 // Group (1-based) that owns global thread `tid`, or 0 if none does. Read from the groups'
 // ranges rather than `thread_group`, so that a plan whose per-thread vectors were not filled
 // (tests build plans by hand) still resolves, and a thread beyond every group is "absent"
-// (spec 8.7: threads absent from their group must never be given a socket).
+// (threads absent from their group must never be given a socket: in HAProxy that crashed, or
+// connections were ignored).
 int group_of(const core::ThreadPlan& plan, int tid) {
   for (const core::GroupPlan& g : plan.groups) {
     if (tid >= g.first_thread && tid < g.first_thread + g.count) return g.id;
@@ -53,7 +54,7 @@ base::Result<std::vector<int>> resolve_thread_set(const std::vector<ThreadSetSpe
   for (const ThreadSetSpec& spec : specs) {
     if (!spec.relative) {
       // `all` was expanded to 1..1024 by the parser, so ids beyond the real threads are the
-      // normal case, not a mistake: drop them silently (spec 1.5).
+      // normal case, not a mistake: drop them silently, as HAProxy does.
       for (int tid : spec.ids) {
         if (tid >= 1 && tid <= plan.nbthread && group_of(plan, tid) != 0) selected.insert(tid);
       }
@@ -87,8 +88,8 @@ base::Result<std::vector<int>> resolve_thread_set(const std::vector<ThreadSetSpe
 
 namespace {
 
-// Threads in group-major order, then by local id (spec 2.2 step 5). Groups are contiguous
-// ranges in ascending order (spec 1.4), so this is ascending global id; sorting by
+// Threads in group-major order, then by local id, as HAProxy orders them. Groups are contiguous
+// ranges in ascending order, so this is ascending global id; sorting by
 // (group, tid) anyway keeps the split right should a plan ever number groups otherwise.
 std::vector<std::pair<int, int>> group_major(const std::vector<int>& threads,
                                              const core::ThreadPlan& plan) {
@@ -126,7 +127,7 @@ int wanted_shards(const ShardsSetting& setting, const std::vector<int>& threads,
     case ShardsSetting::Kind::kByThread: s = n; break;
     case ShardsSetting::Kind::kNumber: s = std::max(1, setting.number); break;
   }
-  return std::min(s, n);   // spec 2.2 step 3: shards never exceed threads, silently
+  return std::min(s, n);   // shards never exceed threads, silently
 }
 
 ShardPlanResult plan_shards(const ShardsSetting& setting, const std::vector<int>& threads,
@@ -142,7 +143,7 @@ ShardPlanResult plan_shards(const ShardsSetting& setting, const std::vector<int>
     // Without multi-bind every socket after the first would fail to bind (or, worse, steal
     // the port from an old process), so everything collapses onto one shared socket. Only an
     // explicit number is worth a warning: by-group is the default and says nothing about the
-    // protocol, and by-thread is a diagnostic in HAProxy (spec 2.2 steps 2 and 4).
+    // protocol, and by-thread is a diagnostic in HAProxy.
     switch (setting.kind) {
       case ShardsSetting::Kind::kByThread:
         result.diagnostics.push_back("Disabling per-thread sharding for listener in " +
@@ -163,7 +164,7 @@ ShardPlanResult plan_shards(const ShardsSetting& setting, const std::vector<int>
   }
 
   if (setting.kind == ShardsSetting::Kind::kByGroup && s > 1) {
-    // Decision 1: one shard per group present, even when groups are unequal. HAProxy splits by
+    // One shard per group present, even when groups are unequal. HAProxy splits by
     // thread count here and may straddle groups (10 threads in 3,3,2,2 -> 3,2,3,2); a socket
     // per group keeps each socket's accept work inside one CCX.
     for (const auto& [g, tid] : order) {
@@ -176,7 +177,7 @@ ShardPlanResult plan_shards(const ShardsSetting& setting, const std::vector<int>
     return result;
   }
 
-  // HAProxy's split (spec 2.2 step 5): contiguous runs whose sizes differ by at most one.
+  // HAProxy's split: contiguous runs whose sizes differ by at most one.
   result.shards.resize(static_cast<size_t>(s));
   for (size_t i = 0; i < order.size(); ++i) {
     const size_t shard = i * static_cast<size_t>(s) / order.size();
@@ -187,7 +188,7 @@ ShardPlanResult plan_shards(const ShardsSetting& setting, const std::vector<int>
 }
 
 // ---------------------------------------------------------------------------------------------
-// SO_REUSEPORT probe (spec 3).
+// SO_REUSEPORT probe: two sockets bound to one port, once per family.
 
 namespace {
 

@@ -1,7 +1,7 @@
 #pragma once
-// Listener sharding (specs/sharding.md sections 2-3, with the "Decisions for sluice" at its top
-// taking precedence): how many kernel sockets each listening address gets and which threads
-// serve each. Pure planning plus the SO_REUSEPORT probe. Main thread only.
+// Listener sharding, as HAProxy's `shards` and `tune.listener.default-shards` do it except that
+// by-group is exactly one shard per group: how many kernel sockets each listening address gets
+// and which threads serve each. Pure planning plus the SO_REUSEPORT probe. Main thread only.
 #include <string>
 #include <vector>
 
@@ -42,21 +42,22 @@ struct Shard {
 struct ShardPlanResult {
   std::vector<Shard> shards;  // one kernel socket each
   bool fell_back = false;     // wanted more than one shard but SO_REUSEPORT is unavailable
-  std::vector<std::string> warnings;     // spec 2.2 step 4 texts
+  std::vector<std::string> warnings;     // "Disabling sharding for listener ..." texts
   std::vector<std::string> diagnostics;  // by-thread fallback text (shown with -dD)
 };
 
 // The number of shards `setting` asks for on `threads` before any SO_REUSEPORT fallback
-// (spec 2.2 steps 1-3: by-process 1, by-group the groups present, by-thread the thread count,
-// a number as given; never more than the thread count; 0 for an empty set). The caller runs
-// probe_reuseport() only when this is above 1 (spec 3: "never for S=1", test 23).
+// (by-process 1, by-group the groups present, by-thread the thread count, a number as given;
+// never more than the thread count; 0 for an empty set). The caller runs probe_reuseport()
+// only when this is above 1: HAProxy never probes for a single shard.
 int wanted_shards(const ShardsSetting& setting, const std::vector<int>& threads,
                   const core::ThreadPlan& plan);
 
 // Plans the shards of one listening address. `threads` is the resolved thread set;
 // `reuseport` says whether this address's protocol supports multi-bind (probe result, or false
 // for UNIX sockets, inherited fds and `noreuseport`). `proxy_desc` is e.g. "frontend 'fe'" for
-// messages. by-group = exactly one shard per group present (decision 1); numeric = HAProxy's
+// messages. by-group = exactly one shard per group present, even for unequal groups (HAProxy
+// splits by thread count there, so a shard can straddle two groups); numeric = HAProxy's
 // split (thread at position i -> shard floor(i*S/n)); S never exceeds the thread count.
 ShardPlanResult plan_shards(const ShardsSetting& setting, const std::vector<int>& threads,
                             const core::ThreadPlan& plan, bool reuseport,

@@ -1,5 +1,6 @@
-// Thread, CPU and listener-sharding keywords (specs/sharding.md 1.2, 1.5, 1.6, 2.1, 3 and
-// section 11 cases 3, 10, 12, 28 and 29).
+// Thread, CPU and listener-sharding keywords: nbthread, thread-groups, thread-group, cpu-map,
+// cpu-policy, the bind line's `thread` and `shards`, tune.listener.default-shards and
+// noreuseport, with HAProxy's errors.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -255,7 +256,7 @@ TEST(BindId, Values) {
 }
 
 // Spec 7 (bind): an id is unique in the proxy and names a single socket; shards are clones
-// that take the next ids (sharding spec 6), so they do not count as more sockets.
+// that take the next ids, so they do not count as more sockets.
 TEST(BindId, SingleSocketAndUnique) {
   auto list = bind("bind :80,:81 id 5");
   EXPECT_FALSE(list.r.model);

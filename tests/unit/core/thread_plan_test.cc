@@ -1,5 +1,5 @@
-// Thread/group planning and topology detection (specs/sharding.md 1.3-1.7, test cases 1-6 and
-// 12-15 of section 11). Fake sysfs trees live in sysfs/ next to this file (see generate.py).
+// Thread/group planning and topology detection: counts, thread-to-group mapping, CPU binding and
+// policies, as HAProxy 3.5 decides them at boot. Fake sysfs trees live in sysfs/ next to this file (see generate.py).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -134,7 +134,7 @@ TEST(Topology, BindCurrentThread) {
   EXPECT_TRUE(bind_current_thread({}));
 }
 
-// ---- thread and group counts (section 11, thread model) ----
+// ---- thread and group counts ----
 
 TEST(ThreadPlan, Case1TenThreadsFourGroups) {
   ThreadSettings s;
@@ -359,7 +359,7 @@ TEST(ThreadPlan, CpuMapPlainLaterOverrides) {
   EXPECT_TRUE(has(p->warnings, "binds 4 threads to a total of 3 CPUs via cpu-map directives"));
 }
 
-// Spec 1.3, warnings after mapping: more threads than the CPUs they may run on.
+// Warnings after mapping, as in HAProxy: more threads than the CPUs they may run on.
 TEST(ThreadPlan, MoreThreadsThanCpusWarns) {
   ThreadSettings s;
   s.nbthread = 10;

@@ -1,5 +1,5 @@
-// Listener shard planning (specs/sharding.md sections 1.5, 2 and 3, "Decisions for sluice";
-// test cases 7-10 and 16-27 of section 11 that are planning questions).
+// Listener shard planning: bind-line thread sets, shard counts and layouts, the SO_REUSEPORT
+// fallback and probe. HAProxy's results, except that by-group is strictly one shard per group.
 #include "net/shard_plan.h"
 
 #include <sys/socket.h>
@@ -15,8 +15,8 @@ namespace {
 
 using Kind = ShardsSetting::Kind;
 
-// Plans are built by hand from group sizes (contiguous, as spec 1.4 maps them), so these tests
-// do not depend on core's planner.
+// Plans are built by hand from group sizes (contiguous ranges, as groups are mapped), so these
+// tests do not depend on core's planner.
 core::ThreadPlan make_plan(const std::vector<int>& sizes) {
   core::ThreadPlan plan;
   plan.nbthread = std::accumulate(sizes.begin(), sizes.end(), 0);
@@ -91,7 +91,7 @@ std::vector<std::vector<int>> groups(const ShardPlanResult& r) {
 
 using VV = std::vector<std::vector<int>>;
 
-// ---- resolve_thread_set (spec 1.5) -----------------------------------------------------------
+// ---- resolve_thread_set: the bind line's `thread` keyword ---------------------------------------
 
 TEST(ResolveThreadSet, NoThreadKeywordMeansEveryThreadOfEveryGroup) {
   auto r = resolve_thread_set({}, make_plan({4, 4}));
@@ -105,7 +105,7 @@ TEST(ResolveThreadSet, AbsoluteIdsSplitAcrossGroups) {
   auto r = resolve_thread_set({absolute(range(3, 6))}, tp);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*r, range(3, 6));
-  // The split per group the spec writes as 1/3-4,2/1-2.
+  // The split per group HAProxy writes as 1/3-4,2/1-2.
   std::vector<std::pair<int, int>> split;
   for (int tid : *r) split.emplace_back(tp.thread_group[tid - 1], tp.thread_local_id[tid - 1]);
   EXPECT_EQ(split, (std::vector<std::pair<int, int>>{{1, 3}, {1, 4}, {2, 1}, {2, 2}}));
@@ -176,7 +176,7 @@ TEST(ResolveThreadSet, DashIsAll) {
   EXPECT_EQ(*r, range(1, 2));
 }
 
-// ---- plan_shards: table of spec 2.3, as sluice resolves it ---------------------------------
+// ---- plan_shards: HAProxy's worked distribution table, as sluice resolves it --------------------
 
 // Also test 16.
 TEST(PlanShards, FourThreadsTwoGroupsDefaultIsOneShardPerGroup) {
@@ -297,7 +297,7 @@ TEST(PlanShards, ByGroupOnThreadsThreeToSix) {
   EXPECT_EQ(groups(r), (VV{{1}, {2}}));
 }
 
-// HAProxy gives g1/1-2 | g1/3+g2/1 here; sluice keeps each shard inside its group (decision 1).
+// HAProxy gives g1/1-2 | g1/3+g2/1 here; sluice keeps each shard inside its group.
 TEST(PlanShards, ByGroupOnUnequalGroupsThreePlusOne) {
   auto tp = make_plan({3, 1});
   auto r = plan(by(Kind::kByGroup), all_threads(tp), tp);
@@ -305,9 +305,9 @@ TEST(PlanShards, ByGroupOnUnequalGroupsThreePlusOne) {
   EXPECT_EQ(groups(r), (VV{{1}, {2}}));
 }
 
-// ---- plan_shards: section 11 cases ----------------------------------------------------------
+// ---- plan_shards: the numbered cases ------------------------------------------------------------
 
-// Test 21 and decision 1: 10 threads in 3,3,2,2 => 4 sockets of 3,3,2,2, none straddling.
+// Test 21, one shard per group: 10 threads in 3,3,2,2 => 4 sockets of 3,3,2,2, none straddling.
 TEST(PlanShards, ByGroupTenThreadsFourGroupsIsOneShardPerGroup) {
   auto tp = make_plan({3, 3, 2, 2});
   auto r = plan(by(Kind::kByGroup), all_threads(tp), tp);
@@ -378,7 +378,7 @@ TEST(PlanShards, NoReuseportShardsOneNeedsNoProbeAndWarnsNothing) {
   EXPECT_TRUE(r.diagnostics.empty());
 }
 
-// Wanting more than one shard is what triggers the probe (spec 3).
+// Wanting more than one shard is what triggers the probe (never for one shard).
 TEST(PlanShards, WantedShardsBeforeFallback) {
   auto tp = make_plan({3, 3, 2, 2});
   auto all = all_threads(tp);
@@ -431,7 +431,7 @@ TEST(PlanShards, EmptyThreadSetHasNoShards) {
   EXPECT_TRUE(plan(by(Kind::kByGroup), {}, tp).shards.empty());
 }
 
-// ---- probe_reuseport (spec 3) ---------------------------------------------------------------
+// ---- probe_reuseport ----------------------------------------------------------------------------
 
 class ReuseportProbe : public ::testing::Test {
  protected:
