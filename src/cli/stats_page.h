@@ -1,7 +1,8 @@
 #pragma once
-// The body of the HTTP statistics page (specs/cli-and-stats.md 3.8): the `show stat` rows in
-// CSV, typed or JSON form, or an HTML report. The application installs it into the proxy
-// layer (Process::set_stats_page). Any thread (reads the StatsSource, which any thread may).
+// The body of the HTTP statistics page (`stats uri`, as HAProxy 3.5 serves it): the `show stat`
+// rows in CSV (without the CLI's final empty line), typed or JSON form, or an HTML report. The
+// application installs it into the proxy layer (Process::set_stats_page). Any thread (reads
+// the StatsSource, which any thread may).
 #include <string>
 
 #include "stats/page.h"

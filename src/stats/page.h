@@ -1,6 +1,6 @@
 #pragma once
-// What the HTTP statistics page (`stats uri`, specs/cli-and-stats.md 3.8) is asked for: the
-// HTTP session parses the request into this, and the renderer the application installs
+// What the HTTP statistics page (`stats uri`, HAProxy's) is asked for by the options after
+// the URI prefix (`;csv`, `;up`, `scope=`...): the HTTP session parses the request into this, and the renderer the application installs
 // (Process::set_stats_page) turns it into a body. Plain value; any thread.
 #include <cstdint>
 #include <string>

@@ -68,8 +68,8 @@ def test_invalid_request_and_response(cfg, sluice, short_tmp):
 
 
 def test_relaxed_request_is_still_recorded(cfg, sluice, short_tmp):
-    """specs/http1.md 1.7: what accept-unsafe-violations-in-http-request lets through is
-    recorded all the same."""
+    """What accept-unsafe-violations-in-http-request lets through is recorded all the same, as
+    HAProxy does."""
     srv = local_listener()
     port, sock = start(cfg, sluice, short_tmp, srv.getsockname()[1],
                        extra="option accept-unsafe-violations-in-http-request")

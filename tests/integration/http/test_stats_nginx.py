@@ -55,7 +55,7 @@ def test_nginx_backend_keep_alive_with_curl(cfg, sluice, tmp_path):
 
 
 def test_response_taken_back_for_a_502_counts_once(cfg, sluice, origin, short_tmp):
-    # A 200 head and a bad chunk in one segment: the client gets a 502 (specs/http1.md 2.5),
+    # A 200 head and a bad chunk in one segment: the client gets a 502 (nothing was sent yet),
     # and the counters say 502 only, not also the 200 that never reached the client.
     sock = short_tmp / "stats.sock"
     port = free_port()

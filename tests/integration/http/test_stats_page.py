@@ -1,4 +1,4 @@
-"""The HTTP statistics page, `stats uri` and friends (specs/cli-and-stats.md 3.8), and
+"""The HTTP statistics page, `stats uri` and friends (as HAProxy 3.5 serves them), and
 `monitor-uri`: what a frontend answers itself for operators and load balancers."""
 import base64
 import json

@@ -1,7 +1,7 @@
 """Out of file descriptors: accept() fails with EMFILE while a connection waits in the backlog.
 
-HAProxy logs an emergency line and stops watching the listener for 100 ms (specs/sharding.md
-5.2 step 3, check 46); a level-triggered registration kept in place would make the worker spin
+HAProxy logs an emergency line ("reached process FD limit") and stops watching the listener for
+100 ms, then resumes; a level-triggered registration kept in place would make the worker spin
 on accept() at full CPU until a descriptor frees.
 """
 import os

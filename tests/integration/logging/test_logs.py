@@ -36,7 +36,7 @@ def test_udp_rfc3164(cfg, sluice, echo, udp_log):
     assert "be_log/s1" in msg, msg
     # rfc3164: <PRI>Mmm dd hh:mm:ss
     assert re.match(r"<134>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d ", msg), msg
-    # one message per datagram, ending with LF as HAProxy's do (specs/http1.md 6.1)
+    # one message per datagram, ending with LF as HAProxy's do
     assert msg.endswith("\n") and msg.count("\n") == 1, repr(msg)
 
 
@@ -107,9 +107,10 @@ def test_dontlognull_skips_empty_sessions(cfg, sluice, echo, udp_log):
 
 
 def test_retries_field_has_a_plus_after_a_redispatch(cfg, sluice, echo, udp_log):
-    # specs/http1.md 6.2: the last field of the connection counts is the retries, "+"-prefixed
-    # when the session was redispatched. Roundrobin over a refused server and a live one: the
-    # sessions that hit the refused one first leave it at once (one retry, redispatched).
+    # The last field of the connection counts (actconn/feconn/beconn/srv_conn/retries) is the
+    # retries, "+"-prefixed when the session was redispatched. Roundrobin over a refused server
+    # and a live one: the sessions that hit the refused one first leave it at once (one retry,
+    # redispatched).
     port, dead = free_port(), refused_port()
     text = config(port, echo.port, f"log 127.0.0.1:{udp_log.port} format raw local0")
     text = text.replace(f"    server s1 127.0.0.1:{echo.port}",

@@ -1,5 +1,6 @@
 """The accept path across threads: multi-queue on/fair/off, bind-line maxconn across shards,
-and no stuck listener under churn (specs/sharding.md cases 36-43 as sluice resolves them)."""
+and no stuck listener under churn: HAProxy's behaviour, except that a bind line's `maxconn`
+covers the whole line rather than each socket."""
 import socket
 import threading
 
@@ -103,7 +104,7 @@ def test_by_group_shards_serve_their_own_threads(cfg, sluice, short_tmp):
 
 
 def test_bind_maxconn_limits_the_whole_line_across_shards(cfg, sluice, short_tmp):
-    # sluice decision 2: a bind line's maxconn is for the line, not per shard.
+    # Unlike HAProxy (per socket), a bind line's maxconn is for the line, not per shard.
     with EchoServer() as echo:
         port, sock = free_port(), short_tmp / "s.sock"
         sluice(cfg(conf("    nbthread 4\n    thread-groups 2", "maxconn 4", port, sock, echo.port)),

@@ -1,5 +1,6 @@
 """How many kernel sockets each bind address gets, and which threads serve them
-(specs/sharding.md section 11 cases 16-27 and 33 as sluice resolves them)."""
+(shard modes, groups, several addresses and port ranges, UNIX and stats sockets), as
+docs/threads-and-shards.md describes."""
 import pytest
 
 from sluice_harness import (DEFAULTS, _listening_inodes, _unix_listening_inodes, cli, free_port,
@@ -36,7 +37,7 @@ def listeners(sock):
     ("    nbthread 8\n    thread-groups 2", "shards 3", 3, ["1-3", "4-6", "7-8"]),
     # 20: more shards than threads: trimmed, silently
     ("    nbthread 4", "shards 5", 4, ["1", "2", "3", "4"]),
-    # 21: unequal groups (3,3,2,2): strictly one socket per group (sluice decision 1)
+    # 21: unequal groups (3,3,2,2): strictly one socket per group (HAProxy lets one straddle)
     ("    nbthread 10\n    thread-groups 4", "", 4, ["1-3", "4-6", "7-8", "9-10"]),
     # 22: one group: by-group is by-process
     ("    nbthread 4", "", 1, ["1-4"]),
@@ -135,7 +136,7 @@ def test_show_info_reports_threads_groups_and_listeners(cfg, sluice, short_tmp):
     assert info["Nbthread"] == "4"
     assert info["NbThreadGroups"] == "2"
     # The bind line's 2 (one per group) and the stats socket's 2 (one per group, HAProxy's
-    # count for a socket shared by the groups; sharding spec 6).
+    # count for a socket shared by the groups: one listener per group).
     assert info["Listeners"] == "4"
 
 
@@ -179,7 +180,7 @@ listen px
 
 
 def test_more_threads_than_cpus_warns(cfg):
-    # Spec 1.3, after mapping: threads that must share CPUs are worth a warning, counted
+    # After mapping, as in HAProxy: threads that must share CPUs are worth a warning, counted
     # against the usable CPUs (a fake sysfs of 48 CPUs), or against the CPUs of a cpu-map that
     # binds every thread.
     from pathlib import Path
@@ -208,7 +209,7 @@ def test_bind_name_labels_its_sockets(cfg, sluice, short_tmp):
 
 
 def test_bind_id_numbers_the_lines_sockets_and_collisions_are_refused(cfg, sluice, short_tmp):
-    # Decision 6 / case 31: a line's `id` goes to its first socket, its other shards take the
+    # Case 31: a line's `id` goes to its first socket, its other shards take the
     # next ids; lines without an id take the lowest ids nobody claimed.
     p1, p2, p3, sock = free_port(), free_port(), free_port(), short_tmp / "s.sock"
     text = conf("    nbthread 4",

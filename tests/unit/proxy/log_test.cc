@@ -32,7 +32,7 @@ TEST(LogFormat, RawShortAndLength) {
   t.format = LogFormat::kShort;
   t.facility = 1;
   EXPECT_EQ(format_log_line(t, kErr, "x", 1, "h", kWall, "abc"), "<11>abc\n");
-  // Every message ends with LF on every transport, and `len` counts it (specs/http1.md 6.1).
+  // Every message ends with LF on every transport, and `len` counts it, as in HAProxy.
   t.max_len = 5;
   EXPECT_EQ(format_log_line(t, kErr, "x", 1, "h", kWall, "abc"), "<11>\n");
 }
