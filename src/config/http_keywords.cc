@@ -1,0 +1,213 @@
+// HTTP features of a proxy: capture, the statistics page (stats), monitor-uri / monitor fail,
+// http-reuse and errorfile.
+#include "config/proxy_keywords.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "http/http.h"
+#include "rules/rules.h"
+
+namespace sluice::config::proxy_kw {
+
+namespace {
+
+constexpr int kErrorCodes[] = {200, 400, 401, 403, 404, 405, 407, 408, 410, 413, 414,
+                               421, 422, 425, 429, 431, 500, 501, 502, 503, 504};
+constexpr std::size_t kMaxErrorFile = 15360;   // tune.bufsize - tune.maxrewrite
+
+}  // namespace
+
+// ---- capture request|response header ----
+
+void kw_capture(Parser& p, Line& l) {
+  const std::string kind = l.args.size() > 1 ? l.args[1] : "";
+  if (kind == "cookie")
+    throw ConfigError{l.where + "'capture cookie' is not supported by sluice yet."};
+  if (kind != "request" && kind != "response")
+    throw ConfigError{l.where + "'capture' expects 'cookie' or 'request header' or 'response header'."};
+  if (l.args.size() != 6 || l.args[2] != "header" || l.args[4] != "len")
+    throw ConfigError{fmt::format("{}'capture {}' expects 'header' <header_name> 'len' <len>.",
+                                  l.where, kind)};
+  auto len = parse_strict_int(l.args[5], 1, 65535);
+  if (!len)
+    throw ConfigError{fmt::format("{}'capture {} header' : invalid length '{}', expects 1 to 65535.",
+                                  l.where, kind, l.args[5])};
+  ProxyConfig& px = p.cur_proxy().cfg;
+  if (px.capture_request.empty() && px.capture_response.empty()) px.capture_loc = l.loc;
+  (kind == "request" ? px.capture_request : px.capture_response)
+      .push_back(CaptureConfig{l.args[3], static_cast<int>(*len)});
+}
+
+// ---- stats: the HTTP statistics page ----
+
+void kw_stats(Parser& p, Line& l) {
+  static constexpr std::string_view kExpects =
+      "expects 'uri', 'realm', 'auth', 'scope', 'enable', 'refresh', 'hide-version', 'show-node', "
+      "'show-desc' or 'show-legends'";
+  StatsPageConfig& st = p.cur_proxy().cfg.stats;
+  if (l.args.size() < 2)
+    throw ConfigError{fmt::format("{}missing keyword in 'stats', {}.", l.where, kExpects)};
+  const std::string& kw = l.args[1];
+  const std::string arg = l.args.size() > 2 ? l.args[2] : "";
+  auto enable = [&] {
+    if (!st.enabled) st.loc = l.loc;
+    st.enabled = true;
+  };
+  auto no_more = [&](std::size_t n) {
+    if (l.args.size() > n)
+      throw ConfigError{fmt::format("{}'stats {}' : unexpected extra argument '{}'.", l.where, kw,
+                                    l.args[n])};
+  };
+  if (kw == "enable") {
+    no_more(2);
+    enable();
+  } else if (kw == "uri") {
+    if (arg.empty()) throw ConfigError{l.where + "'uri' needs an URI prefix."};
+    no_more(3);
+    st.uri = arg;
+    enable();
+  } else if (kw == "realm") {
+    if (arg.empty()) throw ConfigError{l.where + "'realm' needs an realm name."};
+    no_more(3);
+    st.realm = arg;
+    enable();
+  } else if (kw == "refresh") {
+    if (arg.empty()) throw ConfigError{l.where + "'refresh' needs a refresh delay."};
+    auto t = parse_time(arg, TimeUnit::kS);
+    check_time_range(l, t, arg, "stats refresh");
+    if (t.status != TimeValue::Status::kOk)
+      throw ConfigError{fmt::format("{}unexpected character '{}' in argument to stats refresh "
+                                    "interval.", l.where, t.bad)};
+    no_more(3);
+    st.refresh_s = t.value;
+    enable();
+  } else if (kw == "auth") {
+    if (arg.empty()) throw ConfigError{l.where + "'auth' needs a user:password account."};
+    if (arg.find(':') == std::string::npos)
+      throw ConfigError{fmt::format("{}'stats auth' : '{}' is not a user:password account.",
+                                    l.where, arg)};
+    no_more(3);
+    st.auth.push_back(arg);
+    enable();
+  } else if (kw == "scope") {
+    if (arg.empty()) throw ConfigError{l.where + "'scope' needs a proxy name."};
+    no_more(3);
+    st.scope.push_back(arg);
+    enable();
+  } else if (kw == "hide-version") {
+    no_more(2);
+    st.hide_version = true;
+  } else if (kw == "show-legends") {
+    no_more(2);
+    st.show_legends = true;
+  } else if (kw == "show-node") {
+    no_more(3);
+    st.show_node = true;
+    st.node = arg;
+  } else if (kw == "show-desc") {
+    st.show_desc = true;
+    st.desc.clear();
+    for (std::size_t i = 2; i < l.args.size(); ++i) st.desc += (i > 2 ? " " : "") + l.args[i];
+  } else if (kw == "admin" || kw == "http-request" || kw == "show-modules") {
+    // Admin actions from the page (POST) and its access rules are not implemented: accepting
+    // the line would hand an operator a page that silently refuses what it was told to allow.
+    throw ConfigError{fmt::format("{}'stats {}' is not supported yet.", l.where, kw)};
+  } else if (kw == "socket" || kw == "timeout" || kw == "maxconn" || kw == "bind-process") {
+    throw ConfigError{fmt::format("{}'stats {}' is only allowed in the 'global' section.",
+                                  l.where, kw)};
+  } else {
+    throw ConfigError{fmt::format("{}unknown stats parameter '{}', {}.", l.where, kw, kExpects)};
+  }
+}
+
+// ---- monitor-uri, monitor fail ----
+
+void kw_monitor_uri(Parser& p, Line& l) {
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{l.where + "'monitor-uri' expects an URI."};
+  if (l.args.size() > 2)
+    throw ConfigError{fmt::format("{}'monitor-uri' cannot handle unexpected argument '{}'.",
+                                  l.where, l.args[2])};
+  ProxyConfig& px = p.cur_proxy().cfg;
+  px.monitor_uri = l.args[1];
+  px.monitor_uri_loc = l.loc;
+}
+
+void kw_monitor(Parser& p, Line& l) {
+  if (l.args.size() < 2 || l.args[1] != "fail")
+    throw ConfigError{l.where + "'monitor' only supports 'fail'."};
+  if (l.args.size() < 4 || (l.args[2] != "if" && l.args[2] != "unless"))
+    throw ConfigError{l.where + "'monitor fail' requires either 'if' or 'unless' followed by a "
+                                "condition."};
+  ProxyConfig& px = p.cur_proxy().cfg;
+  auto c = rules::parse_condition(tail(l, 2), px.acls);
+  if (!c.ok())
+    throw ConfigError{fmt::format("{}error detected while parsing a 'monitor fail' condition : {}.",
+                                  l.where, c.error().message)};
+  if (px.monitor_fail.empty()) px.monitor_fail_loc = l.loc;
+  px.monitor_fail.push_back(std::move(c.value()));
+}
+
+void kw_http_reuse(Parser& p, Line& l) {
+  static const std::pair<std::string_view, HttpReuse> kModes[] = {
+      {"never", HttpReuse::kNever}, {"safe", HttpReuse::kSafe},
+      {"aggressive", HttpReuse::kAggressive}, {"always", HttpReuse::kAlways}};
+  std::string v = l.args.size() > 1 ? l.args[1] : "";
+  for (const auto& [n, m] : kModes) {
+    if (v == n) {
+      no_extra(l, 2);
+      p.cur_proxy().cfg.http_reuse = m;
+      return;
+    }
+  }
+  throw ConfigError{fmt::format("{}'{}' only supports 'never', 'safe', 'aggressive', 'always'", l.where, l.args[0])};
+}
+
+void kw_errorfile(Parser& p, Line& l) {
+  if (l.args.size() != 3 || l.args[1].empty() || l.args[2].empty())
+    throw ConfigError{fmt::format("{}'{}' expects <status_code> and <file> as arguments.", l.where, l.args[0])};
+  auto code = parse_strict_int(l.args[1], 0, 999);
+  if (!code || std::find(std::begin(kErrorCodes), std::end(kErrorCodes), *code) == std::end(kErrorCodes))
+    throw ConfigError{fmt::format("{}status code '{}' not handled.", l.where, l.args[1])};
+  const std::string& file = l.args[2];
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError{fmt::format("{}error opening file '{}'.", l.where, file)};
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec) && std::filesystem::is_directory(file, ec))
+    throw ConfigError{fmt::format("{}error reading file '{}'.", l.where, file)};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw ConfigError{fmt::format("{}error reading file '{}'.", l.where, file)};
+  std::string data = ss.str();
+  if (data.size() > kMaxErrorFile)
+    throw ConfigError{fmt::format("{}error file '{}' is too large ({} bytes, at most {}).", l.where, file,
+                                  data.size(), kMaxErrorFile)};
+  if (!data.empty()) {
+    // The file must be a complete response head; a body must match its Content-Length.
+    http::ResponseParser parser;
+    auto st = parser.parse(data);
+    if (st != http::ParseStatus::kComplete)
+      throw ConfigError{fmt::format("{}'{}': unable to parse headers ({}).", l.where, file,
+                                    st == http::ParseStatus::kIncomplete ? "incomplete response head"
+                                                                          : http::to_string(parser.error()))};
+    const auto& h = parser.head();
+    std::size_t body = data.size() - parser.consumed();
+    if (h.body == http::BodyKind::kChunked)
+      throw ConfigError{fmt::format("{}'{}': chunk-encoded payload not supported.", l.where, file)};
+    if (h.has_content_length && h.content_length != body)
+      throw ConfigError{fmt::format("{}'{}': payload size does not match the announced content-length "
+                                    "({} != {}).", l.where, file, body, h.content_length)};
+  }
+  auto& list = p.cur_proxy().cfg.errorfiles;
+  int status = static_cast<int>(*code);
+  list.erase(std::remove_if(list.begin(), list.end(), [&](const ErrorFileConfig& e) { return e.status == status; }),
+             list.end());
+  list.push_back(ErrorFileConfig{status, std::move(data), l.loc});
+}
+
+}  // namespace sluice::config::proxy_kw

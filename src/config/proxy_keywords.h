@@ -1,0 +1,94 @@
+#pragma once
+// The parsers of the defaults / frontend / backend / listen keywords, one file per keyword
+// family, and the helpers they share; proxy_keywords.cc holds the keyword table that names
+// them. Internal to config/; main thread only.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/model.h"
+#include "config/parser.h"
+#include "config/units.h"
+
+namespace sluice::config {
+
+// sluice::config::proxy_kw: keeps these names apart from the global section's parsers.
+namespace proxy_kw {
+
+// The capability a keyword, an option or a timeout belongs to.
+inline constexpr unsigned kFe = ProxyConfig::kFrontend;
+inline constexpr unsigned kBe = ProxyConfig::kBackend;
+
+// ---- shared helpers (proxy_keywords.cc) ----
+
+// "; did you mean '<name>' maybe ?" for the closest of `names`, "" when none is close.
+std::string did_you_mean(std::string_view w, const std::vector<std::string_view>& names);
+// HAProxy's error for a word after the `n` the keyword takes.
+void no_extra(const Line& l, std::size_t n);
+// args[idx] as an integer in lo..hi, or HAProxy's error naming `kw`.
+int strict_int(const Line& l, std::size_t idx, long long lo, long long hi, std::string_view kw);
+// HAProxy's messages for a time argument out of range (below 2^31 ms, at least 1 ms when not 0).
+void check_time_range(const Line& l, const TimeValue& t, std::string_view arg, std::string_view kw);
+// The words of the line from `from` on (none when the line is shorter).
+std::vector<std::string> tail(const Line& l, std::size_t from);
+
+// The `log` line of a proxy (proxy_keywords.cc; the parser itself is log_keyword.cc).
+void kw_log(Parser& p, Line& l);
+
+// ---- proxy settings (proxy_setting_keywords.cc) ----
+
+void kw_mode(Parser& p, Line& l);
+void kw_default_backend(Parser& p, Line& l);
+void kw_timeout(Parser& p, Line& l);
+void kw_maxconn(Parser& p, Line& l);
+void kw_backlog(Parser& p, Line& l);
+void kw_retries(Parser& p, Line& l);
+void kw_id(Parser& p, Line& l);
+void kw_disabled(Parser& p, Line& l);
+void kw_enabled(Parser& p, Line& l);
+void kw_description(Parser& p, Line& l);
+
+// ---- `option` and the TCP keep-alive tunables (proxy_option_keywords.cc) ----
+
+void kw_option(Parser& p, Line& l);
+void kw_tcpka(Parser& p, Line& l);
+// Appends one {"option", name, help} row per supported option, in table order.
+void append_option_docs(std::vector<SubKeywordDoc>* docs);
+
+// ---- `bind` (bind_keyword.cc) ----
+
+void kw_bind(Parser& p, Line& l);
+
+// ---- `server` and `default-server` (server_keywords.cc) ----
+
+void kw_server(Parser& p, Line& l);
+void kw_default_server(Parser& p, Line& l);
+
+// ---- `http-check` (http_check_keyword.cc) ----
+
+void kw_http_check(Parser& p, Line& l);
+
+// ---- `balance` and `hash-type` (balance_keywords.cc) ----
+
+void kw_balance(Parser& p, Line& l);
+void kw_hash_type(Parser& p, Line& l);
+
+// ---- ACLs and rules: acl, http-request/response, tcp-request, use_backend (rule_keywords.cc) ----
+
+void kw_acl(Parser& p, Line& l);
+void kw_http_rule(Parser& p, Line& l);
+void kw_tcp_request(Parser& p, Line& l);
+void kw_use_backend(Parser& p, Line& l);
+
+// ---- HTTP features: capture, stats, monitor-uri, monitor, http-reuse, errorfile (http_keywords.cc) ----
+
+void kw_capture(Parser& p, Line& l);
+void kw_stats(Parser& p, Line& l);
+void kw_monitor_uri(Parser& p, Line& l);
+void kw_monitor(Parser& p, Line& l);
+void kw_http_reuse(Parser& p, Line& l);
+void kw_errorfile(Parser& p, Line& l);
+
+}  // namespace proxy_kw
+}  // namespace sluice::config

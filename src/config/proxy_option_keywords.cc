@@ -1,0 +1,255 @@
+// `option <name>` (the supported options and their table, the HAProxy ones sluice refuses)
+// and the clitcpka-* / srvtcpka-* tunables of the TCP keep-alive options.
+#include "config/proxy_keywords.h"
+
+#include <algorithm>
+#include <climits>
+
+#include <fmt/format.h>
+
+#include "rules/rules.h"
+
+namespace sluice::config::proxy_kw {
+
+namespace {
+
+struct OptionDef {
+  std::string_view name;
+  unsigned cap;         // capability the option belongs to
+  bool negatable;
+  bool special;         // special-cased in HAProxy: a capability mismatch only warns
+  std::string_view help;
+};
+
+constexpr OptionDef kOptions[] = {
+    {"redispatch", kBe, true, true, "[<n>]: redispatch on the last retry (-1), every Pth retry (+P) or the Nth before the last (-N); 0 disables. As in HAProxy, a failed server is also left at once (no retry of it, no turn-around) when it is not running (DOWN, maintenance, slow start) or when the algorithm does not hash (roundrobin, static-rr, leastconn, first, random) and more than one active server is usable. A redispatch counts in `wredis` (backend and the server left), a retry of the same server in `wretr`, never both"},
+    {"tcplog", kFe, false, true, "TCP log format for this frontend"},
+    {"dontlognull", kFe, true, false, "do not log connections that carried no data"},
+    {"allbackups", kBe, true, false, "all usable backup servers share the load when no active server is up (default: the first backup only)"},
+    {"tcp-check", kBe, false, true, "health checks only connect (the default check; `tcp-check` rules are not supported yet)"},
+    {"httpchk", kBe, false, true, "[<method>] [<uri>] [<version>] [<host>]: HTTP health checks, default `OPTIONS / HTTP/1.0`; any 2xx/3xx passes unless `http-check expect` says otherwise"},
+    {"http-keep-alive", kFe | kBe, true, true, "HTTP connection mode (the default): persistent client and server connections; the last of http-keep-alive / http-server-close / httpclose in a section wins, `no option X` resets to keep-alive when X is the current mode"},
+    {"http-server-close", kFe | kBe, true, true, "HTTP connection mode: the client side stays persistent, the server connection closes after each response"},
+    {"httpclose", kFe | kBe, true, true, "HTTP connection mode: close after each response (frontend: client side; backend: server side; listen: both)"},
+    {"forwardfor", kFe | kBe, false, true, "[except <net>] [header <name>] [if-none]: append `x-forwarded-for: <client ip>` (nothing for UNIX clients); HTTP mode only (warns and is ignored in TCP mode)"},
+    {"httplog", kFe, false, true, "HTTP log format (plain only: `httplog clf` is not supported yet); in TCP mode it warns and falls back to tcplog; ignored in backends"},
+    {"accept-unsafe-violations-in-http-request", kFe, true, false, "relax the request parser as HAProxy does (specs/http1.md 1.7); HTTP mode only"},
+    {"accept-invalid-http-request", kFe, true, false, "deprecated alias of accept-unsafe-violations-in-http-request (warns)"},
+    {"clitcpka", kFe, true, false, "TCP keep-alive probes (SO_KEEPALIVE) on client connections; tuned by clitcpka-cnt/-idle/-intvl"},
+    {"srvtcpka", kBe, true, false, "TCP keep-alive probes (SO_KEEPALIVE) on server connections; tuned by srvtcpka-cnt/-idle/-intvl"},
+    {"tcpka", kFe | kBe, true, false, "clitcpka and srvtcpka together (each where the proxy has that side)"},
+    {"nolinger", kFe | kBe, true, false, "close this proxy's connections (client side in a frontend, server side in a backend) with a reset instead of a FIN: no FIN_WAIT or TIME_WAIT left, unsent data is dropped"},
+    {"tcp-smart-connect", kBe, true, false, "the handshake's last ACK rides on the first request segment (TCP_DEFER_ACCEPT on the connecting socket) when the request is ready at connect time; on by default in sluice (off in HAProxy), `no option tcp-smart-connect` turns it off"},
+};
+
+constexpr std::string_view kHaproxyOptions[] = {
+    "abortonclose", "accept-unsafe-violations-in-http-response", "accept-invalid-http-response",
+    "checkcache", "contstats", "disable-h2-upgrade", "dontlog-normal",
+    "external-check", "forwarded", "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
+    "http-buffer-request", "http-drop-request-trailers", "http-drop-response-trailers",
+    "http-ignore-probes", "http-no-delay", "http-pretend-keepalive",
+    "http-restrict-req-hdr-names", "http-use-proxy-header",
+    "httpslog", "independent-streams", "ldap-check", "log-health-checks",
+    "log-separate-errors", "logasap", "mysql-check", "originalto", "persist",
+    "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "socket-stats", "splice-auto",
+    "splice-request", "splice-response", "spop-check", "ssl-hello-chk",
+    "tcp-smart-accept", "transparent",
+    "idle-close-on-response", "http_proxy",
+};
+
+}  // namespace
+
+void kw_option(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  ProxyConfig& px = ps.cfg;
+  if (l.args.size() < 2) throw ConfigError{l.where + "'option' expects an option name."};
+  const std::string& name = l.args[1];
+  const OptionDef* o = nullptr;
+  for (const auto& d : kOptions)
+    if (d.name == name) o = &d;
+  if (!o) {
+    if (std::find(std::begin(kHaproxyOptions), std::end(kHaproxyOptions), name) != std::end(kHaproxyOptions))
+      throw ConfigError{fmt::format("{}'option {}' is not supported by sluice yet.", l.where, name)};
+    std::vector<std::string_view> names;
+    for (const auto& d : kOptions) names.push_back(d.name);
+    throw ConfigError{fmt::format("{}unknown option '{}'{}", l.where, name, did_you_mean(name, names))};
+  }
+  if (l.prefix != Prefix::kNone && !o->negatable)
+    throw ConfigError{fmt::format("{}negation/default is not supported for option '{}'.", l.where, name)};
+  if (!ps.is_defaults && !(px.caps & o->cap)) {
+    if (name == "tcplog" || name == "httplog") {
+      p.warning(fmt::format("{}{} '{}' : 'option {}' directive is ignored in backends.", l.where,
+                            Parser::type_word(px), px.name, name));
+      return;
+    }
+    p.warning(fmt::format("{}'option {}' ignored because {} '{}' has no {} capability.", l.where,
+                          name, Parser::type_word(px), px.name, o->cap == kBe ? "backend" : "frontend"));
+    if (o->special) return;
+    // QUIRK kept from HAProxy 3.5: table-driven options then fail as unknown.
+    throw ConfigError{fmt::format("{}unknown option '{}'; did you mean '{}' maybe ?", l.where, name, name)};
+  }
+  if (name == "redispatch") {
+    if (l.prefix != Prefix::kNone) {
+      no_extra(l, 2);
+      px.redispatch = 0;
+      return;
+    }
+    int v = -1;
+    if (l.args.size() > 2) v = strict_int(l, 2, INT_MIN + 1, INT_MAX, "option redispatch");
+    no_extra(l, 3);
+    px.redispatch = v;
+    return;
+  }
+  if (name == "httpchk") {
+    // HAProxy: one argument is the URI; two are method and URI; then version and Host.
+    HttpCheckConfig& hc = px.http_check;
+    std::size_t n = l.args.size() - 2;
+    if (n > 4) no_extra(l, 6);
+    hc.method = "OPTIONS";
+    hc.uri = "/";
+    hc.version = "HTTP/1.0";
+    if (n == 1) {
+      hc.uri = l.args[2];
+    } else if (n >= 2) {
+      hc.method = l.args[2];
+      hc.uri = l.args[3];
+      if (n >= 3) hc.version = l.args[4];
+      if (n >= 4) hc.headers.emplace_back("Host", l.args[5]);
+    }
+    px.check_type = ProxyConfig::CheckType::kHttp;
+    return;
+  }
+  if (name == "http-keep-alive" || name == "http-server-close" || name == "httpclose") {
+    if (l.prefix == Prefix::kDefault)
+      throw ConfigError{fmt::format("{}negation/default is not supported for option '{}'.", l.where, name)};
+    no_extra(l, 2);
+    HttpConnMode m = name == "http-keep-alive"     ? HttpConnMode::kKeepAlive
+                     : name == "http-server-close" ? HttpConnMode::kServerClose
+                                                   : HttpConnMode::kClose;
+    if (l.prefix == Prefix::kNone) {
+      px.http_conn_mode = m;
+    } else if (px.http_conn_mode == m) {
+      px.http_conn_mode = HttpConnMode::kKeepAlive;   // `no option X` cancels X only
+    }
+    px.http_conn_mode_set = true;
+    return;
+  }
+  if (name == "forwardfor") {
+    ForwardForConfig ff;
+    ff.enabled = true;
+    for (std::size_t i = 2; i < l.args.size();) {
+      const std::string& w = l.args[i];
+      if (w == "except") {
+        auto n = i + 1 < l.args.size() ? rules::parse_network(l.args[i + 1])
+                                       : base::Result<rules::Network>(base::Error::text(""));
+        if (!n.ok())
+          throw ConfigError{fmt::format("{}'option forwardfor except' expects <address>[/mask] as argument.", l.where)};
+        ff.has_except = true;
+        ff.except = n.value();
+        i += 2;
+      } else if (w == "header") {
+        if (i + 1 >= l.args.size())
+          throw ConfigError{fmt::format("{}'option forwardfor header' expects <header_name> as argument.", l.where)};
+        ff.header = l.args[i + 1];
+        i += 2;
+      } else if (w == "if-none") {
+        ff.if_none = true;
+        ++i;
+      } else {
+        throw ConfigError{fmt::format("{}'option forwardfor' only supports optional values: 'except', "
+                                      "'header' and 'if-none'.", l.where)};
+      }
+    }
+    px.forwardfor = ff;
+    return;
+  }
+  if (name == "httplog") {
+    if (l.args.size() > 2) {
+      if (l.args[2] == "clf")
+        throw ConfigError{fmt::format("{}'option httplog clf' is not supported by sluice yet.", l.where)};
+      throw ConfigError{fmt::format("{}keyword 'httplog' only supports option 'clf'.", l.where)};
+    }
+    if (ps.is_defaults && px.option_tcplog)
+      p.warning(fmt::format("{}'option httplog' overrides previous 'option tcplog' in 'defaults' section.", l.where));
+    px.option_httplog = true;
+    px.option_tcplog = false;
+    px.httplog_loc = l.loc;
+    return;
+  }
+  no_extra(l, 2);
+  if (name == "accept-unsafe-violations-in-http-request" || name == "accept-invalid-http-request") {
+    if (name == "accept-invalid-http-request")
+      p.warning(fmt::format("{}option 'accept-invalid-http-request' is deprecated. Please use 'option "
+                            "accept-unsafe-violations-in-http-request' instead.", l.where));
+    px.accept_unsafe_requests = l.prefix == Prefix::kNone;
+    return;
+  }
+  if (name == "tcp-check") {
+    px.check_type = ProxyConfig::CheckType::kTcp;
+  } else if (name == "tcplog") {
+    if (ps.is_defaults && px.option_httplog)
+      p.warning(fmt::format("{}'option tcplog' overrides previous 'option httplog' in 'defaults' section.", l.where));
+    px.option_tcplog = true;
+    px.option_httplog = false;
+  } else if (name == "dontlognull") {
+    px.option_dontlognull = l.prefix == Prefix::kNone;
+  } else if (name == "allbackups") {
+    px.option_allbackups = l.prefix == Prefix::kNone;
+  } else if (name == "clitcpka") {
+    px.option_clitcpka = l.prefix == Prefix::kNone;
+  } else if (name == "srvtcpka") {
+    px.option_srvtcpka = l.prefix == Prefix::kNone;
+  } else if (name == "tcpka") {
+    px.option_clitcpka = px.option_srvtcpka = l.prefix == Prefix::kNone;
+  } else if (name == "nolinger") {
+    px.option_nolinger = l.prefix == Prefix::kNone;
+  } else if (name == "tcp-smart-connect") {
+    px.option_tcp_smart_connect = l.prefix != Prefix::kNo;   // `default option` = sluice's default
+  }
+}
+
+// `clitcpka-cnt <n>`, `clitcpka-idle <time>`, `clitcpka-intvl <time>` and the srvtcpka-*
+// ones. The capability check (clitcpka-* need a frontend, srvtcpka-* a backend) is the
+// keyword table's. Times are in seconds unless a unit is given. The kernel refuses idle and
+// interval above 32767 s and counts above 127: such values are clamped with a warning (HAProxy
+// passes them on and the setsockopt() fails silently).
+void kw_tcpka(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  const std::string& kw = l.args[0];
+  bool cli = kw.rfind("clitcpka-", 0) == 0;
+  std::string_view what = std::string_view(kw).substr(9);   // cnt, idle, intvl
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{fmt::format("{}'{}' expects an integer value", l.where, kw)};
+  no_extra(l, 2);
+  int limit = what == "cnt" ? 127 : 32767;
+  long long v = 0;
+  if (what == "cnt") {
+    v = strict_int(l, 1, 0, INT_MAX, kw);
+  } else {
+    auto t = parse_time(l.args[1], TimeUnit::kS);
+    check_time_range(l, t, l.args[1], kw);
+    if (t.status != TimeValue::Status::kOk)
+      throw ConfigError{fmt::format("{}unexpected character '{}' in argument to <{}>.", l.where,
+                                    t.bad ? t.bad : ' ', kw)};
+    if (t.trailing) p.warning(time_trailing_warning(t.trailing, l.args[1]));
+    v = t.value;
+  }
+  if (v > limit) {
+    p.warning(fmt::format("{}'{} {}' is above the kernel's limit; {} is used instead.", l.where,
+                          kw, l.args[1], limit));
+    v = limit;
+  }
+  // Written in a frontend/backend/listen itself: validation warns if that proxy never turns
+  // keep-alive on for the side (a tuning would then be parsed and have no effect).
+  if (!p.cur_proxy().is_defaults) (cli ? px.clitcpka_tuned_at : px.srvtcpka_tuned_at) = l.loc;
+  int& field = what == "cnt"    ? (cli ? px.clitcpka_cnt : px.srvtcpka_cnt)
+               : what == "idle" ? (cli ? px.clitcpka_idle : px.srvtcpka_idle)
+                                : (cli ? px.clitcpka_intvl : px.srvtcpka_intvl);
+  field = static_cast<int>(v);
+}
+
+void append_option_docs(std::vector<SubKeywordDoc>* docs) {
+  for (const auto& o : kOptions) docs->push_back({"option", o.name, o.help});
+}
+
+}  // namespace sluice::config::proxy_kw

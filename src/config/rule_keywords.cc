@@ -1,0 +1,141 @@
+// ACLs and the rules that use them: acl, http-request / http-response, tcp-request and
+// use_backend.
+#include "config/proxy_keywords.h"
+
+#include <fmt/format.h>
+
+#include "rules/rules.h"
+
+namespace sluice::config::proxy_kw {
+
+namespace {
+
+// acl / http-request / http-response: HAProxy allows them in named defaults sections only, with
+// rules that its proxies inherit; sluice does not support rules in defaults yet.
+void refuse_rules_in_defaults(Parser& p, const Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  if (!ps.is_defaults) return;
+  if (ps.defaults_name.empty())
+    throw ConfigError{fmt::format("{}'{}' not allowed in anonymous 'defaults' section.", l.where, l.args[0])};
+  throw ConfigError{fmt::format("{}'{}' in a 'defaults' section is not supported by sluice yet.", l.where, l.args[0])};
+}
+
+}  // namespace
+
+void kw_acl(Parser& p, Line& l) {
+  refuse_rules_in_defaults(p, l);
+  auto r = p.cur_proxy().cfg.acls.parse_acl(tail(l, 1));
+  if (!r.ok()) throw ConfigError{l.where + r.error().message};
+}
+
+void kw_http_rule(Parser& p, Line& l) {
+  refuse_rules_in_defaults(p, l);
+  ProxyConfig& px = p.cur_proxy().cfg;
+  bool req = l.args[0] == "http-request";
+  auto side = req ? rules::RuleSide::kRequest : rules::RuleSide::kResponse;
+  auto& list = req ? px.http_request_rules : px.http_response_rules;
+  // Relative `file` paths are relative to the working directory, as in HAProxy.
+  auto r = rules::parse_http_rule(tail(l, 1), side, px.acls, "");
+  if (!r.ok()) {
+    std::string msg = r.error().message;
+    const std::string head = "error detected while parsing '";
+    if (msg.rfind(head, 0) == 0)
+      msg = fmt::format("error detected in {} '{}' while parsing '{}", Parser::type_word(px), px.name,
+                        msg.substr(head.size()));
+    // A bad rule aborts the whole load, as in HAProxy.
+    p.fatal(l.where + msg);
+    throw AbortLoad{};
+  }
+  if (!list.empty() && list.back().is_final() && list.back().cond.empty())
+    p.warning(fmt::format("{}previous '{}' action is final and has no condition attached, further "
+                          "entries are NOOP.", l.where, l.args[0]));
+  for (const auto& w : r.value().warnings) p.warning(l.where + w);
+  std::string raw = payload_fetch_refusal(r.value().cond, req ? "an 'http-request' rule" : "an 'http-response' rule", px);
+  if (!raw.empty()) throw ConfigError{l.where + raw};
+  list.push_back(std::move(r.value()));
+}
+
+// ---- tcp-request connection|content|inspect-delay ----
+
+void kw_tcp_request(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  ProxyConfig& px = ps.cfg;
+  const std::string in = fmt::format("{} '{}'", Parser::type_word(px), px.name);
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{fmt::format("{}missing argument for 'tcp-request' in {}", l.where, in)};
+  const std::string& stage = l.args[1];
+  if (stage == "session")
+    throw ConfigError{l.where + "'tcp-request session' is not supported by sluice yet."};
+  if (stage != "connection" && stage != "content" && stage != "inspect-delay")
+    throw ConfigError{fmt::format("{}'tcp-request' expects 'inspect-delay', 'connection', or "
+                                  "'content' in {} (got '{}')", l.where, in, stage)};
+  if (ps.is_defaults) {
+    // HAProxy lets proxies inherit these from named defaults sections only.
+    if (ps.defaults_name.empty())
+      throw ConfigError{fmt::format("{}tcp-request {} is not allowed in anonymous 'defaults' "
+                                    "sections", l.where, stage)};
+    throw ConfigError{fmt::format("{}'tcp-request {}' in a 'defaults' section is not supported by "
+                                  "sluice yet.", l.where, stage)};
+  }
+  if (!(px.caps & kFe)) {
+    if (stage == "connection")
+      throw ConfigError{fmt::format("{}tcp-request connection is not allowed because {} is not a "
+                                    "frontend", l.where, in)};
+    // HAProxy runs backend content rules once a stream reaches the backend; sluice not yet.
+    throw ConfigError{fmt::format("{}'tcp-request {}' in a backend is not supported by sluice yet.",
+                                  l.where, stage)};
+  }
+  if (stage == "inspect-delay") {
+    const std::string kw = "'tcp-request inspect-delay'";
+    if (l.args.size() < 3 || l.args[2].empty())
+      throw ConfigError{fmt::format("{}{} expects a positive delay in milliseconds, in {}", l.where,
+                                    kw, in)};
+    auto t = parse_time(l.args[2], TimeUnit::kMs);
+    if (t.status == TimeValue::Status::kBadChar || t.status == TimeValue::Status::kEmpty)
+      throw ConfigError{fmt::format("{}{} expects a positive delay in milliseconds, in {} "
+                                    "(unexpected character '{}')", l.where, kw, in, t.bad)};
+    check_time_range(l, t, l.args[2], "tcp-request inspect-delay");
+    no_extra(l, 3);
+    if (t.trailing) p.warning(time_trailing_warning(t.trailing, l.args[2]));
+    px.tcp_inspect_delay_ms = t.value;
+    return;
+  }
+  const bool conn = stage == "connection";
+  auto r = rules::parse_tcp_rule(tail(l, 2), conn ? rules::TcpRuleStage::kConnection
+                                                  : rules::TcpRuleStage::kContent, px.acls);
+  if (!r.ok()) throw ConfigError{l.where + r.error().message};
+  // Connection rules always run first, whatever the order of the lines (HAProxy's warning).
+  if (conn && !px.tcp_request_content.empty())
+    p.warning(l.where + "a 'tcp-request' rule placed after a 'tcp-request content' rule will still "
+                        "be processed before.");
+  (conn ? px.tcp_request_connection : px.tcp_request_content)
+      .push_back(TcpRuleConfig{l.loc, std::move(r.value())});
+}
+
+void kw_use_backend(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{fmt::format("{}'{}' expects a backend name.", l.where, l.args[0])};
+  UseBackendConfig ub;
+  ub.loc = l.loc;
+  ub.name = l.args[1];
+  if (ub.name.find("%[") != std::string::npos)
+    throw ConfigError{fmt::format("{}'use_backend' with a dynamic name ('{}') is not supported by sluice yet.",
+                                  l.where, ub.name)};
+  if (l.args.size() > 2) {
+    if (l.args[2] != "if" && l.args[2] != "unless")
+      throw ConfigError{fmt::format("{}unexpected keyword '{}' after switching rule, only 'if' and "
+                                    "'unless' are allowed.", l.where, l.args[2])};
+    auto c = rules::parse_condition(tail(l, 2), px.acls);
+    if (!c.ok())
+      throw ConfigError{fmt::format("{}error detected while parsing switching rule : {}.", l.where,
+                                    c.error().message)};
+    ub.cond = std::move(c.value());
+    if (const rules::Acl* a = ub.cond.response_only_acl())
+      p.warning(fmt::format("{}acl '{}' will never match because it only involves keywords that are "
+                            "incompatible with 'use_backend' rules", l.where, a->name));
+  }
+  px.use_backends.push_back(std::move(ub));
+}
+
+}  // namespace sluice::config::proxy_kw

@@ -1,0 +1,179 @@
+// `server` and `default-server` lines and the server options they share.
+#include "config/proxy_keywords.h"
+
+#include <cctype>
+#include <climits>
+#include <cstdint>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "net/address.h"
+
+namespace sluice::config::proxy_kw {
+
+namespace {
+
+// A time argument of a server option (`inter 2s`, `slowstart 10s`), HAProxy's messages.
+uint32_t server_time(Parser& p, const std::string& head, const std::string& o, const std::string& v,
+                     const std::string& srv) {
+  auto t = parse_time(v, TimeUnit::kMs);
+  if (t.status == TimeValue::Status::kOverflow)
+    throw ConfigError{fmt::format("{} : timer overflow in argument <{}> to <{}> of server {}, maximum value is 2147483647 ms (~24.8 days).", head, v, o, srv)};
+  if (t.status == TimeValue::Status::kUnderflow)
+    throw ConfigError{fmt::format("{} : timer underflow in argument <{}> to <{}> of server {}, minimum non-null value is 1 ms.", head, v, o, srv)};
+  if (t.status == TimeValue::Status::kEmpty)
+    throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
+  if (t.status != TimeValue::Status::kOk) {
+    // QUIRK kept from HAProxy 3.5 (spec 3.1): the three check intervals share a message that
+    // names 'agent-inter', and the caller adds a second final dot.
+    if (o != "slowstart")
+      throw ConfigError{fmt::format("{} : unexpected character '{}' in 'agent-inter' argument of server {}..",
+                                    head, t.bad, srv)};
+    throw ConfigError{fmt::format("{} : unexpected character '{}' in argument to <{}>.", head, t.bad, o)};
+  }
+  // Characters after a valid unit only warn, as for `timeout` (spec 3.1).
+  if (t.trailing) p.warning(time_trailing_warning(t.trailing, v));
+  return t.value;
+}
+
+// The options of a `server` or `default-server` line, from args[first] on, applied over `s`
+// (which starts as the section's default-server settings).
+void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerConfig& s,
+                          const std::string& head) {
+  static const std::vector<std::string_view> kOpts = {
+      "weight", "maxconn", "backup", "disabled", "enabled", "slowstart", "check", "no-check",
+      "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down"};
+  static constexpr std::string_view kHaproxyOpts[] = {
+      "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check-ssl",
+      "check-send-proxy", "cookie", "crt", "error-limit",
+      "id", "init-addr", "maxqueue", "minconn", "observe", "on-error",
+      "on-marked-up", "pool-max-conn", "pool-purge-delay", "proto",
+      "redir", "resolvers", "resolve-prefer", "send-proxy", "send-proxy-v2",
+      "sni", "source", "ssl", "track", "verify", "verifyhost", "ws", "tfo", "namespace",
+      "usesrc", "resolve-opts", "socks4", "no-ssl", "guid", "hash-key",
+  };
+  const std::string& srv = s.name;
+  for (std::size_t i = first; i < l.args.size();) {
+    const std::string& o = l.args[i];
+    bool has_v = i + 1 < l.args.size();
+    std::string v = has_v ? l.args[i + 1] : "";
+    if (o == "weight" || o == "maxconn") {
+      if (!has_v) throw ConfigError{fmt::format("{} : '{}' expects an integer argument.", head, o)};
+      auto n = parse_strict_int(v, LLONG_MIN, LLONG_MAX);
+      if (!n) throw ConfigError{fmt::format("{} : '{}' expects an integer argument, got '{}'.", head, o, v)};
+      if (o == "weight") {
+        if (*n < 0 || *n > 256)
+          throw ConfigError{fmt::format("{} : weight of server {} is not within 0 and 256 ({}).",
+                                        head, srv, *n)};
+        s.weight = static_cast<int>(*n);
+      } else {
+        if (*n < 0 || *n > INT_MAX)
+          throw ConfigError{fmt::format("{} : 'maxconn' expects a non-negative integer, got '{}'.", head, v)};
+        s.maxconn = static_cast<int>(*n);
+      }
+      i += 2;
+    } else if (o == "slowstart") {
+      if (!has_v) throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
+      uint32_t t = server_time(p, head, o, v, srv);
+      // HAProxy keeps slow start in seconds, rounded up.
+      s.slowstart_ms = static_cast<uint32_t>((static_cast<uint64_t>(t) + 999) / 1000 * 1000);
+      i += 2;
+    } else if (o == "inter" || o == "fastinter" || o == "downinter") {
+      if (!has_v) throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
+      uint32_t t = server_time(p, head, o, v, srv);
+      if (t == 0)
+        throw ConfigError{fmt::format("{} : '{}' expects a strictly positive delay, got '{}'.", head, o, v)};
+      // A bare number is in milliseconds: `inter 10` was most likely meant as seconds (spec
+      // 3.1). The spec gives no text; this one follows the `timeout` warning.
+      if (t < 100 && v.find_first_not_of("0123456789") == std::string::npos)
+        p.warning(fmt::format("{} : '{} {}' in server '{}' is suspiciously small for a value in "
+                              "milliseconds. Please use an explicit unit ('{}ms') if that was the "
+                              "intent.", head, o, v, srv, v));
+      (o == "inter" ? s.inter_ms : o == "fastinter" ? s.fastinter_ms : s.downinter_ms) = t;
+      i += 2;
+    } else if (o == "rise" || o == "fall") {
+      if (!has_v) throw ConfigError{fmt::format("{} : '{}' expects an integer argument.", head, o)};
+      auto n = parse_strict_int(v, LLONG_MIN, LLONG_MAX);
+      if (!n) throw ConfigError{fmt::format("{} : '{}' expects an integer argument, got '{}'.", head, o, v)};
+      if (*n <= 0 || *n > 1000000)
+        throw ConfigError{fmt::format("{} : '{}' has to be > 0 (got '{}').", head, o, v)};
+      (o == "rise" ? s.rise : s.fall) = static_cast<int>(*n);
+      i += 2;
+    } else if (o == "port") {
+      auto n = has_v ? parse_strict_int(v, 1, 65535) : std::nullopt;
+      if (!n) throw ConfigError{fmt::format("{} : 'port' expects a valid port (1..65535), got '{}'.", head, v)};
+      s.check_port = static_cast<int>(*n);
+      i += 2;
+    } else if (o == "addr") {
+      if (!has_v) throw ConfigError{fmt::format("{} : 'addr' expects <ipv4|ipv6> as argument.", head)};
+      // The check address gets the same legacy env expansion as the server's (spec 1.4).
+      v = p.address_word(l, i + 1, "addr");
+      auto r = net::parse_server_address(v);
+      if (!r.ok() || r.value().addr.family() == AF_UNIX)
+        throw ConfigError{fmt::format("{} : 'addr' : invalid address '{}'.", head, v)};
+      s.has_check_addr = true;
+      s.check_addr = r.value().addr;
+      i += 2;
+    } else if (o == "on-marked-down") {
+      if (v != "shutdown-sessions")
+        throw ConfigError{fmt::format("{} : 'on-marked-down' expects 'shutdown-sessions' but got '{}'.", head, v)};
+      s.shutdown_on_down = true;
+      i += 2;
+    } else if (o == "check") {
+      s.check = true;
+      ++i;
+    } else if (o == "no-check") {
+      s.check = false;
+      ++i;
+    } else if (o == "backup") {
+      s.backup = true;
+      ++i;
+    } else if (o == "disabled") {
+      s.disabled = true;
+      ++i;
+    } else if (o == "enabled") {
+      s.disabled = false;
+      ++i;
+    } else if (std::find(std::begin(kHaproxyOpts), std::end(kHaproxyOpts), o) != std::end(kHaproxyOpts)) {
+      throw ConfigError{fmt::format("{} : '{}' is not supported by sluice yet.", head, o)};
+    } else {
+      throw ConfigError{fmt::format("{} : unknown keyword '{}'{}", head, o, did_you_mean(o, kOpts))};
+    }
+  }
+}
+
+}  // namespace
+
+void kw_server(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  ProxyConfig& px = ps.cfg;
+  if (l.args.size() < 3)
+    throw ConfigError{l.where + "'server' expects <name> and <addr>[:<port>] as arguments."};
+  ServerConfig s = px.default_server;
+  s.loc = l.loc;
+  s.name = l.args[1];
+  std::string head = fmt::format("[{}:{}] : 'server {}/{}'", l.loc.file, l.loc.line, px.name, s.name);
+  for (char c : s.name)
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' || c == '-'))
+      throw ConfigError{fmt::format("{}character '{}' is not permitted in server name '{}'.", l.where, c, s.name)};
+  s.addr_text = l.args[2];
+  std::string addr = p.address_word(l, 2, "server");
+  auto r = net::parse_server_address(addr);
+  if (!r.ok()) throw ConfigError{fmt::format("{} : {}", head, r.error().message)};
+  s.addr = r.value();
+  parse_server_options(p, l, 3, s, head);
+  px.servers.push_back(std::move(s));
+}
+
+// `default-server [options]`: the settings every later `server` line of the section (and of
+// the sections that inherit from this defaults section) starts from.
+void kw_default_server(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  std::string head = fmt::format("[{}:{}] : 'default-server'", l.loc.file, l.loc.line);
+  ServerConfig s = px.default_server;
+  parse_server_options(p, l, 1, s, head);
+  px.default_server = std::move(s);
+}
+
+}  // namespace sluice::config::proxy_kw
