@@ -47,5 +47,11 @@ TEST(Docs, ConfigCompatTablesMatchTheKeywordTables) {
   }
 }
 
+TEST(Docs, EveryTableKeywordHasHelp) {
+  auto docs = keyword_docs();
+  EXPECT_GT(docs.size(), 30u);
+  for (const auto& d : docs) EXPECT_FALSE(d.help.empty()) << d.keyword;
+}
+
 }  // namespace
 }  // namespace sluice::config

@@ -33,6 +33,10 @@ inline const ProxyConfig& proxy(const Run& r, const std::string& name) {
   throw std::runtime_error("no proxy " + name);
 }
 
+// The three timeouts that keep a proxy free of the missing-timeout warnings.
+inline constexpr const char* kTimeouts =
+    "  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n";
+
 // Loads `text` as the file "f.cfg".
 inline Run parse(const std::string& text, bool diag = false) {
   Run run;

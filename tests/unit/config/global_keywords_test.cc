@@ -1,0 +1,146 @@
+// Keywords of the global section (the thread and sharding ones are in thread_keywords_test).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "net/address.h"
+#include "parse_run.h"
+
+namespace sluice::config {
+namespace {
+
+using testing::parse;
+using testing::kTimeouts;
+
+TEST(Global, Nbthread) {
+  EXPECT_EQ(parse("global\n  nbthread 4\n  nbthread 8\n").r.model->global.nbthread, 8);
+  EXPECT_TRUE(parse("global\n  nbthread abc\n").has("parsing [f.cfg:2] : passed a missing or unparsable integer value in 'abc'"));
+  EXPECT_TRUE(parse("global\n  nbthread 4x\n").contains("unparsable integer value in '4x'"));
+  EXPECT_TRUE(parse("global\n  nbthread 0\n").contains("between 1 and 1024"));
+  EXPECT_TRUE(parse("global\n  nbthread 1025\n").contains("between 1 and 1024"));
+}
+
+TEST(Global, Maxconn) {
+  auto r = parse("global\n  maxconn 10\n  maxconn 20\n");
+  ASSERT_TRUE(r.r.model);
+  EXPECT_EQ(r.r.model->global.maxconn, 10);
+  EXPECT_EQ(r.r.alerts, 1);
+  EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'maxconn' already specified. Continuing."));
+  EXPECT_TRUE(parse("global\n  maxconn 10k\n").has("parsing [f.cfg:2] : cannot parse 'maxconn' value '10k', an integer is expected."));
+  // 0 is "automatic" as in HAProxy: the model's "not set", derived from ulimit -n at start-up.
+  auto zero = parse("global\n  maxconn 0\n");
+  ASSERT_TRUE(zero.r.model) << zero.all();
+  EXPECT_EQ(zero.r.alerts, 0);
+  EXPECT_EQ(zero.global().maxconn, 0);
+  EXPECT_TRUE(parse("global\n  maxconn -1\n").has("parsing [f.cfg:2] : cannot parse 'maxconn' value '-1', an integer is expected."));
+}
+
+TEST(Global, Maxaccept) {
+  // HAProxy turns 0 into its default (4); -1 is unlimited.
+  auto zero = parse("global\n  tune.maxaccept 0\n");
+  ASSERT_TRUE(zero.r.model) << zero.all();
+  EXPECT_EQ(zero.r.alerts, 0);
+  EXPECT_EQ(zero.global().tune_maxaccept, 4);
+  EXPECT_EQ(parse("global\n  tune.maxaccept 64\n").global().tune_maxaccept, 64);
+  EXPECT_TRUE(parse("global\n  tune.maxaccept -2\n").has(
+      "parsing [f.cfg:2] : 'tune.maxaccept' expects -1 (unlimited) or an integer from 0 to 2147483647 "
+      "(0 = the default), got '-2'."));
+}
+
+TEST(Global, StatsSocket) {
+  auto r = parse("global\n  stats socket /tmp/s.sock level admin mode 600\n  stats socket ipv4@127.0.0.1:9999\n"
+                 "  stats timeout 30s\n  stats maxconn 5\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& g = r.r.model->global;
+  ASSERT_EQ(g.stats_sockets.size(), 2u);
+  EXPECT_EQ(g.stats_sockets[0].level, CliLevel::kAdmin);
+  EXPECT_EQ(g.stats_sockets[0].unix_mode, 0600);
+  EXPECT_EQ(g.stats_sockets[0].addr.kind, net::ListenAddress::Kind::kUnix);
+  EXPECT_EQ(g.stats_sockets[1].level, CliLevel::kOperator);
+  EXPECT_EQ(g.stats_sockets[1].addr.addr.to_string(), "127.0.0.1:9999");
+  EXPECT_EQ(g.stats_timeout_ms, 30000u);
+  EXPECT_EQ(g.stats_maxconn, 5);
+  EXPECT_TRUE(parse("global\n  stats socket :1-2\n").contains("must be a single address"));
+  EXPECT_TRUE(parse("global\n  stats socket /s level god\n").contains("'level' only supports"));
+  EXPECT_TRUE(parse("global\n  stats socket /s levl admin\n").contains("did you mean 'level' maybe ?"));
+  EXPECT_TRUE(parse("global\n  stats timeout 0\n").has("parsing [f.cfg:2] : 'stats timeout' expects a positive value"));
+  EXPECT_TRUE(parse("global\n  stats maxconn 0\n").has("parsing [f.cfg:2] : 'stats maxconn' expects a positive value"));
+  EXPECT_TRUE(parse("global\n  stats enable\n").contains("'stats' supports"));
+}
+
+TEST(Global, Misc) {
+  auto r = parse("global\n  daemon\n  pidfile /a\n  pidfile /b\n  hard-stop-after 1m\n  tune.bufsize 16k\n"
+                 "  tune.maxaccept -1\n  node n1\n  description my lb\n  zero-warning\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& g = r.r.model->global;
+  EXPECT_TRUE(g.daemon);
+  EXPECT_EQ(g.pidfile, "/a");
+  EXPECT_EQ(r.r.warnings, 1);
+  EXPECT_EQ(g.hard_stop_after_ms, 60000u);
+  EXPECT_EQ(g.tune_bufsize, 16384);
+  EXPECT_EQ(g.tune_maxaccept, -1);
+  EXPECT_EQ(g.node, "n1");
+  EXPECT_EQ(g.description, "my lb");
+  EXPECT_TRUE(g.zero_warning);
+  EXPECT_EQ(parse("global\n  tune.bufsize 1000\n").r.model->global.tune_bufsize, 1008);
+  EXPECT_TRUE(parse("global\n  tune.bufsize 16kb\n").has("parsing [f.cfg:2] : unexpected 'b' after size passed to 'tune.bufsize'"));
+  EXPECT_TRUE(parse("global\n  tune.bufsize 4g\n").has("parsing [f.cfg:2] : unexpected 'g' after size passed to 'tune.bufsize'"));
+  EXPECT_TRUE(parse("global\n  tune.bufsize 0\n").contains("expects a positive integer argument."));
+  EXPECT_TRUE(parse("global\n  daemon x\n").has("parsing [f.cfg:2] : 'daemon' cannot handle unexpected argument 'x'."));
+  EXPECT_TRUE(parse("global\n  lua-load /x\n").has("parsing [f.cfg:2] : 'lua-load' is not supported by sluice yet."));
+  EXPECT_EQ(parse("global\n  chroot /x\n  uid 7\n  gid 8\n").r.model->global.chroot, "/x");
+  EXPECT_EQ(parse("global\n  uid 7\n").r.model->global.uid, 7);
+  EXPECT_EQ(parse("global\n  gid 8\n").r.model->global.gid, 8);
+  EXPECT_EQ(parse("global\n  user root\n  group root\n").r.model->global.gid, 0);
+  EXPECT_TRUE(parse("global\n  maxconm 5\n").has("parsing [f.cfg:2] : unknown keyword 'maxconm' in 'global' section; did you mean 'maxconn' maybe ?"));
+}
+
+// Spec 7: a buffer of 256 MiB or more is fatal as soon as a proxy is in HTTP mode.
+TEST(Global, HugeBufsizeNeedsTcpOnly) {
+  std::string proxies = std::string("defaults\n") + kTimeouts +
+                        "frontend f\n  bind :1\n  default_backend b\nbackend b\n  server s 1.1.1.1:1\n";
+  auto tcp = parse("global\n  tune.bufsize 256m\n" + proxies);
+  EXPECT_TRUE(tcp.r.model) << tcp.all();
+  std::string http = std::string("defaults\n") + kTimeouts + "  mode http\n" +
+                     "frontend f\n  bind :1\n  default_backend b\nbackend b\n  server s 1.1.1.1:1\n";
+  auto r = parse("global\n  tune.bufsize 256m\n" + http);
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("global.tune.bufsize must be below 256 MB when HTTP is in use (current value = "
+                    "268435456)."))
+      << r.all();
+  int n = 0;
+  for (const auto& d : r.diags) n += d.text.find("tune.bufsize") != std::string::npos;
+  EXPECT_EQ(n, 1) << r.all();
+  auto below = parse("global\n  tune.bufsize 268435440\n" + http);
+  EXPECT_TRUE(below.r.model) << below.all();
+  // A disabled proxy is not validated.
+  auto disabled = parse("global\n  tune.bufsize 1g\n" + std::string("defaults\n") + kTimeouts +
+                        "backend b\n  mode http\n  disabled\n");
+  EXPECT_TRUE(disabled.r.model) << disabled.all();
+}
+
+TEST(Global, Log) {
+  auto r = parse("global\n  log stdout format raw local0\n  log 127.0.0.1 len 2048 local1 info notice\n"
+                 "  log /dev/log daemon\n  log \"${SLUICE_LOCAL-127.0.0.2}:515\" user\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& l = r.r.model->global.logs;
+  ASSERT_EQ(l.size(), 4u);
+  EXPECT_EQ(l[0].kind, LogTarget::Kind::kStdout);
+  EXPECT_EQ(l[0].format, LogFormat::kRaw);
+  EXPECT_EQ(l[0].facility, 16);
+  EXPECT_EQ(l[1].kind, LogTarget::Kind::kUdp);
+  EXPECT_EQ(l[1].addr.to_string(), "127.0.0.1:514");
+  EXPECT_EQ(l[1].max_len, 2048);
+  EXPECT_EQ(l[1].max_level, 6);
+  EXPECT_EQ(l[1].min_level, 5);
+  EXPECT_EQ(l[2].kind, LogTarget::Kind::kUnixDgram);
+  EXPECT_EQ(l[3].addr.to_string(), "127.0.0.2:515");
+  EXPECT_TRUE(parse("global\n  log stdout bogus\n").has("parsing [f.cfg:2] : unknown log facility 'bogus'"));
+  EXPECT_TRUE(parse("global\n  log\n").has("parsing [f.cfg:2] : log : expects <address> and <facility> or global as arguments"));
+  EXPECT_TRUE(parse("global\n  log stdout local0 loud\n").contains("unknown optional log level 'loud'"));
+  r = parse("global\n  log stdout local0\n  no log\n");
+  EXPECT_TRUE(r.r.model->global.logs.empty());
+}
+
+}  // namespace
+}  // namespace sluice::config
