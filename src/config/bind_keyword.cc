@@ -20,7 +20,7 @@ void kw_bind(Parser& p, Line& l) {
   b.loc = l.loc;
   b.text = l.args[1];
   for (const auto& a : l.args) b.args_text += (b.args_text.empty() ? "" : " ") + a;
-  // The global default in force now, not at the end of parsing (spec 2.1).
+  // The global default (tune.listener.default-shards) in force now, not at the end of parsing.
   b.shards = p.global.default_shards;
   std::string addr = p.address_word(l, 1, "bind");
   auto r = net::parse_bind_address(addr);
@@ -76,8 +76,8 @@ void kw_bind(Parser& p, Line& l) {
     i += 2;
   }
   if (b.id > 0) {
-    // The id names one listener (spec 7, bind): a list or a port range makes several, while
-    // shards are clones of one that take the next ids (sharding spec 6), so they may carry one.
+    // The id names one listener: a list or a port range makes several, while shards are
+    // clones of one that take the next ids, so they may carry one.
     if (b.addrs.size() > 1) throw ConfigError{head + " : 'id' can only be used with a single socket"};
     for (const auto& o : px.binds)
       if (o.id == b.id)

@@ -47,7 +47,7 @@ void kw_maxconn(Parser& p, Line& l) {
     return;
   }
   std::string v = l.args.size() > 1 ? l.args[1] : "";
-  // 0 is HAProxy's "automatic" (spec 5.3), the model's "not set": derived from ulimit -n.
+  // 0 is HAProxy's "automatic", the model's "not set": derived from ulimit -n.
   auto n = parse_strict_int(v, 0, INT_MAX);
   if (!n) throw ConfigError{fmt::format("{}cannot parse 'maxconn' value '{}', an integer is expected.", l.where, v)};
   no_extra(l, 2);

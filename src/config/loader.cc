@@ -40,15 +40,15 @@ LoadResult run(const std::vector<SourceFile>& files, const LoadOptions& options,
     p.env.set("HAPROXY_BRANCH", base::kHaproxyCompatVersion, true);
     p.env.set("HAPROXY_STARTUP_VERSION", base::kVersion, false);
     p.env.unset("HAPROXY_CFGFILES");
-    // Two passes as HAProxy (spec 1.7): the first runs only the env keywords of `global`, so
-    // that a variable set late in `global` is already visible to earlier lines in the second.
+    // Two passes as HAProxy: the first runs only the env keywords of `global`, so that a
+    // variable set late in `global` is already visible to earlier lines in the second.
     for (int pass = 1; pass <= 2 && !p.aborted() && p.fatals() == 0; ++pass) {
       if (pass == 2) {
         std::string names;
         for (const auto& f : files) names += (names.empty() ? "" : ";") + f.name;
         p.env.set("HAPROXY_CFGFILES", names, true);
         // HAProxy's order is -L, then `localpeer`, then the host name; sluice has neither of
-        // the first two (spec 1.4).
+        // the first two.
         p.env.set("HAPROXY_LOCALPEER", host_name(), true);
         // Section order is judged afresh in the full pass: pass 1 saw every section already.
         p.seen_non_global = false;

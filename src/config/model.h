@@ -58,7 +58,7 @@ struct ShardsConfig {
   int number = 1;
 };
 
-// One `thread` argument item on a bind line (spec sharding.md 1.5), syntax-checked.
+// One `thread` argument item on a bind line, syntax-checked.
 struct ThreadSetConfig {
   bool relative = false;   // `g/set`
   int group = 0;           // relative form: 1-based group
@@ -163,8 +163,8 @@ struct CaptureConfig {
 };
 
 // `stats enable|uri|refresh|realm|auth|scope|hide-version|show-legends|show-node|show-desc`:
-// the HTTP statistics page (specs/cli-and-stats.md 3.8). Any of uri, refresh, realm, auth and
-// scope enables it, as in HAProxy.
+// the HTTP statistics page. Any of uri, refresh, realm, auth and scope enables it, as in
+// HAProxy.
 struct StatsPageConfig {
   bool enabled = false;
   SourceLoc loc;                         // the first `stats` line that enabled it

@@ -179,8 +179,8 @@ void Parser::process_line(std::string_view raw, int pass) {
   std::string where = fmt::format("parsing [{}:{}]", cur_file, cur_line);
   if (lead < raw.size() && raw[lead] == '[') {
     // A scope declaration (SPOE files). sluice has no use for scopes, but checks them as
-    // HAProxy does so that such files fail the same way. HAProxy handles them before `.if`
-    // (spec 1.2), so a false block does not hide a bad one.
+    // HAProxy does so that such files fail the same way. HAProxy handles them before
+    // tokenizing and before `.if`, so a false block does not hide a bad one.
     auto close = raw.find(']', lead);
     std::string_view name =
         close == std::string_view::npos ? raw.substr(lead + 1) : raw.substr(lead + 1, close - lead - 1);

@@ -91,7 +91,7 @@ class Parser {
 
   // Pass 1 runs only env keywords and structural checks; pass 2 parses everything.
   void parse_file(std::string_view text, const std::string& name, int pass);
-  // Post-parse checks and resolution (spec 5.2). Returns false on a fatal error.
+  // Post-parse checks and resolution (the check phase). Returns false on a fatal error.
   bool finish(ConfigModel* model);
 
   // Messages.
@@ -124,7 +124,8 @@ class Parser {
   bool in_defaults() const { return section_ == Section::kDefaults; }
   // The type word HAProxy uses in messages: frontend, backend, proxy (listen), defaults.
   static std::string type_word(const ProxyConfig& p);
-  // Applies the address quirk of spec 1.4 and reports an address that expands to nothing.
+  // Applies the legacy second expansion of address words (expand_address_env) and reports an
+  // address that expands to nothing.
   std::string address_word(const Line& l, std::size_t idx, std::string_view what);
 
  private:

@@ -1,5 +1,5 @@
 #pragma once
-// `.if` expressions (configuration spec section 2). Main thread only.
+// The expressions of `.if` / `.elif` conditional blocks (and of -cc). Main thread only.
 #include <string>
 #include <string_view>
 

@@ -25,14 +25,14 @@ uint32_t server_time(Parser& p, const std::string& head, const std::string& o, c
   if (t.status == TimeValue::Status::kEmpty)
     throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
   if (t.status != TimeValue::Status::kOk) {
-    // QUIRK kept from HAProxy 3.5 (spec 3.1): the three check intervals share a message that
-    // names 'agent-inter', and the caller adds a second final dot.
+    // QUIRK kept from HAProxy 3.5: the three check intervals share a message that names
+    // 'agent-inter', and the caller adds a second final dot.
     if (o != "slowstart")
       throw ConfigError{fmt::format("{} : unexpected character '{}' in 'agent-inter' argument of server {}..",
                                     head, t.bad, srv)};
     throw ConfigError{fmt::format("{} : unexpected character '{}' in argument to <{}>.", head, t.bad, o)};
   }
-  // Characters after a valid unit only warn, as for `timeout` (spec 3.1).
+  // Characters after a valid unit only warn, as for `timeout`.
   if (t.trailing) p.warning(time_trailing_warning(t.trailing, v));
   return t.value;
 }
@@ -84,8 +84,8 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       uint32_t t = server_time(p, head, o, v, srv);
       if (t == 0)
         throw ConfigError{fmt::format("{} : '{}' expects a strictly positive delay, got '{}'.", head, o, v)};
-      // A bare number is in milliseconds: `inter 10` was most likely meant as seconds (spec
-      // 3.1). The spec gives no text; this one follows the `timeout` warning.
+      // A bare number is in milliseconds: `inter 10` was most likely meant as seconds. HAProxy
+      // warns too; the wording here is the `timeout` warning's.
       if (t < 100 && v.find_first_not_of("0123456789") == std::string::npos)
         p.warning(fmt::format("{} : '{} {}' in server '{}' is suspiciously small for a value in "
                               "milliseconds. Please use an explicit unit ('{}ms') if that was the "
@@ -107,7 +107,7 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       i += 2;
     } else if (o == "addr") {
       if (!has_v) throw ConfigError{fmt::format("{} : 'addr' expects <ipv4|ipv6> as argument.", head)};
-      // The check address gets the same legacy env expansion as the server's (spec 1.4).
+      // The check address gets the same legacy env expansion as the server's.
       v = p.address_word(l, i + 1, "addr");
       auto r = net::parse_server_address(v);
       if (!r.ok() || r.value().addr.family() == AF_UNIX)

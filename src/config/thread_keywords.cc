@@ -1,5 +1,4 @@
-// Thread, thread-group, CPU and listener-sharding keywords (specs/sharding.md 1.2, 1.5, 1.6,
-// 2.1 and 3).
+// Thread, thread-group, CPU and listener-sharding keywords.
 #include "config/thread_keywords.h"
 
 #include <algorithm>
@@ -329,8 +328,9 @@ void kw_cpu_map(Parser& p, Line& l) {
   std::sort(m.cpus.begin(), m.cpus.end());
   m.cpus.erase(std::unique(m.cpus.begin(), m.cpus.end()), m.cpus.end());
   if (m.automatic) {
-    // sluice supports the unambiguous forms only (spec 1.6 recommendation): one group with a
-    // range of threads, or a range of groups (each group one CPU); sizes must match exactly.
+    // sluice supports the unambiguous forms only (HAProxy also takes some that its own
+    // documentation calls invalid): one group with a range of threads, or a range of groups
+    // (each group one CPU); sizes must match exactly.
     if (m.group_range && !m.threads.empty())
       throw ConfigError{fmt::format("{}'cpu-map' : 'auto:' supports either a single thread group "
                                     "with a thread range, or a range of thread groups without "
@@ -385,8 +385,8 @@ void kw_default_shards(Parser& p, Line& l) {
                                   "but got '{}'.", l.where, l.args[0], v)};
   }
   no_extra(l, 2);
-  // Copied into each bind line when that line is created (spec 2.1), so this only affects the
-  // bind lines that follow.
+  // Copied into each bind line when that line is created, so this only affects the bind
+  // lines that follow.
   p.global.default_shards = s;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
-// Thread, thread-group, CPU and listener-sharding keywords (specs/sharding.md 1.2, 1.5, 1.6,
-// 2.1, 3): the global keyword parsers, the bind options `thread`, `shards` and `id`, and the
-// set syntaxes they share. Internal to config/; main thread only.
+// Thread, thread-group, CPU and listener-sharding keywords: the global keyword parsers, the
+// bind options `thread`, `shards` and `id`, and the set syntaxes they share. Internal to
+// config/; main thread only.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,7 +25,7 @@ void kw_reuseport_steering(Parser& p, Line& l);
 void kw_noreuseport(Parser& p, Line& l);
 
 // Throws the HAProxy error when `keyword` comes after a non-global section (nbthread,
-// thread-groups and thread-group must be in the first global sections, config-language 5.1).
+// thread-groups and thread-group must be in the first global sections).
 void require_first_global(const Parser& p, const Line& l);
 
 // Bind options. `head` is "parsing [f:N] : 'bind :80'", the prefix of every message; `value`

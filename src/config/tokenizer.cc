@@ -25,7 +25,7 @@ int hex_value(char c) {
 
 // Builds one line's words. A word exists once any of its characters (or an opening quote) has
 // been seen; an empty word is kept only when quotes created it, not when a `[*]` expansion
-// produced nothing (spec 1.4).
+// produced nothing.
 class LineTokenizer {
  public:
   LineTokenizer(std::string_view line, const TokenizeContext& ctx) : line_(line), ctx_(ctx) {}
@@ -209,7 +209,7 @@ class LineTokenizer {
           fail("unmatched brace in environment variable name", j);
           return n;
         }
-        // The default is raw text: no escapes, no nested expansion (spec 1.4).
+        // The default is raw text: no escapes, no nested expansion.
         if (!value) value = std::string(line_.substr(k + 1, close - k - 1));
         k = close;
       }

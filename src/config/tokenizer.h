@@ -1,5 +1,6 @@
 #pragma once
-// HAProxy's line tokenizer (configuration spec 1.2-1.6) and the environment it expands from.
+// HAProxy's line tokenizer (words, quotes, escapes, `$` expansion, error positions) and the
+// environment it expands from.
 // Internal to config/; main thread only.
 #include <map>
 #include <optional>
@@ -57,8 +58,9 @@ TokenizedLine tokenize_line(std::string_view line, const TokenizeContext& ctx);
 // that points into a line. `pos` is 1-based in the raw line.
 std::string caret_display(std::string_view raw_line, int pos);
 
-// The legacy second expansion of address words (spec 1.4, QUIRK): `$NAME` and `${NAME}`
-// whatever the quoting, no defaults, no `[*]`.
+// The legacy second expansion of address words (QUIRK kept from HAProxy: the address of
+// `bind`, `server`, `log`, `stats socket` and server `addr`): `$NAME` and `${NAME}` whatever
+// the quoting, no defaults, no `[*]`.
 std::string expand_address_env(std::string_view word, const Env& env);
 
 }  // namespace sluice::config

@@ -1,5 +1,5 @@
 #pragma once
-// HAProxy's number syntaxes (configuration spec section 3): times, sizes and strict integers.
+// HAProxy's number syntaxes: times, sizes and strict integers.
 // Pure functions; any thread.
 #include <cstdint>
 #include <optional>

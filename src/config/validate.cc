@@ -1,4 +1,4 @@
-// Post-parse checks and resolution (configuration spec 5.2): the "check phase".
+// Post-parse checks and resolution: the "check phase".
 #include <set>
 #include <tuple>
 
@@ -82,8 +82,8 @@ bool Parser::finish(ConfigModel* model) {
     for (const auto& r : p.http_request_rules) refuse_payload(r.cond, line_of(p.loc), "an 'http-request' rule");
     for (const auto& r : p.http_response_rules) refuse_payload(r.cond, line_of(p.loc), "an 'http-response' rule");
     for (const auto& c : p.monitor_fail) refuse_payload(c, line_of(p.monitor_fail_loc), "'monitor fail'");
-    // HTTP message offsets are kept below 2^28 (spec 7, tune.bufsize); reported once, at the
-    // first HTTP proxy. The spec gives no text: this is HAProxy's.
+    // HTTP message offsets are kept below 2^28, so tune.bufsize must stay below 256 MB once a
+    // proxy is in HTTP mode; reported once, at the first HTTP proxy, in HAProxy's words.
     if (p.mode == Mode::kHttp && global.tune_bufsize >= (256 << 20) && !bufsize_reported) {
       bufsize_reported = true;
       fatal(fmt::format("global.tune.bufsize must be below 256 MB when HTTP is in use (current "
