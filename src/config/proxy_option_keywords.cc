@@ -33,7 +33,7 @@ constexpr OptionDef kOptions[] = {
     {"httpclose", kFe | kBe, true, true, "HTTP connection mode: close after each response (frontend: client side; backend: server side; listen: both)"},
     {"forwardfor", kFe | kBe, false, true, "[except <net>] [header <name>] [if-none]: append `x-forwarded-for: <client ip>` (nothing for UNIX clients); HTTP mode only (warns and is ignored in TCP mode)"},
     {"httplog", kFe, false, true, "HTTP log format (plain only: `httplog clf` is not supported yet); in TCP mode it warns and falls back to tcplog; ignored in backends"},
-    {"accept-unsafe-violations-in-http-request", kFe, true, false, "relax the request parser as HAProxy does (specs/http1.md 1.7); HTTP mode only"},
+    {"accept-unsafe-violations-in-http-request", kFe, true, false, "relax the request parser as HAProxy does (bytes >= 0x80 and `#` in the target, NUL in a value, non-tchar field names dropped, HTTP/0.9 GET and odd version tokens, unchecked authority, WebSocket without a valid key), and admit bare LF and obs-fold; HTTP mode only"},
     {"accept-invalid-http-request", kFe, true, false, "deprecated alias of accept-unsafe-violations-in-http-request (warns)"},
     {"clitcpka", kFe, true, false, "TCP keep-alive probes (SO_KEEPALIVE) on client connections; tuned by clitcpka-cnt/-idle/-intvl"},
     {"srvtcpka", kBe, true, false, "TCP keep-alive probes (SO_KEEPALIVE) on server connections; tuned by srvtcpka-cnt/-idle/-intvl"},
