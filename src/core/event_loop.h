@@ -32,9 +32,9 @@ class Deferred {
   virtual ~Deferred() = default;
 };
 
-// Thread rule. The thread inside run() owns the loop, and its worker-local methods (those of
-// its TimerWheel too) check it in debug builds through assert_in_loop_thread(). Outside run()
-// no thread owns it and the caller keeps to one thread at a time: the main thread builds the
+// Thread rule. The thread inside run() (or run_once()) owns the loop, and its worker-local
+// methods (those of its TimerWheel too) check it in debug builds through
+// assert_in_loop_thread(). Outside run() no thread owns it and the caller keeps to one thread at a time: the main thread builds the
 // loop, the worker registers its descriptors before run(), and what is torn down after the
 // worker has been joined happens on the main thread.
 class EventLoop {
@@ -81,7 +81,11 @@ class EventLoop {
 
   // Runs until stop() is called. Worker-local (the thread that runs it owns the loop).
   void run();
-  bool is_running() const { return running_; }
+  // Whether run() is running (or run_once() ran and no stop() came). Worker-local.
+  bool is_running() const {
+    assert_in_loop_thread();
+    return running_;
+  }
   // One turn of run() on the calling thread, which owns the loop meanwhile: waits for events
   // at most `max_wait_ms` (-1: until an event or the next timer, as run() does; 0: no wait),
   // dispatches them and fires the timers due. Marks the loop running; returns false when
@@ -96,7 +100,7 @@ class EventLoop {
   }
 
   // Debug builds: aborts, naming the calling function, when a thread other than the one in
-  // run() calls (see the thread rule above). Release builds: nothing. Any thread.
+  // run() or run_once() calls (see the thread rule above). Release builds: nothing. Any thread.
   void assert_in_loop_thread(
       const std::source_location& where = std::source_location::current()) const {
 #ifndef NDEBUG
