@@ -60,12 +60,6 @@ Buffer* BufferPool::try_get() noexcept {
   return b;
 }
 
-Buffer* BufferPool::get() {
-  Buffer* b = try_get();
-  if (!b) throw std::bad_alloc();
-  return b;
-}
-
 bool BufferPool::map_slab() noexcept {
   if (fail_slabs_ > 0) {
     --fail_slabs_;

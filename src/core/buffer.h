@@ -60,9 +60,6 @@ class BufferPool {
   // A buffer, or nullptr when the memory for a new slab is refused (counted in
   // alloc_failures()); never throws. The data path uses this one. Worker-local.
   Buffer* try_get() noexcept;
-  // As try_get(), but throws std::bad_alloc on failure. Kept until the data path has moved to
-  // try_get(); do not add callers. Worker-local.
-  Buffer* get();
   // Gives `b` back. Worker-local.
   void put(Buffer* b);
   // Releases the buffers that stayed idle since the previous trim (see above). Returns how many.
@@ -108,7 +105,7 @@ class BufferPool {
   std::size_t fail_slabs_ = 0;   // fail_next_slabs()
   std::size_t low_water_ = 0;   // smallest cached() since the previous trim()
   // Free buffers: the first spare_ were released (no memory behind them), the rest are resident,
-  // oldest first; get() takes from the back.
+  // oldest first; try_get() takes from the back.
   std::vector<Buffer*> free_;
   std::size_t spare_ = 0;
   // A slab: kSlabBuffers buffers' memory in one mapping, and their Buffer objects in one array.

@@ -155,4 +155,59 @@ void close_with_reset(int fd) {
   close(fd);
 }
 
+int accept_connection(int listen_fd, SocketAddress* peer, int* err) {
+  int fd;
+  if (peer) {
+    peer->len = sizeof peer->storage;
+    fd = accept4(listen_fd, peer->sa(), &peer->len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  } else {
+    fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  }
+  if (fd < 0) *err = errno;
+  return fd;
+}
+
+bool local_address(int fd, SocketAddress* out) {
+  out->len = sizeof out->storage;
+  return getsockname(fd, out->sa(), &out->len) == 0;
+}
+
+bool is_unix_socket(int fd) {
+  int domain = 0;
+  socklen_t len = sizeof domain;
+  return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_UNIX;
+}
+
+void pause_listening(int fd) {
+  if (fd >= 0 && !is_unix_socket(fd)) shutdown(fd, SHUT_RD);
+}
+
+void resume_listening(int fd, int backlog) {
+  if (fd >= 0 && !is_unix_socket(fd)) listen(fd, backlog);
+}
+
+void stop_listening(int fd) {
+  if (fd >= 0) shutdown(fd, SHUT_RDWR);
+}
+
+void set_nodelay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+void close_socket(int fd) {
+  if (fd >= 0) close(fd);
+}
+
+DatagramSender::~DatagramSender() {
+  for (int fd : {udp4_, udp6_, unix_}) close_socket(fd);
+}
+
+bool DatagramSender::send_to(const SocketAddress& to, const char* data, std::size_t len) {
+  int family = to.family();
+  int* slot = family == AF_INET ? &udp4_ : family == AF_INET6 ? &udp6_ : &unix_;
+  if (*slot < 0) *slot = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  return *slot >= 0 && sendto(*slot, data, len, MSG_DONTWAIT | MSG_NOSIGNAL, to.sa(), to.len) >= 0;
+}
+
 }  // namespace sluice::net

@@ -1,6 +1,8 @@
 #pragma once
 // Socket system calls with the options sluice relies on. Main thread (listeners, at start-up)
 // or worker-local (connect, accept): no shared state here.
+#include <cstddef>
+
 #include "base/result.h"
 #include "net/address.h"
 
@@ -61,5 +63,45 @@ int pending_socket_error(int fd);
 
 // "tcpv4", "tcpv6" or "unix_stream".
 const char* proto_name(const SocketAddress& addr);
+
+// accept4() of one waiting connection, non-blocking and close-on-exec. Returns its descriptor
+// (`peer`, when given, receives its address), or -1 with *err set: EAGAIN when nothing waits.
+int accept_connection(int listen_fd, SocketAddress* peer, int* err);
+
+// The local address of a socket (getsockname); false when it cannot be had.
+bool local_address(int fd, SocketAddress* out);
+
+// Whether `fd` is a UNIX socket.
+bool is_unix_socket(int fd);
+
+// Listening sockets. pause_listening(): a TCP listener refuses new connections at once and
+// stays bound (shutdown(SHUT_RD)), so that resume_listening() can listen() again, in its
+// reuseport group too; a UNIX listener is left as it is (that cannot be undone).
+// stop_listening(): refuses new connections for good (shutdown(SHUT_RDWR), UNIX ones too);
+// the descriptor stays open until close_socket(). Connections still in the backlog are reset.
+void pause_listening(int fd);
+void resume_listening(int fd, int backlog);
+void stop_listening(int fd);
+
+// TCP_NODELAY (accepted sockets inherit it from their listener).
+void set_nodelay(int fd);
+
+// close(), for descriptors sluice opened (listeners, connections never handed to a transport).
+void close_socket(int fd);
+
+// Datagram sockets for log lines (UDP over IPv4 or IPv6, UNIX datagram), opened on first use,
+// one per family; a send never blocks. Owned by one thread (the log writer's).
+class DatagramSender {
+ public:
+  DatagramSender() = default;
+  ~DatagramSender();
+  DatagramSender(const DatagramSender&) = delete;
+  DatagramSender& operator=(const DatagramSender&) = delete;
+  // False when the datagram could not be sent (no socket, a full buffer, an error).
+  bool send_to(const SocketAddress& to, const char* data, std::size_t len);
+
+ private:
+  int udp4_ = -1, udp6_ = -1, unix_ = -1;
+};
 
 }  // namespace sluice::net

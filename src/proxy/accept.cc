@@ -8,9 +8,7 @@
 // slot taken here and given back unused (accept() found nothing, a later limit was reached):
 // another thread may have paused its listener because of that very slot, and nothing else
 // would resume it while no session ends.
-#include <sys/epoll.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "net/socket.h"
+#include "net/transport.h"
 #include "proxy/http_session.h"
 #include "proxy/tcp_session.h"
 #include "proxy/worker.h"
@@ -77,10 +76,9 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
       return;
     }
     net::SocketAddress peer;
-    peer.len = sizeof peer.storage;
-    int fd = accept4(l.fd, peer.sa(), &peer.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int err = 0;
+    int fd = net::accept_connection(l.fd, &peer, &err);
     if (fd < 0) {
-      int err = errno;
       process_.accept_rate().give_back();
       l.line->limit.release();
       fe.feconn.release();
@@ -129,8 +127,7 @@ rules::RequestView tcp_rule_view(const Listener& l, int fd, const net::SocketAdd
   if (l.addr.kind != net::ListenAddress::Kind::kInet) return v;
   v.dst = &l.addr.addr;
   if (l.proxy->settings.tcp_rules_need_dst && l.addr.addr.is_any()) {
-    local.len = sizeof local.storage;
-    if (getsockname(fd, local.sa(), &local.len) == 0) v.dst = &local;
+    if (net::local_address(fd, &local)) v.dst = &local;
   }
   return v;
 }
@@ -231,7 +228,7 @@ void Worker::drain_handoffs() {
       continue;
     }
     // The loop is gone (hard stop): give the connection and its slots back.
-    close(h.fd);
+    net::close_socket(h.fd);
     Listener& l = *h.listener;
     l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_sub(
         1, std::memory_order_relaxed);
@@ -337,7 +334,7 @@ void Worker::resume_specials() {
   for (auto& w : special_watches_) {
     auto& l = w->listener();
     if (w->registered || l.conns.load(std::memory_order_relaxed) >= l.maxconn) continue;
-    if (loop_.add(l.fd, EPOLLIN, w.get())) w->registered = true;
+    if (net::watch_listener(loop_, l.fd, w.get(), false)) w->registered = true;
   }
 }
 
@@ -346,7 +343,7 @@ void Worker::resume_paused() {
   for (auto& w : watches_) {
     if (!w->paused || !w->listener().proxy->fe_open() || !limits_have_room(w->listener()))
       continue;
-    if (loop_.add(w->listener().fd, EPOLLIN | EPOLLEXCLUSIVE, w.get())) {
+    if (net::watch_listener(loop_, w->listener().fd, w.get(), true)) {
       w->registered = true;
       w->paused = false;
       --paused_;
@@ -365,9 +362,9 @@ void Worker::accept_special(SpecialWatch& watch) {
       watch.registered = false;
       return;
     }
-    int fd = accept4(l.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int err = 0;
+    int fd = net::accept_connection(l.fd, nullptr, &err);
     if (fd < 0) {
-      int err = errno;
       if (err == EINTR || err == ECONNABORTED) continue;
       if (err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS) {
         // As for proxied traffic: the client stays in the backlog, and a level-triggered

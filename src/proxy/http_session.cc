@@ -1,9 +1,5 @@
 #include "proxy/http_session.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,7 +12,7 @@
 #include "base/clock.h"
 #include "base/strings.h"
 #include "http/forward.h"
-#include "net/socket.h"
+#include "net/transport.h"
 #include "proxy/server_pick.h"
 #include "proxy/worker.h"
 
@@ -24,7 +20,6 @@ namespace sluice::proxy {
 
 namespace {
 
-constexpr uint32_t kWatchEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 // Bytes queued towards one side before sluice stops reading the other: bodies stream through
 // with bounded memory whatever their size.
 constexpr std::size_t kHighWater = 64 * 1024;
@@ -96,49 +91,55 @@ std::string redirect_bytes(int status, std::string_view location) {
                      temporary ? "cache-control: no-cache\r\n" : "");
 }
 
-// One recv() into `b` (room made first). Returns the bytes read, 0 at end of stream, -1 when
-// nothing is there now (`ready` cleared on EAGAIN, so edge-triggered readiness is tracked),
-// -2 on an error. A short read drained the socket: `ready` is cleared too, unless a hang-up is
-// pending (its FIN must still be read).
-ssize_t read_some(int fd, core::Buffer* b, bool& ready, bool hup) {
+// One read into `b` (room made first). Returns the bytes read, 0 at end of stream, -1 when
+// nothing is there now (`ready` cleared, so edge-triggered readiness is tracked), -2 on an
+// error. A short read drained the socket: `ready` is cleared too, unless a hang-up is pending
+// (its FIN must still be read).
+ssize_t read_some(net::Transport& t, core::Buffer* b, bool& ready, bool hup) {
   uint32_t room = make_room(b);
   if (room == 0) return -1;
-  ssize_t n = recv(fd, b->write_ptr(), room, 0);
-  if (n > 0) {
-    b->tail += static_cast<uint32_t>(n);
-    if (static_cast<uint32_t>(n) < room && !hup) ready = false;
-    return n;
+  net::IoResult r = t.recv(b->write_ptr(), room);
+  switch (r.status) {
+    case net::IoStatus::kOk:
+      b->tail += static_cast<uint32_t>(r.n);
+      if (r.n < room && !hup) ready = false;
+      return static_cast<ssize_t>(r.n);
+    case net::IoStatus::kEof:
+      return 0;
+    case net::IoStatus::kAgain:
+      ready = false;
+      return -1;
+    case net::IoStatus::kError:
+      errno = r.err;
+      return -2;
   }
-  if (n == 0) return 0;
-  if (errno == EAGAIN || errno == EWOULDBLOCK) {
-    ready = false;
-    return -1;
-  }
-  return errno == EINTR ? -1 : -2;
+  return -2;
 }
 
-// One send() of what `out` holds past `off`. Returns the bytes sent, -1 when the socket is full
-// (`ready` cleared) or interrupted, -2 on an error. A fully sent queue is emptied. `last`: the
-// connection is closed right after these bytes, so MSG_MORE lets the FIN ride in the same segment
-// (the caller's shutdown() pushes both; a corked remainder is pushed by the ACKs of what went
-// before).
-ssize_t write_some(int fd, std::string& out, std::size_t& off, bool& ready, bool last = false) {
-  ssize_t n = send(fd, out.data() + off, out.size() - off, last ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
-  if (n > 0) {
-    off += static_cast<std::size_t>(n);
+// One write of what `out` holds past `off`. Returns the bytes sent, -1 when the socket is full
+// (`ready` cleared), -2 on an error (errno set). A fully sent queue is emptied. `last`: the
+// connection is closed right after these bytes, so they may wait for the FIN and leave in the
+// same segment (the transport's shutdown or close pushes both; a held remainder is pushed by
+// the ACKs of what went before).
+ssize_t write_some(net::Transport& t, std::string& out, std::size_t& off, bool& ready,
+                   bool last = false) {
+  net::IoResult r = t.send(out.data() + off, out.size() - off, last);
+  if (r.status == net::IoStatus::kOk) {
+    off += r.n;
     if (off == out.size()) {
       out.clear();
       off = 0;
     } else {
       ready = false;   // a short write means the socket buffer is full
     }
-    return n;
+    return static_cast<ssize_t>(r.n);
   }
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+  if (r.status == net::IoStatus::kAgain) {
     ready = false;
     return -1;
   }
-  return n < 0 && errno == EINTR ? -1 : -2;
+  errno = r.err;
+  return -2;
 }
 
 // What moving body bytes did: some moved, nothing could move, or the chunked framing is bad.
@@ -207,7 +208,7 @@ HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddres
     : w_(w),
       l_(l),
       fe_(*l.proxy),
-      cfd_(fd),
+      cio_(fd),
       client_(client),
       t_accept_ms_(w.loop().now_ms()),
       t_idle_ms_(t_accept_ms_),
@@ -301,7 +302,7 @@ const HttpSettings& HttpSession::be_http() const {
 }
 
 void HttpSession::start() {
-  if (!w_.loop().add(cfd_, kWatchEvents, &cend_)) {
+  if (!cio_.watch(w_.loop(), &cend_)) {
     w_.fe_counters(fe_.index).eint.add();
     quiet_ = true;
     finish("PR");
@@ -323,13 +324,14 @@ void HttpSession::start() {
 
 void HttpSession::on_client_io(uint32_t events) {
   if (phase_ == Phase::kClosed) return;
-  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) c_rd_ = true;
-  if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) c_wr_ = true;
-  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) c_hup_ = true;
-  // A hang-up alone (EPOLLHUP: both directions shut, as after a half-close each way) is an end
-  // of stream, not an error: the bytes before it are still read and forwarded. A reset comes
-  // with EPOLLERR, and a failed recv()/send() says so too.
-  if (events & EPOLLERR) c_err_ = true;
+  const net::Readiness r = net::decode_readiness(events);
+  c_rd_ = c_rd_ || r.readable;
+  c_wr_ = c_wr_ || r.writable;
+  c_hup_ = c_hup_ || r.peer_closed;
+  // A hang-up alone (both directions shut, as after a half-close each way) is an end of stream,
+  // not an error: the bytes before it are still read and forwarded. A reset comes with an
+  // error, and a failed read or write says so too.
+  c_err_ = c_err_ || r.error;
   pump();
 }
 
@@ -343,24 +345,25 @@ void HttpSession::on_server_io(uint32_t events) {
     }
     return;
   }
+  const net::Readiness r = net::decode_readiness(events);
   if (s_connecting_) {
-    if (events & (EPOLLERR | EPOLLHUP)) {
-      int err = net::pending_socket_error(sc_->fd);
+    if (r.error || r.hangup) {
+      int err = sc_->io.connect_error();
       on_connect_failed(err ? err : ECONNREFUSED, false);
       pump();
       return;
     }
-    if (!(events & EPOLLOUT)) return;
+    if (!r.writable) return;
     on_connected();
   }
-  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) s_rd_ = true;
-  if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) s_wr_ = true;
-  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+  s_rd_ = s_rd_ || r.readable;
+  s_wr_ = s_wr_ || r.writable;
+  if (r.peer_closed) {
     s_hup_ = true;
     // The server has closed (or failed): closing it now leaves no TIME_WAIT here.
     if (sc_) sc_->reset_on_close = false;
   }
-  if (events & EPOLLERR) s_err_ = true;   // as on the client side: a hang-up is no error
+  s_err_ = s_err_ || r.error;   // as on the client side: a hang-up is no error
   pump();
 }
 
@@ -452,8 +455,11 @@ bool HttpSession::read_client() {
                 phase_ == Phase::kExchange) && !req_done_);
   if (!want) return false;
   if (phase_ != Phase::kIdle && pending(to_srv_, to_srv_off_) >= kHighWater) return false;
-  if (!cin_) cin_ = w_.buffers().get();
-  ssize_t n = read_some(cfd_, cin_, c_rd_, c_hup_);
+  if (!cin_ && !(cin_ = w_.buffers().try_get())) {
+    out_of_memory();
+    return false;
+  }
+  ssize_t n = read_some(cio_, cin_, c_rd_, c_hup_);
   if (n == -1) {
     // Nothing there (the speculative read after a keep-alive response finds nothing): an empty
     // buffer goes back, so that an idle connection holds none.
@@ -499,11 +505,10 @@ bool HttpSession::write_client() {
                      closes_after_transaction());
   const std::size_t from = to_cli_off_;
   const bool server_held = pending(to_cli_, to_cli_off_) >= kHighWater;
-  ssize_t n = write_some(cfd_, to_cli_, to_cli_off_, c_wr_, last);
+  ssize_t n = write_some(cio_, to_cli_, to_cli_off_, c_wr_, last);
   // The server was not read while the client was slow (server_timeout_runs()): its idle time
   // starts again from here, as HAProxy re-arms a read timeout when reading resumes.
   if (n > 0 && server_held) s_last_ms_ = w_.loop().now_ms();
-  if (n > 0 && last) c_corked_ = true;
   if (n > 0 && res_head_unsent_ && from + static_cast<std::size_t>(n) > res_head_at_) {
     res_head_unsent_ = false;
     count_response_status();
@@ -692,7 +697,7 @@ void HttpSession::begin_transaction() {
 }
 
 bool HttpSession::content_allowed() {
-  if (w_.content_allowed(l_, cfd_, client_)) return true;
+  if (w_.content_allowed(l_, cio_.fd(), client_)) return true;
   // As HAProxy: a denied request on the frontend (not a request in req_tot, no status), closed
   // without a response and logged `PR` with "<BADREQ>" and no request timer.
   req_line_.clear();
@@ -1216,12 +1221,12 @@ void HttpSession::start_connect() {
   }
   auto* conn = new ServerConn;
   conn->w = &w_;
-  conn->fd = *r;
+  conn->io.adopt(*r);
   conn->srv_global = global;
   conn->nolinger = be_->settings.nolinger;
   conn->owner = this;
   sc_ = conn;
-  if (!w_.loop().add(conn->fd, kWatchEvents, conn)) {
+  if (!conn->io.watch(w_.loop(), conn)) {
     on_connect_failed(errno, false);
     return;
   }
@@ -1241,7 +1246,7 @@ void HttpSession::start_connect() {
   }
   if (pending(to_srv_, to_srv_off_) > 0) {
     bool ready = true;
-    ssize_t n = write_some(conn->fd, to_srv_, to_srv_off_, ready);
+    ssize_t n = write_some(conn->io, to_srv_, to_srv_off_, ready);
     if (n > 0) {
       on_connected();
       s_wr_ = ready;
@@ -1300,7 +1305,7 @@ bool HttpSession::write_server() {
     return false;
   }
   const bool client_held = pending(to_srv_, to_srv_off_) >= kHighWater;
-  ssize_t n = write_some(sc_->fd, to_srv_, to_srv_off_, s_wr_);
+  ssize_t n = write_some(sc_->io, to_srv_, to_srv_off_, s_wr_);
   if (n > 0) {
     req_sent_ += static_cast<uint64_t>(n);
     s_last_ms_ = w_.loop().now_ms();
@@ -1323,8 +1328,11 @@ bool HttpSession::write_server() {
 bool HttpSession::read_server() {
   if (!sc_ || s_connecting_ || s_eof_ || !s_rd_) return false;
   if (pending(to_cli_, to_cli_off_) >= kHighWater) return false;
-  if (!sin_) sin_ = w_.buffers().get();
-  ssize_t n = read_some(sc_->fd, sin_, s_rd_, s_hup_);
+  if (!sin_ && !(sin_ = w_.buffers().try_get())) {
+    out_of_memory();
+    return false;
+  }
+  ssize_t n = read_some(sc_->io, sin_, s_rd_, s_hup_);
   if (n == -1) return false;
   if (n <= 0) {
     s_eof_ = true;
@@ -1338,6 +1346,13 @@ bool HttpSession::read_server() {
   w_.be_counters(be_->index).bout.add(un);
   w_.srv_counters(be_->server_base + srv_->index()).bout.add(un);
   return true;
+}
+
+// The worker's buffer pool could not have memory (BufferPool::try_get): this connection cannot
+// move bytes and ends as a resource failure (`R` in the log, HAProxy's letter; eint counted).
+void HttpSession::out_of_memory() {
+  w_.fe_counters(fe_.index).eint.add();
+  finish(phase_ == Phase::kIdle ? "RR" : "RD");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1824,12 +1839,12 @@ bool HttpSession::tunnel() {
   if (phase_ == Phase::kClosed) return false;
   // Pass each FIN on once everything before it was delivered.
   if (c_eof_ && !s_shut_ && pending(to_srv_, to_srv_off_) == 0 && sc_) {
-    shutdown(sc_->fd, SHUT_WR);
+    sc_->io.shutdown_write();
     s_shut_ = true;
     progress = true;
   }
   if (s_eof_ && !c_shut_ && pending(to_cli_, to_cli_off_) == 0) {
-    shutdown(cfd_, SHUT_WR);
+    cio_.shutdown_write();
     c_shut_ = true;
     progress = true;
   }
@@ -2062,8 +2077,7 @@ void HttpSession::close_after_last_bytes() {
 // next request was never seen.
 void HttpSession::begin_linger() {
   logged_ = true;   // as in close_now(): a closing transaction was logged already
-  shutdown(cfd_, SHUT_WR);
-  c_corked_ = false;
+  cio_.shutdown_write();
   c_shut_ = true;
   phase_ = Phase::kLinger;
   linger_until_ms_ = w_.loop().now_ms() + kLingerMs;
@@ -2081,13 +2095,12 @@ bool HttpSession::linger() {
   if (!c_rd_) return false;
   char drop[4096];
   for (;;) {
-    ssize_t n = recv(cfd_, drop, sizeof drop, 0);
-    if (n > 0) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    net::IoResult r = cio_.recv(drop, sizeof drop);
+    if (r.status == net::IoStatus::kOk) continue;
+    if (r.status == net::IoStatus::kAgain) {
       c_rd_ = false;
       return false;
     }
-    if (n < 0 && errno == EINTR) continue;
     close_now();   // the client's FIN (or an error): nothing is left unread
     return false;
   }
@@ -2114,8 +2127,8 @@ void HttpSession::describe(SessionInfo* info) const {
     case Phase::kLinger: info->state = "LINGER"; break;
     case Phase::kClosed: info->state = "CLO"; break;
   }
-  info->client_fd = cfd_;
-  info->server_fd = sc_ ? sc_->fd : -1;
+  info->client_fd = cio_.fd();
+  info->server_fd = sc_ ? sc_->io.fd() : -1;
 }
 
 void HttpSession::abort(const char* reason) {
@@ -2156,22 +2169,8 @@ void HttpSession::finish(const char* term) {
   phase_ = Phase::kClosed;
   w_.unqueue_flush(this);
   w_.loop().timers().cancel(timer_);
-  if (cfd_ >= 0) {
-    if (fe_.settings.nolinger) {
-      // option nolinger: a reset instead of the FIN. Corked last bytes are pushed first
-      // (setting TCP_NODELAY flushes them) without a FIN: after a FIN, a quick client's own FIN
-      // could put this side in TIME_WAIT before the close, which nolinger is there to avoid.
-      if (c_corked_) {
-        int one = 1;
-        setsockopt(cfd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      }
-      net::close_with_reset(cfd_);
-    } else {
-      if (c_corked_) shutdown(cfd_, SHUT_WR);
-      close(cfd_);
-    }
-  }
-  cfd_ = -1;
+  // option nolinger: a reset instead of the FIN, last bytes pushed first (CloseMode::kPushReset).
+  cio_.close(fe_.settings.nolinger ? net::CloseMode::kPushReset : net::CloseMode::kPushedFin);
   if (sc_) {
     w_.close_server_conn(sc_);
     sc_ = nullptr;

@@ -25,6 +25,7 @@
 #include "core/event_loop.h"
 #include "http/http.h"
 #include "net/address.h"
+#include "net/transport.h"
 #include "proxy/http_codecs.h"
 #include "proxy/process.h"
 #include "proxy/session.h"
@@ -119,6 +120,7 @@ class HttpSession : public Session {
   void enter_tunnel();
   bool tunnel();
   void uncount_undelivered();
+  void out_of_memory();
 
   uint64_t deadline() const;
   void arm_timeout();
@@ -146,7 +148,7 @@ class HttpSession : public Session {
   lb::Server* srv_ = nullptr;      // server slot held by the current transaction
   ServerConn* sc_ = nullptr;       // server connection in use (or kept private)
   ServerConn* private_ = nullptr;  // `http-reuse never`: this client's own server connection
-  int cfd_;
+  net::RawTransport cio_;   // the client connection
   ClientEnd cend_;
   Phase phase_ = Phase::kIdle;
   net::SocketAddress client_;
@@ -161,7 +163,6 @@ class HttpSession : public Session {
 
   // Socket state (edge-triggered: readiness remembered until EAGAIN).
   bool c_rd_ = false, c_wr_ = true, c_eof_ = false, c_hup_ = false, c_err_ = false;
-  bool c_corked_ = false;   // the last bytes went with MSG_MORE: shutdown() sends them with the FIN
   bool s_rd_ = false, s_wr_ = false, s_eof_ = false, s_hup_ = false, s_err_ = false;
   bool s_connecting_ = false;
   bool c_shut_ = false;

@@ -59,16 +59,7 @@ std::string format_log_line(const LogTarget& target, int level, std::string_view
 LogWriter::LogWriter(std::string tag, std::string host)
     : tag_(std::move(tag)), host_(std::move(host)), pid_(getpid()) {}
 
-LogWriter::~LogWriter() {
-  for (int fd : {udp4_, udp6_, unix_})
-    if (fd >= 0) close(fd);
-}
-
-int LogWriter::dgram_fd(int family) {
-  int* slot = family == AF_INET ? &udp4_ : family == AF_INET6 ? &udp6_ : &unix_;
-  if (*slot < 0) *slot = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  return *slot;
-}
+LogWriter::~LogWriter() = default;
 
 void LogWriter::send(const std::vector<LogTarget>& targets, int level, std::string_view msg) {
   if (targets.empty()) return;
@@ -89,9 +80,7 @@ void LogWriter::send(const std::vector<LogTarget>& targets, int level, std::stri
       }
       case LogTarget::Kind::kUdp:
       case LogTarget::Kind::kUnixDgram: {
-        int fd = dgram_fd(t.addr.family());
-        if (fd < 0 || sendto(fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL, t.addr.sa(),
-                             t.addr.len) < 0)
+        if (!dgram_.send_to(t.addr, line.data(), line.size()))
           dropped.fetch_add(1, std::memory_order_relaxed);
         break;
       }

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "net/socket.h"
 #include "proxy/settings.h"
 
 namespace sluice::proxy {
@@ -41,11 +42,10 @@ class LogWriter {
   static std::atomic<uint64_t> dropped;
 
  private:
-  int dgram_fd(int family);
   std::string tag_;
   std::string host_;
   int pid_;
-  int udp4_ = -1, udp6_ = -1, unix_ = -1;
+  net::DatagramSender dgram_;   // UDP and UNIX datagram targets
 };
 
 }  // namespace sluice::proxy

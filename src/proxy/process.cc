@@ -1,9 +1,6 @@
 #include "proxy/process.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,10 +36,8 @@ Process::Process(ProcessSettings settings)
 Process::~Process() {
   stop_now();
   join();
-  for (auto& l : listeners_)
-    if (l->fd >= 0) close(l->fd);
-  for (auto& s : specials_)
-    if (s->fd >= 0) close(s->fd);
+  for (auto& l : listeners_) net::close_socket(l->fd);
+  for (auto& s : specials_) net::close_socket(s->fd);
 }
 
 Proxy& Process::add_proxy(ProxySettings settings) {
@@ -146,15 +141,13 @@ base::Result<void> Process::bind_all() {
             // HTTP answers are often written in two parts (a head, then a body that arrives
             // later); Nagle would hold the second behind the client's delayed ACK. Accepted
             // sockets inherit the option from the listener: no system call per connection.
-            int one = 1;
-            setsockopt(l->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            net::set_nodelay(l->fd);
           }
           if (a.kind == net::ListenAddress::Kind::kInet) {
             l->port = a.addr.port();
           } else if (a.kind == net::ListenAddress::Kind::kInheritedFd) {
             net::SocketAddress local;
-            local.len = sizeof local.storage;
-            if (getsockname(l->fd, local.sa(), &local.len) == 0) {
+            if (net::local_address(l->fd, &local)) {
               l->port = local.port();
               if (local.family() != AF_UNIX) l->addr.addr = local;
             }
@@ -184,7 +177,7 @@ base::Result<void> Process::bind_all() {
 
 void Process::unbind_all() {
   for (auto& l : listeners_)
-    if (l->fd >= 0 && l->addr.kind != net::ListenAddress::Kind::kInheritedFd) close(l->fd);
+    if (l->addr.kind != net::ListenAddress::Kind::kInheritedFd) net::close_socket(l->fd);
   listeners_.clear();
   steering_warnings_.clear();
 }
@@ -241,20 +234,12 @@ void Process::soft_stop() {
   for (auto& w : workers_) w->request_soft_stop();
 }
 
-namespace {
-bool is_unix(int fd) {
-  int domain = 0;
-  socklen_t len = sizeof domain;
-  return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_UNIX;
-}
-}  // namespace
-
 void Process::pause_listeners() {
   if (stopping() || listeners_paused_) return;
   listeners_paused_ = true;
   for (auto& w : workers_) w->request_listeners_paused(true);
   for (auto& l : listeners_)
-    if (l->fd >= 0 && !is_unix(l->fd)) shutdown(l->fd, SHUT_RD);
+    net::pause_listening(l->fd);
 }
 
 void Process::resume_listeners() {
@@ -272,7 +257,7 @@ void Process::resume_listeners() {
 void Process::relisten(Listener& l) {
   // A shut-down TCP listener is still bound: listen() again puts it back (in its reuseport
   // group too). A unix one was never shut down (that cannot be undone): only unwatched.
-  if (l.fd >= 0 && !is_unix(l.fd)) listen(l.fd, l.line->settings.backlog);
+  net::resume_listening(l.fd, l.line->settings.backlog);
 }
 
 Process::FrontendChange Process::pause_frontend(Proxy& px) {
@@ -282,7 +267,7 @@ Process::FrontendChange Process::pause_frontend(Proxy& px) {
   // The kernel refuses new connections at once (HAProxy pauses its listeners the same way);
   // the workers then stop watching them.
   for (auto& l : listeners_)
-    if (l->proxy == &px && l->fd >= 0 && !is_unix(l->fd)) shutdown(l->fd, SHUT_RD);
+    if (l->proxy == &px) net::pause_listening(l->fd);
   for (auto& w : workers_) w->request_refresh_watches();
   return FrontendChange::kOk;
 }
@@ -303,7 +288,7 @@ Process::FrontendChange Process::stop_frontend(Proxy& px) {
     return FrontendChange::kAlready;
   // As soft_stop() does for every listener: refused from now on, descriptors closed at exit.
   for (auto& l : listeners_)
-    if (l->proxy == &px && l->fd >= 0) shutdown(l->fd, SHUT_RDWR);
+    if (l->proxy == &px) net::stop_listening(l->fd);
   for (auto& w : workers_) w->request_refresh_watches();
   return FrontendChange::kOk;
 }

@@ -83,7 +83,7 @@ struct BindLine {
 
 // One listening socket: one shard of one address of a bind line.
 //
-//   bind_all() --> OPEN (watched by the threads of its shard, EPOLLEXCLUSIVE)
+//   bind_all() --> OPEN (watched by the threads of its shard, exclusively)
 //   OPEN --limit reached in accept_from()--> paused on that thread --slot_freed()--> OPEN
 //   OPEN --soft_stop(): shutdown()--> STOPPED (kernel refuses connections; fd closed at exit)
 struct Listener {

@@ -1,6 +1,5 @@
 #include "proxy/tcp_session.h"
 
-#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +12,7 @@
 #include "base/clock.h"
 #include "base/strings.h"
 #include "net/socket.h"
+#include "net/transport.h"
 #include "proxy/server_pick.h"
 #include "proxy/worker.h"
 
@@ -20,9 +20,8 @@ namespace sluice::proxy {
 
 namespace {
 
-// Edge-triggered: each side is registered once for both directions and never modified; the
-// session remembers readiness itself and stops calling read/write at EAGAIN.
-constexpr uint32_t kWatchEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+// Each side is registered once (net::Transport::watch(): edge-triggered, both directions) and
+// never modified; the session remembers readiness itself and stops at IoStatus::kAgain.
 
 
 }  // namespace
@@ -32,7 +31,7 @@ TcpSession::TcpSession(Worker& w, Listener& l, int fd, const net::SocketAddress&
       l_(l),
       fe_(*l.proxy),
       be_(l.proxy->target),
-      cfd_(fd),
+      cio_(fd),
       t_accept_ms_(w.loop().now_ms()),
       t_routed_ms_(t_accept_ms_),
       c_last_ms_(t_accept_ms_),
@@ -56,12 +55,12 @@ TcpSession::~TcpSession() {
 void TcpSession::trace(const char* what) {
   if (!w_.process().settings().debug) return;
   std::string line = fmt::format("{:08x}:{}.{}({:04x}) from [{}] srv={}\n", slot, fe_.settings.name,
-                                 what, cfd_, client_.to_string(), srv_ ? srv_->name() : "-");
-  [[maybe_unused]] ssize_t n = write(2, line.data(), line.size());
+                                 what, cio_.fd(), client_.to_string(), srv_ ? srv_->name() : "-");
+  std::fwrite(line.data(), 1, line.size(), stderr);   // unbuffered: one write per line
 }
 
 void TcpSession::start() {
-  if (!w_.loop().add(cfd_, kWatchEvents, &cend_)) {
+  if (!cio_.watch(w_.loop(), &cend_)) {
     w_.fe_counters(fe_.index).eint.add();
     finish("PR");
     return;
@@ -93,7 +92,7 @@ void TcpSession::start() {
   if (!fe_.settings.use_backends.empty()) {
     rules::RequestView v;
     v.payload = payload();   // what has arrived, final: HAProxy does not wait here either
-    be_ = w_.tcp_backend(l_, cfd_, client_, v);
+    be_ = w_.tcp_backend(l_, cio_.fd(), client_, v);
   }
   route();
 }
@@ -105,21 +104,24 @@ std::string_view TcpSession::payload() const {
 // Inspecting: everything the socket has, up to a full buffer, edge-triggered. The bytes count
 // on the frontend now and on the backend once it is chosen (route).
 void TcpSession::read_client() {
-  if (!req_) req_ = w_.buffers().get();
+  if (!req_ && !(req_ = w_.buffers().try_get())) {
+    out_of_memory();
+    return;
+  }
   while (c_rd_ && !c_eof_ && req_->room() > 0) {
-    ssize_t n = recv(cfd_, req_->write_ptr(), req_->room(), 0);
-    if (n > 0) {
-      auto un = static_cast<uint64_t>(n);
-      req_->tail += static_cast<uint32_t>(n);
+    net::IoResult r = cio_.recv(req_->write_ptr(), req_->room());
+    if (r.status == net::IoStatus::kOk) {
+      auto un = static_cast<uint64_t>(r.n);
+      req_->tail += static_cast<uint32_t>(r.n);
       c_last_ms_ = w_.loop().now_ms();
       bytes_in_ += un;
       early_bytes_ += un;
       w_.fe_counters(fe_.index).bin.add(un);
-    } else if (n == 0) {
+    } else if (r.status == net::IoStatus::kEof) {
       c_eof_ = true;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    } else if (r.status == net::IoStatus::kAgain) {
       c_rd_ = false;
-    } else if (errno != EINTR) {
+    } else {
       client_end_ = "CR";   // judged on what came, then closed (inspect, route)
       return;
     }
@@ -134,7 +136,7 @@ void TcpSession::inspect(bool expired) {
   v.payload = payload();
   v.payload_final = expired || c_eof_ || client_end_ || inspect_until_ms_ == 0 || !req_ ||
                     req_->room() == 0;
-  switch (w_.content_verdict(l_, cfd_, client_, v)) {
+  switch (w_.content_verdict(l_, cio_.fd(), client_, v)) {
     case rules::TcpVerdict::kWait:
       arm_timeout();
       return;
@@ -146,7 +148,7 @@ void TcpSession::inspect(bool expired) {
   }
   // use_backend sees the same bytes, as final (HAProxy evaluates switching rules once).
   v.payload_final = true;
-  be_ = fe_.settings.use_backends.empty() ? fe_.target : w_.tcp_backend(l_, cfd_, client_, v);
+  be_ = fe_.settings.use_backends.empty() ? fe_.target : w_.tcp_backend(l_, cio_.fd(), client_, v);
   state_ = State::kConnecting;
   t_routed_ms_ = w_.loop().now_ms();
   route();
@@ -192,7 +194,7 @@ void TcpSession::route() {
 // only addresses and ports, final now, so `tcp-request inspect-delay` has nothing to wait for
 // (HAProxy decides at once too when every fetch is final).
 bool TcpSession::content_allowed() {
-  if (w_.content_allowed(l_, cfd_, client_)) return true;
+  if (w_.content_allowed(l_, cio_.fd(), client_)) return true;
   reject();
   return false;
 }
@@ -203,7 +205,7 @@ void TcpSession::reject() {
   // dropped first (not counted in bin): closing over unread bytes would send a reset.
   ended_in_frontend_ = true;
   char scratch[4096];
-  for (int i = 0; i < 16 && recv(cfd_, scratch, sizeof scratch, 0) > 0; ++i) {
+  for (int i = 0; i < 16 && cio_.recv(scratch, sizeof scratch).status == net::IoStatus::kOk; ++i) {
   }
   finish("PR");
 }
@@ -214,21 +216,22 @@ void TcpSession::reject() {
 // handshake's last ACK (net::connect_nonblocking) and leaves right after connect(), without a
 // loop turn. Nothing there yet: one EAGAIN, and the connection proceeds as before.
 void TcpSession::read_early() {
-  req_ = w_.buffers().get();
-  ssize_t n = recv(cfd_, req_->write_ptr(), req_->room(), 0);
-  if (n > 0) {
-    if (static_cast<uint32_t>(n) < req_->room()) c_rd_ = false;   // drained: wait for an edge
-    req_->tail += static_cast<uint32_t>(n);
-    auto un = static_cast<uint64_t>(n);
+  req_ = w_.buffers().try_get();
+  if (!req_) return;   // no memory now: the relay tries again (and fails the session if still none)
+  net::IoResult r = cio_.recv(req_->write_ptr(), req_->room());
+  if (r.status == net::IoStatus::kOk) {
+    if (r.n < req_->room()) c_rd_ = false;   // drained: wait for an edge
+    req_->tail += static_cast<uint32_t>(r.n);
+    auto un = static_cast<uint64_t>(r.n);
     c_last_ms_ = w_.loop().now_ms();
     bytes_in_ += un;
     w_.fe_counters(fe_.index).bin.add(un);
     early_bytes_ = un;   // the backend's counters get them once it is known (route)
     return;
   }
-  if (n == 0) {
+  if (r.status == net::IoStatus::kEof) {
     c_eof_ = true;   // closed without a byte: the FIN is passed on once connected
-  } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+  } else if (r.status == net::IoStatus::kAgain) {
     c_rd_ = false;
   }   // an error is left for the relay's next read to report
   w_.buffers().put(req_);
@@ -295,9 +298,9 @@ void TcpSession::start_connect() {
     on_connect_failed(r.error().sys_errno, false);
     return;
   }
-  sfd_ = *r;
+  sio_.adopt(*r);
   s_rd_ = s_wr_ = false;
-  if (!w_.loop().add(sfd_, kWatchEvents, &send_)) {
+  if (!sio_.watch(w_.loop(), &send_)) {
     on_connect_failed(errno, false);
     return;
   }
@@ -311,21 +314,28 @@ void TcpSession::start_connect() {
     // On loopback and fast links the handshake is usually done by now: send at once. Still
     // connecting: EAGAIN, and the connect event comes as usual; refused: the error, which
     // send() has now consumed from the socket, so it is handled here.
-    ssize_t n = send(sfd_, req_->read_ptr(), req_->size(), MSG_NOSIGNAL);
-    if (n > 0) {
+    net::IoResult w = sio_.send(req_->read_ptr(), req_->size(), false);
+    if (w.status == net::IoStatus::kOk) {
       on_connected();
-      req_->head += static_cast<uint32_t>(n);
+      req_->head += static_cast<uint32_t>(w.n);
       s_last_ms_ = w_.loop().now_ms();
       if (!req_->empty()) s_wr_ = false;
       pump();
       return;
     }
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENOTCONN) {
-      on_connect_failed(errno, false);
+    if (w.status == net::IoStatus::kError && w.err != ENOTCONN) {
+      on_connect_failed(w.err, false);
       return;
     }
   }
   arm_timeout();
+}
+
+// The worker's buffer pool could not have memory (BufferPool::try_get): the session cannot move
+// bytes and ends as a resource failure (`R` in the log, HAProxy's letter; eint counted).
+void TcpSession::out_of_memory() {
+  w_.fe_counters(fe_.index).eint.add();
+  finish(state_ == State::kEstablished ? "RD" : "RR");
 }
 
 void TcpSession::on_connected() {
@@ -337,10 +347,7 @@ void TcpSession::on_connected() {
 
 void TcpSession::on_connect_failed(int err, bool timeout) {
   trace(timeout ? "connect-timeout" : "connect-error");
-  if (sfd_ >= 0) {
-    close(sfd_);   // also drops it from epoll
-    sfd_ = -1;
-  }
+  sio_.close(net::CloseMode::kFin);   // also leaves the event loop
   uint64_t delay = 0;
   switch (plan_retry(w_, *be_, srv_, retries_done_, timeout,
                      [this](bool redispatch) { return pick_server(redispatch); }, &delay)) {
@@ -351,7 +358,7 @@ void TcpSession::on_connect_failed(int err, bool timeout) {
       start_connect();
       return;
     case RetryAction::kLater:
-      t_connect_ms_ = w_.loop().now_ms() + delay;   // retry due time while sfd_ < 0
+      t_connect_ms_ = w_.loop().now_ms() + delay;   // retry due time while no server connection is open
       w_.loop().timers().arm(timer_, t_connect_ms_);
       return;
   }
@@ -359,34 +366,34 @@ void TcpSession::on_connect_failed(int err, bool timeout) {
 
 void TcpSession::on_io(bool client, uint32_t events) {
   if (state_ == State::kClosed) return;
-  constexpr uint32_t kReadable = EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
-  constexpr uint32_t kWritable = EPOLLOUT | EPOLLHUP | EPOLLERR;
-  constexpr uint32_t kHangup = EPOLLRDHUP | EPOLLHUP | EPOLLERR;
+  const net::Readiness r = net::decode_readiness(events);
+  // A hang-up (both directions shut) counts as an error here: a relay reads its FIN as the 0
+  // that follows instead of taking a short read for the end of stream.
   if (client) {
-    if (events & kReadable) c_rd_ = true;
-    if (events & kWritable) c_wr_ = true;
-    if (events & kHangup) c_hup_ = true;
-    if (events & (EPOLLHUP | EPOLLERR)) c_err_ = true;
+    c_rd_ = c_rd_ || r.readable;
+    c_wr_ = c_wr_ || r.writable;
+    c_hup_ = c_hup_ || r.peer_closed;
+    c_err_ = c_err_ || r.hangup || r.error;
     if (state_ == State::kInspecting) {
       read_client();
       if (state_ == State::kInspecting) inspect(false);
       return;
     }
   } else {
-    if (sfd_ < 0) return;
+    if (!sio_.open()) return;
     if (state_ == State::kConnecting) {
-      if (events & (EPOLLERR | EPOLLHUP)) {
-        int err = net::pending_socket_error(sfd_);
+      if (r.error || r.hangup) {
+        int err = sio_.connect_error();
         on_connect_failed(err ? err : ECONNREFUSED, false);
         return;
       }
-      if (!(events & EPOLLOUT)) return;
+      if (!r.writable) return;
       on_connected();
     }
-    if (events & kReadable) s_rd_ = true;
-    if (events & kWritable) s_wr_ = true;
-    if (events & kHangup) s_hup_ = true;
-    if (events & (EPOLLHUP | EPOLLERR)) s_err_ = true;
+    s_rd_ = s_rd_ || r.readable;
+    s_wr_ = s_wr_ || r.writable;
+    s_hup_ = s_hup_ || r.peer_closed;
+    s_err_ = s_err_ || r.hangup || r.error;
   }
   pump();
 }
@@ -394,8 +401,8 @@ void TcpSession::on_io(bool client, uint32_t events) {
 bool TcpSession::relay(bool to_server) {
   const bool established = state_ == State::kEstablished;
   if (!to_server && !established) return false;
-  const int from = to_server ? cfd_ : sfd_;
-  const int to = to_server ? sfd_ : cfd_;
+  net::Transport& from = to_server ? static_cast<net::Transport&>(cio_) : sio_;
+  net::Transport& to = to_server ? static_cast<net::Transport&>(sio_) : cio_;
   core::Buffer*& buf = to_server ? req_ : res_;
   bool& rd = to_server ? c_rd_ : s_rd_;
   bool& eof = to_server ? c_eof_ : s_eof_;
@@ -407,20 +414,24 @@ bool TcpSession::relay(bool to_server) {
   const uint64_t now = w_.loop().now_ms();
 
   if (!eof && rd) {
-    if (!buf) buf = w_.buffers().get();
+    if (!buf && !(buf = w_.buffers().try_get())) {
+      out_of_memory();
+      return false;
+    }
     if (buf->room() > 0) {
-      ssize_t n = recv(from, buf->write_ptr(), buf->room(), 0);
-      if (n > 0) {
+      net::IoResult r = from.recv(buf->write_ptr(), buf->room());
+      if (r.status == net::IoStatus::kOk) {
+        const auto n = static_cast<uint32_t>(r.n);
         // A short read drained the socket: the next data raises a new edge, so reading again
         // now would only return EAGAIN (one system call per read saved). Not after a hang-up:
         // its FIN came with that same edge and must still be read as the 0 that follows.
-        // After a plain FIN (EPOLLRDHUP without HUP/ERR) a short read has taken everything the
+        // After a plain FIN (the peer closed, no hang-up nor error) a short read has taken everything the
         // peer will ever send: that is the end of stream, no need to read the 0 (another call
         // saved). A reset or error is still read, to learn it.
-        bool drained = static_cast<uint32_t>(n) < buf->room();
+        bool drained = n < buf->room();
         if (drained && !hup) rd = false;
         if (drained && fin_only) eof = true;
-        buf->tail += static_cast<uint32_t>(n);
+        buf->tail += n;
         progress = true;
         auto un = static_cast<uint64_t>(n);
         if (to_server) {
@@ -436,13 +447,13 @@ bool TcpSession::relay(bool to_server) {
           w_.be_counters(be_->index).bout.add(un);
           w_.srv_counters(be_->server_base + srv_->index()).bout.add(un);
         }
-      } else if (n == 0) {
+      } else if (r.status == net::IoStatus::kEof) {
         eof = true;
         progress = true;
         (to_server ? c_last_ms_ : s_last_ms_) = now;
-      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      } else if (r.status == net::IoStatus::kAgain) {
         rd = false;
-      } else if (errno != EINTR) {
+      } else {
         finish(to_server ? "CD" : "SD");
         return false;
       }
@@ -452,15 +463,15 @@ bool TcpSession::relay(bool to_server) {
     // After the source's FIN these are the last bytes: MSG_MORE holds them for the shutdown()
     // or close() that follows at once below, so that data and FIN leave in one segment (one
     // packet and one wake-up of the receiver fewer per direction).
-    ssize_t n = send(to, buf->read_ptr(), buf->size(), eof ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
-    if (n > 0) {
-      buf->head += static_cast<uint32_t>(n);
+    net::IoResult w = to.send(buf->read_ptr(), buf->size(), eof);
+    if (w.status == net::IoStatus::kOk) {
+      buf->head += static_cast<uint32_t>(w.n);
       progress = true;
       (to_server ? s_last_ms_ : c_last_ms_) = now;
       if (!buf->empty()) wr = false;   // a short write means the socket buffer is full
-    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    } else if (w.status == net::IoStatus::kAgain) {
       wr = false;
-    } else if (n < 0 && errno != EINTR) {
+    } else {
       // The peer we write to is gone.
       finish(to_server ? "SD" : "CD");
       return false;
@@ -475,7 +486,7 @@ bool TcpSession::relay(bool to_server) {
     // other direction is already finished, in which case both sockets are about to be closed
     // and the close carries the FIN (one system call saved per connection).
     const bool other_done = to_server ? (s_eof_ && c_shut_) : (c_eof_ && s_shut_);
-    if (!other_done) shutdown(to, SHUT_WR);
+    if (!other_done) to.shutdown_write();
     shut = true;
   }
   return progress;
@@ -517,7 +528,7 @@ uint64_t TcpSession::deadline() const {
     // Only `timeout connect` runs now: the client's bytes wait for the server, and an idle
     // client is not a reason to give up a connect that is still allowed to succeed (HAProxy
     // lets it run to `timeout connect` too).
-    if (sfd_ < 0) return t_connect_ms_;   // waiting for a retry
+    if (!sio_.open()) return t_connect_ms_;   // waiting for a retry
     if (to.connect) consider(t_connect_ms_ + to.connect);
     return d;
   }
@@ -567,7 +578,7 @@ void TcpSession::on_timer(core::Timer&) {
     return;
   }
   if (state_ == State::kConnecting) {
-    if (sfd_ < 0) {   // turn-around delay over: retry the same server
+    if (!sio_.open()) {   // turn-around delay over: retry the same server
       start_connect();
       return;
     }
@@ -605,8 +616,8 @@ void TcpSession::describe(SessionInfo* info) const {
     case State::kEstablished: info->state = "EST"; break;
     case State::kClosed: info->state = "CLO"; break;
   }
-  info->client_fd = cfd_;
-  info->server_fd = sfd_;
+  info->client_fd = cio_.fd();
+  info->server_fd = sio_.fd();
 }
 
 void TcpSession::abort(const char* reason) {
@@ -624,24 +635,15 @@ void TcpSession::finish(const char* term) {
   last_term_[1] = term[1];
   trace(term);
   w_.loop().timers().cancel(timer_);
-  if (cfd_ >= 0) {
-    if (fe_.settings.nolinger) {
-      net::close_with_reset(cfd_);   // option nolinger
-    } else {
-      close(cfd_);
-    }
+  // option nolinger: a reset. Otherwise the close carries the last bytes and the FIN.
+  cio_.close(fe_.settings.nolinger ? net::CloseMode::kReset : net::CloseMode::kFin);
+  // Closed before the server's FIN (an abort, a timeout): a reset, so that the ephemeral port
+  // does not sit in TIME_WAIT. After its FIN a plain close, unless the backend has
+  // `option nolinger`.
+  if (sio_.open()) {
+    const bool reset = (was_established && !s_eof_ && !s_hup_) || (be_ && be_->settings.nolinger);
+    sio_.close(reset ? net::CloseMode::kReset : net::CloseMode::kFin);
   }
-  if (sfd_ >= 0) {
-    // Closed before the server's FIN (an abort, a timeout): a reset, so that the ephemeral port
-    // does not sit in TIME_WAIT (net::close_with_reset). After its FIN a plain close, unless
-    // the backend has `option nolinger`.
-    if ((was_established && !s_eof_ && !s_hup_) || (be_ && be_->settings.nolinger)) {
-      net::close_with_reset(sfd_);
-    } else {
-      close(sfd_);
-    }
-  }
-  cfd_ = sfd_ = -1;
   if (req_) w_.buffers().put(req_);
   if (res_) w_.buffers().put(res_);
   req_ = res_ = nullptr;

@@ -4,7 +4,7 @@
 //
 // States:
 //
-//   accept [--> INSPECTING --rules decide--] --start_connect()--> CONNECTING --on EPOLLOUT--> ESTABLISHED --both sides done--> closed
+//   accept [--> INSPECTING --rules decide--] --start_connect()--> CONNECTING --writable--> ESTABLISHED --both sides done--> closed
 //                                  |  ^                         |
 //                  connect failure |  | retry / redispatch      +-- error or timeout --> closed
 //                                  v  |
@@ -21,6 +21,7 @@
 #include "core/buffer.h"
 #include "core/event_loop.h"
 #include "net/address.h"
+#include "net/transport.h"
 #include "proxy/process.h"
 #include "proxy/session.h"
 
@@ -67,6 +68,7 @@ class TcpSession : public Session {
   void enter_queue();
   void leave_queue();
   void on_connected();
+  void out_of_memory();
   void on_connect_failed(int err, bool timeout);
   bool pick_server(bool redispatch);
   void pump();
@@ -84,8 +86,8 @@ class TcpSession : public Session {
   Proxy& fe_;
   Proxy* be_;
   lb::Server* srv_ = nullptr;
-  int cfd_;
-  int sfd_ = -1;
+  net::RawTransport cio_;   // the client connection
+  net::RawTransport sio_;   // the server connection, once connecting
   End cend_, send_;
   core::Buffer* req_ = nullptr;   // client -> server
   core::Buffer* res_ = nullptr;   // server -> client

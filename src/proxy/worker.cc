@@ -6,6 +6,7 @@
 
 #include "base/assert.h"
 #include "net/socket.h"
+#include "net/transport.h"
 #include "core/thread_plan.h"
 #include "proxy/http_session.h"
 #include "proxy/tcp_session.h"
@@ -65,21 +66,21 @@ void Worker::pin_to_cpus() {
 }
 
 void Worker::register_listeners() {
-  // EPOLLEXCLUSIVE: when a connection arrives on a socket that several threads watch, the
-  // kernel wakes one of them (the first registered waiter that is idle), not all: no
+  // Exclusive watches (net::watch_listener): when a connection arrives on a socket that several
+  // threads watch, the kernel wakes one of them (the first registered waiter that is idle), not all: no
   // thundering herd. It is level-triggered, so a backlog that one batch did not drain wakes
   // a thread again.
   // Each thread watches only the sockets of the shards it belongs to.
   for (auto& l : process_.listeners()) {
     if (l->position[static_cast<std::size_t>(id_)] < 0) continue;
     auto w = std::make_unique<ListenerWatch>(*this, *l);
-    if (loop_.add(l->fd, EPOLLIN | EPOLLEXCLUSIVE, w.get())) w->registered = true;
+    if (net::watch_listener(loop_, l->fd, w.get(), true)) w->registered = true;
     watches_.push_back(std::move(w));
   }
   if (id_ == 0) {
     for (auto& sl : process_.special_listeners()) {
       auto w = std::make_unique<SpecialWatch>(*this, *sl);
-      if (loop_.add(sl->fd, EPOLLIN, w.get())) w->registered = true;
+      if (net::watch_listener(loop_, sl->fd, w.get(), false)) w->registered = true;
       special_watches_.push_back(std::move(w));
     }
   }
@@ -101,7 +102,7 @@ void Worker::request_soft_stop() {
       Listener& l = w->listener();
       bool last = l.soft_stop_left.fetch_sub(1, std::memory_order_acq_rel) == 1;
       if (w->registered || w->paused) accept_batch(*w, -1, /*draining=*/true);
-      if (last && l.fd >= 0) shutdown(l.fd, SHUT_RDWR);
+      if (last) net::stop_listening(l.fd);
     }
     soft_stopping_ = true;
     close_listeners();
@@ -141,7 +142,7 @@ void Worker::refresh_watches() {
     }
     bool want = !listeners_paused_ && fe_open && !w->paused;
     if (want && !w->registered) {
-      if (loop_.add(w->listener().fd, EPOLLIN | EPOLLEXCLUSIVE, w.get())) w->registered = true;
+      if (net::watch_listener(loop_, w->listener().fd, w.get(), true)) w->registered = true;
     } else if (!want && w->registered) {
       loop_.remove(w->listener().fd);
       w->registered = false;
@@ -186,13 +187,13 @@ constexpr std::size_t kPoolMaxPerServer = 256;
 }  // namespace
 
 void ServerConn::on_io(uint32_t events) {
-  if (fd < 0) return;
+  if (!io.open()) return;
   if (owner) {
     owner->on_server_io(events);
     return;
   }
   // Idle: the server closed it, or sent bytes nobody asked for. Either way it is unusable.
-  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) reset_on_close = false;
+  if (net::decode_readiness(events).peer_closed) reset_on_close = false;
   w->close_server_conn(this);
 }
 
@@ -228,7 +229,7 @@ void Worker::park_idle(ServerConn* c) {
 }
 
 void Worker::close_server_conn(ServerConn* c) {
-  if (c->fd < 0) return;
+  if (!c->io.open()) return;
   if (c->pooled) {
     // Usually the oldest (purge, overflow): the search stops at once.
     auto& list = idle_[static_cast<std::size_t>(c->srv_global)];
@@ -239,13 +240,8 @@ void Worker::close_server_conn(ServerConn* c) {
     }
     c->pooled = false;
   }
-  // Closing also leaves epoll.
-  if (c->reset_on_close || c->nolinger) {
-    net::close_with_reset(c->fd);
-  } else {
-    close(c->fd);
-  }
-  c->fd = -1;
+  // Closing also leaves the event loop.
+  c->io.close(c->reset_on_close || c->nolinger ? net::CloseMode::kReset : net::CloseMode::kFin);
   loop_.defer_free(c);
 }
 
@@ -281,7 +277,7 @@ void Worker::close_listeners() {
     Process::SpecialListener& l = w->listener();
     if (w->registered) loop_.remove(l.fd);
     w->registered = false;
-    if (l.fd >= 0) shutdown(l.fd, SHUT_RDWR);
+    net::stop_listening(l.fd);
   }
 }
 
@@ -376,7 +372,7 @@ void Worker::special_closed(Process::SpecialListener& l, SpecialConn* conn) {
   if (before >= l.maxconn && !soft_stopping_) {
     for (auto& w : special_watches_) {
       if (&w->listener() == &l && !w->registered) {
-        if (loop_.add(l.fd, EPOLLIN, w.get())) w->registered = true;
+        if (net::watch_listener(loop_, l.fd, w.get(), false)) w->registered = true;
       }
     }
   }

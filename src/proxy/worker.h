@@ -12,6 +12,7 @@
 #include "core/bounded_queue.h"
 #include "core/buffer.h"
 #include "core/event_loop.h"
+#include "net/transport.h"
 #include "proxy/log.h"
 #include "proxy/process.h"
 #include "proxy/session.h"
@@ -37,7 +38,7 @@ class Worker;
 // closing it. Worker-local.
 struct ServerConn : core::IoHandler, core::Deferred {
   Worker* w = nullptr;
-  int fd = -1;
+  net::RawTransport io;           // the server connection
   int srv_global = -1;            // global server index (Process::server_by_global_index)
   HttpSession* owner = nullptr;   // null while idle in the pool
   uint32_t requests = 0;          // requests it carried

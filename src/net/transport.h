@@ -1,0 +1,111 @@
+#pragma once
+// A connection's byte stream as the layers above see it: read into and write from their
+// buffers, pass a FIN on, close, and learn what readiness the event loop reported. The proxy
+// never makes a socket system call or reads event-loop bits itself: a transport does.
+//
+// One implementation today, RawTransport (a TCP or UNIX stream socket). TLS is the next: its
+// recv() decrypts and its send() encrypts, a handshake that needs the other direction answers
+// IoStatus::kAgain like a full or empty socket, and nothing above the transport changes.
+//
+// Thread rule: a transport belongs to the worker that owns its connection (worker-local).
+#include <cstddef>
+#include <cstdint>
+
+#include "core/event_loop.h"
+
+namespace sluice::net {
+
+// The readiness the event loop reported for one descriptor, decoded once, here.
+struct Readiness {
+  bool readable = false;     // bytes, a FIN, a hang-up or an error are there to be read
+  bool writable = false;     // room to write, or an error that a write would report
+  bool peer_closed = false;  // the peer's FIN (or a hang-up, or an error): reads will end
+  bool hangup = false;       // both directions are shut (EPOLLHUP: also after a reset)
+  bool error = false;        // a reset, or a failed connect (EPOLLERR)
+};
+
+// The event loop's bits of one event, decoded.
+Readiness decode_readiness(uint32_t events);
+
+// Registers a listening socket: level-triggered, for connections to accept. `exclusive`
+// (EPOLLEXCLUSIVE): when several threads watch the socket, one connection wakes one of them,
+// not all. False when the loop refused (errno says why). Worker-local.
+bool watch_listener(core::EventLoop& loop, int fd, core::IoHandler* h, bool exclusive);
+
+enum class IoStatus : uint8_t {
+  kOk,      // `n` bytes moved
+  kAgain,   // nothing can move now (empty or full, or interrupted): wait for readiness
+  kEof,     // the peer's FIN (reads only)
+  kError,   // `err` says why; the connection is unusable
+};
+
+struct IoResult {
+  std::size_t n = 0;
+  IoStatus status = IoStatus::kOk;
+  int err = 0;   // errno, with kError
+};
+
+// How a connection ends.
+enum class CloseMode : uint8_t {
+  kFin,        // close(): bytes held back by `more` leave with the FIN, unless unread input
+               // is left, which turns the close into a reset (for a peer whose FIN was read)
+  kPushedFin,  // bytes held back are pushed with the FIN (shutdown) before the close, so that
+               // unread input cannot drop them: a reset may follow, after them
+  kReset,      // SO_LINGER 0: a reset, nothing left in TIME_WAIT here
+  kPushReset,  // bytes held back are pushed (without a FIN), then a reset
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // The descriptor, for the address lookups of rules and `show sess`; -1 once closed.
+  virtual int fd() const = 0;
+  bool open() const { return fd() >= 0; }
+
+  // Registers with `loop` once, edge-triggered, for both directions; `h` gets the events.
+  // False when the loop refused (errno says why).
+  virtual bool watch(core::EventLoop& loop, core::IoHandler* h) = 0;
+
+  // Reads up to `room` bytes into `dst`.
+  virtual IoResult recv(char* dst, std::size_t room) = 0;
+  // Writes up to `len` bytes. `more`: further bytes or the FIN follow at once, so these may be
+  // held back to leave with them in one segment (MSG_MORE).
+  virtual IoResult send(const char* src, std::size_t len, bool more) = 0;
+  // Passes the FIN on (with whatever `more` held back); reads go on.
+  virtual void shutdown_write() = 0;
+  // Whether at least one byte waits to be read, without taking it.
+  virtual bool input_pending() = 0;
+  // After a non-blocking connect reported readiness: the connect's error, 0 when it succeeded.
+  virtual int connect_error() = 0;
+  // Closes the connection (also leaves the event loop). Idempotent.
+  virtual void close(CloseMode mode) = 0;
+};
+
+// A TCP or UNIX stream socket, used as it is.
+class RawTransport final : public Transport {
+ public:
+  RawTransport() = default;
+  explicit RawTransport(int fd) : fd_(fd) {}
+  ~RawTransport() override { close(CloseMode::kFin); }
+  RawTransport(const RawTransport&) = delete;
+  RawTransport& operator=(const RawTransport&) = delete;
+
+  // Takes ownership of `fd` (closing any descriptor held before).
+  void adopt(int fd);
+
+  int fd() const override { return fd_; }
+  bool watch(core::EventLoop& loop, core::IoHandler* h) override;
+  IoResult recv(char* dst, std::size_t room) override;
+  IoResult send(const char* src, std::size_t len, bool more) override;
+  void shutdown_write() override;
+  bool input_pending() override;
+  int connect_error() override;
+  void close(CloseMode mode) override;
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;   // the last send() had `more`: bytes may wait for the FIN or a push
+};
+
+}  // namespace sluice::net
