@@ -654,7 +654,6 @@ void HttpSession::begin_transaction() {
   req_method_ = head.method_id;
   req_http11_ = head.http11();
   req_keep_alive_ = head.wants_keep_alive() && !head.force_close;
-  upgrade_ = head.conn_upgrade && head.has_upgrade;
   expect_tunnel_ = head.method_id == http::Method::kConnect;
   req_body_ = head.body;
   req_left_ = head.content_length;
@@ -667,7 +666,9 @@ void HttpSession::begin_transaction() {
   rules::HeadEdit& edit = fresh_edit(tx_->req_edit, head.headers);
   edit.method = head.method;
   edit.target = http::normalize_target(head, edit.storage);
-  http::rewrite_request_fields(head, edit.headers, edit.storage);
+  // Whether the forwarded request still asks for an upgrade: an empty or unusable Upgrade is
+  // dropped, and a 101 answering such a request is a 502, as in HAProxy 3.5.
+  upgrade_ = http::rewrite_request_fields(head, edit.headers, edit.storage);
   rules::RequestView view;
   view.method = edit.method;
   view.target = edit.target;
