@@ -18,6 +18,10 @@ if [[ ${SLUICE_SKIP_SETUP:-0} != 1 ]]; then
   ./scripts/setup.sh || { echo "sluice tests: setup failed"; exit 1; }
 fi
 
+# Module layering (docs/architecture.md, "Module dependencies"): no build needed, so a module
+# that includes one it does not depend on fails here in a second, before any build.
+python3 scripts/check_module_deps.py || { echo "sluice tests: module dependency check failed"; exit 1; }
+
 # Sanitizer behaviour for the asan/tsan builds (harmless for the others). Tests that start
 # sluice inherit these, so a leak or UB in the binary fails its integration test too.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=0:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:exitcode=23}
