@@ -12,16 +12,6 @@
 
 namespace sluice::net {
 
-Readiness decode_readiness(uint32_t events) {
-  Readiness r;
-  r.readable = events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR);
-  r.writable = events & (EPOLLOUT | EPOLLHUP | EPOLLERR);
-  r.peer_closed = events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR);
-  r.hangup = events & EPOLLHUP;
-  r.error = events & EPOLLERR;
-  return r;
-}
-
 bool watch_listener(core::EventLoop& loop, int fd, core::IoHandler* h, bool exclusive) {
   return loop.add(fd, exclusive ? EPOLLIN | EPOLLEXCLUSIVE : EPOLLIN, h);
 }
@@ -36,26 +26,6 @@ bool RawTransport::watch(core::EventLoop& loop, core::IoHandler* h) {
   // Edge-triggered, both directions, registered once and never modified: the owner remembers
   // readiness itself and stops calling recv/send at EAGAIN.
   return loop.add(fd_, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, h);
-}
-
-IoResult RawTransport::recv(char* dst, std::size_t room) {
-  ssize_t n = ::recv(fd_, dst, room, 0);
-  if (n > 0) return {static_cast<std::size_t>(n), IoStatus::kOk, 0};
-  if (n == 0) return {0, IoStatus::kEof, 0};
-  int err = errno;
-  if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) return {0, IoStatus::kAgain, 0};
-  return {0, IoStatus::kError, err};
-}
-
-IoResult RawTransport::send(const char* src, std::size_t len, bool more) {
-  ssize_t n = ::send(fd_, src, len, more ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
-  if (n > 0) {
-    held_ = more;
-    return {static_cast<std::size_t>(n), IoStatus::kOk, 0};
-  }
-  int err = n < 0 ? errno : EPIPE;
-  if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) return {0, IoStatus::kAgain, 0};
-  return {0, IoStatus::kError, err};
 }
 
 void RawTransport::shutdown_write() {

@@ -95,7 +95,7 @@ std::string redirect_bytes(int status, std::string_view location) {
 // nothing is there now (`ready` cleared, so edge-triggered readiness is tracked), -2 on an
 // error. A short read drained the socket: `ready` is cleared too, unless a hang-up is pending
 // (its FIN must still be read).
-ssize_t read_some(net::Transport& t, core::Buffer* b, bool& ready, bool hup) {
+ssize_t read_some(net::RawTransport& t, core::Buffer* b, bool& ready, bool hup) {
   uint32_t room = make_room(b);
   if (room == 0) return -1;
   net::IoResult r = t.recv(b->write_ptr(), room);
@@ -121,7 +121,7 @@ ssize_t read_some(net::Transport& t, core::Buffer* b, bool& ready, bool hup) {
 // connection is closed right after these bytes, so they may wait for the FIN and leave in the
 // same segment (the transport's shutdown or close pushes both; a held remainder is pushed by
 // the ACKs of what went before).
-ssize_t write_some(net::Transport& t, std::string& out, std::size_t& off, bool& ready,
+ssize_t write_some(net::RawTransport& t, std::string& out, std::size_t& off, bool& ready,
                    bool last = false) {
   net::IoResult r = t.send(out.data() + off, out.size() - off, last);
   if (r.status == net::IoStatus::kOk) {
@@ -325,13 +325,13 @@ void HttpSession::start() {
 void HttpSession::on_client_io(uint32_t events) {
   if (phase_ == Phase::kClosed) return;
   const net::Readiness r = net::decode_readiness(events);
-  c_rd_ = c_rd_ || r.readable;
-  c_wr_ = c_wr_ || r.writable;
-  c_hup_ = c_hup_ || r.peer_closed;
+  if (r.readable()) c_rd_ = true;
+  if (r.writable()) c_wr_ = true;
+  if (r.peer_closed()) c_hup_ = true;
   // A hang-up alone (both directions shut, as after a half-close each way) is an end of stream,
   // not an error: the bytes before it are still read and forwarded. A reset comes with an
   // error, and a failed read or write says so too.
-  c_err_ = c_err_ || r.error;
+  if (r.error()) c_err_ = true;
   pump();
 }
 
@@ -347,23 +347,23 @@ void HttpSession::on_server_io(uint32_t events) {
   }
   const net::Readiness r = net::decode_readiness(events);
   if (s_connecting_) {
-    if (r.error || r.hangup) {
+    if (r.hangup_or_error()) {
       int err = sc_->io.connect_error();
       on_connect_failed(err ? err : ECONNREFUSED, false);
       pump();
       return;
     }
-    if (!r.writable) return;
+    if (!r.writable()) return;
     on_connected();
   }
-  s_rd_ = s_rd_ || r.readable;
-  s_wr_ = s_wr_ || r.writable;
-  if (r.peer_closed) {
+  if (r.readable()) s_rd_ = true;
+  if (r.writable()) s_wr_ = true;
+  if (r.peer_closed()) {
     s_hup_ = true;
     // The server has closed (or failed): closing it now leaves no TIME_WAIT here.
     if (sc_) sc_->reset_on_close = false;
   }
-  s_err_ = s_err_ || r.error;   // as on the client side: a hang-up is no error
+  if (r.error()) s_err_ = true;   // as on the client side: a hang-up is no error
   pump();
 }
 

@@ -370,10 +370,10 @@ void TcpSession::on_io(bool client, uint32_t events) {
   // A hang-up (both directions shut) counts as an error here: a relay reads its FIN as the 0
   // that follows instead of taking a short read for the end of stream.
   if (client) {
-    c_rd_ = c_rd_ || r.readable;
-    c_wr_ = c_wr_ || r.writable;
-    c_hup_ = c_hup_ || r.peer_closed;
-    c_err_ = c_err_ || r.hangup || r.error;
+    if (r.readable()) c_rd_ = true;
+    if (r.writable()) c_wr_ = true;
+    if (r.peer_closed()) c_hup_ = true;
+    if (r.hangup_or_error()) c_err_ = true;
     if (state_ == State::kInspecting) {
       read_client();
       if (state_ == State::kInspecting) inspect(false);
@@ -382,18 +382,18 @@ void TcpSession::on_io(bool client, uint32_t events) {
   } else {
     if (!sio_.open()) return;
     if (state_ == State::kConnecting) {
-      if (r.error || r.hangup) {
+      if (r.hangup_or_error()) {
         int err = sio_.connect_error();
         on_connect_failed(err ? err : ECONNREFUSED, false);
         return;
       }
-      if (!r.writable) return;
+      if (!r.writable()) return;
       on_connected();
     }
-    s_rd_ = s_rd_ || r.readable;
-    s_wr_ = s_wr_ || r.writable;
-    s_hup_ = s_hup_ || r.peer_closed;
-    s_err_ = s_err_ || r.hangup || r.error;
+    if (r.readable()) s_rd_ = true;
+    if (r.writable()) s_wr_ = true;
+    if (r.peer_closed()) s_hup_ = true;
+    if (r.hangup_or_error()) s_err_ = true;
   }
   pump();
 }
@@ -401,8 +401,9 @@ void TcpSession::on_io(bool client, uint32_t events) {
 bool TcpSession::relay(bool to_server) {
   const bool established = state_ == State::kEstablished;
   if (!to_server && !established) return false;
-  net::Transport& from = to_server ? static_cast<net::Transport&>(cio_) : sio_;
-  net::Transport& to = to_server ? static_cast<net::Transport&>(sio_) : cio_;
+  // RawTransport (final): its reads and writes are direct, inlined calls on this path.
+  net::RawTransport& from = to_server ? cio_ : sio_;
+  net::RawTransport& to = to_server ? sio_ : cio_;
   core::Buffer*& buf = to_server ? req_ : res_;
   bool& rd = to_server ? c_rd_ : s_rd_;
   bool& eof = to_server ? c_eof_ : s_eof_;

@@ -193,7 +193,7 @@ void ServerConn::on_io(uint32_t events) {
     return;
   }
   // Idle: the server closed it, or sent bytes nobody asked for. Either way it is unusable.
-  if (net::decode_readiness(events).peer_closed) reset_on_close = false;
+  if (net::decode_readiness(events).peer_closed()) reset_on_close = false;
   w->close_server_conn(this);
 }
 
