@@ -1,0 +1,476 @@
+// HttpSession: tunnels, timeouts, the soft stop, closing, and the log line.
+#include "proxy/http_session.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "base/assert.h"
+#include "base/clock.h"
+#include "base/strings.h"
+#include "http/forward.h"
+#include "proxy/http_session_internal.h"
+#include "net/transport.h"
+#include "proxy/server_pick.h"
+#include "proxy/worker.h"
+
+namespace sluice::proxy {
+
+using namespace http_internal;
+
+// ---------------------------------------------------------------------------------------------
+// Tunnel (101 Switching Protocols, 2xx to CONNECT): bytes flow untouched both ways.
+
+void HttpSession::enter_tunnel() {
+  phase_ = Phase::kTunnel;
+  req_done_ = true;
+  // Whatever already arrived after the heads belongs to the tunnel.
+  if (std::string_view in = view_of(sin_); !in.empty()) {
+    to_cli_.append(in);
+    consume(sin_, in.size());
+  }
+  if (std::string_view in = view_of(cin_); !in.empty()) {
+    to_srv_.append(in);
+    consume(cin_, in.size());
+  }
+}
+
+bool HttpSession::tunnel() {
+  bool progress = false;
+  progress |= read_client();
+  if (phase_ == Phase::kClosed) return false;
+  if (std::string_view in = view_of(cin_); !in.empty()) {
+    to_srv_.append(in);
+    consume(cin_, in.size());
+    progress = true;
+  }
+  progress |= write_server();
+  if (phase_ == Phase::kClosed) return false;
+  progress |= read_server();
+  if (std::string_view in = view_of(sin_); !in.empty()) {
+    to_cli_.append(in);
+    consume(sin_, in.size());
+    progress = true;
+  }
+  progress |= write_client();
+  if (phase_ == Phase::kClosed) return false;
+  // Pass each FIN on once everything before it was delivered.
+  if (c_eof_ && !s_shut_ && pending(to_srv_, to_srv_off_) == 0 && sc_) {
+    sc_->io.shutdown_write();
+    s_shut_ = true;
+    progress = true;
+  }
+  if (s_eof_ && !c_shut_ && pending(to_cli_, to_cli_off_) == 0) {
+    cio_.shutdown_write();
+    c_shut_ = true;
+    progress = true;
+  }
+  // The tunnel ends when both directions are done: each FIN read and passed on after its data.
+  if (c_eof_ && s_eof_ && s_shut_ && c_shut_) {
+    res_done_ = true;
+    finish("--");
+    return false;
+  }
+  // A reset from the client: nothing more can reach it. A reset from the server: what it sent
+  // before is still delivered to the client, then both close.
+  if (c_err_ && c_eof_) {
+    finish("CD");
+    return false;
+  }
+  if (s_err_ && s_eof_ && pending(to_cli_, to_cli_off_) == 0) {
+    finish("SD");
+    return false;
+  }
+  return progress;
+}
+
+// Tunnelled server bytes were counted when read; those still queued when the tunnel ends never
+// reached the client, and the log line (%B) and the byte counters say what was delivered.
+// (Only unsent bytes of the rewritten 101/2xx head could also be queued: at most what was read.)
+void HttpSession::uncount_undelivered() {
+  uint64_t lost = std::min<uint64_t>(pending(to_cli_, to_cli_off_), bytes_out_);
+  if (lost == 0) return;
+  bytes_out_ -= lost;
+  w_.fe_counters(fe_.index).bout.take_back(lost);
+  if (be_) w_.be_counters(be_->index).bout.take_back(lost);
+  if (be_ && srv_) w_.srv_counters(be_->server_base + srv_->index()).bout.take_back(lost);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timeouts
+
+uint64_t HttpSession::deadline() const {
+  const Timeouts& fto = fe_.settings.timeouts;
+  const Timeouts& bto = be_ ? be_->settings.timeouts : fto;
+  uint64_t d = 0;
+  auto consider = [&d](uint64_t when) {
+    if (when && (d == 0 || when < d)) d = when;
+  };
+  uint32_t http_req = fto.http_request ? fto.http_request : fto.client;
+  switch (phase_) {
+    case Phase::kIdle:
+      // Soft stop: a connection with no request byte yet waits for it a short while only.
+      if (stop_grace_ms_ && !t_first_byte_ms_) consider(stop_grace_ms_);
+      if (first_request_) {
+        if (http_req) consider(t_idle_ms_ + http_req);
+      } else if (t_first_byte_ms_) {
+        // Counted from the end of the previous response, not from this request's first byte
+        // (3.4): a slow client gets no more than http-request for its whole head.
+        if (http_req) consider(t_idle_ms_ + http_req);
+      } else {
+        uint32_t ka = fto.http_keep_alive ? fto.http_keep_alive : http_req;
+        if (ka) consider(t_idle_ms_ + ka);
+      }
+      return d;
+    case Phase::kQueued:
+      if (bto.queue) consider(t_queued_ms_ + bto.queue);
+      return d;
+    case Phase::kConnect:
+      if (!sc_) return t_connect_ms_;   // waiting for a retry
+      if (bto.connect) consider(t_connect_ms_ + bto.connect);
+      return d;
+    case Phase::kExchange:
+      if (client_timeout_runs() && fto.client) consider(c_last_ms_ + fto.client);
+      if (server_timeout_runs() && bto.server) consider(s_last_ms_ + bto.server);
+      return d;
+    case Phase::kTunnel: {
+      uint32_t t = bto.tunnel;
+      if (t) return std::max(c_last_ms_, s_last_ms_) + t;
+      if (fto.client) consider(c_last_ms_ + fto.client);
+      if (bto.server) consider(s_last_ms_ + bto.server);
+      return d;
+    }
+    case Phase::kClosing:
+      if (fto.client) consider(c_last_ms_ + fto.client);
+      return d;
+    case Phase::kLinger:
+      return linger_until_ms_;
+    case Phase::kClosed:
+      return 0;
+  }
+  return d;
+}
+
+// In an exchange, each side's timeout runs only while sluice waits on that side: for bytes
+// it sends there, or for bytes to read from it. A side that sluice stopped reading because the
+// other side is slow to take what it already sent (kHighWater) is not idle by its own doing: a
+// client that reads a large response slowly is a client timeout (cD), not the server's (sD),
+// and a server that reads an upload slowly is not the client's timeout.
+bool HttpSession::client_timeout_runs() const {
+  if (pending(to_cli_, to_cli_off_) > 0) return true;
+  return !req_done_ && pending(to_srv_, to_srv_off_) < kHighWater;
+}
+
+bool HttpSession::server_timeout_runs() const {
+  if (!sc_) return false;
+  if (pending(to_srv_, to_srv_off_) > 0) return true;
+  return !res_done_ && pending(to_cli_, to_cli_off_) < kHighWater;
+}
+
+void HttpSession::arm_timeout() {
+  if (phase_ == Phase::kClosed) return;
+  w_.loop().timers().arm_lazy(timer_, deadline());
+}
+
+void HttpSession::on_timer(core::Timer&) {
+  if (phase_ == Phase::kClosed) return;
+  uint64_t now = w_.loop().now_ms();
+  uint64_t d = deadline();
+  if (d == 0) return;
+  if (now < d) {
+    w_.loop().timers().arm(timer_, d);
+    return;
+  }
+  const Timeouts& fto = fe_.settings.timeouts;
+  switch (phase_) {
+    case Phase::kIdle: {
+      bool received = cin_ && cin_->size() > 0 &&
+                      view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos;
+      if (stop_grace_ms_ && !received && now >= stop_grace_ms_) {
+        // Soft stop, and no request came in the grace: closed with a FIN, silently.
+        quiet_ = true;
+        begin_linger();
+        pump();
+        return;
+      }
+      if (received || first_request_) {
+        // timeout http-request: 408 and close (specs/http1.md 3.4).
+        if (!received && fe_.settings.dontlognull) quiet_ = true;
+        w_.fe_counters(fe_.index).ereq.add();
+        req_line_ = "<BADREQ>";
+        if (t_first_byte_ms_ == 0) {
+          t_first_byte_ms_ = t_idle_ms_;
+          t_first_byte_wall_us_ = base::wall_us() - (now - t_idle_ms_) * 1000;
+        }
+        if (cin_) cin_->reset();
+        error_reply(408, "cR", true);
+        pump();
+        return;
+      }
+      quiet_ = true;   // keep-alive expiry: silent close
+      finish("cR");
+      return;
+    }
+    case Phase::kQueued:
+      // An expired queue wait counts as a failed connection, as in HAProxy.
+      w_.be_counters(be_->index).econ.add();
+      if (srv_) w_.srv_counters(be_->server_base + srv_->index()).econ.add();
+      server_error(503, "sQ");
+      pump();
+      return;
+    case Phase::kConnect:
+      if (!sc_) {
+        start_connect();
+      } else {
+        on_connect_failed(ETIMEDOUT, true);
+      }
+      pump();
+      return;
+    case Phase::kExchange: {
+      const Timeouts& bto = be_ ? be_->settings.timeouts : fto;
+      bool server_expired =
+          server_timeout_runs() && bto.server && now >= s_last_ms_ + bto.server;
+      if (server_expired) {
+        if (!res_head_sent_) {
+          server_error(504, "sH");
+          pump();
+        } else {
+          server_abort("sD");
+          pump();
+        }
+        return;
+      }
+      finish(res_head_sent_ ? "cD" : (req_done_ ? "cH" : "cD"));
+      return;
+    }
+    case Phase::kTunnel:
+      finish(fto.client && now >= c_last_ms_ + fto.client ? "cD" : "sD");
+      return;
+    case Phase::kClosing:
+    case Phase::kLinger:
+      close_now();
+      return;
+    case Phase::kClosed:
+      return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ending
+
+void HttpSession::flush_sends() {
+  if (phase_ != Phase::kClosed) pump();
+}
+
+void HttpSession::on_soft_stop() {
+  // Every response from now on says `connection: close` (soft_stop_ is part of that decision).
+  soft_stop_ = true;
+  // A keep-alive connection between two requests may have the next one on the wire, or its
+  // client may be about to send it: closing it now would lose that request. It gets
+  // kStopGraceMs for it to arrive; it is then served with `connection: close`, and a connection
+  // that stays idle is closed with a FIN (lingering, so that a request crossing the FIN meets
+  // no reset and the client can retry it). A connection that has not sent its first request
+  // yet was accepted for a request on its way (often just before a reload): HAProxy serves it
+  // whenever it comes, within the usual http-request timeout.
+  if (phase_ == Phase::kIdle && !first_request_ && !t_first_byte_ms_) {
+    stop_grace_ms_ = w_.loop().now_ms() + kStopGraceMs;
+    arm_timeout();
+  }
+}
+
+// The last bytes of a closing connection are out. A soft-stopping process lingers (see
+// begin_linger()); otherwise the connection closes at once, as before.
+void HttpSession::close_after_last_bytes() {
+  if (soft_stop_ && !c_eof_ && !fe_.settings.nolinger) {
+    begin_linger();
+  } else {
+    close_now();
+  }
+}
+
+// Sends the FIN (with any corked last bytes), then reads and drops what the client still sends
+// until its own FIN, for at most kLingerMs: a close() with unread input would reset the
+// connection, and a client could neither read the last response reliably nor know that its
+// next request was never seen.
+void HttpSession::begin_linger() {
+  logged_ = true;   // as in close_now(): a closing transaction was logged already
+  cio_.shutdown_write();
+  c_shut_ = true;
+  phase_ = Phase::kLinger;
+  linger_until_ms_ = w_.loop().now_ms() + kLingerMs;
+  detach_server(false);
+  release_backend();
+  if (cin_) {
+    w_.buffers().put(cin_);
+    cin_ = nullptr;
+  }
+  c_rd_ = true;   // input may already wait: its edge was consumed
+  arm_timeout();
+}
+
+bool HttpSession::linger() {
+  if (!c_rd_) return false;
+  char drop[4096];
+  for (;;) {
+    net::IoResult r = cio_.recv(drop, sizeof drop);
+    if (r.status == net::IoStatus::kOk) continue;
+    if (r.status == net::IoStatus::kAgain) {
+      c_rd_ = false;
+      return false;
+    }
+    close_now();   // the client's FIN (or an error): nothing is left unread
+    return false;
+  }
+}
+
+void HttpSession::describe(SessionInfo* info) const {
+  info->listener = &l_;
+  info->backend = be_;
+  info->server = srv_;
+  info->client = client_;
+  info->accept_ms = t_accept_ms_;
+  info->expire_ms = phase_ == Phase::kClosed ? 0 : deadline();
+  // The current transaction's bytes: HAProxy's streams are per request too.
+  info->bytes_in = req_sent_;
+  info->bytes_out = bytes_out_;
+  info->requests = requests_;
+  switch (phase_) {
+    case Phase::kIdle: info->state = t_first_byte_ms_ ? "REQ" : "IDLE"; break;
+    case Phase::kQueued: info->state = "QUEUED"; break;
+    case Phase::kConnect: info->state = "CON"; break;
+    case Phase::kExchange: info->state = "EST"; break;
+    case Phase::kTunnel: info->state = "TUNNEL"; break;
+    case Phase::kClosing: info->state = "CLOSING"; break;
+    case Phase::kLinger: info->state = "LINGER"; break;
+    case Phase::kClosed: info->state = "CLO"; break;
+  }
+  info->client_fd = cio_.fd();
+  info->server_fd = sc_ ? sc_->io.fd() : -1;
+}
+
+void HttpSession::abort(const char* reason) {
+  (void)reason;
+  finish("KD");
+}
+
+// Closing after the last response was flushed: the transaction was already logged.
+void HttpSession::close_now() {
+  logged_ = true;
+  finish("--");
+}
+
+void HttpSession::finish(const char* term) {
+  if (phase_ == Phase::kClosed) return;
+  leave_queue();
+  count_response_status();
+  if (phase_ == Phase::kTunnel) uncount_undelivered();
+  if (term_[0] == '-' && term[0] != '-') {
+    term_[0] = term[0];
+    term_[1] = term[1];
+  }
+  // A transaction cut short is logged now (unless it ended silently).
+  if (!logged_ && !quiet_ && (t_first_byte_ms_ || status_ != -1 || term[0] != '-')) {
+    log_transaction();
+  }
+  // An abort while either message was still moving: a response not complete, or a request body
+  // still being forwarded after the response ended (a server answering early, then closing).
+  if (be_ && (!res_done_ || !req_done_)) {
+    if (term[0] == 'C' || term[0] == 'c') {
+      w_.be_counters(be_->index).cli_abrt.add();
+      if (srv_) w_.srv_counters(be_->server_base + srv_->index()).cli_abrt.add();
+    }
+    // A server that closed or reset in the data phase is also a response error (eresp
+    // includes those aborts); a server timeout (sD) is an abort only, as in HAProxy.
+    if (term[0] == 'S' || term[0] == 's') count_server_abort(term[0] == 'S' && term[1] == 'D');
+  }
+  phase_ = Phase::kClosed;
+  w_.unqueue_flush(this);
+  w_.loop().timers().cancel(timer_);
+  // option nolinger: a reset instead of the FIN, last bytes pushed first (CloseMode::kPushReset).
+  cio_.close(fe_.settings.nolinger ? net::CloseMode::kPushReset : net::CloseMode::kPushedFin);
+  if (sc_) {
+    w_.close_server_conn(sc_);
+    sc_ = nullptr;
+  }
+  if (private_) {
+    w_.close_server_conn(private_);
+    private_ = nullptr;
+  }
+  if (cin_) w_.buffers().put(cin_);
+  if (sin_) w_.buffers().put(sin_);
+  cin_ = sin_ = nullptr;
+  to_cli_.clear();
+  to_srv_.clear();
+  to_cli_off_ = to_srv_off_ = 0;
+  release_codecs();
+  release_backend();
+  release_client_slots(w_, l_);
+  w_.session_closed(this);
+}
+
+void HttpSession::log_transaction() {
+  if (logged_) return;
+  logged_ = true;
+  const auto& s = fe_.settings;
+  if ((!s.h.httplog && !s.tcplog) || s.logs.empty() || quiet_) return;
+  if (s.dontlognull && t_first_byte_ms_ == 0) return;
+  uint64_t now = w_.loop().now_ms();
+  uint64_t wall = t_first_byte_wall_us_ ? t_first_byte_wall_us_ : base::wall_us();
+  uint64_t start = t_first_byte_ms_ ? t_first_byte_ms_ : t_idle_ms_;
+  const std::string date = base::log_date(wall);
+  auto span = [](uint64_t from, uint64_t to) -> long {
+    return from && to && to >= from ? static_cast<long>(to - from) : -1;
+  };
+  long tr = t_head_ms_ ? span(start, t_head_ms_) : -1;
+  // Tw: from the end of the head to the first connection attempt; -1 when never routed.
+  long tw = -1, tc = -1, trs = -1;
+  if (t_head_ms_ && (t_connect_ms_ || t_queued_ms_ || srv_)) {
+    uint64_t first_attempt = t_queued_ms_ ? t_queued_ms_ : t_head_ms_;
+    tw = t_queued_ms_ && t_connect_ms_ ? span(t_queued_ms_, t_connect_ms_) : 0;
+    (void)first_attempt;
+  }
+  if (t_connected_ms_) tc = span(t_connect_ms_, t_connected_ms_);
+  if (t_response_ms_) trs = span(t_connected_ms_, t_response_ms_);
+  long ta = static_cast<long>(now - start);
+  std::string backend = be_ ? be_->settings.name : s.name;
+  // Counts as HAProxy logs them, once this stream left the backend and the server.
+  int beconn = be_ ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0;
+  int srvconn = srv_ ? std::max(0, srv_->current_conns() - 1) : 0;
+  std::string server = srv_ && t_connect_ms_ ? srv_->name() : std::string("<NOSRV>");
+  if (!s.h.httplog) {
+    // option tcplog on an HTTP frontend: the TCP line, without the HTTP timers (6.2).
+    std::string line = fmt::format(
+        "{}:{} [{}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
+        client_.port(), date, s.name, backend, server, tw, tc, ta,
+        bytes_out_, term_, w_.process().actconn().current(), fe_.feconn.current(), beconn,
+        srvconn, log_retries(retries_done_, redispatched_));
+    w_.logs().send(s.logs, kInfo, line);
+    return;
+  }
+  std::string line = fmt::format(
+      "{}:{} [{}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 ",
+      client_.host_string(), client_.port(), date, s.name, backend, server,
+      tr, tw, tc, trs, ta, status_, bytes_out_, term_, w_.process().actconn().current(),
+      fe_.feconn.current(), beconn, srvconn, log_retries(retries_done_, redispatched_));
+  // %hr %hs: `{a|b}` per direction with captures configured, absent otherwise (6.3).
+  for (auto [caps, values] : {std::pair{&s.h.capture_request, &cap_req_},
+                              std::pair{&s.h.capture_response, &cap_res_}}) {
+    if (caps->empty()) continue;
+    line += '{';
+    for (std::size_t i = 0; i < caps->size(); ++i) {
+      if (i) line += '|';
+      if (i < values->size()) append_log_escaped(line, (*values)[i], true);
+    }
+    line += "} ";
+  }
+  line += '"';
+  append_log_escaped(line, req_line_.empty() ? std::string_view("<BADREQ>") : req_line_);
+  line += '"';
+  w_.logs().send(s.logs, kInfo, line);
+}
+
+}  // namespace sluice::proxy

@@ -1,0 +1,238 @@
+#pragma once
+// What the files of HttpSession (http_session.cc, http_routing.cc, http_response.cc,
+// http_session_end.cc) share: buffer and queue helpers, the socket read and write steps on a
+// transport, body moves, the bytes of local replies. Internal to proxy. Worker-local.
+#include <sys/types.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/buffer.h"
+#include "http/forward.h"
+#include "http/http.h"
+#include "net/transport.h"
+#include "rules/rules.h"
+
+namespace sluice::proxy::http_internal {
+
+
+// Bytes queued towards one side before sluice stops reading the other: bodies stream through
+// with bounded memory whatever their size.
+constexpr std::size_t kHighWater = 64 * 1024;
+// Soft stop: how long a connection waiting for a request still gets to send it (a request in
+// flight at the stop, or the next one of a client between two requests), and how long a
+// closing connection's input is then read and dropped while its client's FIN is awaited.
+constexpr uint64_t kStopGraceMs = 1000;
+constexpr uint64_t kLingerMs = 1000;
+
+inline std::string_view view_of(core::Buffer* b) {
+  return b ? std::string_view(b->read_ptr(), b->size()) : std::string_view{};
+}
+
+inline void consume(core::Buffer* b, std::size_t n) {
+  b->head += static_cast<uint32_t>(n);
+  if (b->empty()) b->reset();
+}
+
+// Room at the end of a buffer, moving its bytes to the front first when that makes room.
+inline uint32_t make_room(core::Buffer* b) {
+  if (b->room() == 0 && b->head > 0) {
+    std::memmove(b->data, b->read_ptr(), b->size());
+    b->tail -= b->head;
+    b->head = 0;
+  }
+  return b->room();
+}
+
+inline std::size_t pending(const std::string& s, std::size_t off) { return s.size() - off; }
+
+// `%{+Q}r`: quoted, with bytes outside 32..126, '#' and '"' written #XX (specs/http1.md 6.3).
+// `capture`: in captured values `{`, `|` and `}` are escaped too (6.3).
+inline void append_log_escaped(std::string& out, std::string_view s, bool capture = false) {
+  static const char* hex = "0123456789ABCDEF";
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c < 32 || c > 126 || c == '#' || c == '"' ||
+        (capture && (c == '{' || c == '|' || c == '}'))) {
+      out += '#';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+}
+
+// The response of `return` (and of `deny` with a payload): content-length, content-type, then
+// the rule's `hdr` fields, names lower-cased as the H1 encoder writes them.
+inline std::string reply_bytes(int status, const rules::Verdict& v) {
+  std::string out = fmt::format("HTTP/1.1 {} {}\r\ncontent-length: {}\r\n", status,
+                                http::default_reason(status), v.body.size());
+  if (!v.content_type.empty()) out += fmt::format("content-type: {}\r\n", v.content_type);
+  for (const auto& [n, val] : v.extra_headers) {
+    for (char c : n) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out += fmt::format(": {}\r\n", val);
+  }
+  out += "\r\n";
+  out += v.body;
+  return out;
+}
+
+// The response of `redirect`. Only the temporary codes say `cache-control: no-cache`: a
+// permanent redirect (301, 308) stays cacheable, as HAProxy writes them.
+inline std::string redirect_bytes(int status, std::string_view location) {
+  bool temporary = status == 302 || status == 303 || status == 307;
+  return fmt::format("HTTP/1.1 {} {}\r\ncontent-length: 0\r\nlocation: {}\r\n{}\r\n", status,
+                     http::default_reason(status), location,
+                     temporary ? "cache-control: no-cache\r\n" : "");
+}
+
+// One read into `b` (room made first). Returns the bytes read, 0 at end of stream, -1 when
+// nothing is there now (`ready` cleared, so edge-triggered readiness is tracked), -2 on an
+// error. A short read drained the socket: `ready` is cleared too, unless a hang-up is pending
+// (its FIN must still be read).
+inline ssize_t read_some(net::RawTransport& t, core::Buffer* b, bool& ready, bool hup) {
+  uint32_t room = make_room(b);
+  if (room == 0) return -1;
+  net::IoResult r = t.recv(b->write_ptr(), room);
+  switch (r.status) {
+    case net::IoStatus::kOk:
+      b->tail += static_cast<uint32_t>(r.n);
+      if (r.n < room && !hup) ready = false;
+      return static_cast<ssize_t>(r.n);
+    case net::IoStatus::kEof:
+      return 0;
+    case net::IoStatus::kAgain:
+      ready = false;
+      return -1;
+    case net::IoStatus::kError:
+      errno = r.err;
+      return -2;
+  }
+  return -2;
+}
+
+// One write of what `out` holds past `off`. Returns the bytes sent, -1 when the socket is full
+// (`ready` cleared), -2 on an error (errno set). A fully sent queue is emptied. `last`: the
+// connection is closed right after these bytes, so they may wait for the FIN and leave in the
+// same segment (the transport's shutdown or close pushes both; a held remainder is pushed by
+// the ACKs of what went before).
+inline ssize_t write_some(net::RawTransport& t, std::string& out, std::size_t& off, bool& ready,
+                   bool last = false) {
+  net::IoResult r = t.send(out.data() + off, out.size() - off, last);
+  if (r.status == net::IoStatus::kOk) {
+    off += r.n;
+    if (off == out.size()) {
+      out.clear();
+      off = 0;
+    } else {
+      ready = false;   // a short write means the socket buffer is full
+    }
+    return static_cast<ssize_t>(r.n);
+  }
+  if (r.status == net::IoStatus::kAgain) {
+    ready = false;
+    return -1;
+  }
+  errno = r.err;
+  return -2;
+}
+
+// What moving body bytes did: some moved, nothing could move, or the chunked framing is bad.
+enum class BodyStep { kProgress, kIdle, kBadChunk };
+
+// Moves body bytes from `in` to `out` until the body ends (`done`), `in` runs dry or `out`
+// holds kHighWater bytes. Content-Length bodies are copied, or sent as chunks when `rechunk`
+// (rules deleted their length: http::Framing::kRechunk); chunked bodies are decoded and
+// re-chunked (upper-case sizes, no extensions, trailers kept: specs/http1.md 2.5).
+inline BodyStep move_body(http::BodyKind kind, uint64_t& left, http::ChunkedDecoder& chunks,
+                   std::string& trailers, core::Buffer* in_buf, std::string& out,
+                   std::size_t out_sent, bool& done, bool rechunk = false) {
+  BodyStep step = BodyStep::kIdle;
+  std::string_view in = view_of(in_buf);
+  while (!done && !in.empty() && out.size() - out_sent < kHighWater) {
+    if (kind == http::BodyKind::kContentLength) {
+      std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(left, in.size()));
+      if (rechunk) http::append_chunk_header(take, out);
+      out.append(in.data(), take);
+      consume(in_buf, take);
+      left -= take;
+      done = left == 0;
+      if (rechunk) out += done ? "\r\n0\r\n\r\n" : "\r\n";
+    } else if (kind == http::BodyKind::kChunked) {
+      http::ChunkEvent ev = chunks.next(in);
+      using K = http::ChunkEvent::Kind;
+      if (ev.kind == K::kError) return BodyStep::kBadChunk;
+      if (ev.kind == K::kNeedMore) {
+        // The decoder keeps its state: what it read is gone from the input.
+        consume(in_buf, ev.consumed);
+        if (ev.consumed) step = BodyStep::kProgress;
+        break;
+      }
+      if (ev.kind == K::kData) {
+        http::append_chunk_header(ev.data.size(), out);
+        out.append(ev.data);
+        out += "\r\n";
+      } else if (ev.kind == K::kTrailer) {
+        // Trailer names are lower-cased like head names, in both directions (1.3, 4.3).
+        for (char c : ev.trailer.name)
+          trailers += c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
+        trailers += ": ";
+        trailers.append(ev.trailer.value);
+        trailers += "\r\n";
+      } else if (ev.kind == K::kDone) {
+        out += "0\r\n";
+        out += trailers;
+        out += "\r\n";
+        trailers.clear();
+        done = true;
+      }
+      consume(in_buf, ev.consumed);   // after the views into it were used
+    } else {   // runs until the server closes: everything there is
+      out.append(in);
+      consume(in_buf, in.size());
+    }
+    step = BodyStep::kProgress;
+    in = view_of(in_buf);
+  }
+  return step;
+}
+
+
+
+// Output queues. An idle keep-alive connection holds none: at the end of a transaction an empty
+// queue of at most a head's size is parked in the codecs going back to the worker, and the next
+// transaction, of this connection or of a new one, takes it back with them, so that neither
+// allocates for its heads. A queue a body grew is released instead.
+constexpr std::size_t kKeepCapacity = 512;
+
+// A transaction's scratch head, emptied for a new message (the field list keeps its storage).
+inline rules::HeadEdit& fresh_edit(rules::HeadEdit& e, const std::vector<http::Header>& fields) {
+  e.method = e.target = {};
+  e.headers.assign(fields.begin(), fields.end());
+  e.storage.clear();
+  e.changed = false;
+  return e;
+}
+
+// `q` takes the parked storage when it has none of its own (and holds nothing).
+inline void unpark_queue(std::string& q, std::string& parked) {
+  if (q.empty() && q.capacity() <= std::string().capacity()) q.swap(parked);
+  std::string().swap(parked);
+}
+
+// An empty queue of a head's size is parked; any other storage is released.
+inline void park_queue(std::string& q, std::string& parked) {
+  if (!q.empty()) return;
+  if (q.capacity() > std::string().capacity() && q.capacity() <= kKeepCapacity) parked.swap(q);
+  std::string().swap(q);
+}
+
+
+}  // namespace sluice::proxy::http_internal
