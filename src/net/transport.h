@@ -67,7 +67,8 @@ enum class CloseMode : uint8_t {
   kFin,        // close(): bytes held back by `more` leave with the FIN, unless unread input
                // is left, which turns the close into a reset (for a peer whose FIN was read)
   kPushedFin,  // bytes held back are pushed with the FIN (shutdown) before the close, so that
-               // unread input cannot drop them: a reset may follow, after them
+               // unread input cannot drop them: a reset may follow, after them (bytes still
+               // queued behind a full peer window are lost to that reset all the same)
   kReset,      // SO_LINGER 0: a reset, nothing left in TIME_WAIT here
   kPushReset,  // bytes held back are pushed (without a FIN), then a reset
 };
@@ -94,6 +95,8 @@ class Transport {
   // Whether at least one byte waits to be read, without taking it.
   virtual bool input_pending() = 0;
   // After a non-blocking connect reported readiness: the connect's error, 0 when it succeeded.
+  // It reads and clears the socket's error: ask once, before any recv() or send(), which
+  // would otherwise take the error themselves.
   virtual int connect_error() = 0;
   // Closes the connection (also leaves the event loop). Idempotent.
   virtual void close(CloseMode mode) = 0;
@@ -116,12 +119,14 @@ class RawTransport final : public Transport {
   // recv() and send() are defined here so that a caller holding a RawTransport (the class is
   // final) calls them directly, inlined, as it called the system call before.
   IoResult recv(char* dst, std::size_t room) override {
+    if (room == 0) return {0, IoStatus::kOk, 0};   // recv() would say 0, read as a FIN
     ssize_t n = ::recv(fd_, dst, room, 0);
     if (n > 0) return {static_cast<std::size_t>(n), IoStatus::kOk, 0};
     if (n == 0) return {0, IoStatus::kEof, 0};
     return failed(errno);
   }
   IoResult send(const char* src, std::size_t len, bool more) override {
+    if (len == 0) return {0, IoStatus::kOk, 0};   // nothing to move is no broken pipe
     ssize_t n = ::send(fd_, src, len, more ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
     if (n > 0) {
       held_ = more;

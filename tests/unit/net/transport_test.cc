@@ -425,5 +425,30 @@ TEST_P(TransportOnEitherSocket, InputPendingIsFalseAtEofWithoutBytes) {
   EXPECT_EQ(t_.recv(buf, sizeof buf).status, IoStatus::kEof) << "the FIN is still there";
 }
 
+// ---- zero-length calls ---------------------------------------------------------------------
+
+// A zero-length send on a healthy connection moves nothing; it is not a broken pipe.
+TEST(RawTransport, SendOfZeroBytesOnAHealthySocketIsNotAnError) {
+  test::SocketPair p = test::tcp_loopback_pair();
+  ASSERT_TRUE(p.ok());
+  RawTransport t(std::exchange(p.a, -1));
+  IoResult r = t.send("", 0, false);
+  EXPECT_NE(r.status, IoStatus::kError) << "err " << r.err;
+  EXPECT_EQ(r.n, 0u);
+  // The connection is fine.
+  EXPECT_EQ(t.send("x", 1, false).status, IoStatus::kOk);
+}
+
+// A zero-room recv on a healthy connection cannot tell anything; it is not the peer's FIN.
+TEST(RawTransport, RecvIntoZeroRoomOnAHealthySocketIsNotEof) {
+  test::SocketPair p = test::tcp_loopback_pair();
+  ASSERT_TRUE(p.ok());
+  RawTransport t(std::exchange(p.a, -1));
+  ASSERT_EQ(::send(p.b, "data", 4, 0), 4);
+  char buf[1];
+  IoResult r = t.recv(buf, 0);
+  EXPECT_NE(r.status, IoStatus::kEof);
+}
+
 }  // namespace
 }  // namespace sluice::net
