@@ -1,0 +1,290 @@
+"""Clients and receivers for the integration tests: raw TCP clients and their bounded reads, Debian's
+nginx as a peer, HTTP GET, syslog receivers over UDP and UNIX datagrams, and `show info` /
+`show stat` through the CLI. Re-exported by sluice_harness, where tests import them from."""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from sluice_harness import (ProcessExited, cli, free_port, is_listening, parse_show_info,
+                            parse_show_stat, recv_all, slow_factor, wait_until)
+
+
+# ----------------------------------------------------------------------------------------------
+# Raw clients
+# ----------------------------------------------------------------------------------------------
+
+def connect(port: int, host: str = "127.0.0.1", timeout: float = 5.0) -> socket.socket:
+    s = socket.create_connection((host, port), timeout=timeout * slow_factor())
+    return s
+
+
+def echo_roundtrip(port: int, payload: bytes = b"ping\n", host: str = "127.0.0.1",
+                   timeout: float = 5.0) -> bytes:
+    """Connects, sends payload, reads back len(payload) bytes, closes. Returns what came back."""
+    with connect(port, host, timeout) as s:
+        s.sendall(payload)
+        return recv_exact(s, len(payload), timeout)
+
+
+def recv_exact(sock: socket.socket, n: int, timeout: float = 5.0) -> bytes:
+    deadline = time.monotonic() + timeout * slow_factor()
+    buf = bytearray()
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"got {len(buf)} of {n} bytes within {timeout}s")
+        sock.settimeout(left)
+        try:
+            data = sock.recv(min(1 << 16, n - len(buf)))
+        except socket.timeout:
+            continue
+        if not data:
+            raise AssertionError(f"EOF after {len(buf)} of {n} bytes")
+        buf += data
+    return bytes(buf)
+
+
+def recv_head(sock: socket.socket, timeout: float = 5.0) -> bytes:
+    """Reads until the end of an HTTP head (CRLF CRLF) and returns everything read so far.
+    AssertionError on EOF before it or at the deadline."""
+    deadline = time.monotonic() + timeout * slow_factor()
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"no complete head within {timeout}s: {buf[:200]!r}")
+        sock.settimeout(left)
+        try:
+            data = sock.recv(65536)
+        except socket.timeout:
+            continue
+        if not data:
+            raise AssertionError(f"EOF in the head: {buf[:200]!r}")
+        buf += data
+    return buf
+
+
+def wait_closed(sock: socket.socket, timeout: float = 5.0) -> float:
+    """Waits until the peer closes (EOF or reset), discarding data; returns the monotonic time
+    it happened. AssertionError if still open at the deadline."""
+    deadline = time.monotonic() + timeout * slow_factor()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"connection still open after {timeout}s")
+        sock.settimeout(left)
+        try:
+            data = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except (ConnectionResetError, ConnectionAbortedError, BrokenPipeError):
+            return time.monotonic()
+        if not data:
+            return time.monotonic()
+
+
+def no_data_for(sock: socket.socket, seconds: float) -> bool:
+    """True if neither data nor EOF arrives within `seconds` (a short observation window)."""
+    sock.settimeout(seconds)
+    try:
+        sock.recv(65536, socket.MSG_PEEK)
+    except socket.timeout:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+# ----------------------------------------------------------------------------------------------
+# nginx (Debian's) as a real backend
+# ----------------------------------------------------------------------------------------------
+
+def nginx_bin() -> str | None:
+    for p in ("/usr/sbin/nginx", shutil.which("nginx") or ""):
+        if p and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+class Nginx:
+    def __init__(self, tmp_path, port: int, body: str = "hello\n"):
+        self.dir = Path(tmp_path) / f"nginx-{port}"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for d in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi", "logs"):
+            (self.dir / d).mkdir(exist_ok=True)
+        self.port = port
+        self.conf = self.dir / "nginx.conf"
+        escaped = body.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        self.conf.write_text(f"""
+daemon off;
+master_process off;
+worker_processes 1;
+pid {self.dir}/nginx.pid;
+error_log {self.dir}/logs/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {self.dir}/client_body;
+    proxy_temp_path {self.dir}/proxy;
+    fastcgi_temp_path {self.dir}/fastcgi;
+    uwsgi_temp_path {self.dir}/uwsgi;
+    scgi_temp_path {self.dir}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            default_type text/plain;
+            return 200 "{escaped}";
+        }}
+    }}
+}}
+""")
+        binary = nginx_bin()
+        if binary is None:
+            raise RuntimeError("nginx not installed (scripts/setup.sh installs it)")
+        self.proc = subprocess.Popen(
+            [binary, "-p", str(self.dir), "-c", str(self.conf), "-e", str(self.dir / "logs/error.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=open(self.dir / "logs/stderr", "wb"))
+
+        def ready():
+            if self.proc.poll() is not None:
+                raise ProcessExited(f"nginx exited: {self.log()}")
+            return is_listening(port, self.proc.pid)
+        try:
+            wait_until(ready, 10, message=lambda: f"nginx on port {port}: {self.log()}")
+        except BaseException:
+            self.stop()
+            raise
+
+    def log(self) -> str:
+        text = ""
+        for name in ("logs/stderr", "logs/error.log"):
+            with contextlib.suppress(OSError):
+                text += (self.dir / name).read_text()
+        return text
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def start_nginx(tmp_path, port: int | None = None, body: str = "hello\n") -> Nginx:
+    return Nginx(tmp_path, port or free_port(), body)
+
+
+def http_get(port: int, path: str = "/", host: str = "127.0.0.1", timeout: float = 5.0) -> bytes:
+    """A minimal HTTP/1.0 GET with a plain socket; returns the raw response."""
+    with connect(port, host, timeout) as s:
+        s.sendall(f"GET {path} HTTP/1.0\r\nHost: test\r\n\r\n".encode())
+        return recv_all(s, timeout)
+
+
+# ----------------------------------------------------------------------------------------------
+# Log receivers
+# ----------------------------------------------------------------------------------------------
+
+class _DatagramReceiver:
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.messages: list[bytes] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.sock.settimeout(0.1)
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with self._lock:
+                self.messages.append(data)
+
+    def texts(self) -> list[str]:
+        with self._lock:
+            return [m.decode(errors="replace") for m in self.messages]
+
+    def wait_for(self, predicate: Callable[[str], bool] = lambda m: True,
+                 timeout: float = 5.0) -> str:
+        """Waits for a message matching predicate; returns it."""
+        def found():
+            for m in self.texts():
+                if predicate(m):
+                    return m
+            return None
+        return wait_until(found, timeout, message=lambda: f"a log message; got {self.texts()!r}")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class UdpLogReceiver(_DatagramReceiver):
+    """Collects syslog datagrams sent to 127.0.0.1:self.port."""
+
+    def __init__(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))   # we keep the socket, so a kernel-chosen port cannot collide
+        self.port = s.getsockname()[1]
+        super().__init__(s)
+
+
+class UnixDgramLogReceiver(_DatagramReceiver):
+    """Collects datagrams sent to the unix datagram socket at `path` (like /dev/log)."""
+
+    def __init__(self, path: str):
+        self.path = str(path)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.bind(self.path)
+        super().__init__(s)
+
+    def stop(self) -> None:
+        super().stop()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+
+SYSLOG_PRI_LOCAL0_INFO = 16 * 8 + 6   # 134
+
+__all__ = [n for n in dir() if not n.startswith("_")]
+
+
+def show_stat(addr, timeout: float = 5.0) -> list[dict[str, str]]:
+    """`show stat` through a stats socket, parsed into rows."""
+    return parse_show_stat(cli(addr, "show stat", timeout))[1]
+
+
+def show_info(addr, timeout: float = 5.0) -> dict[str, str]:
+    return parse_show_info(cli(addr, "show info", timeout))
