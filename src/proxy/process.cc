@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "base/clock.h"
+#include "net/reuseport_migration.h"
 #include "net/reuseport_steering.h"
 #include "net/socket.h"
 #include "proxy/worker.h"
@@ -169,9 +170,17 @@ base::Result<void> Process::bind_all() {
             for (Listener* l : siblings) l->steered = true;
           }
         }
+        if (a.kind == net::ListenAddress::Kind::kInet && settings_.reuseport && !siblings.empty() &&
+            !siblings[0]->steered) {
+          // A reload's old process closes its sockets after this one bound: with the program
+          // its queued connections move here instead of being reset (net/reuseport_migration.h).
+          // Without CAP_BPF the kernel resets them as it always did; nothing else changes.
+          (void)net::attach_reuseport_migration(siblings[0]->fd);
+        }
       }
     }
   }
+  net::release_reuseport_migration();
   return {};
 }
 
