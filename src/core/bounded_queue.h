@@ -25,8 +25,13 @@ class BoundedQueue {
     for (std::size_t i = 0; i < cap; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
   }
 
-  // Any thread. Returns false when full.
-  bool push(T value) {
+  // Any thread. Returns false when full, and `value` is then left as it was (a move-only
+  // value stays with the caller).
+  bool push(const T& value) {
+    T copy(value);
+    return push(std::move(copy));
+  }
+  bool push(T&& value) {
     std::size_t pos = tail_.load(std::memory_order_relaxed);
     for (;;) {
       Cell& c = cells_[pos & mask_];

@@ -46,21 +46,13 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
   Listener& l = watch.listener();
   Proxy& fe = *l.proxy;
   for (int i = 0; batch < 0 || i < batch; ++i) {
-    if (!process_.actconn().try_acquire()) {
-      process_.maxconn_reached().fetch_add(1, std::memory_order_relaxed);
-      pause(watch);
-      return;
-    }
-    if (!fe.feconn.try_acquire()) {
-      process_.actconn().release();
-      process_.slot_freed();
-      pause(watch);
-      return;
-    }
-    if (!l.line->limit.try_acquire()) {
-      fe.feconn.release();
-      process_.actconn().release();
-      process_.slot_freed();
+    // Taken before accept(): at a limit the connection waits in the kernel's backlog. Every
+    // way out of this iteration that does not hand the token on gives the slots back.
+    ConnSlots::Refused refused;
+    ConnSlots slots = ConnSlots::take(process_, l, &refused);
+    if (!slots.held()) {
+      if (refused == ConnSlots::Refused::kGlobal)
+        process_.maxconn_reached().fetch_add(1, std::memory_order_relaxed);
       pause(watch);
       return;
     }
@@ -68,10 +60,7 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
     // a drain is not refused by it: the alternative is a reset.
     if (!process_.accept_rate().try_take(loop_.now_ms()) && !draining) {
       // `maxconnrate` spent for this second: stop watching until the next second starts.
-      l.line->limit.release();
-      fe.feconn.release();
-      process_.actconn().release();
-      process_.slot_freed();
+      slots.release();
       pause_until_next_second(watch);
       return;
     }
@@ -80,10 +69,7 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
     int fd = net::accept_connection(l.fd, &peer, &err);
     if (fd < 0) {
       process_.accept_rate().give_back();
-      l.line->limit.release();
-      fe.feconn.release();
-      process_.actconn().release();
-      process_.slot_freed();
+      slots.release();
       if (err == EINTR || err == ECONNABORTED) continue;
       // EAGAIN: another thread took it or the backlog is empty.
       // EINVAL: the socket was paused (SIGTTOU) before this thread stopped watching it.
@@ -107,15 +93,17 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
     if (target != this) {
       auto& given = l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(target->id())])];
       given.fetch_add(1, std::memory_order_relaxed);
-      if (target->push_handoff(Handoff{fd, &l, peer})) {
+      Handoff h{fd, &l, peer, std::move(slots)};
+      if (target->push_handoff(h)) {
         activity_.accq_pushed.add();
         target->loop().wake_if_sleeping();
         continue;
       }
+      slots = std::move(h.slots);   // a full queue leaves the hand-off with us
       given.fetch_sub(1, std::memory_order_relaxed);
       activity_.accq_full.add();
     }
-    start_session(l, fd, peer, /*charged=*/false);
+    start_session(l, fd, peer, /*charged=*/false, std::move(slots));
   }
 }
 
@@ -144,11 +132,7 @@ bool Worker::connection_allowed(Listener& l, int fd, const net::SocketAddress& p
   fc.conn_tot.add();
   fc.conn_rate.add(loop_.now_ms());
   fc.dcon.add();
-  net::close_with_reset(fd);
-  l.line->limit.release();
-  fe.feconn.release();
-  process_.actconn().release();
-  process_.slot_freed();
+  net::close_with_reset(fd);   // the caller's slot token goes back with it
   return false;
 }
 
@@ -218,27 +202,29 @@ Worker* Worker::pick_target(Listener& l) {
   return best;
 }
 
-bool Worker::push_handoff(const Handoff& h) { return accq_.push(h); }
+void Worker::release_thread_load(Listener& l) {
+  l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_sub(
+      1, std::memory_order_relaxed);
+}
+
+bool Worker::push_handoff(Handoff& h) { return accq_.push(std::move(h)); }
 
 void Worker::drain_handoffs() {
   Handoff h;
   while (accq_.pop(&h)) {
     if (loop_.is_running()) {
-      start_session(*h.listener, h.fd, h.peer, /*charged=*/true);
+      start_session(*h.listener, h.fd, h.peer, /*charged=*/true, std::move(h.slots));
       continue;
     }
     // The loop is gone (hard stop): give the connection and its slots back.
     net::close_socket(h.fd);
-    Listener& l = *h.listener;
-    l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_sub(
-        1, std::memory_order_relaxed);
-    l.line->limit.release();
-    l.proxy->feconn.release();
-    process_.actconn().release();
+    release_thread_load(*h.listener);
+    h.slots.release();
   }
 }
 
-void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged) {
+void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged,
+                           ConnSlots slots) {
   Proxy& fe = *l.proxy;
   activity_.sess_started.add();
   if (!charged) {
@@ -256,6 +242,7 @@ void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, 
     net::apply_keepalive(fd, fe.settings.cli_keepalive);
   Session* s = fe.settings.http ? static_cast<Session*>(new HttpSession(*this, l, fd, peer))
                                 : static_cast<Session*>(new TcpSession(*this, l, fd, peer));
+  s->slots = std::move(slots);
   session_opened(s);
   // A hand-off queued before this worker soft-stopped starts after its on_soft_stop() walk:
   // it must learn of the stop too (an HTTP session would otherwise keep the connection

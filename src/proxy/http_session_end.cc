@@ -408,7 +408,7 @@ void HttpSession::finish(const char* term) {
   to_cli_off_ = to_srv_off_ = 0;
   release_codecs();
   release_backend();
-  release_client_slots(w_, l_);
+  w_.release_thread_load(l_);
   w_.session_closed(this);
 }
 

@@ -93,12 +93,4 @@ RetryAction plan_retry(Worker& w, Proxy& be, lb::Server* const& srv, int& retrie
   return RetryAction::kLater;
 }
 
-void release_client_slots(Worker& w, Listener& l) {
-  l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(w.id())])].fetch_sub(
-      1, std::memory_order_relaxed);
-  l.line->limit.release();
-  l.proxy->feconn.release();
-  w.process().actconn().release();
-}
-
 }  // namespace sluice::proxy

@@ -48,7 +48,4 @@ enum class RetryAction { kGiveUp, kNow, kLater };
 RetryAction plan_retry(Worker& w, Proxy& be, lb::Server* const& srv, int& retries_done,
                        bool timeout, const std::function<bool(bool)>& pick, uint64_t* delay_ms);
 
-// A client connection ends: gives back its listener, bind line, frontend and process slots.
-void release_client_slots(Worker& w, Listener& l);
-
 }  // namespace sluice::proxy

@@ -8,6 +8,7 @@
 #include "core/event_loop.h"
 #include "core/timer_wheel.h"
 #include "net/address.h"
+#include "proxy/conn_slots.h"
 
 namespace sluice::lb {
 class Server;
@@ -64,6 +65,7 @@ class Session : public core::Deferred, public core::TimerHandler, public Describ
   // `shutdown session`: both sides closed at once, as for a hard stop.
   void kill() override { abort("shutdown session"); }
 
+  ConnSlots slots;              // given back by Worker::session_closed()
   std::size_t slot = 0;         // position in the worker's session list
   std::size_t flush_slot = 0;   // position in the worker's flush list, when flush_queued
   bool flush_queued = false;

@@ -672,7 +672,7 @@ void TcpSession::finish(const char* term) {
     w_.process().server_slot_freed(*be_);
   }
   if (be_ && term[0] != 'P') be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
-  release_client_slots(w_, l_);
+  w_.release_thread_load(l_);
   w_.session_closed(this);
 }
 

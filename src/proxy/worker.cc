@@ -359,7 +359,7 @@ void Worker::session_closed(Session* s) {
   sessions_.pop_back();
   sessions_count_.store(sessions_.size(), std::memory_order_relaxed);
   loop_.defer_free(s);
-  process_.slot_freed();
+  s->slots.release();   // wakes the workers a limit paused (Process::slot_freed)
   maybe_finish_soft_stop();
 }
 

@@ -99,6 +99,7 @@ struct Handoff {
   int fd = -1;
   Listener* listener = nullptr;
   net::SocketAddress peer;
+  ConnSlots slots;   // travels with the connection
 };
 
 class Worker : public core::TimerHandler {
@@ -203,7 +204,11 @@ class Worker : public core::TimerHandler {
   void accept_batch(ListenerWatch& watch, int batch, bool draining = false);
   void accept_special(SpecialWatch& watch);
   // Another thread hands us an accepted connection. Any thread. False when the queue is full.
-  bool push_handoff(const Handoff& h);
+  // A connection of `l` that this thread ran ends: it no longer counts in the load that
+  // multi-queue accept compares (Listener::given). Worker-local.
+  void release_thread_load(Listener& l);
+  // Moves `h` into the queue; a full queue (false) leaves it untouched.
+  bool push_handoff(Handoff& h);
   std::size_t accq_length() const { return accq_.size_estimate(); }
   // `tcp-request content` rules of `l`'s frontend for a session on `fd` from `peer`; a reject
   // is counted as a denied request (dreq, as HAProxy does) and the caller ends the session.
@@ -227,7 +232,8 @@ class Worker : public core::TimerHandler {
   Worker* pick_target(Listener& l);
   // `charged`: the listener's count for this thread (`given`) already includes the connection
   // (a multi-queue hand-off is charged by the thread that pushed it).
-  void start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged);
+  void start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged,
+                     ConnSlots slots);
   void register_listeners();
   // Stops watching a listener that hit a limit; false if it was already paused.
   bool unwatch(ListenerWatch& watch);
