@@ -111,7 +111,9 @@ class HttpSession : public Session {
   bool serve_stats(const Proxy& px, const rules::HeadEdit& edit);
   // `http-request use-service prometheus-exporter`.
   void serve_metrics(const rules::HeadEdit& edit);
-  void reply_generated(std::string_view type, std::string_view extra_headers, std::string body);
+  // Sends the answer of a stats service (stats::HttpService): frames a page, or the 303, 401
+  // or 404 it asks for.
+  void send_service_reply(stats::Reply r);
   // `show errors`: records `bytes` (what the buffer holds) as the last invalid message of this
   // request's frontend or this response's backend.
   void capture_error(bool response, std::string_view bytes, http::ParseError why);

@@ -11,7 +11,6 @@
 #include "base/result.h"
 #include "lb/backend.h"
 #include "proxy/settings.h"
-#include "stats/page.h"
 
 namespace sluice::proxy {
 
@@ -227,14 +226,6 @@ class Process {
   // Workers whose loop has not ended yet. Any thread.
   int running_workers() const { return running_workers_.load(); }
 
-  // The statistics page's body for a query (`stats uri`): installed by the application before
-  // the workers start (the renderer lives above this layer); any thread may call it then.
-  using StatsPageRenderer = std::function<std::string(const stats::StatsPageQuery&)>;
-  void set_stats_page(StatsPageRenderer r) { stats_page_ = std::move(r); }
-  std::string render_stats_page(const stats::StatsPageQuery& q) const {
-    return stats_page_ ? stats_page_(q) : std::string();
-  }
-
   // `show errors`: invalid HTTP messages captured since start-up; next_error_event() numbers a
   // new one (from 0). Any thread; error path only.
   uint64_t next_error_event() { return error_events_.fetch_add(1, std::memory_order_relaxed); }
@@ -244,7 +235,6 @@ class Process {
   // listen() again on a listener shut down by a pause (not a unix one). Any thread.
   void relisten(Listener& l);
   std::atomic<uint64_t> error_events_{0};
-  StatsPageRenderer stats_page_;
   void set_threads(Listener& l, const std::vector<int>& threads);
 
   ProcessSettings settings_;
