@@ -205,7 +205,7 @@ bool HttpSession::step() {
       }
       if (phase_ == Phase::kExchange && c_err_ && !res_done_) {
         // The client reset the connection while its request was being served. Before any
-        // response byte HAProxy logs it as a 400 (specs/http1.md 6.3: "CH--").
+        // response byte HAProxy logs it as a 400 with the termination state `CH--`.
         if (!res_head_sent_ && status_ == -1) status_ = 400;
         finish(res_head_sent_ ? "CD" : "CH");
         return false;
@@ -367,7 +367,7 @@ bool HttpSession::parse_request() {
     }
     case http::ParseStatus::kComplete:
       // A violation let through by accept-unsafe-violations-in-http-request is still recorded
-      // (specs/http1.md 1.7).
+      // for `show errors`, as HAProxy records it.
       if (tx_->req_parser.tolerated() != http::ParseError::kNone)
         capture_error(false, in, tx_->req_parser.tolerated());
       begin_transaction();

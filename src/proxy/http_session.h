@@ -82,7 +82,8 @@ class HttpSession : public Session {
   void reject_request(int status, const char* term);
 
   // Routing and the server connection.
-  // A local answer keeps the connection only after the whole request (specs/http1.md 3.5).
+  // A local answer (deny, return, redirect, monitor-uri, 502-504) keeps the connection only
+  // after the whole request was read; 400, 408 and parser rejections always close it.
   void skip_buffered_body();
   bool route(rules::HeadEdit& edit, rules::RequestView& view);
   // False when the request was answered locally (framing the rules broke: 500).
@@ -183,7 +184,8 @@ class HttpSession : public Session {
   bool res_head_done_ = false;     // the final response head was parsed (or generated)
   bool res_head_sent_ = false;     // response bytes were queued to the client: no error page now
   // The final response head sits in to_cli_ from res_head_at_ on and no byte of it was written
-  // yet: a body error found now can still become a 502 (specs/http1.md 2.5).
+  // yet: a body error found now can still become a 502 (once a byte left, a bad chunk is an
+  // abort, `PD--`).
   bool res_head_unsent_ = false;
   std::size_t res_head_at_ = 0;
   int res_uncounted_ = 0;          // final status parsed, not yet in the hrsp counters (0: none)
