@@ -3,16 +3,34 @@
 // response), each forwarded to a server picked for it, with keep-alive on both sides.
 // Worker-local from accept to close; nothing on its path takes a lock.
 //
-//   IDLE (wait for a request head; http-request / http-keep-alive timeouts)
-//     | head parsed, rules run, backend and server chosen
+// Phases (phase_, driven by step()); each edge names the function that takes it:
+//
+//   kIdle: wait for a request head (http-request / http-keep-alive timeouts)
+//     | parse_request() -> begin_transaction() -> route() -> connect_server()
+//     |   (a local answer instead: local_reply()/error_reply() -> kExchange, no server)
 //     v
-//   CONNECT (queued, connecting or reusing an idle server connection; retries)
-//     | server connection ready
+//   kConnect: connecting, or reusing a private or idle server connection (start_connect());
+//     |       a failed connect retries from here (on_connect_failed(): now, or after the
+//     |       turn-around delay on the timer) or gives up with a 503 (server_error())
+//     |   <-> kQueued: every usable server at its maxconn: enter_queue(); leave_queue() and
+//     |       start_connect() from retry_from_queue() when a slot frees; 503 on timeout queue
+//     | on_connected()
 //     v
-//   EXCHANGE (request body to the server, response head and body to the client)
-//     | both messages complete                       | 101 / 2xx to CONNECT
-//     v                                               v
-//   IDLE (keep-alive: the next pipelined request)   TUNNEL (bytes both ways until both close)
+//   kExchange: request body to the server, response head and body to the client
+//     | end_transaction(), once both messages are complete and the output is sent:
+//     |   -> kIdle (keep-alive; the next pipelined request is parsed at once)
+//     |   -> kClosing (closes_after_transaction(): close mode, client FIN, soft stop)
+//     | enter_tunnel() from parse_response(): 101, or 2xx to CONNECT -> kTunnel
+//     | server_abort() after response bytes went out -> kClosing
+//   kTunnel: bytes both ways (tunnel()) until both directions are closed -> finish()
+//   kClosing: the last bytes go out (write_client()); then close_after_last_bytes():
+//     -> kLinger (soft stop, no `option nolinger`, client FIN not seen: begin_linger())
+//     -> kClosed (close_now())
+//   kLinger: FIN sent; linger() reads and drops the client's bytes until its FIN or kLingerMs
+//     -> kClosed (close_now(), or the timer)
+//   kClosed: finish() from any phase (errors, timeouts in on_timer(), a client reset in
+//     kQueued/kConnect/kExchange, abort() from `shutdown session`): logs what was not logged,
+//     closes both connections, releases the slots, defer_free. Terminal.
 //
 // Errors answer the client with sluice's page (400, 408, 502, 503, 504...) when no byte of a
 // response went out yet; otherwise both connections are aborted.

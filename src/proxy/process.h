@@ -80,11 +80,23 @@ struct BindLine {
   explicit BindLine(BindSettings s) : settings(std::move(s)), limit(settings.maxconn) {}
 };
 
-// One listening socket: one shard of one address of a bind line.
+// One listening socket: one shard of one address of a bind line. Its states, process-wide
+// (the socket) and per worker (the watch), and the function behind each edge:
 //
-//   bind_all() --> OPEN (watched by the threads of its shard, exclusively)
-//   OPEN --limit reached in accept_from()--> paused on that thread --slot_freed()--> OPEN
-//   OPEN --soft_stop(): shutdown()--> STOPPED (kernel refuses connections; fd closed at exit)
+//   bind_all() --> OPEN (watched by the threads of its shard, EPOLLEXCLUSIVE)
+//   OPEN, one thread --a limit reached in Worker::accept_batch(): pause() (global, frontend
+//     or bind-line slots), pause_until_next_second() (maxconnrate), pause_until() (accept
+//     resource error)--> unwatched on that thread (paused) --a slot freed: slot_freed() ->
+//     Worker::request_resume() -> resume_paused(); or rate_timer_ in Worker::on_timer()--> OPEN
+//   OPEN --pause_listeners() (SIGTTOU): net::pause_listening() (shutdown(SHUT_RD); a UNIX
+//     listener is only unwatched), Worker::request_listeners_paused(true)--> PAUSED
+//   PAUSED --resume_listeners() (SIGTTIN): relisten() (listen() again) unless its frontend is
+//     disabled, Worker::request_listeners_paused(false)--> OPEN
+//   OPEN --pause_frontend() (`disable frontend`)--> frontend PAUSED --resume_frontend()--> OPEN
+//   OPEN, PAUSED --soft_stop() -> Worker::request_soft_stop(): the last thread of the shard
+//     drains the backlog (accept_batch(draining)), then net::stop_listening(); or
+//     stop_frontend() (`shutdown frontend`)--> STOPPED (refuses connections for good; the
+//     fd is closed when the process object goes away). Terminal.
 struct Listener {
   int fd = -1;
   Proxy* proxy = nullptr;
