@@ -56,7 +56,7 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
 // `stats ...` lines: `.` in `stats scope` is the proxy itself; show-node and show-desc
 // without their argument show the global node name and description.
 void stats_page(const config::ProxyConfig& p, const std::string& node, const std::string& desc,
-                proxy::HttpSettings::StatsPage& st) {
+                stats::PageSettings& st) {
   const config::StatsPageConfig& c = p.stats;
   st.enabled = c.enabled;
   st.uri = c.uri;

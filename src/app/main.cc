@@ -25,7 +25,6 @@
 #include "base/clock.h"
 #include "base/version.h"
 #include "cli/server_commands.h"
-#include "cli/stats_page.h"
 #include "config/loader.h"
 #include "proxy/log.h"
 #include "proxy/process.h"
@@ -245,8 +244,6 @@ int run(int argc, char** argv) {
     control.set_health_hooks(std::move(hooks));
   }
   cli::register_server_commands();
-  process.set_stats_page(
-      [&stats](const stats::StatsPageQuery& q) { return cli::render_stats_page(stats, q); });
   if (auto r = open_stats_sockets(model.global, process, stats, &control); !r.ok()) {
     alert(r.error().message);
     return 1;

@@ -3,10 +3,21 @@
 // start-up) and never blocks it: the connect, the request and the response are non-blocking
 // socket operations driven by epoll, and the pause between checks is a wheel timer.
 //
-//   IDLE --timer--> CONNECTING --EPOLLOUT--> (tcp: done L4OK)
-//                       |                    (http: SENDING --> READING --> done L7*)
-//                       +-- error: L4CON, timeout: L4TOUT; reading timeout: L7TOUT
-//   done: health counter (health.h) -> maybe Backend::set_check_up + a log line -> IDLE
+// Phases (phase_); each edge names the function that takes it:
+//
+//   kIdle --on_timer(): begin() (connect_nonblocking())--> kConnecting
+//     (in maintenance, on_timer() only re-arms for one interval and stays kIdle;
+//      a connect that fails at once: complete(L4CON or SOCKERR) -> kIdle)
+//   kConnecting --on_io(): EPOLLOUT, no socket error--> on_connected():
+//       tcp check: complete(L4OK) -> kIdle
+//       http check: -> kSending, send_more()
+//     on_io(): socket error -> complete(L4CON); on_timer(): timeout -> complete(L4TOUT)
+//   kSending --send_more(): request fully sent--> kReading (a send error: complete(L7RSP))
+//   kReading --read_more(): evaluate_response() done--> complete(L7OK, L7STS, L7RSP...)
+//     on_timer(): timeout -> complete(L7TOUT)
+//   complete(): closes the socket, -> kIdle, feeds the health counter (Health::report(),
+//     health.h); a change goes through report_change() -> Backend::set_check_up + a log line;
+//     the timer is armed for next_interval(). stop() -> kIdle from any phase.
 //
 // A server in maintenance is not checked (HAProxy pauses its checks): the timer keeps
 // running and the check resumes when the server leaves maintenance.

@@ -6,6 +6,16 @@
 //   health: 0 ............ rise-1 | rise ............ rise+fall-1
 //           DOWN (DOWN x/rise)    | UP (UP x/fall until it reaches the top)
 //
+// States (up(); health() within it) and the functions behind each edge:
+//
+//   UP --report(false) while health drops below rise: health = 0, Change::kDown--> DOWN
+//   DOWN --report(true) while health reaches rise: health = top, Change::kUp--> UP
+//   UP <--> UP, DOWN <--> DOWN: report() moves health within the state (a success +1, a
+//     failure -1; no change reported)
+//   any --force(true) (CLI `set server health up|stopping`): health = top--> UP
+//   any --force(false) (CLI `set server health down`): health = 0--> DOWN
+//   any --restart() (the server leaves maintenance): health = rise--> UP
+//
 // A success adds 1; reaching `rise` from below jumps to the top (rise+fall-1) and the server
 // comes UP. A failure removes 1; dropping below `rise` goes straight to 0 and the server goes
 // DOWN. So `fall` failures in a row take a fully healthy server DOWN and `rise` successes in a

@@ -1,7 +1,27 @@
 #pragma once
-// The stats socket protocol (HAProxy's CLI; spec cli-and-stats.md section 1) as a pure state
-// machine: bytes in, bytes out, "close now" out. The runtime owns the socket and feeds it.
-// One CliSession per connection; worker-local.
+// The stats socket protocol (HAProxy's CLI) as a pure state machine: bytes in, bytes out,
+// "close now" out. The runtime owns the socket and feeds it. One CliSession per connection;
+// worker-local.
+//
+// The connection's mode (SessionState::mode), changed by `prompt` (cmd_prompt()):
+//
+//   kNonInteractive (start) --`prompt`, `prompt p`, `prompt timed`--> kPrompt
+//   kNonInteractive --`prompt i`--> kInteractive --`prompt p`--> kPrompt
+//   kPrompt --`prompt`, `prompt n`--> kNonInteractive;  kPrompt --`prompt i`--> kInteractive
+//   kInteractive --`prompt n`--> kNonInteractive
+//   kNonInteractive: end_of_line() after the first line's last command -> closed.
+//
+// What feed() does with the input, in any mode:
+//
+//   reading lines --process_line(): a line ending in `<<`--> collecting a payload (in_payload_)
+//     --the end pattern (an empty line by default)--> the command runs (run_command()) ->
+//     reading lines
+//   reading lines --run_command() of a run_later command--> waiting (waiting()) --its reply
+//     (set_on_reply(), then feed())--> reading lines, the rest of the line's commands next
+//   reading lines --out_limit reached--> blocked (blocked()) --feed() after a drain--> reading
+//   any --`quit` (cmd_quit()), a line over tune.bufsize, a payload too large, end_of_line() in
+//     kNonInteractive--> closed (closing_: feed() returns false and produces nothing more)
+//
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -22,7 +42,8 @@ using Level = config::CliLevel;
 // "admin", "operator" or "user", as `show cli level` prints it. Any thread.
 const char* level_name(Level level);
 
-// How a connection answers (spec 1.3). The connection starts non-interactive.
+// How a connection answers. The connection starts non-interactive: it answers one input
+// line, then closes; interactive keeps it open without a prompt; prompt adds "> ".
 enum class Mode { kNonInteractive, kInteractive, kPrompt };
 
 // Per-connection state that the session commands (prompt, quit, user, operator, set timeout
@@ -103,7 +124,7 @@ class CliSession {
   // later calls then return false and produce nothing. Bytes without a final LF wait in the
   // session: when the client closes its write side, the runtime just drops them (a command
   // runs only after its LF).
-  // Output backpressure (spec 1.3; HAProxy parses the next command only when its output
+  // Output backpressure (HAProxy parses the next command only when its output
   // buffer has room): no further command starts once out->size() reaches `out_limit`. The
   // remaining complete lines wait in the session (blocked() is then true) until the runtime,
   // having sent enough, calls feed() again, with no new bytes if it likes. Worker-local.

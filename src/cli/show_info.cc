@@ -3,9 +3,12 @@
 
 #include "base/version.h"
 #include "cli/builtin.h"
+#include "stats/fields.h"
 
 namespace sluice::cli {
 namespace {
+
+using stats::FieldType;
 
 struct InfoField {
   int pos;                 // HAProxy's position: typed output and JSON carry it
@@ -32,7 +35,7 @@ std::vector<InfoField> info_fields(const stats::ProcessSnapshot& p) {
       {5, "Process_num", "KGPV", T::kU32, "1", "Relative worker process number (1)"},
       {6, "Pid", "SGPV", T::kU32, num(static_cast<uint64_t>(p.pid)),
        "This worker process identifier for the system"},
-      {7, "Uptime", "MDPV", T::kStr, format_uptime(p.uptime_s),
+      {7, "Uptime", "MDPV", T::kStr, stats::format_uptime(p.uptime_s),
        "How long ago this worker process was started (days+hours+minutes+seconds)"},
       {8, "Uptime_sec", "MDPV", T::kU32, num(p.uptime_s),
        "How long ago this worker process was started (seconds)"},
@@ -131,15 +134,17 @@ void cmd_show_info(const CommandContext& ctx, const std::vector<std::string>& wo
       if (!first) *out += ',';
       first = false;
       *out += fmt::format(R"({{"field":{{"pos":{},"name":"{}"}},"processNum":1,"tags":{},"value":{}}})",
-                          f.pos, json_escape(f.name), json_tags(f.tags), json_value(f.type, f.value));
+                          f.pos, stats::json_escape(f.name), stats::json_tags(f.tags),
+                          stats::json_value(f.type, f.value));
     }
     *out += "]\n";
     return;
   }
   for (const auto& f : fields) {
-    std::string value = f.type == FieldType::kStr ? csv_escape(f.value) : f.value;
+    std::string value = f.type == FieldType::kStr ? stats::csv_escape(f.value) : f.value;
     if (format == Format::kTyped) {
-      *out += fmt::format("{}.{}.1:{}:{}:{}", f.pos, f.name, f.tags, field_type_name(f.type), value);
+      *out += fmt::format("{}.{}.1:{}:{}:{}", f.pos, f.name, f.tags,
+                          stats::field_type_name(f.type), value);
     } else {
       *out += fmt::format("{}: {}", f.name, value);
     }

@@ -62,7 +62,17 @@ struct IoResult {
   int err = 0;   // errno, with kError
 };
 
-// How a connection ends.
+// How a connection ends. The states of a transport and the calls behind each edge:
+//
+//   open --send(.., more = true)--> open, bytes held back (MSG_MORE)
+//   open, held back --send(.., more = false)--> open (what was held leaves with these bytes)
+//   open [held back] --shutdown_write()--> write side shut (the FIN leaves, with held bytes);
+//     recv() goes on until kEof
+//   any but closed --close(mode)--> closed (fd() -1; close() again does nothing):
+//     kFin        close()                           a FIN, or a reset if input is unread
+//     kPushedFin  shutdown(SHUT_WR) if bytes are held back, then close()
+//     kReset      SO_LINGER 0, close()               a reset, held bytes lost
+//     kPushReset  TCP_NODELAY if bytes are held back (pushes them, no FIN), then as kReset
 enum class CloseMode : uint8_t {
   kFin,        // close(): bytes held back by `more` leave with the FIN, unless unread input
                // is left, which turns the close into a reset (for a peer whose FIN was read)

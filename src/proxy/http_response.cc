@@ -32,7 +32,7 @@ bool HttpSession::parse_response() {
     if (!s_eof_) return false;
     if (reused_conn_ && req_sent_ > 0) {
       // A reused connection closed under us before any response byte: close the client
-      // silently so that it retries (specs/http1.md 3.5, vector 80).
+      // silently (no response, no log) so that it retries (RFC 9112 9.3.1), as HAProxy does.
       quiet_ = true;
       finish("SH");
       return false;
@@ -358,7 +358,8 @@ void HttpSession::error_reply(int status, const char* term, bool close_after,
 
 // A server failure before any response byte went to the client: drop the server connection
 // and answer with an error page. The client connection stays usable when its request was
-// fully read (specs/http1.md 3.5).
+// fully read: a 502, 503 or 504 keeps it persistent and the next pipelined request is served,
+// as in HAProxy.
 void HttpSession::server_error(int status, const char* term) {
   if (be_) {
     if (term[0] == 'S' || term[0] == 'P' || term[0] == 's') {

@@ -130,7 +130,8 @@ bool HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
   const auto& bh = be_->settings.h;
   // option forwardfor: added if either side asks, unless the client is in an `except` network
   // of a side that has the option; the backend's header name wins; if-none only when every
-  // side with the option says so and the field is present (specs/http1.md 4.1).
+  // side with the option says so and the field is present. The field is appended after the
+  // rules ran, never merged with an existing one, as HAProxy does.
   const bool fe_ff = fh.forwardfor.enabled, be_ff = be_ != &fe_ && bh.forwardfor.enabled;
   if (fe_ff || be_ff) {
     bool except = (fe_ff && fh.forwardfor.has_except && fh.forwardfor.except.contains(client_)) ||
@@ -300,7 +301,8 @@ void HttpSession::start_connect() {
   uint64_t now = w_.loop().now_ms();
   if (t_connect_ms_ == 0 || t_connect_ms_ < t_head_ms_) t_connect_ms_ = now;
   t_connect_ms_ = now;
-  // http-reuse (specs/http1.md 3.6): a private connection first, then the idle pool.
+  // http-reuse: a private connection first (`never`, or one this client made private), then
+  // the server's idle pool on this thread.
   ServerConn* c = nullptr;
   using R = HttpSettings::Reuse;
   R mode = be_->settings.h.reuse;
@@ -434,7 +436,8 @@ bool HttpSession::write_server() {
   }
   if (n == -1) return false;
   // The server connection is dead. A reused idle connection that dies before answering makes
-  // the client retry on a new connection of its own (specs/http1.md 3.5).
+  // the client retry on a new connection of its own: closed silently, no response, no log
+  // (RFC 9112 9.3.1), as HAProxy does.
   if (reused_conn_ && !res_head_sent_ && view_of(sin_).empty()) {
     quiet_ = true;
     finish("SH");

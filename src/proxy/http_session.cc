@@ -15,6 +15,7 @@
 #include "proxy/http_session_internal.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
+#include "proxy/stats_view.h"
 #include "proxy/worker.h"
 
 namespace sluice::proxy {
@@ -204,7 +205,7 @@ bool HttpSession::step() {
       }
       if (phase_ == Phase::kExchange && c_err_ && !res_done_) {
         // The client reset the connection while its request was being served. Before any
-        // response byte HAProxy logs it as a 400 (specs/http1.md 6.3: "CH--").
+        // response byte HAProxy logs it as a 400 with the termination state `CH--`.
         if (!res_head_sent_ && status_ == -1) status_ = 400;
         finish(res_head_sent_ ? "CD" : "CH");
         return false;
@@ -366,7 +367,7 @@ bool HttpSession::parse_request() {
     }
     case http::ParseStatus::kComplete:
       // A violation let through by accept-unsafe-violations-in-http-request is still recorded
-      // (specs/http1.md 1.7).
+      // for `show errors`, as HAProxy records it.
       if (tx_->req_parser.tolerated() != http::ParseError::kNone)
         capture_error(false, in, tx_->req_parser.tolerated());
       begin_transaction();
@@ -540,153 +541,86 @@ void HttpSession::skip_buffered_body() {
 
 namespace {
 
-// The part of a request-target the stats URI prefix is compared with: from the path on (an
-// absolute-form target's scheme and authority are skipped).
-std::string_view uri_from_path(std::string_view target) {
-  if (target.empty() || target[0] == '/') return target;
-  std::size_t scheme = target.find("://");
-  if (scheme == std::string_view::npos) return target;
-  std::size_t path = target.find('/', scheme + 3);
-  return path == std::string_view::npos ? std::string_view("/") : target.substr(path);
-}
-
-// `Authorization: Basic <base64 of user:password>` naming one of `accounts`.
-bool stats_authorized(const std::vector<http::Header>& headers,
-                      const std::vector<std::string>& accounts) {
-  for (const auto& h : headers) {
+// What the stats services read of a request: its method, its target as the rules left it and
+// its first Authorization field.
+stats::ServiceRequest service_request(http::Method method, const rules::HeadEdit& edit) {
+  stats::ServiceRequest r;
+  using M = stats::ServiceRequest::Method;
+  r.method = method == http::Method::kGet    ? M::kGet
+             : method == http::Method::kHead ? M::kHead
+             : method == http::Method::kPost ? M::kPost
+                                             : M::kOther;
+  r.target = edit.target;
+  for (const auto& h : edit.headers) {
     if (!http::iequals(h.name, "authorization")) continue;
-    std::string_view v = h.value;
-    std::size_t sp = v.find(' ');
-    if (sp == std::string_view::npos || !http::iequals(v.substr(0, sp), "basic")) return false;
-    std::string_view token = v.substr(sp + 1);
-    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-    while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
-    std::string plain;
-    if (!base::base64_decode(token, &plain)) return false;
-    return std::find(accounts.begin(), accounts.end(), plain) != accounts.end();
+    r.authorization = h.value;
+    break;
   }
-  return false;
-}
-
-// The value after `key` in the stats options (`scope=`, `;st=`), up to `;`, `&`, a space or
-// the end; npos-free: "" when absent.
-std::string_view stats_option(std::string_view opts, std::string_view key) {
-  std::size_t at = opts.find(key);
-  if (at == std::string_view::npos) return {};
-  std::string_view v = opts.substr(at + key.size());
-  std::size_t end = v.find_first_of(";& ");
-  return end == std::string_view::npos ? v : v.substr(0, end);
+  return r;
 }
 
 }  // namespace
 
-// `stats uri` (specs/cli-and-stats.md 3.8): GET, HEAD and POST whose path starts with the
-// prefix get the page. True when the request was answered.
+// `stats uri` (the page of `px`, the frontend or the backend): the service says whether the
+// request is the page's and what to answer. True when the request was answered.
 bool HttpSession::serve_stats(const Proxy& px, const rules::HeadEdit& edit) {
-  const auto& sp = px.settings.h.stats;
+  const stats::PageSettings& sp = px.settings.h.stats;
   if (!sp.enabled) return false;
-  using M = http::Method;
-  if (req_method_ != M::kGet && req_method_ != M::kHead && req_method_ != M::kPost) return false;
-  std::string_view uri = uri_from_path(edit.target);
-  if (!uri.starts_with(sp.uri)) return false;
+  StatsView view(w_.process());
+  stats::Reply r = stats::HttpService(view).stats_page(service_request(req_method_, edit), sp);
+  if (r.kind == stats::Reply::Kind::kNotMine) return false;
   skip_buffered_body();
   w_.fe_counters(fe_.index).intercepted.add();
-  if (!sp.auth.empty() && !stats_authorized(edit.headers, sp.auth)) {
-    std::string page = http::error_page(401);
-    std::size_t end = page.find("\r\n\r\n");
-    page.insert(end, fmt::format("\r\nwww-authenticate: Basic realm=\"{}\"", sp.realm));
-    local_reply(401, "PR", std::move(page), false);
-    return true;
-  }
-  std::string_view opts = uri.substr(sp.uri.size());
-  if (req_method_ == M::kPost) {
-    // Admin actions (`stats admin`) are not supported: HAProxy's answer to a POST without
-    // admin rights.
-    local_reply(303, "LR",
-                fmt::format("HTTP/1.1 303 See Other\r\ncache-control: no-cache\r\ncontent-type: "
-                            "text/plain\r\ncontent-length: 0\r\nlocation: {};st=DENY\r\n\r\n",
-                            sp.uri),
-                false);
-    return true;
-  }
-  stats::StatsPageQuery q;
-  using F = stats::StatsPageQuery::Format;
-  bool json_schema = opts.find(";json-schema") != std::string_view::npos;
-  if (opts.find(";csv") != std::string_view::npos) q.format = F::kCsv;
-  if (opts.find(";typed") != std::string_view::npos) q.format = F::kTyped;
-  if (opts.find(";json") != std::string_view::npos && !json_schema) q.format = F::kJson;
-  if (json_schema) {
-    // sluice does not publish HAProxy's JSON schema of the typed fields.
-    error_reply(404, "LR", false);
-    return true;
-  }
-  q.hide_down = opts.find(";up") != std::string_view::npos;
-  q.hide_maint = opts.find(";no-maint") != std::string_view::npos;
-  q.show_legends = sp.show_legends;
-  q.scope_names = sp.scope;
-  std::string_view scope = stats_option(opts, "scope=");
-  if (scope.size() > 20) scope = scope.substr(0, 20);
-  if (scope.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:") ==
-      std::string_view::npos)
-    q.scope_text = std::string(scope);
-  q.uri = sp.uri;
-  bool refresh = sp.refresh_s && opts.find(";norefresh") == std::string_view::npos;
-  q.refresh_s = refresh ? sp.refresh_s : 0;
-  q.hide_version = sp.hide_version;
-  q.node = sp.node;
-  q.desc = sp.desc;
-  q.status = std::string(stats_option(opts, ";st="));
-  const char* type = q.format == F::kHtml   ? "text/html"
-                     : q.format == F::kJson ? "application/json"
-                                            : "text/plain";
-  reply_generated(type, refresh ? fmt::format("refresh: {}\r\n", sp.refresh_s) : "",
-                  w_.process().render_stats_page(q));
+  send_service_reply(std::move(r));
   return true;
 }
 
-// `use-service prometheus-exporter`: the query's `scope=` parameters pick the metric groups
-// (global, frontend, backend, server, `*`; all without any), `no-maint` leaves out servers in
-// maintenance, as HAProxy's exporter does.
+// `use-service prometheus-exporter`.
 void HttpSession::serve_metrics(const rules::HeadEdit& edit) {
   skip_buffered_body();
-  stats::StatsPageQuery q;
-  q.format = stats::StatsPageQuery::Format::kPrometheus;
-  std::string_view query = rules::query_of(edit.target);
-  bool scoped = false;
-  while (!query.empty()) {
-    std::size_t amp = query.find('&');
-    std::string_view param = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-    if (param == "no-maint") {
-      q.hide_maint = true;
-    } else if (param.starts_with("scope=")) {
-      if (!scoped) q.prom_global = q.prom_frontend = q.prom_backend = q.prom_server = false;
-      scoped = true;
-      std::string_view v = param.substr(6);
-      if (v == "global" || v == "*") q.prom_global = true;
-      if (v == "frontend" || v == "*") q.prom_frontend = true;
-      if (v == "backend" || v == "*") q.prom_backend = true;
-      if (v == "server" || v == "*") q.prom_server = true;
-    }
-  }
-  reply_generated("text/plain; version=0.0.4", "", w_.process().render_stats_page(q));
+  StatsView view(w_.process());
+  send_service_reply(stats::HttpService(view).prometheus(service_request(req_method_, edit)));
 }
 
-// A 200 generated by sluice (statistics page, metrics): chunked for HTTP/1.1 requests, with a
-// length for HTTP/1.0 ones, the head alone for HEAD.
-void HttpSession::reply_generated(std::string_view type, std::string_view extra_headers,
-                                  std::string body) {
-  std::string bytes = fmt::format(
-      "HTTP/1.1 200 OK\r\ncache-control: no-cache\r\ncontent-type: {}\r\n{}", type, extra_headers);
+// A stats service's answer as bytes. A page is a 200 generated by sluice: chunked for HTTP/1.1
+// requests, with a length for HTTP/1.0 ones, the head alone for HEAD.
+void HttpSession::send_service_reply(stats::Reply r) {
+  using K = stats::Reply::Kind;
+  switch (r.kind) {
+    case K::kNotMine:
+      break;
+    case K::kUnauthorized: {
+      std::string page = http::error_page(401);
+      std::size_t end = page.find("\r\n\r\n");
+      page.insert(end, fmt::format("\r\nwww-authenticate: Basic realm=\"{}\"", r.realm));
+      local_reply(401, "PR", std::move(page), false);
+      return;
+    }
+    case K::kRedirect:
+      local_reply(303, "LR",
+                  fmt::format("HTTP/1.1 303 See Other\r\ncache-control: no-cache\r\ncontent-type: "
+                              "text/plain\r\ncontent-length: 0\r\nlocation: {}\r\n\r\n",
+                              r.location),
+                  false);
+      return;
+    case K::kNotFound:
+      error_reply(404, "LR", false);
+      return;
+    case K::kPage:
+      break;
+  }
+  std::string bytes =
+      fmt::format("HTTP/1.1 200 OK\r\ncache-control: no-cache\r\ncontent-type: {}\r\n{}",
+                  r.content_type, r.headers);
   if (req_method_ == http::Method::kHead) {
     bytes += "\r\n";
   } else if (req_http11_) {
     bytes += "transfer-encoding: chunked\r\n\r\n";
-    if (!body.empty()) bytes += fmt::format("{:x}\r\n{}\r\n", body.size(), body);
+    if (!r.body.empty()) bytes += fmt::format("{:x}\r\n{}\r\n", r.body.size(), r.body);
     bytes += "0\r\n\r\n";
   } else {
-    bytes += fmt::format("content-length: {}\r\n\r\n", body.size());
-    bytes += body;
+    bytes += fmt::format("content-length: {}\r\n\r\n", r.body.size());
+    bytes += r.body;
   }
   local_reply(200, "LR", std::move(bytes), false);
 }

@@ -3,16 +3,34 @@
 // response), each forwarded to a server picked for it, with keep-alive on both sides.
 // Worker-local from accept to close; nothing on its path takes a lock.
 //
-//   IDLE (wait for a request head; http-request / http-keep-alive timeouts)
-//     | head parsed, rules run, backend and server chosen
+// Phases (phase_, driven by step()); each edge names the function that takes it:
+//
+//   kIdle: wait for a request head (http-request / http-keep-alive timeouts)
+//     | parse_request() -> begin_transaction() -> route() -> connect_server()
+//     |   (a local answer instead: local_reply()/error_reply() -> kExchange, no server)
 //     v
-//   CONNECT (queued, connecting or reusing an idle server connection; retries)
-//     | server connection ready
+//   kConnect: connecting, or reusing a private or idle server connection (start_connect());
+//     |       a failed connect retries from here (on_connect_failed(): now, or after the
+//     |       turn-around delay on the timer) or gives up with a 503 (server_error())
+//     |   <-> kQueued: every usable server at its maxconn: enter_queue(); leave_queue() and
+//     |       start_connect() from retry_from_queue() when a slot frees; 503 on timeout queue
+//     | on_connected()
 //     v
-//   EXCHANGE (request body to the server, response head and body to the client)
-//     | both messages complete                       | 101 / 2xx to CONNECT
-//     v                                               v
-//   IDLE (keep-alive: the next pipelined request)   TUNNEL (bytes both ways until both close)
+//   kExchange: request body to the server, response head and body to the client
+//     | end_transaction(), once both messages are complete and the output is sent:
+//     |   -> kIdle (keep-alive; the next pipelined request is parsed at once)
+//     |   -> kClosing (closes_after_transaction(): close mode, client FIN, soft stop)
+//     | enter_tunnel() from parse_response(): 101, or 2xx to CONNECT -> kTunnel
+//     | server_abort() after response bytes went out -> kClosing
+//   kTunnel: bytes both ways (tunnel()) until both directions are closed -> finish()
+//   kClosing: the last bytes go out (write_client()); then close_after_last_bytes():
+//     -> kLinger (soft stop, no `option nolinger`, client FIN not seen: begin_linger())
+//     -> kClosed (close_now())
+//   kLinger: FIN sent; linger() reads and drops the client's bytes until its FIN or kLingerMs
+//     -> kClosed (close_now(), or the timer)
+//   kClosed: finish() from any phase (errors, timeouts in on_timer(), a client reset in
+//     kQueued/kConnect/kExchange, abort() from `shutdown session`): logs what was not logged,
+//     closes both connections, releases the slots, defer_free. Terminal.
 //
 // Errors answer the client with sluice's page (400, 408, 502, 503, 504...) when no byte of a
 // response went out yet; otherwise both connections are aborted.
@@ -82,7 +100,8 @@ class HttpSession : public Session {
   void reject_request(int status, const char* term);
 
   // Routing and the server connection.
-  // A local answer keeps the connection only after the whole request (specs/http1.md 3.5).
+  // A local answer (deny, return, redirect, monitor-uri, 502-504) keeps the connection only
+  // after the whole request was read; 400, 408 and parser rejections always close it.
   void skip_buffered_body();
   bool route(rules::HeadEdit& edit, rules::RequestView& view);
   // False when the request was answered locally (framing the rules broke: 500).
@@ -111,7 +130,9 @@ class HttpSession : public Session {
   bool serve_stats(const Proxy& px, const rules::HeadEdit& edit);
   // `http-request use-service prometheus-exporter`.
   void serve_metrics(const rules::HeadEdit& edit);
-  void reply_generated(std::string_view type, std::string_view extra_headers, std::string body);
+  // Sends the answer of a stats service (stats::HttpService): frames a page, or the 303, 401
+  // or 404 it asks for.
+  void send_service_reply(stats::Reply r);
   // `show errors`: records `bytes` (what the buffer holds) as the last invalid message of this
   // request's frontend or this response's backend.
   void capture_error(bool response, std::string_view bytes, http::ParseError why);
@@ -181,7 +202,8 @@ class HttpSession : public Session {
   bool res_head_done_ = false;     // the final response head was parsed (or generated)
   bool res_head_sent_ = false;     // response bytes were queued to the client: no error page now
   // The final response head sits in to_cli_ from res_head_at_ on and no byte of it was written
-  // yet: a body error found now can still become a 502 (specs/http1.md 2.5).
+  // yet: a body error found now can still become a 502 (once a byte left, a bad chunk is an
+  // abort, `PD--`).
   bool res_head_unsent_ = false;
   std::size_t res_head_at_ = 0;
   int res_uncounted_ = 0;          // final status parsed, not yet in the hrsp counters (0: none)

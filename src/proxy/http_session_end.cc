@@ -198,7 +198,8 @@ void HttpSession::on_timer(core::Timer&) {
         return;
       }
       if (received || first_request_) {
-        // timeout http-request: 408 and close (specs/http1.md 3.4).
+        // timeout http-request: 408 and close, logged `cR--`, when a byte of this request
+        // came or it is the connection's first; an idle later one closes silently, unlogged.
         if (!received && fe_.settings.dontlognull) quiet_ = true;
         w_.fe_counters(fe_.index).ereq.add();
         req_line_ = "<BADREQ>";

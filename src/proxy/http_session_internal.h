@@ -52,8 +52,9 @@ inline uint32_t make_room(core::Buffer* b) {
 
 inline std::size_t pending(const std::string& s, std::size_t off) { return s.size() - off; }
 
-// `%{+Q}r`: quoted, with bytes outside 32..126, '#' and '"' written #XX (specs/http1.md 6.3).
-// `capture`: in captured values `{`, `|` and `}` are escaped too (6.3).
+// `%{+Q}r`: quoted, with bytes outside 32..126, '#' and '"' written #XX (HAProxy's log
+// escaping: `/a"b` logs as `/a#22b`). `capture`: in captured values `{`, `|` and `}` are
+// escaped too.
 inline void append_log_escaped(std::string& out, std::string_view s, bool capture = false) {
   static const char* hex = "0123456789ABCDEF";
   for (char ch : s) {
@@ -150,7 +151,8 @@ enum class BodyStep { kProgress, kIdle, kBadChunk };
 // Moves body bytes from `in` to `out` until the body ends (`done`), `in` runs dry or `out`
 // holds kHighWater bytes. Content-Length bodies are copied, or sent as chunks when `rechunk`
 // (rules deleted their length: http::Framing::kRechunk); chunked bodies are decoded and
-// re-chunked (upper-case sizes, no extensions, trailers kept: specs/http1.md 2.5).
+// re-chunked (sizes in upper-case hex without leading zeros, no extensions, trailers kept;
+// chunk boundaries may differ from the input's).
 inline BodyStep move_body(http::BodyKind kind, uint64_t& left, http::ChunkedDecoder& chunks,
                    std::string& trailers, core::Buffer* in_buf, std::string& out,
                    std::size_t out_sent, bool& done, bool rechunk = false) {

@@ -48,8 +48,8 @@ std::string format_log_line(const LogTarget& target, int level, std::string_view
       break;
     }
   }
-  // Every message ends with LF, on every transport (specs/http1.md 6.1: HAProxy's datagrams do
-  // too), and the length limit counts it.
+  // Every message ends with LF, on every transport (HAProxy's UDP datagrams do too), and the
+  // length limit counts it (1024 bytes by default, LF included; longer lines are cut).
   if (target.max_len > 0 && out.size() + 1 > static_cast<std::size_t>(target.max_len))
     out.resize(static_cast<std::size_t>(target.max_len - 1));
   out.push_back('\n');

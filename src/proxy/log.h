@@ -25,7 +25,7 @@ std::string format_log_line(const LogTarget& target, int level, std::string_view
                             std::string_view host, uint64_t wall_us, std::string_view msg);
 
 // The %rc field of tcplog/httplog lines: the connection retries, "+"-prefixed when the session
-// was redispatched to another server (specs/http1.md 6.2). Pure.
+// was redispatched to another server, as HAProxy writes it. Pure.
 std::string log_retries(int retries, bool redispatched);
 
 // One per worker thread (worker-local); the main thread has its own for process events.

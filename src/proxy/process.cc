@@ -68,7 +68,7 @@ base::Result<void> Process::bind_all() {
       p->target = p.get();   // a listen section serves itself
     }
     if (!p->settings.frontend) continue;
-    // Listener ids (specs/sharding.md decision 6): a bind line's `id` goes to its first socket
+    // Listener ids are deterministic: a bind line's `id` goes to its first socket
     // and the next ids to its further sockets, in (address, shard) order; two lines whose
     // blocks overlap are an error. Lines without an `id` take the lowest ids no line claimed.
     auto sockets_of = [&](const BindSettings& bs) {

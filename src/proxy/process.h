@@ -11,7 +11,6 @@
 #include "base/result.h"
 #include "lb/backend.h"
 #include "proxy/settings.h"
-#include "stats/page.h"
 
 namespace sluice::proxy {
 
@@ -81,11 +80,23 @@ struct BindLine {
   explicit BindLine(BindSettings s) : settings(std::move(s)), limit(settings.maxconn) {}
 };
 
-// One listening socket: one shard of one address of a bind line.
+// One listening socket: one shard of one address of a bind line. Its states, process-wide
+// (the socket) and per worker (the watch), and the function behind each edge:
 //
-//   bind_all() --> OPEN (watched by the threads of its shard, exclusively)
-//   OPEN --limit reached in accept_from()--> paused on that thread --slot_freed()--> OPEN
-//   OPEN --soft_stop(): shutdown()--> STOPPED (kernel refuses connections; fd closed at exit)
+//   bind_all() --> OPEN (watched by the threads of its shard, EPOLLEXCLUSIVE)
+//   OPEN, one thread --a limit reached in Worker::accept_batch(): pause() (global, frontend
+//     or bind-line slots), pause_until_next_second() (maxconnrate), pause_until() (accept
+//     resource error)--> unwatched on that thread (paused) --a slot freed: slot_freed() ->
+//     Worker::request_resume() -> resume_paused(); or rate_timer_ in Worker::on_timer()--> OPEN
+//   OPEN --pause_listeners() (SIGTTOU): net::pause_listening() (shutdown(SHUT_RD); a UNIX
+//     listener is only unwatched), Worker::request_listeners_paused(true)--> PAUSED
+//   PAUSED --resume_listeners() (SIGTTIN): relisten() (listen() again) unless its frontend is
+//     disabled, Worker::request_listeners_paused(false)--> OPEN
+//   OPEN --pause_frontend() (`disable frontend`)--> frontend PAUSED --resume_frontend()--> OPEN
+//   OPEN, PAUSED --soft_stop() -> Worker::request_soft_stop(): the last thread of the shard
+//     drains the backlog (accept_batch(draining)), then net::stop_listening(); or
+//     stop_frontend() (`shutdown frontend`)--> STOPPED (refuses connections for good; the
+//     fd is closed when the process object goes away). Terminal.
 struct Listener {
   int fd = -1;
   Proxy* proxy = nullptr;
@@ -227,14 +238,6 @@ class Process {
   // Workers whose loop has not ended yet. Any thread.
   int running_workers() const { return running_workers_.load(); }
 
-  // The statistics page's body for a query (`stats uri`): installed by the application before
-  // the workers start (the renderer lives above this layer); any thread may call it then.
-  using StatsPageRenderer = std::function<std::string(const stats::StatsPageQuery&)>;
-  void set_stats_page(StatsPageRenderer r) { stats_page_ = std::move(r); }
-  std::string render_stats_page(const stats::StatsPageQuery& q) const {
-    return stats_page_ ? stats_page_(q) : std::string();
-  }
-
   // `show errors`: invalid HTTP messages captured since start-up; next_error_event() numbers a
   // new one (from 0). Any thread; error path only.
   uint64_t next_error_event() { return error_events_.fetch_add(1, std::memory_order_relaxed); }
@@ -244,7 +247,6 @@ class Process {
   // listen() again on a listener shut down by a pause (not a unix one). Any thread.
   void relisten(Listener& l);
   std::atomic<uint64_t> error_events_{0};
-  StatsPageRenderer stats_page_;
   void set_threads(Listener& l, const std::vector<int>& threads);
 
   ProcessSettings settings_;

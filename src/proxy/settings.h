@@ -10,6 +10,7 @@
 #include "net/address.h"
 #include "net/socket.h"
 #include "rules/rules.h"
+#include "stats/http_service.h"
 
 namespace sluice::proxy {
 
@@ -26,7 +27,7 @@ struct Timeouts {
   uint32_t http_keep_alive = 0;
 };
 
-// HTTP-mode settings of a proxy (specs/http1.md 3, 4, 5).
+// HTTP-mode settings of a proxy: connection management, header manipulations, error pages.
 struct HttpSettings {
   enum class ConnMode { kKeepAlive, kServerClose, kClose };
   ConnMode conn_mode = ConnMode::kKeepAlive;
@@ -47,19 +48,8 @@ struct HttpSettings {
   // status -> the complete response to send instead of the built-in page (already normalised
   // by the H1 encoder); an empty string means: send nothing and close.
   std::vector<std::pair<int, std::string>> errorfiles;
-  // `stats uri` and friends: the statistics page (specs/cli-and-stats.md 3.8).
-  struct StatsPage {
-    bool enabled = false;
-    std::string uri;
-    uint32_t refresh_s = 0;
-    std::string realm;
-    std::vector<std::string> auth;          // "user:password"; empty: no authentication
-    std::vector<std::string> scope;         // proxy names ("." already resolved)
-    bool hide_version = false;
-    bool show_legends = false;
-    std::string node, desc;                 // shown when not empty
-  };
-  StatsPage stats;
+  // `stats uri` and friends: the statistics page, served by stats::HttpService.
+  stats::PageSettings stats;
   // `capture request|response header` (frontends): field name and length, in order.
   std::vector<std::pair<std::string, int>> capture_request, capture_response;
   // `monitor-uri` (frontends): "" none; `monitor fail` conditions, ORed.

@@ -688,7 +688,8 @@ void TcpSession::log_session() {
   long tc = t_connected_ms_ ? static_cast<long>(t_connected_ms_ - t_routed_ms_) : -1;
   long tt = static_cast<long>(now - t_accept_ms_);
   // %ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq; %bc and %sc as
-  // HAProxy logs them, once this session left the backend and the server (specs/http1.md 6.2).
+  // HAProxy logs them, once this session left the backend and the server (HAProxy's tcplog
+  // format: Tw queue, Tc connect, Tt total, in ms; %rc is the retries).
   // A session that tcp-request content rules rejected never reached a backend: HAProxy logs
   // the frontend in its place and -1 for the queue and connect times (ended_in_frontend_).
   const std::string backend =

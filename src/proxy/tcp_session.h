@@ -2,13 +2,27 @@
 // One proxied TCP connection: client side, server side, and the relay between them.
 // Worker-local from accept to close; nothing on its path takes a lock.
 //
-// States:
+// States (state_); each edge names the function that takes it:
 //
-//   accept [--> INSPECTING --rules decide--] --start_connect()--> CONNECTING --writable--> ESTABLISHED --both sides done--> closed
-//                                  |  ^                         |
-//                  connect failure |  | retry / redispatch      +-- error or timeout --> closed
-//                                  v  |
-//                               (retries left?) --no--> closed (econ counted)
+//   start() --tcp-request content rules read bytes--> kInspecting
+//     |   inspect(): kWait arms the timer (inspect-delay, timeout client); kReject: reject()
+//     |   -> kClosed; kAccept: the backend is chosen -> kConnecting, route()
+//     | (no such rule: start() -> read_early() -> route(), the state is kConnecting already)
+//     v
+//   kConnecting: route() picks a server (pick_server()) and start_connect() opens the socket
+//     |   <-> kQueued: every usable server at its maxconn: enter_queue(); retry_from_queue()
+//     |       -> leave_queue() -> start_connect() when a slot frees; on_timer(): `timeout
+//     |       queue` (sQ) or the client's (cQ) -> kClosed
+//     |   on_connect_failed() (error, or `timeout connect` in on_timer()): plan_retry() retries
+//     |   now (start_connect()), after the turn-around delay (the timer, then start_connect()),
+//     |   possibly on another server (redispatch), or gives up -> kClosed (SC/sC, econ)
+//     | on_connected(): EPOLLOUT in on_io(), or a first send that succeeded in start_connect()
+//     v
+//   kEstablished: relay(true) / relay(false) from pump(), half-close per direction
+//     | both directions done -> finish("--"); an error, or a timeout in on_timer() (cD/sD)
+//     v
+//   kClosed: finish() from any state (also route() without a backend or server, abort() from
+//     `shutdown session`): closes both sides, releases the slots, logs, defer_free. Terminal.
 //
 // Half-close: when one side sends FIN, the relay finishes sending what it has buffered in that
 // direction and then shuts down the write side towards the other peer; the opposite direction

@@ -1,6 +1,22 @@
 #pragma once
 // A worker thread: its event loop, buffer pool, per-thread counters, listener watches and
 // the sessions it owns. Everything here is worker-local unless a method says otherwise.
+//
+// Its life, and the function behind each edge:
+//
+//   start() --> RUNNING (the loop runs: accepts, sessions, checks, posted tasks)
+//   RUNNING --request_stop() (Process::stop_now(), SIGINT/SIGTERM)--> ENDED (the loop stops;
+//     sessions are not drained)
+//   RUNNING --request_soft_stop() (Process::soft_stop(), SIGUSR1, after `grace`)--> STOPPING:
+//     the backlogs are drained (accept_batch(draining)), the last thread of each shard shuts
+//     its listener down (net::stop_listening()), close_listeners(), every session gets
+//     on_soft_stop() (HTTP: every later response says `connection: close`; a keep-alive
+//     connection between requests gets kStopGraceMs for its next one, then closes with a
+//     FIN and lingers: HttpSession::begin_linger()), idle server connections close
+//   STOPPING --maybe_finish_soft_stop(): no session, no queued hand-off (and, for the worker
+//     serving the stats sockets, no other worker left: request_finish_check())--> ENDED
+//   STOPPING --request_stop() (`hard-stop-after`, or SIGINT/SIGTERM)--> ENDED
+//   ENDED: the loop refuses posts; join() returns.
 #include <atomic>
 #include <cstdint>
 #include <memory>

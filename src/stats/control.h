@@ -1,5 +1,5 @@
 #pragma once
-// What the CLI may change in the running process (spec cli-and-stats.md section 5): server
+// What the CLI may change in the running process (HAProxy's management commands): server
 // administrative state, weight, address, maxconn and health, frontend and global maxconn.
 // The CLI parses words and formats HAProxy's messages; an implementation over the live
 // runtime (proxy::ServerControlImpl) applies the change. Every change takes effect on every
@@ -50,7 +50,7 @@ struct AddrResult {
   int old_port = 0, new_port = 0;
 };
 
-// The last invalid HTTP message of one proxy and direction (`show errors`, spec 5): requests
+// The last invalid HTTP message of one proxy and direction (`show errors`): requests
 // are kept by the frontend that received them, responses by the backend.
 struct ErrorSnapshot {
   bool response = false;

@@ -107,7 +107,7 @@ struct alignas(64) TrafficCounters {
   LocalRate sess_rate;
   LocalRate conn_rate;
 
-  // CLI `clear counters` (spec 5): the maxima only (smax and the peak rates). Any thread.
+  // CLI `clear counters`: the maxima only (smax and the peak rates). Any thread.
   void clear_maxima() {
     smax.reset();
     req_rate.reset_max();

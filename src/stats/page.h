@@ -1,10 +1,15 @@
 #pragma once
-// What the HTTP statistics page (`stats uri`, HAProxy's) is asked for by the options after
-// the URI prefix (`;csv`, `;up`, `scope=`...): the HTTP session parses the request into this, and the renderer the application installs
-// (Process::set_stats_page) turns it into a body. Plain value; any thread.
+// The bodies of the HTTP statistics page (`stats uri`, as HAProxy 3.5 serves it) and of the
+// Prometheus exporter. StatsPageQuery is what a request asks for, parsed from the options after
+// the URI prefix (`;csv`, `;up`, `scope=`...) or from the exporter's query string by
+// HttpService (stats/http_service.h); render_stats_page() turns it into a body. Any thread
+// (reads the StatsSource, which any thread may).
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "stats/snapshot.h"
+#include "stats/stat_table.h"
 
 namespace sluice::stats {
 
@@ -28,5 +33,13 @@ struct StatsPageQuery {
   // Prometheus only: which metric groups (`scope=` query parameters; all by default).
   bool prom_global = true, prom_frontend = true, prom_backend = true, prom_server = true;
 };
+
+// The page's body: the `show stat` rows in CSV (without the CLI's final empty line), typed or
+// JSON form, sluice's HTML report, or the Prometheus text.
+std::string render_stats_page(const StatsSource& source, const StatsPageQuery& q);
+
+// The Prometheus text of the exporter (prometheus.cc) from the process fields and the rows.
+void prometheus_text(const ProcessSnapshot& proc, const std::vector<StatRow>& rows,
+                     const StatsPageQuery& q, std::string* out);
 
 }  // namespace sluice::stats

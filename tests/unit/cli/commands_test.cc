@@ -244,19 +244,6 @@ bool is_typed_stat_line(std::string_view l) {
   return tags_and_type(l.substr(e + 3), false);
 }
 
-TEST(cliFormat, CsvEscape) {
-  EXPECT_EQ(csv_escape("plain"), "plain");
-  EXPECT_EQ(csv_escape("a,b"), "\"a,b\"");
-  EXPECT_EQ(csv_escape("say \"hi\""), "\"say \"\"hi\"\"\"");
-  EXPECT_EQ(csv_escape("l1\r\nl2  "), "\"l1 l2\"");
-  EXPECT_EQ(csv_escape("trail  "), "trail");
-}
-
-TEST(cliFormat, Uptime) {
-  EXPECT_EQ(format_uptime(103), "0d 0h01m43s");
-  EXPECT_EQ(format_uptime(86400 * 2 + 3600 * 5 + 7), "2d 5h00m07s");
-}
-
 TEST(cliShowVersion, PrintsVersion) { EXPECT_EQ(ask("show version"), std::string(base::kVersion) + "\n\n"); }
 
 TEST(cliEcho, JoinsWords) {

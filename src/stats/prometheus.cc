@@ -7,9 +7,9 @@
 
 #include <cstdlib>
 
-#include "cli/builtin.h"
+#include "stats/page.h"
 
-namespace sluice::cli {
+namespace sluice::stats {
 namespace {
 
 enum Scope : unsigned { kFe = 1, kBe = 2, kSrv = 4 };
@@ -120,7 +120,7 @@ std::string value(const std::string& v, bool ms_to_s) {
 
 std::string labels(const StatRow& r) {
   std::string l = fmt::format("proxy=\"{}\"", label(r.v[stat_column("pxname")]));
-  if (r.kind == 2) l += fmt::format(",server=\"{}\"", label(r.v[stat_column("svname")]));
+  if (r.kind == StatRow::kServer) l += fmt::format(",server=\"{}\"", label(r.v[stat_column("svname")]));
   return l;
 }
 
@@ -129,7 +129,9 @@ const char* prefix(unsigned scope) {
 }
 
 void object_metrics(const std::vector<StatRow>& rows, unsigned scope, std::string* out) {
-  int kind = scope == kFe ? 0 : scope == kBe ? 1 : 2;
+  StatRow::Kind kind = scope == kFe   ? StatRow::kFrontend
+                      : scope == kBe ? StatRow::kBackend
+                                     : StatRow::kServer;
   std::vector<const StatRow*> objs;
   for (const auto& r : rows)
     if (r.kind == kind) objs.push_back(&r);
@@ -197,7 +199,7 @@ void object_metrics(const std::vector<StatRow>& rows, unsigned scope, std::strin
   }
 }
 
-void process_metrics(const stats::ProcessSnapshot& p, std::string* out) {
+void process_metrics(const ProcessSnapshot& p, std::string* out) {
   auto g = [&](std::string_view n, std::string_view help, uint64_t v, bool counter = false) {
     std::string name = fmt::format("haproxy_process_{}", n);
     header(name, help, counter, out);
@@ -236,12 +238,12 @@ void process_metrics(const stats::ProcessSnapshot& p, std::string* out) {
 
 }  // namespace
 
-void prometheus_text(const stats::ProcessSnapshot& proc, const std::vector<StatRow>& rows,
-                     const stats::StatsPageQuery& q, std::string* out) {
+void prometheus_text(const ProcessSnapshot& proc, const std::vector<StatRow>& rows,
+                     const StatsPageQuery& q, std::string* out) {
   if (q.prom_global) process_metrics(proc, out);
   if (q.prom_frontend) object_metrics(rows, kFe, out);
   if (q.prom_backend) object_metrics(rows, kBe, out);
   if (q.prom_server) object_metrics(rows, kSrv, out);
 }
 
-}  // namespace sluice::cli
+}  // namespace sluice::stats

@@ -1,11 +1,9 @@
+// The value formats shared by `show info`, `show stat` and the statistics page.
 #include <fmt/format.h>
 
-#include <cctype>
-#include <limits>
+#include "stats/fields.h"
 
-#include "cli/builtin.h"
-
-namespace sluice::cli {
+namespace sluice::stats {
 
 std::string csv_escape(std::string_view s) {
   bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos;
@@ -114,19 +112,4 @@ std::string json_value(FieldType type, std::string_view value) {
   return fmt::format(R"({{"type":"{}","value":{}}})", field_type_name(type), value);
 }
 
-int64_t parse_atoi(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-  bool neg = false;
-  if (i < s.size() && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
-  int64_t v = 0;
-  constexpr int64_t kCap = std::numeric_limits<int32_t>::max();
-  for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
-    v = v * 10 + (s[i] - '0');
-    // atoi() is a 32-bit int; clamp rather than wrap so that huge ids simply match nothing.
-    if (v > kCap) v = kCap;
-  }
-  return neg ? -v : v;
-}
-
-}  // namespace sluice::cli
+}  // namespace sluice::stats
