@@ -13,9 +13,10 @@
 
 namespace sluice::proxy {
 
-Worker::Worker(Process& process, int id)
+Worker::Worker(Process& process, int id, base::ClockSource clock)
     : process_(process),
       id_(id),
+      loop_(clock),
       buffers_(process.settings().bufsize),
       logs_(process.settings().log_tag, process.settings().node),
       fe_(process.proxies().size()),

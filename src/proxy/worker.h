@@ -120,7 +120,8 @@ struct Handoff {
 
 class Worker : public core::TimerHandler {
  public:
-  Worker(Process& process, int id);
+  // `clock`: what the loop reads (the monotonic clock unless a test drives it).
+  Worker(Process& process, int id, base::ClockSource clock = {});
   ~Worker();
 
   int id() const { return id_; }   // 0-based
