@@ -114,7 +114,7 @@ bool HttpSession::parse_response() {
       case rules::Verdict::Kind::kDeny:
         w_.be_counters(be_->index).dresp.add();
         if (px == &fe_) w_.fe_counters(fe_.index).dresp.add();
-        w_.srv_counters(be_->server_base + srv_->index()).dresp.add();
+        leg_.server_counters().dresp.add();
         st = v.status ? v.status : 502;
         term = "PH";
         break;
@@ -206,7 +206,7 @@ bool HttpSession::response_body() {
       return true;
     }
     w_.be_counters(be_->index).eresp.add();
-    w_.srv_counters(be_->server_base + srv_->index()).eresp.add();
+    leg_.server_counters().eresp.add();
     finish("PD");
     return false;
   }
@@ -264,23 +264,16 @@ void HttpSession::server_abort(const char* term) {
 }
 
 void HttpSession::release_backend() {
-  if (srv_) {
-    srv_->release();
-    w_.process().server_slot_freed(*be_);
-    srv_ = nullptr;
-  }
-  if (be_) {
-    be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
-    be_ = nullptr;
-  }
+  leg_.release();
+  be_ = nullptr;
 }
 
 void HttpSession::count_server_abort(bool response_error) {
   auto& bc = w_.be_counters(be_->index);
   bc.srv_abrt.add();
   if (response_error) bc.eresp.add();
-  if (srv_) {
-    auto& sc = w_.srv_counters(be_->server_base + srv_->index());
+  if (leg_.server()) {
+    auto& sc = leg_.server_counters();
     sc.srv_abrt.add();
     if (response_error) sc.eresp.add();
   }
@@ -305,7 +298,7 @@ void HttpSession::count_status(int status) {
 }
 
 void HttpSession::count_server_status(int status) {
-  if (be_ && srv_) w_.srv_counters(be_->server_base + srv_->index()).hrsp[status_class(status)].add();
+  if (be_ && leg_.server()) leg_.server_counters().hrsp[status_class(status)].add();
 }
 
 void HttpSession::local_reply(int status, const char* term, std::string bytes, bool close_after,
@@ -365,7 +358,7 @@ void HttpSession::server_error(int status, const char* term) {
     if (term[0] == 'S' || term[0] == 'P' || term[0] == 's') {
       if (status == 502 || status == 504) {
         w_.be_counters(be_->index).eresp.add();
-        if (srv_) w_.srv_counters(be_->server_base + srv_->index()).eresp.add();
+        if (leg_.server()) leg_.server_counters().eresp.add();
       }
     }
   }
@@ -431,7 +424,8 @@ void HttpSession::end_transaction() {
   t_first_byte_ms_ =
       cin_ && view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos ? now : 0;
   t_first_byte_wall_us_ = t_first_byte_ms_ ? base::wall_us() : 0;
-  t_head_ms_ = t_queued_ms_ = t_connect_ms_ = t_connected_ms_ = t_response_ms_ = 0;
+  t_head_ms_ = t_response_ms_ = 0;
+  leg_.reset();   // its timings, retries and redispatch
   status_ = -1;
   term_[0] = term_[1] = '-';
   bytes_out_ = 0;
@@ -442,8 +436,6 @@ void HttpSession::end_transaction() {
   cap_res_.clear();
   server_close_ = client_close_ = keepalive_promised_ = false;
   reused_conn_ = false;
-  retries_done_ = 0;
-  redispatched_ = false;
   have_req_copy_ = false;
   s_connecting_ = false;
   if (cin_ && cin_->empty()) {

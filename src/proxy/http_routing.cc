@@ -1,5 +1,6 @@
 // HttpSession, the request on its way to a server: frontend and backend rules, the backend
-// choice, the request body, the server pick, the queue, connect, retries and the server socket.
+// choice, the request body, and the server side: its backend leg (pick, queue, connect, retries:
+// proxy/backend_leg.h), the server connection (reused or new) and the server socket.
 #include "proxy/http_session.h"
 
 #include <unistd.h>
@@ -93,15 +94,10 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
     return false;
   }
   be_ = be;
-  be_->be_conns.fetch_add(1, std::memory_order_relaxed);
+  leg_.attach(*be_);   // be_conns, stot, smax, session rate
   auto& bc = w_.be_counters(be_->index);
-  uint64_t now = w_.loop().now_ms();
-  bc.stot.add();
   bc.req_tot.add();
-  bc.req_rate.add(now);
-  bc.smax.raise_to(static_cast<uint64_t>(be_->be_conns.load(std::memory_order_relaxed)));
-  bc.sess_rate.add(now);
-  bc.last_sess_ms.set(now);
+  bc.req_rate.add(w_.loop().now_ms());
   if (be_ != &fe_ && !be_->settings.h.request_rules.empty()) {
     if (answer(rules::apply_rules(be_->settings.h.request_rules, rules::RuleSide::kRequest, edit,
                                   view),
@@ -236,59 +232,40 @@ bool HttpSession::request_body() {
 // ---------------------------------------------------------------------------------------------
 // Server side
 
-bool HttpSession::pick_server(bool redispatch) {
-  lb::PickContext ctx;
-  ctx.client = &client_;
-  ctx.now_ms = w_.loop().now_ms();
-  std::string_view key = lb_key_;
-  const auto& bal = be_->settings.balance;
-  if (bal.kind == lb::BalanceKind::kUri || (bal.kind == lb::BalanceKind::kHdr && !lb_key_.empty()))
-    ctx.key = &key;
-  lb::Server* s = take_server(w_, *be_, ctx, srv_, redispatch);
-  if (!s) return false;
-  if (redispatch && srv_ && s != srv_) redispatched_ = true;   // the log's "+" retries
-  srv_ = s;
-  return true;
-}
-
 void HttpSession::connect_server() {
   phase_ = Phase::kConnect;
-  retries_done_ = 0;
-  redispatched_ = false;
-  if (!pick_server(false)) {
-    if (be_->backend->usable_active() + be_->backend->usable_backup() > 0) {
+  switch (leg_.pick(&lb_key_)) {
+    case BackendLeg::PickResult::kPicked:
+      start_connect();
+      return;
+    case BackendLeg::PickResult::kFull:
       enter_queue();
       return;
-    }
-    server_error(503, "SC");
-    return;
+    case BackendLeg::PickResult::kNone:
+      server_error(503, "SC");
+      return;
   }
-  start_connect();
 }
 
 void HttpSession::enter_queue() {
   phase_ = Phase::kQueued;
-  t_queued_ms_ = w_.loop().now_ms();
-  int q = be_->queued.fetch_add(1, std::memory_order_seq_cst) + 1;
-  int m = be_->queued_max.load(std::memory_order_relaxed);
-  while (q > m && !be_->queued_max.compare_exchange_weak(m, q, std::memory_order_relaxed)) {
-  }
-  w_.queue_session(this);
+  leg_.enter_queue();
   arm_timeout();
+  // A slot may have been freed between the failed pick and the count; the releasing thread
+  // saw no queue then, so check once more ourselves.
   retry_from_queue();
 }
 
 void HttpSession::leave_queue() {
   if (phase_ != Phase::kQueued) return;
-  be_->queued.fetch_sub(1, std::memory_order_seq_cst);
-  w_.unqueue_session(this);
+  leg_.leave_queue();
   phase_ = Phase::kConnect;
 }
 
 bool HttpSession::retry_from_queue() {
   if (phase_ != Phase::kQueued) return true;
-  if (!pick_server(false)) return false;
-  leave_queue();
+  if (!leg_.take_queued_slot()) return false;
+  phase_ = Phase::kConnect;
   start_connect();
   // Called by the worker outside any event of ours: a reused connection has no event coming.
   pump();
@@ -297,10 +274,7 @@ bool HttpSession::retry_from_queue() {
 
 void HttpSession::start_connect() {
   phase_ = Phase::kConnect;
-  const int global = be_->server_base + srv_->index();
-  uint64_t now = w_.loop().now_ms();
-  if (t_connect_ms_ == 0 || t_connect_ms_ < t_head_ms_) t_connect_ms_ = now;
-  t_connect_ms_ = now;
+  const int global = leg_.server_global();
   // http-reuse: a private connection first (`never`, or one this client made private), then
   // the server's idle pool on this thread.
   ServerConn* c = nullptr;
@@ -311,7 +285,7 @@ void HttpSession::start_connect() {
     else w_.close_server_conn(private_);
     private_ = nullptr;
   }
-  if (!c && mode != R::kNever && retries_done_ == 0) {
+  if (!c && mode != R::kNever && leg_.retries() == 0) {
     if (mode == R::kAlways || !first_request_) c = w_.take_idle(global, false);
     else if (mode == R::kAggressive) c = w_.take_idle(global, true);
   }
@@ -321,38 +295,35 @@ void HttpSession::start_connect() {
     c->owner = this;
     reused_conn_ = true;
     s_connecting_ = false;
-    w_.be_counters(be_->index).reuse.add();
-    w_.srv_counters(global).reuse.add();
+    leg_.reuse();
     on_connected();
     return;
   }
   reused_conn_ = false;
-  w_.srv_counters(global).connect.add();
-  w_.be_counters(be_->index).connect.add();
-  net::SocketAddress target = srv_->target(net::SocketAddress::ipv4(0, l_.port));
-  bool in_progress = false;
   // The request is sent right after connect() (below): its first segment carries the ACK
   // (option tcp-smart-connect, on by default).
   net::ConnectOptions opts;
   opts.defer_ack = be_->settings.smart_connect;
   opts.keepalive = be_->settings.srv_keepalive;
-  auto r = net::connect_nonblocking(target, &in_progress, opts);
-  if (!r.ok()) {
-    on_connect_failed(r.error().sys_errno, false);
+  int fd = -1;
+  ConnectError err;
+  const BackendLeg::ConnectStatus st = leg_.connect(opts, &fd, &err);
+  if (st == BackendLeg::ConnectStatus::kFailed) {
+    on_connect_failed(err);
     return;
   }
   auto* conn = new ServerConn;
   conn->w = &w_;
-  conn->io.adopt(*r);
+  conn->io.adopt(fd);
   conn->srv_global = global;
   conn->nolinger = be_->settings.nolinger;
   conn->owner = this;
   sc_ = conn;
   if (!conn->io.watch(w_.loop(), conn)) {
-    on_connect_failed(errno, false);
+    on_connect_failed(ConnectError::local(errno));
     return;
   }
-  if (!in_progress) {
+  if (st == BackendLeg::ConnectStatus::kConnected) {
     on_connected();
     return;
   }
@@ -376,7 +347,7 @@ void HttpSession::start_connect() {
       return;
     }
     if (n == -2 && errno != ENOTCONN) {
-      on_connect_failed(errno, false);
+      on_connect_failed(ConnectError::server(errno));
       return;
     }
   }
@@ -386,36 +357,34 @@ void HttpSession::start_connect() {
 void HttpSession::on_connected() {
   s_connecting_ = false;
   s_wr_ = true;
-  t_connected_ms_ = w_.loop().now_ms();
-  s_last_ms_ = t_connected_ms_;
+  leg_.connected();
+  s_last_ms_ = leg_.connected_ms();
   phase_ = Phase::kExchange;
   tx_->res_parser.reset();
   tx_->res_parser.set_request_method(req_method_);
   res_head_done_ = res_done_ = false;
   ++sc_->requests;
-  w_.srv_counters(be_->server_base + srv_->index()).req_tot.add();
+  leg_.server_counters().req_tot.add();
 }
 
-void HttpSession::on_connect_failed(int err, bool timeout) {
-  (void)err;
+// A failed attempt (or an expired queue wait): the backend leg decides between another attempt
+// and a 503.
+void HttpSession::on_connect_failed(const ConnectError& e) {
   if (sc_) {
     w_.close_server_conn(sc_);
     sc_ = nullptr;
   }
   s_connecting_ = false;
-  uint64_t delay = 0;
-  switch (plan_retry(w_, *be_, srv_, retries_done_, timeout,
-                     [this](bool redispatch) { return pick_server(redispatch); }, &delay)) {
-    case RetryAction::kGiveUp:
-      server_error(503, timeout ? "sC" : "SC");
+  switch (leg_.fail(e)) {
+    case BackendLeg::RetryAction::kGiveUp:
+      server_error(503, e.term());
       return;
-    case RetryAction::kNow:
+    case BackendLeg::RetryAction::kNow:
       start_connect();
       return;
-    case RetryAction::kLater:
+    case BackendLeg::RetryAction::kLater:
       phase_ = Phase::kConnect;
-      t_connect_ms_ = w_.loop().now_ms() + delay;   // retry due time while sc_ is null
-      w_.loop().timers().arm(timer_, t_connect_ms_);
+      w_.loop().timers().arm(timer_, leg_.retry_due_ms());   // sc_ stays null until then
       return;
   }
 }
@@ -467,7 +436,7 @@ bool HttpSession::read_server() {
   bytes_out_ += un;
   w_.fe_counters(fe_.index).bout.add(un);
   w_.be_counters(be_->index).bout.add(un);
-  w_.srv_counters(be_->server_base + srv_->index()).bout.add(un);
+  leg_.server_counters().bout.add(un);
   return true;
 }
 

@@ -33,6 +33,7 @@ HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddres
       t_idle_ms_(t_accept_ms_),
       c_last_ms_(t_idle_ms_),
       s_last_ms_(t_idle_ms_),
+      leg_(w, *this, client_, l.port),
       timer_(this) {
   cend_.s = this;
 }
@@ -137,7 +138,7 @@ void HttpSession::on_server_io(uint32_t events) {
   if (s_connecting_) {
     if (r.hangup_or_error()) {
       int err = sc_->io.connect_error();
-      on_connect_failed(err ? err : ECONNREFUSED, false);
+      on_connect_failed(ConnectError::server(err ? err : ECONNREFUSED));
       pump();
       return;
     }
@@ -273,7 +274,7 @@ bool HttpSession::read_client() {
   auto un = static_cast<uint64_t>(n);
   w_.fe_counters(fe_.index).bin.add(un);
   if (be_) w_.be_counters(be_->index).bin.add(un);
-  if (srv_) w_.srv_counters(be_->server_base + srv_->index()).bin.add(un);
+  if (leg_.server()) leg_.server_counters().bin.add(un);
   return true;
 }
 
@@ -386,8 +387,9 @@ void HttpSession::capture_error(bool response, std::string_view bytes, http::Par
   e.proxy_id = owner.settings.id;
   e.other_name = other ? other->settings.name : "<NONE>";
   e.other_id = other ? other->settings.id : -1;
-  e.server_name = response && srv_ ? srv_->name() : "<NONE>";
-  e.server_id = response && srv_ ? srv_->settings().id : -1;
+  const lb::Server* srv = leg_.server();
+  e.server_name = response && srv ? srv->name() : "<NONE>";
+  e.server_id = response && srv ? srv->settings().id : -1;
   e.wall_us = base::wall_us();
   e.source = client_.to_string();
   e.reason = http::to_string(why);

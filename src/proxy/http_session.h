@@ -9,11 +9,14 @@
 //     | parse_request() -> begin_transaction() -> route() -> connect_server()
 //     |   (a local answer instead: local_reply()/error_reply() -> kExchange, no server)
 //     v
-//   kConnect: connecting, or reusing a private or idle server connection (start_connect());
-//     |       a failed connect retries from here (on_connect_failed(): now, or after the
-//     |       turn-around delay on the timer) or gives up with a 503 (server_error())
-//     |   <-> kQueued: every usable server at its maxconn: enter_queue(); leave_queue() and
-//     |       start_connect() from retry_from_queue() when a slot frees; 503 on timeout queue
+//   kConnect: a server picked (leg_.pick() in connect_server()), then connecting
+//     |       (leg_.connect()) or reusing a private or idle server connection (leg_.reuse()),
+//     |       in start_connect(); a failed connect retries from here (on_connect_failed():
+//     |       leg_.fail() says now, or after the turn-around delay on the timer) or gives up
+//     |       with a 503 (server_error())
+//     |   <-> kQueued: every usable server at its maxconn: enter_queue(); leg_.take_queued_slot()
+//     |       and start_connect() from retry_from_queue() when a slot frees; 503 on timeout
+//     |       queue (on_connect_failed())
 //     | on_connected()
 //     v
 //   kExchange: request body to the server, response head and body to the client
@@ -32,6 +35,11 @@
 //     kQueued/kConnect/kExchange, abort() from `shutdown session`): logs what was not logged,
 //     closes both connections, releases the slots, defer_free. Terminal.
 //
+// The server side up to a connected socket (pick, queue, connect, retries, redispatch, their
+// timings and counters) is the session's backend leg (proxy/backend_leg.h, leg_), attached for
+// each transaction; the session keeps the server connections themselves (ServerConn: the idle
+// pool, `http-reuse never` private connections), the exchange and the timer.
+//
 // Errors answer the client with sluice's page (400, 408, 502, 503, 504...) when no byte of a
 // response went out yet; otherwise both connections are aborted.
 #include <cstdint>
@@ -44,6 +52,7 @@
 #include "http/http.h"
 #include "net/address.h"
 #include "net/transport.h"
+#include "proxy/backend_leg.h"
 #include "proxy/http_codecs.h"
 #include "proxy/process.h"
 #include "proxy/session.h"
@@ -62,7 +71,7 @@ class HttpSession : public Session {
   void start() override;
   void abort(const char* reason) override;
   bool retry_from_queue() override;
-  bool uses_server(const lb::Server* srv) const override { return srv_ == srv; }
+  bool uses_server(const lb::Server* srv) const override { return leg_.server() == srv; }
   void describe(SessionInfo* info) const override;
   void on_soft_stop() override;
   void flush_sends() override;
@@ -107,10 +116,9 @@ class HttpSession : public Session {
   // False when the request was answered locally (framing the rules broke: 500).
   bool build_server_head(rules::HeadEdit& edit, rules::RequestView& view);
   void connect_server();
-  bool pick_server(bool redispatch);
   void start_connect();
   void on_connected();
-  void on_connect_failed(int err, bool timeout);
+  void on_connect_failed(const ConnectError& e);
   void enter_queue();
   void leave_queue();
   void detach_server(bool reusable);
@@ -165,8 +173,7 @@ class HttpSession : public Session {
   Worker& w_;
   Listener& l_;
   Proxy& fe_;
-  Proxy* be_ = nullptr;            // backend of the current transaction
-  lb::Server* srv_ = nullptr;      // server slot held by the current transaction
+  Proxy* be_ = nullptr;            // backend of the current transaction (leg_ attached there)
   ServerConn* sc_ = nullptr;       // server connection in use (or kept private)
   ServerConn* private_ = nullptr;  // `http-reuse never`: this client's own server connection
   net::RawTransport cio_;   // the client connection
@@ -226,8 +233,6 @@ class HttpSession : public Session {
   bool reused_conn_ = false;       // the server connection came from the idle pool
   bool expect_tunnel_ = false;     // CONNECT
   http::Method req_method_ = http::Method::kGet;
-  int retries_done_ = 0;
-  bool redispatched_ = false;      // moved to another server after a failure (log: "+<retries>")
   int status_ = -1;                // status sent to the client, -1 none
   bool first_request_ = true;
   bool soft_stop_ = false;
@@ -243,13 +248,11 @@ class HttpSession : public Session {
   uint64_t t_idle_ms_;             // start of the wait for this request
   uint64_t t_first_byte_ms_ = 0;   // first byte of this request, 0 none yet
   uint64_t t_first_byte_wall_us_ = 0;
-  uint64_t t_head_ms_ = 0;         // request head complete
-  uint64_t t_queued_ms_ = 0;
-  uint64_t t_connect_ms_ = 0;
-  uint64_t t_connected_ms_ = 0;
+  uint64_t t_head_ms_ = 0;         // request head complete (queue and connect times: leg_)
   uint64_t t_response_ms_ = 0;     // response head complete
   uint64_t c_last_ms_, s_last_ms_;
   uint64_t bytes_out_ = 0;         // server -> client bytes of this transaction (for %B)
+  BackendLeg leg_;                 // the server side of the current transaction
   core::Timer timer_;
 };
 

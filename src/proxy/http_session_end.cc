@@ -97,7 +97,7 @@ void HttpSession::uncount_undelivered() {
   bytes_out_ -= lost;
   w_.fe_counters(fe_.index).bout.take_back(lost);
   if (be_) w_.be_counters(be_->index).bout.take_back(lost);
-  if (be_ && srv_) w_.srv_counters(be_->server_base + srv_->index()).bout.take_back(lost);
+  if (be_ && leg_.server()) leg_.server_counters().bout.take_back(lost);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -126,13 +126,9 @@ uint64_t HttpSession::deadline() const {
         if (ka) consider(t_idle_ms_ + ka);
       }
       return d;
-    case Phase::kQueued:
-      if (bto.queue) consider(t_queued_ms_ + bto.queue);
-      return d;
-    case Phase::kConnect:
-      if (!sc_) return t_connect_ms_;   // waiting for a retry
-      if (bto.connect) consider(t_connect_ms_ + bto.connect);
-      return d;
+    case Phase::kQueued:    // timeout queue
+    case Phase::kConnect:   // timeout connect, or the due time of a retry
+      return leg_.deadline();
     case Phase::kExchange:
       if (client_timeout_runs() && fto.client) consider(c_last_ms_ + fto.client);
       if (server_timeout_runs() && bto.server) consider(s_last_ms_ + bto.server);
@@ -217,17 +213,15 @@ void HttpSession::on_timer(core::Timer&) {
       return;
     }
     case Phase::kQueued:
-      // An expired queue wait counts as a failed connection, as in HAProxy.
-      w_.be_counters(be_->index).econ.add();
-      if (srv_) w_.srv_counters(be_->server_base + srv_->index()).econ.add();
-      server_error(503, "sQ");
+      // An expired queue wait counts as a failed connection, as in HAProxy: a 503 (sQ).
+      on_connect_failed(ConnectError::queue_timeout());
       pump();
       return;
     case Phase::kConnect:
-      if (!sc_) {
+      if (leg_.state() == BackendLeg::State::kRetryWait) {
         start_connect();
       } else {
-        on_connect_failed(ETIMEDOUT, true);
+        on_connect_failed(ConnectError::connect_timeout());
       }
       pump();
       return;
@@ -331,7 +325,7 @@ bool HttpSession::linger() {
 void HttpSession::describe(SessionInfo* info) const {
   info->listener = &l_;
   info->backend = be_;
-  info->server = srv_;
+  info->server = leg_.server();
   info->client = client_;
   info->accept_ms = t_accept_ms_;
   info->expire_ms = phase_ == Phase::kClosed ? 0 : deadline();
@@ -382,7 +376,7 @@ void HttpSession::finish(const char* term) {
   if (be_ && (!res_done_ || !req_done_)) {
     if (term[0] == 'C' || term[0] == 'c') {
       w_.be_counters(be_->index).cli_abrt.add();
-      if (srv_) w_.srv_counters(be_->server_base + srv_->index()).cli_abrt.add();
+      if (leg_.server()) leg_.server_counters().cli_abrt.add();
     }
     // A server that closed or reset in the data phase is also a response error (eresp
     // includes those aborts); a server timeout (sD) is an abort only, as in HAProxy.
@@ -429,26 +423,27 @@ void HttpSession::log_transaction() {
   long tr = t_head_ms_ ? span(start, t_head_ms_) : -1;
   // Tw: from the end of the head to the first connection attempt; -1 when never routed.
   long tw = -1, tc = -1, trs = -1;
-  if (t_head_ms_ && (t_connect_ms_ || t_queued_ms_ || srv_)) {
-    uint64_t first_attempt = t_queued_ms_ ? t_queued_ms_ : t_head_ms_;
-    tw = t_queued_ms_ && t_connect_ms_ ? span(t_queued_ms_, t_connect_ms_) : 0;
-    (void)first_attempt;
+  const lb::Server* srv = leg_.server();
+  const uint64_t t_queued = leg_.queued_ms(), t_connect = leg_.connect_ms();
+  const uint64_t t_connected = leg_.connected_ms();
+  if (t_head_ms_ && (t_connect || t_queued || srv)) {
+    tw = t_queued && t_connect ? span(t_queued, t_connect) : 0;
   }
-  if (t_connected_ms_) tc = span(t_connect_ms_, t_connected_ms_);
-  if (t_response_ms_) trs = span(t_connected_ms_, t_response_ms_);
+  if (t_connected) tc = span(t_connect, t_connected);
+  if (t_response_ms_) trs = span(t_connected, t_response_ms_);
   long ta = static_cast<long>(now - start);
   std::string backend = be_ ? be_->settings.name : s.name;
   // Counts as HAProxy logs them, once this stream left the backend and the server.
   int beconn = be_ ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0;
-  int srvconn = srv_ ? std::max(0, srv_->current_conns() - 1) : 0;
-  std::string server = srv_ && t_connect_ms_ ? srv_->name() : std::string("<NOSRV>");
+  int srvconn = srv ? std::max(0, srv->current_conns() - 1) : 0;
+  std::string server = srv && t_connect ? srv->name() : std::string("<NOSRV>");
   if (!s.h.httplog) {
     // option tcplog on an HTTP frontend: the TCP line, without the HTTP timers (6.2).
     std::string line = fmt::format(
         "{}:{} [{}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
         client_.port(), date, s.name, backend, server, tw, tc, ta,
         bytes_out_, term_, w_.process().actconn().current(), fe_.feconn.current(), beconn,
-        srvconn, log_retries(retries_done_, redispatched_));
+        srvconn, log_retries(leg_.retries(), leg_.redispatched()));
     w_.logs().send(s.logs, kInfo, line);
     return;
   }
@@ -456,7 +451,7 @@ void HttpSession::log_transaction() {
       "{}:{} [{}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 ",
       client_.host_string(), client_.port(), date, s.name, backend, server,
       tr, tw, tc, trs, ta, status_, bytes_out_, term_, w_.process().actconn().current(),
-      fe_.feconn.current(), beconn, srvconn, log_retries(retries_done_, redispatched_));
+      fe_.feconn.current(), beconn, srvconn, log_retries(leg_.retries(), leg_.redispatched()));
   // %hr %hs: `{a|b}` per direction with captures configured, absent otherwise (6.3).
   for (auto [caps, values] : {std::pair{&s.h.capture_request, &cap_req_},
                               std::pair{&s.h.capture_response, &cap_res_}}) {

@@ -51,46 +51,4 @@ bool redispatch_now(const ProxySettings& be, const lb::Backend& backend, const l
   return !hash && backend.usable_active() > 1;
 }
 
-namespace {
-// The wait before connecting again after a refusal: 1 s, or `timeout connect` if shorter.
-uint64_t turnaround_ms(const ProxySettings& be) {
-  uint32_t ct = be.timeouts.connect;
-  return ct && ct < kRetryTurnaroundMs ? ct : kRetryTurnaroundMs;
-}
-}  // namespace
-
-RetryAction plan_retry(Worker& w, Proxy& be, lb::Server* const& srv, int& retries_done,
-                       bool timeout, const std::function<bool(bool)>& pick, uint64_t* delay_ms) {
-  auto& bc = w.be_counters(be.index);
-  if (retries_done >= be.settings.retries) {
-    w.srv_counters(be.server_base + srv->index()).econ.add();
-    bc.econ.add();
-    return RetryAction::kGiveUp;
-  }
-  ++retries_done;
-  if (redispatch_now(be.settings, *be.backend, *srv, retries_done)) {
-    lb::Server* old = srv;
-    pick(true);
-    if (srv != old) {
-      // Counted as a redispatch only, not also as a retry (HAProxy counts one or the other
-      // once the next server is known).
-      bc.wredis.add();
-      w.srv_counters(be.server_base + old->index()).wredis.add();
-      // The turn-around after a refusal is skipped only for a round-robin kind with more than
-      // one active server; other algorithms wait it even when moving on (HAProxy 2.6,
-      // back_handle_st_cer). A timeout has waited long enough already.
-      const lb::BalanceKind k = be.backend->balance().kind;
-      const bool rr = k == lb::BalanceKind::kRoundRobin || k == lb::BalanceKind::kStaticRr;
-      if (timeout || (rr && be.backend->usable_active() > 1)) return RetryAction::kNow;
-      *delay_ms = turnaround_ms(be.settings);
-      return RetryAction::kLater;
-    }
-  }
-  bc.wretr.add();
-  w.srv_counters(be.server_base + srv->index()).wretr.add();
-  if (timeout) return RetryAction::kNow;
-  *delay_ms = turnaround_ms(be.settings);
-  return RetryAction::kLater;
-}
-
 }  // namespace sluice::proxy

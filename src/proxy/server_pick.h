@@ -1,9 +1,8 @@
 #pragma once
-// What TCP and HTTP sessions share on their way to a server: the load-balancing pick with its
-// slot and counters, the redispatch arithmetic and the release of a client's slots.
+// What TCP and HTTP sessions share on their way to a server, below their backend leg
+// (proxy/backend_leg.h): the load-balancing pick with its slot and counters, the redispatch
+// arithmetic and the release of a client's slots.
 // Worker-local.
-#include <functional>
-
 #include "lb/algorithm.h"
 #include "lb/backend.h"
 #include "lb/server.h"
@@ -35,17 +34,5 @@ bool redispatch_due(const ProxySettings& be, int retries_done);
 // usable. `retries_done` counts the retry about to be made (1-based).
 bool redispatch_now(const ProxySettings& be, const lb::Backend& backend, const lb::Server& srv,
                     int retries_done);
-
-// After a failed connection attempt (refused, reset, or `timeout connect`): counts it and
-// says what comes next. Attempts exhausted: econ is charged (as HAProxy's failed_conns) and
-// the session gives up. When redispatch_now(), `pick(true)` chooses again (it updates `srv`,
-// which the caller passes by reference to its own member): another server is tried at once
-// and a redispatch (wredis) is counted on the backend and the server left. Otherwise, or when
-// the pick found no other server, a retry (wretr) is counted, as in HAProxy: the same server
-// is retried at once after a timeout, else after the turn-around delay (`*delay_ms`, bounded
-// by timeout connect).
-enum class RetryAction { kGiveUp, kNow, kLater };
-RetryAction plan_retry(Worker& w, Proxy& be, lb::Server* const& srv, int& retries_done,
-                       bool timeout, const std::function<bool(bool)>& pick, uint64_t* delay_ms);
 
 }  // namespace sluice::proxy

@@ -38,6 +38,7 @@ TcpSession::TcpSession(Worker& w, Listener& l, int fd, const net::SocketAddress&
       s_last_ms_(t_accept_ms_),
       t_accept_wall_us_(base::wall_us()),
       client_(client),
+      leg_(w, *this, client_, l.port),
       timer_(this) {
   cend_.s = this;
   cend_.client = true;
@@ -55,7 +56,8 @@ TcpSession::~TcpSession() {
 void TcpSession::trace(const char* what) {
   if (!w_.process().settings().debug) return;
   std::string line = fmt::format("{:08x}:{}.{}({:04x}) from [{}] srv={}\n", slot, fe_.settings.name,
-                                 what, cio_.fd(), client_.to_string(), srv_ ? srv_->name() : "-");
+                                 what, cio_.fd(), client_.to_string(),
+                                 leg_.server() ? leg_.server()->name() : "-");
   std::fwrite(line.data(), 1, line.size(), stderr);   // unbuffered: one write per line
 }
 
@@ -161,15 +163,10 @@ void TcpSession::route() {
     finish("PR");
     return;
   }
-  be_->be_conns.fetch_add(1, std::memory_order_relaxed);
-  auto& bc = w_.be_counters(be_->index);
-  bc.stot.add();
-  bc.smax.raise_to(static_cast<uint64_t>(be_->be_conns.load(std::memory_order_relaxed)));
-  bc.sess_rate.add(w_.loop().now_ms());
-  bc.last_sess_ms.set(w_.loop().now_ms());
+  leg_.attach(*be_);
   // What the client sent before the backend was known counts there now (its server's counter
   // once one is picked, start_connect).
-  if (early_bytes_) bc.bin.add(early_bytes_);
+  if (early_bytes_) w_.be_counters(be_->index).bin.add(early_bytes_);
   if (client_end_) {
     // HAProxy: the rules judged on what came before `timeout client` or the client's error,
     // the session reached its backend, and the client is closed there without a server (cR
@@ -177,17 +174,17 @@ void TcpSession::route() {
     finish(client_end_);
     return;
   }
-  if (!pick_server(false)) {
-    // Every usable server is at its maxconn: wait in the backend's queue (bounded by
-    // `timeout queue`) for a slot, as HAProxy does. No usable server at all: give up now.
-    if (be_->backend->usable_active() + be_->backend->usable_backup() > 0) {
+  switch (leg_.pick(nullptr)) {
+    case BackendLeg::PickResult::kPicked:
+      start_connect();
+      return;
+    case BackendLeg::PickResult::kFull:
       enter_queue();
       return;
-    }
-    finish("SC");
-    return;
+    case BackendLeg::PickResult::kNone:
+      finish("SC");
+      return;
   }
-  start_connect();
 }
 
 // The fast path, before anything is read: no rule reads the client's bytes (else inspect()),
@@ -240,12 +237,7 @@ void TcpSession::read_early() {
 
 void TcpSession::enter_queue() {
   state_ = State::kQueued;
-  t_queued_ms_ = w_.loop().now_ms();
-  int q = be_->queued.fetch_add(1, std::memory_order_seq_cst) + 1;
-  int m = be_->queued_max.load(std::memory_order_relaxed);
-  while (q > m && !be_->queued_max.compare_exchange_weak(m, q, std::memory_order_relaxed)) {
-  }
-  w_.queue_session(this);
+  leg_.enter_queue();
   trace("queued");
   arm_timeout();
   // A slot may have been freed between the failed pick and the count above; the releasing
@@ -255,57 +247,42 @@ void TcpSession::enter_queue() {
 
 void TcpSession::leave_queue() {
   if (state_ != State::kQueued) return;
-  be_->queued.fetch_sub(1, std::memory_order_seq_cst);
-  w_.unqueue_session(this);
+  leg_.leave_queue();
   state_ = State::kConnecting;
 }
 
 bool TcpSession::retry_from_queue() {
   if (state_ != State::kQueued) return true;
-  if (!pick_server(false)) return false;
-  leave_queue();
+  if (!leg_.take_queued_slot()) return false;
+  state_ = State::kConnecting;
   start_connect();
   return true;
 }
 
-bool TcpSession::pick_server(bool redispatch) {
-  lb::PickContext ctx;
-  ctx.client = &client_;
-  ctx.now_ms = w_.loop().now_ms();
-  lb::Server* s = take_server(w_, *be_, ctx, srv_, redispatch);
-  if (!s) return false;
-  if (redispatch && srv_ && s != srv_) redispatched_ = true;   // the log's "+" retries
-  srv_ = s;
-  return true;
-}
-
 void TcpSession::start_connect() {
-  net::SocketAddress target = srv_->target(net::SocketAddress::ipv4(0, l_.port));
-  bool in_progress = false;
-  t_connect_ms_ = w_.loop().now_ms();
-  w_.srv_counters(be_->server_base + srv_->index()).connect.add();
-  w_.be_counters(be_->index).connect.add();
   if (early_bytes_) {
-    w_.srv_counters(be_->server_base + srv_->index()).bin.add(early_bytes_);
+    leg_.server_counters().bin.add(early_bytes_);
     early_bytes_ = 0;
   }
   const bool have_data = req_ && !req_->empty();
   net::ConnectOptions opts;
   opts.defer_ack = have_data && be_->settings.smart_connect;
   opts.keepalive = be_->settings.srv_keepalive;
-  auto r = net::connect_nonblocking(target, &in_progress, opts);
-  if (!r.ok()) {
-    on_connect_failed(r.error().sys_errno, false);
+  int fd = -1;
+  ConnectError err;
+  const BackendLeg::ConnectStatus st = leg_.connect(opts, &fd, &err);
+  if (st == BackendLeg::ConnectStatus::kFailed) {
+    on_connect_failed(err);
     return;
   }
-  sio_.adopt(*r);
+  sio_.adopt(fd);
   s_rd_ = s_wr_ = false;
   if (!sio_.watch(w_.loop(), &send_)) {
-    on_connect_failed(errno, false);
+    on_connect_failed(ConnectError::local(errno));
     return;
   }
   trace("connect");
-  if (!in_progress) {
+  if (st == BackendLeg::ConnectStatus::kConnected) {
     on_connected();
     pump();
     return;
@@ -324,7 +301,7 @@ void TcpSession::start_connect() {
       return;
     }
     if (w.status == net::IoStatus::kError && w.err != ENOTCONN) {
-      on_connect_failed(w.err, false);
+      on_connect_failed(ConnectError::server(w.err));
       return;
     }
   }
@@ -340,26 +317,23 @@ void TcpSession::out_of_memory() {
 
 void TcpSession::on_connected() {
   state_ = State::kEstablished;
-  t_connected_ms_ = w_.loop().now_ms();
-  s_last_ms_ = t_connected_ms_;
+  leg_.connected();
+  s_last_ms_ = leg_.connected_ms();
   s_wr_ = true;
 }
 
-void TcpSession::on_connect_failed(int err, bool timeout) {
-  trace(timeout ? "connect-timeout" : "connect-error");
+void TcpSession::on_connect_failed(const ConnectError& e) {
+  trace(e.timeout ? "connect-timeout" : "connect-error");
   sio_.close(net::CloseMode::kFin);   // also leaves the event loop
-  uint64_t delay = 0;
-  switch (plan_retry(w_, *be_, srv_, retries_done_, timeout,
-                     [this](bool redispatch) { return pick_server(redispatch); }, &delay)) {
-    case RetryAction::kGiveUp:
-      finish(timeout ? "sC" : "SC");
+  switch (leg_.fail(e)) {
+    case BackendLeg::RetryAction::kGiveUp:
+      finish(e.term());
       return;
-    case RetryAction::kNow:
+    case BackendLeg::RetryAction::kNow:
       start_connect();
       return;
-    case RetryAction::kLater:
-      t_connect_ms_ = w_.loop().now_ms() + delay;   // retry due time while no server connection is open
-      w_.loop().timers().arm(timer_, t_connect_ms_);
+    case BackendLeg::RetryAction::kLater:
+      w_.loop().timers().arm(timer_, leg_.retry_due_ms());
       return;
   }
 }
@@ -384,7 +358,7 @@ void TcpSession::on_io(bool client, uint32_t events) {
     if (state_ == State::kConnecting) {
       if (r.hangup_or_error()) {
         int err = sio_.connect_error();
-        on_connect_failed(err ? err : ECONNREFUSED, false);
+        on_connect_failed(ConnectError::server(err ? err : ECONNREFUSED));
         return;
       }
       if (!r.writable()) return;
@@ -440,13 +414,13 @@ bool TcpSession::relay(bool to_server) {
           bytes_in_ += un;
           w_.fe_counters(fe_.index).bin.add(un);
           w_.be_counters(be_->index).bin.add(un);
-          if (srv_) w_.srv_counters(be_->server_base + srv_->index()).bin.add(un);
+          if (leg_.server()) leg_.server_counters().bin.add(un);
         } else {
           s_last_ms_ = now;
           bytes_out_ += un;
           w_.fe_counters(fe_.index).bout.add(un);
           w_.be_counters(be_->index).bout.add(un);
-          w_.srv_counters(be_->server_base + srv_->index()).bout.add(un);
+          leg_.server_counters().bout.add(un);
         }
       } else if (r.status == net::IoStatus::kEof) {
         eof = true;
@@ -521,17 +495,15 @@ uint64_t TcpSession::deadline() const {
     return d;
   }
   if (state_ == State::kQueued) {
-    if (to.queue) consider(t_queued_ms_ + to.queue);
+    consider(leg_.deadline());   // timeout queue
     if (fto.client) consider(c_last_ms_ + fto.client);
     return d;
   }
   if (state_ == State::kConnecting) {
     // Only `timeout connect` runs now: the client's bytes wait for the server, and an idle
     // client is not a reason to give up a connect that is still allowed to succeed (HAProxy
-    // lets it run to `timeout connect` too).
-    if (!sio_.open()) return t_connect_ms_;   // waiting for a retry
-    if (to.connect) consider(t_connect_ms_ + to.connect);
-    return d;
+    // lets it run to `timeout connect` too). Waiting for a retry: its due time.
+    return leg_.deadline();
   }
   bool c_half = c_eof_ || c_shut_;
   bool s_half = s_eof_ || s_shut_;
@@ -572,20 +544,23 @@ void TcpSession::on_timer(core::Timer&) {
   }
   if (state_ == State::kQueued) {
     // `timeout queue` expired (or the client's): HAProxy answers 503 in HTTP; in TCP the
-    // connection is closed. Logged as sQ.
-    const Timeouts& to = be_->settings.timeouts;
-    bool queue_expired = to.queue && now >= t_queued_ms_ + to.queue;
-    finish(queue_expired ? "sQ" : "cQ");
+    // connection is closed. Logged as sQ, and counted as a failed connection (econ).
+    if (leg_.queue_expired(now)) {
+      const ConnectError e = ConnectError::queue_timeout();
+      leg_.fail(e);
+      finish(e.term());
+      return;
+    }
+    finish("cQ");
     return;
   }
   if (state_ == State::kConnecting) {
-    if (!sio_.open()) {   // turn-around delay over: retry the same server
+    if (leg_.state() == BackendLeg::State::kRetryWait) {   // turn-around delay over: retry
       start_connect();
       return;
     }
-    const Timeouts& to = be_->settings.timeouts;
-    if (to.connect && now >= t_connect_ms_ + to.connect) {
-      on_connect_failed(ETIMEDOUT, true);
+    if (leg_.connect_expired(now)) {
+      on_connect_failed(ConnectError::connect_timeout());
       return;
     }
     finish("cC");
@@ -604,7 +579,7 @@ void TcpSession::on_timer(core::Timer&) {
 void TcpSession::describe(SessionInfo* info) const {
   info->listener = &l_;
   info->backend = be_;
-  info->server = srv_;
+  info->server = leg_.server();
   info->client = client_;
   info->accept_ms = t_accept_ms_;
   info->expire_ms = timer_.armed() ? deadline() : 0;
@@ -652,26 +627,22 @@ void TcpSession::finish(const char* term) {
     // As HAProxy counts them: a client error or timeout is a client abort in any state (a
     // reset while the connect is pending included); a server error or timeout once connected
     // is a server abort, an error also a failed response; an expired queue wait is a failed
-    // connection.
+    // connection (counted by the backend leg, BackendLeg::fail()).
     const bool cli_abort = term[0] == 'C' || term[0] == 'c';
     const bool srv_abort = was_established && (term[0] == 'S' || term[0] == 's');
     const bool srv_error = was_established && term[0] == 'S';
-    const bool queue_expired = term[0] == 's' && term[1] == 'Q';
     auto count = [&](stats::TrafficCounters& c) {
       if (cli_abort) c.cli_abrt.add();
       if (srv_abort) c.srv_abrt.add();
       if (srv_error) c.eresp.add();
-      if (queue_expired) c.econ.add();
     };
     count(w_.be_counters(be_->index));
-    if (srv_) count(w_.srv_counters(be_->server_base + srv_->index()));
+    if (leg_.server()) count(leg_.server_counters());
   }
   log_session();
-  if (srv_) {
-    srv_->release();
-    w_.process().server_slot_freed(*be_);
-  }
-  if (be_ && term[0] != 'P') be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
+  // The server's slot, and the backend's session count once route() attached there (never
+  // for a `P` ending: rejected or refused before).
+  leg_.release();
   w_.release_thread_load(l_);
   w_.session_closed(this);
 }
@@ -685,22 +656,24 @@ void TcpSession::log_session() {
   // there. -1 when the session never went to a server.
   const bool no_server = ended_in_frontend_ || client_end_;
   long tw = no_server ? -1 : static_cast<long>(t_routed_ms_ - t_accept_ms_);
-  long tc = t_connected_ms_ ? static_cast<long>(t_connected_ms_ - t_routed_ms_) : -1;
+  long tc = leg_.connected_ms() ? static_cast<long>(leg_.connected_ms() - t_routed_ms_) : -1;
   long tt = static_cast<long>(now - t_accept_ms_);
   // %ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq; %bc and %sc as
   // HAProxy logs them, once this session left the backend and the server (HAProxy's tcplog
   // format: Tw queue, Tc connect, Tt total, in ms; %rc is the retries).
   // A session that tcp-request content rules rejected never reached a backend: HAProxy logs
   // the frontend in its place and -1 for the queue and connect times (ended_in_frontend_).
+  const lb::Server* srv = leg_.server();
   const std::string backend =
       ended_in_frontend_ ? s.name : be_ ? be_->settings.name : std::string("<NOSRV>");
   std::string line = fmt::format(
       "{}:{} [{}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
       client_.port(), base::log_date(t_accept_wall_us_), s.name, backend,
-      srv_ ? srv_->name() : "<NOSRV>", tw, tc, tt,
+      srv ? srv->name() : "<NOSRV>", tw, tc, tt,
       bytes_out_, last_term_, w_.process().actconn().current(), fe_.feconn.current(),
       be_ && last_term_[0] != 'P' ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0,
-      srv_ ? std::max(0, srv_->current_conns() - 1) : 0, log_retries(retries_done_, redispatched_));
+      srv ? std::max(0, srv->current_conns() - 1) : 0,
+      log_retries(leg_.retries(), leg_.redispatched()));
   w_.logs().send(s.logs, kInfo, line);
 }
 

@@ -9,11 +9,12 @@
 //     |   -> kClosed; kAccept: the backend is chosen -> kConnecting, route()
 //     | (no such rule: start() -> read_early() -> route(), the state is kConnecting already)
 //     v
-//   kConnecting: route() picks a server (pick_server()) and start_connect() opens the socket
+//   kConnecting: route() picks a server (leg_.pick()) and start_connect() opens the socket
+//     |   (leg_.connect())
 //     |   <-> kQueued: every usable server at its maxconn: enter_queue(); retry_from_queue()
-//     |       -> leave_queue() -> start_connect() when a slot frees; on_timer(): `timeout
-//     |       queue` (sQ) or the client's (cQ) -> kClosed
-//     |   on_connect_failed() (error, or `timeout connect` in on_timer()): plan_retry() retries
+//     |       -> leg_.take_queued_slot() -> start_connect() when a slot frees; on_timer():
+//     |       `timeout queue` (sQ, leg_.fail()) or the client's (cQ) -> kClosed
+//     |   on_connect_failed() (error, or `timeout connect` in on_timer()): leg_.fail() retries
 //     |   now (start_connect()), after the turn-around delay (the timer, then start_connect()),
 //     |   possibly on another server (redispatch), or gives up -> kClosed (SC/sC, econ)
 //     | on_connected(): EPOLLOUT in on_io(), or a first send that succeeded in start_connect()
@@ -23,6 +24,11 @@
 //     v
 //   kClosed: finish() from any state (also route() without a backend or server, abort() from
 //     `shutdown session`): closes both sides, releases the slots, logs, defer_free. Terminal.
+//
+// The server side up to a connected socket (pick, queue, connect, retries, redispatch, their
+// timings and counters) is the session's backend leg (proxy/backend_leg.h, leg_); the session
+// keeps the sockets, the relay and the timer. kQueued and kConnecting mirror the leg's kQueued
+// and kPicked..kRetryWait.
 //
 // Half-close: when one side sends FIN, the relay finishes sending what it has buffered in that
 // direction and then shuts down the write side towards the other peer; the opposite direction
@@ -36,6 +42,7 @@
 #include "core/event_loop.h"
 #include "net/address.h"
 #include "net/transport.h"
+#include "proxy/backend_leg.h"
 #include "proxy/process.h"
 #include "proxy/session.h"
 
@@ -53,12 +60,12 @@ class TcpSession : public Session {
   void start() override;
   void abort(const char* reason) override;
   bool retry_from_queue() override;
-  bool uses_server(const lb::Server* srv) const override { return srv_ == srv; }
+  bool uses_server(const lb::Server* srv) const override { return leg_.server() == srv; }
   void describe(SessionInfo* info) const override;
 
   // The server this session is connected (or connecting) to, null before the first pick.
   // Worker-local.
-  const lb::Server* server() const { return srv_; }
+  const lb::Server* server() const { return leg_.server(); }
 
  private:
   struct End : core::IoHandler {
@@ -83,8 +90,7 @@ class TcpSession : public Session {
   void leave_queue();
   void on_connected();
   void out_of_memory();
-  void on_connect_failed(int err, bool timeout);
-  bool pick_server(bool redispatch);
+  void on_connect_failed(const ConnectError& e);
   void pump();
   bool relay(bool to_server);
   void arm_timeout();
@@ -98,8 +104,7 @@ class TcpSession : public Session {
   Worker& w_;
   Listener& l_;
   Proxy& fe_;
-  Proxy* be_;
-  lb::Server* srv_ = nullptr;
+  Proxy* be_;   // the frontend's default until route() (its backend leg attaches there)
   net::RawTransport cio_;   // the client connection
   net::RawTransport sio_;   // the server connection, once connecting
   End cend_, send_;
@@ -111,7 +116,6 @@ class TcpSession : public Session {
   bool c_hup_ = false, s_hup_ = false;         // epoll reported RDHUP/HUP/ERR for that side
   bool c_err_ = false, s_err_ = false;         // of those, HUP/ERR (reset or error, not a FIN)
   bool c_shut_ = false, s_shut_ = false;       // we shut down our write side towards it
-  int retries_done_ = 0;
   // Ended before a backend was chosen (a tcp-request content reject, an error while
   // inspecting): logged as HAProxy does, with the frontend as backend and -1 timers.
   bool ended_in_frontend_ = false;
@@ -119,17 +123,14 @@ class TcpSession : public Session {
   // judge what came, and the session ends with this once routed, as in HAProxy.
   const char* client_end_ = nullptr;
   uint64_t inspect_until_ms_ = 0;  // end of inspect-delay, 0 = judge at once
-  bool redispatched_ = false;      // moved to another server after a failure (log: "+<retries>")
   uint64_t t_accept_ms_;
   uint64_t t_routed_ms_;  // backend chosen (after inspection): Tw ends, Tc counts from
-  uint64_t t_queued_ms_ = 0;
-  uint64_t t_connect_ms_ = 0;                  // start of the current connect attempt
-  uint64_t t_connected_ms_ = 0;
   uint64_t c_last_ms_, s_last_ms_;
   uint64_t t_accept_wall_us_;
   uint64_t bytes_in_ = 0, bytes_out_ = 0;
   uint64_t early_bytes_ = 0;   // read before a server was picked, not yet on its counters
   net::SocketAddress client_;
+  BackendLeg leg_;   // after client_, which it reads
   core::Timer timer_;
   char last_term_[3] = {'-', '-', 0};   // termination state for the log
 };

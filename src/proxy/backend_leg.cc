@@ -1,0 +1,153 @@
+#include "proxy/backend_leg.h"
+
+#include <cerrno>
+
+#include "proxy/server_pick.h"
+
+namespace sluice::proxy {
+
+namespace {
+// The wait before connecting again after a refusal: 1 s, or `timeout connect` if shorter.
+uint64_t turnaround_ms(const ProxySettings& be) {
+  uint32_t ct = be.timeouts.connect;
+  return ct && ct < kRetryTurnaroundMs ? ct : kRetryTurnaroundMs;
+}
+}  // namespace
+
+bool BackendLeg::take(bool redispatch) {
+  lb::PickContext ctx;
+  ctx.client = &client_;
+  ctx.now_ms = w_.loop().now_ms();
+  std::string_view key;
+  const auto& bal = be_->settings.balance;
+  if (key_ && (bal.kind == lb::BalanceKind::kUri ||
+               (bal.kind == lb::BalanceKind::kHdr && !key_->empty()))) {
+    key = *key_;
+    ctx.key = &key;
+  }
+  lb::Server* s = take_server(w_, *be_, ctx, srv_, redispatch);
+  if (!s) return false;
+  if (redispatch && srv_ && s != srv_) redispatched_ = true;   // the log's "+" retries
+  srv_ = s;
+  return true;
+}
+
+void BackendLeg::enter_queue() {
+  state_ = State::kQueued;
+  t_queued_ms_ = w_.loop().now_ms();
+  int q = be_->queued.fetch_add(1, std::memory_order_seq_cst) + 1;
+  int m = be_->queued_max.load(std::memory_order_relaxed);
+  while (q > m && !be_->queued_max.compare_exchange_weak(m, q, std::memory_order_relaxed)) {
+  }
+  w_.queue_session(&owner_);
+}
+
+bool BackendLeg::take_queued_slot() {
+  if (state_ != State::kQueued) return false;
+  if (!take(false)) return false;
+  leave_queue();
+  state_ = State::kPicked;
+  return true;
+}
+
+void BackendLeg::unqueue() {
+  be_->queued.fetch_sub(1, std::memory_order_seq_cst);
+  w_.unqueue_session(&owner_);
+  state_ = State::kIdle;
+}
+
+BackendLeg::ConnectStatus BackendLeg::connect(const net::ConnectOptions& opts, int* fd,
+                                              ConnectError* err) {
+  t_connect_ms_ = w_.loop().now_ms();
+  server_counters().connect.add();
+  w_.be_counters(be_->index).connect.add();
+  net::SocketAddress target = srv_->target(net::SocketAddress::ipv4(0, local_port_));
+  bool in_progress = false;
+  auto r = net::connect_nonblocking(target, &in_progress, opts);
+  if (!r.ok()) {
+    // Out of descriptors or memory (or no socket at all) is this side's failure, anything else
+    // the server's; both are retried.
+    const base::Error& e = r.error();
+    const bool server = e.side == base::Side::kServer && e.retryable;
+    *err = server ? ConnectError::server(e.sys_errno) : ConnectError::local(e.sys_errno);
+    return ConnectStatus::kFailed;
+  }
+  *fd = *r;
+  state_ = State::kConnecting;
+  return in_progress ? ConnectStatus::kInProgress : ConnectStatus::kConnected;
+}
+
+void BackendLeg::reuse() {
+  t_connect_ms_ = w_.loop().now_ms();
+  w_.be_counters(be_->index).reuse.add();
+  server_counters().reuse.add();
+  state_ = State::kConnecting;
+}
+
+// HAProxy's connection retry logic. Attempts exhausted: econ is charged (as HAProxy's
+// failed_conns) and the session gives up. When redispatch_now(), another server is picked and
+// tried at once and a redispatch (wredis) is counted on the backend and the server left.
+// Otherwise, or when the pick found no other server, a retry (wretr) is counted, as in HAProxy:
+// the same server is retried at once after a timeout, else after the turn-around delay
+// (bounded by timeout connect).
+BackendLeg::RetryAction BackendLeg::fail(const ConnectError& e) {
+  leave_queue();
+  auto& bc = w_.be_counters(be_->index);
+  if (!e.retryable || retries_ >= be_->settings.retries) {
+    if (srv_) server_counters().econ.add();
+    bc.econ.add();
+    state_ = State::kFailed;
+    return RetryAction::kGiveUp;
+  }
+  ++retries_;
+  if (redispatch_now(be_->settings, *be_->backend, *srv_, retries_)) {
+    lb::Server* old = srv_;
+    take(true);
+    if (srv_ != old) {
+      // Counted as a redispatch only, not also as a retry (HAProxy counts one or the other
+      // once the next server is known).
+      bc.wredis.add();
+      w_.srv_counters(be_->server_base + old->index()).wredis.add();
+      // The turn-around after a refusal is skipped only for a round-robin kind with more than
+      // one active server; other algorithms wait it even when moving on (HAProxy 2.6,
+      // back_handle_st_cer). A timeout has waited long enough already.
+      const lb::BalanceKind k = be_->backend->balance().kind;
+      const bool rr = k == lb::BalanceKind::kRoundRobin || k == lb::BalanceKind::kStaticRr;
+      if (e.timeout || (rr && be_->backend->usable_active() > 1)) {
+        state_ = State::kPicked;
+        return RetryAction::kNow;
+      }
+      state_ = State::kRetryWait;
+      t_connect_ms_ = w_.loop().now_ms() + turnaround_ms(be_->settings);
+      return RetryAction::kLater;
+    }
+  }
+  bc.wretr.add();
+  server_counters().wretr.add();
+  if (e.timeout) {
+    state_ = State::kPicked;
+    return RetryAction::kNow;
+  }
+  // The retry's due time takes the attempt's place while no connection is open.
+  state_ = State::kRetryWait;
+  t_connect_ms_ = w_.loop().now_ms() + turnaround_ms(be_->settings);
+  return RetryAction::kLater;
+}
+
+bool BackendLeg::queue_expired(uint64_t now) const {
+  const Timeouts& to = be_->settings.timeouts;
+  return to.queue && now >= t_queued_ms_ + to.queue;
+}
+
+bool BackendLeg::connect_expired(uint64_t now) const {
+  const Timeouts& to = be_->settings.timeouts;
+  return to.connect && now >= t_connect_ms_ + to.connect;
+}
+
+void BackendLeg::reset() {
+  retries_ = 0;
+  redispatched_ = false;
+  t_queued_ms_ = t_connect_ms_ = t_connected_ms_ = 0;
+}
+
+}  // namespace sluice::proxy

@@ -1,0 +1,236 @@
+#pragma once
+// The backend leg: the server side of a session, TCP or HTTP, up to a connected server socket.
+// It picks a server of the backend (and another one on a redispatch), holds that server's
+// connection slot (maxconn), waits in the backend's queue when every usable server is full,
+// opens the non-blocking connection through net, records its completion or failure, decides
+// retries and redispatches, keeps the timings of the log (queued, connect attempt, connected)
+// and counts all of that on the backend and the server. Each session owns one, by value; what
+// the session does with the connection once it is there stays the session's own (HTTP: the
+// idle pool and `http-reuse never` private connections; TCP: the relay), and so do its one
+// timer (the leg only says when its deadline is: deadline()) and its log line.
+//
+// Thread rule: worker-local, as the session that owns it. Nothing here takes a lock; the only
+// shared state it touches is the backend's queue counts and the servers' slots (atomics).
+//
+// States (state()) and the function behind each edge:
+//
+//             pick()            connect() / reuse()            connected()
+//   kIdle -----------> kPicked -----------------> kConnecting -------------> kConnected
+//     |                 ^   ^                       |    |   ^
+//     | pick(): kFull,  |   |   fail(): retry now   |    |   | connect(), once due
+//     | enter_queue()   |   +-----------------------+    |   |
+//     v                 |   (the same server, or a       |   |
+//   kQueued ------------+    redispatch to another)      |   |
+//     |  take_queued_slot()          fail(): retry later |   |
+//     |                                                  v   |
+//     |                                                kRetryWait
+//     | fail(queue timeout)
+//     +-------------------> kFailed <--- fail(): give up (retries exhausted: econ counted)
+//
+//   any state --release()--> kIdle, detached: the slot and the backend's session count given
+//   back. fail() is called from kConnecting (refused, reset, `timeout connect`), from kPicked
+//   or kRetryWait when connect() itself failed, or from kQueued (`timeout queue`).
+//
+// A session reaches the leg once its backend is known (attach()); HTTP attaches and releases
+// once per transaction (reset() clears the timings and retries between two), TCP once.
+#include <cerrno>
+#include <cstdint>
+#include <string>
+
+#include "lb/server.h"
+#include "net/address.h"
+#include "net/socket.h"
+#include "proxy/process.h"
+#include "proxy/worker.h"
+#include "stats/counters.h"
+
+namespace sluice::proxy {
+
+// Why a connection to a server could not be had: a value, read by the retry decision.
+struct ConnectError {
+  enum class Side : uint8_t {
+    kServer,   // the server refused, reset or did not answer in time
+    kLocal,    // this side: no socket, descriptor or memory, the loop refused it
+    kQueue,    // no slot came before `timeout queue`
+  };
+  Side side = Side::kServer;
+  int err = 0;             // errno
+  bool timeout = false;    // `timeout connect` or `timeout queue` expired
+  bool retryable = true;   // another attempt may succeed (every connect failure, as HAProxy)
+
+  static ConnectError server(int err) { return {Side::kServer, err, false, true}; }
+  static ConnectError local(int err) { return {Side::kLocal, err, false, true}; }
+  static ConnectError connect_timeout() { return {Side::kServer, ETIMEDOUT, true, true}; }
+  static ConnectError queue_timeout() { return {Side::kQueue, ETIMEDOUT, true, false}; }
+
+  // The termination flags of a session that gives up on it: sQ (queue), sC (connect timeout)
+  // or SC.
+  const char* term() const { return side == Side::kQueue ? "sQ" : timeout ? "sC" : "SC"; }
+};
+
+class BackendLeg {
+ public:
+  enum class State : uint8_t {
+    kIdle, kQueued, kPicked, kConnecting, kRetryWait, kConnected, kFailed
+  };
+  enum class PickResult : uint8_t {
+    kPicked,   // a server's slot is held: connect() (or reuse())
+    kFull,     // every usable server is at its maxconn: enter_queue()
+    kNone,     // no usable server at all
+  };
+  enum class ConnectStatus : uint8_t { kInProgress, kConnected, kFailed };
+  // What fail() decided.
+  enum class RetryAction : uint8_t {
+    kGiveUp,   // no more attempts: the session ends or answers (term() of the error)
+    kNow,      // connect() again now (the same server, or the one a redispatch chose)
+    kLater,    // connect() again at retry_due_ms() (the turn-around after a refusal)
+  };
+
+  // `owner` is the session queued in the worker's backend queue; `client` feeds `balance
+  // source`; `local_port` is the listener's, for servers without a port.
+  BackendLeg(Worker& w, Session& owner, const net::SocketAddress& client, uint16_t local_port)
+      : w_(w), owner_(owner), client_(client), local_port_(local_port) {}
+  BackendLeg(const BackendLeg&) = delete;
+  BackendLeg& operator=(const BackendLeg&) = delete;
+
+  // The session goes to `be`: it counts there (be_conns, stot, smax, session rate).
+  void attach(Proxy& be);
+  // Picks a server for a new request (retries and redispatch start afresh). `key`: what
+  // `balance uri` / `balance hdr()` hash (HTTP; null in TCP mode), read again by a redispatch,
+  // so it must stay until release().
+  PickResult pick(const std::string* key);
+  // kFull: waits in the backend's queue (counted: queued, queued_max) and in the worker's list
+  // of queued sessions, which calls the owner's retry_from_queue() when a slot frees.
+  void enter_queue();
+  // Queued: tries to take a slot now; on success the leg leaves the queue (kPicked).
+  bool take_queued_slot();
+  // Leaves the queue, when queued (the session ends or answers meanwhile). Idempotent.
+  void leave_queue() {
+    if (state_ == State::kQueued) unqueue();
+  }
+
+  // Starts a connection to the picked server (counted: connect) through net, non-blocking;
+  // `*fd` is the new socket, for the session's transport, which registers it with the loop.
+  // kConnected: the connect succeeded at once; the session then calls connected().
+  ConnectStatus connect(const net::ConnectOptions& opts, int* fd, ConnectError* err);
+  // The session uses an idle connection to the picked server it already has (counted: reuse);
+  // it calls connected() next.
+  void reuse();
+  void connected() {
+    t_connected_ms_ = w_.loop().now_ms();
+    state_ = State::kConnected;
+  }
+  // The attempt failed, or the queue wait expired: counts it and decides what comes next (see
+  // RetryAction). Every attempt but the last is a retry (wretr) or, when `option redispatch`
+  // says so, a move to another server (wredis); giving up counts econ.
+  RetryAction fail(const ConnectError& e);
+
+  // The leg's next deadline: `timeout queue` while queued, `timeout connect` while connecting,
+  // the due time of a retry while waiting for it; 0 otherwise (or without such timeout).
+  uint64_t deadline() const;
+  bool queue_expired(uint64_t now) const;
+  bool connect_expired(uint64_t now) const;
+  uint64_t retry_due_ms() const { return t_connect_ms_; }
+
+  // Gives the server slot back (and tells the queues a slot is free) and the backend's session
+  // count; the leg is detached (kIdle). The timings and retries stay for the log until reset().
+  void release();
+  // Between two HTTP transactions: timings, retries and redispatch cleared.
+  void reset();
+
+  State state() const { return state_; }
+  Proxy* backend() const { return be_; }
+  // The server picked (connected, connecting or waiting to), null before the first pick and
+  // after release().
+  lb::Server* server() const { return srv_; }
+  int server_global() const { return be_->server_base + srv_->index(); }
+  // This worker's counters of server(), which must be set.
+  stats::TrafficCounters& server_counters() const { return w_.srv_counters(server_global()); }
+  int retries() const { return retries_; }
+  bool redispatched() const { return redispatched_; }   // the log's "+" before the retries
+  // Loop clock, 0 when not reached: entering the queue, the current connect attempt (while
+  // waiting for a retry: its due time), the connection being up.
+  uint64_t queued_ms() const { return t_queued_ms_; }
+  uint64_t connect_ms() const { return t_connect_ms_; }
+  uint64_t connected_ms() const { return t_connected_ms_; }
+
+ private:
+  // take_server() with this leg's context; `redispatch` prefers another server than srv_.
+  bool take(bool redispatch);
+  void unqueue();
+
+  Worker& w_;
+  Session& owner_;
+  const net::SocketAddress& client_;
+  Proxy* be_ = nullptr;
+  lb::Server* srv_ = nullptr;
+  const std::string* key_ = nullptr;
+  uint16_t local_port_;
+  State state_ = State::kIdle;
+  bool redispatched_ = false;   // moved to another server after a failure
+  int retries_ = 0;             // attempts after the first
+  uint64_t t_queued_ms_ = 0;
+  uint64_t t_connect_ms_ = 0;
+  uint64_t t_connected_ms_ = 0;
+};
+
+// Inline: each runs once or more per connection, on the sessions' paths (deadline() on every
+// timer re-arm), where a call would cost more than the body.
+
+inline void BackendLeg::attach(Proxy& be) {
+  be_ = &be;
+  be.be_conns.fetch_add(1, std::memory_order_relaxed);
+  auto& bc = w_.be_counters(be.index);
+  const uint64_t now = w_.loop().now_ms();
+  bc.stot.add();
+  bc.smax.raise_to(static_cast<uint64_t>(be.be_conns.load(std::memory_order_relaxed)));
+  bc.sess_rate.add(now);
+  bc.last_sess_ms.set(now);
+}
+
+inline BackendLeg::PickResult BackendLeg::pick(const std::string* key) {
+  key_ = key;
+  retries_ = 0;
+  redispatched_ = false;
+  if (take(false)) {
+    state_ = State::kPicked;
+    return PickResult::kPicked;
+  }
+  // Every usable server is at its maxconn: the session waits in the backend's queue (bounded
+  // by `timeout queue`) for a slot, as HAProxy does. No usable server at all: nothing to wait
+  // for.
+  if (be_->backend->usable_active() + be_->backend->usable_backup() > 0) return PickResult::kFull;
+  return PickResult::kNone;
+}
+
+inline uint64_t BackendLeg::deadline() const {
+  if (!be_) return 0;
+  const Timeouts& to = be_->settings.timeouts;
+  switch (state_) {
+    case State::kQueued:
+      return to.queue ? t_queued_ms_ + to.queue : 0;
+    case State::kConnecting:
+      return to.connect ? t_connect_ms_ + to.connect : 0;
+    case State::kRetryWait:
+      return t_connect_ms_;
+    default:
+      return 0;
+  }
+}
+
+inline void BackendLeg::release() {
+  leave_queue();
+  if (srv_) {
+    srv_->release();
+    w_.process().server_slot_freed(*be_);
+    srv_ = nullptr;
+  }
+  if (be_) {
+    be_->be_conns.fetch_sub(1, std::memory_order_relaxed);
+    be_ = nullptr;
+  }
+  key_ = nullptr;
+  state_ = State::kIdle;
+}
+
+}  // namespace sluice::proxy
