@@ -38,6 +38,7 @@
 #include <string>
 
 #include "lb/server.h"
+#include "log/termination.h"
 #include "net/address.h"
 #include "net/socket.h"
 #include "proxy/process.h"
@@ -63,9 +64,14 @@ struct ConnectError {
   static ConnectError connect_timeout() { return {Side::kServer, ETIMEDOUT, true, true}; }
   static ConnectError queue_timeout() { return {Side::kQueue, ETIMEDOUT, true, false}; }
 
-  // The termination flags of a session that gives up on it: sQ (queue), sC (connect timeout)
-  // or SC.
-  const char* term() const { return side == Side::kQueue ? "sQ" : timeout ? "sC" : "SC"; }
+  // How a session that gives up on it ends: a server timeout in the queue (sQ), a server
+  // timeout while connecting (sC), or the server's refusal while connecting (SC).
+  log::Termination term() const {
+    using log::Cause;
+    using log::FinalState;
+    if (side == Side::kQueue) return {Cause::kServerTimeout, FinalState::kQueue};
+    return {timeout ? Cause::kServerTimeout : Cause::kServerClose, FinalState::kConnect};
+  }
 };
 
 class BackendLeg {

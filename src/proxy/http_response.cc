@@ -22,6 +22,8 @@
 namespace sluice::proxy {
 
 using namespace http_internal;
+using log::Cause;
+using log::FinalState;
 
 // ---------------------------------------------------------------------------------------------
 // Response side
@@ -34,27 +36,27 @@ bool HttpSession::parse_response() {
       // A reused connection closed under us before any response byte: close the client
       // silently (no response, no log) so that it retries (RFC 9112 9.3.1), as HAProxy does.
       quiet_ = true;
-      finish("SH");
+      finish({Cause::kServerClose, FinalState::kHeaders});
       return false;
     }
-    server_error(502, "SH");
+    server_error(502, {Cause::kServerClose, FinalState::kHeaders});
     return true;
   }
   switch (tx_->res_parser.parse(in)) {
     case http::ParseStatus::kIncomplete:
       if (s_eof_) {
-        server_error(502, "SH");
+        server_error(502, {Cause::kServerClose, FinalState::kHeaders});
         return true;
       }
       if (sin_->room() == 0 && sin_->head == 0) {
         capture_error(true, in, http::ParseError::kHeadTooLarge);
-        server_error(502, "PH");
+        server_error(502, {Cause::kProxy, FinalState::kHeaders});
         return true;
       }
       return false;
     case http::ParseStatus::kError:
       capture_error(true, in, tx_->res_parser.error());
-      server_error(502, "PH");
+      server_error(502, {Cause::kProxy, FinalState::kHeaders});
       return true;
     case http::ParseStatus::kComplete:
       break;
@@ -77,7 +79,7 @@ bool HttpSession::parse_response() {
     return true;
   }
   if (rh.status == 101 && !upgrade_) {
-    server_error(502, "PH");
+    server_error(502, {Cause::kProxy, FinalState::kHeaders});
     return true;
   }
   t_response_ms_ = w_.loop().now_ms();
@@ -108,7 +110,7 @@ bool HttpSession::parse_response() {
     // deny / return / redirect: the server's response is dropped (its connection with it, as
     // its body was not read) and the rule's answer goes to the client instead, as in HAProxy.
     int st = 0;
-    const char* term = "LH";
+    log::Termination term{Cause::kLocal, FinalState::kHeaders};
     std::string bytes;
     switch (v.kind) {
       case rules::Verdict::Kind::kDeny:
@@ -116,7 +118,7 @@ bool HttpSession::parse_response() {
         if (px == &fe_) w_.fe_counters(fe_.index).dresp.add();
         leg_.server_counters().dresp.add();
         st = v.status ? v.status : 502;
-        term = "PH";
+        term = {Cause::kProxy, FinalState::kHeaders};
         break;
       case rules::Verdict::Kind::kReturn:
         st = v.status ? v.status : 200;
@@ -144,7 +146,7 @@ bool HttpSession::parse_response() {
   if (rules_ran && http::finalize_framing(rh, bodyless, false, edit.headers, edit.storage) ==
                        http::Framing::kConflict) {
     server_close_ = true;
-    server_error(500, "PH");
+    server_error(500, {Cause::kProxy, FinalState::kHeaders});
     return true;
   }
   status_ = rh.status;
@@ -166,7 +168,7 @@ bool HttpSession::parse_response() {
   if (to_cli_.size() - res_head_at_ > static_cast<std::size_t>(w_.process().settings().bufsize)) {
     // A rewritten head must fit a buffer, as for requests (build_server_head).
     to_cli_.resize(res_head_at_);
-    server_error(500, "PH");
+    server_error(500, {Cause::kProxy, FinalState::kHeaders});
     return true;
   }
   res_head_unsent_ = true;
@@ -202,12 +204,12 @@ bool HttpSession::response_body() {
       to_cli_.resize(res_head_at_);
       res_head_unsent_ = false;
       res_uncounted_ = 0;
-      server_error(502, "PH");
+      server_error(502, {Cause::kProxy, FinalState::kHeaders});
       return true;
     }
     w_.be_counters(be_->index).eresp.add();
     leg_.server_counters().eresp.add();
-    finish("PD");
+    finish({Cause::kProxy, FinalState::kData});
     return false;
   }
   bool progress = step == BodyStep::kProgress;
@@ -221,13 +223,12 @@ bool HttpSession::response_body() {
         // A reset, not a FIN: the body may be cut and nobody can tell, as its end is the close.
         // What arrived is still delivered and the client connection closes after it, but the
         // transaction is a server abort (SD, eresp and srv_abrt), as HAProxy reports it.
-        term_[0] = 'S';
-        term_[1] = 'D';
+        term_ = {Cause::kServerClose, FinalState::kData};
         count_server_abort(true);
       }
     } else {
       // The server closed in the middle of its body.
-      server_abort("SD");
+      server_abort({Cause::kServerClose, FinalState::kData});
       return false;
     }
   }
@@ -243,10 +244,9 @@ bool HttpSession::response_body() {
 // client connection closes, as HAProxy does. Closing at once would drop the queued bytes: a head
 // that arrived with the close never reached the client, which saw a bare close while the log
 // said 200.
-void HttpSession::server_abort(const char* term) {
-  term_[0] = term[0];
-  term_[1] = term[1];
-  if (be_ && (!res_done_ || !req_done_)) count_server_abort(term[0] == 'S');
+void HttpSession::server_abort(log::Termination term) {
+  term_ = term;
+  if (be_ && (!res_done_ || !req_done_)) count_server_abort(term.cause == Cause::kServerClose);
   res_done_ = req_done_ = true;   // nothing more moves; finish() must not count again
   if (sc_) {
     w_.close_server_conn(sc_);
@@ -301,11 +301,10 @@ void HttpSession::count_server_status(int status) {
   if (be_ && leg_.server()) leg_.server_counters().hrsp[status_class(status)].add();
 }
 
-void HttpSession::local_reply(int status, const char* term, std::string bytes, bool close_after,
+void HttpSession::local_reply(int status, log::Termination term, std::string bytes, bool close_after,
                               bool announce_close) {
   status_ = status;
-  term_[0] = term[0];
-  term_[1] = term[1];
+  term_ = term;
   count_status(status);
   if (bytes.empty()) close_after = true;   // an empty errorfile: send nothing, close
   if (!req_done_) {
@@ -336,7 +335,7 @@ void HttpSession::local_reply(int status, const char* term, std::string bytes, b
   phase_ = Phase::kExchange;
 }
 
-void HttpSession::error_reply(int status, const char* term, bool close_after,
+void HttpSession::error_reply(int status, log::Termination term, bool close_after,
                               bool announce_close) {
   const std::string* custom = nullptr;
   if (be_) custom = be_->settings.h.errorfile(status);
@@ -353,9 +352,9 @@ void HttpSession::error_reply(int status, const char* term, bool close_after,
 // and answer with an error page. The client connection stays usable when its request was
 // fully read: a 502, 503 or 504 keeps it persistent and the next pipelined request is served,
 // as in HAProxy.
-void HttpSession::server_error(int status, const char* term) {
+void HttpSession::server_error(int status, log::Termination term) {
   if (be_) {
-    if (term[0] == 'S' || term[0] == 'P' || term[0] == 's') {
+    if (term.server_side() || term.cause == Cause::kProxy) {
       if (status == 502 || status == 504) {
         w_.be_counters(be_->index).eresp.add();
         if (leg_.server()) leg_.server_counters().eresp.add();
@@ -427,7 +426,7 @@ void HttpSession::end_transaction() {
   t_head_ms_ = t_response_ms_ = 0;
   leg_.reset();   // its timings, retries and redispatch
   status_ = -1;
-  term_[0] = term_[1] = '-';
+  term_ = {};
   bytes_out_ = 0;
   req_done_ = res_done_ = res_head_done_ = res_head_sent_ = res_head_unsent_ = false;
   req_method_ = http::Method::kGet;   // until the next head says otherwise (a 408 has no method)

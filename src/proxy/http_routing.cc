@@ -23,11 +23,13 @@
 namespace sluice::proxy {
 
 using namespace http_internal;
+using log::Cause;
+using log::FinalState;
 
 // Frontend rules, backend choice, backend rules. False when the request was answered locally.
 bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
   // deny / return: the proxy's page for the status, or the rule's own response.
-  auto reply = [&](const rules::Verdict& v, int st, const char* term) {
+  auto reply = [&](const rules::Verdict& v, int st, log::Termination term) {
     if (v.errorpage && http::has_error_page(st)) error_reply(st, term, false);
     else local_reply(st, term, reply_bytes(st, v), false);
   };
@@ -40,17 +42,17 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
       case rules::Verdict::Kind::kDeny: {
         pc.dreq.add();
         if (&px != &fe_) w_.fe_counters(fe_.index).dreq.add();
-        reply(v, v.status ? v.status : 403, "PR");
+        reply(v, v.status ? v.status : 403, {Cause::kProxy, FinalState::kRequest});
         return true;
       }
       case rules::Verdict::Kind::kReturn:
         w_.fe_counters(fe_.index).intercepted.add();
-        reply(v, v.status ? v.status : 200, "LR");
+        reply(v, v.status ? v.status : 200, {Cause::kLocal, FinalState::kRequest});
         return true;
       case rules::Verdict::Kind::kRedirect: {
         w_.fe_counters(fe_.index).intercepted.add();
         int st = v.status ? v.status : 302;
-        local_reply(st, "LR", redirect_bytes(st, v.location), false);
+        local_reply(st, {Cause::kLocal, FinalState::kRequest}, redirect_bytes(st, v.location), false);
         return true;
       }
       case rules::Verdict::Kind::kService:
@@ -68,7 +70,7 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
     w_.fe_counters(fe_.index).intercepted.add();
     bool fail = false;
     for (const auto& c : fh.monitor_fail) fail = fail || c.eval(view);
-    error_reply(fail ? 503 : 200, "LR", false);
+    error_reply(fail ? 503 : 200, {Cause::kLocal, FinalState::kRequest}, false);
     logged_ = true;
     return false;
   }
@@ -90,7 +92,7 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
     }
   }
   if (!be || !be->backend) {
-    error_reply(503, "SC", false);
+    error_reply(503, {Cause::kServerClose, FinalState::kConnect}, false);
     return false;
   }
   be_ = be;
@@ -174,7 +176,7 @@ bool HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
     case http::Framing::kConflict:
       // HAProxy 2.6 fails such a request with a 500 and sends nothing to the server.
       skip_buffered_body();
-      error_reply(500, "PR", false);
+      error_reply(500, {Cause::kProxy, FinalState::kRequest}, false);
       return false;
   }
   std::string_view version = head.http11() ? std::string_view("HTTP/1.1") : head.version;
@@ -187,7 +189,7 @@ bool HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
   if (to_srv_.size() > static_cast<std::size_t>(w_.process().settings().bufsize)) {
     to_srv_.clear();
     skip_buffered_body();
-    error_reply(500, "PR", false);
+    error_reply(500, {Cause::kProxy, FinalState::kRequest}, false);
     return false;
   }
   return true;
@@ -210,16 +212,16 @@ bool HttpSession::request_body() {
         sc_ = nullptr;
       }
       leave_queue();
-      reject_request(400, "PR");
+      reject_request(400, {Cause::kProxy, FinalState::kRequest});
     } else {
       status_ = 400;
-      finish("PH");
+      finish({Cause::kProxy, FinalState::kHeaders});
     }
     return true;
   }
   if (!req_done_ && c_eof_ && view_of(cin_).empty()) {
     // The client closed in the middle of its body.
-    finish(phase_ == Phase::kExchange ? "CD" : "CC");
+    finish(phase_ == Phase::kExchange ? log::Termination{Cause::kClientClose, FinalState::kData} : log::Termination{Cause::kClientClose, FinalState::kConnect});
     return false;
   }
   if (cin_ && cin_->empty()) {
@@ -242,7 +244,7 @@ void HttpSession::connect_server() {
       enter_queue();
       return;
     case BackendLeg::PickResult::kNone:
-      server_error(503, "SC");
+      server_error(503, {Cause::kServerClose, FinalState::kConnect});
       return;
   }
 }
@@ -409,11 +411,11 @@ bool HttpSession::write_server() {
   // (RFC 9112 9.3.1), as HAProxy does.
   if (reused_conn_ && !res_head_sent_ && view_of(sin_).empty()) {
     quiet_ = true;
-    finish("SH");
+    finish({Cause::kServerClose, FinalState::kHeaders});
     return false;
   }
-  if (!res_head_sent_) server_error(502, "SH");
-  else server_abort("SD");
+  if (!res_head_sent_) server_error(502, {Cause::kServerClose, FinalState::kHeaders});
+  else server_abort({Cause::kServerClose, FinalState::kData});
   return false;
 }
 
@@ -444,7 +446,7 @@ bool HttpSession::read_server() {
 // move bytes and ends as a resource failure (`R` in the log, HAProxy's letter; eint counted).
 void HttpSession::out_of_memory() {
   w_.fe_counters(fe_.index).eint.add();
-  finish(phase_ == Phase::kIdle ? "RR" : "RD");
+  finish(phase_ == Phase::kIdle ? log::Termination{Cause::kResource, FinalState::kRequest} : log::Termination{Cause::kResource, FinalState::kData});
 }
 
 }  // namespace sluice::proxy

@@ -21,6 +21,8 @@
 namespace sluice::proxy {
 
 using namespace http_internal;
+using log::Cause;
+using log::FinalState;
 
 
 HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddress& client)
@@ -94,7 +96,7 @@ void HttpSession::start() {
   if (!cio_.watch(w_.loop(), &cend_)) {
     w_.fe_counters(fe_.index).eint.add();
     quiet_ = true;
-    finish("PR");
+    finish({Cause::kProxy, FinalState::kRequest});
     return;
   }
   const auto& s = fe_.settings;
@@ -185,7 +187,7 @@ bool HttpSession::step() {
     case Phase::kQueued:
     case Phase::kConnect:
       if (c_err_) {
-        finish(phase_ == Phase::kQueued ? "CQ" : "CC");
+        finish(phase_ == Phase::kQueued ? log::Termination{Cause::kClientClose, FinalState::kQueue} : log::Termination{Cause::kClientClose, FinalState::kConnect});
         return false;
       }
       SLUICE_STEP(read_client());
@@ -208,7 +210,7 @@ bool HttpSession::step() {
         // The client reset the connection while its request was being served. Before any
         // response byte HAProxy logs it as a 400 with the termination state `CH--`.
         if (!res_head_sent_ && status_ == -1) status_ = 400;
-        finish(res_head_sent_ ? "CD" : "CH");
+        finish(res_head_sent_ ? log::Termination{Cause::kClientClose, FinalState::kData} : log::Termination{Cause::kClientClose, FinalState::kHeaders});
         return false;
       }
       break;
@@ -311,7 +313,7 @@ bool HttpSession::write_client() {
   if (phase_ == Phase::kClosing) {
     close_now();
   } else {
-    finish(res_done_ ? "CL" : "CD");
+    finish(res_done_ ? log::Termination{Cause::kClientClose, FinalState::kLast} : log::Termination{Cause::kClientClose, FinalState::kData});
   }
   return false;
 }
@@ -333,7 +335,7 @@ bool HttpSession::parse_request() {
       if (!first_request_ || (fe_.settings.dontlognull)) quiet_ = true;
       status_ = first_request_ ? 400 : -1;
       if (!quiet_) req_line_ = "<BADREQ>";
-      finish("CR");
+      finish({Cause::kClientClose, FinalState::kRequest});
     }
     return false;
   }
@@ -348,13 +350,13 @@ bool HttpSession::parse_request() {
         status_ = 400;
         req_line_ = "<BADREQ>";
         if (!blank) w_.fe_counters(fe_.index).ereq.add();
-        finish("CR");
+        finish({Cause::kClientClose, FinalState::kRequest});
         return false;
       }
       if (cin_->room() == 0 && cin_->head == 0) {
         // The head does not fit in a buffer.
         capture_error(false, in, http::ParseError::kHeadTooLarge);
-        reject_request(431, "PR");
+        reject_request(431, {Cause::kProxy, FinalState::kRequest});
         return true;
       }
       return false;
@@ -363,7 +365,7 @@ bool HttpSession::parse_request() {
       int status = tx_->req_parser.error_status();
       // The HTTP/2 preface on a connection that already carried HTTP/1 requests (2.8).
       if (tx_->req_parser.error() == http::ParseError::kPriMethod && !first_request_) status = 405;
-      reject_request(status, "PR");
+      reject_request(status, {Cause::kProxy, FinalState::kRequest});
       return true;
     }
     case http::ParseStatus::kComplete:
@@ -398,7 +400,7 @@ void HttpSession::capture_error(bool response, std::string_view bytes, http::Par
   w_.capture_error(std::move(e));
 }
 
-void HttpSession::reject_request(int status, const char* term) {
+void HttpSession::reject_request(int status, log::Termination term) {
   w_.fe_counters(fe_.index).ereq.add();
   w_.fe_counters(fe_.index).req_tot.add();
   req_line_ = "<BADREQ>";
@@ -494,7 +496,7 @@ bool HttpSession::content_allowed() {
   req_line_.clear();
   t_head_ms_ = 0;
   status_ = -1;
-  finish("PR");
+  finish({Cause::kProxy, FinalState::kRequest});
   return false;
 }
 
@@ -595,18 +597,18 @@ void HttpSession::send_service_reply(stats::Reply r) {
       std::string page = http::error_page(401);
       std::size_t end = page.find("\r\n\r\n");
       page.insert(end, fmt::format("\r\nwww-authenticate: Basic realm=\"{}\"", r.realm));
-      local_reply(401, "PR", std::move(page), false);
+      local_reply(401, {Cause::kProxy, FinalState::kRequest}, std::move(page), false);
       return;
     }
     case K::kRedirect:
-      local_reply(303, "LR",
+      local_reply(303, {Cause::kLocal, FinalState::kRequest},
                   fmt::format("HTTP/1.1 303 See Other\r\ncache-control: no-cache\r\ncontent-type: "
                               "text/plain\r\ncontent-length: 0\r\nlocation: {}\r\n\r\n",
                               r.location),
                   false);
       return;
     case K::kNotFound:
-      error_reply(404, "LR", false);
+      error_reply(404, {Cause::kLocal, FinalState::kRequest}, false);
       return;
     case K::kPage:
       break;
@@ -624,7 +626,7 @@ void HttpSession::send_service_reply(stats::Reply r) {
     bytes += fmt::format("content-length: {}\r\n\r\n", r.body.size());
     bytes += r.body;
   }
-  local_reply(200, "LR", std::move(bytes), false);
+  local_reply(200, {Cause::kLocal, FinalState::kRequest}, std::move(bytes), false);
 }
 
 }  // namespace sluice::proxy

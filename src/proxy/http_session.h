@@ -50,6 +50,7 @@
 #include "core/buffer.h"
 #include "core/event_loop.h"
 #include "http/http.h"
+#include "log/termination.h"
 #include "net/address.h"
 #include "net/transport.h"
 #include "proxy/backend_leg.h"
@@ -106,7 +107,7 @@ class HttpSession : public Session {
   // `tcp-request content` rules; false when they rejected the request (already finished).
   bool content_allowed();
   bool request_body();
-  void reject_request(int status, const char* term);
+  void reject_request(int status, log::Termination term);
 
   // Routing and the server connection.
   // A local answer (deny, return, redirect, monitor-uri, 502-504) keeps the connection only
@@ -130,10 +131,10 @@ class HttpSession : public Session {
   bool response_body();
   void end_transaction();
   // `announce_close`: a page sent before closing gets `connection: close` unless it has one.
-  void local_reply(int status, const char* term, std::string bytes, bool close_after,
+  void local_reply(int status, log::Termination term, std::string bytes, bool close_after,
                    bool announce_close = true);
-  void error_reply(int status, const char* term, bool close_after, bool announce_close = true);
-  void server_error(int status, const char* term);
+  void error_reply(int status, log::Termination term, bool close_after, bool announce_close = true);
+  void server_error(int status, log::Termination term);
   // `stats uri`: answers the statistics page if `px` serves it at this request's URI.
   bool serve_stats(const Proxy& px, const rules::HeadEdit& edit);
   // `http-request use-service prometheus-exporter`.
@@ -155,7 +156,7 @@ class HttpSession : public Session {
   void arm_timeout();
   bool client_timeout_runs() const;   // kExchange: sluice waits on the client
   bool server_timeout_runs() const;   // kExchange: sluice waits on the server
-  void finish(const char* term);
+  void finish(log::Termination term);
   void close_now();
   void log_transaction();
   void count_status(int status);          // frontend and backend
@@ -163,7 +164,7 @@ class HttpSession : public Session {
   void count_response_status();    // the final response's status, once (res_uncounted_)
   // srv_abrt on the backend and the server; `response_error`: eresp too (a close or reset).
   void count_server_abort(bool response_error);
-  void server_abort(const char* term);
+  void server_abort(log::Termination term);
   // Gives back the server slot and the backend's session count the transaction holds.
   void release_backend();
   static void capture_fields(const std::vector<std::pair<std::string, int>>& caps,
@@ -241,7 +242,7 @@ class HttpSession : public Session {
   uint32_t requests_ = 0;
   std::vector<std::string> cap_req_, cap_res_;   // `capture ... header` values of this transaction
   std::string req_line_;           // for the log: "GET / HTTP/1.1"
-  char term_[3] = {'-', '-', 0};
+  log::Termination term_;          // how this transaction ended (the log's %ts)
 
   // Timers (monotonic ms).
   uint64_t t_accept_ms_;           // the connection's accept (show sess)

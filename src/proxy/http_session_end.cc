@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/strings.h"
 #include "http/forward.h"
+#include "log/line.h"
 #include "proxy/http_session_internal.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
@@ -21,6 +22,8 @@
 namespace sluice::proxy {
 
 using namespace http_internal;
+using log::Cause;
+using log::FinalState;
 
 // ---------------------------------------------------------------------------------------------
 // Tunnel (101 Switching Protocols, 2xx to CONNECT): bytes flow untouched both ways.
@@ -72,17 +75,17 @@ bool HttpSession::tunnel() {
   // The tunnel ends when both directions are done: each FIN read and passed on after its data.
   if (c_eof_ && s_eof_ && s_shut_ && c_shut_) {
     res_done_ = true;
-    finish("--");
+    finish({Cause::kNone, FinalState::kNone});
     return false;
   }
   // A reset from the client: nothing more can reach it. A reset from the server: what it sent
   // before is still delivered to the client, then both close.
   if (c_err_ && c_eof_) {
-    finish("CD");
+    finish({Cause::kClientClose, FinalState::kData});
     return false;
   }
   if (s_err_ && s_eof_ && pending(to_cli_, to_cli_off_) == 0) {
-    finish("SD");
+    finish({Cause::kServerClose, FinalState::kData});
     return false;
   }
   return progress;
@@ -204,12 +207,12 @@ void HttpSession::on_timer(core::Timer&) {
           t_first_byte_wall_us_ = base::wall_us() - (now - t_idle_ms_) * 1000;
         }
         if (cin_) cin_->reset();
-        error_reply(408, "cR", true);
+        error_reply(408, {Cause::kClientTimeout, FinalState::kRequest}, true);
         pump();
         return;
       }
       quiet_ = true;   // keep-alive expiry: silent close
-      finish("cR");
+      finish({Cause::kClientTimeout, FinalState::kRequest});
       return;
     }
     case Phase::kQueued:
@@ -231,19 +234,19 @@ void HttpSession::on_timer(core::Timer&) {
           server_timeout_runs() && bto.server && now >= s_last_ms_ + bto.server;
       if (server_expired) {
         if (!res_head_sent_) {
-          server_error(504, "sH");
+          server_error(504, {Cause::kServerTimeout, FinalState::kHeaders});
           pump();
         } else {
-          server_abort("sD");
+          server_abort({Cause::kServerTimeout, FinalState::kData});
           pump();
         }
         return;
       }
-      finish(res_head_sent_ ? "cD" : (req_done_ ? "cH" : "cD"));
+      finish(res_head_sent_ ? log::Termination{Cause::kClientTimeout, FinalState::kData} : (req_done_ ? log::Termination{Cause::kClientTimeout, FinalState::kHeaders} : log::Termination{Cause::kClientTimeout, FinalState::kData}));
       return;
     }
     case Phase::kTunnel:
-      finish(fto.client && now >= c_last_ms_ + fto.client ? "cD" : "sD");
+      finish(fto.client && now >= c_last_ms_ + fto.client ? log::Termination{Cause::kClientTimeout, FinalState::kData} : log::Termination{Cause::kServerTimeout, FinalState::kData});
       return;
     case Phase::kClosing:
     case Phase::kLinger:
@@ -349,38 +352,39 @@ void HttpSession::describe(SessionInfo* info) const {
 
 void HttpSession::abort(const char* reason) {
   (void)reason;
-  finish("KD");
+  finish({Cause::kKilled, FinalState::kData});
 }
 
 // Closing after the last response was flushed: the transaction was already logged.
 void HttpSession::close_now() {
   logged_ = true;
-  finish("--");
+  finish({Cause::kNone, FinalState::kNone});
 }
 
-void HttpSession::finish(const char* term) {
+void HttpSession::finish(log::Termination term) {
   if (phase_ == Phase::kClosed) return;
   leave_queue();
   count_response_status();
   if (phase_ == Phase::kTunnel) uncount_undelivered();
-  if (term_[0] == '-' && term[0] != '-') {
-    term_[0] = term[0];
-    term_[1] = term[1];
+  if (term_.ended_normally() && !term.ended_normally()) {
+    term_ = term;
   }
   // A transaction cut short is logged now (unless it ended silently).
-  if (!logged_ && !quiet_ && (t_first_byte_ms_ || status_ != -1 || term[0] != '-')) {
+  if (!logged_ && !quiet_ && (t_first_byte_ms_ || status_ != -1 || !term.ended_normally())) {
     log_transaction();
   }
   // An abort while either message was still moving: a response not complete, or a request body
   // still being forwarded after the response ended (a server answering early, then closing).
   if (be_ && (!res_done_ || !req_done_)) {
-    if (term[0] == 'C' || term[0] == 'c') {
+    if (term.client_side()) {
       w_.be_counters(be_->index).cli_abrt.add();
       if (leg_.server()) leg_.server_counters().cli_abrt.add();
     }
     // A server that closed or reset in the data phase is also a response error (eresp
     // includes those aborts); a server timeout (sD) is an abort only, as in HAProxy.
-    if (term[0] == 'S' || term[0] == 's') count_server_abort(term[0] == 'S' && term[1] == 'D');
+    if (term.server_side()) {
+      count_server_abort(term == log::Termination{Cause::kServerClose, FinalState::kData});
+    }
   }
   phase_ = Phase::kClosed;
   w_.unqueue_flush(this);
@@ -414,59 +418,46 @@ void HttpSession::log_transaction() {
   if ((!s.h.httplog && !s.tcplog) || s.logs.empty() || quiet_) return;
   if (s.dontlognull && t_first_byte_ms_ == 0) return;
   uint64_t now = w_.loop().now_ms();
-  uint64_t wall = t_first_byte_wall_us_ ? t_first_byte_wall_us_ : base::wall_us();
   uint64_t start = t_first_byte_ms_ ? t_first_byte_ms_ : t_idle_ms_;
-  const std::string date = base::log_date(wall);
   auto span = [](uint64_t from, uint64_t to) -> long {
     return from && to && to >= from ? static_cast<long>(to - from) : -1;
   };
-  long tr = t_head_ms_ ? span(start, t_head_ms_) : -1;
-  // Tw: from the end of the head to the first connection attempt; -1 when never routed.
-  long tw = -1, tc = -1, trs = -1;
   const lb::Server* srv = leg_.server();
   const uint64_t t_queued = leg_.queued_ms(), t_connect = leg_.connect_ms();
   const uint64_t t_connected = leg_.connected_ms();
-  if (t_head_ms_ && (t_connect || t_queued || srv)) {
-    tw = t_queued && t_connect ? span(t_queued, t_connect) : 0;
-  }
-  if (t_connected) tc = span(t_connect, t_connected);
-  if (t_response_ms_) trs = span(t_connected, t_response_ms_);
-  long ta = static_cast<long>(now - start);
-  std::string backend = be_ ? be_->settings.name : s.name;
+  log::Record r;
+  r.client = &client_;
+  r.date_wall_us = t_first_byte_wall_us_ ? t_first_byte_wall_us_ : base::wall_us();
+  r.frontend = s.name;
+  r.backend = be_ ? be_->settings.name : s.name;
+  r.server = srv && t_connect ? std::string_view(srv->name()) : std::string_view("<NOSRV>");
+  r.tr = t_head_ms_ ? span(start, t_head_ms_) : -1;
+  // Tw: from the end of the head to the first connection attempt; -1 when never routed.
+  if (t_head_ms_ && (t_connect || t_queued || srv)) r.tw = t_queued && t_connect ? span(t_queued, t_connect) : 0;
+  if (t_connected) r.tc = span(t_connect, t_connected);
+  if (t_response_ms_) r.tresp = span(t_connected, t_response_ms_);
+  r.total = static_cast<long>(now - start);
+  r.status = status_;
+  r.bytes_out = bytes_out_;
+  r.term = term_;
   // Counts as HAProxy logs them, once this stream left the backend and the server.
-  int beconn = be_ ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0;
-  int srvconn = srv ? std::max(0, srv->current_conns() - 1) : 0;
-  std::string server = srv && t_connect ? srv->name() : std::string("<NOSRV>");
+  r.actconn = w_.process().actconn().current();
+  r.feconn = fe_.feconn.current();
+  r.beconn = be_ ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0;
+  r.srvconn = srv ? std::max(0, srv->current_conns() - 1) : 0;
+  r.retries = leg_.retries();
+  r.redispatched = leg_.redispatched();
+  // option tcplog on an HTTP frontend: the TCP line, without the HTTP timers.
   if (!s.h.httplog) {
-    // option tcplog on an HTTP frontend: the TCP line, without the HTTP timers (6.2).
-    std::string line = fmt::format(
-        "{}:{} [{}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
-        client_.port(), date, s.name, backend, server, tw, tc, ta,
-        bytes_out_, term_, w_.process().actconn().current(), fe_.feconn.current(), beconn,
-        srvconn, log_retries(leg_.retries(), leg_.redispatched()));
-    w_.logs().send(s.logs, kInfo, line);
+    w_.logs().send(s.logs, kInfo, log::tcplog_line(r));
     return;
   }
-  std::string line = fmt::format(
-      "{}:{} [{}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 ",
-      client_.host_string(), client_.port(), date, s.name, backend, server,
-      tr, tw, tc, trs, ta, status_, bytes_out_, term_, w_.process().actconn().current(),
-      fe_.feconn.current(), beconn, srvconn, log_retries(leg_.retries(), leg_.redispatched()));
-  // %hr %hs: `{a|b}` per direction with captures configured, absent otherwise (6.3).
-  for (auto [caps, values] : {std::pair{&s.h.capture_request, &cap_req_},
-                              std::pair{&s.h.capture_response, &cap_res_}}) {
-    if (caps->empty()) continue;
-    line += '{';
-    for (std::size_t i = 0; i < caps->size(); ++i) {
-      if (i) line += '|';
-      if (i < values->size()) append_log_escaped(line, (*values)[i], true);
-    }
-    line += "} ";
-  }
-  line += '"';
-  append_log_escaped(line, req_line_.empty() ? std::string_view("<BADREQ>") : req_line_);
-  line += '"';
-  w_.logs().send(s.logs, kInfo, line);
+  r.req_capture_slots = s.h.capture_request.size();
+  r.req_captures = cap_req_;
+  r.res_capture_slots = s.h.capture_response.size();
+  r.res_captures = cap_res_;
+  r.request_line = req_line_;
+  w_.logs().send(s.logs, kInfo, log::httplog_line(r));
 }
 
 }  // namespace sluice::proxy

@@ -52,24 +52,6 @@ inline uint32_t make_room(core::Buffer* b) {
 
 inline std::size_t pending(const std::string& s, std::size_t off) { return s.size() - off; }
 
-// `%{+Q}r`: quoted, with bytes outside 32..126, '#' and '"' written #XX (HAProxy's log
-// escaping: `/a"b` logs as `/a#22b`). `capture`: in captured values `{`, `|` and `}` are
-// escaped too.
-inline void append_log_escaped(std::string& out, std::string_view s, bool capture = false) {
-  static const char* hex = "0123456789ABCDEF";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c < 32 || c > 126 || c == '#' || c == '"' ||
-        (capture && (c == '{' || c == '|' || c == '}'))) {
-      out += '#';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    } else {
-      out += ch;
-    }
-  }
-}
-
 // The response of `return` (and of `deny` with a payload): content-length, content-type, then
 // the rule's `hdr` fields, names lower-cased as the H1 encoder writes them.
 inline std::string reply_bytes(int status, const rules::Verdict& v) {

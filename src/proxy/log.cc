@@ -13,10 +13,6 @@ namespace sluice::proxy {
 
 std::atomic<uint64_t> LogWriter::dropped{0};
 
-std::string log_retries(int retries, bool redispatched) {
-  return redispatched ? fmt::format("+{}", retries) : fmt::format("{}", retries);
-}
-
 std::string format_log_line(const LogTarget& target, int level, std::string_view tag, int pid,
                             std::string_view host, uint64_t wall_us, std::string_view msg) {
   if (level > target.max_level) return {};

@@ -24,10 +24,6 @@ enum LogLevel { kEmerg = 0, kAlert, kCrit, kErr, kWarning, kNotice, kInfo, kDebu
 std::string format_log_line(const LogTarget& target, int level, std::string_view tag, int pid,
                             std::string_view host, uint64_t wall_us, std::string_view msg);
 
-// The %rc field of tcplog/httplog lines: the connection retries, "+"-prefixed when the session
-// was redispatched to another server, as HAProxy writes it. Pure.
-std::string log_retries(int retries, bool redispatched);
-
 // One per worker thread (worker-local); the main thread has its own for process events.
 class LogWriter {
  public:

@@ -11,12 +11,16 @@
 #include "base/assert.h"
 #include "base/clock.h"
 #include "base/strings.h"
+#include "log/line.h"
 #include "net/socket.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
 #include "proxy/worker.h"
 
 namespace sluice::proxy {
+
+using log::Cause;
+using log::FinalState;
 
 namespace {
 
@@ -64,7 +68,7 @@ void TcpSession::trace(const char* what) {
 void TcpSession::start() {
   if (!cio_.watch(w_.loop(), &cend_)) {
     w_.fe_counters(fe_.index).eint.add();
-    finish("PR");
+    finish({Cause::kProxy, FinalState::kRequest});
     return;
   }
   trace("accept");
@@ -124,7 +128,7 @@ void TcpSession::read_client() {
     } else if (r.status == net::IoStatus::kAgain) {
       c_rd_ = false;
     } else {
-      client_end_ = "CR";   // judged on what came, then closed (inspect, route)
+      client_end_ = {Cause::kClientClose, FinalState::kRequest};   // judged on what came, then closed (inspect, route)
       return;
     }
   }
@@ -136,7 +140,7 @@ void TcpSession::read_client() {
 void TcpSession::inspect(bool expired) {
   rules::RequestView v;
   v.payload = payload();
-  v.payload_final = expired || c_eof_ || client_end_ || inspect_until_ms_ == 0 || !req_ ||
+  v.payload_final = expired || c_eof_ || client_end_.has_value() || inspect_until_ms_ == 0 || !req_ ||
                     req_->room() == 0;
   switch (w_.content_verdict(l_, cio_.fd(), client_, v)) {
     case rules::TcpVerdict::kWait:
@@ -160,7 +164,7 @@ void TcpSession::inspect(bool expired) {
 void TcpSession::route() {
   if (!be_) {
     // A frontend without a backend: nothing can serve this connection.
-    finish("PR");
+    finish({Cause::kProxy, FinalState::kRequest});
     return;
   }
   leg_.attach(*be_);
@@ -171,7 +175,7 @@ void TcpSession::route() {
     // HAProxy: the rules judged on what came before `timeout client` or the client's error,
     // the session reached its backend, and the client is closed there without a server (cR
     // or CR, -1 timers).
-    finish(client_end_);
+    finish(*client_end_);
     return;
   }
   switch (leg_.pick(nullptr)) {
@@ -182,7 +186,7 @@ void TcpSession::route() {
       enter_queue();
       return;
     case BackendLeg::PickResult::kNone:
-      finish("SC");
+      finish({Cause::kServerClose, FinalState::kConnect});
       return;
   }
 }
@@ -204,7 +208,7 @@ void TcpSession::reject() {
   char scratch[4096];
   for (int i = 0; i < 16 && cio_.recv(scratch, sizeof scratch).status == net::IoStatus::kOk; ++i) {
   }
-  finish("PR");
+  finish({Cause::kProxy, FinalState::kRequest});
 }
 
 // Most clients speak first, and on a local network their first bytes are usually there by the
@@ -312,7 +316,7 @@ void TcpSession::start_connect() {
 // bytes and ends as a resource failure (`R` in the log, HAProxy's letter; eint counted).
 void TcpSession::out_of_memory() {
   w_.fe_counters(fe_.index).eint.add();
-  finish(state_ == State::kEstablished ? "RD" : "RR");
+  finish(state_ == State::kEstablished ? log::Termination{Cause::kResource, FinalState::kData} : log::Termination{Cause::kResource, FinalState::kRequest});
 }
 
 void TcpSession::on_connected() {
@@ -429,7 +433,7 @@ bool TcpSession::relay(bool to_server) {
       } else if (r.status == net::IoStatus::kAgain) {
         rd = false;
       } else {
-        finish(to_server ? "CD" : "SD");
+        finish(to_server ? log::Termination{Cause::kClientClose, FinalState::kData} : log::Termination{Cause::kServerClose, FinalState::kData});
         return false;
       }
     }
@@ -448,7 +452,7 @@ bool TcpSession::relay(bool to_server) {
       wr = false;
     } else {
       // The peer we write to is gone.
-      finish(to_server ? "SD" : "CD");
+      finish(to_server ? log::Termination{Cause::kServerClose, FinalState::kData} : log::Termination{Cause::kClientClose, FinalState::kData});
       return false;
     }
   }
@@ -476,7 +480,7 @@ void TcpSession::pump() {
     if (!progress) break;
   }
   if (c_eof_ && s_shut_ && s_eof_ && c_shut_) {
-    finish("--");
+    finish({Cause::kNone, FinalState::kNone});
     return;
   }
   arm_timeout();
@@ -538,7 +542,7 @@ void TcpSession::on_timer(core::Timer&) {
   if (state_ == State::kInspecting) {
     // inspect-delay over: the rules judge one last time on what is there. `timeout client`
     // first: the same, then the client is closed (route).
-    if (!(inspect_until_ms_ && now >= inspect_until_ms_)) client_end_ = "cR";
+    if (!(inspect_until_ms_ && now >= inspect_until_ms_)) client_end_ = {Cause::kClientTimeout, FinalState::kRequest};
     inspect(true);
     return;
   }
@@ -551,7 +555,7 @@ void TcpSession::on_timer(core::Timer&) {
       finish(e.term());
       return;
     }
-    finish("cQ");
+    finish({Cause::kClientTimeout, FinalState::kQueue});
     return;
   }
   if (state_ == State::kConnecting) {
@@ -563,7 +567,7 @@ void TcpSession::on_timer(core::Timer&) {
       on_connect_failed(ConnectError::connect_timeout());
       return;
     }
-    finish("cC");
+    finish({Cause::kClientTimeout, FinalState::kConnect});
     return;
   }
   // Which side went quiet first decides who is blamed in the log.
@@ -573,7 +577,7 @@ void TcpSession::on_timer(core::Timer&) {
   uint32_t ct = to.tunnel ? to.tunnel : fto.client;
   if (c_half && fto.client_fin) ct = fto.client_fin;
   bool client_expired = ct && now >= c_last_ms_ + ct;
-  finish(client_expired ? "cD" : "sD");
+  finish(client_expired ? log::Termination{Cause::kClientTimeout, FinalState::kData} : log::Termination{Cause::kServerTimeout, FinalState::kData});
 }
 
 void TcpSession::describe(SessionInfo* info) const {
@@ -598,18 +602,17 @@ void TcpSession::describe(SessionInfo* info) const {
 
 void TcpSession::abort(const char* reason) {
   trace(reason);
-  finish("KD");
+  finish({Cause::kKilled, FinalState::kData});
 }
 
-void TcpSession::finish(const char* term) {
+void TcpSession::finish(log::Termination term) {
   if (state_ == State::kClosed) return;
   leave_queue();
   if (state_ == State::kInspecting) ended_in_frontend_ = true;   // no backend yet
   bool was_established = state_ == State::kEstablished;
   state_ = State::kClosed;
-  last_term_[0] = term[0];
-  last_term_[1] = term[1];
-  trace(term);
+  last_term_ = term;
+  trace(log::letters(term).c_str());
   w_.loop().timers().cancel(timer_);
   // option nolinger: a reset. Otherwise the close carries the last bytes and the FIN.
   cio_.close(fe_.settings.nolinger ? net::CloseMode::kReset : net::CloseMode::kFin);
@@ -628,9 +631,9 @@ void TcpSession::finish(const char* term) {
     // reset while the connect is pending included); a server error or timeout once connected
     // is a server abort, an error also a failed response; an expired queue wait is a failed
     // connection (counted by the backend leg, BackendLeg::fail()).
-    const bool cli_abort = term[0] == 'C' || term[0] == 'c';
-    const bool srv_abort = was_established && (term[0] == 'S' || term[0] == 's');
-    const bool srv_error = was_established && term[0] == 'S';
+    const bool cli_abort = term.client_side();
+    const bool srv_abort = was_established && term.server_side();
+    const bool srv_error = was_established && term.cause == Cause::kServerClose;
     auto count = [&](stats::TrafficCounters& c) {
       if (cli_abort) c.cli_abrt.add();
       if (srv_abort) c.srv_abrt.add();
@@ -654,7 +657,7 @@ void TcpSession::log_session() {
   uint64_t now = w_.loop().now_ms();
   // Tw: the wait for the content rules (0 without inspection), as HAProxy counts it; Tc from
   // there. -1 when the session never went to a server.
-  const bool no_server = ended_in_frontend_ || client_end_;
+  const bool no_server = ended_in_frontend_ || client_end_.has_value();
   long tw = no_server ? -1 : static_cast<long>(t_routed_ms_ - t_accept_ms_);
   long tc = leg_.connected_ms() ? static_cast<long>(leg_.connected_ms() - t_routed_ms_) : -1;
   long tt = static_cast<long>(now - t_accept_ms_);
@@ -664,17 +667,28 @@ void TcpSession::log_session() {
   // A session that tcp-request content rules rejected never reached a backend: HAProxy logs
   // the frontend in its place and -1 for the queue and connect times (ended_in_frontend_).
   const lb::Server* srv = leg_.server();
-  const std::string backend =
-      ended_in_frontend_ ? s.name : be_ ? be_->settings.name : std::string("<NOSRV>");
-  std::string line = fmt::format(
-      "{}:{} [{}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0", client_.host_string(),
-      client_.port(), base::log_date(t_accept_wall_us_), s.name, backend,
-      srv ? srv->name() : "<NOSRV>", tw, tc, tt,
-      bytes_out_, last_term_, w_.process().actconn().current(), fe_.feconn.current(),
-      be_ && last_term_[0] != 'P' ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0,
-      srv ? std::max(0, srv->current_conns() - 1) : 0,
-      log_retries(leg_.retries(), leg_.redispatched()));
-  w_.logs().send(s.logs, kInfo, line);
+  log::Record r;
+  r.client = &client_;
+  r.date_wall_us = t_accept_wall_us_;
+  r.frontend = s.name;
+  r.backend = ended_in_frontend_ ? std::string_view(s.name)
+              : be_              ? std::string_view(be_->settings.name)
+                                 : std::string_view("<NOSRV>");
+  r.server = srv ? std::string_view(srv->name()) : std::string_view("<NOSRV>");
+  r.tw = tw;
+  r.tc = tc;
+  r.total = tt;
+  r.bytes_out = bytes_out_;
+  r.term = last_term_;
+  r.actconn = w_.process().actconn().current();
+  r.feconn = fe_.feconn.current();
+  r.beconn = be_ && last_term_.cause != Cause::kProxy
+                 ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1)
+                 : 0;
+  r.srvconn = srv ? std::max(0, srv->current_conns() - 1) : 0;
+  r.retries = leg_.retries();
+  r.redispatched = leg_.redispatched();
+  w_.logs().send(s.logs, kInfo, log::tcplog_line(r));
 }
 
 }  // namespace sluice::proxy

@@ -36,10 +36,12 @@
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/buffer.h"
 #include "core/event_loop.h"
+#include "log/termination.h"
 #include "net/address.h"
 #include "net/transport.h"
 #include "proxy/backend_leg.h"
@@ -95,7 +97,7 @@ class TcpSession : public Session {
   bool relay(bool to_server);
   void arm_timeout();
   uint64_t deadline() const;
-  void finish(const char* term);
+  void finish(log::Termination term);
   // `tcp-request content` rules; false when they rejected the session (already finished).
   bool content_allowed();
   void log_session();
@@ -121,7 +123,7 @@ class TcpSession : public Session {
   bool ended_in_frontend_ = false;
   // The client failed while inspecting (`timeout client`: "cR", an error: "CR"): the rules
   // judge what came, and the session ends with this once routed, as in HAProxy.
-  const char* client_end_ = nullptr;
+  std::optional<log::Termination> client_end_;
   uint64_t inspect_until_ms_ = 0;  // end of inspect-delay, 0 = judge at once
   uint64_t t_accept_ms_;
   uint64_t t_routed_ms_;  // backend chosen (after inspection): Tw ends, Tc counts from
@@ -132,7 +134,7 @@ class TcpSession : public Session {
   net::SocketAddress client_;
   BackendLeg leg_;   // after client_, which it reads
   core::Timer timer_;
-  char last_term_[3] = {'-', '-', 0};   // termination state for the log
+  log::Termination last_term_;   // termination state for the log
 };
 
 }  // namespace sluice::proxy

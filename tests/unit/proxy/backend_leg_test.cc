@@ -230,7 +230,7 @@ TEST_F(BackendLegTest, RefusedConnectIsRetriedOnAnotherServer) {
   EXPECT_EQ(e->err, ECONNREFUSED);
   EXPECT_FALSE(e->timeout);
   EXPECT_TRUE(e->retryable);
-  EXPECT_STREQ(e->term(), "SC");
+  EXPECT_EQ(log::letters(e->term()), "SC");
 
   // Another usable server and no hash: a redispatch. `first` is no round-robin kind, so the
   // turn-around is waited (bounded by timeout connect) before connecting there.
@@ -368,7 +368,7 @@ TEST_F(BackendLegTest, ConnectTimeoutOnTheInjectedClock) {
       EXPECT_EQ(bc().wretr.get(), 1u);
     } else {
       EXPECT_EQ(leg.fail(timeout), BackendLeg::RetryAction::kGiveUp);
-      EXPECT_STREQ(timeout.term(), "sC");
+      EXPECT_EQ(log::letters(timeout.term()), "sC");
       EXPECT_EQ(bc().econ.get(), 1u);
     }
   }
@@ -393,7 +393,7 @@ TEST_F(BackendLegTest, QueueTimeoutOnTheInjectedClock) {
   const ConnectError e = ConnectError::queue_timeout();
   EXPECT_EQ(e.side, ConnectError::Side::kQueue);
   EXPECT_FALSE(e.retryable);
-  EXPECT_STREQ(e.term(), "sQ");
+  EXPECT_EQ(log::letters(e.term()), "sQ");
   // Not retryable: given up at once, counted as a failed connection, out of the queue.
   EXPECT_EQ(second.leg.fail(e), BackendLeg::RetryAction::kGiveUp);
   EXPECT_EQ(second.leg.state(), BackendLeg::State::kFailed);

@@ -1,0 +1,57 @@
+#pragma once
+// The text of a traffic log line, built from the record a session or an HTTP transaction fills
+// when it ends: HAProxy's tcplog and httplog formats, field for field. Pure; any thread.
+// Sending the line (syslog framing, targets) is proxy/log.h's LogWriter.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "log/termination.h"
+#include "net/address.h"
+
+namespace sluice::log {
+
+// What one line says. Timers are milliseconds, -1 for a step that never happened.
+struct Record {
+  const net::SocketAddress* client = nullptr;   // %ci:%cp
+  uint64_t date_wall_us = 0;   // %t: the accept (TCP) or the request's first byte (HTTP)
+  std::string_view frontend;   // %ft
+  std::string_view backend;    // %b
+  std::string_view server;     // %s ("<NOSRV>" when none was used)
+  long tr = -1;                // HTTP: the request head (%TR)
+  long tw = -1;                // time in queues (%Tw)
+  long tc = -1;                // connect (%Tc)
+  long tresp = -1;             // HTTP: the server's response head (%Tr)
+  long total = -1;             // %Tt (TCP) or %Ta (HTTP)
+  int status = -1;             // HTTP: %ST
+  uint64_t bytes_out = 0;      // %B
+  Termination term;            // %ts
+  int actconn = 0, feconn = 0, beconn = 0, srvconn = 0;   // %ac/%fc/%bc/%sc
+  int retries = 0;             // %rc
+  bool redispatched = false;   // %rc is written "+<retries>"
+  // HTTP: `capture request|response header` values; a direction with no slot configured is
+  // absent from the line, one with slots is written {a|b} (a value not captured is empty).
+  std::size_t req_capture_slots = 0;
+  std::span<const std::string> req_captures;
+  std::size_t res_capture_slots = 0;
+  std::span<const std::string> res_captures;
+  std::string_view request_line;   // HTTP: %r, empty for a request that never parsed
+};
+
+// "%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq"
+std::string tcplog_line(const Record& r);
+
+// "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq
+//  %hr %hs %{+Q}r"
+std::string httplog_line(const Record& r);
+
+// The %rc field: the connection retries, "+"-prefixed when the session was redispatched to
+// another server, as HAProxy writes it.
+std::string retries_field(int retries, bool redispatched);
+
+// `%{+Q}r`: bytes outside 32..126, '#' and '"' written #XX (HAProxy's log escaping: `/a"b`
+// logs as `/a#22b`). `capture`: in captured values `{`, `|` and `}` are escaped too.
+void append_escaped(std::string& out, std::string_view s, bool capture = false);
+
+}  // namespace sluice::log
