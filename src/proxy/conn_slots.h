@@ -5,10 +5,9 @@
 // session (Worker::session_closed), or a hand-off in between.
 #include <utility>
 
-namespace sluice::proxy {
+#include "proxy/process.h"
 
-class Process;
-struct Listener;
+namespace sluice::proxy {
 
 class ConnSlots {
  public:
@@ -31,13 +30,40 @@ class ConnSlots {
 
   // Any thread. The global, frontend and bind-line slots for one connection on `l`, taken in
   // that order; when one is full, those already taken go back and `*refused` names it.
-  static ConnSlots take(Process& p, Listener& l, Refused* refused);
+  // Inline, as every accepted connection passes here.
+  static ConnSlots take(Process& p, Listener& l, Refused* refused) {
+    *refused = Refused::kGlobal;
+    if (!p.actconn().try_acquire()) return {};
+    *refused = Refused::kFrontend;
+    if (!l.proxy->feconn.try_acquire()) {
+      p.actconn().release();
+      p.slot_freed();
+      return {};
+    }
+    *refused = Refused::kBindLine;
+    if (!l.line->limit.try_acquire()) {
+      l.proxy->feconn.release();
+      p.actconn().release();
+      p.slot_freed();
+      return {};
+    }
+    *refused = Refused::kNone;
+    return ConnSlots(&p, &l);
+  }
 
   bool held() const { return p_ != nullptr; }
 
   // Gives the slots back, then wakes the workers that paused a listener on a limit
   // (Process::slot_freed). Any thread; idempotent, and what the destructor does.
-  void release();
+  void release() {
+    if (!p_) return;
+    l_->line->limit.release();
+    l_->proxy->feconn.release();
+    p_->actconn().release();
+    Process* p = std::exchange(p_, nullptr);
+    l_ = nullptr;
+    p->slot_freed();
+  }
 
  private:
   ConnSlots(Process* p, Listener* l) : p_(p), l_(l) {}

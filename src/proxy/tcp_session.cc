@@ -612,7 +612,7 @@ void TcpSession::finish(log::Termination term) {
   bool was_established = state_ == State::kEstablished;
   state_ = State::kClosed;
   last_term_ = term;
-  trace(log::letters(term).c_str());
+  if (w_.process().settings().debug) trace(log::letters(term).c_str());   // -d only
   w_.loop().timers().cancel(timer_);
   // option nolinger: a reset. Otherwise the close carries the last bytes and the FIN.
   cio_.close(fe_.settings.nolinger ? net::CloseMode::kReset : net::CloseMode::kFin);
