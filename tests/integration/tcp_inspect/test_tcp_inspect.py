@@ -225,7 +225,9 @@ def test_inspect_delay_expiry_rejects_when_the_rules_say_so(cfg, sluice, backend
     fe = REJECT_NON_TLS.format(port=port, delay="300ms")
     s = sluice(cfg(config(stats, fe, backends)), wait_ports=[port])
     got, took = send(port, [b"\x16\x03\x01"])   # a hello that never completes
-    assert got == b"" and 0.3 <= took < 3 * slow_factor()
+    # The delay counts from the worker's loop clock at accept, in whole milliseconds, and the
+    # timer fires on the wheel's tick: a run measured 297.9 ms from the client's side.
+    assert got == b"" and 0.28 <= took < 3 * slow_factor()
     line = log_line(s)
     assert " fe fe/<NOSRV> -1/-1/" in line and " PR " in line, line
     assert timers(line)[2] >= 290, line
