@@ -35,14 +35,18 @@ void Worker::join() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Worker::thread_main() {
-  pin_to_cpus();
+void Worker::prepare_loop() {
   register_listeners();
   loop_.set_pending_work([this] { return accq_.size_estimate() > 0 || !flush_.empty(); },
                          [this] {
                            flush_sends();
                            drain_handoffs();
                          });
+}
+
+void Worker::thread_main() {
+  pin_to_cpus();
+  prepare_loop();
   loop_.run();
   // Hard stop: close whatever is still open, including connections handed to us that we
   // never started (their slots are released like any other session's).

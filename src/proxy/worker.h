@@ -137,6 +137,11 @@ class Worker : public core::TimerHandler {
   // Main thread: starts the thread. The thread registers its listeners and runs the loop.
   void start();
   void join();
+  // What the thread does before its loop runs: watches the listeners of its shards (worker 0:
+  // the stats sockets too) and hooks the work epoll does not see (held-back sends, hand-offs)
+  // into the loop. A test that runs the loop on its own thread, turn by turn
+  // (tests/support/cpp/loop_runner.h), calls it once instead of start(). Worker-local.
+  void prepare_loop();
 
   // Any thread.
   void request_stop();

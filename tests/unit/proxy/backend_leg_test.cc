@@ -5,7 +5,6 @@
 #include "proxy/backend_leg.h"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -20,51 +19,14 @@
 #include "proxy/worker.h"
 #include "support/cpp/loop_runner.h"
 #include "support/cpp/manual_clock.h"
+#include "unit/proxy/proxy_fixture.h"
 
 namespace sluice::proxy {
 namespace {
 
-constexpr uint32_t kLoopback = 0x7f000001;
-
-// A TCP socket bound to 127.0.0.1 on a port the kernel picks: listening (connects succeed) or
-// not (connects are refused, and no other socket can take the port meanwhile).
-class LoopbackPort {
- public:
-  explicit LoopbackPort(bool listening) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(kLoopback);
-    socklen_t len = sizeof a;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        (listening && ::listen(fd_, 16) != 0) ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-      return;
-    port_ = ntohs(a.sin_port);
-  }
-  ~LoopbackPort() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  LoopbackPort(const LoopbackPort&) = delete;
-  LoopbackPort& operator=(const LoopbackPort&) = delete;
-
-  uint16_t port() const { return port_; }
-  int fd() const { return fd_; }
-
- private:
-  int fd_ = -1;
-  uint16_t port_ = 0;
-};
-
-lb::ServerSettings server_at(const std::string& name, int id, uint16_t port, int maxconn = 0) {
-  lb::ServerSettings s;
-  s.name = name;
-  s.id = id;
-  s.weight = 1;
-  s.maxconn = maxconn;
-  s.addr = net::SocketAddress::ipv4(kLoopback, port);
-  return s;
-}
+using fixture::kLoopback;
+using fixture::LoopbackPort;
+using fixture::server_at;
 
 // What a session owning a leg does for the worker's queue; the rest of a session is not used.
 class Owner : public Session {
