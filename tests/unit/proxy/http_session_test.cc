@@ -76,6 +76,8 @@ class HttpSessionTest : public ::testing::Test {
   }
 
   LoopbackPort server_{true};
+  // Outlives the test body: TearDown() still runs the loop, which reads it.
+  test::ManualClock clock_;
   ProxyHarness h_;
 };
 
@@ -306,7 +308,7 @@ TEST_F(HttpSessionTest, ServerClosingInTheMiddleOfItsHeadIsA502) {
 }
 
 TEST_F(HttpSessionTest, HttpRequestTimeoutOnTheInjectedClockIsA408) {
-  test::ManualClock clock;
+  test::ManualClock& clock = clock_;
   build([](ProxySettings& p) { p.timeouts.http_request = 1000; }, clock.source());
   Peer c = client();   // silent: no byte of a request
   // Timers never fire early: one millisecond before the timeout nothing happens.
@@ -329,7 +331,7 @@ TEST_F(HttpSessionTest, HttpRequestTimeoutOnTheInjectedClockIsA408) {
 }
 
 TEST_F(HttpSessionTest, HttpRequestTimeoutCoversAPartialHead) {
-  test::ManualClock clock;
+  test::ManualClock& clock = clock_;
   build([](ProxySettings& p) { p.timeouts.http_request = 1000; }, clock.source());
   Peer c = client();
   ASSERT_TRUE(c.send("GET /slow HTTP/1.1\r\nhost: te"));
@@ -344,7 +346,7 @@ TEST_F(HttpSessionTest, HttpRequestTimeoutCoversAPartialHead) {
 }
 
 TEST_F(HttpSessionTest, KeepAliveTimeoutClosesAnIdleConnectionSilently) {
-  test::ManualClock clock;
+  test::ManualClock& clock = clock_;
   build(
       [](ProxySettings& p) {
         p.timeouts.http_request = 1000;

@@ -73,6 +73,8 @@ class TcpSessionTest : public ::testing::Test {
   }
 
   LoopbackPort server_{true};
+  // Outlives the test body: TearDown() still runs the loop, which reads it.
+  test::ManualClock clock_;
   ProxyHarness h_;
 };
 
@@ -184,7 +186,7 @@ TEST_F(TcpSessionTest, ARefusedServerClosesTheClient) {
 }
 
 TEST_F(TcpSessionTest, ClientTimeoutOnTheInjectedClock) {
-  test::ManualClock clock;
+  test::ManualClock& clock = clock_;
   build(
       [](ProxySettings& p) {
         p.timeouts.client = 500;
