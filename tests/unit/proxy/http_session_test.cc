@@ -67,6 +67,22 @@ class HttpSessionTest : public ::testing::Test {
     EXPECT_TRUE(r.done()) << r.describe();
     EXPECT_EQ(p.take(), want);
   }
+  // One more GET /b from `c`, through the server connection `s`, and its answer.
+  void exchange_b(Peer& c, Peer& s) {
+    ASSERT_TRUE(c.send(kGetB));
+    expect_bytes(s, kGetB);
+    ASSERT_TRUE(s.send(kOkB));
+    expect_bytes(c, kOkB);
+  }
+  // One more GET /b from `c`, which must go out on a new server connection.
+  void exchange_b_on_a_new_server_connection(Peer& c) {
+    ASSERT_TRUE(c.send(kGetB));
+    Peer s = h_.accept_from(server_);
+    ASSERT_TRUE(s.open());
+    expect_bytes(s, kGetB);
+    ASSERT_TRUE(s.send(kOkB));
+    expect_bytes(c, kOkB);
+  }
   // A few turns of the loop that may move bytes, then: `p` received nothing more.
   void expect_nothing_more(Peer& p) {
     test::run_turns(h_.loop(), 5, 2);
@@ -184,10 +200,7 @@ TEST_F(HttpSessionTest, ExpectContinueIsLeftToTheServer) {
   EXPECT_EQ(h_.fc().hrsp[0].get(), 0u);
   EXPECT_EQ(h_.fc().hrsp[1].get(), 1u);
   // The connection stays usable.
-  ASSERT_TRUE(c.send(kGetB));
-  expect_bytes(s, kGetB);
-  ASSERT_TRUE(s.send(kOkB));
-  expect_bytes(c, kOkB);
+  exchange_b(c, s);
 }
 
 TEST_F(HttpSessionTest, ExpectContinueAnsweredWithAFinalStatus) {
@@ -215,12 +228,7 @@ TEST_F(HttpSessionTest, ExpectContinueAnsweredWithAFinalStatus) {
   EXPECT_EQ(h_.w().idle_conns(), 0u);
   EXPECT_EQ(h_.fc().hrsp[3].get(), 1u);
   // The client connection stays usable: the next request goes to a new server connection.
-  ASSERT_TRUE(c.send(kGetB));
-  Peer s2 = h_.accept_from(server_);
-  ASSERT_TRUE(s2.open());
-  expect_bytes(s2, kGetB);
-  ASSERT_TRUE(s2.send(kOkB));
-  expect_bytes(c, kOkB);
+  exchange_b_on_a_new_server_connection(c);
   EXPECT_FALSE(c.eof);
 }
 
@@ -245,10 +253,7 @@ TEST_F(HttpSessionTest, ChunkedRequestBodyIsForwardedIntact) {
   EXPECT_EQ(h_.fc().req_tot.get(), 1u);
   EXPECT_EQ(h_.fc().ereq.get(), 0u);
   // Complete: the next request of the connection is parsed after it.
-  ASSERT_TRUE(c.send(kGetB));
-  expect_bytes(s, kGetB);
-  ASSERT_TRUE(s.send(kOkB));
-  expect_bytes(c, kOkB);
+  exchange_b(c, s);
 }
 
 TEST_F(HttpSessionTest, ChunkedBodyIsReframedCanonically) {
@@ -285,12 +290,7 @@ TEST_F(HttpSessionTest, ServerClosingBeforeAnsweringIsA502) {
   EXPECT_EQ(h_.fc().hrsp[4].get(), 1u);
   EXPECT_EQ(sc().hrsp[4].get(), 0u);   // sluice's page, not the server's
   // The next request on the same client connection goes to a new server connection.
-  ASSERT_TRUE(c.send(kGetB));
-  Peer s2 = h_.accept_from(server_);
-  ASSERT_TRUE(s2.open());
-  expect_bytes(s2, kGetB);
-  ASSERT_TRUE(s2.send(kOkB));
-  expect_bytes(c, kOkB);
+  exchange_b_on_a_new_server_connection(c);
 }
 
 TEST_F(HttpSessionTest, ServerClosingInTheMiddleOfItsHeadIsA502) {
