@@ -32,7 +32,7 @@ bool BackendLeg::take(bool redispatch) {
   return true;
 }
 
-void BackendLeg::enter_queue() {
+bool BackendLeg::enter_queue() {
   state_ = State::kQueued;
   t_queued_ms_ = w_.loop().now_ms();
   int q = be_->queued.fetch_add(1, std::memory_order_seq_cst) + 1;
@@ -40,6 +40,7 @@ void BackendLeg::enter_queue() {
   while (q > m && !be_->queued_max.compare_exchange_weak(m, q, std::memory_order_relaxed)) {
   }
   w_.queue_session(&owner_);
+  return take_queued_slot();
 }
 
 bool BackendLeg::take_queued_slot() {

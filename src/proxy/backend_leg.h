@@ -106,8 +106,11 @@ class BackendLeg {
   // so it must stay until release().
   PickResult pick(const std::string* key);
   // kFull: waits in the backend's queue (counted: queued, queued_max) and in the worker's list
-  // of queued sessions, which calls the owner's retry_from_queue() when a slot frees.
-  void enter_queue();
+  // of queued sessions, which calls the owner's retry_from_queue() when a slot frees. True when
+  // a slot is taken at once after all: one may have been freed between the failed pick and the
+  // count, by a thread that saw no queue then. The leg is then kPicked, and the session
+  // connects as after a pick.
+  [[nodiscard]] bool enter_queue();
   // Queued: tries to take a slot now; on success the leg leaves the queue (kPicked).
   bool take_queued_slot();
   // Leaves the queue, when queued (the session ends or answers meanwhile). Idempotent.

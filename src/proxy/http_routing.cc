@@ -251,11 +251,11 @@ void HttpSession::connect_server() {
 
 void HttpSession::enter_queue() {
   phase_ = Phase::kQueued;
-  leg_.enter_queue();
+  if (leg_.enter_queue()) {
+    start_connect();
+    return;
+  }
   arm_timeout();
-  // A slot may have been freed between the failed pick and the count; the releasing thread
-  // saw no queue then, so check once more ourselves.
-  retry_from_queue();
 }
 
 void HttpSession::leave_queue() {

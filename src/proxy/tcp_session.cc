@@ -241,12 +241,13 @@ void TcpSession::read_early() {
 
 void TcpSession::enter_queue() {
   state_ = State::kQueued;
-  leg_.enter_queue();
   trace("queued");
+  if (leg_.enter_queue()) {
+    state_ = State::kConnecting;
+    start_connect();
+    return;
+  }
   arm_timeout();
-  // A slot may have been freed between the failed pick and the count above; the releasing
-  // thread saw no queue then, so check once more ourselves.
-  retry_from_queue();
 }
 
 void TcpSession::leave_queue() {

@@ -262,7 +262,7 @@ TEST_F(BackendLegTest, QueuesAtMaxconnAndTakesTheFreedSlot) {
 
   second.leg.attach(be());
   ASSERT_EQ(second.leg.pick(nullptr), BackendLeg::PickResult::kFull);
-  second.leg.enter_queue();
+  EXPECT_FALSE(second.leg.enter_queue());   // still full after counting itself in
   EXPECT_EQ(second.leg.state(), BackendLeg::State::kQueued);
   EXPECT_EQ(be().queued.load(), 1);
   EXPECT_EQ(be().queued_max.load(), 1);
@@ -284,6 +284,27 @@ TEST_F(BackendLegTest, QueuesAtMaxconnAndTakesTheFreedSlot) {
   ServerSide side;
   EXPECT_EQ(attempt(second.leg, side), std::nullopt);
   EXPECT_EQ(second.leg.state(), BackendLeg::State::kConnected);
+}
+
+// The slot frees between the failed pick and the queueing, on a thread that saw no queue yet:
+// enter_queue() takes it at once instead of waiting for a dequeue that nobody will ask for.
+TEST_F(BackendLegTest, ASlotFreedBeforeQueueingIsTakenAtOnce) {
+  LoopbackPort server(true);
+  ASSERT_NE(server.port(), 0);
+  build({server_at("s1", 1, server.port(), 1)}, lb::BalanceKind::kRoundRobin, 3, 0);
+  Owner first(w(), 0), second(w(), 0);
+  first.leg.attach(be());
+  ASSERT_EQ(first.leg.pick(nullptr), BackendLeg::PickResult::kPicked);
+  second.leg.attach(be());
+  ASSERT_EQ(second.leg.pick(nullptr), BackendLeg::PickResult::kFull);
+  first.leg.release();
+  EXPECT_TRUE(second.leg.enter_queue());
+  EXPECT_EQ(second.leg.state(), BackendLeg::State::kPicked);
+  EXPECT_EQ(second.leg.server(), &srv(0));
+  EXPECT_EQ(be().queued.load(), 0);
+  EXPECT_EQ(be().queued_max.load(), 1);   // it was counted in the queue, as HAProxy counts it
+  EXPECT_EQ(srv(0).current_conns(), 1);
+  EXPECT_EQ(second.dequeued, 0);
 }
 
 TEST_F(BackendLegTest, NoUsableServerIsNotQueued) {
@@ -346,7 +367,7 @@ TEST_F(BackendLegTest, QueueTimeoutOnTheInjectedClock) {
   ASSERT_EQ(first.leg.pick(nullptr), BackendLeg::PickResult::kPicked);
   second.leg.attach(be());
   ASSERT_EQ(second.leg.pick(nullptr), BackendLeg::PickResult::kFull);
-  second.leg.enter_queue();
+  EXPECT_FALSE(second.leg.enter_queue());
   EXPECT_FALSE(second.leg.queue_expired(w().loop().now_ms()));
   clock.advance(300);
   test::run_turns(w().loop(), 1);
