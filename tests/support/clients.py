@@ -1,6 +1,6 @@
 """Clients and receivers for the integration tests: raw TCP clients and their bounded reads, Debian's
 nginx as a peer, HTTP GET, syslog receivers over UDP and UNIX datagrams, and `show info` /
-`show stat` through the CLI. Re-exported by sluice_harness, where tests import them from."""
+`show stat` through the CLI, and steady keep-alive HTTP clients. Re-exported by sluice_harness, where tests import them from."""
 from __future__ import annotations
 
 import contextlib
@@ -201,6 +201,99 @@ def http_get(port: int, path: str = "/", host: str = "127.0.0.1", timeout: float
 # ----------------------------------------------------------------------------------------------
 # Log receivers
 # ----------------------------------------------------------------------------------------------
+
+# ----------------------------------------------------------------------------------------------
+# Steady HTTP clients (soft stop and reload tests)
+# ----------------------------------------------------------------------------------------------
+
+def _read_return_response(sock: socket.socket, buf: bytearray):
+    """Reads one `return` response (content-length 2). None when the connection ended first."""
+    while True:
+        end = buf.find(b"\r\n\r\n")
+        if end >= 0 and len(buf) >= end + 4 + 2:
+            head = bytes(buf[:end + 4])
+            del buf[:end + 4 + 2]
+            return head
+        try:
+            data = sock.recv(65536)
+        except (ConnectionResetError, socket.timeout):
+            return None
+        if not data:
+            return None
+        buf += data
+
+
+class KeepAliveClients:
+    """`count` threads each sending `request` one after another on a keep-alive connection, to
+    a frontend that answers with `http-request return status 200 ... string "ok"`.
+    `reconnect`: a connection closed after a `connection: close` response is replaced by a new
+    one (as a client facing a reload does; a request saying `Connection: close` makes every
+    request a new connection). A failure is a request sent (or a connection refused) that got
+    no response, or a response that is not a 200."""
+
+    def __init__(self, port: int, count: int, reconnect: bool,
+                 request: bytes = b"GET /k HTTP/1.1\r\nHost: a\r\n\r\n"):
+        self.port, self.reconnect, self.request = port, reconnect, request
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.answered = 0
+        self.connected = 0
+        self.closes = 0
+        self.failures: list[str] = []
+        self.threads = [threading.Thread(target=self._run, daemon=True) for _ in range(count)]
+        for t in self.threads:
+            t.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                sock = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+            except OSError as e:
+                if self.stop.is_set():
+                    return
+                with self.lock:
+                    self.failures.append(f"connect: {e}")
+                time.sleep(0.01)
+                continue
+            with self.lock:
+                self.connected += 1
+            buf = bytearray()
+            served = 0
+            try:
+                while not self.stop.is_set():
+                    try:
+                        sock.sendall(self.request)
+                    except OSError as e:
+                        with self.lock:
+                            self.failures.append(f"send: {e}")
+                        break
+                    head = _read_return_response(sock, buf)
+                    if head is None:
+                        with self.lock:
+                            self.failures.append(f"no response (request {served + 1} of its "
+                                                 f"connection)")
+                        break
+                    if not head.startswith(b"HTTP/1.1 200 "):
+                        with self.lock:
+                            self.failures.append(f"status: {head[:20]!r}")
+                        break
+                    served += 1
+                    with self.lock:
+                        self.answered += 1
+                    if b"\r\nconnection: close\r\n" in head.lower():
+                        with self.lock:
+                            self.closes += 1
+                        break
+            finally:
+                sock.close()
+            if not self.reconnect:
+                return
+
+    def finish(self, timeout: float = 10.0) -> None:
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout)
+
 
 class _DatagramReceiver:
     def __init__(self, sock: socket.socket):

@@ -5,13 +5,11 @@ an idle machine and a scheduler time slice on a loaded one; a preloaded shim str
 50 ms on every listening socket so that each reload puts connections in it."""
 import os
 import shutil
-import socket
 import subprocess
-import threading
 
 import pytest
 
-from sluice_harness import free_port, slow_factor, wait_until
+from sluice_harness import KeepAliveClients, free_port, slow_factor, wait_until
 
 SHIM = r"""
 #define _GNU_SOURCE
@@ -57,48 +55,6 @@ frontend fe
 """
 
 
-class ChurnClients:
-    """Threads that each open a connection, send one request with `connection: close` and read
-    the answer, again and again. A failure is a connection refused or reset, or a request that
-    got no 200."""
-
-    def __init__(self, port: int, count: int):
-        self.port = port
-        self.stop = threading.Event()
-        self.lock = threading.Lock()
-        self.answered = 0
-        self.failures: list[str] = []
-        self.threads = [threading.Thread(target=self._run, daemon=True) for _ in range(count)]
-        for t in self.threads:
-            t.start()
-
-    def _run(self) -> None:
-        while not self.stop.is_set():
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=10) as s:
-                    s.sendall(b"GET /c HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-                    data = b""
-                    while True:
-                        chunk = s.recv(4096)
-                        if not chunk:
-                            break
-                        data += chunk
-                ok = data.startswith(b"HTTP/1.1 200")
-                with self.lock:
-                    if ok:
-                        self.answered += 1
-                    else:
-                        self.failures.append(f"answer: {data[:40]!r}")
-            except OSError as e:
-                with self.lock:
-                    self.failures.append(f"{type(e).__name__}: {e}")
-
-    def finish(self) -> None:
-        self.stop.set()
-        for t in self.threads:
-            t.join(timeout=15)
-
-
 def test_reloads_reset_no_queued_connection(cfg, sluice, slow_shutdown):
     if os.geteuid() != 0:
         pytest.skip("attaching the migration program needs CAP_BPF")
@@ -110,7 +66,9 @@ def test_reloads_reset_no_queued_connection(cfg, sluice, slow_shutdown):
     env = {"LD_PRELOAD": slow_shutdown,
            "ASAN_OPTIONS": (asan + ":" if asan else "") + "verify_asan_link_order=0"}
     old = sluice(path, wait_ports=[port], env=env)
-    clients = ChurnClients(port, 12)
+    # Every request says `Connection: close`: each one is a new connection to accept.
+    clients = KeepAliveClients(port, 12, reconnect=True,
+                               request=b"GET /c HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
     try:
         for _ in range(3):
             seen = clients.answered
