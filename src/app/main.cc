@@ -220,6 +220,16 @@ int run(int argc, char** argv) {
     return 0;
   }
 
+  // Signals are taken synchronously by the main thread (the loop at the end of run()); every
+  // thread started later inherits the blocked mask. Blocked before the first listener opens:
+  // whoever sees the port listening may signal at once (a SIGUSR1 right after a start, a
+  // SIGUSR2 from a reload script), and until then the default action would kill the process.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGHUP, SIGTTOU, SIGTTIN, SIGUSR2}) sigaddset(&sigs, s);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
   plan.process.debug = cmd.debug;
   proxy::Process process(plan.process);
   for (auto& p : plan.proxies) process.add_proxy(std::move(p));
@@ -248,13 +258,6 @@ int run(int argc, char** argv) {
     alert(r.error().message);
     return 1;
   }
-
-  // Signals are taken synchronously by this thread; workers inherit the blocked mask.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGHUP, SIGTTOU, SIGTTIN, SIGUSR2}) sigaddset(&sigs, s);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-  signal(SIGPIPE, SIG_IGN);
 
   bool daemon = (cmd.daemon || model.global.daemon) && !cmd.debug;
   std::string pidfile = !cmd.pidfile.empty() ? cmd.pidfile : model.global.pidfile;
