@@ -43,7 +43,9 @@ def hold(port, n):
 
 def test_multi_queue_on_balances_held_connections(cfg, sluice, short_tmp):
     # One socket served by 4 threads: every new connection goes to the least loaded thread,
-    # so with connections held open the threads differ by at most one.
+    # so with connections held open the threads differ by at most one per thread that accepts
+    # at the same moment: two threads accepting together read the same loads and may both
+    # pick the same least loaded one (a TSan run saw [10, 11, 10, 9] with two acceptors).
     with EchoServer() as echo:
         port, sock = free_port(), short_tmp / "s.sock"
         sluice(cfg(conf("    nbthread 4\n    tune.listener.multi-queue on", "", port, sock, echo.port)),
@@ -52,7 +54,8 @@ def test_multi_queue_on_balances_held_connections(cfg, sluice, short_tmp):
         a = activity(sock)
         started = a["sess_started"][1]
         assert sum(started) == 40
-        assert max(started) - min(started) <= 1, a
+        acceptors = sum(1 for n in a["accepted"][1] if n)
+        assert max(started) - min(started) <= max(1, acceptors), a
         assert a["accepted"][0] == 40
         assert a["accq_full"][0] == 0
         for c in conns:
