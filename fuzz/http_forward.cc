@@ -207,7 +207,7 @@ void forward_request(uint8_t mode, uint8_t ops, std::string_view in) {
   if (p.parse(in) != ParseStatus::kComplete) return;
   const http::RequestHead& h = p.head();
 
-  // HttpSession::on_request_head, then build_server_head.
+  // H1Connection::on_request_head, then build_server_head.
   http::StringStore st;
   std::vector<Header> f = h.headers;
   std::string_view target = http::normalize_target(h, st);

@@ -17,7 +17,7 @@
 
 #include "net/socket.h"
 #include "net/transport.h"
-#include "proxy/http_session.h"
+#include "proxy/h1_connection.h"
 #include "proxy/tcp_session.h"
 #include "proxy/worker.h"
 
@@ -240,7 +240,7 @@ void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, 
   fc.smax.raise_to(static_cast<uint64_t>(fe.feconn.current()));
   if (fe.settings.cli_keepalive.on && peer.family() != AF_UNIX)
     net::apply_keepalive(fd, fe.settings.cli_keepalive);
-  Session* s = fe.settings.http ? static_cast<Session*>(new HttpSession(*this, l, fd, peer))
+  Session* s = fe.settings.http ? static_cast<Session*>(new H1Connection(*this, l, fd, peer))
                                 : static_cast<Session*>(new TcpSession(*this, l, fd, peer));
   s->slots = std::move(slots);
   session_opened(s);

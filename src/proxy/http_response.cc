@@ -1,6 +1,6 @@
-// HttpSession, the response: its head, rules and body, local replies and error pages, counters
+// H1Connection, the response: its head, rules and body, local replies and error pages, counters
 // of statuses, and the end of a transaction.
-#include "proxy/http_session.h"
+#include "proxy/h1_connection.h"
 
 #include <unistd.h>
 
@@ -14,7 +14,7 @@
 #include "base/clock.h"
 #include "base/strings.h"
 #include "http/forward.h"
-#include "proxy/http_session_internal.h"
+#include "proxy/h1_internal.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
 #include "proxy/worker.h"
@@ -28,7 +28,7 @@ using log::FinalState;
 // ---------------------------------------------------------------------------------------------
 // Response side
 
-bool HttpSession::parse_response() {
+bool H1Connection::parse_response() {
   std::string_view in = view_of(sin_);
   if (in.empty()) {
     if (!s_eof_) return false;
@@ -193,7 +193,7 @@ bool HttpSession::parse_response() {
   return true;
 }
 
-bool HttpSession::response_body() {
+bool H1Connection::response_body() {
   if (res_done_) return false;
   BodyStep step = move_body(res_body_, res_left_, tx_->res_chunks, res_trailers_, sin_, to_cli_,
                             to_cli_off_, res_done_);
@@ -244,7 +244,7 @@ bool HttpSession::response_body() {
 // client connection closes, as HAProxy does. Closing at once would drop the queued bytes: a head
 // that arrived with the close never reached the client, which saw a bare close while the log
 // said 200.
-void HttpSession::server_abort(log::Termination term) {
+void H1Connection::server_abort(log::Termination term) {
   term_ = term;
   if (be_ && (!res_done_ || !req_done_)) count_server_abort(term.cause == Cause::kServerClose);
   res_done_ = req_done_ = true;   // nothing more moves; finish() must not count again
@@ -263,12 +263,12 @@ void HttpSession::server_abort(log::Termination term) {
   if (pending(to_cli_, to_cli_off_) == 0) close_now();
 }
 
-void HttpSession::release_backend() {
+void H1Connection::release_backend() {
   leg_.release();
   be_ = nullptr;
 }
 
-void HttpSession::count_server_abort(bool response_error) {
+void H1Connection::count_server_abort(bool response_error) {
   auto& bc = w_.be_counters(be_->index);
   bc.srv_abrt.add();
   if (response_error) bc.eresp.add();
@@ -279,7 +279,7 @@ void HttpSession::count_server_abort(bool response_error) {
   }
 }
 
-void HttpSession::count_response_status() {
+void H1Connection::count_response_status() {
   if (res_uncounted_ == 0) return;
   count_status(res_uncounted_);
   res_uncounted_ = 0;
@@ -291,17 +291,17 @@ int status_class(int status) { return status >= 100 && status < 600 ? status / 1
 
 // The status the client got, on the frontend and the backend. Pages sluice generates (502, 503,
 // 504, rule answers) count there only, not on the server, which sent none of them.
-void HttpSession::count_status(int status) {
+void H1Connection::count_status(int status) {
   int cls = status_class(status);
   w_.fe_counters(fe_.index).hrsp[cls].add();
   if (be_) w_.be_counters(be_->index).hrsp[cls].add();
 }
 
-void HttpSession::count_server_status(int status) {
+void H1Connection::count_server_status(int status) {
   if (be_ && leg_.server()) leg_.server_counters().hrsp[status_class(status)].add();
 }
 
-void HttpSession::local_reply(int status, log::Termination term, std::string bytes, bool close_after,
+void H1Connection::local_reply(int status, log::Termination term, std::string bytes, bool close_after,
                               bool announce_close) {
   status_ = status;
   term_ = term;
@@ -335,7 +335,7 @@ void HttpSession::local_reply(int status, log::Termination term, std::string byt
   phase_ = Phase::kExchange;
 }
 
-void HttpSession::error_reply(int status, log::Termination term, bool close_after,
+void H1Connection::error_reply(int status, log::Termination term, bool close_after,
                               bool announce_close) {
   const std::string* custom = nullptr;
   if (be_) custom = be_->settings.h.errorfile(status);
@@ -352,7 +352,7 @@ void HttpSession::error_reply(int status, log::Termination term, bool close_afte
 // and answer with an error page. The client connection stays usable when its request was
 // fully read: a 502, 503 or 504 keeps it persistent and the next pipelined request is served,
 // as in HAProxy.
-void HttpSession::server_error(int status, log::Termination term) {
+void H1Connection::server_error(int status, log::Termination term) {
   if (be_) {
     if (term.server_side() || term.cause == Cause::kProxy) {
       if (status == 502 || status == 504) {
@@ -365,7 +365,7 @@ void HttpSession::server_error(int status, log::Termination term) {
   error_reply(status, term, !req_done_);
 }
 
-void HttpSession::drop_server() {
+void H1Connection::drop_server() {
   leave_queue();
   if (sc_) {
     w_.close_server_conn(sc_);
@@ -381,7 +381,7 @@ void HttpSession::drop_server() {
   server_close_ = true;
 }
 
-void HttpSession::detach_server(bool reusable) {
+void H1Connection::detach_server(bool reusable) {
   if (!sc_) return;
   if (sin_) {
     if (!sin_->empty()) reusable = false;
@@ -400,7 +400,7 @@ void HttpSession::detach_server(bool reusable) {
   sc_ = nullptr;
 }
 
-void HttpSession::end_transaction() {
+void H1Connection::end_transaction() {
   count_response_status();
   // %B counts what the server sent to the client: bytes read past the end of the response
   // (a server sending more than its length) are dropped with the connection, not sent. Without
@@ -457,7 +457,7 @@ void HttpSession::end_transaction() {
 // Whether the client connection closes once this transaction is over. A soft stop closes it
 // unless the response already told the client that the connection stays open: its next request
 // is then awaited (and answered with `connection: close`) rather than lost in a close.
-bool HttpSession::closes_after_transaction() const {
+bool H1Connection::closes_after_transaction() const {
   return client_close_ || c_eof_ || (soft_stop_ && !keepalive_promised_);
 }
 

@@ -1,7 +1,7 @@
-// HttpSession, the request on its way to a server: frontend and backend rules, the backend
+// H1Connection, the request on its way to a server: frontend and backend rules, the backend
 // choice, the request body, and the server side: its backend leg (pick, queue, connect, retries:
 // proxy/backend_leg.h), the server connection (reused or new) and the server socket.
-#include "proxy/http_session.h"
+#include "proxy/h1_connection.h"
 
 #include <unistd.h>
 
@@ -15,7 +15,7 @@
 #include "base/clock.h"
 #include "base/strings.h"
 #include "http/forward.h"
-#include "proxy/http_session_internal.h"
+#include "proxy/h1_internal.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
 #include "proxy/worker.h"
@@ -27,7 +27,7 @@ using log::Cause;
 using log::FinalState;
 
 // Frontend rules, backend choice, backend rules. False when the request was answered locally.
-bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
+bool H1Connection::route(rules::HeadEdit& edit, rules::RequestView& view) {
   // deny / return: the proxy's page for the status, or the rule's own response.
   auto reply = [&](const rules::Verdict& v, int st, log::Termination term) {
     if (v.errorpage && http::has_error_page(st)) error_reply(st, term, false);
@@ -122,7 +122,7 @@ bool HttpSession::route(rules::HeadEdit& edit, rules::RequestView& view) {
   return true;
 }
 
-bool HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& view) {
+bool H1Connection::build_server_head(rules::HeadEdit& edit, rules::RequestView& view) {
   using CM = HttpSettings::ConnMode;
   const auto& fh = fe_.settings.h;
   const auto& bh = be_->settings.h;
@@ -197,7 +197,7 @@ bool HttpSession::build_server_head(rules::HeadEdit& edit, rules::RequestView& v
 
 // Moves request body bytes from the client buffer to the server queue, re-chunking chunked
 // bodies.
-bool HttpSession::request_body() {
+bool H1Connection::request_body() {
   if (req_done_) return false;
   BodyStep step = move_body(req_body_, req_left_, tx_->req_chunks, req_trailers_, cin_, to_srv_,
                             to_srv_off_, req_done_, req_rechunk_);
@@ -234,7 +234,7 @@ bool HttpSession::request_body() {
 // ---------------------------------------------------------------------------------------------
 // Server side
 
-void HttpSession::connect_server() {
+void H1Connection::connect_server() {
   phase_ = Phase::kConnect;
   switch (leg_.pick(&lb_key_)) {
     case BackendLeg::PickResult::kPicked:
@@ -249,7 +249,7 @@ void HttpSession::connect_server() {
   }
 }
 
-void HttpSession::enter_queue() {
+void H1Connection::enter_queue() {
   phase_ = Phase::kQueued;
   if (leg_.enter_queue()) {
     start_connect();
@@ -258,13 +258,13 @@ void HttpSession::enter_queue() {
   arm_timeout();
 }
 
-void HttpSession::leave_queue() {
+void H1Connection::leave_queue() {
   if (phase_ != Phase::kQueued) return;
   leg_.leave_queue();
   phase_ = Phase::kConnect;
 }
 
-bool HttpSession::retry_from_queue() {
+bool H1Connection::retry_from_queue() {
   if (phase_ != Phase::kQueued) return true;
   if (!leg_.take_queued_slot()) return false;
   phase_ = Phase::kConnect;
@@ -274,7 +274,7 @@ bool HttpSession::retry_from_queue() {
   return true;
 }
 
-void HttpSession::start_connect() {
+void H1Connection::start_connect() {
   phase_ = Phase::kConnect;
   const int global = leg_.server_global();
   // http-reuse: a private connection first (`never`, or one this client made private), then
@@ -356,7 +356,7 @@ void HttpSession::start_connect() {
   arm_timeout();
 }
 
-void HttpSession::on_connected() {
+void H1Connection::on_connected() {
   s_connecting_ = false;
   s_wr_ = true;
   leg_.connected();
@@ -371,7 +371,7 @@ void HttpSession::on_connected() {
 
 // A failed attempt (or an expired queue wait): the backend leg decides between another attempt
 // and a 503.
-void HttpSession::on_connect_failed(const ConnectError& e) {
+void H1Connection::on_connect_failed(const ConnectError& e) {
   if (sc_) {
     w_.close_server_conn(sc_);
     sc_ = nullptr;
@@ -391,7 +391,7 @@ void HttpSession::on_connect_failed(const ConnectError& e) {
   }
 }
 
-bool HttpSession::write_server() {
+bool H1Connection::write_server() {
   if (!sc_ || s_connecting_ || !s_wr_ || pending(to_srv_, to_srv_off_) == 0) return false;
   if (w_.sends_batched()) {
     w_.queue_flush(this);
@@ -419,7 +419,7 @@ bool HttpSession::write_server() {
   return false;
 }
 
-bool HttpSession::read_server() {
+bool H1Connection::read_server() {
   if (!sc_ || s_connecting_ || s_eof_ || !s_rd_) return false;
   if (pending(to_cli_, to_cli_off_) >= kHighWater) return false;
   if (!sin_ && !(sin_ = w_.buffers().try_get())) {
@@ -444,7 +444,7 @@ bool HttpSession::read_server() {
 
 // The worker's buffer pool could not have memory (BufferPool::try_get): this connection cannot
 // move bytes and ends as a resource failure (`R` in the log, HAProxy's letter; eint counted).
-void HttpSession::out_of_memory() {
+void H1Connection::out_of_memory() {
   w_.fe_counters(fe_.index).eint.add();
   finish(phase_ == Phase::kIdle ? log::Termination{Cause::kResource, FinalState::kRequest} : log::Termination{Cause::kResource, FinalState::kData});
 }

@@ -8,7 +8,7 @@
 #include "net/socket.h"
 #include "net/transport.h"
 #include "core/thread_plan.h"
-#include "proxy/http_session.h"
+#include "proxy/h1_connection.h"
 #include "proxy/tcp_session.h"
 
 namespace sluice::proxy {

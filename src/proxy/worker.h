@@ -12,7 +12,7 @@
 //     its listener down (net::stop_listening()), close_listeners(), every session gets
 //     on_soft_stop() (HTTP: every later response says `connection: close`; a keep-alive
 //     connection between requests gets kStopGraceMs for its next one, then closes with a
-//     FIN and lingers: HttpSession::begin_linger()), idle server connections close
+//     FIN and lingers: H1Connection::begin_linger()), idle server connections close
 //   STOPPING --maybe_finish_soft_stop(): no session, no queued hand-off (and, for the worker
 //     serving the stats sockets, no other worker left: request_finish_check())--> ENDED
 //   STOPPING --request_stop() (`hard-stop-after`, or SIGINT/SIGTERM)--> ENDED
@@ -37,7 +37,7 @@
 
 namespace sluice::proxy {
 
-class HttpSession;
+class H1Connection;
 struct HttpCodecs;
 class Session;
 // What `tcp-request` rules read for a connection accepted on `l` from `peer` (accept.cc): src,
@@ -56,7 +56,7 @@ struct ServerConn : core::IoHandler, core::Deferred {
   Worker* w = nullptr;
   net::RawTransport io;           // the server connection
   int srv_global = -1;            // global server index (Process::server_by_global_index)
-  HttpSession* owner = nullptr;   // null while idle in the pool
+  H1Connection* owner = nullptr;   // null while idle in the pool
   uint32_t requests = 0;          // requests it carried
   uint64_t idle_since_ms = 0;
   bool pooled = false;            // in the worker's idle list

@@ -1,7 +1,7 @@
 #pragma once
 // The HTTP services of the stats module: the statistics page (`stats uri`, `stats auth`, ...)
 // and the Prometheus exporter (`http-request use-service prometheus-exporter`). The HTTP
-// transaction (proxy::HttpSession) hands over what it parsed of the request and sends the
+// transaction (proxy::H1Connection) hands over what it parsed of the request and sends the
 // Reply: it frames the body (chunked, with a length, or the head alone for HEAD), counts and
 // logs it as for any answer it generates. Nothing here touches a socket. Any thread (reads the
 // StatsSource, which any thread may).

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/timer_wheel.h"
-#include "proxy/http_session.h"
+#include "proxy/h1_connection.h"
 #include "support/cpp/manual_clock.h"
 #include "unit/proxy/proxy_fixture.h"
 

@@ -1,5 +1,5 @@
-// HttpSession: tunnels, timeouts, the soft stop, closing, and the log line.
-#include "proxy/http_session.h"
+// H1Connection: tunnels, timeouts, the soft stop, closing, and the log line.
+#include "proxy/h1_connection.h"
 
 #include <unistd.h>
 
@@ -14,7 +14,7 @@
 #include "base/strings.h"
 #include "http/forward.h"
 #include "log/line.h"
-#include "proxy/http_session_internal.h"
+#include "proxy/h1_internal.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
 #include "proxy/worker.h"
@@ -28,7 +28,7 @@ using log::FinalState;
 // ---------------------------------------------------------------------------------------------
 // Tunnel (101 Switching Protocols, 2xx to CONNECT): bytes flow untouched both ways.
 
-void HttpSession::enter_tunnel() {
+void H1Connection::enter_tunnel() {
   phase_ = Phase::kTunnel;
   req_done_ = true;
   // Whatever already arrived after the heads belongs to the tunnel.
@@ -42,7 +42,7 @@ void HttpSession::enter_tunnel() {
   }
 }
 
-bool HttpSession::tunnel() {
+bool H1Connection::tunnel() {
   bool progress = false;
   progress |= read_client();
   if (phase_ == Phase::kClosed) return false;
@@ -94,7 +94,7 @@ bool HttpSession::tunnel() {
 // Tunnelled server bytes were counted when read; those still queued when the tunnel ends never
 // reached the client, and the log line (%B) and the byte counters say what was delivered.
 // (Only unsent bytes of the rewritten 101/2xx head could also be queued: at most what was read.)
-void HttpSession::uncount_undelivered() {
+void H1Connection::uncount_undelivered() {
   uint64_t lost = std::min<uint64_t>(pending(to_cli_, to_cli_off_), bytes_out_);
   if (lost == 0) return;
   bytes_out_ -= lost;
@@ -106,7 +106,7 @@ void HttpSession::uncount_undelivered() {
 // ---------------------------------------------------------------------------------------------
 // Timeouts
 
-uint64_t HttpSession::deadline() const {
+uint64_t H1Connection::deadline() const {
   const Timeouts& fto = fe_.settings.timeouts;
   const Timeouts& bto = be_ ? be_->settings.timeouts : fto;
   uint64_t d = 0;
@@ -159,23 +159,23 @@ uint64_t HttpSession::deadline() const {
 // other side is slow to take what it already sent (kHighWater) is not idle by its own doing: a
 // client that reads a large response slowly is a client timeout (cD), not the server's (sD),
 // and a server that reads an upload slowly is not the client's timeout.
-bool HttpSession::client_timeout_runs() const {
+bool H1Connection::client_timeout_runs() const {
   if (pending(to_cli_, to_cli_off_) > 0) return true;
   return !req_done_ && pending(to_srv_, to_srv_off_) < kHighWater;
 }
 
-bool HttpSession::server_timeout_runs() const {
+bool H1Connection::server_timeout_runs() const {
   if (!sc_) return false;
   if (pending(to_srv_, to_srv_off_) > 0) return true;
   return !res_done_ && pending(to_cli_, to_cli_off_) < kHighWater;
 }
 
-void HttpSession::arm_timeout() {
+void H1Connection::arm_timeout() {
   if (phase_ == Phase::kClosed) return;
   w_.loop().timers().arm_lazy(timer_, deadline());
 }
 
-void HttpSession::on_timer(core::Timer&) {
+void H1Connection::on_timer(core::Timer&) {
   if (phase_ == Phase::kClosed) return;
   uint64_t now = w_.loop().now_ms();
   uint64_t d = deadline();
@@ -260,11 +260,11 @@ void HttpSession::on_timer(core::Timer&) {
 // ---------------------------------------------------------------------------------------------
 // Ending
 
-void HttpSession::flush_sends() {
+void H1Connection::flush_sends() {
   if (phase_ != Phase::kClosed) pump();
 }
 
-void HttpSession::on_soft_stop() {
+void H1Connection::on_soft_stop() {
   // Every response from now on says `connection: close` (soft_stop_ is part of that decision).
   soft_stop_ = true;
   // A keep-alive connection between two requests may have the next one on the wire, or its
@@ -282,7 +282,7 @@ void HttpSession::on_soft_stop() {
 
 // The last bytes of a closing connection are out. A soft-stopping process lingers (see
 // begin_linger()); otherwise the connection closes at once, as before.
-void HttpSession::close_after_last_bytes() {
+void H1Connection::close_after_last_bytes() {
   if (soft_stop_ && !c_eof_ && !fe_.settings.nolinger) {
     begin_linger();
   } else {
@@ -294,7 +294,7 @@ void HttpSession::close_after_last_bytes() {
 // until its own FIN, for at most kLingerMs: a close() with unread input would reset the
 // connection, and a client could neither read the last response reliably nor know that its
 // next request was never seen.
-void HttpSession::begin_linger() {
+void H1Connection::begin_linger() {
   logged_ = true;   // as in close_now(): a closing transaction was logged already
   cio_.shutdown_write();
   c_shut_ = true;
@@ -310,7 +310,7 @@ void HttpSession::begin_linger() {
   arm_timeout();
 }
 
-bool HttpSession::linger() {
+bool H1Connection::linger() {
   if (!c_rd_) return false;
   char drop[4096];
   for (;;) {
@@ -325,7 +325,7 @@ bool HttpSession::linger() {
   }
 }
 
-void HttpSession::describe(SessionInfo* info) const {
+void H1Connection::describe(SessionInfo* info) const {
   info->listener = &l_;
   info->backend = be_;
   info->server = leg_.server();
@@ -350,18 +350,18 @@ void HttpSession::describe(SessionInfo* info) const {
   info->server_fd = sc_ ? sc_->io.fd() : -1;
 }
 
-void HttpSession::abort(const char* reason) {
+void H1Connection::abort(const char* reason) {
   (void)reason;
   finish({Cause::kKilled, FinalState::kData});
 }
 
 // Closing after the last response was flushed: the transaction was already logged.
-void HttpSession::close_now() {
+void H1Connection::close_now() {
   logged_ = true;
   finish({Cause::kNone, FinalState::kNone});
 }
 
-void HttpSession::finish(log::Termination term) {
+void H1Connection::finish(log::Termination term) {
   if (phase_ == Phase::kClosed) return;
   leave_queue();
   count_response_status();
@@ -411,7 +411,7 @@ void HttpSession::finish(log::Termination term) {
   w_.session_closed(this);
 }
 
-void HttpSession::log_transaction() {
+void H1Connection::log_transaction() {
   if (logged_) return;
   logged_ = true;
   const auto& s = fe_.settings;

@@ -1,4 +1,4 @@
-#include "proxy/http_session.h"
+#include "proxy/h1_connection.h"
 
 #include <unistd.h>
 
@@ -12,7 +12,7 @@
 #include "base/clock.h"
 #include "base/strings.h"
 #include "http/forward.h"
-#include "proxy/http_session_internal.h"
+#include "proxy/h1_internal.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
 #include "proxy/stats_view.h"
@@ -25,7 +25,7 @@ using log::Cause;
 using log::FinalState;
 
 
-HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddress& client)
+H1Connection::H1Connection(Worker& w, Listener& l, int fd, const net::SocketAddress& client)
     : w_(w),
       l_(l),
       fe_(*l.proxy),
@@ -41,7 +41,7 @@ HttpSession::HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddres
 }
 
 
-void HttpSession::start_codecs() {
+void H1Connection::start_codecs() {
   http::Limits lim;
   auto bufsize = static_cast<std::size_t>(w_.process().settings().bufsize);
   // A start line longer than the buffer can hold is a 414; the head limit leaves HAProxy's
@@ -67,7 +67,7 @@ void HttpSession::start_codecs() {
   tx_->res_chunks.reset();
 }
 
-void HttpSession::release_codecs() {
+void H1Connection::release_codecs() {
   // A keep-alive request then allocates neither the object nor its field lists (they keep their
   // storage). Bounded: a burst does not leave its codecs behind.
   constexpr std::size_t kSpareCodecs = 64;
@@ -86,13 +86,13 @@ void HttpSession::release_codecs() {
   tx_.reset();
 }
 
-HttpSession::~HttpSession() { SLUICE_ASSERT(phase_ == Phase::kClosed); }
+H1Connection::~H1Connection() { SLUICE_ASSERT(phase_ == Phase::kClosed); }
 
-const HttpSettings& HttpSession::be_http() const {
+const HttpSettings& H1Connection::be_http() const {
   return be_ ? be_->settings.h : fe_.settings.h;
 }
 
-void HttpSession::start() {
+void H1Connection::start() {
   if (!cio_.watch(w_.loop(), &cend_)) {
     w_.fe_counters(fe_.index).eint.add();
     quiet_ = true;
@@ -113,7 +113,7 @@ void HttpSession::start() {
 // ---------------------------------------------------------------------------------------------
 // Event plumbing
 
-void HttpSession::on_client_io(uint32_t events) {
+void H1Connection::on_client_io(uint32_t events) {
   if (phase_ == Phase::kClosed) return;
   const net::Readiness r = net::decode_readiness(events);
   if (r.readable()) c_rd_ = true;
@@ -126,7 +126,7 @@ void HttpSession::on_client_io(uint32_t events) {
   pump();
 }
 
-void HttpSession::on_server_io(uint32_t events) {
+void H1Connection::on_server_io(uint32_t events) {
   if (phase_ == Phase::kClosed) return;
   if (!sc_) {
     // Our private idle connection (http-reuse never) was closed by the server.
@@ -158,7 +158,7 @@ void HttpSession::on_server_io(uint32_t events) {
   pump();
 }
 
-void HttpSession::pump() {
+void H1Connection::pump() {
   // Re-entered from a state change made inside a step (a queued session getting its slot):
   // the running loop sees the new state on its next turn.
   if (in_pump_) return;
@@ -172,7 +172,7 @@ void HttpSession::pump() {
   arm_timeout();
 }
 
-bool HttpSession::step() {
+bool H1Connection::step() {
 #define SLUICE_STEP(call)                       \
   do {                                          \
     progress |= (call);                         \
@@ -237,7 +237,7 @@ bool HttpSession::step() {
 // ---------------------------------------------------------------------------------------------
 // Client side
 
-bool HttpSession::read_client() {
+bool H1Connection::read_client() {
   if (c_eof_ || !c_rd_) return false;
   // Only what the current state can use: a request head, its body, or tunnelled bytes.
   // Pipelined requests wait in the kernel until the current transaction ends.
@@ -280,7 +280,7 @@ bool HttpSession::read_client() {
   return true;
 }
 
-bool HttpSession::write_client() {
+bool H1Connection::write_client() {
   if (pending(to_cli_, to_cli_off_) == 0 || !c_wr_) return false;
   if (w_.sends_batched()) {
     w_.queue_flush(this);
@@ -318,7 +318,7 @@ bool HttpSession::write_client() {
   return false;
 }
 
-bool HttpSession::parse_request() {
+bool H1Connection::parse_request() {
   std::string_view in = view_of(cin_);
   if (std::size_t blank = std::min(in.find_first_not_of("\r\n"), in.size()); blank > 0) {
     // CR/LF before a request line are skipped in any number (1.1): dropped here so that they
@@ -379,7 +379,7 @@ bool HttpSession::parse_request() {
   return false;
 }
 
-void HttpSession::capture_error(bool response, std::string_view bytes, http::ParseError why) {
+void H1Connection::capture_error(bool response, std::string_view bytes, http::ParseError why) {
   stats::ErrorSnapshot e;
   e.response = response;
   const Proxy& owner = response && be_ ? *be_ : fe_;
@@ -400,7 +400,7 @@ void HttpSession::capture_error(bool response, std::string_view bytes, http::Par
   w_.capture_error(std::move(e));
 }
 
-void HttpSession::reject_request(int status, log::Termination term) {
+void H1Connection::reject_request(int status, log::Termination term) {
   w_.fe_counters(fe_.index).ereq.add();
   w_.fe_counters(fe_.index).req_tot.add();
   req_line_ = "<BADREQ>";
@@ -415,7 +415,7 @@ void HttpSession::reject_request(int status, log::Termination term) {
   error_reply(status, term, true, false);
 }
 
-void HttpSession::begin_transaction() {
+void H1Connection::begin_transaction() {
   // `tcp-request content` rules: in HTTP mode HAProxy runs them once a request is there, before
   // any HTTP processing, and again for each request of the connection.
   if (!fe_.settings.tcp_content_rules.empty() && !content_allowed()) return;
@@ -489,7 +489,7 @@ void HttpSession::begin_transaction() {
   connect_server();
 }
 
-bool HttpSession::content_allowed() {
+bool H1Connection::content_allowed() {
   if (w_.content_allowed(l_, cio_.fd(), client_)) return true;
   // As HAProxy: a denied request on the frontend (not a request in req_tot, no status), closed
   // without a response and logged `PR` with "<BADREQ>" and no request timer.
@@ -502,7 +502,7 @@ bool HttpSession::content_allowed() {
 
 // `capture request|response header`: the value of the last field with each name, cut to its
 // length ("" when absent).
-void HttpSession::capture_fields(const std::vector<std::pair<std::string, int>>& caps,
+void H1Connection::capture_fields(const std::vector<std::pair<std::string, int>>& caps,
                                  const std::vector<http::Header>& fields,
                                  std::vector<std::string>& out) {
   out.resize(caps.size());
@@ -517,7 +517,7 @@ void HttpSession::capture_fields(const std::vector<std::pair<std::string, int>>&
 // Called with the request head still in cin_. A body that already arrived whole is passed over,
 // so that the answer leaves the connection usable for the next pipelined request; one still on
 // its way is not waited for, and the connection closes after the answer as before.
-void HttpSession::skip_buffered_body() {
+void H1Connection::skip_buffered_body() {
   if (req_done_) return;
   std::string_view body = view_of(cin_).substr(tx_->req_parser.consumed());
   if (req_body_ == http::BodyKind::kContentLength) {
@@ -567,7 +567,7 @@ stats::ServiceRequest service_request(http::Method method, const rules::HeadEdit
 
 // `stats uri` (the page of `px`, the frontend or the backend): the service says whether the
 // request is the page's and what to answer. True when the request was answered.
-bool HttpSession::serve_stats(const Proxy& px, const rules::HeadEdit& edit) {
+bool H1Connection::serve_stats(const Proxy& px, const rules::HeadEdit& edit) {
   const stats::PageSettings& sp = px.settings.h.stats;
   if (!sp.enabled) return false;
   StatsView view(w_.process());
@@ -580,7 +580,7 @@ bool HttpSession::serve_stats(const Proxy& px, const rules::HeadEdit& edit) {
 }
 
 // `use-service prometheus-exporter`.
-void HttpSession::serve_metrics(const rules::HeadEdit& edit) {
+void H1Connection::serve_metrics(const rules::HeadEdit& edit) {
   skip_buffered_body();
   StatsView view(w_.process());
   send_service_reply(stats::HttpService(view).prometheus(service_request(req_method_, edit)));
@@ -588,7 +588,7 @@ void HttpSession::serve_metrics(const rules::HeadEdit& edit) {
 
 // A stats service's answer as bytes. A page is a 200 generated by sluice: chunked for HTTP/1.1
 // requests, with a length for HTTP/1.0 ones, the head alone for HEAD.
-void HttpSession::send_service_reply(stats::Reply r) {
+void H1Connection::send_service_reply(stats::Reply r) {
   using K = stats::Reply::Kind;
   switch (r.kind) {
     case K::kNotMine:

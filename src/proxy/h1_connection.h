@@ -64,10 +64,10 @@ namespace sluice::proxy {
 class Worker;
 struct ServerConn;
 
-class HttpSession : public Session {
+class H1Connection : public Session {
  public:
-  HttpSession(Worker& w, Listener& l, int fd, const net::SocketAddress& client);
-  ~HttpSession() override;
+  H1Connection(Worker& w, Listener& l, int fd, const net::SocketAddress& client);
+  ~H1Connection() override;
 
   void start() override;
   void abort(const char* reason) override;
@@ -87,7 +87,7 @@ class HttpSession : public Session {
   void begin_linger();
   bool linger();
   struct ClientEnd : core::IoHandler {
-    HttpSession* s = nullptr;
+    H1Connection* s = nullptr;
     void on_io(uint32_t events) override { s->on_client_io(events); }
   };
   // kLinger: sluice's FIN was sent; the client's input is read and dropped until its own FIN

@@ -1,6 +1,6 @@
 #pragma once
-// What the files of HttpSession (http_session.cc, http_routing.cc, http_response.cc,
-// http_session_end.cc) share: buffer and queue helpers, the socket read and write steps on a
+// What the files of H1Connection (h1_connection.cc, http_routing.cc, http_response.cc,
+// h1_connection_end.cc) share: buffer and queue helpers, the socket read and write steps on a
 // transport, body moves, the bytes of local replies. Internal to proxy. Worker-local.
 #include <sys/types.h>
 
