@@ -15,7 +15,6 @@
 #include "proxy/h1_internal.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
-#include "proxy/stats_view.h"
 #include "proxy/worker.h"
 
 namespace sluice::proxy {
@@ -30,12 +29,10 @@ H1Connection::H1Connection(Worker& w, Listener& l, int fd, const net::SocketAddr
       l_(l),
       fe_(*l.proxy),
       cio_(fd),
-      client_(client),
       t_accept_ms_(w.loop().now_ms()),
-      t_idle_ms_(t_accept_ms_),
-      c_last_ms_(t_idle_ms_),
-      s_last_ms_(t_idle_ms_),
-      leg_(w, *this, client_, l.port),
+      c_last_ms_(t_accept_ms_),
+      s_last_ms_(t_accept_ms_),
+      txn_(w, l, *this, client),
       timer_(this) {
   cend_.s = this;
 }
@@ -88,14 +85,10 @@ void H1Connection::release_codecs() {
 
 H1Connection::~H1Connection() { SLUICE_ASSERT(phase_ == Phase::kClosed); }
 
-const HttpSettings& H1Connection::be_http() const {
-  return be_ ? be_->settings.h : fe_.settings.h;
-}
-
 void H1Connection::start() {
   if (!cio_.watch(w_.loop(), &cend_)) {
-    w_.fe_counters(fe_.index).eint.add();
-    quiet_ = true;
+    txn_.count_internal_error();
+    txn_.quiet = true;
     finish({Cause::kProxy, FinalState::kRequest});
     return;
   }
@@ -104,7 +97,7 @@ void H1Connection::start() {
     std::string local = l_.addr.kind == net::ListenAddress::Kind::kInet ? l_.addr.addr.to_string()
                                                                           : l_.addr.text;
     w_.logs().send(s.logs, kInfo,
-                   fmt::format("Connect from {} to {} ({}/HTTP)", client_.to_string(), local,
+                   fmt::format("Connect from {} to {} ({}/HTTP)", txn_.client().to_string(), local,
                                s.name));
   }
   arm_timeout();
@@ -209,7 +202,7 @@ bool H1Connection::step() {
       if (phase_ == Phase::kExchange && c_err_ && !res_done_) {
         // The client reset the connection while its request was being served. Before any
         // response byte HAProxy logs it as a 400 with the termination state `CH--`.
-        if (!res_head_sent_ && status_ == -1) status_ = 400;
+        if (!res_head_sent_ && txn_.status == -1) txn_.status = 400;
         finish(res_head_sent_ ? log::Termination{Cause::kClientClose, FinalState::kData} : log::Termination{Cause::kClientClose, FinalState::kHeaders});
         return false;
       }
@@ -267,16 +260,12 @@ bool H1Connection::read_client() {
   }
   uint64_t now = w_.loop().now_ms();
   c_last_ms_ = now;
-  if (phase_ == Phase::kIdle && t_first_byte_ms_ == 0 &&
+  if (phase_ == Phase::kIdle && txn_.t_first_byte_ms == 0 &&
       view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos) {
     // CR/LF between requests do not start one (3.4): the keep-alive timeout still runs.
-    t_first_byte_ms_ = now;
-    t_first_byte_wall_us_ = base::wall_us();
+    txn_.first_byte(now);
   }
-  auto un = static_cast<uint64_t>(n);
-  w_.fe_counters(fe_.index).bin.add(un);
-  if (be_) w_.be_counters(be_->index).bin.add(un);
-  if (leg_.server()) leg_.server_counters().bin.add(un);
+  txn_.count_in(static_cast<uint64_t>(n));
   return true;
 }
 
@@ -302,7 +291,7 @@ bool H1Connection::write_client() {
   if (n > 0 && server_held) s_last_ms_ = w_.loop().now_ms();
   if (n > 0 && res_head_unsent_ && from + static_cast<std::size_t>(n) > res_head_at_) {
     res_head_unsent_ = false;
-    count_response_status();
+    txn_.count_response_status();
   }
   if (n > 0) {
     c_last_ms_ = w_.loop().now_ms();
@@ -332,9 +321,9 @@ bool H1Connection::parse_request() {
     if (c_eof_) {
       // Closed between requests: silent after a keep-alive response; on a fresh connection
       // HAProxy logs it as a 400 CR that nobody receives.
-      if (!first_request_ || (fe_.settings.dontlognull)) quiet_ = true;
-      status_ = first_request_ ? 400 : -1;
-      if (!quiet_) req_line_ = "<BADREQ>";
+      if (!first_request_ || (fe_.settings.dontlognull)) txn_.quiet = true;
+      txn_.status = first_request_ ? 400 : -1;
+      if (!txn_.quiet) txn_.req_line = "<BADREQ>";
       finish({Cause::kClientClose, FinalState::kRequest});
     }
     return false;
@@ -345,23 +334,23 @@ bool H1Connection::parse_request() {
       if (c_eof_) {
         // Only blank lines so far count as nothing received.
         bool blank = in.find_first_not_of("\r\n") == std::string_view::npos;
-        if (blank && !first_request_) quiet_ = true;
-        if (blank && fe_.settings.dontlognull) quiet_ = true;
-        status_ = 400;
-        req_line_ = "<BADREQ>";
-        if (!blank) w_.fe_counters(fe_.index).ereq.add();
+        if (blank && !first_request_) txn_.quiet = true;
+        if (blank && fe_.settings.dontlognull) txn_.quiet = true;
+        txn_.status = 400;
+        txn_.req_line = "<BADREQ>";
+        if (!blank) txn_.count_bad_request();
         finish({Cause::kClientClose, FinalState::kRequest});
         return false;
       }
       if (cin_->room() == 0 && cin_->head == 0) {
         // The head does not fit in a buffer.
-        capture_error(false, in, http::ParseError::kHeadTooLarge);
+        txn_.capture_error(false, in, http::ParseError::kHeadTooLarge);
         reject_request(431, {Cause::kProxy, FinalState::kRequest});
         return true;
       }
       return false;
     case http::ParseStatus::kError: {
-      capture_error(false, in, tx_->req_parser.error());
+      txn_.capture_error(false, in, tx_->req_parser.error());
       int status = tx_->req_parser.error_status();
       // The HTTP/2 preface on a connection that already carried HTTP/1 requests (2.8).
       if (tx_->req_parser.error() == http::ParseError::kPriMethod && !first_request_) status = 405;
@@ -372,41 +361,19 @@ bool H1Connection::parse_request() {
       // A violation let through by accept-unsafe-violations-in-http-request is still recorded
       // for `show errors`, as HAProxy records it.
       if (tx_->req_parser.tolerated() != http::ParseError::kNone)
-        capture_error(false, in, tx_->req_parser.tolerated());
+        txn_.capture_error(false, in, tx_->req_parser.tolerated());
       begin_transaction();
       return true;
   }
   return false;
 }
 
-void H1Connection::capture_error(bool response, std::string_view bytes, http::ParseError why) {
-  stats::ErrorSnapshot e;
-  e.response = response;
-  const Proxy& owner = response && be_ ? *be_ : fe_;
-  const Proxy* other = response ? &fe_ : be_;
-  e.proxy = owner.index;
-  e.proxy_name = owner.settings.name;
-  e.proxy_id = owner.settings.id;
-  e.other_name = other ? other->settings.name : "<NONE>";
-  e.other_id = other ? other->settings.id : -1;
-  const lb::Server* srv = leg_.server();
-  e.server_name = response && srv ? srv->name() : "<NONE>";
-  e.server_id = response && srv ? srv->settings().id : -1;
-  e.wall_us = base::wall_us();
-  e.source = client_.to_string();
-  e.reason = http::to_string(why);
-  e.len = bytes.size();
-  e.bytes.assign(bytes);
-  w_.capture_error(std::move(e));
-}
-
 void H1Connection::reject_request(int status, log::Termination term) {
-  w_.fe_counters(fe_.index).ereq.add();
-  w_.fe_counters(fe_.index).req_tot.add();
-  req_line_ = "<BADREQ>";
-  if (t_first_byte_ms_ == 0) {
-    t_first_byte_ms_ = w_.loop().now_ms();
-    t_first_byte_wall_us_ = base::wall_us();
+  txn_.count_rejected_request();
+  txn_.req_line = "<BADREQ>";
+  if (txn_.t_first_byte_ms == 0) {
+    txn_.t_first_byte_ms = w_.loop().now_ms();
+    txn_.t_first_byte_wall_us = base::wall_us();
   }
   // Whatever follows the bad head is not a request: drop it and close.
   if (cin_) cin_->reset();
@@ -418,33 +385,12 @@ void H1Connection::reject_request(int status, log::Termination term) {
 void H1Connection::begin_transaction() {
   // `tcp-request content` rules: in HTTP mode HAProxy runs them once a request is there, before
   // any HTTP processing, and again for each request of the connection.
-  if (!fe_.settings.tcp_content_rules.empty() && !content_allowed()) return;
+  if (!fe_.settings.tcp_content_rules.empty() && !txn_.content_allowed(cio_.fd())) {
+    finish({Cause::kProxy, FinalState::kRequest});
+    return;
+  }
   const http::RequestHead& head = tx_->req_parser.head();
-  uint64_t now = w_.loop().now_ms();
-  if (t_first_byte_ms_ == 0) {
-    t_first_byte_ms_ = now;
-    t_first_byte_wall_us_ = base::wall_us();
-  }
-  t_head_ms_ = now;
   ++requests_;
-  // Before any rule changes the head, as HAProxy captures.
-  if (!fe_.settings.h.capture_request.empty())
-    capture_fields(fe_.settings.h.capture_request, head.headers, cap_req_);
-  auto& fc = w_.fe_counters(fe_.index);
-  fc.req_tot.add();
-  fc.req_rate.add(now);
-
-  // The request line is kept only for the log line that will quote it.
-  const auto& fs = fe_.settings;
-  if ((fs.h.httplog || fs.tcplog) && !fs.logs.empty()) {
-    req_line_.assign(head.method);
-    req_line_ += ' ';
-    req_line_ += head.target;
-    req_line_ += ' ';
-    req_line_ += head.version;
-  }
-  req_method_ = head.method_id;
-  req_http11_ = head.http11();
   req_keep_alive_ = head.wants_keep_alive() && !head.force_close;
   expect_tunnel_ = head.method_id == http::Method::kConnect;
   req_body_ = head.body;
@@ -452,7 +398,6 @@ void H1Connection::begin_transaction() {
   tx_->req_chunks.reset();
   req_done_ = req_body_ == http::BodyKind::kNone;
   req_skip_ = 0;
-  req_sent_ = 0;
   req_rechunk_ = false;
 
   rules::HeadEdit& edit = fresh_edit(tx_->req_edit, head.headers);
@@ -461,57 +406,22 @@ void H1Connection::begin_transaction() {
   // Whether the forwarded request still asks for an upgrade: an empty or unusable Upgrade is
   // dropped, and a 101 answering such a request is a 502, as in HAProxy 3.5.
   upgrade_ = http::rewrite_request_fields(head, edit.headers, edit.storage);
-  rules::RequestView view;
-  view.method = edit.method;
-  view.target = edit.target;
-  view.version = head.version;
-  view.headers = &edit.headers;
-  view.src = &client_;
-  view.dst_port = l_.port;
-  view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
 
-  bool forward = route(edit, view);
-  if (forward) forward = build_server_head(edit, view);
-  if (forward && (!fe_.settings.h.response_rules.empty() || !be_http().response_rules.empty())) {
-    // Response rules may look at the request: keep an owned copy past the buffer.
-    tx_->req_copy = rules::HeadEdit{};
-    tx_->req_copy.method = tx_->req_copy.keep(std::string(edit.method));
-    tx_->req_copy.target = tx_->req_copy.keep(std::string(edit.target));
-    for (const auto& h : edit.headers)
-      tx_->req_copy.headers.push_back({tx_->req_copy.keep(std::string(h.name)),
-                                   tx_->req_copy.keep(std::string(h.value))});
-    have_req_copy_ = true;
+  bool forward = txn_.on_request(head, edit) == HttpTxn::Next::kForward;
+  if (forward && !serialize_server_head(edit)) {
+    txn_.rewrite_failed();
+    forward = false;
+  }
+  if (forward && txn_.has_response_rules()) txn_.keep_request(edit, *tx_);
+  if (!forward) {
+    LocalReply& r = txn_.reply();
+    if (r.skip_body) skip_buffered_body();
+    reply(std::move(r));
   }
   // The head's views die here: everything needed was copied.
   consume(cin_, tx_->req_parser.consumed() + req_skip_);
   tx_->req_parser.reset();
-  if (!forward) return;
-  connect_server();
-}
-
-bool H1Connection::content_allowed() {
-  if (w_.content_allowed(l_, cio_.fd(), client_)) return true;
-  // As HAProxy: a denied request on the frontend (not a request in req_tot, no status), closed
-  // without a response and logged `PR` with "<BADREQ>" and no request timer.
-  req_line_.clear();
-  t_head_ms_ = 0;
-  status_ = -1;
-  finish({Cause::kProxy, FinalState::kRequest});
-  return false;
-}
-
-// `capture request|response header`: the value of the last field with each name, cut to its
-// length ("" when absent).
-void H1Connection::capture_fields(const std::vector<std::pair<std::string, int>>& caps,
-                                 const std::vector<http::Header>& fields,
-                                 std::vector<std::string>& out) {
-  out.resize(caps.size());
-  for (std::size_t i = 0; i < caps.size(); ++i) {
-    out[i].clear();
-    for (const auto& f : fields)
-      if (http::iequals(f.name, caps[i].first))
-        out[i].assign(f.value.substr(0, static_cast<std::size_t>(caps[i].second)));
-  }
+  if (forward) connect_server();
 }
 
 // Called with the request head still in cin_. A body that already arrived whole is passed over,
@@ -541,92 +451,6 @@ void H1Connection::skip_buffered_body() {
   }
   req_left_ = 0;
   req_done_ = true;
-}
-
-namespace {
-
-// What the stats services read of a request: its method, its target as the rules left it and
-// its first Authorization field.
-stats::ServiceRequest service_request(http::Method method, const rules::HeadEdit& edit) {
-  stats::ServiceRequest r;
-  using M = stats::ServiceRequest::Method;
-  r.method = method == http::Method::kGet    ? M::kGet
-             : method == http::Method::kHead ? M::kHead
-             : method == http::Method::kPost ? M::kPost
-                                             : M::kOther;
-  r.target = edit.target;
-  for (const auto& h : edit.headers) {
-    if (!http::iequals(h.name, "authorization")) continue;
-    r.authorization = h.value;
-    break;
-  }
-  return r;
-}
-
-}  // namespace
-
-// `stats uri` (the page of `px`, the frontend or the backend): the service says whether the
-// request is the page's and what to answer. True when the request was answered.
-bool H1Connection::serve_stats(const Proxy& px, const rules::HeadEdit& edit) {
-  const stats::PageSettings& sp = px.settings.h.stats;
-  if (!sp.enabled) return false;
-  StatsView view(w_.process());
-  stats::Reply r = stats::HttpService(view).stats_page(service_request(req_method_, edit), sp);
-  if (r.kind == stats::Reply::Kind::kNotMine) return false;
-  skip_buffered_body();
-  w_.fe_counters(fe_.index).intercepted.add();
-  send_service_reply(std::move(r));
-  return true;
-}
-
-// `use-service prometheus-exporter`.
-void H1Connection::serve_metrics(const rules::HeadEdit& edit) {
-  skip_buffered_body();
-  StatsView view(w_.process());
-  send_service_reply(stats::HttpService(view).prometheus(service_request(req_method_, edit)));
-}
-
-// A stats service's answer as bytes. A page is a 200 generated by sluice: chunked for HTTP/1.1
-// requests, with a length for HTTP/1.0 ones, the head alone for HEAD.
-void H1Connection::send_service_reply(stats::Reply r) {
-  using K = stats::Reply::Kind;
-  switch (r.kind) {
-    case K::kNotMine:
-      break;
-    case K::kUnauthorized: {
-      std::string page = http::error_page(401);
-      std::size_t end = page.find("\r\n\r\n");
-      page.insert(end, fmt::format("\r\nwww-authenticate: Basic realm=\"{}\"", r.realm));
-      local_reply(401, {Cause::kProxy, FinalState::kRequest}, std::move(page), false);
-      return;
-    }
-    case K::kRedirect:
-      local_reply(303, {Cause::kLocal, FinalState::kRequest},
-                  fmt::format("HTTP/1.1 303 See Other\r\ncache-control: no-cache\r\ncontent-type: "
-                              "text/plain\r\ncontent-length: 0\r\nlocation: {}\r\n\r\n",
-                              r.location),
-                  false);
-      return;
-    case K::kNotFound:
-      error_reply(404, {Cause::kLocal, FinalState::kRequest}, false);
-      return;
-    case K::kPage:
-      break;
-  }
-  std::string bytes =
-      fmt::format("HTTP/1.1 200 OK\r\ncache-control: no-cache\r\ncontent-type: {}\r\n{}",
-                  r.content_type, r.headers);
-  if (req_method_ == http::Method::kHead) {
-    bytes += "\r\n";
-  } else if (req_http11_) {
-    bytes += "transfer-encoding: chunked\r\n\r\n";
-    if (!r.body.empty()) bytes += fmt::format("{:x}\r\n{}\r\n", r.body.size(), r.body);
-    bytes += "0\r\n\r\n";
-  } else {
-    bytes += fmt::format("content-length: {}\r\n\r\n", r.body.size());
-    bytes += r.body;
-  }
-  local_reply(200, {Cause::kLocal, FinalState::kRequest}, std::move(bytes), false);
 }
 
 }  // namespace sluice::proxy

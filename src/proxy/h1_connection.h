@@ -1,20 +1,24 @@
 #pragma once
-// One client connection of an HTTP-mode frontend: a sequence of transactions (request,
-// response), each forwarded to a server picked for it, with keep-alive on both sides.
-// Worker-local from accept to close; nothing on its path takes a lock.
+// One client connection of an HTTP-mode frontend, HTTP/1 on the wire (the mux): it parses and
+// serializes the messages on its transports, and owns keep-alive, pipelining, 100-continue,
+// upgrades and tunnels, the server connections and the timeouts. Each request is one
+// transaction (proxy/http_txn.h, txn_): the mux hands it each parsed head and moves the bytes;
+// the transaction decides (rules, routing, local answers) and keeps the record that the log
+// line and the counters are made of. Worker-local from accept to close; nothing on its path
+// takes a lock.
 //
 // Phases (phase_, driven by step()); each edge names the function that takes it:
 //
 //   kIdle: wait for a request head (http-request / http-keep-alive timeouts)
-//     | parse_request() -> begin_transaction() -> route() -> connect_server()
-//     |   (a local answer instead: local_reply()/error_reply() -> kExchange, no server)
+//     | parse_request() -> begin_transaction() -> txn_.on_request() -> connect_server()
+//     |   (a local answer instead: reply() of txn_.reply() -> kExchange, no server)
 //     v
-//   kConnect: a server picked (leg_.pick() in connect_server()), then connecting
-//     |       (leg_.connect()) or reusing a private or idle server connection (leg_.reuse()),
+//   kConnect: a server picked (leg().pick() in connect_server()), then connecting
+//     |       (leg().connect()) or reusing a private or idle server connection (leg().reuse()),
 //     |       in start_connect(); a failed connect retries from here (on_connect_failed():
-//     |       leg_.fail() says now, or after the turn-around delay on the timer) or gives up
+//     |       leg().fail() says now, or after the turn-around delay on the timer) or gives up
 //     |       with a 503 (server_error())
-//     |   <-> kQueued: every usable server at its maxconn: enter_queue(); leg_.take_queued_slot()
+//     |   <-> kQueued: every usable server at its maxconn: enter_queue(); leg().take_queued_slot()
 //     |       and start_connect() from retry_from_queue() when a slot frees; 503 on timeout
 //     |       queue (on_connect_failed())
 //     | on_connected()
@@ -23,6 +27,8 @@
 //     | end_transaction(), once both messages are complete and the output is sent:
 //     |   -> kIdle (keep-alive; the next pipelined request is parsed at once)
 //     |   -> kClosing (closes_after_transaction(): close mode, client FIN, soft stop)
+//     |   (parse_response() hands the final head to txn_.on_response(), which may answer
+//     |   instead: the server connection is dropped and reply() sent)
 //     | enter_tunnel() from parse_response(): 101, or 2xx to CONNECT -> kTunnel
 //     | server_abort() after response bytes went out -> kClosing
 //   kTunnel: bytes both ways (tunnel()) until both directions are closed -> finish()
@@ -36,9 +42,9 @@
 //     closes both connections, releases the slots, defer_free. Terminal.
 //
 // The server side up to a connected socket (pick, queue, connect, retries, redispatch, their
-// timings and counters) is the session's backend leg (proxy/backend_leg.h, leg_), attached for
-// each transaction; the session keeps the server connections themselves (ServerConn: the idle
-// pool, `http-reuse never` private connections), the exchange and the timer.
+// timings and counters) is the transaction's backend leg (proxy/backend_leg.h, txn_.leg());
+// the mux keeps the server connections themselves (ServerConn: the idle pool, `http-reuse
+// never` private connections), the exchange and the timer.
 //
 // Errors answer the client with sluice's page (400, 408, 502, 503, 504...) when no byte of a
 // response went out yet; otherwise both connections are aborted.
@@ -55,6 +61,7 @@
 #include "net/transport.h"
 #include "proxy/backend_leg.h"
 #include "proxy/http_codecs.h"
+#include "proxy/http_txn.h"
 #include "proxy/process.h"
 #include "proxy/session.h"
 #include "rules/rules.h"
@@ -72,7 +79,7 @@ class H1Connection : public Session {
   void start() override;
   void abort(const char* reason) override;
   bool retry_from_queue() override;
-  bool uses_server(const lb::Server* srv) const override { return leg_.server() == srv; }
+  bool uses_server(const lb::Server* srv) const override { return txn_.leg().server() == srv; }
   void describe(SessionInfo* info) const override;
   void on_soft_stop() override;
   void flush_sends() override;
@@ -104,8 +111,6 @@ class H1Connection : public Session {
   bool write_client();
   bool parse_request();
   void begin_transaction();
-  // `tcp-request content` rules; false when they rejected the request (already finished).
-  bool content_allowed();
   bool request_body();
   void reject_request(int status, log::Termination term);
 
@@ -113,9 +118,9 @@ class H1Connection : public Session {
   // A local answer (deny, return, redirect, monitor-uri, 502-504) keeps the connection only
   // after the whole request was read; 400, 408 and parser rejections always close it.
   void skip_buffered_body();
-  bool route(rules::HeadEdit& edit, rules::RequestView& view);
-  // False when the request was answered locally (framing the rules broke: 500).
-  bool build_server_head(rules::HeadEdit& edit, rules::RequestView& view);
+  // The request head for the server, in to_srv_: the connection mode, the framing the rules
+  // left. False when it cannot be sent (framing the rules broke, a head larger than a buffer).
+  bool serialize_server_head(rules::HeadEdit& edit);
   void connect_server();
   void start_connect();
   void on_connected();
@@ -130,26 +135,17 @@ class H1Connection : public Session {
   bool parse_response();
   bool response_body();
   void end_transaction();
-  // `announce_close`: a page sent before closing gets `connection: close` unless it has one.
-  void local_reply(int status, log::Termination term, std::string bytes, bool close_after,
-                   bool announce_close = true);
-  void error_reply(int status, log::Termination term, bool close_after, bool announce_close = true);
+  // Sends an answer of sluice's own instead of a server's, framed for this connection.
+  void reply(LocalReply r);
+  void error_reply(int status, log::Termination term, bool close_after,
+                   bool announce_close = true) {
+    reply(txn_.error_reply(status, term, close_after, announce_close));
+  }
   void server_error(int status, log::Termination term);
-  // `stats uri`: answers the statistics page if `px` serves it at this request's URI.
-  bool serve_stats(const Proxy& px, const rules::HeadEdit& edit);
-  // `http-request use-service prometheus-exporter`.
-  void serve_metrics(const rules::HeadEdit& edit);
-  // Sends the answer of a stats service (stats::HttpService): frames a page, or the 303, 401
-  // or 404 it asks for.
-  void send_service_reply(stats::Reply r);
-  // `show errors`: records `bytes` (what the buffer holds) as the last invalid message of this
-  // request's frontend or this response's backend.
-  void capture_error(bool response, std::string_view bytes, http::ParseError why);
   // Closes the server connection and forgets its input: nothing more of this exchange is read.
   void drop_server();
   void enter_tunnel();
   bool tunnel();
-  void uncount_undelivered();
   void out_of_memory();
 
   uint64_t deadline() const;
@@ -158,29 +154,15 @@ class H1Connection : public Session {
   bool server_timeout_runs() const;   // kExchange: sluice waits on the server
   void finish(log::Termination term);
   void close_now();
-  void log_transaction();
-  void count_status(int status);          // frontend and backend
-  void count_server_status(int status);   // the server's row: each response head it sent
-  void count_response_status();    // the final response's status, once (res_uncounted_)
-  // srv_abrt on the backend and the server; `response_error`: eresp too (a close or reset).
-  void count_server_abort(bool response_error);
   void server_abort(log::Termination term);
-  // Gives back the server slot and the backend's session count the transaction holds.
-  void release_backend();
-  static void capture_fields(const std::vector<std::pair<std::string, int>>& caps,
-                             const std::vector<http::Header>& fields, std::vector<std::string>& out);   // SD/sD once the head left: flush, log, close
-  const HttpSettings& be_http() const;
-
   Worker& w_;
   Listener& l_;
   Proxy& fe_;
-  Proxy* be_ = nullptr;            // backend of the current transaction (leg_ attached there)
   ServerConn* sc_ = nullptr;       // server connection in use (or kept private)
   ServerConn* private_ = nullptr;  // `http-reuse never`: this client's own server connection
   net::RawTransport cio_;   // the client connection
   ClientEnd cend_;
   Phase phase_ = Phase::kIdle;
-  net::SocketAddress client_;
 
   // Buffers: bytes read from each side, and bytes queued towards each side.
   core::Buffer* cin_ = nullptr;
@@ -214,18 +196,11 @@ class H1Connection : public Session {
   // abort, `PD--`).
   bool res_head_unsent_ = false;
   std::size_t res_head_at_ = 0;
-  int res_uncounted_ = 0;          // final status parsed, not yet in the hrsp counters (0: none)
-  bool logged_ = false;            // this transaction's log line was emitted (or suppressed)
-  bool quiet_ = false;             // close without a log line (silent keep-alive close)
   bool in_pump_ = false;           // pump() is running (state changes inside it need no pump)
   bool s_shut_ = false;            // tunnel: FIN passed on to the server
-  uint64_t req_sent_ = 0;          // request bytes written to the server in this transaction
-  std::string lb_key_;             // balance uri / hdr: the hashed value
   std::string res_trailers_;       // pending trailer fields of a chunked response
   std::string req_trailers_;
-  bool have_req_copy_ = false;     // tx_->req_copy holds the request
   bool res_done_ = false;
-  bool req_http11_ = true;
   bool req_keep_alive_ = true;     // the client's request allows persistence
   bool client_close_ = false;      // close the client connection after this transaction
   bool keepalive_promised_ = false;  // the response head told the client the connection stays
@@ -233,27 +208,16 @@ class H1Connection : public Session {
   bool upgrade_ = false;           // request asked for a protocol upgrade
   bool reused_conn_ = false;       // the server connection came from the idle pool
   bool expect_tunnel_ = false;     // CONNECT
-  http::Method req_method_ = http::Method::kGet;
-  int status_ = -1;                // status sent to the client, -1 none
   bool first_request_ = true;
   bool soft_stop_ = false;
   uint64_t stop_grace_ms_ = 0;     // soft stop: an idle connection's next request is awaited until then
   uint64_t linger_until_ms_ = 0;   // kLinger: the client's FIN is awaited until then
   uint32_t requests_ = 0;
-  std::vector<std::string> cap_req_, cap_res_;   // `capture ... header` values of this transaction
-  std::string req_line_;           // for the log: "GET / HTTP/1.1"
-  log::Termination term_;          // how this transaction ended (the log's %ts)
 
   // Timers (monotonic ms).
   uint64_t t_accept_ms_;           // the connection's accept (show sess)
-  uint64_t t_idle_ms_;             // start of the wait for this request
-  uint64_t t_first_byte_ms_ = 0;   // first byte of this request, 0 none yet
-  uint64_t t_first_byte_wall_us_ = 0;
-  uint64_t t_head_ms_ = 0;         // request head complete (queue and connect times: leg_)
-  uint64_t t_response_ms_ = 0;     // response head complete
   uint64_t c_last_ms_, s_last_ms_;
-  uint64_t bytes_out_ = 0;         // server -> client bytes of this transaction (for %B)
-  BackendLeg leg_;                 // the server side of the current transaction
+  HttpTxn txn_;                    // the current transaction
   core::Timer timer_;
 };
 

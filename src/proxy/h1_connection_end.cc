@@ -1,4 +1,4 @@
-// H1Connection: tunnels, timeouts, the soft stop, closing, and the log line.
+// H1Connection: tunnels, timeouts, the soft stop and closing.
 #include "proxy/h1_connection.h"
 
 #include <unistd.h>
@@ -13,7 +13,6 @@
 #include "base/clock.h"
 #include "base/strings.h"
 #include "http/forward.h"
-#include "log/line.h"
 #include "proxy/h1_internal.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
@@ -91,24 +90,12 @@ bool H1Connection::tunnel() {
   return progress;
 }
 
-// Tunnelled server bytes were counted when read; those still queued when the tunnel ends never
-// reached the client, and the log line (%B) and the byte counters say what was delivered.
-// (Only unsent bytes of the rewritten 101/2xx head could also be queued: at most what was read.)
-void H1Connection::uncount_undelivered() {
-  uint64_t lost = std::min<uint64_t>(pending(to_cli_, to_cli_off_), bytes_out_);
-  if (lost == 0) return;
-  bytes_out_ -= lost;
-  w_.fe_counters(fe_.index).bout.take_back(lost);
-  if (be_) w_.be_counters(be_->index).bout.take_back(lost);
-  if (be_ && leg_.server()) leg_.server_counters().bout.take_back(lost);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Timeouts
 
 uint64_t H1Connection::deadline() const {
   const Timeouts& fto = fe_.settings.timeouts;
-  const Timeouts& bto = be_ ? be_->settings.timeouts : fto;
+  const Timeouts& bto = txn_.backend() ? txn_.backend()->settings.timeouts : fto;
   uint64_t d = 0;
   auto consider = [&d](uint64_t when) {
     if (when && (d == 0 || when < d)) d = when;
@@ -117,21 +104,21 @@ uint64_t H1Connection::deadline() const {
   switch (phase_) {
     case Phase::kIdle:
       // Soft stop: a connection with no request byte yet waits for it a short while only.
-      if (stop_grace_ms_ && !t_first_byte_ms_) consider(stop_grace_ms_);
+      if (stop_grace_ms_ && !txn_.t_first_byte_ms) consider(stop_grace_ms_);
       if (first_request_) {
-        if (http_req) consider(t_idle_ms_ + http_req);
-      } else if (t_first_byte_ms_) {
+        if (http_req) consider(txn_.t_idle_ms + http_req);
+      } else if (txn_.t_first_byte_ms) {
         // Counted from the end of the previous response, not from this request's first byte
         // (3.4): a slow client gets no more than http-request for its whole head.
-        if (http_req) consider(t_idle_ms_ + http_req);
+        if (http_req) consider(txn_.t_idle_ms + http_req);
       } else {
         uint32_t ka = fto.http_keep_alive ? fto.http_keep_alive : http_req;
-        if (ka) consider(t_idle_ms_ + ka);
+        if (ka) consider(txn_.t_idle_ms + ka);
       }
       return d;
     case Phase::kQueued:    // timeout queue
     case Phase::kConnect:   // timeout connect, or the due time of a retry
-      return leg_.deadline();
+      return txn_.leg().deadline();
     case Phase::kExchange:
       if (client_timeout_runs() && fto.client) consider(c_last_ms_ + fto.client);
       if (server_timeout_runs() && bto.server) consider(s_last_ms_ + bto.server);
@@ -191,7 +178,7 @@ void H1Connection::on_timer(core::Timer&) {
                       view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos;
       if (stop_grace_ms_ && !received && now >= stop_grace_ms_) {
         // Soft stop, and no request came in the grace: closed with a FIN, silently.
-        quiet_ = true;
+        txn_.quiet = true;
         begin_linger();
         pump();
         return;
@@ -199,19 +186,19 @@ void H1Connection::on_timer(core::Timer&) {
       if (received || first_request_) {
         // timeout http-request: 408 and close, logged `cR--`, when a byte of this request
         // came or it is the connection's first; an idle later one closes silently, unlogged.
-        if (!received && fe_.settings.dontlognull) quiet_ = true;
-        w_.fe_counters(fe_.index).ereq.add();
-        req_line_ = "<BADREQ>";
-        if (t_first_byte_ms_ == 0) {
-          t_first_byte_ms_ = t_idle_ms_;
-          t_first_byte_wall_us_ = base::wall_us() - (now - t_idle_ms_) * 1000;
+        if (!received && fe_.settings.dontlognull) txn_.quiet = true;
+        txn_.count_bad_request();
+        txn_.req_line = "<BADREQ>";
+        if (txn_.t_first_byte_ms == 0) {
+          txn_.t_first_byte_ms = txn_.t_idle_ms;
+          txn_.t_first_byte_wall_us = base::wall_us() - (now - txn_.t_idle_ms) * 1000;
         }
         if (cin_) cin_->reset();
         error_reply(408, {Cause::kClientTimeout, FinalState::kRequest}, true);
         pump();
         return;
       }
-      quiet_ = true;   // keep-alive expiry: silent close
+      txn_.quiet = true;   // keep-alive expiry: silent close
       finish({Cause::kClientTimeout, FinalState::kRequest});
       return;
     }
@@ -221,7 +208,7 @@ void H1Connection::on_timer(core::Timer&) {
       pump();
       return;
     case Phase::kConnect:
-      if (leg_.state() == BackendLeg::State::kRetryWait) {
+      if (txn_.leg().state() == BackendLeg::State::kRetryWait) {
         start_connect();
       } else {
         on_connect_failed(ConnectError::connect_timeout());
@@ -229,7 +216,7 @@ void H1Connection::on_timer(core::Timer&) {
       pump();
       return;
     case Phase::kExchange: {
-      const Timeouts& bto = be_ ? be_->settings.timeouts : fto;
+      const Timeouts& bto = txn_.backend() ? txn_.backend()->settings.timeouts : fto;
       bool server_expired =
           server_timeout_runs() && bto.server && now >= s_last_ms_ + bto.server;
       if (server_expired) {
@@ -274,7 +261,7 @@ void H1Connection::on_soft_stop() {
   // no reset and the client can retry it). A connection that has not sent its first request
   // yet was accepted for a request on its way (often just before a reload): HAProxy serves it
   // whenever it comes, within the usual http-request timeout.
-  if (phase_ == Phase::kIdle && !first_request_ && !t_first_byte_ms_) {
+  if (phase_ == Phase::kIdle && !first_request_ && !txn_.t_first_byte_ms) {
     stop_grace_ms_ = w_.loop().now_ms() + kStopGraceMs;
     arm_timeout();
   }
@@ -295,13 +282,13 @@ void H1Connection::close_after_last_bytes() {
 // connection, and a client could neither read the last response reliably nor know that its
 // next request was never seen.
 void H1Connection::begin_linger() {
-  logged_ = true;   // as in close_now(): a closing transaction was logged already
+  txn_.logged = true;   // as in close_now(): a closing transaction was logged already
   cio_.shutdown_write();
   c_shut_ = true;
   phase_ = Phase::kLinger;
   linger_until_ms_ = w_.loop().now_ms() + kLingerMs;
   detach_server(false);
-  release_backend();
+  txn_.release_backend();
   if (cin_) {
     w_.buffers().put(cin_);
     cin_ = nullptr;
@@ -327,17 +314,17 @@ bool H1Connection::linger() {
 
 void H1Connection::describe(SessionInfo* info) const {
   info->listener = &l_;
-  info->backend = be_;
-  info->server = leg_.server();
-  info->client = client_;
+  info->backend = txn_.backend();
+  info->server = txn_.leg().server();
+  info->client = txn_.client();
   info->accept_ms = t_accept_ms_;
   info->expire_ms = phase_ == Phase::kClosed ? 0 : deadline();
   // The current transaction's bytes: HAProxy's streams are per request too.
-  info->bytes_in = req_sent_;
-  info->bytes_out = bytes_out_;
+  info->bytes_in = txn_.req_sent;
+  info->bytes_out = txn_.bytes_out;
   info->requests = requests_;
   switch (phase_) {
-    case Phase::kIdle: info->state = t_first_byte_ms_ ? "REQ" : "IDLE"; break;
+    case Phase::kIdle: info->state = txn_.t_first_byte_ms ? "REQ" : "IDLE"; break;
     case Phase::kQueued: info->state = "QUEUED"; break;
     case Phase::kConnect: info->state = "CON"; break;
     case Phase::kExchange: info->state = "EST"; break;
@@ -357,35 +344,27 @@ void H1Connection::abort(const char* reason) {
 
 // Closing after the last response was flushed: the transaction was already logged.
 void H1Connection::close_now() {
-  logged_ = true;
+  txn_.logged = true;
   finish({Cause::kNone, FinalState::kNone});
 }
 
 void H1Connection::finish(log::Termination term) {
   if (phase_ == Phase::kClosed) return;
   leave_queue();
-  count_response_status();
-  if (phase_ == Phase::kTunnel) uncount_undelivered();
-  if (term_.ended_normally() && !term.ended_normally()) {
-    term_ = term;
+  txn_.count_response_status();
+  // Tunnelled server bytes were counted when read; those still queued now never reached the
+  // client, and the log line (%B) and the byte counters say what was delivered.
+  if (phase_ == Phase::kTunnel) txn_.uncount_out(pending(to_cli_, to_cli_off_));
+  if (txn_.term.ended_normally() && !term.ended_normally()) {
+    txn_.term = term;
   }
   // A transaction cut short is logged now (unless it ended silently).
-  if (!logged_ && !quiet_ && (t_first_byte_ms_ || status_ != -1 || !term.ended_normally())) {
-    log_transaction();
+  if (!txn_.logged && !txn_.quiet && (txn_.t_first_byte_ms || txn_.status != -1 || !term.ended_normally())) {
+    txn_.log(w_.loop().now_ms());
   }
   // An abort while either message was still moving: a response not complete, or a request body
   // still being forwarded after the response ended (a server answering early, then closing).
-  if (be_ && (!res_done_ || !req_done_)) {
-    if (term.client_side()) {
-      w_.be_counters(be_->index).cli_abrt.add();
-      if (leg_.server()) leg_.server_counters().cli_abrt.add();
-    }
-    // A server that closed or reset in the data phase is also a response error (eresp
-    // includes those aborts); a server timeout (sD) is an abort only, as in HAProxy.
-    if (term.server_side()) {
-      count_server_abort(term == log::Termination{Cause::kServerClose, FinalState::kData});
-    }
-  }
+  if (txn_.backend() && (!res_done_ || !req_done_)) txn_.count_abort(term);
   phase_ = Phase::kClosed;
   w_.unqueue_flush(this);
   w_.loop().timers().cancel(timer_);
@@ -406,58 +385,9 @@ void H1Connection::finish(log::Termination term) {
   to_srv_.clear();
   to_cli_off_ = to_srv_off_ = 0;
   release_codecs();
-  release_backend();
+  txn_.release_backend();
   w_.release_thread_load(l_);
   w_.session_closed(this);
-}
-
-void H1Connection::log_transaction() {
-  if (logged_) return;
-  logged_ = true;
-  const auto& s = fe_.settings;
-  if ((!s.h.httplog && !s.tcplog) || s.logs.empty() || quiet_) return;
-  if (s.dontlognull && t_first_byte_ms_ == 0) return;
-  uint64_t now = w_.loop().now_ms();
-  uint64_t start = t_first_byte_ms_ ? t_first_byte_ms_ : t_idle_ms_;
-  auto span = [](uint64_t from, uint64_t to) -> long {
-    return from && to && to >= from ? static_cast<long>(to - from) : -1;
-  };
-  const lb::Server* srv = leg_.server();
-  const uint64_t t_queued = leg_.queued_ms(), t_connect = leg_.connect_ms();
-  const uint64_t t_connected = leg_.connected_ms();
-  log::Record r;
-  r.client = &client_;
-  r.date_wall_us = t_first_byte_wall_us_ ? t_first_byte_wall_us_ : base::wall_us();
-  r.frontend = s.name;
-  r.backend = be_ ? be_->settings.name : s.name;
-  r.server = srv && t_connect ? std::string_view(srv->name()) : std::string_view("<NOSRV>");
-  r.tr = t_head_ms_ ? span(start, t_head_ms_) : -1;
-  // Tw: from the end of the head to the first connection attempt; -1 when never routed.
-  if (t_head_ms_ && (t_connect || t_queued || srv)) r.tw = t_queued && t_connect ? span(t_queued, t_connect) : 0;
-  if (t_connected) r.tc = span(t_connect, t_connected);
-  if (t_response_ms_) r.tresp = span(t_connected, t_response_ms_);
-  r.total = static_cast<long>(now - start);
-  r.status = status_;
-  r.bytes_out = bytes_out_;
-  r.term = term_;
-  // Counts as HAProxy logs them, once this stream left the backend and the server.
-  r.actconn = w_.process().actconn().current();
-  r.feconn = fe_.feconn.current();
-  r.beconn = be_ ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0;
-  r.srvconn = srv ? std::max(0, srv->current_conns() - 1) : 0;
-  r.retries = leg_.retries();
-  r.redispatched = leg_.redispatched();
-  // option tcplog on an HTTP frontend: the TCP line, without the HTTP timers.
-  if (!s.h.httplog) {
-    w_.logs().send(s.logs, kInfo, log::tcplog_line(r));
-    return;
-  }
-  r.req_capture_slots = s.h.capture_request.size();
-  r.req_captures = cap_req_;
-  r.res_capture_slots = s.h.capture_response.size();
-  r.res_captures = cap_res_;
-  r.request_line = req_line_;
-  w_.logs().send(s.logs, kInfo, log::httplog_line(r));
 }
 
 }  // namespace sluice::proxy

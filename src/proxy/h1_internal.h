@@ -1,7 +1,7 @@
 #pragma once
-// What the files of H1Connection (h1_connection.cc, http_routing.cc, http_response.cc,
+// What the files of H1Connection (h1_connection.cc, h1_server_side.cc, h1_response.cc,
 // h1_connection_end.cc) share: buffer and queue helpers, the socket read and write steps on a
-// transport, body moves, the bytes of local replies. Internal to proxy. Worker-local.
+// transport, body moves. Internal to proxy. Worker-local.
 #include <sys/types.h>
 
 #include <cerrno>
@@ -51,30 +51,6 @@ inline uint32_t make_room(core::Buffer* b) {
 }
 
 inline std::size_t pending(const std::string& s, std::size_t off) { return s.size() - off; }
-
-// The response of `return` (and of `deny` with a payload): content-length, content-type, then
-// the rule's `hdr` fields, names lower-cased as the H1 encoder writes them.
-inline std::string reply_bytes(int status, const rules::Verdict& v) {
-  std::string out = fmt::format("HTTP/1.1 {} {}\r\ncontent-length: {}\r\n", status,
-                                http::default_reason(status), v.body.size());
-  if (!v.content_type.empty()) out += fmt::format("content-type: {}\r\n", v.content_type);
-  for (const auto& [n, val] : v.extra_headers) {
-    for (char c : n) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    out += fmt::format(": {}\r\n", val);
-  }
-  out += "\r\n";
-  out += v.body;
-  return out;
-}
-
-// The response of `redirect`. Only the temporary codes say `cache-control: no-cache`: a
-// permanent redirect (301, 308) stays cacheable, as HAProxy writes them.
-inline std::string redirect_bytes(int status, std::string_view location) {
-  bool temporary = status == 302 || status == 303 || status == 307;
-  return fmt::format("HTTP/1.1 {} {}\r\ncontent-length: 0\r\nlocation: {}\r\n{}\r\n", status,
-                     http::default_reason(status), location,
-                     temporary ? "cache-control: no-cache\r\n" : "");
-}
 
 // One read into `b` (room made first). Returns the bytes read, 0 at end of stream, -1 when
 // nothing is there now (`ready` cleared, so edge-triggered readiness is tracked), -2 on an

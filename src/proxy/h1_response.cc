@@ -1,5 +1,5 @@
-// H1Connection, the response: its head, rules and body, local replies and error pages, counters
-// of statuses, and the end of a transaction.
+// H1Connection, the response: its head (the transaction's rules in between) and body, the
+// framing of local replies, server errors, and the end of a transaction.
 #include "proxy/h1_connection.h"
 
 #include <unistd.h>
@@ -32,10 +32,10 @@ bool H1Connection::parse_response() {
   std::string_view in = view_of(sin_);
   if (in.empty()) {
     if (!s_eof_) return false;
-    if (reused_conn_ && req_sent_ > 0) {
+    if (reused_conn_ && txn_.req_sent > 0) {
       // A reused connection closed under us before any response byte: close the client
       // silently (no response, no log) so that it retries (RFC 9112 9.3.1), as HAProxy does.
-      quiet_ = true;
+      txn_.quiet = true;
       finish({Cause::kServerClose, FinalState::kHeaders});
       return false;
     }
@@ -49,13 +49,13 @@ bool H1Connection::parse_response() {
         return true;
       }
       if (sin_->room() == 0 && sin_->head == 0) {
-        capture_error(true, in, http::ParseError::kHeadTooLarge);
+        txn_.capture_error(true, in, http::ParseError::kHeadTooLarge);
         server_error(502, {Cause::kProxy, FinalState::kHeaders});
         return true;
       }
       return false;
     case http::ParseStatus::kError:
-      capture_error(true, in, tx_->res_parser.error());
+      txn_.capture_error(true, in, tx_->res_parser.error());
       server_error(502, {Cause::kProxy, FinalState::kHeaders});
       return true;
     case http::ParseStatus::kComplete:
@@ -72,84 +72,38 @@ bool H1Connection::parse_response() {
     // The server answered it: counted on the server only. The frontend and the backend count
     // the final status of the transaction, as HAProxy does. (Read before the reset below, which
     // clears the head `rh` refers to.)
-    count_server_status(rh.status);
+    txn_.count_server_status(rh.status);
     consume(sin_, tx_->res_parser.consumed());
     tx_->res_parser.reset();
-    tx_->res_parser.set_request_method(req_method_);
+    tx_->res_parser.set_request_method(txn_.method());
     return true;
   }
   if (rh.status == 101 && !upgrade_) {
     server_error(502, {Cause::kProxy, FinalState::kHeaders});
     return true;
   }
-  t_response_ms_ = w_.loop().now_ms();
-  if (!fe_.settings.h.capture_response.empty())
-    capture_fields(fe_.settings.h.capture_response, rh.headers, cap_res_);
-  // The server's own status, whatever the client ends up getting (a response rule's answer, a
-  // 502 for a bad first chunk): the server row counts what servers sent.
-  count_server_status(rh.status);
   rules::HeadEdit& edit = fresh_edit(tx_->res_edit, rh.headers);
   http::rewrite_response_fields(rh, tunnel, edit.headers, edit.storage);
-  // http-response rules: the backend's, then the frontend's.
-  rules::RequestView view;
-  view.src = &client_;
-  view.dst_port = l_.port;
-  view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
-  view.status = rh.status;
-  if (have_req_copy_) {
-    view.method = tx_->req_copy.method;
-    view.target = tx_->req_copy.target;
-    view.headers = &tx_->req_copy.headers;
-  }
-  view.res_headers = &edit.headers;
-  for (Proxy* px : {be_, be_ == &fe_ ? nullptr : &fe_}) {
-    if (!px || px->settings.h.response_rules.empty()) continue;
-    rules::Verdict v =
-        rules::apply_rules(px->settings.h.response_rules, rules::RuleSide::kResponse, edit, view);
-    if (v.kind == rules::Verdict::Kind::kContinue) continue;
-    // deny / return / redirect: the server's response is dropped (its connection with it, as
-    // its body was not read) and the rule's answer goes to the client instead, as in HAProxy.
-    int st = 0;
-    log::Termination term{Cause::kLocal, FinalState::kHeaders};
-    std::string bytes;
-    switch (v.kind) {
-      case rules::Verdict::Kind::kDeny:
-        w_.be_counters(be_->index).dresp.add();
-        if (px == &fe_) w_.fe_counters(fe_.index).dresp.add();
-        leg_.server_counters().dresp.add();
-        st = v.status ? v.status : 502;
-        term = {Cause::kProxy, FinalState::kHeaders};
-        break;
-      case rules::Verdict::Kind::kReturn:
-        st = v.status ? v.status : 200;
-        break;
-      case rules::Verdict::Kind::kRedirect:
-        st = v.status ? v.status : 302;
-        bytes = redirect_bytes(st, v.location);
-        break;
-      case rules::Verdict::Kind::kContinue:
-      case rules::Verdict::Kind::kService:   // request rules only
-        break;
-    }
+  if (txn_.on_response(rh, edit, *tx_) == HttpTxn::Next::kReply) {
+    // The server's response is dropped (its connection with it, as its body was not read) and
+    // the rule's answer goes to the client instead, as in HAProxy.
     drop_server();
-    if (!bytes.empty()) local_reply(st, term, std::move(bytes), !req_done_);
-    else if (v.errorpage && http::has_error_page(st)) error_reply(st, term, !req_done_);
-    else local_reply(st, term, reply_bytes(st, v), !req_done_);
+    reply(std::move(txn_.reply()));
     return true;
   }
   // The client frames the body by these fields, and sluice sends the body as the parser framed
   // it: a deleted length is put back (HAProxy 2.6 keeps it too), a contradicting one is a 500.
-  const bool bodyless = req_method_ == http::Method::kHead || rh.status == 204 ||
+  const bool bodyless = txn_.method() == http::Method::kHead || rh.status == 204 ||
                         rh.status == 304;
-  const bool rules_ran = !be_->settings.h.response_rules.empty() ||
-                         (be_ != &fe_ && !fe_.settings.h.response_rules.empty());
+  const bool rules_ran = !txn_.backend()->settings.h.response_rules.empty() ||
+                         (txn_.backend() != &fe_ && !fe_.settings.h.response_rules.empty());
   if (rules_ran && http::finalize_framing(rh, bodyless, false, edit.headers, edit.storage) ==
                        http::Framing::kConflict) {
     server_close_ = true;
     server_error(500, {Cause::kProxy, FinalState::kHeaders});
     return true;
   }
-  status_ = rh.status;
+  txn_.status = rh.status;
   using CM = HttpSettings::ConnMode;
   client_close_ = client_close_ || !req_keep_alive_ || fe_.settings.h.conn_mode == CM::kClose ||
                   rh.body == http::BodyKind::kUntilClose || soft_stop_;
@@ -157,7 +111,7 @@ bool H1Connection::parse_response() {
   server_close_ = server_close_ || !rh.wants_keep_alive() || rh.te_and_cl ||
                   rh.body == http::BodyKind::kUntilClose;
   if (!tunnel && !upgrade_) {
-    if (!client_close_ && (!rh.http11() || !req_http11_)) {
+    if (!client_close_ && (!rh.http11() || !txn_.http11())) {
       edit.headers.push_back({"connection", "keep-alive"});
     } else if (client_close_ && rh.http11()) {
       edit.headers.push_back({"connection", "close"});
@@ -175,7 +129,7 @@ bool H1Connection::parse_response() {
   consume(sin_, tx_->res_parser.consumed());
   // Counted when a byte of the head leaves (or the transaction ends): until then a body error
   // can still turn it into a 502, which must not count as this status too.
-  res_uncounted_ = rh.status;
+  txn_.res_uncounted = rh.status;
   res_head_done_ = true;
   res_head_sent_ = true;
   res_body_ = rh.body;
@@ -203,12 +157,11 @@ bool H1Connection::response_body() {
       // take it back and answer a 502 as for a bad head; the interim responses before it stay.
       to_cli_.resize(res_head_at_);
       res_head_unsent_ = false;
-      res_uncounted_ = 0;
+      txn_.res_uncounted = 0;
       server_error(502, {Cause::kProxy, FinalState::kHeaders});
       return true;
     }
-    w_.be_counters(be_->index).eresp.add();
-    leg_.server_counters().eresp.add();
+    txn_.count_bad_response();
     finish({Cause::kProxy, FinalState::kData});
     return false;
   }
@@ -223,8 +176,8 @@ bool H1Connection::response_body() {
         // A reset, not a FIN: the body may be cut and nobody can tell, as its end is the close.
         // What arrived is still delivered and the client connection closes after it, but the
         // transaction is a server abort (SD, eresp and srv_abrt), as HAProxy reports it.
-        term_ = {Cause::kServerClose, FinalState::kData};
-        count_server_abort(true);
+        txn_.term = {Cause::kServerClose, FinalState::kData};
+        txn_.count_server_abort(true);
       }
     } else {
       // The server closed in the middle of its body.
@@ -245,8 +198,8 @@ bool H1Connection::response_body() {
 // that arrived with the close never reached the client, which saw a bare close while the log
 // said 200.
 void H1Connection::server_abort(log::Termination term) {
-  term_ = term;
-  if (be_ && (!res_done_ || !req_done_)) count_server_abort(term.cause == Cause::kServerClose);
+  txn_.term = term;
+  if (txn_.backend() && (!res_done_ || !req_done_)) txn_.count_server_abort(term.cause == Cause::kServerClose);
   res_done_ = req_done_ = true;   // nothing more moves; finish() must not count again
   if (sc_) {
     w_.close_server_conn(sc_);
@@ -254,58 +207,19 @@ void H1Connection::server_abort(log::Termination term) {
   }
   to_srv_.clear();
   to_srv_off_ = 0;
-  count_response_status();
-  log_transaction();
+  txn_.count_response_status();
+  txn_.log(w_.loop().now_ms());
   // The server's slot is free now, not after a slow client took the last bytes.
-  release_backend();
+  txn_.release_backend();
   client_close_ = true;
   phase_ = Phase::kClosing;
   if (pending(to_cli_, to_cli_off_) == 0) close_now();
 }
 
-void H1Connection::release_backend() {
-  leg_.release();
-  be_ = nullptr;
-}
-
-void H1Connection::count_server_abort(bool response_error) {
-  auto& bc = w_.be_counters(be_->index);
-  bc.srv_abrt.add();
-  if (response_error) bc.eresp.add();
-  if (leg_.server()) {
-    auto& sc = leg_.server_counters();
-    sc.srv_abrt.add();
-    if (response_error) sc.eresp.add();
-  }
-}
-
-void H1Connection::count_response_status() {
-  if (res_uncounted_ == 0) return;
-  count_status(res_uncounted_);
-  res_uncounted_ = 0;
-}
-
-namespace {
-int status_class(int status) { return status >= 100 && status < 600 ? status / 100 - 1 : 5; }
-}  // namespace
-
-// The status the client got, on the frontend and the backend. Pages sluice generates (502, 503,
-// 504, rule answers) count there only, not on the server, which sent none of them.
-void H1Connection::count_status(int status) {
-  int cls = status_class(status);
-  w_.fe_counters(fe_.index).hrsp[cls].add();
-  if (be_) w_.be_counters(be_->index).hrsp[cls].add();
-}
-
-void H1Connection::count_server_status(int status) {
-  if (be_ && leg_.server()) leg_.server_counters().hrsp[status_class(status)].add();
-}
-
-void H1Connection::local_reply(int status, log::Termination term, std::string bytes, bool close_after,
-                              bool announce_close) {
-  status_ = status;
-  term_ = term;
-  count_status(status);
+void H1Connection::reply(LocalReply r) {
+  txn_.replied(r.status, r.term);
+  std::string& bytes = r.bytes;
+  bool close_after = r.close_after;
   if (bytes.empty()) close_after = true;   // an empty errorfile: send nothing, close
   if (!req_done_) {
     // The rest of the request was not read: the connection cannot carry another one.
@@ -319,10 +233,10 @@ void H1Connection::local_reply(int status, log::Termination term, std::string by
   // A response to HEAD is its head alone (RFC 9110 9.3.2), whatever the page: a body would be
   // read as the start of the next response. The content-length stays the page's, as HAProxy
   // sends it.
-  if (req_method_ == http::Method::kHead) {
+  if (txn_.method() == http::Method::kHead) {
     if (std::size_t end = bytes.find("\r\n\r\n"); end != std::string::npos) bytes.resize(end + 4);
   }
-  if (client_close_ && announce_close && !bytes.empty()) {
+  if (client_close_ && r.announce_close && !bytes.empty()) {
     // Say so, as the H1 encoder does, unless the page already does.
     std::size_t end = bytes.find("\r\n\r\n");
     std::string_view head(bytes.data(), end == std::string::npos ? 0 : end);
@@ -331,21 +245,7 @@ void H1Connection::local_reply(int status, log::Termination term, std::string by
   }
   to_cli_ += bytes;
   res_head_done_ = res_done_ = res_head_sent_ = true;
-  bytes_out_ = 0;   // %B counts server bytes only; sluice's pages count 0
   phase_ = Phase::kExchange;
-}
-
-void H1Connection::error_reply(int status, log::Termination term, bool close_after,
-                              bool announce_close) {
-  const std::string* custom = nullptr;
-  if (be_) custom = be_->settings.h.errorfile(status);
-  if (!custom) custom = fe_.settings.h.errorfile(status);
-  if (custom) {
-    local_reply(status, term, *custom, close_after, announce_close);
-  } else {
-    local_reply(status, term, http::error_page(status), close_after || status == 400 || status == 408,
-                announce_close);
-  }
 }
 
 // A server failure before any response byte went to the client: drop the server connection
@@ -353,14 +253,7 @@ void H1Connection::error_reply(int status, log::Termination term, bool close_aft
 // fully read: a 502, 503 or 504 keeps it persistent and the next pipelined request is served,
 // as in HAProxy.
 void H1Connection::server_error(int status, log::Termination term) {
-  if (be_) {
-    if (term.server_side() || term.cause == Cause::kProxy) {
-      if (status == 502 || status == 504) {
-        w_.be_counters(be_->index).eresp.add();
-        if (leg_.server()) leg_.server_counters().eresp.add();
-      }
-    }
-  }
+  txn_.count_server_error(status, term);
   drop_server();
   error_reply(status, term, !req_done_);
 }
@@ -389,7 +282,7 @@ void H1Connection::detach_server(bool reusable) {
     sin_ = nullptr;
   }
   if (reusable && !s_eof_ && !s_hup_ && pending(to_srv_, to_srv_off_) == 0) {
-    if (be_->settings.h.reuse == HttpSettings::Reuse::kNever) {
+    if (txn_.backend()->settings.h.reuse == HttpSettings::Reuse::kNever) {
       private_ = sc_;   // stays ours (owner unchanged) until the client leaves
     } else {
       w_.park_idle(sc_);
@@ -401,15 +294,15 @@ void H1Connection::detach_server(bool reusable) {
 }
 
 void H1Connection::end_transaction() {
-  count_response_status();
+  txn_.count_response_status();
   // %B counts what the server sent to the client: bytes read past the end of the response
   // (a server sending more than its length) are dropped with the connection, not sent. Without
   // this the count depended on whether they came in the same read as the body.
-  if (std::string_view excess = view_of(sin_); !excess.empty() && bytes_out_ >= excess.size())
-    bytes_out_ -= excess.size();
-  log_transaction();
+  if (std::string_view excess = view_of(sin_); !excess.empty() && txn_.bytes_out >= excess.size())
+    txn_.bytes_out -= excess.size();
+  txn_.log(w_.loop().now_ms());
   detach_server(!server_close_);
-  release_backend();
+  txn_.release_backend();
   if (closes_after_transaction()) {
     phase_ = Phase::kClosing;
     if (pending(to_cli_, to_cli_off_) == 0) close_after_last_bytes();
@@ -419,39 +312,26 @@ void H1Connection::end_transaction() {
   phase_ = Phase::kIdle;
   first_request_ = false;
   uint64_t now = w_.loop().now_ms();
-  t_idle_ms_ = now;
-  t_first_byte_ms_ =
-      cin_ && view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos ? now : 0;
-  t_first_byte_wall_us_ = t_first_byte_ms_ ? base::wall_us() : 0;
-  t_head_ms_ = t_response_ms_ = 0;
-  leg_.reset();   // its timings, retries and redispatch
-  status_ = -1;
-  term_ = {};
-  bytes_out_ = 0;
+  txn_.next_request(now);
+  if (cin_ && view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos)
+    txn_.first_byte(now);
   req_done_ = res_done_ = res_head_done_ = res_head_sent_ = res_head_unsent_ = false;
-  req_method_ = http::Method::kGet;   // until the next head says otherwise (a 408 has no method)
-  logged_ = false;
-  cap_req_.clear();
-  cap_res_.clear();
   server_close_ = client_close_ = keepalive_promised_ = false;
   reused_conn_ = false;
-  have_req_copy_ = false;
   s_connecting_ = false;
   if (cin_ && cin_->empty()) {
     w_.buffers().put(cin_);
     cin_ = nullptr;
   }
   // An idle keep-alive connection keeps no output queue (release_codecs() parks them with the
-  // codecs, for the next transaction), no request line and no field list.
-  std::string().swap(req_line_);
-  std::string().swap(lb_key_);
+  // codecs, for the next transaction) and no field list.
   // The parsers and the request copy for response rules: the next request starts afresh.
   release_codecs();
   // Unread pipelined bytes may already sit in the socket: their edge was consumed.
   c_rd_ = true;
   // A soft stop came after this response promised the client another one: the connection
   // waits for it as an idle one does at the stop (on_soft_stop()).
-  if (soft_stop_ && !t_first_byte_ms_) stop_grace_ms_ = now + kStopGraceMs;
+  if (soft_stop_ && !txn_.t_first_byte_ms) stop_grace_ms_ = now + kStopGraceMs;
 }
 
 // Whether the client connection closes once this transaction is over. A soft stop closes it

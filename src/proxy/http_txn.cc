@@ -1,0 +1,378 @@
+// HttpTxn, the request: rules, the backend choice, forwardfor, the services, and the answers
+// sluice gives itself.
+#include "proxy/http_txn.h"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "base/clock.h"
+#include "base/strings.h"
+#include "http/forward.h"
+#include "proxy/stats_view.h"
+
+namespace sluice::proxy {
+
+using log::Cause;
+using log::FinalState;
+
+// The response of `return` (and of `deny` with a payload): content-length, content-type, then
+// the rule's `hdr` fields, names lower-cased as the H1 encoder writes them.
+std::string HttpTxn::reply_bytes(int status, const rules::Verdict& v) {
+  std::string out = fmt::format("HTTP/1.1 {} {}\r\ncontent-length: {}\r\n", status,
+                                http::default_reason(status), v.body.size());
+  if (!v.content_type.empty()) out += fmt::format("content-type: {}\r\n", v.content_type);
+  for (const auto& [n, val] : v.extra_headers) {
+    for (char c : n) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out += fmt::format(": {}\r\n", val);
+  }
+  out += "\r\n";
+  out += v.body;
+  return out;
+}
+
+// The response of `redirect`. Only the temporary codes say `cache-control: no-cache`: a
+// permanent redirect (301, 308) stays cacheable, as HAProxy writes them.
+std::string HttpTxn::redirect_bytes(int status, std::string_view location) {
+  bool temporary = status == 302 || status == 303 || status == 307;
+  return fmt::format("HTTP/1.1 {} {}\r\ncontent-length: 0\r\nlocation: {}\r\n{}\r\n", status,
+                     http::default_reason(status), location,
+                     temporary ? "cache-control: no-cache\r\n" : "");
+}
+
+namespace {
+
+// What the stats services read of a request: its method, its target as the rules left it and
+// its first Authorization field.
+stats::ServiceRequest service_request(http::Method method, const rules::HeadEdit& edit) {
+  stats::ServiceRequest r;
+  using M = stats::ServiceRequest::Method;
+  r.method = method == http::Method::kGet    ? M::kGet
+             : method == http::Method::kHead ? M::kHead
+             : method == http::Method::kPost ? M::kPost
+                                             : M::kOther;
+  r.target = edit.target;
+  for (const auto& h : edit.headers) {
+    if (!http::iequals(h.name, "authorization")) continue;
+    r.authorization = h.value;
+    break;
+  }
+  return r;
+}
+
+}  // namespace
+
+HttpTxn::HttpTxn(Worker& w, Listener& l, Session& owner, const net::SocketAddress& client)
+    : t_idle_ms(w.loop().now_ms()),
+      w_(w),
+      l_(l),
+      fe_(*l.proxy),
+      client_(client),
+      leg_(w, owner, client_, l.port) {}
+
+void HttpTxn::first_byte(uint64_t now) {
+  t_first_byte_ms = now;
+  t_first_byte_wall_us = base::wall_us();
+}
+
+bool HttpTxn::content_allowed(int client_fd) {
+  if (w_.content_allowed(l_, client_fd, client_)) return true;
+  // As HAProxy: a denied request on the frontend (not a request in req_tot, no status), closed
+  // without a response and logged `PR` with "<BADREQ>" and no request timer.
+  req_line.clear();
+  t_head_ms = 0;
+  status = -1;
+  return false;
+}
+
+rules::RequestView HttpTxn::view_of_request(rules::HeadEdit& edit) const {
+  rules::RequestView view;
+  view.method = edit.method;
+  view.target = edit.target;
+  view.headers = &edit.headers;
+  view.src = &client_;
+  view.dst_port = l_.port;
+  view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+  return view;
+}
+
+HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit& edit) {
+  const uint64_t now = w_.loop().now_ms();
+  if (t_first_byte_ms == 0) first_byte(now);
+  t_head_ms = now;
+  req_sent = 0;
+  // Before any rule changes the head, as HAProxy captures.
+  if (!fe_.settings.h.capture_request.empty())
+    capture_fields(fe_.settings.h.capture_request, head.headers, cap_req_);
+  auto& fc = w_.fe_counters(fe_.index);
+  fc.req_tot.add();
+  fc.req_rate.add(now);
+  // The request line is kept only for the log line that will quote it.
+  const auto& fs = fe_.settings;
+  if ((fs.h.httplog || fs.tcplog) && !fs.logs.empty()) {
+    req_line.assign(head.method);
+    req_line += ' ';
+    req_line += head.target;
+    req_line += ' ';
+    req_line += head.version;
+  }
+  method_ = head.method_id;
+  http11_ = head.http11();
+  rules::RequestView view = view_of_request(edit);
+  view.version = head.version;
+  if (!route(edit, view)) return Next::kReply;
+  add_forwardfor(edit);
+  return Next::kForward;
+}
+
+// Frontend rules, backend choice, backend rules. False when the request is answered locally
+// (reply_).
+bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view) {
+  // deny / return: the proxy's page for the status, or the rule's own response. A body that
+  // already arrived whole is passed over (skip_body) so that the connection stays usable.
+  auto reply = [&](const rules::Verdict& v, int st, log::Termination t) {
+    if (v.errorpage && http::has_error_page(st)) reply_ = error_reply(st, t, false, true, true);
+    else reply_ = LocalReply{st, t, reply_bytes(st, v), false, true, true};
+  };
+  auto answer = [&](const rules::Verdict& v, Proxy& px) {
+    auto& pc = (&px == &fe_) ? w_.fe_counters(fe_.index) : w_.be_counters(px.index);
+    switch (v.kind) {
+      case rules::Verdict::Kind::kContinue:
+        return false;
+      case rules::Verdict::Kind::kDeny: {
+        pc.dreq.add();
+        if (&px != &fe_) w_.fe_counters(fe_.index).dreq.add();
+        reply(v, v.status ? v.status : 403, {Cause::kProxy, FinalState::kRequest});
+        return true;
+      }
+      case rules::Verdict::Kind::kReturn:
+        w_.fe_counters(fe_.index).intercepted.add();
+        reply(v, v.status ? v.status : 200, {Cause::kLocal, FinalState::kRequest});
+        return true;
+      case rules::Verdict::Kind::kRedirect: {
+        w_.fe_counters(fe_.index).intercepted.add();
+        int st = v.status ? v.status : 302;
+        reply_ = LocalReply{st, {Cause::kLocal, FinalState::kRequest},
+                            redirect_bytes(st, v.location), false, true, true};
+        return true;
+      }
+      case rules::Verdict::Kind::kService:
+        w_.fe_counters(fe_.index).intercepted.add();
+        serve_metrics(edit);
+        return true;
+    }
+    return false;
+  };
+
+  const auto& fh = fe_.settings.h;
+  // `monitor-uri`: before any rule, as in HAProxy; the answer is not logged.
+  if (!fh.monitor_uri.empty() && edit.target == fh.monitor_uri) {
+    w_.fe_counters(fe_.index).intercepted.add();
+    bool fail = false;
+    for (const auto& c : fh.monitor_fail) fail = fail || c.eval(view);
+    reply_ = error_reply(fail ? 503 : 200, {Cause::kLocal, FinalState::kRequest}, false, true,
+                         true);
+    logged = true;
+    return false;
+  }
+  if (!fh.request_rules.empty()) {
+    if (answer(rules::apply_rules(fh.request_rules, rules::RuleSide::kRequest, edit, view), fe_))
+      return false;
+  }
+  if (serve_stats(fe_, edit)) return false;
+  // use_backend sees the request as the frontend's rules left it (set-path...), as in HAProxy:
+  // apply_rules worked on its own copy of the view.
+  view.method = edit.method;
+  view.target = edit.target;
+  view.headers = &edit.headers;
+  Proxy* be = fe_.target;
+  for (const auto& u : fe_.settings.use_backends) {
+    if (u.cond.eval(view)) {
+      be = w_.process().proxies()[static_cast<std::size_t>(u.backend)].get();
+      break;
+    }
+  }
+  if (!be || !be->backend) {
+    reply_ = error_reply(503, {Cause::kServerClose, FinalState::kConnect}, false);
+    return false;
+  }
+  be_ = be;
+  leg_.attach(*be_);   // be_conns, stot, smax, session rate
+  auto& bc = w_.be_counters(be_->index);
+  bc.req_tot.add();
+  bc.req_rate.add(w_.loop().now_ms());
+  if (be_ != &fe_ && !be_->settings.h.request_rules.empty()) {
+    if (answer(rules::apply_rules(be_->settings.h.request_rules, rules::RuleSide::kRequest, edit,
+                                  view),
+               *be_))
+      return false;
+  }
+  if (be_ != &fe_ && serve_stats(*be_, edit)) return false;
+  // The value `balance uri` / `balance hdr()` hashes.
+  lb_key.clear();
+  const auto& bal = be_->settings.balance;
+  if (bal.kind == lb::BalanceKind::kUri) {
+    lb_key = std::string(rules::path_of(edit.target));
+  } else if (bal.kind == lb::BalanceKind::kHdr) {
+    for (const auto& h : edit.headers)
+      if (http::iequals(h.name, bal.hdr_name)) {
+        lb_key = std::string(h.value);
+        break;
+      }
+  }
+  return true;
+}
+
+// option forwardfor: added if either side asks, unless the client is in an `except` network
+// of a side that has the option; the backend's header name wins; if-none only when every side
+// with the option says so and the field is present. The field is appended after the rules
+// ran, never merged with an existing one, as HAProxy does.
+void HttpTxn::add_forwardfor(rules::HeadEdit& edit) const {
+  const auto& fh = fe_.settings.h;
+  const auto& bh = be_->settings.h;
+  const bool fe_ff = fh.forwardfor.enabled, be_ff = be_ != &fe_ && bh.forwardfor.enabled;
+  if (!fe_ff && !be_ff) return;
+  bool except = (fe_ff && fh.forwardfor.has_except && fh.forwardfor.except.contains(client_)) ||
+                (be_ff && bh.forwardfor.has_except && bh.forwardfor.except.contains(client_));
+  const std::string& name = be_ff ? bh.forwardfor.header : fh.forwardfor.header;
+  bool if_none = (!fe_ff || fh.forwardfor.if_none) && (!be_ff || bh.forwardfor.if_none);
+  bool present = false;
+  if (if_none) {
+    for (const auto& h : edit.headers)
+      if (http::iequals(h.name, name)) present = true;
+  }
+  bool unix_client = client_.family() == AF_UNIX;
+  if (!except && !(if_none && present) && !unix_client)
+    edit.headers.push_back({edit.keep(name), edit.keep(client_.host_string())});
+}
+
+bool HttpTxn::has_response_rules() const {
+  return !fe_.settings.h.response_rules.empty() || !be_http().response_rules.empty();
+}
+
+void HttpTxn::keep_request(const rules::HeadEdit& edit, HttpCodecs& codecs) {
+  // Response rules may look at the request: an owned copy past the buffer.
+  rules::HeadEdit& copy = codecs.req_copy;
+  copy = rules::HeadEdit{};
+  copy.method = copy.keep(std::string(edit.method));
+  copy.target = copy.keep(std::string(edit.target));
+  for (const auto& h : edit.headers)
+    copy.headers.push_back({copy.keep(std::string(h.name)), copy.keep(std::string(h.value))});
+  have_req_copy_ = true;
+}
+
+// `stats uri` (the page of `px`, the frontend or the backend): the service says whether the
+// request is the page's and what to answer. True when the request was answered.
+bool HttpTxn::serve_stats(const Proxy& px, const rules::HeadEdit& edit) {
+  const stats::PageSettings& sp = px.settings.h.stats;
+  if (!sp.enabled) return false;
+  StatsView view(w_.process());
+  stats::Reply r = stats::HttpService(view).stats_page(service_request(method_, edit), sp);
+  if (r.kind == stats::Reply::Kind::kNotMine) return false;
+  w_.fe_counters(fe_.index).intercepted.add();
+  service_reply(std::move(r));
+  return true;
+}
+
+// `use-service prometheus-exporter`.
+void HttpTxn::serve_metrics(const rules::HeadEdit& edit) {
+  StatsView view(w_.process());
+  service_reply(stats::HttpService(view).prometheus(service_request(method_, edit)));
+}
+
+// A stats service's answer as a message. A page is a 200 generated by sluice: chunked for
+// HTTP/1.1 requests, with a length for HTTP/1.0 ones, the head alone for HEAD.
+void HttpTxn::service_reply(stats::Reply r) {
+  using K = stats::Reply::Kind;
+  switch (r.kind) {
+    case K::kNotMine:
+      break;
+    case K::kUnauthorized: {
+      std::string page = http::error_page(401);
+      std::size_t end = page.find("\r\n\r\n");
+      page.insert(end, fmt::format("\r\nwww-authenticate: Basic realm=\"{}\"", r.realm));
+      reply_ = LocalReply{401, {Cause::kProxy, FinalState::kRequest}, std::move(page), false,
+                          true, true};
+      return;
+    }
+    case K::kRedirect:
+      reply_ = LocalReply{
+          303, {Cause::kLocal, FinalState::kRequest},
+          fmt::format("HTTP/1.1 303 See Other\r\ncache-control: no-cache\r\ncontent-type: "
+                      "text/plain\r\ncontent-length: 0\r\nlocation: {}\r\n\r\n",
+                      r.location),
+          false, true, true};
+      return;
+    case K::kNotFound:
+      reply_ = error_reply(404, {Cause::kLocal, FinalState::kRequest}, false, true, true);
+      return;
+    case K::kPage:
+      break;
+  }
+  std::string bytes =
+      fmt::format("HTTP/1.1 200 OK\r\ncache-control: no-cache\r\ncontent-type: {}\r\n{}",
+                  r.content_type, r.headers);
+  if (method_ == http::Method::kHead) {
+    bytes += "\r\n";
+  } else if (http11_) {
+    bytes += "transfer-encoding: chunked\r\n\r\n";
+    if (!r.body.empty()) bytes += fmt::format("{:x}\r\n{}\r\n", r.body.size(), r.body);
+    bytes += "0\r\n\r\n";
+  } else {
+    bytes += fmt::format("content-length: {}\r\n\r\n", r.body.size());
+    bytes += r.body;
+  }
+  reply_ = LocalReply{200, {Cause::kLocal, FinalState::kRequest}, std::move(bytes), false, true,
+                      true};
+}
+
+LocalReply HttpTxn::error_reply(int st, log::Termination t, bool close_after,
+                                bool announce_close, bool skip_body) const {
+  const std::string* custom = nullptr;
+  if (be_) custom = be_->settings.h.errorfile(st);
+  if (!custom) custom = fe_.settings.h.errorfile(st);
+  if (custom) return LocalReply{st, t, *custom, close_after, announce_close, skip_body};
+  return LocalReply{st, t, http::error_page(st), close_after || st == 400 || st == 408,
+                    announce_close, skip_body};
+}
+
+void HttpTxn::replied(int st, log::Termination t) {
+  status = st;
+  term = t;
+  count_status(st);
+  bytes_out = 0;   // %B counts server bytes only; sluice's pages count 0
+}
+
+// `capture request|response header`: the value of the last field with each name, cut to its
+// length ("" when absent).
+void HttpTxn::capture_fields(const std::vector<std::pair<std::string, int>>& caps,
+                             const std::vector<http::Header>& fields,
+                             std::vector<std::string>& out) {
+  out.resize(caps.size());
+  for (std::size_t i = 0; i < caps.size(); ++i) {
+    out[i].clear();
+    for (const auto& f : fields)
+      if (http::iequals(f.name, caps[i].first))
+        out[i].assign(f.value.substr(0, static_cast<std::size_t>(caps[i].second)));
+  }
+}
+
+void HttpTxn::next_request(uint64_t now) {
+  t_idle_ms = now;
+  t_first_byte_ms = t_first_byte_wall_us = 0;
+  t_head_ms = t_response_ms = 0;
+  leg_.reset();   // its timings, retries and redispatch
+  status = -1;
+  term = {};
+  bytes_out = 0;
+  method_ = http::Method::kGet;   // until the next head says otherwise (a 408 has no method)
+  logged = false;
+  cap_req_.clear();
+  cap_res_.clear();
+  have_req_copy_ = false;
+  // An idle keep-alive connection keeps no request line and no hashed key.
+  std::string().swap(req_line);
+  std::string().swap(lb_key);
+}
+
+}  // namespace sluice::proxy

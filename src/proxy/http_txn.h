@@ -1,0 +1,205 @@
+#pragma once
+// One HTTP transaction, a request and its response, as the proxy decides it: the frontend's
+// and the backend's rules, the backend choice, the services (stats page, Prometheus), the
+// answers sluice gives itself (rule replies, error pages), the counters and the log record.
+// It knows nothing of the wire: the mux that carries the transaction (H1Connection today, one
+// transaction at a time; an HTTP/2 mux would hold one per stream) parses each message, hands
+// the parsed head over, and frames and moves the bytes. The server side up to a connected
+// socket is the transaction's backend leg (leg()).
+//
+// A transaction's life, with the calls that drive it (the mux makes them in this order):
+//
+//   begun ---- content_allowed() false: refused (the mux closes the connection)
+//     | on_request(): counters, captures, request rules, use_backend, forwardfor
+//     |   -> kReply: a local answer (reply()); -> kForward: the head goes to a server
+//     v
+//   routed (backend()) -- the mux connects through leg() and moves the request
+//     | on_response(): captures, response rules -> kForward, or kReply (the server's
+//     |   response is dropped and reply() sent instead)
+//     v
+//   answered -- replied() for every local answer, count_*() as bytes move
+//     | log() once, then release_backend(); next_request() for the next one on the connection
+//
+// Worker-local, as its connection.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "http/http.h"
+#include "log/termination.h"
+#include "net/address.h"
+#include "proxy/backend_leg.h"
+#include "proxy/http_codecs.h"
+#include "proxy/process.h"
+#include "proxy/worker.h"
+#include "rules/rules.h"
+#include "stats/http_service.h"
+
+namespace sluice::proxy {
+
+// An answer sluice gives instead of a server's: an HTTP/1 message, the format of HAProxy's
+// errorfiles (an HTTP/2 mux would parse it, as HAProxy does its errorfiles). The mux frames it
+// for its connection (a HEAD's answer is the head alone; `connection: close` when it closes).
+struct LocalReply {
+  int status = 0;
+  log::Termination term;
+  std::string bytes;
+  bool close_after = false;       // the connection closes after it
+  bool announce_close = true;     // a page sent before closing says `connection: close`
+  bool skip_body = false;         // a request body already received whole is passed over
+};
+
+class HttpTxn {
+ public:
+  HttpTxn(Worker& w, Listener& l, Session& owner, const net::SocketAddress& client);
+  HttpTxn(const HttpTxn&) = delete;
+  HttpTxn& operator=(const HttpTxn&) = delete;
+
+  // --- Request.
+  // `tcp-request content` rules (HTTP mode runs them for each request, before any HTTP
+  // processing). False: refused, the record says so (logged `PR`, no status).
+  bool content_allowed(int client_fd);
+  enum class Next : uint8_t { kForward, kReply };
+  // A complete request head: `head` as parsed, `edit` the head the server will get (the mux
+  // normalized its target and fields). Runs the rules and picks the backend; on kForward the
+  // leg is attached to backend() and `edit` is final, on kReply reply() says what to answer.
+  Next on_request(const http::RequestHead& head, rules::HeadEdit& edit);
+  // Response rules may look at the request: `edit`, as it went to the server, is copied into
+  // the codecs (past the buffer its views point into). Only when has_response_rules().
+  void keep_request(const rules::HeadEdit& edit, HttpCodecs& codecs);
+  // The head the rules rewrote is larger than a buffer: a 500, nothing sent (as HAProxy fails a
+  // rewrite that does not fit).
+  void rewrite_failed() { reply_ = error_reply(500, {log::Cause::kProxy, log::FinalState::kRequest}, false, true, true); }
+  // Whether response rules will run (they see a copy of the request made by on_request()).
+  bool has_response_rules() const;
+
+  // --- Response.
+  // A final response head, `edit` normalized by the mux. kReply: a response rule answered.
+  Next on_response(const http::ResponseHead& head, rules::HeadEdit& edit, HttpCodecs& codecs);
+
+  // --- Local answers.
+  // The page for `status`: the backend's errorfile, the frontend's, or sluice's own (which
+  // closes the connection after 400 and 408).
+  LocalReply error_reply(int status, log::Termination term, bool close_after,
+                         bool announce_close = true, bool skip_body = false) const;
+  // The answer on_request() or on_response() decided (moved out by the mux).
+  LocalReply& reply() { return reply_; }
+  // A local answer goes out: its status and termination are the transaction's.
+  void replied(int status, log::Termination term);
+
+  // --- Counters, as the mux moves bytes and the transaction ends.
+  void count_in(uint64_t n) {
+    w_.fe_counters(fe_.index).bin.add(n);
+    if (be_) w_.be_counters(be_->index).bin.add(n);
+    if (leg_.server()) leg_.server_counters().bin.add(n);
+  }
+  void count_out(uint64_t n) {
+    bytes_out += n;
+    w_.fe_counters(fe_.index).bout.add(n);
+    w_.be_counters(be_->index).bout.add(n);
+    leg_.server_counters().bout.add(n);
+  }
+  // Server bytes counted when read that never reached the client (a tunnel's end).
+  void uncount_out(uint64_t n);
+  // A bad request head or body (ereq), on the frontend.
+  void count_bad_request() { w_.fe_counters(fe_.index).ereq.add(); }
+  // A request rejected by the HTTP/1 parser: a bad one, and a request all the same (req_tot).
+  void count_rejected_request() {
+    count_bad_request();
+    w_.fe_counters(fe_.index).req_tot.add();
+  }
+  // The request went out on a connection to the leg's server.
+  void count_server_request() { leg_.server_counters().req_tot.add(); }
+  void count_internal_error() { w_.fe_counters(fe_.index).eint.add(); }
+  // A response body the server broke after its head left (eresp).
+  void count_bad_response() {
+    w_.be_counters(be_->index).eresp.add();
+    leg_.server_counters().eresp.add();
+  }
+  // A server failure answered with `status` (eresp for 502 and 504 caused by a server).
+  void count_server_error(int status, log::Termination term);
+  void count_server_status(int status);   // the server's row: each response head it sent
+  // The final response's status (res_uncounted), once.
+  void count_response_status() {
+    if (res_uncounted == 0) return;
+    count_status(res_uncounted);
+    res_uncounted = 0;
+  }
+  // srv_abrt on the backend and the server; `response_error`: eresp too (a close or reset).
+  void count_server_abort(bool response_error);
+  // The connection ended with `term` while a message still moved.
+  void count_abort(log::Termination term);
+  // `show errors`: `bytes` (what the buffer holds) as the last invalid message of this
+  // request's frontend or this response's backend.
+  void capture_error(bool response, std::string_view bytes, http::ParseError why) const;
+
+  // --- End.
+  void log(uint64_t now_ms);
+  // Gives back the server slot and the backend's session count.
+  void release_backend() {
+    leg_.release();
+    be_ = nullptr;
+  }
+  // The connection waits for its next request from `now`.
+  void next_request(uint64_t now);
+
+  // --- What the mux reads.
+  Proxy& frontend() const { return fe_; }
+  Proxy* backend() const { return be_; }
+  const HttpSettings& be_http() const { return be_ ? be_->settings.h : fe_.settings.h; }
+  BackendLeg& leg() { return leg_; }
+  const BackendLeg& leg() const { return leg_; }
+  const net::SocketAddress& client() const { return client_; }
+  http::Method method() const { return method_; }
+  bool http11() const { return http11_; }
+
+  // --- The transaction's record: set from what the mux sees on the wire, read by the log
+  // line and `show sess`.
+  uint64_t t_idle_ms;              // start of the wait for this request
+  uint64_t t_first_byte_ms = 0;    // first byte of this request, 0 none yet
+  uint64_t t_first_byte_wall_us = 0;
+  uint64_t t_head_ms = 0;          // request head complete (queue and connect times: leg())
+  uint64_t t_response_ms = 0;      // response head complete
+  uint64_t bytes_out = 0;          // server -> client bytes (%B)
+  uint64_t req_sent = 0;           // request bytes written to the server
+  int status = -1;                 // status sent to the client, -1 none
+  int res_uncounted = 0;           // final status parsed, not yet in the hrsp counters
+  log::Termination term;           // how it ended (the log's %ts)
+  bool logged = false;             // the log line was emitted (or suppressed)
+  bool quiet = false;              // ends without a log line (a silent keep-alive close)
+  std::string req_line;            // for the log: "GET / HTTP/1.1", or "<BADREQ>"
+  std::string lb_key;              // balance uri / hdr: the hashed value
+
+  // First byte of a request seen at `now` (the request timer starts).
+  void first_byte(uint64_t now);
+
+ private:
+  bool route(rules::HeadEdit& edit, rules::RequestView& view);
+  void add_forwardfor(rules::HeadEdit& edit) const;
+  bool serve_stats(const Proxy& px, const rules::HeadEdit& edit);
+  void serve_metrics(const rules::HeadEdit& edit);
+  void service_reply(stats::Reply r);
+  void count_status(int status);   // frontend and backend
+  // The messages of `return` (and `deny` with a payload) and of `redirect` rules.
+  static std::string reply_bytes(int status, const rules::Verdict& v);
+  static std::string redirect_bytes(int status, std::string_view location);
+  rules::RequestView view_of_request(rules::HeadEdit& edit) const;
+  static void capture_fields(const std::vector<std::pair<std::string, int>>& caps,
+                             const std::vector<http::Header>& fields,
+                             std::vector<std::string>& out);
+
+  Worker& w_;
+  Listener& l_;
+  Proxy& fe_;
+  Proxy* be_ = nullptr;     // backend of this transaction (leg_ attached there)
+  net::SocketAddress client_;
+  http::Method method_ = http::Method::kGet;
+  bool http11_ = true;
+  bool have_req_copy_ = false;   // codecs.req_copy holds the request for response rules
+  std::vector<std::string> cap_req_, cap_res_;   // `capture ... header` values
+  LocalReply reply_;
+  BackendLeg leg_;
+};
+
+}  // namespace sluice::proxy

@@ -1,0 +1,206 @@
+// HttpTxn, the response: its rules, the counters of statuses, errors and aborts, `show errors`
+// and the log record.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "base/clock.h"
+#include "http/forward.h"
+#include "log/line.h"
+#include "proxy/http_txn.h"
+
+namespace sluice::proxy {
+
+using log::Cause;
+using log::FinalState;
+
+namespace {
+
+int status_class(int status) { return status >= 100 && status < 600 ? status / 100 - 1 : 5; }
+
+}  // namespace
+
+HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit& edit,
+                                   HttpCodecs& codecs) {
+  t_response_ms = w_.loop().now_ms();
+  if (!fe_.settings.h.capture_response.empty())
+    capture_fields(fe_.settings.h.capture_response, rh.headers, cap_res_);
+  // The server's own status, whatever the client ends up getting (a response rule's answer, a
+  // 502 for a bad first chunk): the server row counts what servers sent.
+  count_server_status(rh.status);
+  if (!has_response_rules()) return Next::kForward;
+  // http-response rules: the backend's, then the frontend's.
+  rules::RequestView view;
+  view.src = &client_;
+  view.dst_port = l_.port;
+  view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+  view.status = rh.status;
+  if (have_req_copy_) {
+    view.method = codecs.req_copy.method;
+    view.target = codecs.req_copy.target;
+    view.headers = &codecs.req_copy.headers;
+  }
+  view.res_headers = &edit.headers;
+  for (Proxy* px : {be_, be_ == &fe_ ? nullptr : &fe_}) {
+    if (!px || px->settings.h.response_rules.empty()) continue;
+    rules::Verdict v =
+        rules::apply_rules(px->settings.h.response_rules, rules::RuleSide::kResponse, edit, view);
+    if (v.kind == rules::Verdict::Kind::kContinue) continue;
+    // deny / return / redirect: the server's response is dropped (the mux closes its connection,
+    // as its body was not read) and the rule's answer goes to the client instead, as in HAProxy.
+    int st = 0;
+    log::Termination t{Cause::kLocal, FinalState::kHeaders};
+    std::string bytes;
+    switch (v.kind) {
+      case rules::Verdict::Kind::kDeny:
+        w_.be_counters(be_->index).dresp.add();
+        if (px == &fe_) w_.fe_counters(fe_.index).dresp.add();
+        leg_.server_counters().dresp.add();
+        st = v.status ? v.status : 502;
+        t = {Cause::kProxy, FinalState::kHeaders};
+        break;
+      case rules::Verdict::Kind::kReturn:
+        st = v.status ? v.status : 200;
+        break;
+      case rules::Verdict::Kind::kRedirect:
+        st = v.status ? v.status : 302;
+        bytes = redirect_bytes(st, v.location);
+        break;
+      case rules::Verdict::Kind::kContinue:
+      case rules::Verdict::Kind::kService:   // request rules only
+        break;
+    }
+    if (!bytes.empty()) {
+      reply_ = LocalReply{st, t, std::move(bytes), false, true, false};
+    } else if (v.errorpage && http::has_error_page(st)) {
+      reply_ = error_reply(st, t, false);
+    } else {
+      reply_ = LocalReply{st, t, reply_bytes(st, v), false, true, false};
+    }
+    return Next::kReply;
+  }
+  return Next::kForward;
+}
+
+void HttpTxn::uncount_out(uint64_t n) {
+  uint64_t lost = std::min<uint64_t>(n, bytes_out);
+  if (lost == 0) return;
+  bytes_out -= lost;
+  w_.fe_counters(fe_.index).bout.take_back(lost);
+  if (be_) w_.be_counters(be_->index).bout.take_back(lost);
+  if (be_ && leg_.server()) leg_.server_counters().bout.take_back(lost);
+}
+
+void HttpTxn::count_server_error(int st, log::Termination t) {
+  if (!be_) return;
+  if ((t.server_side() || t.cause == Cause::kProxy) && (st == 502 || st == 504)) {
+    w_.be_counters(be_->index).eresp.add();
+    if (leg_.server()) leg_.server_counters().eresp.add();
+  }
+}
+
+void HttpTxn::count_server_abort(bool response_error) {
+  auto& bc = w_.be_counters(be_->index);
+  bc.srv_abrt.add();
+  if (response_error) bc.eresp.add();
+  if (leg_.server()) {
+    auto& sc = leg_.server_counters();
+    sc.srv_abrt.add();
+    if (response_error) sc.eresp.add();
+  }
+}
+
+void HttpTxn::count_abort(log::Termination t) {
+  if (t.client_side()) {
+    w_.be_counters(be_->index).cli_abrt.add();
+    if (leg_.server()) leg_.server_counters().cli_abrt.add();
+  }
+  // A server that closed or reset in the data phase is also a response error (eresp includes
+  // those aborts); a server timeout (sD) is an abort only, as in HAProxy.
+  if (t.server_side())
+    count_server_abort(t == log::Termination{Cause::kServerClose, FinalState::kData});
+}
+
+// The status the client got, on the frontend and the backend. Pages sluice generates (502, 503,
+// 504, rule answers) count there only, not on the server, which sent none of them.
+void HttpTxn::count_status(int st) {
+  int cls = status_class(st);
+  w_.fe_counters(fe_.index).hrsp[cls].add();
+  if (be_) w_.be_counters(be_->index).hrsp[cls].add();
+}
+
+void HttpTxn::count_server_status(int st) {
+  if (be_ && leg_.server()) leg_.server_counters().hrsp[status_class(st)].add();
+}
+
+void HttpTxn::capture_error(bool response, std::string_view bytes, http::ParseError why) const {
+  stats::ErrorSnapshot e;
+  e.response = response;
+  const Proxy& owner = response && be_ ? *be_ : fe_;
+  const Proxy* other = response ? &fe_ : be_;
+  e.proxy = owner.index;
+  e.proxy_name = owner.settings.name;
+  e.proxy_id = owner.settings.id;
+  e.other_name = other ? other->settings.name : "<NONE>";
+  e.other_id = other ? other->settings.id : -1;
+  const lb::Server* srv = leg_.server();
+  e.server_name = response && srv ? srv->name() : "<NONE>";
+  e.server_id = response && srv ? srv->settings().id : -1;
+  e.wall_us = base::wall_us();
+  e.source = client_.to_string();
+  e.reason = http::to_string(why);
+  e.len = bytes.size();
+  e.bytes.assign(bytes);
+  w_.capture_error(std::move(e));
+}
+
+void HttpTxn::log(uint64_t now) {
+  if (logged) return;
+  logged = true;
+  const auto& s = fe_.settings;
+  if ((!s.h.httplog && !s.tcplog) || s.logs.empty() || quiet) return;
+  if (s.dontlognull && t_first_byte_ms == 0) return;
+  uint64_t start = t_first_byte_ms ? t_first_byte_ms : t_idle_ms;
+  auto span = [](uint64_t from, uint64_t to) -> long {
+    return from && to && to >= from ? static_cast<long>(to - from) : -1;
+  };
+  const lb::Server* srv = leg_.server();
+  const uint64_t t_queued = leg_.queued_ms(), t_connect = leg_.connect_ms();
+  const uint64_t t_connected = leg_.connected_ms();
+  log::Record r;
+  r.client = &client_;
+  r.date_wall_us = t_first_byte_wall_us ? t_first_byte_wall_us : base::wall_us();
+  r.frontend = s.name;
+  r.backend = be_ ? be_->settings.name : s.name;
+  r.server = srv && t_connect ? std::string_view(srv->name()) : std::string_view("<NOSRV>");
+  r.tr = t_head_ms ? span(start, t_head_ms) : -1;
+  // Tw: from the end of the head to the first connection attempt; -1 when never routed.
+  if (t_head_ms && (t_connect || t_queued || srv))
+    r.tw = t_queued && t_connect ? span(t_queued, t_connect) : 0;
+  if (t_connected) r.tc = span(t_connect, t_connected);
+  if (t_response_ms) r.tresp = span(t_connected, t_response_ms);
+  r.total = static_cast<long>(now - start);
+  r.status = status;
+  r.bytes_out = bytes_out;
+  r.term = term;
+  // Counts as HAProxy logs them, once this stream left the backend and the server.
+  r.actconn = w_.process().actconn().current();
+  r.feconn = fe_.feconn.current();
+  r.beconn = be_ ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0;
+  r.srvconn = srv ? std::max(0, srv->current_conns() - 1) : 0;
+  r.retries = leg_.retries();
+  r.redispatched = leg_.redispatched();
+  // option tcplog on an HTTP frontend: the TCP line, without the HTTP timers.
+  if (!s.h.httplog) {
+    w_.logs().send(s.logs, kInfo, log::tcplog_line(r));
+    return;
+  }
+  r.req_capture_slots = s.h.capture_request.size();
+  r.req_captures = cap_req_;
+  r.res_capture_slots = s.h.capture_response.size();
+  r.res_captures = cap_res_;
+  r.request_line = req_line;
+  w_.logs().send(s.logs, kInfo, log::httplog_line(r));
+}
+
+}  // namespace sluice::proxy
