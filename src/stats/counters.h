@@ -39,18 +39,26 @@ class LocalRate {
  public:
   // Owner thread only. `now_ms` is monotonic milliseconds.
   void add(uint64_t now_ms, uint64_t n = 1) {
-    uint64_t sec = now_ms / 1000;
-    uint64_t cur_sec = sec_.load(std::memory_order_relaxed);
+    const uint64_t sec = now_ms / 1000;
+    const uint64_t cur_sec = sec_.load(std::memory_order_relaxed);
+    uint64_t prev = prev_.load(std::memory_order_relaxed);
+    uint64_t c = curr_.load(std::memory_order_relaxed);
     if (sec != cur_sec) {
-      prev_.store(sec == cur_sec + 1 ? curr_.load(std::memory_order_relaxed) : 0,
-                  std::memory_order_relaxed);
-      curr_.store(0, std::memory_order_relaxed);
+      prev = sec == cur_sec + 1 ? c : 0;
+      c = 0;
+      prev_.store(prev, std::memory_order_relaxed);
       sec_.store(sec, std::memory_order_relaxed);
     }
-    uint64_t c = curr_.load(std::memory_order_relaxed) + n;
+    c += n;
     curr_.store(c, std::memory_order_relaxed);
-    uint64_t r = read(now_ms);
-    if (r > max_.load(std::memory_order_relaxed)) max_.store(r, std::memory_order_relaxed);
+    // The peak follows what read() reports now: this second's count plus the previous one's
+    // weighted by what is left of this second. That is at most curr + prev, so the weighting
+    // (a multiply and a division) is computed only when the peak could move.
+    const uint64_t peak = max_.load(std::memory_order_relaxed);
+    if (c + prev <= peak) return;
+    const uint64_t remain = 1000 - (now_ms - sec * 1000);
+    const uint64_t r = c + prev * remain / 1000;
+    if (r > peak) max_.store(r, std::memory_order_relaxed);
   }
   // Any thread.
   uint64_t read(uint64_t now_ms) const {
