@@ -19,6 +19,7 @@ struct Buffer {
   uint32_t head = 0;   // first byte not yet sent
   uint32_t tail = 0;   // one past the last byte received
   uint32_t capacity = 0;
+  Buffer* next = nullptr;   // the next buffer of a BufferQueue holding this one
 
   uint32_t size() const { return tail - head; }
   bool empty() const { return head == tail; }
