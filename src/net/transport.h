@@ -10,6 +10,7 @@
 // Thread rule: a transport belongs to the worker that owns its connection (worker-local).
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -100,6 +101,9 @@ class Transport {
   // Writes up to `len` bytes. `more`: further bytes or the FIN follow at once, so these may be
   // held back to leave with them in one segment (MSG_MORE).
   virtual IoResult send(const char* src, std::size_t len, bool more) = 0;
+  // Writes the `n` pieces in order, as one write of their bytes (a head and the body buffers
+  // behind it leave in one system call). As send() otherwise.
+  virtual IoResult sendv(const iovec* parts, int n, bool more) = 0;
   // Passes the FIN on (with whatever `more` held back); reads go on.
   virtual void shutdown_write() = 0;
   // Whether at least one byte waits to be read, without taking it.
@@ -143,6 +147,18 @@ class RawTransport final : public Transport {
       return {static_cast<std::size_t>(n), IoStatus::kOk, 0};
     }
     return failed(n < 0 ? errno : EPIPE);
+  }
+  IoResult sendv(const iovec* parts, int n, bool more) override {
+    if (n == 1) return send(static_cast<const char*>(parts[0].iov_base), parts[0].iov_len, more);
+    msghdr m{};
+    m.msg_iov = const_cast<iovec*>(parts);
+    m.msg_iovlen = static_cast<std::size_t>(n);
+    ssize_t r = ::sendmsg(fd_, &m, more ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
+    if (r > 0) {
+      held_ = more;
+      return {static_cast<std::size_t>(r), IoStatus::kOk, 0};
+    }
+    return failed(r < 0 ? errno : EPIPE);
   }
   void shutdown_write() override;
   bool input_pending() override;
