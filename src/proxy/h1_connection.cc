@@ -29,6 +29,8 @@ H1Connection::H1Connection(Worker& w, Listener& l, int fd, const net::SocketAddr
       l_(l),
       fe_(*l.proxy),
       cio_(fd),
+      to_srv_(w.buffers()),
+      to_cli_(w.buffers()),
       t_accept_ms_(w.loop().now_ms()),
       c_last_ms_(t_accept_ms_),
       s_last_ms_(t_accept_ms_),
@@ -54,8 +56,8 @@ void H1Connection::start_codecs() {
   }
   tx_ = std::move(spares.back());
   spares.pop_back();
-  unpark_queue(to_cli_, tx_->parked_to_cli);
-  unpark_queue(to_srv_, tx_->parked_to_srv);
+  unpark_queue(to_cli_.heads_storage(), tx_->parked_to_cli);
+  unpark_queue(to_srv_.heads_storage(), tx_->parked_to_srv);
   tx_->req_parser.set_limits(req);
   tx_->req_parser.reset();
   tx_->res_parser.set_limits(lim);
@@ -69,11 +71,12 @@ void H1Connection::release_codecs() {
   // storage). Bounded: a burst does not leave its codecs behind.
   constexpr std::size_t kSpareCodecs = 64;
   if (!tx_) return;
-  park_queue(to_cli_, tx_->parked_to_cli);   // freed with the codecs when they are not kept
-  park_queue(to_srv_, tx_->parked_to_srv);
+  park_queue(to_cli_.heads_storage(), tx_->parked_to_cli);   // freed with the codecs when they are not kept
+  park_queue(to_srv_.heads_storage(), tx_->parked_to_srv);
   auto& spares = w_.spare_codecs();
   if (spares.size() < kSpareCodecs) {
     tx_->req_copy = rules::HeadEdit{};   // its strings belong to the transaction that ended
+    tx_->lb_key.clear();   // (the reply's bytes were moved out when it was sent)
     for (rules::HeadEdit* e : {&tx_->req_edit, &tx_->res_edit}) {
       e->headers.clear();   // views into buffers that are gone; the storage stays
       e->storage.clear();
@@ -159,6 +162,11 @@ void H1Connection::pump() {
   for (int guard = 0; guard < 1000; ++guard) {
     bool progress = step();
     if (phase_ == Phase::kClosed) return;
+    // Body bytes found no pooled buffer to go into: some are lost, the connection cannot go on.
+    if (to_cli_.failed() || to_srv_.failed()) [[unlikely]] {
+      out_of_memory();
+      return;
+    }
     if (!progress) break;
   }
   in_pump_ = false;
@@ -195,7 +203,7 @@ bool H1Connection::step() {
       // The body right after its head, so that both leave in one write.
       if (phase_ == Phase::kExchange && res_head_done_) SLUICE_STEP(response_body());
       SLUICE_STEP(write_client());
-      if (phase_ == Phase::kExchange && req_done_ && res_done_ && pending(to_cli_, to_cli_off_) == 0) {
+      if (phase_ == Phase::kExchange && req_done_ && res_done_ && to_cli_.size() == 0) {
         end_transaction();
         return phase_ != Phase::kClosed;
       }
@@ -212,7 +220,7 @@ bool H1Connection::step() {
       break;
     case Phase::kClosing:
       SLUICE_STEP(write_client());
-      if (pending(to_cli_, to_cli_off_) == 0) {
+      if (to_cli_.size() == 0) {
         close_after_last_bytes();
         return phase_ == Phase::kLinger;
       }
@@ -238,7 +246,7 @@ bool H1Connection::read_client() {
               ((phase_ == Phase::kQueued || phase_ == Phase::kConnect ||
                 phase_ == Phase::kExchange) && !req_done_);
   if (!want) return false;
-  if (phase_ != Phase::kIdle && pending(to_srv_, to_srv_off_) >= kHighWater) return false;
+  if (phase_ != Phase::kIdle && to_srv_.size() >= kHighWater) return false;
   if (!cin_ && !(cin_ = w_.buffers().try_get())) {
     out_of_memory();
     return false;
@@ -270,7 +278,7 @@ bool H1Connection::read_client() {
 }
 
 bool H1Connection::write_client() {
-  if (pending(to_cli_, to_cli_off_) == 0 || !c_wr_) return false;
+  if (to_cli_.size() == 0 || !c_wr_) return false;
   if (w_.sends_batched()) {
     w_.queue_flush(this);
     return false;
@@ -283,13 +291,12 @@ bool H1Connection::write_client() {
   const bool last = phase_ == Phase::kClosing ||
                     (phase_ == Phase::kExchange && req_done_ && res_done_ &&
                      closes_after_transaction());
-  const std::size_t from = to_cli_off_;
-  const bool server_held = pending(to_cli_, to_cli_off_) >= kHighWater;
-  ssize_t n = write_some(cio_, to_cli_, to_cli_off_, c_wr_, last);
+  const bool server_held = to_cli_.size() >= kHighWater;
+  ssize_t n = write_some(cio_, to_cli_, c_wr_, last);
   // The server was not read while the client was slow (server_timeout_runs()): its idle time
   // starts again from here, as HAProxy re-arms a read timeout when reading resumes.
   if (n > 0 && server_held) s_last_ms_ = w_.loop().now_ms();
-  if (n > 0 && res_head_unsent_ && from + static_cast<std::size_t>(n) > res_head_at_) {
+  if (n > 0 && res_head_unsent_ && to_cli_.begin() > res_head_at_) {
     res_head_unsent_ = false;
     txn_.count_response_status();
   }
@@ -407,14 +414,14 @@ void H1Connection::begin_transaction() {
   // dropped, and a 101 answering such a request is a 502, as in HAProxy 3.5.
   upgrade_ = http::rewrite_request_fields(head, edit.headers, edit.storage);
 
-  bool forward = txn_.on_request(head, edit) == HttpTxn::Next::kForward;
+  bool forward = txn_.on_request(head, edit, *tx_) == HttpTxn::Next::kForward;
   if (forward && !serialize_server_head(edit)) {
-    txn_.rewrite_failed();
+    txn_.rewrite_failed(*tx_);
     forward = false;
   }
   if (forward && txn_.has_response_rules()) txn_.keep_request(edit, *tx_);
   if (!forward) {
-    LocalReply& r = txn_.reply();
+    LocalReply& r = tx_->reply;
     if (r.skip_body) skip_buffered_body();
     reply(std::move(r));
   }

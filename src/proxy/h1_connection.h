@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "proxy/out_queue.h"
 #include "core/event_loop.h"
 #include "http/http.h"
 #include "log/termination.h"
@@ -167,10 +168,8 @@ class H1Connection : public Session {
   // Buffers: bytes read from each side, and bytes queued towards each side.
   core::Buffer* cin_ = nullptr;
   core::Buffer* sin_ = nullptr;
-  std::string to_srv_;
-  std::size_t to_srv_off_ = 0;
-  std::string to_cli_;
-  std::size_t to_cli_off_ = 0;
+  OutQueue to_srv_;
+  OutQueue to_cli_;
 
   // Socket state (edge-triggered: readiness remembered until EAGAIN).
   bool c_rd_ = false, c_wr_ = true, c_eof_ = false, c_hup_ = false, c_err_ = false;

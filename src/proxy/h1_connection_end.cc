@@ -31,42 +31,34 @@ void H1Connection::enter_tunnel() {
   phase_ = Phase::kTunnel;
   req_done_ = true;
   // Whatever already arrived after the heads belongs to the tunnel.
-  if (std::string_view in = view_of(sin_); !in.empty()) {
-    to_cli_.append(in);
-    consume(sin_, in.size());
-  }
-  if (std::string_view in = view_of(cin_); !in.empty()) {
-    to_srv_.append(in);
-    consume(cin_, in.size());
-  }
+  to_cli_.body().splice(sin_);
+  to_srv_.body().splice(cin_);
 }
 
 bool H1Connection::tunnel() {
   bool progress = false;
   progress |= read_client();
   if (phase_ == Phase::kClosed) return false;
-  if (std::string_view in = view_of(cin_); !in.empty()) {
-    to_srv_.append(in);
-    consume(cin_, in.size());
+  if (!view_of(cin_).empty()) {
+    to_srv_.body().splice(cin_);
     progress = true;
   }
   progress |= write_server();
   if (phase_ == Phase::kClosed) return false;
   progress |= read_server();
-  if (std::string_view in = view_of(sin_); !in.empty()) {
-    to_cli_.append(in);
-    consume(sin_, in.size());
+  if (!view_of(sin_).empty()) {
+    to_cli_.body().splice(sin_);
     progress = true;
   }
   progress |= write_client();
   if (phase_ == Phase::kClosed) return false;
   // Pass each FIN on once everything before it was delivered.
-  if (c_eof_ && !s_shut_ && pending(to_srv_, to_srv_off_) == 0 && sc_) {
+  if (c_eof_ && !s_shut_ && to_srv_.size() == 0 && sc_) {
     sc_->io.shutdown_write();
     s_shut_ = true;
     progress = true;
   }
-  if (s_eof_ && !c_shut_ && pending(to_cli_, to_cli_off_) == 0) {
+  if (s_eof_ && !c_shut_ && to_cli_.size() == 0) {
     cio_.shutdown_write();
     c_shut_ = true;
     progress = true;
@@ -83,7 +75,7 @@ bool H1Connection::tunnel() {
     finish({Cause::kClientClose, FinalState::kData});
     return false;
   }
-  if (s_err_ && s_eof_ && pending(to_cli_, to_cli_off_) == 0) {
+  if (s_err_ && s_eof_ && to_cli_.size() == 0) {
     finish({Cause::kServerClose, FinalState::kData});
     return false;
   }
@@ -147,14 +139,14 @@ uint64_t H1Connection::deadline() const {
 // client that reads a large response slowly is a client timeout (cD), not the server's (sD),
 // and a server that reads an upload slowly is not the client's timeout.
 bool H1Connection::client_timeout_runs() const {
-  if (pending(to_cli_, to_cli_off_) > 0) return true;
-  return !req_done_ && pending(to_srv_, to_srv_off_) < kHighWater;
+  if (to_cli_.size() > 0) return true;
+  return !req_done_ && to_srv_.size() < kHighWater;
 }
 
 bool H1Connection::server_timeout_runs() const {
   if (!sc_) return false;
-  if (pending(to_srv_, to_srv_off_) > 0) return true;
-  return !res_done_ && pending(to_cli_, to_cli_off_) < kHighWater;
+  if (to_srv_.size() > 0) return true;
+  return !res_done_ && to_cli_.size() < kHighWater;
 }
 
 void H1Connection::arm_timeout() {
@@ -354,7 +346,7 @@ void H1Connection::finish(log::Termination term) {
   txn_.count_response_status();
   // Tunnelled server bytes were counted when read; those still queued now never reached the
   // client, and the log line (%B) and the byte counters say what was delivered.
-  if (phase_ == Phase::kTunnel) txn_.uncount_out(pending(to_cli_, to_cli_off_));
+  if (phase_ == Phase::kTunnel) txn_.uncount_out(to_cli_.size());
   if (txn_.term.ended_normally() && !term.ended_normally()) {
     txn_.term = term;
   }
@@ -383,7 +375,6 @@ void H1Connection::finish(log::Termination term) {
   cin_ = sin_ = nullptr;
   to_cli_.clear();
   to_srv_.clear();
-  to_cli_off_ = to_srv_off_ = 0;
   release_codecs();
   txn_.release_backend();
   w_.release_thread_load(l_);

@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 
 #include "core/buffer.h"
+#include "core/buffer_queue.h"
+#include "proxy/out_queue.h"
 #include "http/forward.h"
 #include "http/http.h"
 #include "net/transport.h"
@@ -50,7 +52,13 @@ inline uint32_t make_room(core::Buffer* b) {
   return b->room();
 }
 
-inline std::size_t pending(const std::string& s, std::size_t off) { return s.size() - off; }
+// Where a head is serialized before it is queued: its size is checked against tune.bufsize
+// first, and its storage stays with the thread for the next head (no allocation per request).
+inline std::string& head_scratch() {
+  static thread_local std::string s;
+  s.clear();
+  return s;
+}
 
 // One read into `b` (room made first). Returns the bytes read, 0 at end of stream, -1 when
 // nothing is there now (`ready` cleared, so edge-triggered readiness is tracked), -2 on an
@@ -77,22 +85,47 @@ inline ssize_t read_some(net::RawTransport& t, core::Buffer* b, bool& ready, boo
   return -2;
 }
 
-// One write of what `out` holds past `off`. Returns the bytes sent, -1 when the socket is full
-// (`ready` cleared), -2 on an error (errno set). A fully sent queue is emptied. `last`: the
-// connection is closed right after these bytes, so they may wait for the FIN and leave in the
-// same segment (the transport's shutdown or close pushes both; a held remainder is pushed by
-// the ACKs of what went before).
-inline ssize_t write_some(net::RawTransport& t, std::string& out, std::size_t& off, bool& ready,
-                   bool last = false) {
-  net::IoResult r = t.send(out.data() + off, out.size() - off, last);
-  if (r.status == net::IoStatus::kOk) {
-    off += r.n;
-    if (off == out.size()) {
-      out.clear();
-      off = 0;
-    } else {
-      ready = false;   // a short write means the socket buffer is full
+// Writes what `out` holds (its heads, then its body buffers) in one gathered write. Returns the
+// bytes sent, -1 when the socket is full (`ready` cleared), -2 on an error (errno set). A short
+// write means the socket buffer is full: `ready` is cleared too. `last`: the connection is
+// closed right after these bytes, so they may wait for the FIN and leave in the same segment
+// (the transport's shutdown or close pushes both; a held remainder is pushed by the ACKs of
+// what went before).
+inline ssize_t write_some(net::RawTransport& t, OutQueue& out, bool& ready, bool last = false) {
+  if (out.queued_body().empty()) {
+    // Heads only (a request without a body, a local answer): one plain send.
+    std::string_view h = out.unsent_heads();
+    net::IoResult r = t.send(h.data(), h.size(), last);
+    if (r.status == net::IoStatus::kOk) {
+      out.consume_heads(r.n);
+      if (r.n < h.size()) ready = false;
+      return static_cast<ssize_t>(r.n);
     }
+    if (r.status == net::IoStatus::kAgain) {
+      ready = false;
+      return -1;
+    }
+    errno = r.err;
+    return -2;
+  }
+  constexpr int kParts = 8;
+  iovec parts[kParts];
+  int n = 0;
+  std::size_t total = 0;
+  if (std::string_view h = out.unsent_heads(); !h.empty()) {
+    parts[n++] = {const_cast<char*>(h.data()), h.size()};
+    total += h.size();
+  }
+  for (const core::Buffer* b = out.queued_body().first_buffer(); b && n < kParts; b = b->next) {
+    parts[n++] = {b->data + b->head, b->size()};
+    total += b->size();
+  }
+  // Bytes beyond these parts follow at once: they may wait to share a segment.
+  const bool more = last || total < out.size();
+  net::IoResult r = t.sendv(parts, n, more);
+  if (r.status == net::IoStatus::kOk) {
+    out.consume(r.n);
+    if (r.n < total) ready = false;   // a short write means the socket buffer is full
     return static_cast<ssize_t>(r.n);
   }
   if (r.status == net::IoStatus::kAgain) {
@@ -106,25 +139,48 @@ inline ssize_t write_some(net::RawTransport& t, std::string& out, std::size_t& o
 // What moving body bytes did: some moved, nothing could move, or the chunked framing is bad.
 enum class BodyStep { kProgress, kIdle, kBadChunk };
 
-// Moves body bytes from `in` to `out` until the body ends (`done`), `in` runs dry or `out`
-// holds kHighWater bytes. Content-Length bodies are copied, or sent as chunks when `rechunk`
-// (rules deleted their length: http::Framing::kRechunk); chunked bodies are decoded and
-// re-chunked (sizes in upper-case hex without leading zeros, no extensions, trailers kept;
-// chunk boundaries may differ from the input's).
+// A chunk's size line, as http::append_chunk_header() writes it, queued.
+inline void queue_chunk_header(std::size_t size, core::BufferQueue& out) {
+  char line[24];
+  std::size_t n = 0;
+  char digits[16];
+  std::size_t d = 0;
+  do {
+    digits[d++] = "0123456789ABCDEF"[size & 0xF];
+    size >>= 4;
+  } while (size != 0);
+  while (d > 0) line[n++] = digits[--d];
+  line[n++] = '\r';
+  line[n++] = '\n';
+  out.append(line, n);
+}
+
+// Moves body bytes from `in_buf` to `out` until the body ends (`done`), `in_buf` runs dry or
+// `out` holds kHighWater bytes. A Content-Length body, or one that runs until the close, moves
+// as the buffer it was read into when the buffer holds nothing else (BufferQueue::splice(): no
+// copy; `in_buf` may then be null), and is copied into the queue's buffers otherwise; it is
+// sent as chunks when `rechunk` (rules deleted its length: http::Framing::kRechunk). Chunked
+// bodies are decoded and re-chunked (sizes in upper-case hex without leading zeros, no
+// extensions, trailers kept; chunk boundaries may differ from the input's).
 inline BodyStep move_body(http::BodyKind kind, uint64_t& left, http::ChunkedDecoder& chunks,
-                   std::string& trailers, core::Buffer* in_buf, std::string& out,
-                   std::size_t out_sent, bool& done, bool rechunk = false) {
+                          std::string& trailers, core::Buffer*& in_buf, OutQueue& queue,
+                          bool& done, bool rechunk = false) {
+  core::BufferQueue& out = queue.body();
   BodyStep step = BodyStep::kIdle;
   std::string_view in = view_of(in_buf);
-  while (!done && !in.empty() && out.size() - out_sent < kHighWater) {
+  while (!done && !in.empty() && queue.size() < kHighWater) {
     if (kind == http::BodyKind::kContentLength) {
       std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(left, in.size()));
-      if (rechunk) http::append_chunk_header(take, out);
-      out.append(in.data(), take);
-      consume(in_buf, take);
       left -= take;
       done = left == 0;
-      if (rechunk) out += done ? "\r\n0\r\n\r\n" : "\r\n";
+      if (rechunk) queue_chunk_header(take, out);
+      if (take == in.size()) {
+        out.splice(in_buf);
+      } else {
+        out.append(in.data(), take);
+        consume(in_buf, take);
+      }
+      if (rechunk) out.append(done ? std::string_view("\r\n0\r\n\r\n") : std::string_view("\r\n"));
     } else if (kind == http::BodyKind::kChunked) {
       http::ChunkEvent ev = chunks.next(in);
       using K = http::ChunkEvent::Kind;
@@ -136,9 +192,9 @@ inline BodyStep move_body(http::BodyKind kind, uint64_t& left, http::ChunkedDeco
         break;
       }
       if (ev.kind == K::kData) {
-        http::append_chunk_header(ev.data.size(), out);
+        queue_chunk_header(ev.data.size(), out);
         out.append(ev.data);
-        out += "\r\n";
+        out.append(std::string_view("\r\n"));
       } else if (ev.kind == K::kTrailer) {
         // Trailer names are lower-cased like head names, in both directions (1.3, 4.3).
         for (char c : ev.trailer.name)
@@ -147,16 +203,15 @@ inline BodyStep move_body(http::BodyKind kind, uint64_t& left, http::ChunkedDeco
         trailers.append(ev.trailer.value);
         trailers += "\r\n";
       } else if (ev.kind == K::kDone) {
-        out += "0\r\n";
-        out += trailers;
-        out += "\r\n";
+        out.append(std::string_view("0\r\n"));
+        out.append(trailers);
+        out.append(std::string_view("\r\n"));
         trailers.clear();
         done = true;
       }
       consume(in_buf, ev.consumed);   // after the views into it were used
     } else {   // runs until the server closes: everything there is
-      out.append(in);
-      consume(in_buf, in.size());
+      out.splice(in_buf);
     }
     step = BodyStep::kProgress;
     in = view_of(in_buf);
@@ -167,10 +222,23 @@ inline BodyStep move_body(http::BodyKind kind, uint64_t& left, http::ChunkedDeco
 
 
 // Output queues. An idle keep-alive connection holds none: at the end of a transaction an empty
-// queue of at most a head's size is parked in the codecs going back to the worker, and the next
-// transaction, of this connection or of a new one, takes it back with them, so that neither
-// allocates for its heads. A queue a body grew is released instead.
+// heads string of at most a head's size is parked in the codecs going back to the worker, and
+// the next transaction, of this connection or of a new one, takes it back with them, so that
+// neither allocates for its heads. A string a large answer grew is released instead.
 constexpr std::size_t kKeepCapacity = 512;
+
+// `q` takes the parked storage when it has none of its own (and holds nothing).
+inline void unpark_queue(std::string& q, std::string& parked) {
+  if (q.empty() && q.capacity() <= std::string().capacity()) q.swap(parked);
+  std::string().swap(parked);
+}
+
+// An empty heads string of a head's size is parked; any other storage is released.
+inline void park_queue(std::string& q, std::string& parked) {
+  if (!q.empty()) return;
+  if (q.capacity() > std::string().capacity() && q.capacity() <= kKeepCapacity) parked.swap(q);
+  std::string().swap(q);
+}
 
 // A transaction's scratch head, emptied for a new message (the field list keeps its storage).
 inline rules::HeadEdit& fresh_edit(rules::HeadEdit& e, const std::vector<http::Header>& fields) {
@@ -180,19 +248,5 @@ inline rules::HeadEdit& fresh_edit(rules::HeadEdit& e, const std::vector<http::H
   e.changed = false;
   return e;
 }
-
-// `q` takes the parked storage when it has none of its own (and holds nothing).
-inline void unpark_queue(std::string& q, std::string& parked) {
-  if (q.empty() && q.capacity() <= std::string().capacity()) q.swap(parked);
-  std::string().swap(parked);
-}
-
-// An empty queue of a head's size is parked; any other storage is released.
-inline void park_queue(std::string& q, std::string& parked) {
-  if (!q.empty()) return;
-  if (q.capacity() > std::string().capacity() && q.capacity() <= kKeepCapacity) parked.swap(q);
-  std::string().swap(q);
-}
-
 
 }  // namespace sluice::proxy::http_internal

@@ -68,7 +68,13 @@ bool H1Connection::parse_response() {
     rules::HeadEdit e;
     e.headers = rh.headers;
     http::rewrite_response_fields(rh, false, e.headers, e.storage);
-    http::append_response_head(rh, e.headers, to_cli_);
+    if (std::string* out = to_cli_.heads_tail()) {
+      http::append_response_head(rh, e.headers, *out);
+    } else {
+      std::string& head = head_scratch();
+      http::append_response_head(rh, e.headers, head);
+      to_cli_.append(head);
+    }
     // The server answered it: counted on the server only. The frontend and the backend count
     // the final status of the transaction, as HAProxy does. (Read before the reset below, which
     // clears the head `rh` refers to.)
@@ -88,7 +94,7 @@ bool H1Connection::parse_response() {
     // The server's response is dropped (its connection with it, as its body was not read) and
     // the rule's answer goes to the client instead, as in HAProxy.
     drop_server();
-    reply(std::move(txn_.reply()));
+    reply(std::move(tx_->reply));
     return true;
   }
   // The client frames the body by these fields, and sluice sends the body as the parser framed
@@ -117,11 +123,17 @@ bool H1Connection::parse_response() {
       edit.headers.push_back({"connection", "close"});
     }
   }
-  res_head_at_ = to_cli_.size();
-  http::append_response_head(rh, edit.headers, to_cli_);
-  if (to_cli_.size() - res_head_at_ > static_cast<std::size_t>(w_.process().settings().bufsize)) {
-    // A rewritten head must fit a buffer, as for requests (build_server_head).
-    to_cli_.resize(res_head_at_);
+  res_head_at_ = to_cli_.end();
+  if (std::string* out = to_cli_.heads_tail()) {
+    http::append_response_head(rh, edit.headers, *out);
+  } else {
+    std::string& head = head_scratch();
+    http::append_response_head(rh, edit.headers, head);
+    to_cli_.append(head);
+  }
+  if (to_cli_.end() - res_head_at_ > static_cast<uint64_t>(w_.process().settings().bufsize)) {
+    // A rewritten head must fit a buffer, as for requests (serialize_server_head).
+    to_cli_.truncate(res_head_at_);
     server_error(500, {Cause::kProxy, FinalState::kHeaders});
     return true;
   }
@@ -150,12 +162,12 @@ bool H1Connection::parse_response() {
 bool H1Connection::response_body() {
   if (res_done_) return false;
   BodyStep step = move_body(res_body_, res_left_, tx_->res_chunks, res_trailers_, sin_, to_cli_,
-                            to_cli_off_, res_done_);
+                            res_done_);
   if (step == BodyStep::kBadChunk) {
     if (res_head_unsent_) {
       // Nothing of this response reached the client (head and bad chunk came in one read):
       // take it back and answer a 502 as for a bad head; the interim responses before it stay.
-      to_cli_.resize(res_head_at_);
+      to_cli_.truncate(res_head_at_);
       res_head_unsent_ = false;
       txn_.res_uncounted = 0;
       server_error(502, {Cause::kProxy, FinalState::kHeaders});
@@ -206,14 +218,13 @@ void H1Connection::server_abort(log::Termination term) {
     sc_ = nullptr;
   }
   to_srv_.clear();
-  to_srv_off_ = 0;
   txn_.count_response_status();
   txn_.log(w_.loop().now_ms());
   // The server's slot is free now, not after a slow client took the last bytes.
   txn_.release_backend();
   client_close_ = true;
   phase_ = Phase::kClosing;
-  if (pending(to_cli_, to_cli_off_) == 0) close_now();
+  if (to_cli_.size() == 0) close_now();
 }
 
 void H1Connection::reply(LocalReply r) {
@@ -243,7 +254,7 @@ void H1Connection::reply(LocalReply r) {
     if (end != std::string::npos && head.find("\r\nconnection:") == std::string_view::npos)
       bytes.insert(end, "\r\nconnection: close");
   }
-  to_cli_ += bytes;
+  to_cli_.append(bytes);
   res_head_done_ = res_done_ = res_head_sent_ = true;
   phase_ = Phase::kExchange;
 }
@@ -266,7 +277,6 @@ void H1Connection::drop_server() {
   }
   s_connecting_ = false;
   to_srv_.clear();
-  to_srv_off_ = 0;
   if (sin_) {
     w_.buffers().put(sin_);
     sin_ = nullptr;
@@ -281,7 +291,7 @@ void H1Connection::detach_server(bool reusable) {
     w_.buffers().put(sin_);
     sin_ = nullptr;
   }
-  if (reusable && !s_eof_ && !s_hup_ && pending(to_srv_, to_srv_off_) == 0) {
+  if (reusable && !s_eof_ && !s_hup_ && to_srv_.size() == 0) {
     if (txn_.backend()->settings.h.reuse == HttpSettings::Reuse::kNever) {
       private_ = sc_;   // stays ours (owner unchanged) until the client leaves
     } else {
@@ -305,7 +315,7 @@ void H1Connection::end_transaction() {
   txn_.release_backend();
   if (closes_after_transaction()) {
     phase_ = Phase::kClosing;
-    if (pending(to_cli_, to_cli_off_) == 0) close_after_last_bytes();
+    if (to_cli_.size() == 0) close_after_last_bytes();
     return;
   }
   // Ready for the next request (possibly already in the buffer: pipelining).

@@ -64,12 +64,12 @@ bool H1Connection::serialize_server_head(rules::HeadEdit& edit) {
   }
   std::string_view version = head.http11() ? std::string_view("HTTP/1.1") : head.version;
   to_srv_.clear();
-  to_srv_off_ = 0;
-  http::append_request_head(edit.method, edit.target, version, edit.headers, to_srv_);
+  std::string& out = *to_srv_.heads_tail();   // nothing is queued: the heads string is free
+  http::append_request_head(edit.method, edit.target, version, edit.headers, out);
   // Rewrites may use the tune.maxrewrite reserve that the head limit kept free, no more: a
   // rewritten head must fit a buffer (tune.bufsize), else HAProxy fails the rewrite with a 500
   // and sends nothing. Without a bound, rules could make a head many times what was received.
-  if (to_srv_.size() > static_cast<std::size_t>(w_.process().settings().bufsize)) {
+  if (out.size() > static_cast<std::size_t>(w_.process().settings().bufsize)) {
     to_srv_.clear();
     return false;
   }
@@ -81,13 +81,12 @@ bool H1Connection::serialize_server_head(rules::HeadEdit& edit) {
 bool H1Connection::request_body() {
   if (req_done_) return false;
   BodyStep step = move_body(req_body_, req_left_, tx_->req_chunks, req_trailers_, cin_, to_srv_,
-                            to_srv_off_, req_done_, req_rechunk_);
+                            req_done_, req_rechunk_);
   if (step == BodyStep::kBadChunk) {
     txn_.count_bad_request();
     if (txn_.req_sent == 0) {
       // Nothing of this request reached a server: a plain 400.
       to_srv_.clear();
-      to_srv_off_ = 0;
       if (sc_) {
         w_.close_server_conn(sc_);
         sc_ = nullptr;
@@ -117,7 +116,7 @@ bool H1Connection::request_body() {
 
 void H1Connection::connect_server() {
   phase_ = Phase::kConnect;
-  switch (txn_.leg().pick(&txn_.lb_key)) {
+  switch (txn_.leg().pick(&tx_->lb_key)) {
     case BackendLeg::PickResult::kPicked:
       start_connect();
       return;
@@ -220,9 +219,9 @@ void H1Connection::start_connect() {
     request_body();
     if (phase_ != Phase::kConnect || sc_ != conn) return;
   }
-  if (pending(to_srv_, to_srv_off_) > 0) {
+  if (to_srv_.size() > 0) {
     bool ready = true;
-    ssize_t n = write_some(conn->io, to_srv_, to_srv_off_, ready);
+    ssize_t n = write_some(conn->io, to_srv_, ready);
     if (n > 0) {
       on_connected();
       s_wr_ = ready;
@@ -273,13 +272,13 @@ void H1Connection::on_connect_failed(const ConnectError& e) {
 }
 
 bool H1Connection::write_server() {
-  if (!sc_ || s_connecting_ || !s_wr_ || pending(to_srv_, to_srv_off_) == 0) return false;
+  if (!sc_ || s_connecting_ || !s_wr_ || to_srv_.size() == 0) return false;
   if (w_.sends_batched()) {
     w_.queue_flush(this);
     return false;
   }
-  const bool client_held = pending(to_srv_, to_srv_off_) >= kHighWater;
-  ssize_t n = write_some(sc_->io, to_srv_, to_srv_off_, s_wr_);
+  const bool client_held = to_srv_.size() >= kHighWater;
+  ssize_t n = write_some(sc_->io, to_srv_, s_wr_);
   if (n > 0) {
     txn_.req_sent += static_cast<uint64_t>(n);
     s_last_ms_ = w_.loop().now_ms();
@@ -302,7 +301,7 @@ bool H1Connection::write_server() {
 
 bool H1Connection::read_server() {
   if (!sc_ || s_connecting_ || s_eof_ || !s_rd_) return false;
-  if (pending(to_cli_, to_cli_off_) >= kHighWater) return false;
+  if (to_cli_.size() >= kHighWater) return false;
   if (!sin_ && !(sin_ = w_.buffers().try_get())) {
     out_of_memory();
     return false;

@@ -3,13 +3,26 @@
 // response rules see (about 700 bytes). A session holds one only from a request's first byte to
 // the end of its transaction, so that an idle keep-alive connection does not carry it; the
 // worker keeps the ones finished transactions gave back for the next (Worker::spare_codecs).
-// Spare codecs also carry the storage of the session's two output queues between transactions.
 #include <string>
+
+#include "log/termination.h"
 
 #include "http/http.h"
 #include "rules/rules.h"
 
 namespace sluice::proxy {
+
+// An answer sluice gives instead of a server's: an HTTP/1 message, the format of HAProxy's
+// errorfiles (an HTTP/2 mux would parse it, as HAProxy does its errorfiles). The mux frames it
+// for its connection (a HEAD's answer is the head alone; `connection: close` when it closes).
+struct LocalReply {
+  int status = 0;
+  log::Termination term;
+  std::string bytes;
+  bool close_after = false;       // the connection closes after it
+  bool announce_close = true;     // a page sent before closing says `connection: close`
+  bool skip_body = false;         // a request body already received whole is passed over
+};
 
 struct HttpCodecs {
   HttpCodecs(const http::Limits& req, const http::Limits& res) : req_parser(req), res_parser(res) {}
@@ -19,7 +32,11 @@ struct HttpCodecs {
   rules::HeadEdit req_copy;   // request seen by response rules (owned copy)
   // Scratch heads being rewritten (their field lists keep their storage between transactions).
   rules::HeadEdit req_edit, res_edit;
-  // The output queues' storage (empty, at most a head's size) while the session is idle.
+  // What the transaction decided besides the head (HttpTxn): its answer when it gives one,
+  // and the value `balance uri` / `balance hdr()` hashes.
+  LocalReply reply;
+  std::string lb_key;
+  // The storage of the connection's two heads strings (OutQueue) while it is idle.
   std::string parked_to_cli, parked_to_srv;
 };
 

@@ -96,7 +96,10 @@ rules::RequestView HttpTxn::view_of_request(rules::HeadEdit& edit) const {
   return view;
 }
 
-HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit& edit) {
+HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit& edit,
+                                  HttpCodecs& codecs) {
+  reply_ = &codecs.reply;
+  lb_key_ = &codecs.lb_key;
   const uint64_t now = w_.loop().now_ms();
   if (t_first_byte_ms == 0) first_byte(now);
   t_head_ms = now;
@@ -131,8 +134,8 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view) {
   // deny / return: the proxy's page for the status, or the rule's own response. A body that
   // already arrived whole is passed over (skip_body) so that the connection stays usable.
   auto reply = [&](const rules::Verdict& v, int st, log::Termination t) {
-    if (v.errorpage && http::has_error_page(st)) reply_ = error_reply(st, t, false, true, true);
-    else reply_ = LocalReply{st, t, reply_bytes(st, v), false, true, true};
+    if (v.errorpage && http::has_error_page(st)) *reply_ = error_reply(st, t, false, true, true);
+    else *reply_ = LocalReply{st, t, reply_bytes(st, v), false, true, true};
   };
   auto answer = [&](const rules::Verdict& v, Proxy& px) {
     auto& pc = (&px == &fe_) ? w_.fe_counters(fe_.index) : w_.be_counters(px.index);
@@ -152,7 +155,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view) {
       case rules::Verdict::Kind::kRedirect: {
         w_.fe_counters(fe_.index).intercepted.add();
         int st = v.status ? v.status : 302;
-        reply_ = LocalReply{st, {Cause::kLocal, FinalState::kRequest},
+        *reply_ = LocalReply{st, {Cause::kLocal, FinalState::kRequest},
                             redirect_bytes(st, v.location), false, true, true};
         return true;
       }
@@ -170,7 +173,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view) {
     w_.fe_counters(fe_.index).intercepted.add();
     bool fail = false;
     for (const auto& c : fh.monitor_fail) fail = fail || c.eval(view);
-    reply_ = error_reply(fail ? 503 : 200, {Cause::kLocal, FinalState::kRequest}, false, true,
+    *reply_ = error_reply(fail ? 503 : 200, {Cause::kLocal, FinalState::kRequest}, false, true,
                          true);
     logged = true;
     return false;
@@ -193,7 +196,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view) {
     }
   }
   if (!be || !be->backend) {
-    reply_ = error_reply(503, {Cause::kServerClose, FinalState::kConnect}, false);
+    *reply_ = error_reply(503, {Cause::kServerClose, FinalState::kConnect}, false);
     return false;
   }
   be_ = be;
@@ -209,14 +212,14 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view) {
   }
   if (be_ != &fe_ && serve_stats(*be_, edit)) return false;
   // The value `balance uri` / `balance hdr()` hashes.
-  lb_key.clear();
+  lb_key_->clear();
   const auto& bal = be_->settings.balance;
   if (bal.kind == lb::BalanceKind::kUri) {
-    lb_key = std::string(rules::path_of(edit.target));
+    lb_key_->assign(rules::path_of(edit.target));
   } else if (bal.kind == lb::BalanceKind::kHdr) {
     for (const auto& h : edit.headers)
       if (http::iequals(h.name, bal.hdr_name)) {
-        lb_key = std::string(h.value);
+        lb_key_->assign(h.value);
         break;
       }
   }
@@ -291,12 +294,12 @@ void HttpTxn::service_reply(stats::Reply r) {
       std::string page = http::error_page(401);
       std::size_t end = page.find("\r\n\r\n");
       page.insert(end, fmt::format("\r\nwww-authenticate: Basic realm=\"{}\"", r.realm));
-      reply_ = LocalReply{401, {Cause::kProxy, FinalState::kRequest}, std::move(page), false,
+      *reply_ = LocalReply{401, {Cause::kProxy, FinalState::kRequest}, std::move(page), false,
                           true, true};
       return;
     }
     case K::kRedirect:
-      reply_ = LocalReply{
+      *reply_ = LocalReply{
           303, {Cause::kLocal, FinalState::kRequest},
           fmt::format("HTTP/1.1 303 See Other\r\ncache-control: no-cache\r\ncontent-type: "
                       "text/plain\r\ncontent-length: 0\r\nlocation: {}\r\n\r\n",
@@ -304,7 +307,7 @@ void HttpTxn::service_reply(stats::Reply r) {
           false, true, true};
       return;
     case K::kNotFound:
-      reply_ = error_reply(404, {Cause::kLocal, FinalState::kRequest}, false, true, true);
+      *reply_ = error_reply(404, {Cause::kLocal, FinalState::kRequest}, false, true, true);
       return;
     case K::kPage:
       break;
@@ -322,7 +325,7 @@ void HttpTxn::service_reply(stats::Reply r) {
     bytes += fmt::format("content-length: {}\r\n\r\n", r.body.size());
     bytes += r.body;
   }
-  reply_ = LocalReply{200, {Cause::kLocal, FinalState::kRequest}, std::move(bytes), false, true,
+  *reply_ = LocalReply{200, {Cause::kLocal, FinalState::kRequest}, std::move(bytes), false, true,
                       true};
 }
 
@@ -370,9 +373,8 @@ void HttpTxn::next_request(uint64_t now) {
   cap_req_.clear();
   cap_res_.clear();
   have_req_copy_ = false;
-  // An idle keep-alive connection keeps no request line and no hashed key.
+  // An idle keep-alive connection keeps no request line.
   std::string().swap(req_line);
-  std::string().swap(lb_key);
 }
 
 }  // namespace sluice::proxy

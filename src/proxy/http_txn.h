@@ -38,18 +38,6 @@
 
 namespace sluice::proxy {
 
-// An answer sluice gives instead of a server's: an HTTP/1 message, the format of HAProxy's
-// errorfiles (an HTTP/2 mux would parse it, as HAProxy does its errorfiles). The mux frames it
-// for its connection (a HEAD's answer is the head alone; `connection: close` when it closes).
-struct LocalReply {
-  int status = 0;
-  log::Termination term;
-  std::string bytes;
-  bool close_after = false;       // the connection closes after it
-  bool announce_close = true;     // a page sent before closing says `connection: close`
-  bool skip_body = false;         // a request body already received whole is passed over
-};
-
 class HttpTxn {
  public:
   HttpTxn(Worker& w, Listener& l, Session& owner, const net::SocketAddress& client);
@@ -64,13 +52,16 @@ class HttpTxn {
   // A complete request head: `head` as parsed, `edit` the head the server will get (the mux
   // normalized its target and fields). Runs the rules and picks the backend; on kForward the
   // leg is attached to backend() and `edit` is final, on kReply reply() says what to answer.
-  Next on_request(const http::RequestHead& head, rules::HeadEdit& edit);
+  Next on_request(const http::RequestHead& head, rules::HeadEdit& edit, HttpCodecs& codecs);
   // Response rules may look at the request: `edit`, as it went to the server, is copied into
   // the codecs (past the buffer its views point into). Only when has_response_rules().
   void keep_request(const rules::HeadEdit& edit, HttpCodecs& codecs);
   // The head the rules rewrote is larger than a buffer: a 500, nothing sent (as HAProxy fails a
   // rewrite that does not fit).
-  void rewrite_failed() { reply_ = error_reply(500, {log::Cause::kProxy, log::FinalState::kRequest}, false, true, true); }
+  void rewrite_failed(HttpCodecs& codecs) {
+    codecs.reply = error_reply(500, {log::Cause::kProxy, log::FinalState::kRequest}, false, true,
+                               true);
+  }
   // Whether response rules will run (they see a copy of the request made by on_request()).
   bool has_response_rules() const;
 
@@ -83,8 +74,7 @@ class HttpTxn {
   // closes the connection after 400 and 408).
   LocalReply error_reply(int status, log::Termination term, bool close_after,
                          bool announce_close = true, bool skip_body = false) const;
-  // The answer on_request() or on_response() decided (moved out by the mux).
-  LocalReply& reply() { return reply_; }
+  // kReply: the answer is the codecs' `reply` (moved out by the mux).
   // A local answer goes out: its status and termination are the transaction's.
   void replied(int status, log::Termination term);
 
@@ -169,7 +159,6 @@ class HttpTxn {
   bool logged = false;             // the log line was emitted (or suppressed)
   bool quiet = false;              // ends without a log line (a silent keep-alive close)
   std::string req_line;            // for the log: "GET / HTTP/1.1", or "<BADREQ>"
-  std::string lb_key;              // balance uri / hdr: the hashed value
 
   // First byte of a request seen at `now` (the request timer starts).
   void first_byte(uint64_t now);
@@ -198,7 +187,8 @@ class HttpTxn {
   bool http11_ = true;
   bool have_req_copy_ = false;   // codecs.req_copy holds the request for response rules
   std::vector<std::string> cap_req_, cap_res_;   // `capture ... header` values
-  LocalReply reply_;
+  LocalReply* reply_ = nullptr;   // the codecs' reply, during on_request() and on_response()
+  std::string* lb_key_ = nullptr;
   BackendLeg leg_;
 };
 

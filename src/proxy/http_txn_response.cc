@@ -22,6 +22,7 @@ int status_class(int status) { return status >= 100 && status < 600 ? status / 1
 
 HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit& edit,
                                    HttpCodecs& codecs) {
+  reply_ = &codecs.reply;
   t_response_ms = w_.loop().now_ms();
   if (!fe_.settings.h.capture_response.empty())
     capture_fields(fe_.settings.h.capture_response, rh.headers, cap_res_);
@@ -71,11 +72,11 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
         break;
     }
     if (!bytes.empty()) {
-      reply_ = LocalReply{st, t, std::move(bytes), false, true, false};
+      *reply_ = LocalReply{st, t, std::move(bytes), false, true, false};
     } else if (v.errorpage && http::has_error_page(st)) {
-      reply_ = error_reply(st, t, false);
+      *reply_ = error_reply(st, t, false);
     } else {
-      reply_ = LocalReply{st, t, reply_bytes(st, v), false, true, false};
+      *reply_ = LocalReply{st, t, reply_bytes(st, v), false, true, false};
     }
     return Next::kReply;
   }

@@ -58,7 +58,7 @@ class HttpTxnTest : public ::testing::Test {
     edit_.method = head.method;
     edit_.target = http::normalize_target(head, edit_.storage);
     http::rewrite_request_fields(head, edit_.headers, edit_.storage);
-    return txn_->on_request(head, edit_);
+    return txn_->on_request(head, edit_, codecs_);
   }
 
   HttpTxn::Next response(std::string_view bytes) {
@@ -104,7 +104,7 @@ TEST_F(HttpTxnTest, DenyIsAnsweredLocallyWithA403AndCounted) {
     p.h.request_rules.push_back(rule({"deny"}, rules::RuleSide::kRequest));
   });
   EXPECT_EQ(request("GET / HTTP/1.1\r\n\r\n"), HttpTxn::Next::kReply);
-  LocalReply& r = txn_->reply();
+  LocalReply& r = codecs_.reply;
   EXPECT_EQ(r.status, 403);
   EXPECT_EQ(r.term, (log::Termination{log::Cause::kProxy, log::FinalState::kRequest}));
   EXPECT_TRUE(r.skip_body);
@@ -125,12 +125,12 @@ TEST_F(HttpTxnTest, ReturnAndRedirectCarryTheirOwnMessages) {
         rule({"redirect", "location", "/new", "code", "301"}, rules::RuleSide::kRequest));
   });
   ASSERT_EQ(request("GET /r HTTP/1.1\r\n\r\n"), HttpTxn::Next::kReply);
-  EXPECT_EQ(txn_->reply().status, 200);
-  EXPECT_NE(txn_->reply().bytes.find("content-type: text/plain\r\n"), std::string::npos);
-  EXPECT_EQ(txn_->reply().bytes.substr(txn_->reply().bytes.size() - 2), "hi");
+  EXPECT_EQ(codecs_.reply.status, 200);
+  EXPECT_NE(codecs_.reply.bytes.find("content-type: text/plain\r\n"), std::string::npos);
+  EXPECT_EQ(codecs_.reply.bytes.substr(codecs_.reply.bytes.size() - 2), "hi");
 
   ASSERT_EQ(request("GET /other HTTP/1.1\r\n\r\n"), HttpTxn::Next::kReply);
-  const std::string& b = txn_->reply().bytes;
+  const std::string& b = codecs_.reply.bytes;
   EXPECT_EQ(b.rfind("HTTP/1.1 301 ", 0), 0u) << b;
   EXPECT_NE(b.find("location: /new\r\n"), std::string::npos);
   // A permanent redirect stays cacheable.
@@ -180,7 +180,7 @@ TEST_F(HttpTxnTest, MonitorUriIsAnsweredBeforeAnyRuleAndNotLogged) {
     p.h.request_rules.push_back(rule({"deny"}, rules::RuleSide::kRequest));
   });
   ASSERT_EQ(request("GET /health HTTP/1.1\r\n\r\n"), HttpTxn::Next::kReply);
-  EXPECT_EQ(txn_->reply().status, 200);
+  EXPECT_EQ(codecs_.reply.status, 200);
   EXPECT_TRUE(txn_->logged);
   EXPECT_EQ(h_.fc().dreq.get(), 0u);
 }
@@ -196,13 +196,13 @@ TEST_F(HttpTxnTest, ResponseRulesEditTheHeadOrAnswerInstead) {
   ASSERT_TRUE(txn_->has_response_rules());
   txn_->keep_request(edit_, codecs_);
   // A response comes from the server the leg picked (its row counts what it sent).
-  ASSERT_EQ(txn_->leg().pick(&txn_->lb_key), BackendLeg::PickResult::kPicked);
+  ASSERT_EQ(txn_->leg().pick(&codecs_.lb_key), BackendLeg::PickResult::kPicked);
   EXPECT_EQ(response("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"), HttpTxn::Next::kForward);
   EXPECT_EQ(field(res_edit_, "x-via"), "sluice");
   EXPECT_GT(txn_->t_response_ms, 0u);
 
   EXPECT_EQ(response("HTTP/1.1 500 Oops\r\ncontent-length: 0\r\n\r\n"), HttpTxn::Next::kReply);
-  EXPECT_EQ(txn_->reply().status, 502);
+  EXPECT_EQ(codecs_.reply.status, 502);
   EXPECT_EQ(h_.bc().dresp.get(), 1u);
 }
 
