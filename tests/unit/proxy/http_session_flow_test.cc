@@ -290,7 +290,7 @@ TEST_F(HttpFlowTest, ALargeRequestBodyToASlowServerHoldsTheClientBack) {
 // Chunked bodies both ways, larger than what the proxy holds at once: decoded and re-chunked
 // on the way (chunk boundaries may move), the data and the trailers arrive intact, and the
 // framing ends where it should: the client connection carries a next request. (Which server
-// connection carries it is left open here.)
+// connection carries it is left open here: see the disabled test at the end.)
 TEST_F(HttpFlowTest, LargeChunkedBodiesBothWaysArriveIntact) {
   build();
   Peer c = client();
@@ -645,6 +645,39 @@ TEST_F(HttpFlowTest, ServerTimeoutBeforeTheResponseIsA504) {
   expect_bytes(s2, kGetB);
   ASSERT_TRUE(s2.send(kOkB));
   expect_bytes(c, kOkB);
+}
+
+// KNOWN BUG, disabled until it is fixed: an idle server connection in the worker's pool is
+// closed on any event of its socket (ServerConn::on_io), a bare EPOLLOUT (send space freed)
+// included, not only when the server sends bytes or closes. After a response larger than what
+// the proxy holds for a client at once (64 KiB), such a wake-up reliably comes after the
+// connection was parked: the pool loses it, the server sees a reset, and the client's next
+// request goes out on a new server connection instead of reusing this one.
+TEST_F(HttpFlowTest, DISABLED_AnIdleServerConnectionOutlivesALargeResponse) {
+  build();
+  Peer c = client();
+  ASSERT_TRUE(c.send(kGetA));
+  Peer s = server();
+  expect_bytes(s, kGetA);
+  Outgoing down{"HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n" +
+                fixture::pattern(100000, 7)};
+  test::RunResult r = h_.run_until(
+      [&] {
+        down.push(s);
+        c.poll();
+        return c.in.size() >= down.data.size();
+      },
+      kBulkLimits);
+  ASSERT_TRUE(r.done()) << r.describe();
+  EXPECT_TRUE(c.take() == down.data);
+  r = h_.run_until([&] { return h_.w().idle_conns() == 1; });
+  ASSERT_TRUE(r.done()) << r.describe();
+  test::run_turns(h_.loop(), 20, 2);
+  ASSERT_EQ(h_.w().idle_conns(), 1u);
+  s.poll();
+  ASSERT_FALSE(s.eof);
+  exchange(c, s, kGetB, kOkB);
+  EXPECT_EQ(sc().reuse.get(), 1u);
 }
 
 }  // namespace
