@@ -37,7 +37,7 @@ std::string page(const std::string& status_line, const std::string& text, bool c
          "content-type: text/html\r\n\r\n" + body;
 }
 
-class HttpSessionTest : public ::testing::Test {
+class H1ConnectionTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_NE(server_.port(), 0); }
   void TearDown() override {
@@ -97,7 +97,7 @@ class HttpSessionTest : public ::testing::Test {
   ProxyHarness h_;
 };
 
-TEST_F(HttpSessionTest, ForwardsAGetAndReusesTheFlowForTheNextRequest) {
+TEST_F(H1ConnectionTest, ForwardsAGetAndReusesTheFlowForTheNextRequest) {
   build();
   Peer c = client();
   EXPECT_EQ(h_.w().sessions(), 1u);
@@ -135,7 +135,7 @@ TEST_F(HttpSessionTest, ForwardsAGetAndReusesTheFlowForTheNextRequest) {
   EXPECT_EQ(h_.w().idle_conns(), 1u);
 }
 
-TEST_F(HttpSessionTest, PipelinedRequestsAreAnsweredInOrder) {
+TEST_F(H1ConnectionTest, PipelinedRequestsAreAnsweredInOrder) {
   build();
   Peer c = client();
   // Both requests in one write.
@@ -154,7 +154,7 @@ TEST_F(HttpSessionTest, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_EQ(h_.fc().req_tot.get(), 2u);
 }
 
-TEST_F(HttpSessionTest, PipelinedRequestsGetTheirResponsesInOrderWhenTheServerIsEager) {
+TEST_F(H1ConnectionTest, PipelinedRequestsGetTheirResponsesInOrderWhenTheServerIsEager) {
   build();
   Peer c = client();
   ASSERT_TRUE(c.send(kGetA + kGetB));
@@ -174,7 +174,7 @@ TEST_F(HttpSessionTest, PipelinedRequestsGetTheirResponsesInOrderWhenTheServerIs
   EXPECT_TRUE(r.done()) << r.describe();
 }
 
-TEST_F(HttpSessionTest, ExpectContinueIsLeftToTheServer) {
+TEST_F(H1ConnectionTest, ExpectContinueIsLeftToTheServer) {
   build();
   Peer c = client();
   const std::string head =
@@ -203,7 +203,7 @@ TEST_F(HttpSessionTest, ExpectContinueIsLeftToTheServer) {
   exchange_b(c, s);
 }
 
-TEST_F(HttpSessionTest, ExpectContinueAnsweredWithAFinalStatus) {
+TEST_F(H1ConnectionTest, ExpectContinueAnsweredWithAFinalStatus) {
   build();
   Peer c = client();
   const std::string head =
@@ -232,7 +232,7 @@ TEST_F(HttpSessionTest, ExpectContinueAnsweredWithAFinalStatus) {
   EXPECT_FALSE(c.eof);
 }
 
-TEST_F(HttpSessionTest, ChunkedRequestBodyIsForwardedIntact) {
+TEST_F(H1ConnectionTest, ChunkedRequestBodyIsForwardedIntact) {
   build();
   Peer c = client();
   const std::string head =
@@ -256,7 +256,7 @@ TEST_F(HttpSessionTest, ChunkedRequestBodyIsForwardedIntact) {
   exchange_b(c, s);
 }
 
-TEST_F(HttpSessionTest, ChunkedBodyIsReframedCanonically) {
+TEST_F(H1ConnectionTest, ChunkedBodyIsReframedCanonically) {
   build();
   Peer c = client();
   const std::string head =
@@ -272,7 +272,7 @@ TEST_F(HttpSessionTest, ChunkedBodyIsReframedCanonically) {
   expect_bytes(c, kOkA);
 }
 
-TEST_F(HttpSessionTest, ServerClosingBeforeAnsweringIsA502) {
+TEST_F(H1ConnectionTest, ServerClosingBeforeAnsweringIsA502) {
   build();
   Peer c = client();
   ASSERT_TRUE(c.send(kGetA));
@@ -293,7 +293,7 @@ TEST_F(HttpSessionTest, ServerClosingBeforeAnsweringIsA502) {
   exchange_b_on_a_new_server_connection(c);
 }
 
-TEST_F(HttpSessionTest, ServerClosingInTheMiddleOfItsHeadIsA502) {
+TEST_F(H1ConnectionTest, ServerClosingInTheMiddleOfItsHeadIsA502) {
   build();
   Peer c = client();
   ASSERT_TRUE(c.send(kGetA));
@@ -307,7 +307,7 @@ TEST_F(HttpSessionTest, ServerClosingInTheMiddleOfItsHeadIsA502) {
   EXPECT_FALSE(c.eof);
 }
 
-TEST_F(HttpSessionTest, HttpRequestTimeoutOnTheInjectedClockIsA408) {
+TEST_F(H1ConnectionTest, HttpRequestTimeoutOnTheInjectedClockIsA408) {
   test::ManualClock& clock = clock_;
   build([](ProxySettings& p) { p.timeouts.http_request = 1000; }, clock.source());
   Peer c = client();   // silent: no byte of a request
@@ -330,7 +330,7 @@ TEST_F(HttpSessionTest, HttpRequestTimeoutOnTheInjectedClockIsA408) {
   EXPECT_FALSE(ProxyHarness::has_pending_accept(server_));   // no server was involved
 }
 
-TEST_F(HttpSessionTest, HttpRequestTimeoutCoversAPartialHead) {
+TEST_F(H1ConnectionTest, HttpRequestTimeoutCoversAPartialHead) {
   test::ManualClock& clock = clock_;
   build([](ProxySettings& p) { p.timeouts.http_request = 1000; }, clock.source());
   Peer c = client();
@@ -345,7 +345,7 @@ TEST_F(HttpSessionTest, HttpRequestTimeoutCoversAPartialHead) {
   EXPECT_FALSE(ProxyHarness::has_pending_accept(server_));
 }
 
-TEST_F(HttpSessionTest, KeepAliveTimeoutClosesAnIdleConnectionSilently) {
+TEST_F(H1ConnectionTest, KeepAliveTimeoutClosesAnIdleConnectionSilently) {
   test::ManualClock& clock = clock_;
   build(
       [](ProxySettings& p) {
