@@ -125,8 +125,9 @@ void H1Connection::on_client_io(uint32_t events) {
 void H1Connection::on_server_io(uint32_t events) {
   if (phase_ == Phase::kClosed) return;
   if (!sc_) {
-    // Our private idle connection (http-reuse never) was closed by the server.
-    if (private_) {
+    // Our private idle connection (http-reuse never) was closed by the server, or it sent bytes
+    // nobody asked for (room to write alone says nothing: see ServerConn::on_io()).
+    if (private_ && net::decode_readiness(events).readable()) {
       w_.close_server_conn(private_);
       private_ = nullptr;
     }

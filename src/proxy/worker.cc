@@ -197,8 +197,12 @@ void ServerConn::on_io(uint32_t events) {
     owner->on_server_io(events);
     return;
   }
-  // Idle: the server closed it, or sent bytes nobody asked for. Either way it is unusable.
-  if (net::decode_readiness(events).peer_closed()) reset_on_close = false;
+  // Idle: the server closed it, or sent bytes nobody asked for. Either way it is unusable. Room
+  // to write alone (the send buffer drained after a large request or response) says nothing
+  // about it: edge-triggered, that event comes after the connection was parked.
+  const net::Readiness r = net::decode_readiness(events);
+  if (!r.readable()) return;
+  if (r.peer_closed()) reset_on_close = false;
   w->close_server_conn(this);
 }
 

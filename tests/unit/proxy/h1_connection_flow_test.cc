@@ -290,7 +290,7 @@ TEST_F(HttpFlowTest, ALargeRequestBodyToASlowServerHoldsTheClientBack) {
 // Chunked bodies both ways, larger than what the proxy holds at once: decoded and re-chunked
 // on the way (chunk boundaries may move), the data and the trailers arrive intact, and the
 // framing ends where it should: the client connection carries a next request. (Which server
-// connection carries it is left open here: see the disabled test at the end.)
+// connection carries it is AnIdleServerConnectionOutlivesALargeResponse's concern.)
 TEST_F(HttpFlowTest, LargeChunkedBodiesBothWaysArriveIntact) {
   build();
   Peer c = client();
@@ -647,13 +647,11 @@ TEST_F(HttpFlowTest, ServerTimeoutBeforeTheResponseIsA504) {
   expect_bytes(c, kOkB);
 }
 
-// KNOWN BUG, disabled until it is fixed: an idle server connection in the worker's pool is
-// closed on any event of its socket (ServerConn::on_io), a bare EPOLLOUT (send space freed)
-// included, not only when the server sends bytes or closes. After a response larger than what
-// the proxy holds for a client at once (64 KiB), such a wake-up reliably comes after the
-// connection was parked: the pool loses it, the server sees a reset, and the client's next
-// request goes out on a new server connection instead of reusing this one.
-TEST_F(HttpFlowTest, DISABLED_AnIdleServerConnectionOutlivesALargeResponse) {
+// An idle server connection in the worker's pool closes when its server sends bytes or closes,
+// not on a bare EPOLLOUT (send space freed). After a response larger than what the proxy holds
+// for a client at once (64 KiB) such a wake-up comes after the connection was parked: it used
+// to close it (the server saw a reset and the next request took a new connection).
+TEST_F(HttpFlowTest, AnIdleServerConnectionOutlivesALargeResponse) {
   build();
   Peer c = client();
   ASSERT_TRUE(c.send(kGetA));
