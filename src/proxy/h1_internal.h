@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "base/assert.h"
 #include "core/buffer.h"
 #include "core/buffer_queue.h"
 #include "proxy/out_queue.h"
@@ -82,6 +83,8 @@ inline ssize_t read_some(net::RawTransport& t, core::Buffer* b, bool& ready, boo
       errno = r.err;
       return -2;
   }
+  SLUICE_BUG("read_some: a read status without a case");
+  errno = EIO;
   return -2;
 }
 

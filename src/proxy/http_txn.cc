@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/assert.h"
 #include "base/clock.h"
 #include "base/strings.h"
 #include "http/forward.h"
@@ -164,6 +165,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view) {
         serve_metrics(edit);
         return true;
     }
+    SLUICE_BUG("HttpTxn::route: a verdict without a case");
     return false;
   };
 

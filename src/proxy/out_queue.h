@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/assert.h"
 #include "core/buffer_queue.h"
 
 namespace sluice::proxy {
@@ -70,6 +71,10 @@ class OutQueue {
     heads_off_ = 0;
     while (n > 0) {
       std::size_t f = body_.front_size();
+      if (f == 0) [[unlikely]] {
+        SLUICE_BUG("OutQueue::consume: more bytes sent than queued");
+        return;
+      }
       std::size_t take = n < f ? n : f;
       body_.consume(take);
       n -= take;
