@@ -155,18 +155,6 @@ void close_with_reset(int fd) {
   close(fd);
 }
 
-int accept_connection(int listen_fd, SocketAddress* peer, int* err) {
-  int fd;
-  if (peer) {
-    peer->len = sizeof peer->storage;
-    fd = accept4(listen_fd, peer->sa(), &peer->len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-  } else {
-    fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-  }
-  if (fd < 0) *err = errno;
-  return fd;
-}
-
 bool local_address(int fd, SocketAddress* out) {
   out->len = sizeof out->storage;
   return getsockname(fd, out->sa(), &out->len) == 0;

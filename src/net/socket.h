@@ -1,6 +1,9 @@
 #pragma once
 // Socket system calls with the options sluice relies on. Main thread (listeners, at start-up)
 // or worker-local (connect, accept): no shared state here.
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <cstddef>
 
 #include "base/result.h"
@@ -66,7 +69,18 @@ const char* proto_name(const SocketAddress& addr);
 
 // accept4() of one waiting connection, non-blocking and close-on-exec. Returns its descriptor
 // (`peer`, when given, receives its address), or -1 with *err set: EAGAIN when nothing waits.
-int accept_connection(int listen_fd, SocketAddress* peer, int* err);
+// Inline: every accepted connection passes here, and the body is the system call.
+inline int accept_connection(int listen_fd, SocketAddress* peer, int* err) {
+  int fd;
+  if (peer) {
+    peer->len = sizeof peer->storage;
+    fd = accept4(listen_fd, peer->sa(), &peer->len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  } else {
+    fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  }
+  if (fd < 0) *err = errno;
+  return fd;
+}
 
 // The local address of a socket (getsockname); false when it cannot be had.
 bool local_address(int fd, SocketAddress* out);

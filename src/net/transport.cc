@@ -16,24 +16,6 @@ bool watch_listener(core::EventLoop& loop, int fd, core::IoHandler* h, bool excl
   return loop.add(fd, exclusive ? EPOLLIN | EPOLLEXCLUSIVE : EPOLLIN, h);
 }
 
-void RawTransport::adopt(int fd) {
-  close(CloseMode::kFin);
-  fd_ = fd;
-  held_ = false;
-}
-
-bool RawTransport::watch(core::EventLoop& loop, core::IoHandler* h) {
-  // Edge-triggered, both directions, registered once and never modified: the owner remembers
-  // readiness itself and stops calling recv/send at EAGAIN.
-  return loop.add(fd_, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, h);
-}
-
-void RawTransport::shutdown_write() {
-  if (fd_ < 0) return;
-  ::shutdown(fd_, SHUT_WR);
-  held_ = false;
-}
-
 bool RawTransport::input_pending() {
   char byte;
   return fd_ >= 0 && ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
@@ -41,8 +23,7 @@ bool RawTransport::input_pending() {
 
 int RawTransport::connect_error() { return pending_socket_error(fd_); }
 
-void RawTransport::close(CloseMode mode) {
-  if (fd_ < 0) return;
+void RawTransport::close_slow(CloseMode mode) {
   switch (mode) {
     case CloseMode::kFin:
       ::close(fd_);
@@ -66,8 +47,6 @@ void RawTransport::close(CloseMode mode) {
       close_with_reset(fd_);
       break;
   }
-  fd_ = -1;
-  held_ = false;
 }
 
 }  // namespace sluice::net

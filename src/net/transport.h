@@ -11,6 +11,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -117,21 +118,35 @@ class Transport {
 };
 
 // A TCP or UNIX stream socket, used as it is.
+//
+// What every connection calls (adopt, watch, recv, send, sendv, shutdown_write, a plain close,
+// the destructor) is defined here: the class is final, so a caller holding a RawTransport
+// calls these directly and the compiler inlines them, and a connection costs what it cost when
+// the proxy made the system calls itself. Out of line, the rare ones: the closes that push held
+// bytes or reset (close_slow), input_pending(), connect_error().
 class RawTransport final : public Transport {
  public:
   RawTransport() = default;
   explicit RawTransport(int fd) : fd_(fd) {}
-  ~RawTransport() override { close(CloseMode::kFin); }
+  ~RawTransport() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
   RawTransport(const RawTransport&) = delete;
   RawTransport& operator=(const RawTransport&) = delete;
 
   // Takes ownership of `fd` (closing any descriptor held before).
-  void adopt(int fd);
+  void adopt(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+    held_ = false;
+  }
 
   int fd() const override { return fd_; }
-  bool watch(core::EventLoop& loop, core::IoHandler* h) override;
-  // recv() and send() are defined here so that a caller holding a RawTransport (the class is
-  // final) calls them directly, inlined, as it called the system call before.
+  bool watch(core::EventLoop& loop, core::IoHandler* h) override {
+    // Edge-triggered, both directions, registered once and never modified: the owner
+    // remembers readiness itself and stops calling recv/send at EAGAIN.
+    return loop.add(fd_, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, h);
+  }
   IoResult recv(char* dst, std::size_t room) override {
     if (room == 0) return {0, IoStatus::kOk, 0};   // recv() would say 0, read as a FIN
     ssize_t n = ::recv(fd_, dst, room, 0);
@@ -160,16 +175,34 @@ class RawTransport final : public Transport {
     }
     return failed(r < 0 ? errno : EPIPE);
   }
-  void shutdown_write() override;
+  void shutdown_write() override {
+    if (fd_ < 0) return;
+    ::shutdown(fd_, SHUT_WR);
+    held_ = false;
+  }
   bool input_pending() override;
   int connect_error() override;
-  void close(CloseMode mode) override;
+  void close(CloseMode mode) override {
+    if (fd_ < 0) return;
+    // A plain close, or a pushed one with nothing held back, is one close(): the common end
+    // of every connection. The others set options first (close_slow).
+    if (mode == CloseMode::kFin || (mode == CloseMode::kPushedFin && !held_)) {
+      ::close(fd_);
+    } else {
+      close_slow(mode);
+    }
+    fd_ = -1;
+    held_ = false;
+  }
 
  private:
   static IoResult failed(int err) {
     if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) return {0, IoStatus::kAgain, 0};
     return {0, IoStatus::kError, err};
   }
+  // The closes that do more than close(): the shutdown, TCP_NODELAY or SO_LINGER that `mode`
+  // needs, then the close. close() clears fd_ and held_ after it.
+  void close_slow(CloseMode mode);
 
   int fd_ = -1;
   bool held_ = false;   // the last send() had `more`: bytes may wait for the FIN or a push
