@@ -57,25 +57,11 @@ void BackendLeg::unqueue() {
   state_ = State::kIdle;
 }
 
-BackendLeg::ConnectStatus BackendLeg::connect(const net::ConnectOptions& opts, int* fd,
-                                              ConnectError* err) {
-  t_connect_ms_ = w_.loop().now_ms();
-  server_counters().connect.add();
-  w_.be_counters(be_->index).connect.add();
-  net::SocketAddress target = srv_->target(net::SocketAddress::ipv4(0, local_port_));
-  bool in_progress = false;
-  auto r = net::connect_nonblocking(target, &in_progress, opts);
-  if (!r.ok()) {
-    // Out of descriptors or memory (or no socket at all) is this side's failure, anything else
-    // the server's; both are retried.
-    const base::Error& e = r.error();
-    const bool server = e.side == base::Side::kServer && e.retryable;
-    *err = server ? ConnectError::server(e.sys_errno) : ConnectError::local(e.sys_errno);
-    return ConnectStatus::kFailed;
-  }
-  *fd = *r;
-  state_ = State::kConnecting;
-  return in_progress ? ConnectStatus::kInProgress : ConnectStatus::kConnected;
+ConnectError BackendLeg::connect_failure(const base::Error& e) {
+  // Out of descriptors or memory (or no socket at all) is this side's failure, anything else
+  // the server's; both are retried.
+  const bool server = e.side == base::Side::kServer && e.retryable;
+  return server ? ConnectError::server(e.sys_errno) : ConnectError::local(e.sys_errno);
 }
 
 void BackendLeg::reuse() {
