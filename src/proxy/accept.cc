@@ -202,11 +202,6 @@ Worker* Worker::pick_target(Listener& l) {
   return best;
 }
 
-void Worker::release_thread_load(Listener& l) {
-  l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_sub(
-      1, std::memory_order_relaxed);
-}
-
 bool Worker::push_handoff(Handoff& h) { return accq_.push(std::move(h)); }
 
 void Worker::drain_handoffs() {

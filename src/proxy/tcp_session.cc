@@ -36,6 +36,8 @@ TcpSession::TcpSession(Worker& w, Listener& l, int fd, const net::SocketAddress&
       fe_(*l.proxy),
       be_(l.proxy->target),
       cio_(fd),
+      cend_(this, true),
+      send_(this, false),
       t_accept_ms_(w.loop().now_ms()),
       t_routed_ms_(t_accept_ms_),
       c_last_ms_(t_accept_ms_),
@@ -44,10 +46,6 @@ TcpSession::TcpSession(Worker& w, Listener& l, int fd, const net::SocketAddress&
       client_(client),
       leg_(w, *this, client_, l.port),
       timer_(this) {
-  cend_.s = this;
-  cend_.client = true;
-  send_.s = this;
-  send_.client = false;
   // A fresh socket can be written to; readability is reported by epoll once registered.
   c_rd_ = false;
   c_wr_ = true;
@@ -57,8 +55,7 @@ TcpSession::~TcpSession() {
   SLUICE_ASSERT(state_ == State::kClosed);
 }
 
-void TcpSession::trace(const char* what) {
-  if (!w_.process().settings().debug) return;
+void TcpSession::trace_line(const char* what) {
   std::string line = fmt::format("{:08x}:{}.{}({:04x}) from [{}] srv={}\n", slot, fe_.settings.name,
                                  what, cio_.fd(), client_.to_string(),
                                  leg_.server() ? leg_.server()->name() : "-");
@@ -643,7 +640,8 @@ void TcpSession::finish(log::Termination term) {
     count(w_.be_counters(be_->index));
     if (leg_.server()) count(leg_.server_counters());
   }
-  log_session();
+  // Tested before the call: most frontends write no tcplog line, and then no call is made.
+  if (fe_.settings.tcplog && !fe_.settings.logs.empty()) log_session();
   // The server's slot, and the backend's session count once route() attached there (never
   // for a `P` ending: rejected or refused before).
   leg_.release();
@@ -653,7 +651,6 @@ void TcpSession::finish(log::Termination term) {
 
 void TcpSession::log_session() {
   const auto& s = fe_.settings;
-  if (!s.tcplog || s.logs.empty()) return;
   if (s.dontlognull && bytes_in_ == 0 && bytes_out_ == 0) return;
   uint64_t now = w_.loop().now_ms();
   // Tw: the wait for the content rules (0 without inspection), as HAProxy counts it; Tc from

@@ -71,8 +71,9 @@ class TcpSession : public Session {
 
  private:
   struct End : core::IoHandler {
-    TcpSession* s = nullptr;
-    bool client = false;
+    End(TcpSession* session, bool client_side) : s(session), client(client_side) {}
+    TcpSession* s;
+    bool client;
     void on_io(uint32_t events) override { s->on_io(client, events); }
   };
   // kInspecting: `tcp-request content` rules read the client's bytes and wait for more (no
@@ -100,8 +101,14 @@ class TcpSession : public Session {
   void finish(log::Termination term);
   // `tcp-request content` rules; false when they rejected the session (already finished).
   bool content_allowed();
+  // The tcplog line; finish() calls it only when the frontend has `option tcplog` and a log.
   void log_session();
-  void trace(const char* what);
+  // `-d`: one line on stderr. The test is inline, as it runs several times per connection
+  // and is false unless debugging; the line is built out of line (trace_line).
+  void trace(const char* what) {
+    if (w_.process().settings().debug) trace_line(what);
+  }
+  void trace_line(const char* what);
 
   Worker& w_;
   Listener& l_;

@@ -225,10 +225,13 @@ class Worker : public core::TimerHandler {
   // `draining` (soft stop): `maxconnrate` does not apply, the listener closes right after.
   void accept_batch(ListenerWatch& watch, int batch, bool draining = false);
   void accept_special(SpecialWatch& watch);
-  // Another thread hands us an accepted connection. Any thread. False when the queue is full.
   // A connection of `l` that this thread ran ends: it no longer counts in the load that
-  // multi-queue accept compares (Listener::given). Worker-local.
-  void release_thread_load(Listener& l);
+  // multi-queue accept compares (Listener::given). Worker-local. Inline: once per connection.
+  void release_thread_load(Listener& l) {
+    l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_sub(
+        1, std::memory_order_relaxed);
+  }
+  // Another thread hands us an accepted connection. Any thread. False when the queue is full.
   // Moves `h` into the queue; a full queue (false) leaves it untouched.
   bool push_handoff(Handoff& h);
   std::size_t accq_length() const { return accq_.size_estimate(); }
