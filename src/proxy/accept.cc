@@ -219,7 +219,7 @@ void Worker::drain_handoffs() {
 }
 
 void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged,
-                           ConnSlots slots) {
+                           ConnSlots&& slots) {
   Proxy& fe = *l.proxy;
   activity_.sess_started.add();
   if (!charged) {

@@ -32,19 +32,22 @@ class ConnSlots {
   // that order; when one is full, those already taken go back and `*refused` names it.
   // Inline, as every accepted connection passes here.
   static ConnSlots take(Process& p, Listener& l, Refused* refused) {
-    *refused = Refused::kGlobal;
-    if (!p.actconn().try_acquire()) return {};
-    *refused = Refused::kFrontend;
+    // *refused is written once, with the outcome: the accept loop passes here per connection.
+    if (!p.actconn().try_acquire()) {
+      *refused = Refused::kGlobal;
+      return {};
+    }
     if (!l.proxy->feconn.try_acquire()) {
       p.actconn().release();
       p.slot_freed();
+      *refused = Refused::kFrontend;
       return {};
     }
-    *refused = Refused::kBindLine;
     if (!l.line->limit.try_acquire()) {
       l.proxy->feconn.release();
       p.actconn().release();
       p.slot_freed();
+      *refused = Refused::kBindLine;
       return {};
     }
     *refused = Refused::kNone;

@@ -256,9 +256,11 @@ class Worker : public core::TimerHandler {
   void flush_sends();
   Worker* pick_target(Listener& l);
   // `charged`: the listener's count for this thread (`given`) already includes the connection
-  // (a multi-queue hand-off is charged by the thread that pushed it).
+  // (a multi-queue hand-off is charged by the thread that pushed it). The session takes
+  // `slots` over. A reference, not a value: a by-value token is one more object built, moved
+  // from and destroyed per connection.
   void start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged,
-                     ConnSlots slots);
+                     ConnSlots&& slots);
   void register_listeners();
   // Stops watching a listener that hit a limit; false if it was already paused.
   bool unwatch(ListenerWatch& watch);
