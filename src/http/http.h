@@ -278,6 +278,10 @@ void append_request_head(std::string_view method, std::string_view target,
                          std::string& out, bool lower_names = true);
 // Upper-case hex without leading zeros and no extensions, as HAProxy re-chunks.
 void append_chunk_header(uint64_t size, std::string& out);
+// The same line (size and CRLF) written into `out`, for output that is not a string. Returns
+// its length (at most kChunkHeaderMax).
+constexpr std::size_t kChunkHeaderMax = 18;
+std::size_t format_chunk_header(uint64_t size, char (&out)[kChunkHeaderMax]);
 std::string_view default_reason(int status);
 
 // Token helpers shared with the proxy layer.

@@ -81,15 +81,23 @@ void append_response_head(const ResponseHead& h, const std::vector<Header>& head
   append_headers(headers, out, lower_names);
 }
 
-void append_chunk_header(uint64_t size, std::string& out) {
-  char buf[17];
-  int n = 0;
+std::size_t format_chunk_header(uint64_t size, char (&out)[kChunkHeaderMax]) {
+  char digits[16];
+  std::size_t d = 0;
   do {
-    buf[n++] = "0123456789ABCDEF"[size & 0xF];
+    digits[d++] = "0123456789ABCDEF"[size & 0xF];
     size >>= 4;
   } while (size != 0);
-  while (n > 0) out += buf[--n];
-  out += "\r\n";
+  std::size_t n = 0;
+  while (d > 0) out[n++] = digits[--d];
+  out[n++] = '\r';
+  out[n++] = '\n';
+  return n;
+}
+
+void append_chunk_header(uint64_t size, std::string& out) {
+  char line[kChunkHeaderMax];
+  out.append(line, format_chunk_header(size, line));
 }
 
 std::string_view default_reason(int status) {

@@ -94,22 +94,30 @@ inline ssize_t read_some(net::RawTransport& t, core::Buffer* b, bool& ready, boo
 // closed right after these bytes, so they may wait for the FIN and leave in the same segment
 // (the transport's shutdown or close pushes both; a held remainder is pushed by the ACKs of
 // what went before).
+// What write_some() returns for a write of `total` bytes that ended as `r`.
+inline ssize_t write_result(const net::IoResult& r, std::size_t total, bool& ready) {
+  switch (r.status) {
+    case net::IoStatus::kOk:
+      if (r.n < total) ready = false;   // a short write means the socket buffer is full
+      return static_cast<ssize_t>(r.n);
+    case net::IoStatus::kAgain:
+      ready = false;
+      return -1;
+    case net::IoStatus::kEof:
+    case net::IoStatus::kError:
+      break;
+  }
+  errno = r.err;
+  return -2;
+}
+
 inline ssize_t write_some(net::RawTransport& t, OutQueue& out, bool& ready, bool last = false) {
   if (out.queued_body().empty()) {
     // Heads only (a request without a body, a local answer): one plain send.
     std::string_view h = out.unsent_heads();
     net::IoResult r = t.send(h.data(), h.size(), last);
-    if (r.status == net::IoStatus::kOk) {
-      out.consume_heads(r.n);
-      if (r.n < h.size()) ready = false;
-      return static_cast<ssize_t>(r.n);
-    }
-    if (r.status == net::IoStatus::kAgain) {
-      ready = false;
-      return -1;
-    }
-    errno = r.err;
-    return -2;
+    if (r.status == net::IoStatus::kOk) out.consume_heads(r.n);
+    return write_result(r, h.size(), ready);
   }
   constexpr int kParts = 8;
   iovec parts[kParts];
@@ -126,36 +134,17 @@ inline ssize_t write_some(net::RawTransport& t, OutQueue& out, bool& ready, bool
   // Bytes beyond these parts follow at once: they may wait to share a segment.
   const bool more = last || total < out.size();
   net::IoResult r = t.sendv(parts, n, more);
-  if (r.status == net::IoStatus::kOk) {
-    out.consume(r.n);
-    if (r.n < total) ready = false;   // a short write means the socket buffer is full
-    return static_cast<ssize_t>(r.n);
-  }
-  if (r.status == net::IoStatus::kAgain) {
-    ready = false;
-    return -1;
-  }
-  errno = r.err;
-  return -2;
+  if (r.status == net::IoStatus::kOk) out.consume(r.n);
+  return write_result(r, total, ready);
 }
 
 // What moving body bytes did: some moved, nothing could move, or the chunked framing is bad.
 enum class BodyStep { kProgress, kIdle, kBadChunk };
 
-// A chunk's size line, as http::append_chunk_header() writes it, queued.
+// A chunk's size line (http::format_chunk_header()), queued.
 inline void queue_chunk_header(std::size_t size, core::BufferQueue& out) {
-  char line[24];
-  std::size_t n = 0;
-  char digits[16];
-  std::size_t d = 0;
-  do {
-    digits[d++] = "0123456789ABCDEF"[size & 0xF];
-    size >>= 4;
-  } while (size != 0);
-  while (d > 0) line[n++] = digits[--d];
-  line[n++] = '\r';
-  line[n++] = '\n';
-  out.append(line, n);
+  char line[http::kChunkHeaderMax];
+  out.append(line, http::format_chunk_header(size, line));
 }
 
 // Moves body bytes from `in_buf` to `out` until the body ends (`done`), `in_buf` runs dry or
