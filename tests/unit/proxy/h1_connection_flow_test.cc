@@ -194,6 +194,28 @@ class HttpFlowTest : public ::testing::Test {
     ASSERT_TRUE(r.done()) << r.describe() << " got " << to.in.size() << " of "
                           << out.data.size();
   }
+  // Pushes `out` (`head`, then a chunked body) from `from` until `to` received the head and the
+  // whole body: it must carry `data` and `trailers` once dechunked. What `to` got is taken.
+  void expect_chunked(Outgoing& out, Peer& from, Peer& to, const std::string& head,
+                      const std::string& data, const std::string& trailers) {
+    Dechunked got;
+    test::RunResult r = h_.run_until(
+        [&] {
+          out.push(from);
+          to.poll();
+          if (to.in.size() < head.size()) return false;
+          got = dechunk(std::string_view(to.in).substr(head.size()));
+          return got.complete || got.bad;
+        },
+        kBulkLimits);
+    ASSERT_TRUE(r.done()) << r.describe() << " got " << to.in.size();
+    EXPECT_EQ(to.in.substr(0, head.size()), head);
+    ASSERT_FALSE(got.bad);
+    EXPECT_TRUE(got.data == data);
+    EXPECT_EQ(got.trailers, trailers);
+    to.take();
+  }
+
   // One more request from `c` and its answer, through the server connection that carries it:
   // `s` when the proxy reuses it, else a new one (which `s` becomes).
   void exchange_on_any(Peer& c, Peer& s, const std::string& req, const std::string& res) {
@@ -300,41 +322,12 @@ TEST_F(HttpFlowTest, LargeChunkedBodiesBothWaysArriveIntact) {
   Outgoing up{req_head + chunked(req_data, 7777, "x-req: 1\r\n")};
   up.push(c);
   Peer s = server();
-  Dechunked got;
-  test::RunResult r = h_.run_until(
-      [&] {
-        up.push(c);
-        s.poll();
-        if (s.in.size() < req_head.size()) return false;
-        got = dechunk(std::string_view(s.in).substr(req_head.size()));
-        return got.complete || got.bad;
-      },
-      kBulkLimits);
-  ASSERT_TRUE(r.done()) << r.describe() << " server got " << s.in.size();
-  EXPECT_EQ(s.in.substr(0, req_head.size()), req_head);
-  ASSERT_FALSE(got.bad);
-  EXPECT_TRUE(got.data == req_data);
-  EXPECT_EQ(got.trailers, "x-req: 1\r\n");
-  s.take();
+  expect_chunked(up, c, s, req_head, req_data, "x-req: 1\r\n");
 
   const std::string res_head = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n";
   const std::string res_data = fixture::pattern(300000, 6);
   Outgoing down{res_head + chunked(res_data, 4093, "x-res: 2\r\n")};
-  r = h_.run_until(
-      [&] {
-        down.push(s);
-        c.poll();
-        if (c.in.size() < res_head.size()) return false;
-        got = dechunk(std::string_view(c.in).substr(res_head.size()));
-        return got.complete || got.bad;
-      },
-      kBulkLimits);
-  ASSERT_TRUE(r.done()) << r.describe() << " client got " << c.in.size();
-  EXPECT_EQ(c.in.substr(0, res_head.size()), res_head);
-  ASSERT_FALSE(got.bad);
-  EXPECT_TRUE(got.data == res_data);
-  EXPECT_EQ(got.trailers, "x-res: 2\r\n");
-  c.take();
+  expect_chunked(down, s, c, res_head, res_data, "x-res: 2\r\n");
   exchange_on_any(c, s, kGetB, kOkB);
   EXPECT_EQ(h_.fc().ereq.get(), 0u);
   EXPECT_EQ(h_.bc().eresp.get(), 0u);

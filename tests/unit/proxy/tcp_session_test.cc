@@ -3,6 +3,8 @@
 // assertions on the bytes and the FINs each end receives. The worker's loop runs on the test's
 // thread; every wait is bounded (RunLimits), every port picked by the kernel.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -72,6 +74,24 @@ class TcpSessionTest : public ::testing::Test {
     return c;
   }
   // A client and the server connection its session opened.
+  // A session with these timeouts on the injected clock: one byte relayed, then both sides
+  // silent until the shorter timeout has just passed (nothing closed a millisecond before it).
+  void go_silent_past_a_timeout(Peer& c, Peer& s, uint32_t client_ms, uint32_t server_ms) {
+    build(
+        [&](ProxySettings& p) {
+          p.timeouts.client = client_ms;
+          p.timeouts.server = server_ms;
+        },
+        clock_.source());
+    connect_both(c, s);
+    ASSERT_TRUE(c.send("x"));
+    expect_bytes(s, "x");
+    clock_.advance(std::min(client_ms, server_ms) - 1);
+    expect_quiet(c);
+    expect_quiet(s);
+    clock_.advance(1 + core::TimerWheel::kTickMs);
+  }
+
   void connect_both(Peer& c, Peer& s, bool small = false) {
     c = client(small);
     s = h_.accept_from(server_);
@@ -221,22 +241,9 @@ TEST_F(TcpSessionTest, ARefusedServerClosesTheClient) {
 }
 
 TEST_F(TcpSessionTest, ClientTimeoutOnTheInjectedClock) {
-  test::ManualClock& clock = clock_;
-  build(
-      [](ProxySettings& p) {
-        p.timeouts.client = 500;
-        p.timeouts.server = 2000;
-      },
-      clock.source());
   Peer c, s;
-  connect_both(c, s);
-  ASSERT_TRUE(c.send("x"));
-  expect_bytes(s, "x");
-  clock.advance(499);
-  expect_quiet(c);
-  expect_quiet(s);
   // `timeout client`: both sides are closed.
-  clock.advance(1 + core::TimerWheel::kTickMs);
+  go_silent_past_a_timeout(c, s, 500, 2000);
   test::RunResult r = h_.run_until([&] {
     c.poll();
     s.poll();
@@ -388,21 +395,8 @@ TEST_F(TcpSessionTest, ContentRejectOnTheSourceIsAtOnce) {
 // is longer) ends the session, blamed on the server: the client gets a FIN, the server (whose
 // FIN never came) a reset, and the abort is counted on the server side.
 TEST_F(TcpSessionTest, ServerTimeoutOnTheInjectedClock) {
-  test::ManualClock& clock = clock_;
-  build(
-      [](ProxySettings& p) {
-        p.timeouts.client = 2000;
-        p.timeouts.server = 500;
-      },
-      clock.source());
   Peer c, s;
-  connect_both(c, s);
-  ASSERT_TRUE(c.send("x"));
-  expect_bytes(s, "x");
-  clock.advance(499);
-  expect_quiet(c);
-  expect_quiet(s);
-  clock.advance(1 + core::TimerWheel::kTickMs);
+  go_silent_past_a_timeout(c, s, 2000, 500);
   expect_closed(c, false);
   expect_closed(s, true);
   expect_session_ends();
