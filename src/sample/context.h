@@ -1,0 +1,127 @@
+#pragma once
+// What a sample expression sees when it runs: the connection, the buffered bytes, the HTTP
+// messages, the variables, and the process around them. The caller (a TCP session, an HTTP
+// transaction, a log line) fills what it has and marks it in `avail`; a fetch whose data is
+// not there fails (no sample), as HAProxy's do.
+//
+// Parse-time counterpart: each fetch declares the Use bits it reads, each place that takes an
+// expression (a rule set, a log format) declares the bits it offers, and the parser refuses a
+// fetch that needs one the place never has (sample/expr.h).
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "http/http.h"
+#include "net/address.h"
+#include "sample/sample.h"
+
+namespace sluice::sample {
+
+class Vars;
+class VarStore;
+
+// What a fetch reads (HAProxy's SMP_USE_* grouped as its messages name them).
+enum Use : uint32_t {
+  kUseInternal = 1u << 0,     // "internal state": constants, the process, variables
+  kUseL4Cli = 1u << 1,        // "L4 client session": addresses, ports, the socket
+  kUseL5Cli = 1u << 2,        // "L5 client session": the TLS layer
+  kUseReqBuf = 1u << 3,       // "request buffer": the client's bytes (req.len, req.payload)
+  kUseHttpReq = 1u << 4,      // "HTTP request headers"
+  kUseHttpReqBody = 1u << 5,  // "HTTP request body"
+  kUseBackend = 1u << 6,      // "backend"
+  kUseServer = 1u << 7,       // "server"
+  kUseResBuf = 1u << 8,       // "response buffer"
+  kUseHttpRes = 1u << 9,      // "HTTP response headers"
+  kUseHttpResBody = 1u << 10, // "HTTP response body"
+  kUseTxnEnd = 1u << 11,      // "transaction end": timers and sizes known once it is over
+};
+// The name HAProxy's messages give the first bit of `bits`.
+std::string_view use_name(uint32_t bits);
+
+// What each place offers (parse time) and, by convention, what its caller fills (run time).
+// A backend's rules also have kUseBackend; response rules have the server's side as well.
+constexpr uint32_t kAtTcpConnection = kUseInternal | kUseL4Cli;
+constexpr uint32_t kAtTcpSession = kAtTcpConnection | kUseL5Cli;
+constexpr uint32_t kAtTcpContent = kAtTcpSession | kUseReqBuf;
+constexpr uint32_t kAtHttpRequest = kAtTcpContent | kUseHttpReq | kUseHttpReqBody;
+constexpr uint32_t kAtHttpResponse = kAtHttpRequest | kUseBackend | kUseServer | kUseResBuf |
+                                     kUseHttpRes | kUseHttpResBody;
+constexpr uint32_t kAtTcpResponse = kAtTcpContent | kUseBackend | kUseServer | kUseResBuf;
+constexpr uint32_t kAtLog = kAtHttpResponse | kUseTxnEnd;
+
+// One HTTP message as the fetches read it.
+struct HttpMsg {
+  std::string_view method;    // requests
+  std::string_view target;    // requests: as received (origin-form or absolute)
+  std::string_view version;   // "HTTP/1.1"; empty when unknown
+  int status = 0;             // responses
+  std::string_view reason;    // responses
+  const std::vector<http::Header>* headers = nullptr;
+  std::string_view body;      // what is buffered of the body (req.body, res.body)
+  bool body_final = true;     // the whole body is in `body`
+};
+
+// The process and the proxies around an evaluation, for the fetches that ask about them
+// (be_name, nbsrv(), srv_conn, stopping, ...). Implemented by the proxy layer; each call is
+// rare next to the message fetches, so a virtual call is fine. Defaults answer "unknown".
+class Env {
+ public:
+  virtual ~Env() = default;
+  virtual std::string_view frontend_name() const { return {}; }
+  virtual int frontend_id() const { return 0; }
+  virtual std::string_view backend_name() const { return {}; }
+  virtual int backend_id() const { return 0; }
+  virtual std::string_view server_name() const { return {}; }
+  virtual int server_id() const { return 0; }
+  virtual std::string_view listener_name() const { return {}; }
+  virtual int listener_id() const { return 0; }
+  // Usable servers of the named backend (empty: the current one); -1 when there is none.
+  virtual int nbsrv(std::string_view backend) const { return -1; }
+  // Connections: of a backend, a frontend, a server ("backend/server"); -1 when unknown.
+  virtual int be_conn(std::string_view backend) const { return -1; }
+  virtual int fe_conn(std::string_view frontend) const { return -1; }
+  virtual int srv_conn(std::string_view backend, std::string_view server) const { return -1; }
+  virtual bool stopping() const { return false; }
+  // The worker thread's number, from 0.
+  virtual int thread_id() const { return 0; }
+};
+// An Env that knows nothing (tests, places with no proxy around them).
+const Env& null_env();
+
+// Everything one evaluation reads. Pointers may be null where `avail` says so.
+struct Ctx {
+  uint32_t avail = kUseInternal;
+
+  // L4: the client connection.
+  const net::SocketAddress* src = nullptr;   // client address
+  const net::SocketAddress* dst = nullptr;   // local address (null: not known)
+  uint16_t dst_port = 0;                     // local port the client connected to
+  int cli_fd = -1;                           // client socket (tcp_info fetches), -1: none
+
+  // L5: the client's bytes buffered so far (tcp-request content), final when the client
+  // closed, the buffer is full, or inspect-delay is over or unset.
+  std::string_view payload;
+  bool payload_final = true;
+  std::string_view res_payload;              // tcp-response content
+  bool res_payload_final = true;
+
+  // HTTP.
+  HttpMsg req;
+  HttpMsg res;
+
+  // Variables by scope (null: that scope does not exist here).
+  VarStore* sess_vars = nullptr;
+  VarStore* txn_vars = nullptr;
+  VarStore* req_vars = nullptr;
+  VarStore* res_vars = nullptr;
+
+  const Env* env = &null_env();
+  Scratch* scratch = nullptr;   // null: the thread's (thread_scratch())
+  // Wall-clock time of the event, microseconds since the epoch; 0: read the clock.
+  uint64_t now_us = 0;
+
+  Scratch& sc() { return scratch ? *scratch : thread_scratch(); }
+  bool has(uint32_t bits) const { return (avail & bits) == bits; }
+};
+
+}  // namespace sluice::sample

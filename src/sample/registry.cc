@@ -1,0 +1,93 @@
+// Every fetch and converter by name, from the tables of the fetch_*.cc and conv_*.cc files.
+#include <algorithm>
+#include <vector>
+
+#include "sample/tables.h"
+
+namespace sluice::sample {
+
+namespace {
+
+template <typename Def>
+struct Index {
+  std::vector<const Def*> sorted;
+  explicit Index(std::initializer_list<std::span<const Def>> tables) {
+    for (auto t : tables)
+      for (const Def& d : t) sorted.push_back(&d);
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const Def* a, const Def* b) { return a->name < b->name; });
+  }
+  const Def* find(std::string_view name) const {
+    auto it = std::lower_bound(sorted.begin(), sorted.end(), name,
+                               [](const Def* d, std::string_view n) { return d->name < n; });
+    return it != sorted.end() && (*it)->name == name ? *it : nullptr;
+  }
+};
+
+const Index<FetchDef>& fetch_index() {
+  static const Index<FetchDef> idx({tables::internal_fetches(), tables::l4_fetches(),
+                                    tables::payload_fetches(), tables::http_fetches()});
+  return idx;
+}
+
+const Index<ConvDef>& conv_index() {
+  static const Index<ConvDef> idx({tables::string_convs(), tables::arith_convs(),
+                                   tables::hash_convs(), tables::encode_convs(),
+                                   tables::misc_convs()});
+  return idx;
+}
+
+struct Unsupported {
+  std::string_view prefix;   // a name, or a prefix ending in '*'
+  std::string_view why;
+};
+
+// HAProxy fetches that need a feature sluice does not have yet.
+constexpr Unsupported kFetches[] = {
+    {"ssl_*", "it needs TLS"},          {"req.ssl_ec_ext", "it needs TLS"},
+    {"sc_*", "it needs stick tables"},  {"sc0_*", "it needs stick tables"},
+    {"sc1_*", "it needs stick tables"}, {"sc2_*", "it needs stick tables"},
+    {"src_*", "it needs stick tables"}, {"table_*", "it needs stick tables"},
+    {"be_sess_rate", "it needs stick tables"},
+    {"fc_*", "it needs a feature sluice does not have"},   // refined by l4 fetches
+    {"bc_*", "it needs a feature sluice does not have"},
+    {"51d.*", "it needs 51Degrees"},    {"da-csv-conv", "it needs DeviceAtlas"},
+    {"wurfl-*", "it needs WURFL"},      {"quic_*", "it needs QUIC"},
+    {"req.ssl_*", "it needs TLS"},      {"res.ssl_*", "it needs TLS"},
+    {"jwt_*", "it needs JWT support"},  {"ocsp_*", "it needs TLS"},
+    {"lua.*", "it needs Lua"},          {"http_auth*", "it needs userlists"},
+    {"req.body_param", "it needs request body buffering"},
+};
+
+// Converters that issue 18 leaves out or that need missing features.
+constexpr Unsupported kConvs[] = {
+    {"jwt_*", "it needs JWT support"},          {"aes_*", "it needs TLS"},
+    {"protobuf", "it needs gRPC support"},      {"ungrpc", "it needs gRPC support"},
+    {"table_*", "it needs stick tables"},       {"in_table", "it needs stick tables"},
+    {"map*", "it needs maps"},                  {"51d.*", "it needs 51Degrees"},
+    {"da-csv-conv", "it needs DeviceAtlas"},    {"sha2", "it needs TLS"},
+    {"digest", "it needs TLS"},                 {"hmac", "it needs TLS"},
+    {"ub64dec", "it needs base64 support"},
+};
+
+std::string_view lookup(std::span<const Unsupported> list, std::string_view name) {
+  for (const auto& u : list) {
+    std::string_view p = u.prefix;
+    if (!p.empty() && p.back() == '*') {
+      p.remove_suffix(1);
+      if (name.size() >= p.size() && name.substr(0, p.size()) == p) return u.why;
+    } else if (name == p) {
+      return u.why;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+const FetchDef* find_fetch(std::string_view name) { return fetch_index().find(name); }
+const ConvDef* find_conv(std::string_view name) { return conv_index().find(name); }
+std::string_view unsupported_fetch(std::string_view name) { return lookup(kFetches, name); }
+std::string_view unsupported_conv(std::string_view name) { return lookup(kConvs, name); }
+
+}  // namespace sluice::sample

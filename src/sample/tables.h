@@ -1,0 +1,22 @@
+#pragma once
+// Internals of sample/: the tables of fetches and converters, one function per file
+// (fetch_<group>.cc, conv_<group>.cc), gathered by registry.cc. A new file adds its function
+// here and to registry.cc's lists.
+#include <span>
+
+#include "sample/expr.h"
+
+namespace sluice::sample::tables {
+
+std::span<const FetchDef> internal_fetches();   // fetch_internal.cc: HAProxy 7.3.2
+std::span<const FetchDef> l4_fetches();         // fetch_l4.cc: 7.3.3
+std::span<const FetchDef> payload_fetches();    // fetch_payload.cc: 7.3.5
+std::span<const FetchDef> http_fetches();       // fetch_http.cc: 7.3.6
+
+std::span<const ConvDef> string_convs();        // conv_string.cc
+std::span<const ConvDef> arith_convs();         // conv_arith.cc
+std::span<const ConvDef> hash_convs();          // conv_hash.cc
+std::span<const ConvDef> encode_convs();        // conv_encode.cc
+std::span<const ConvDef> misc_convs();          // conv_misc.cc
+
+}  // namespace sluice::sample::tables

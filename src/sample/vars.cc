@@ -1,0 +1,232 @@
+// Variables: names, per-scope stores, the shared proc scope.
+#include "sample/vars.h"
+
+#include <fmt/format.h>
+
+namespace sluice::sample {
+
+std::string_view scope_name(Scope s) {
+  switch (s) {
+    case Scope::kProc: return "proc";
+    case Scope::kSess: return "sess";
+    case Scope::kTxn: return "txn";
+    case Scope::kReq: return "req";
+    case Scope::kRes: return "res";
+    case Scope::kCheck: return "check";
+    case Scope::kParent: return "parent";
+  }
+  return "?";
+}
+
+VarNames& VarNames::global() {
+  static VarNames names;
+  return names;
+}
+
+bool VarNames::parse(std::string_view text, VarRef* out, std::string* error) {
+  struct ScopeName {
+    std::string_view prefix;
+    Scope scope;
+  };
+  static constexpr ScopeName kScopes[] = {
+      {"proc.", Scope::kProc},    {"sess.", Scope::kSess},    {"txn.", Scope::kTxn},
+      {"req.", Scope::kReq},      {"res.", Scope::kRes},      {"check.", Scope::kCheck},
+      {"psess.", Scope::kParent}, {"ptxn.", Scope::kParent},  {"preq.", Scope::kParent},
+      {"pres.", Scope::kParent},
+  };
+  for (const auto& sc : kScopes) {
+    if (text.size() > sc.prefix.size() && text.substr(0, sc.prefix.size()) == sc.prefix) {
+      std::string_view rest = text.substr(sc.prefix.size());
+      bool ok = true;
+      for (char c : rest)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) ok = false;
+      if (!ok) {
+        *error = fmt::format("invalid variable name '{}'. Only characters 'a-Z', 'A-Z', '0-9', "
+                             "'.' and '_' are supported", text);
+        return false;
+      }
+      out->scope = sc.scope;
+      uint32_t id = find(text);
+      if (!id) {
+        names_.emplace_back(text);
+        id = static_cast<uint32_t>(names_.size() - 1);
+      }
+      out->id = id;
+      return true;
+    }
+  }
+  *error = fmt::format("invalid variable name '{}'. A variable name must start with its scope. "
+                       "The scope can be 'proc', '(p)sess', '(p)txn', '(p)req', '(p)res' or "
+                       "'check'", text);
+  return false;
+}
+
+uint32_t VarNames::find(std::string_view full_name) const {
+  for (std::size_t i = 1; i < names_.size(); ++i)
+    if (names_[i] == full_name) return static_cast<uint32_t>(i);
+  return 0;
+}
+
+std::string_view VarNames::name(uint32_t id) const {
+  return id < names_.size() ? std::string_view(names_[id]) : std::string_view();
+}
+
+Sample VarValue::sample() const {
+  Sample s;
+  s.type = type;
+  s.sint = sint;
+  s.v4 = v4;
+  s.v6 = v6;
+  if (type == Type::kStr || type == Type::kBin || type == Type::kMeth) s.str = data;
+  return s;
+}
+
+bool parse_set_cond(std::string_view w, uint16_t* bits) {
+  struct C {
+    std::string_view name;
+    SetCond bit;
+  };
+  static constexpr C kConds[] = {
+      {"ifexists", kIfExists}, {"ifnotexists", kIfNotExists}, {"ifempty", kIfEmpty},
+      {"ifnotempty", kIfNotEmpty}, {"ifset", kIfSet}, {"ifnotset", kIfNotSet},
+      {"ifgt", kIfGt}, {"iflt", kIfLt},
+  };
+  for (const auto& c : kConds) {
+    if (w == c.name) {
+      *bits |= c.bit;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+std::size_t value_size(const Sample& s) {
+  return (s.type == Type::kStr || s.type == Type::kBin || s.type == Type::kMeth) ? s.str.size() : 0;
+}
+
+bool is_empty(const Sample& s) {
+  return (s.type == Type::kStr || s.type == Type::kBin) && s.str.empty();
+}
+
+// The set-var conditions against the current value (null: not set).
+bool conds_allow(uint16_t conds, const VarValue* cur, const Sample& s) {
+  if ((conds & (kIfExists | kIfSet)) && !cur) return false;
+  if ((conds & (kIfNotExists | kIfNotSet)) && cur) return false;
+  if ((conds & kIfEmpty) && !is_empty(s)) return false;
+  if ((conds & kIfNotEmpty) && is_empty(s)) return false;
+  if (conds & (kIfGt | kIfLt)) {
+    // Only integers compare; a variable that is not set, or is not an integer, is replaced.
+    if (cur && (cur->type == Type::kSint || cur->type == Type::kBool) &&
+        (s.type == Type::kSint || s.type == Type::kBool)) {
+      if ((conds & kIfGt) && !(s.sint > cur->sint)) return false;
+      if ((conds & kIfLt) && !(s.sint < cur->sint)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+const VarValue* VarStore::get(uint32_t id) const {
+  for (const auto& e : entries_)
+    if (e.id == id) return &e.value;
+  return nullptr;
+}
+
+bool VarStore::set(uint32_t id, const Sample& s, uint16_t conds) {
+  if (!id || s.type == Type::kAny) return false;
+  Entry* slot = nullptr;
+  Entry* free_slot = nullptr;
+  for (auto& e : entries_) {
+    if (e.id == id) slot = &e;
+    else if (!e.id && !free_slot) free_slot = &e;
+  }
+  const VarValue* cur = slot ? &slot->value : nullptr;
+  if (conds && !conds_allow(conds, cur, s)) return false;
+  std::size_t old_size = cur ? value_size(cur->sample()) : 0;
+  std::size_t new_size = value_size(s);
+  if (max_size_ && used_ - old_size + new_size > max_size_) return false;
+  if (!slot) {
+    if (!free_slot) {
+      entries_.emplace_back();
+      free_slot = &entries_.back();
+    }
+    slot = free_slot;
+    slot->id = id;
+    ++count_;
+  }
+  VarValue& v = slot->value;
+  v.type = s.type;
+  v.sint = s.sint;
+  v.v4 = s.v4;
+  v.v6 = s.v6;
+  if (s.type == Type::kStr || s.type == Type::kBin || s.type == Type::kMeth)
+    v.data.assign(s.str.data(), s.str.size());
+  else
+    v.data.clear();
+  used_ = used_ - old_size + new_size;
+  return true;
+}
+
+void VarStore::unset(uint32_t id) {
+  for (auto& e : entries_) {
+    if (e.id == id) {
+      used_ -= value_size(e.value.sample());
+      e.id = 0;
+      e.value.data.clear();
+      --count_;
+      return;
+    }
+  }
+}
+
+void VarStore::clear() {
+  for (auto& e : entries_) {
+    e.id = 0;
+    e.value.data.clear();
+  }
+  used_ = 0;
+  count_ = 0;
+}
+
+ProcVars& ProcVars::instance() {
+  static ProcVars v;
+  return v;
+}
+
+bool ProcVars::get(uint32_t id, Sample& out, Scratch& sc) const {
+  std::shared_lock lock(mu_);
+  const VarValue* v = store_.get(id);
+  if (!v) return false;
+  out = v->sample();
+  if (out.type == Type::kStr || out.type == Type::kBin || out.type == Type::kMeth) {
+    std::string& b = sc.next();
+    b = v->data;
+    out.str = b;
+  }
+  return true;
+}
+
+bool ProcVars::set(uint32_t id, const Sample& s, uint16_t conds) {
+  std::unique_lock lock(mu_);
+  return store_.set(id, s, conds);
+}
+
+void ProcVars::unset(uint32_t id) {
+  std::unique_lock lock(mu_);
+  store_.unset(id);
+}
+
+void ProcVars::set_max_size(std::size_t bytes) {
+  std::unique_lock lock(mu_);
+  store_ = VarStore(Scope::kProc, bytes);
+}
+
+VarLimits& var_limits() {
+  static VarLimits l;
+  return l;
+}
+
+}  // namespace sluice::sample

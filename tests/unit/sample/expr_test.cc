@@ -1,0 +1,123 @@
+// Sample expressions: parsing (HAProxy's messages), types and casts, evaluation, variables.
+#include "sample/expr.h"
+
+#include <gtest/gtest.h>
+
+namespace sluice::sample {
+namespace {
+
+std::string parse_error(std::string_view text, uint32_t avail = kAtHttpResponse) {
+  ParseCtx pc;
+  pc.avail = avail;
+  auto r = Expr::parse(text, pc);
+  return r.ok() ? std::string("ok") : r.error().message;
+}
+
+std::string eval_text(std::string_view text, Ctx ctx = {}) {
+  ParseCtx pc;
+  auto r = Expr::parse(text, pc);
+  if (!r.ok()) return "parse error: " + r.error().message;
+  std::string out;
+  if (!r->eval_text(ctx, out)) return "<none>";
+  return out;
+}
+
+TEST(SampleExpr, ParsesAFetchAndItsConverters) {
+  ParseCtx pc;
+  std::size_t end = 0;
+  auto r = Expr::parse("str(AbC),lower,upper] tail", pc, &end);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(end, 20u);
+  EXPECT_EQ(r->text(), "str(AbC),lower,upper");
+  EXPECT_EQ(r->type(), Type::kStr);
+  EXPECT_EQ(r->last_name(), "upper");
+  EXPECT_EQ(eval_text("str(AbC),lower"), "abc");
+  EXPECT_EQ(eval_text("int(-42)"), "-42");
+  EXPECT_EQ(eval_text("bool(3)"), "1");
+}
+
+TEST(SampleExpr, ReportsHaproxyParseErrors) {
+  EXPECT_EQ(parse_error("foo]"), "unknown fetch method 'foo'");
+  EXPECT_EQ(parse_error("str(a),lowerx]"), "unknown converter 'lowerx'");
+  EXPECT_EQ(parse_error("str(a),lower,]"), "unknown converter ''");
+  EXPECT_EQ(parse_error("str(a),lower(1)]"),
+            "invalid arg 1 in converter 'lower' : expected ')' before '1)]'");
+  EXPECT_EQ(parse_error("str(a,b)]"), "fetch method 'str' : expected ')' before ',b)]'");
+  EXPECT_EQ(parse_error("int(x)]"),
+            "fetch method 'int' : failed to parse 'x' as type 'integer' at position 1");
+  EXPECT_EQ(parse_error("str]"),
+            "fetch method 'str' : expected type 'string' at position 1, but got nothing");
+  EXPECT_EQ(parse_error("var(foo.x)]"),
+            "invalid args in fetch method 'var' : invalid variable name 'foo.x'. A variable "
+            "name must start with its scope. The scope can be 'proc', '(p)sess', '(p)txn', "
+            "'(p)req', '(p)res' or 'check'");
+  EXPECT_EQ(parse_error("ssl_fc"), "fetch method 'ssl_fc' is not supported by sluice yet (it needs TLS)");
+}
+
+TEST(SampleExpr, ChecksTypesAtParseTime) {
+  EXPECT_EQ(parse_error("int(1),lower"), "ok");   // integers cast to strings
+}
+
+TEST(SampleCast, FollowsHaproxysTable) {
+  Scratch sc;
+  Sample s = Sample::string("12abc");
+  ASSERT_TRUE(cast(s, Type::kSint, sc));
+  EXPECT_EQ(s.sint, 12);
+  s = Sample::string("");
+  EXPECT_FALSE(cast(s, Type::kSint, sc));
+  s = Sample::string("10.0.0.1");
+  ASSERT_TRUE(cast(s, Type::kIpv4, sc));
+  ASSERT_TRUE(cast(s, Type::kSint, sc));
+  EXPECT_EQ(s.sint, 0x0a000001);
+  ASSERT_TRUE(cast(s, Type::kIpv4, sc));
+  ASSERT_TRUE(cast(s, Type::kIpv6, sc));
+  ASSERT_TRUE(cast(s, Type::kStr, sc));
+  EXPECT_EQ(s.str, "::ffff:10.0.0.1");
+  s = Sample::string("nope");
+  EXPECT_FALSE(cast(s, Type::kIpv4, sc));
+  EXPECT_FALSE(can_cast(Type::kBin, Type::kSint));
+  EXPECT_TRUE(can_cast(Type::kIpv4, Type::kStr));
+  EXPECT_FALSE(can_cast(Type::kIpv6, Type::kSint));
+}
+
+TEST(SampleVars, StoreWithConditionsAndLimits) {
+  VarNames names;
+  VarRef a, b;
+  std::string err;
+  ASSERT_TRUE(names.parse("txn.a", &a, &err));
+  ASSERT_TRUE(names.parse("txn.b", &b, &err));
+  VarRef again;
+  ASSERT_TRUE(names.parse("txn.a", &again, &err));
+  EXPECT_EQ(again.id, a.id);
+  EXPECT_FALSE(names.parse("txn.", &again, &err));
+  VarStore st(Scope::kTxn, 8);
+  EXPECT_TRUE(st.set(a.id, Sample::string("hello")));
+  EXPECT_FALSE(st.set(b.id, Sample::string("world")));   // 10 bytes > 8
+  EXPECT_TRUE(st.set(b.id, Sample::integer(5)));
+  EXPECT_FALSE(st.set(b.id, Sample::integer(4), kIfGt));
+  EXPECT_TRUE(st.set(b.id, Sample::integer(6), kIfGt));
+  EXPECT_EQ(st.get(b.id)->sint, 6);
+  EXPECT_FALSE(st.set(a.id, Sample::string("x"), kIfNotExists));
+  st.unset(a.id);
+  EXPECT_EQ(st.get(a.id), nullptr);
+  EXPECT_TRUE(st.set(a.id, Sample::string("x"), kIfNotExists));
+  EXPECT_EQ(st.size_used(), 1u);
+}
+
+TEST(SampleVars, VarFetchReadsItsScope) {
+  ParseCtx pc;
+  auto e = Expr::parse("var(txn.host),upper", pc);
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  VarStore txn(Scope::kTxn);
+  Ctx ctx;
+  std::string out;
+  EXPECT_FALSE(e->eval_text(ctx, out));
+  ctx.txn_vars = &txn;
+  txn.set(VarNames::global().find("txn.host"), Sample::string("example.org"));
+  ASSERT_TRUE(e->eval_text(ctx, out));
+  EXPECT_EQ(out, "EXAMPLE.ORG");
+  EXPECT_EQ(eval_text("var(txn.none,dflt)"), "dflt");
+}
+
+}  // namespace
+}  // namespace sluice::sample
