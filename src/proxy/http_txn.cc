@@ -88,9 +88,9 @@ bool HttpTxn::content_allowed(int client_fd) {
 
 rules::RequestView HttpTxn::view_of_request(rules::HeadEdit& edit) const {
   rules::RequestView view;
-  view.method = edit.method;
-  view.target = edit.target;
-  view.headers = &edit.headers;
+  view.req.method = edit.method;
+  view.req.target = edit.target;
+  view.req.headers = &edit.headers;
   view.src = &client_;
   view.dst_port = l_.port;
   view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
@@ -123,7 +123,7 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   method_ = head.method_id;
   http11_ = head.http11();
   rules::RequestView view = view_of_request(edit);
-  view.version = head.version;
+  view.req.version = head.version;
   if (!route(edit, view)) return Next::kReply;
   add_forwardfor(edit);
   return Next::kForward;
@@ -187,9 +187,9 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view) {
   if (serve_stats(fe_, edit)) return false;
   // use_backend sees the request as the frontend's rules left it (set-path...), as in HAProxy:
   // apply_rules worked on its own copy of the view.
-  view.method = edit.method;
-  view.target = edit.target;
-  view.headers = &edit.headers;
+  view.req.method = edit.method;
+  view.req.target = edit.target;
+  view.req.headers = &edit.headers;
   Proxy* be = fe_.target;
   for (const auto& u : fe_.settings.use_backends) {
     if (u.cond.eval(view)) {

@@ -35,13 +35,13 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
   view.src = &client_;
   view.dst_port = l_.port;
   view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
-  view.status = rh.status;
+  view.res.status = rh.status;
   if (have_req_copy_) {
-    view.method = codecs.req_copy.method;
-    view.target = codecs.req_copy.target;
-    view.headers = &codecs.req_copy.headers;
+    view.req.method = codecs.req_copy.method;
+    view.req.target = codecs.req_copy.target;
+    view.req.headers = &codecs.req_copy.headers;
   }
-  view.res_headers = &edit.headers;
+  view.res.headers = &edit.headers;
   for (Proxy* px : {be_, be_ == &fe_ ? nullptr : &fe_}) {
     if (!px || px->settings.h.response_rules.empty()) continue;
     rules::Verdict v =

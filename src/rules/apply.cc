@@ -102,7 +102,7 @@ std::string redirect_location(const HttpRule& r, const RequestView& view) {
   std::string dest;
   r.value.render(view, dest);
   if (r.redirect_kind == 0) return dest;
-  std::string_view target = view.target;
+  std::string_view target = view.req.target;
   std::string_view path = path_of(target);
   std::string_view rest;   // path and query
   if (!path.empty()) {
@@ -114,8 +114,8 @@ std::string redirect_location(const HttpRule& r, const RequestView& view) {
     if (dest != "/") loc = dest;
   } else {
     loc = dest + "://";
-    if (view.headers)
-      for (const auto& h : *view.headers)
+    if (view.req.headers)
+      for (const auto& h : *view.req.headers)
         if (detail::iequals(h.name, "host")) {
           loc.append(h.value);
           break;
@@ -134,11 +134,11 @@ std::string redirect_location(const HttpRule& r, const RequestView& view) {
 Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit, RequestView view) {
   auto refresh = [&] {
     if (side == RuleSide::kRequest) {
-      view.method = edit.method;
-      view.target = edit.target;
-      view.headers = &edit.headers;
+      view.req.method = edit.method;
+      view.req.target = edit.target;
+      view.req.headers = &edit.headers;
     } else {
-      view.res_headers = &edit.headers;
+      view.res.headers = &edit.headers;
     }
   };
   refresh();

@@ -165,8 +165,8 @@ void url_params(std::string_view target, const std::string& name, std::vector<st
 }
 
 std::string_view host_of(const RequestView& v) {
-  if (!v.headers) return {};
-  for (const auto& h : *v.headers)
+  if (!v.req.headers) return {};
+  for (const auto& h : *v.req.headers)
     if (iequals(h.name, "host")) return h.value;
   return {};
 }
@@ -260,28 +260,28 @@ bool for_each_sample(const FetchSpec& spec, const RequestView& v,
       return one_int(v.src->port());
     case Fetch::kDstPort: return one_int(v.dst_port);
     case Fetch::kMethod:
-      if (v.method.empty()) return false;
-      return one_str(v.method);
+      if (v.req.method.empty()) return false;
+      return one_str(v.req.method);
     case Fetch::kPath: {
-      std::string_view p = path_of(v.target);
+      std::string_view p = path_of(v.req.target);
       if (p.empty()) return false;
       return one_str(p);
     }
     case Fetch::kQuery:
-      if (v.target.find('?') == std::string_view::npos) return false;
-      return one_str(query_of(v.target));
+      if (v.req.target.find('?') == std::string_view::npos) return false;
+      return one_str(query_of(v.req.target));
     case Fetch::kUrl:
-      if (v.target.empty()) return false;
-      return one_str(v.target);
+      if (v.req.target.empty()) return false;
+      return one_str(v.req.target);
     case Fetch::kBase: {
-      std::string_view p = path_of(v.target);
+      std::string_view p = path_of(v.req.target);
       if (p.empty()) return false;
       s.owned = std::string(host_of(v));
       s.owned += p;
       return one_str(s.owned);
     }
     case Fetch::kReqVer: {
-      std::string_view ver = v.version;
+      std::string_view ver = v.req.version;
       if (ver.substr(0, 5) == "HTTP/") ver.remove_prefix(5);
       if (ver.empty()) return false;
       return one_str(ver);
@@ -293,7 +293,7 @@ bool for_each_sample(const FetchSpec& spec, const RequestView& v,
       bool res = spec.fetch == Fetch::kResHdr || spec.fetch == Fetch::kResFhdr;
       bool full = spec.fetch == Fetch::kReqFhdr || spec.fetch == Fetch::kResFhdr;
       std::vector<std::string_view> vals;
-      header_values(res ? v.res_headers : v.headers, spec, full, vals);
+      header_values(res ? v.res.headers : v.req.headers, spec, full, vals);
       select_occurrence(vals, spec.occ);
       for (auto val : vals)
         if (one_str(val)) return true;
@@ -302,25 +302,25 @@ bool for_each_sample(const FetchSpec& spec, const RequestView& v,
     case Fetch::kReqHdrCnt:
     case Fetch::kResHdrCnt: {
       std::vector<std::string_view> vals;
-      header_values(spec.fetch == Fetch::kResHdrCnt ? v.res_headers : v.headers, spec, false, vals);
+      header_values(spec.fetch == Fetch::kResHdrCnt ? v.res.headers : v.req.headers, spec, false, vals);
       return one_int(static_cast<int64_t>(vals.size()));
     }
     case Fetch::kReqHdrVal:
     case Fetch::kResHdrVal: {
       std::vector<std::string_view> vals;
-      header_values(spec.fetch == Fetch::kResHdrVal ? v.res_headers : v.headers, spec, false, vals);
+      header_values(spec.fetch == Fetch::kResHdrVal ? v.res.headers : v.req.headers, spec, false, vals);
       select_occurrence(vals, spec.occ);
       for (auto val : vals)
         if (one_int(leading_int(val))) return true;
       return false;
     }
     case Fetch::kStatus:
-      if (v.status <= 0) return false;
-      return one_int(v.status);
+      if (v.res.status <= 0) return false;
+      return one_int(v.res.status);
     case Fetch::kUrlParam:
     case Fetch::kUrlParamVal: {
       std::vector<std::string_view> vals;
-      url_params(v.target, spec.name, vals);
+      url_params(v.req.target, spec.name, vals);
       for (auto val : vals) {
         bool stop = spec.fetch == Fetch::kUrlParam ? one_str(val) : one_int(leading_int(val));
         if (stop) return true;

@@ -20,6 +20,7 @@
 #include "base/result.h"
 #include "http/http.h"
 #include "net/address.h"
+#include "sample/context.h"
 
 namespace sluice::rules {
 
@@ -35,23 +36,9 @@ struct Network {
 };
 base::Result<Network> parse_network(std::string_view text);
 
-// What criteria and value expressions look at. Views stay valid during one evaluation.
-struct RequestView {
-  std::string_view method;
-  std::string_view target;                // as received (origin-form path?query, or absolute)
-  std::string_view version;               // "HTTP/1.1" as received; optional (empty: unknown),
-                                          // read by req.ver and the HTTP_1.x predefined ACLs
-  const std::vector<http::Header>* headers = nullptr;   // current (possibly rewritten) fields
-  const net::SocketAddress* src = nullptr;   // client address
-  uint16_t dst_port = 0;                     // local port the client connected to
-  const net::SocketAddress* dst = nullptr;   // local address, may be null
-  int status = 0;                            // response rules: the response status
-  const std::vector<http::Header>* res_headers = nullptr;   // response rules: response fields
-  // TCP sessions: the client's bytes buffered so far (req.len, req.ssl_sni, ...), and whether
-  // they are final (the client closed, the buffer is full, inspect-delay is over or unset).
-  std::string_view payload;
-  bool payload_final = true;
-};
+// What criteria and value expressions look at: the sample language's evaluation context
+// (sample/context.h). Views stay valid during one evaluation.
+using RequestView = sample::Ctx;
 
 // A condition's answer while content may still arrive: kMiss = no answer yet (HAProxy's
 // ACL_TEST_MISS), the caller waits for more bytes. Never kMiss when the view is final.
@@ -197,7 +184,7 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
 
 // Runs `rules` in order on `edit` (the view is refreshed from `edit` as rules change it: for
 // kRequest `edit` is the request (method, target, headers), for kResponse it is the response
-// and view.res_headers follows edit.headers while view.headers stays the request's).
+// and view.res.headers follows edit.headers while view.req.headers stays the request's).
 // Stops at the first deny/return/redirect/allow and returns its verdict (allow = kContinue).
 // A response deny answers 502 unless deny_status says otherwise (HAProxy).
 Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit,

@@ -406,7 +406,7 @@ TEST_F(RuleTest, UseService) {
   auto v = run({"use-service prometheus-exporter if { path /metrics }", "deny"}, q);
   EXPECT_EQ(v.kind, Kind::kDeny);
   Req m(basic());
-  m.view.target = m.edit.target = "/metrics";
+  m.view.req.target = m.edit.target = "/metrics";
   v = run({"use-service prometheus-exporter if { path /metrics }", "deny"}, m);
   EXPECT_EQ(v.kind, Kind::kService);
   EXPECT_EQ(error("use-service"),

@@ -46,15 +46,15 @@ struct Msg {
     for (auto& [n, v] : fields) hs.push_back({n, v});
     for (auto& [n, v] : res_fields) rhs.push_back({n, v});
     RequestView v;
-    v.method = method;
-    v.target = target;
-    v.version = version;
-    v.headers = &hs;
+    v.req.method = method;
+    v.req.target = target;
+    v.req.version = version;
+    v.req.headers = &hs;
     v.src = &src;
     v.dst = &dst;
     v.dst_port = dst.port();
-    v.status = status;
-    v.res_headers = status ? &rhs : nullptr;
+    v.res.status = status;
+    v.res.headers = status ? &rhs : nullptr;
     return v;
   }
 };
