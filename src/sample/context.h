@@ -120,7 +120,7 @@ struct Ctx {
   // Wall-clock time of the event, microseconds since the epoch; 0: read the clock.
   uint64_t now_us = 0;
 
-  Scratch& sc() { return scratch ? *scratch : thread_scratch(); }
+  Scratch& sc() const { return scratch ? *scratch : thread_scratch(); }
   bool has(uint32_t bits) const { return (avail & bits) == bits; }
 };
 

@@ -5,7 +5,7 @@ namespace sluice::sample::tables {
 
 namespace {
 
-bool c_lower(const Arg*, Sample& s, Ctx& ctx) {
+bool c_lower(const Arg*, Sample& s, const Ctx& ctx) {
   std::string& b = ctx.sc().next();
   b.assign(s.str);
   for (char& c : b)
@@ -15,7 +15,7 @@ bool c_lower(const Arg*, Sample& s, Ctx& ctx) {
   return true;
 }
 
-bool c_upper(const Arg*, Sample& s, Ctx& ctx) {
+bool c_upper(const Arg*, Sample& s, const Ctx& ctx) {
   std::string& b = ctx.sc().next();
   b.assign(s.str);
   for (char& c : b)

@@ -319,7 +319,7 @@ std::string_view Expr::last_name() const {
   return convs_.empty() ? fetch_->name : convs_.back().def->name;
 }
 
-bool Expr::eval(Ctx& ctx, Sample& out, FetchIter& it) const {
+bool Expr::eval(const Ctx& ctx, Sample& out, FetchIter& it) const {
   out = Sample{};
   if (!fetch_->fn(fargs_, out, ctx, it)) return false;
   uint8_t keep = out.flags & (kNotLast | kMayChange);
@@ -333,7 +333,7 @@ bool Expr::eval(Ctx& ctx, Sample& out, FetchIter& it) const {
   return true;
 }
 
-bool Expr::eval_text(Ctx& ctx, std::string& out) const {
+bool Expr::eval_text(const Ctx& ctx, std::string& out) const {
   Sample s;
   if (!eval(ctx, s)) return false;
   return to_text(s, out);

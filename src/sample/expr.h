@@ -83,7 +83,7 @@ using ArgCheck = std::string (*)(Arg* args, const ParseCtx& pc);
 
 // A fetch: fills `out` and returns true, or false when it yields nothing. A multi-value
 // fetch sets kNotLast on `out` while more follow and is called again with the same `it`.
-using FetchFn = bool (*)(const Arg* args, Sample& out, Ctx& ctx, FetchIter& it);
+using FetchFn = bool (*)(const Arg* args, Sample& out, const Ctx& ctx, FetchIter& it);
 struct FetchDef {
   std::string_view name;
   FetchFn fn;
@@ -97,7 +97,7 @@ struct FetchDef {
 };
 
 // A converter: transforms `smp` in place (cast to `in` first); false: no sample.
-using ConvFn = bool (*)(const Arg* args, Sample& smp, Ctx& ctx);
+using ConvFn = bool (*)(const Arg* args, Sample& smp, const Ctx& ctx);
 struct ConvDef {
   std::string_view name;
   ConvFn fn;
@@ -139,13 +139,13 @@ class Expr {
 
   // Runs the fetch, then the converters, on `ctx`. False: no sample. With it.iterate the
   // caller loops while out.flags has kNotLast.
-  bool eval(Ctx& ctx, Sample& out, FetchIter& it) const;
-  bool eval(Ctx& ctx, Sample& out) const {
+  bool eval(const Ctx& ctx, Sample& out, FetchIter& it) const;
+  bool eval(const Ctx& ctx, Sample& out) const {
     FetchIter it;
     return eval(ctx, out, it);
   }
   // Evaluates and writes the result as text (appended); false when there is no sample.
-  bool eval_text(Ctx& ctx, std::string& out) const;
+  bool eval_text(const Ctx& ctx, std::string& out) const;
 
   Type type() const { return out_; }
   uint32_t use() const { return use_; }

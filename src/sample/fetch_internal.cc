@@ -5,33 +5,33 @@ namespace sluice::sample::tables {
 
 namespace {
 
-bool f_always_true(const Arg*, Sample& out, Ctx&, FetchIter&) {
+bool f_always_true(const Arg*, Sample& out, const Ctx&, FetchIter&) {
   out = Sample::boolean(true);
   return true;
 }
 
-bool f_always_false(const Arg*, Sample& out, Ctx&, FetchIter&) {
+bool f_always_false(const Arg*, Sample& out, const Ctx&, FetchIter&) {
   out = Sample::boolean(false);
   return true;
 }
 
-bool f_str(const Arg* a, Sample& out, Ctx&, FetchIter&) {
+bool f_str(const Arg* a, Sample& out, const Ctx&, FetchIter&) {
   out = Sample::string(a[0].str, kConst);
   return true;
 }
 
-bool f_int(const Arg* a, Sample& out, Ctx&, FetchIter&) {
+bool f_int(const Arg* a, Sample& out, const Ctx&, FetchIter&) {
   out = Sample::integer(a[0].sint);
   return true;
 }
 
-bool f_bool(const Arg* a, Sample& out, Ctx&, FetchIter&) {
+bool f_bool(const Arg* a, Sample& out, const Ctx&, FetchIter&) {
   out = Sample::boolean(a[0].sint != 0);
   return true;
 }
 
 // var(<name>[,<default>])
-bool f_var(const Arg* a, Sample& out, Ctx& ctx, FetchIter&) {
+bool f_var(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
   const VarRef& r = a[0].var;
   VarStore* st = nullptr;
   switch (r.scope) {
