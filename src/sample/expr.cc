@@ -175,40 +175,52 @@ std::string parse_one(ArgType t, const std::string& text, Arg* a, int position,
 }  // namespace
 
 std::string parse_args(std::string_view s, const ArgSpec& spec, Arg* out, std::string_view what,
-                       const ParseCtx& pc) {
-  // `s` starts right after '(' and runs to the end of the input; the list ends at ')'.
+                       const ParseCtx& pc, int* err_arg) {
+  // `s` starts right after '(' and runs to the end of the input; the list ends at ')'. As
+  // HAProxy's make_arg_list, an empty list "()" is one empty argument: accepted for a string
+  // (left empty), "got nothing" for a mandatory one of another type.
   std::size_t pos = 0;
   int n = 0;
-  if (!s.empty() && s[0] == ')') {
-    pos = 0;
-  } else {
-    while (true) {
-      std::size_t start = pos;
-      std::string text = read_arg(s, &pos);
-      if (n >= spec.count) {
-        return fmt::format("{} : expected ')' before '{}'", what,
-                           s.substr(n == 0 ? start : start - 1));
-      }
-      ArgType t = spec.types[n];
-      if (text.empty() && t != ArgType::kStr) {
-        if (n < spec.min)
-          return fmt::format("{} : expected type '{}' at position {}, but got nothing", what,
-                             arg_type_name(t), n + 1);
-      } else {
-        std::string err = parse_one(t, text, &out[n], n + 1, what, pc);
-        if (!err.empty()) return err;
-      }
-      ++n;
-      if (pos >= s.size()) {
-        return fmt::format("{} : expected ')' before '{}'", what, s.substr(start));
-      }
-      if (s[pos] == ')') break;
-      ++pos;   // ','
+  // Which argument a message is about, as HAProxy numbers it ("invalid arg N").
+  auto arg_no = [&](int parsed) { return parsed == 0 ? 1 : std::max(parsed, 2); };
+  auto set_arg = [&](int v) {
+    if (err_arg) *err_arg = v;
+  };
+  if (spec.count == 0 && !s.empty() && s[0] == ')') return {};
+  while (true) {
+    std::size_t start = pos;
+    std::string text = read_arg(s, &pos);
+    if (n >= spec.count) {
+      set_arg(arg_no(n));
+      return fmt::format("{} : expected ')' before '{}'", what,
+                         s.substr(n == 0 ? start : start - 1));
     }
+    ArgType t = spec.types[n];
+    if (text.empty() && t != ArgType::kStr) {
+      if (n < spec.min) {
+        set_arg(n + 1);
+        return fmt::format("{} : expected type '{}' at position {}, but got nothing", what,
+                           arg_type_name(t), n + 1);
+      }
+    } else {
+      std::string err = parse_one(t, text, &out[n], n + 1, what, pc);
+      if (!err.empty()) {
+        set_arg(n + 1);
+        return err;
+      }
+    }
+    ++n;
+    if (pos >= s.size()) {
+      set_arg(arg_no(n));
+      return fmt::format("{} : expected ')'", what);
+    }
+    if (s[pos] == ')') break;
+    ++pos;   // ','
   }
   if (n < spec.min) {
-    return fmt::format("{} : expected type '{}' at position {}, but got nothing", what,
-                       arg_type_name(spec.types[n]), n + 1);
+    set_arg(n + 1);
+    return fmt::format("{} : missing arguments (got {}/{}), type '{}' expected", what, n,
+                       spec.min, arg_type_name(spec.types[n]));
   }
   return {};
 }
@@ -230,17 +242,12 @@ std::string take_args(std::string_view s, std::size_t* pos, const ArgSpec& spec,
     // "converter 'x' : msg" -> "invalid arg N in converter 'x' : msg"
     return fmt::format("invalid arg {} in {}", argn, err);
   };
+  // No parentheses parse as an empty list "()" (HAProxy: `str`, `ltrim` take an empty string).
+  std::string_view rest = has_parens ? s.substr(*pos + 1) : std::string_view(")");
+  int argn = 1;
+  std::string err = parse_args(rest, spec, out, what, pc, &argn);
+  if (!err.empty()) return wrap(err, argn);
   if (has_parens) {
-    std::string_view rest = s.substr(*pos + 1);
-    std::string err = parse_args(rest, spec, out, what, pc);
-    if (!err.empty()) {
-      int argn = std::max<int>(spec.count, 1);
-      // Which argument failed: count the commas before the failure is not kept; the parse
-      // reports its position itself for type errors.
-      auto at = err.find("at position ");
-      if (at != std::string::npos) argn = std::atoi(err.c_str() + at + 12);
-      return wrap(err, argn);
-    }
     // Skip to the closing ')'.
     std::size_t p = 0;
     while (true) {
@@ -249,14 +256,10 @@ std::string take_args(std::string_view s, std::size_t* pos, const ArgSpec& spec,
       ++p;
     }
     *pos += 1 + p + 1;
-  } else if (spec.min > 0) {
-    return wrap(fmt::format("{} : expected type '{}' at position 1, but got nothing", what,
-                            arg_type_name(spec.types[0])),
-                1);
   }
   if (check) {
-    std::string err = check(out, pc);
-    if (!err.empty()) return fmt::format("invalid args in {} : {}", what, err);
+    std::string cerr = check(out, pc);
+    if (!cerr.empty()) return fmt::format("invalid args in {} : {}", what, cerr);
   }
   return {};
 }

@@ -172,8 +172,9 @@ class Expr {
 
 // Parses one argument list `(a,b,...)` body for `spec` into `out` (exposed for tests and for
 // actions that take HAProxy-style arguments). `what` names the owner in messages ("fetch
-// method 'hdr'", "converter 'word'").
+// method 'hdr'", "converter 'word'"). On error, *err_arg (when given) is the argument the
+// message is about, as HAProxy's "invalid arg N" counts.
 std::string parse_args(std::string_view text, const ArgSpec& spec, Arg* out,
-                       std::string_view what, const ParseCtx& pc);
+                       std::string_view what, const ParseCtx& pc, int* err_arg = nullptr);
 
 }  // namespace sluice::sample

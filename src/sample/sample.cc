@@ -127,10 +127,18 @@ bool cast(Sample& s, Type to, Scratch& sc) {
       switch (to) {
         case Type::kBool: s.sint = s.sint != 0; break;
         case Type::kSint: break;
-        case Type::kStr:
-        case Type::kBin: {
+        case Type::kStr: {
           std::string& b = sc.next();
           append_int(b, s.sint);
+          s.str = b;
+          s.flags &= ~kConst;
+          break;
+        }
+        case Type::kBin: {
+          // HAProxy's c_int2bin: the 64-bit value in network order (8 bytes).
+          std::string& b = sc.next();
+          auto v = static_cast<uint64_t>(s.sint);
+          for (int i = 7; i >= 0; --i) b += static_cast<char>((v >> (i * 8)) & 0xff);
           s.str = b;
           s.flags &= ~kConst;
           break;
@@ -162,6 +170,7 @@ bool cast(Sample& s, Type to, Scratch& sc) {
           std::string& b = sc.next();
           b.assign(reinterpret_cast<const char*>(&s.v4), 4);
           s.str = b;
+          s.flags &= ~kConst;
           break;
         }
         default: return false;
@@ -185,6 +194,7 @@ bool cast(Sample& s, Type to, Scratch& sc) {
           std::string& b = sc.next();
           b.assign(reinterpret_cast<const char*>(&s.v6), 16);
           s.str = b;
+          s.flags &= ~kConst;
           break;
         }
         default: return false;

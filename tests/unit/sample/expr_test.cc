@@ -45,8 +45,13 @@ TEST(SampleExpr, ReportsHaproxyParseErrors) {
   EXPECT_EQ(parse_error("str(a,b)]"), "fetch method 'str' : expected ')' before ',b)]'");
   EXPECT_EQ(parse_error("int(x)]"),
             "fetch method 'int' : failed to parse 'x' as type 'integer' at position 1");
-  EXPECT_EQ(parse_error("str]"),
-            "fetch method 'str' : expected type 'string' at position 1, but got nothing");
+  // HAProxy 3.5: no parentheses is one empty argument, fine for a string.
+  EXPECT_EQ(parse_error("str]"), "ok");
+  EXPECT_EQ(parse_error("int]"),
+            "fetch method 'int' : expected type 'integer' at position 1, but got nothing");
+  EXPECT_EQ(parse_error("int()]"),
+            "fetch method 'int' : expected type 'integer' at position 1, but got nothing");
+  EXPECT_EQ(parse_error("str(a"), "fetch method 'str' : expected ')'");
   EXPECT_EQ(parse_error("var(foo.x)]"),
             "invalid args in fetch method 'var' : invalid variable name 'foo.x'. A variable "
             "name must start with its scope. The scope can be 'proc', '(p)sess', '(p)txn', "
@@ -75,6 +80,9 @@ TEST(SampleCast, FollowsHaproxysTable) {
   EXPECT_EQ(s.str, "::ffff:10.0.0.1");
   s = Sample::string("nope");
   EXPECT_FALSE(cast(s, Type::kIpv4, sc));
+  s = Sample::integer(258);   // HAProxy: int(258),hex is 0000000000000102
+  ASSERT_TRUE(cast(s, Type::kBin, sc));
+  EXPECT_EQ(s.str, std::string_view("\0\0\0\0\0\0\x01\x02", 8));
   EXPECT_FALSE(can_cast(Type::kBin, Type::kSint));
   EXPECT_TRUE(can_cast(Type::kIpv4, Type::kStr));
   EXPECT_FALSE(can_cast(Type::kIpv6, Type::kSint));
