@@ -31,7 +31,8 @@ const Index<FetchDef>& fetch_index() {
 }
 
 const Index<ConvDef>& conv_index() {
-  static const Index<ConvDef> idx({tables::string_convs(), tables::arith_convs(),
+  static const Index<ConvDef> idx({tables::string_convs(), tables::text_convs(),
+                                   tables::arith_convs(),
                                    tables::hash_convs(), tables::encode_convs(),
                                    tables::misc_convs()});
   return idx;

@@ -14,6 +14,7 @@ std::span<const FetchDef> payload_fetches();    // fetch_payload.cc: 7.3.5
 std::span<const FetchDef> http_fetches();       // fetch_http.cc: 7.3.6
 
 std::span<const ConvDef> string_convs();        // conv_string.cc
+std::span<const ConvDef> text_convs();          // conv_text.cc: concat, regsub, language...
 std::span<const ConvDef> arith_convs();         // conv_arith.cc
 std::span<const ConvDef> hash_convs();          // conv_hash.cc
 std::span<const ConvDef> encode_convs();        // conv_encode.cc
