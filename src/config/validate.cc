@@ -60,8 +60,8 @@ bool Parser::finish(ConfigModel* model) {
     for (auto [list, stage] : {std::pair{&p.tcp_request_connection, rules::TcpRuleStage::kConnection},
                                std::pair{&p.tcp_request_content, rules::TcpRuleStage::kContent}})
       for (const auto& r : *list)
-        if (auto ok = rules::check_layer4(r.rule.cond, stage); !ok.ok())
-          fatal(fmt::format("parsing [{}:{}] : {}", r.loc.file, r.loc.line, ok.error().message), false);
+        for (const auto& w : rules::check_stage(r.rule.cond, stage))
+          warning(fmt::format("parsing [{}:{}] : {}", r.loc.file, r.loc.line, w));
     // req.len, req.ssl_sni and req.ssl_hello_type read a TCP session's raw bytes. HTTP mode
     // parses the request itself and keeps no such buffer (HAProxy warns "L6 sample fetches
     // ignored on HTTP proxies" and they never match); HTTP rules run on a parsed request.

@@ -235,6 +235,8 @@ inline void park_queue(std::string& q, std::string& parked) {
 // A transaction's scratch head, emptied for a new message (the field list keeps its storage).
 inline rules::HeadEdit& fresh_edit(rules::HeadEdit& e, const std::vector<http::Header>& fields) {
   e.method = e.target = {};
+  e.status = 0;
+  e.reason = {};
   e.headers.assign(fields.begin(), fields.end());
   e.storage.clear();
   e.changed = false;

@@ -109,7 +109,17 @@ bool H1Connection::parse_response() {
     server_error(500, {Cause::kProxy, FinalState::kHeaders});
     return true;
   }
-  txn_.status = rh.status;
+  // http-response set-status: the client sees the new code (and the log shows it); the body
+  // stays framed by the server's. The head is copied only then.
+  const http::ResponseHead* out_head = &rh;
+  http::ResponseHead status_set;
+  if (edit.status) {
+    status_set = rh;
+    status_set.status = edit.status;
+    status_set.reason = edit.reason.empty() ? http::default_reason(edit.status) : edit.reason;
+    out_head = &status_set;
+  }
+  txn_.status = out_head->status;
   using CM = HttpSettings::ConnMode;
   client_close_ = client_close_ || !req_keep_alive_ || fe_.settings.h.conn_mode == CM::kClose ||
                   rh.body == http::BodyKind::kUntilClose || soft_stop_;
@@ -125,10 +135,10 @@ bool H1Connection::parse_response() {
   }
   res_head_at_ = to_cli_.end();
   if (std::string* out = to_cli_.heads_tail()) {
-    http::append_response_head(rh, edit.headers, *out);
+    http::append_response_head(*out_head, edit.headers, *out);
   } else {
     std::string& head = head_scratch();
-    http::append_response_head(rh, edit.headers, head);
+    http::append_response_head(*out_head, edit.headers, head);
     to_cli_.append(head);
   }
   if (to_cli_.end() - res_head_at_ > static_cast<uint64_t>(w_.process().settings().bufsize)) {
@@ -141,7 +151,7 @@ bool H1Connection::parse_response() {
   consume(sin_, tx_->res_parser.consumed());
   // Counted when a byte of the head leaves (or the transaction ends): until then a body error
   // can still turn it into a 502, which must not count as this status too.
-  txn_.res_uncounted = rh.status;
+  txn_.res_uncounted = out_head->status;
   res_head_done_ = true;
   res_head_sent_ = true;
   res_body_ = rh.body;

@@ -1,4 +1,5 @@
-// ACL expressions: parsing `criterion [flags] [--] patterns...` and matching them.
+// ACL expressions: parsing `criterion [flags] [--] patterns...` into a sample expression, a
+// match method and compiled patterns; the ACL registry and HAProxy's predefined ACLs.
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -14,88 +15,99 @@ namespace sluice::rules {
 
 namespace detail {
 
-base::Result<const FetchKeyword*> parse_fetch_expr(std::string_view word, bool acl,
-                                                   std::string_view context, FetchSpec* spec) {
-  std::string_view kw = word;
-  std::string_view args;
-  bool has_args = false;
-  auto open = word.find('(');
-  auto comma = word.find(',');
-  if (comma != std::string_view::npos && (open == std::string_view::npos || comma < open)) {
-    return base::Error::text(fmt::format("converters ('{}') are not supported by sluice yet",
-                                         word.substr(comma + 1)));
-  }
-  if (open != std::string_view::npos) {
-    auto close = word.find(')', open);
-    if (close == std::string_view::npos)
-      return base::Error::text(fmt::format("missing closing ')' after arguments to fetch keyword '{}' in {} '{}'",
-                                           word.substr(0, open), acl ? "ACL expression" : "format", context));
-    kw = word.substr(0, open);
-    args = word.substr(open + 1, close - open - 1);
-    has_args = true;
-    if (close + 1 < word.size()) {
-      if (word[close + 1] == ',')
-        return base::Error::text(fmt::format("converters ('{}') are not supported by sluice yet",
-                                             word.substr(close + 2)));
-      return base::Error::text(fmt::format("unexpected characters '{}' after fetch keyword '{}' in {} '{}'",
-                                           word.substr(close + 1), kw, acl ? "ACL expression" : "format", context));
-    }
-  }
-  const FetchKeyword* k = find_fetch_keyword(kw, acl);
-  if (!k) {
-    if (is_known_haproxy_fetch(kw) || (!acl && find_fetch_keyword(kw, true)))
-      return base::Error::text(fmt::format("fetch method '{}' is not supported by sluice yet", kw));
-    if (acl) return base::Error::text(fmt::format("unknown fetch method '{}' in ACL expression '{}'", kw, context));
-    return base::Error::text(fmt::format("unknown fetch method '{}' in format '{}'", kw, context));
-  }
-  spec->fetch = k->fetch;
-  spec->name.clear();
-  spec->occ = 0;
-  if (has_args && k->arg == 0 && !args.empty())
-    return base::Error::text(fmt::format("fetch method '{}' takes no argument (got '{}')", kw, args));
-  std::string_view name = args;
-  auto c = args.find(',');
-  if (c != std::string_view::npos) {
-    name = args.substr(0, c);
-    std::string_view occ = args.substr(c + 1);
-    bool header = k->fetch == Fetch::kReqHdr || k->fetch == Fetch::kReqFhdr || k->fetch == Fetch::kResHdr ||
-                  k->fetch == Fetch::kResFhdr || k->fetch == Fetch::kReqHdrVal || k->fetch == Fetch::kResHdrVal;
-    int v = 0;
-    auto [p, ec] = std::from_chars(occ.data(), occ.data() + occ.size(), v);
-    if (!header)
-      return base::Error::text(fmt::format("fetch method '{}' takes only one argument (got '{}')", kw, args));
-    if (occ.empty() || ec != std::errc() || p != occ.data() + occ.size())
-      return base::Error::text(fmt::format("invalid occurrence '{}' for fetch method '{}', an integer is expected", occ, kw));
-    spec->occ = v;
-  }
-  if (k->arg == 2 && name.empty())
-    return base::Error::text(fmt::format("fetch method '{}' expects a name as argument", kw));
-  spec->name = std::string(name);
-  return k;
-}
-
 namespace {
+
+using M = MatchMethod;
 
 struct MatchName {
   std::string_view name;
   MatchMethod method;
 };
 constexpr MatchName kMatchNames[] = {
-    {"found", MatchMethod::kFound}, {"bool", MatchMethod::kBool}, {"int", MatchMethod::kInt},
-    {"ip", MatchMethod::kIp},       {"str", MatchMethod::kStr},   {"beg", MatchMethod::kBeg},
-    {"end", MatchMethod::kEnd},     {"sub", MatchMethod::kSub},   {"reg", MatchMethod::kReg},
-    {"len", MatchMethod::kLen},     {"dir", MatchMethod::kDir},   {"dom", MatchMethod::kDom},
+    {"found", M::kFound}, {"bool", M::kBool}, {"int", M::kInt}, {"ip", M::kIp},
+    {"bin", M::kBin},     {"len", M::kLen},   {"str", M::kStr}, {"beg", M::kBeg},
+    {"end", M::kEnd},     {"sub", M::kSub},   {"reg", M::kReg}, {"dir", M::kDir},
+    {"dom", M::kDom},     {"meth", M::kMeth},
 };
 
-bool compatible(MatchMethod m, SampleType t) {
-  switch (m) {
-    case MatchMethod::kFound: return true;
-    case MatchMethod::kBool: return t == SampleType::kBool || t == SampleType::kInt;
-    case MatchMethod::kInt: return t != SampleType::kAddr;
-    case MatchMethod::kIp: return t == SampleType::kAddr || t == SampleType::kStr;
-    case MatchMethod::kMeth: return t == SampleType::kStr;
-    default: return t != SampleType::kBool;
+const MatchName* find_match(std::string_view name) {
+  for (const auto& m : kMatchNames)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+// HAProxy's ACL-only keywords: a fetch with another default match method (`path_beg` is
+// `path -m beg`). The suffix families are generated from these bases.
+struct Derived {
+  std::string_view base;     // the ACL keyword's stem
+  std::string_view fetch;    // the sample fetch it runs
+};
+constexpr Derived kStems[] = {
+    {"base", "base"}, {"path", "path"}, {"url", "url"}, {"urlp", "url_param"},
+    {"hdr", "hdr"},   {"shdr", "res.hdr"}, {"cook", "req.cook"}, {"scook", "res.cook"},
+};
+constexpr MatchName kSuffixes[] = {
+    {"beg", M::kBeg}, {"dir", M::kDir}, {"dom", M::kDom}, {"end", M::kEnd}, {"len", M::kLen},
+    {"reg", M::kReg}, {"sub", M::kSub}, {"ip", M::kIp},
+};
+
+// "path_beg" -> ("path", beg). Only hdr/shdr/urlp have the _ip form in HAProxy.
+bool find_derived(std::string_view kw, std::string_view* fetch, MatchMethod* method) {
+  auto us = kw.rfind('_');
+  if (us == std::string_view::npos) return false;
+  std::string_view stem = kw.substr(0, us), suffix = kw.substr(us + 1);
+  for (const auto& d : kStems) {
+    if (d.base != stem) continue;
+    for (const auto& s : kSuffixes) {
+      if (s.name != suffix) continue;
+      if (s.method == M::kIp && stem != "hdr" && stem != "shdr" && stem != "urlp") return false;
+      *fetch = d.fetch;
+      *method = s.method;
+      return true;
+    }
   }
+  return false;
+}
+
+// The match method a fetch uses when the ACL does not say: the fetch's own (FetchDef::match)
+// for a bare fetch, else from the expression's type.
+MatchMethod default_method(const sample::Expr& e) {
+  if (!e.has_converters() && !e.fetch().match.empty()) {
+    if (const MatchName* m = find_match(e.fetch().match)) return m->method;
+  }
+  switch (e.type()) {
+    case sample::Type::kBool: return M::kBool;
+    case sample::Type::kSint: return M::kInt;
+    case sample::Type::kIpv4:
+    case sample::Type::kIpv6: return M::kIp;
+    case sample::Type::kBin: return M::kBin;
+    case sample::Type::kMeth: return M::kMeth;
+    default: return M::kStr;
+  }
+}
+
+// The type a method compares in (what the sample is cast to).
+sample::Type method_type(MatchMethod m) {
+  switch (m) {
+    case M::kFound: return sample::Type::kAny;
+    case M::kBool: return sample::Type::kBool;
+    case M::kInt: return sample::Type::kSint;
+    case M::kIp: return sample::Type::kIpv6;
+    case M::kBin: return sample::Type::kBin;
+    case M::kMeth: return sample::Type::kMeth;
+    default: return sample::Type::kStr;
+  }
+}
+
+bool compatible(MatchMethod m, sample::Type t) {
+  if (m == M::kFound || t == sample::Type::kAny) return true;
+  if (m == M::kIp)
+    return t == sample::Type::kIpv4 || t == sample::Type::kIpv6 || t == sample::Type::kStr ||
+           t == sample::Type::kSint;
+  if (m == M::kBool) return t == sample::Type::kBool || t == sample::Type::kSint;
+  if (m == M::kInt) return t == sample::Type::kBool || t == sample::Type::kSint || t == sample::Type::kStr ||
+                           t == sample::Type::kIpv4;
+  return sample::can_cast(t, method_type(m));
 }
 
 bool parse_i64(std::string_view s, int64_t* out) {
@@ -146,66 +158,11 @@ bool is_op(std::string_view w) {
   return w == "eq" || w == "ne" || w == "lt" || w == "le" || w == "gt" || w == "ge";
 }
 
-bool ieq_prefix(std::string_view s, std::string_view p, bool icase) {
-  if (p.size() > s.size()) return false;
-  return icase ? iequals(s.substr(0, p.size()), p) : s.substr(0, p.size()) == p;
-}
-
-bool str_eq(std::string_view a, std::string_view b, bool icase) {
-  return icase ? iequals(a, b) : a == b;
-}
-
-bool contains_sub(std::string_view s, std::string_view p, bool icase) {
-  if (p.size() > s.size()) return false;
-  for (std::size_t i = 0; i + p.size() <= s.size(); ++i)
-    if (str_eq(s.substr(i, p.size()), p, icase)) return true;
-  return false;
-}
-
-// HAProxy's match_word(): the pattern (without delimiters around it) must be a sequence of
-// whole delimited words of the sample.
-bool match_word(std::string_view smp, std::string_view pat, bool icase, std::string_view delims) {
-  auto is_delim = [&](char c) { return delims.find(c) != std::string_view::npos; };
-  while (!pat.empty() && is_delim(pat.front())) pat.remove_prefix(1);
-  while (!pat.empty() && is_delim(pat.back())) pat.remove_suffix(1);
-  if (pat.size() > smp.size()) return false;
-  bool may_match = true;
-  for (std::size_t c = 0; c + pat.size() <= smp.size(); ++c) {
-    if (c < smp.size() && is_delim(smp[c])) {
-      may_match = true;
-      continue;
-    }
-    if (!may_match) continue;
-    if (pat.empty()) {
-      if (c == smp.size()) return true;
-    } else if (str_eq(smp.substr(c, pat.size()), pat, icase) &&
-               (c + pat.size() == smp.size() || is_delim(smp[c + pat.size()]))) {
-      return true;
-    }
-    may_match = false;
-  }
-  return false;
-}
-
-bool parse_address(std::string_view s, net::SocketAddress* out) {
-  std::string str(s);
-  in_addr a4{};
-  in6_addr a6{};
-  if (inet_pton(AF_INET, str.c_str(), &a4) == 1) {
-    auto* sin = reinterpret_cast<sockaddr_in*>(out->sa());
-    sin->sin_family = AF_INET;
-    sin->sin_addr = a4;
-    out->len = sizeof(sockaddr_in);
-    return true;
-  }
-  if (inet_pton(AF_INET6, str.c_str(), &a6) == 1) {
-    auto* sin6 = reinterpret_cast<sockaddr_in6*>(out->sa());
-    sin6->sin6_family = AF_INET6;
-    sin6->sin6_addr = a6;
-    out->len = sizeof(sockaddr_in6);
-    return true;
-  }
-  return false;
+int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
 }
 
 }  // namespace
@@ -216,11 +173,36 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
   auto term = std::make_shared<AclTerm>();
   for (std::size_t i = begin; i < end; ++i) term->text += (i > begin ? " " : "") + words[i];
   const std::string& crit = words[begin];
-  auto kw = parse_fetch_expr(crit, true, crit, &term->fetch);
-  if (!kw.ok()) return kw.error();
-  const FetchKeyword* k = kw.value();
-  term->method = static_cast<MatchMethod>(k->match);
-  SampleType type = fetch_type(k->fetch);
+  // The keyword is the criterion up to its arguments or its first converter.
+  std::size_t kw_end = std::min(crit.find('('), crit.find(','));
+  std::string_view kw = std::string_view(crit).substr(0, kw_end);
+  term->keyword = std::string(kw);
+  std::string expr_text = crit;
+  std::string_view derived_fetch;
+  MatchMethod derived_method = M::kStr;
+  bool derived = !sample::find_fetch(kw) && find_derived(kw, &derived_fetch, &derived_method);
+  if (derived) expr_text = std::string(derived_fetch) + crit.substr(kw.size());
+  sample::ParseCtx pc;
+  pc.avail = sample::kAtLog;   // checked where the ACL is used
+  std::size_t stop = 0;
+  auto e = sample::Expr::parse(expr_text, pc, &stop);
+  if (!e.ok()) {
+    const std::string& m = e.error().message;
+    if (m.starts_with("unknown fetch method"))
+      return base::Error::text(fmt::format("unknown fetch method '{}' in ACL expression '{}'", kw, crit));
+    if (m.starts_with("unknown converter"))
+      return base::Error::text(fmt::format("{} in ACL expression '{}'", m, crit));
+    return base::Error::text(m);
+  }
+  if (stop != expr_text.size()) {
+    return base::Error::text(
+        e->has_converters()
+            ? fmt::format("missing comma after converter '{}' in ACL expression '{}'", e->last_name(), crit)
+            : fmt::format("missing comma after fetch keyword in ACL expression '{}'", crit));
+  }
+  term->expr = std::move(e.value());
+  term->method = derived ? derived_method : default_method(term->expr);
+  const sample::Type type = term->expr.type();
   std::size_t i = begin + 1;
   for (; i < end; ++i) {
     const std::string& w = words[i];
@@ -236,15 +218,11 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
     } else if (w == "-m") {
       if (i + 1 >= end) return base::Error::text("'-m' expects a matching method");
       std::string_view m = words[++i];
-      const MatchName* found = nullptr;
-      for (const auto& mn : kMatchNames)
-        if (mn.name == m) found = &mn;
-      if (!found) {
-        if (m == "bin") return base::Error::text("matching method 'bin' is not supported by sluice yet");
+      const MatchName* found = find_match(m);
+      if (!found)
         return base::Error::text(fmt::format("unknown matching method '{}' when parsing ACL expression", m));
-      }
       if (!compatible(found->method, type))
-        return base::Error::text(fmt::format("matching method '{}' cannot be used with fetch keyword '{}'", m, k->name));
+        return base::Error::text(fmt::format("matching method '{}' cannot be used with fetch keyword '{}'", m, kw));
       term->method = found->method;
     } else if (w == "-f" || w == "-M" || w == "-u") {
       return base::Error::text(fmt::format("ACL option '{}' is not supported by sluice yet{}", w,
@@ -255,13 +233,10 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
     }
   }
   MatchMethod m = term->method;
-  if (m == MatchMethod::kFound || m == MatchMethod::kBool) {
+  if (m == M::kFound || m == M::kBool) {
     if (i < end)
       return base::Error::text(fmt::format("'-m {}' takes no pattern (got '{}')",
-                                           m == MatchMethod::kFound ? "found" : "bool", words[i]));
-    if (m == MatchMethod::kBool && k->fetch != Fetch::kAlwaysTrue && k->fetch != Fetch::kAlwaysFalse &&
-        type == SampleType::kStr)
-      return base::Error::text(fmt::format("matching method 'bool' cannot be used with fetch keyword '{}'", k->name));
+                                           m == M::kFound ? "found" : "bool", words[i]));
     return term;
   }
   if (i >= end)
@@ -272,8 +247,8 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
   for (; i < end; ++i) {
     const std::string& w = words[i];
     switch (m) {
-      case MatchMethod::kInt:
-      case MatchMethod::kLen: {
+      case M::kInt:
+      case M::kLen: {
         if (op.empty() && is_op(w)) {
           op = w;
           continue;
@@ -284,18 +259,31 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
         op.clear();
         break;
       }
-      case MatchMethod::kIp: {
+      case M::kIp: {
         auto n = parse_network(w);
         if (!n.ok()) return n.error();
         term->nets.push_back(n.value());
         break;
       }
-      case MatchMethod::kReg: {
+      case M::kReg: {
         auto re = std::make_unique<base::Regex>();
         std::string why;
         if (!re->compile(w, &why, term->icase, false))
           return base::Error::text(fmt::format("regex '{}' is invalid: {}", w, why));
         term->regexes.push_back(std::move(re));
+        break;
+      }
+      case M::kBin: {
+        if (w.size() % 2)
+          return base::Error::text(fmt::format("'{}' is not a valid hexadecimal binary string", w));
+        std::string bin;
+        for (std::size_t k = 0; k < w.size(); k += 2) {
+          int hi = hexval(w[k]), lo = hexval(w[k + 1]);
+          if (hi < 0 || lo < 0)
+            return base::Error::text(fmt::format("'{}' is not a valid hexadecimal binary string", w));
+          bin += static_cast<char>(hi * 16 + lo);
+        }
+        term->strings.push_back(std::move(bin));
         break;
       }
       default: term->strings.push_back(w); break;
@@ -306,107 +294,6 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
 }
 
 }  // namespace detail
-
-Match AclTerm::eval_partial(const RequestView& v) const {
-  if (eval(v)) return Match::kPass;
-  return detail::payload_may_change(fetch, v) ? Match::kMiss : Match::kFail;
-}
-
-bool AclTerm::eval(const RequestView& v) const {
-  using detail::MatchMethod;
-  using detail::Sample;
-  using detail::SampleType;
-  std::string buf;
-  return detail::for_each_sample(fetch, v, [&](const Sample& s) {
-    switch (method) {
-      case MatchMethod::kFound: return true;
-      case MatchMethod::kBool: return s.num != 0;
-      case MatchMethod::kInt:
-      case MatchMethod::kLen: {
-        int64_t n = 0;
-        if (method == MatchMethod::kLen) {
-          if (s.type == SampleType::kStr) {
-            n = static_cast<int64_t>(s.str.size());
-          } else if (s.type == SampleType::kAddr) {
-            n = static_cast<int64_t>(detail::addr_host(*s.addr).size());
-          } else {
-            n = static_cast<int64_t>(std::to_string(s.num).size());
-          }
-        } else if (s.type == SampleType::kStr) {
-          if (!detail::parse_i64(s.str, &n)) return false;
-        } else {
-          n = s.num;
-        }
-        for (const auto& r : ints) {
-          bool in = n >= r.min && n <= r.max;
-          if (in != r.negate) return true;
-        }
-        return false;
-      }
-      case MatchMethod::kIp: {
-        net::SocketAddress parsed;
-        const net::SocketAddress* a = s.addr;
-        if (s.type == SampleType::kStr) {
-          if (!detail::parse_address(s.str, &parsed)) return false;
-          a = &parsed;
-        }
-        if (!a) return false;
-        for (const auto& n : nets)
-          if (n.contains(*a)) return true;
-        return false;
-      }
-      default: break;
-    }
-    std::string_view str = s.str;
-    if (s.type == SampleType::kInt || s.type == SampleType::kBool) {
-      buf = std::to_string(s.num);
-      str = buf;
-    } else if (s.type == SampleType::kAddr) {
-      buf = detail::addr_host(*s.addr);
-      str = buf;
-    }
-    if (method == MatchMethod::kReg) {
-      for (const auto& re : regexes)
-        if (re->search(str)) return true;
-      return false;
-    }
-    for (const auto& p : strings) {
-      switch (method) {
-        case MatchMethod::kStr:
-          if (detail::str_eq(str, p, icase)) return true;
-          break;
-        case MatchMethod::kBeg:
-          if (detail::ieq_prefix(str, p, icase)) return true;
-          break;
-        case MatchMethod::kEnd:
-          if (p.size() <= str.size() && detail::str_eq(str.substr(str.size() - p.size()), p, icase)) return true;
-          break;
-        case MatchMethod::kSub:
-          if (detail::contains_sub(str, p, icase)) return true;
-          break;
-        case MatchMethod::kDir:
-          if (detail::match_word(str, p, icase, "/")) return true;
-          break;
-        case MatchMethod::kDom:
-          if (detail::match_word(str, p, icase, "/?.:")) return true;
-          break;
-        case MatchMethod::kMeth:
-          // A well-known method is compared by identity (exactly, as HTTP methods are
-          // case-sensitive); any other name as a string, honouring -i, and only against a
-          // method that is not a well-known one: `-i get` does not match GET (HAProxy).
-          if (http::method_from(p) != http::Method::kOther) {
-            if (str == p) return true;
-          } else if (http::method_from(str) == http::Method::kOther &&
-                     detail::str_eq(str, p, icase)) {
-            return true;
-          }
-          break;
-        default: break;
-      }
-    }
-    return false;
-  });
-}
 
 namespace {
 
@@ -426,13 +313,14 @@ struct Predefined {
   std::vector<std::string> words;
 };
 
+// HAProxy's predefined ACLs (section 7.4).
 const std::map<std::string, std::shared_ptr<Acl>, std::less<>>& predefined_acls() {
   static const auto* table = [] {
     auto* m = new std::map<std::string, std::shared_ptr<Acl>, std::less<>>();
     const Predefined defs[] = {
         {"TRUE", {"always_true"}},
         {"FALSE", {"always_false"}},
-        {"HTTP", {"always_true"}},   // rules only run on HTTP messages
+        {"HTTP", {"req.proto_http"}},
         {"HTTP_1.0", {"req.ver", "1.0"}},
         {"HTTP_1.1", {"req.ver", "1.1"}},
         {"HTTP_2.0", {"req.ver", "2.0"}},
@@ -449,13 +337,17 @@ const std::map<std::string, std::shared_ptr<Acl>, std::less<>>& predefined_acls(
         {"HTTP_URL_ABS", {"url_reg", "^[^/:]*://"}},
         {"HTTP_URL_SLASH", {"url_beg", "/"}},
         {"HTTP_URL_STAR", {"url", "*"}},
-        {"HTTP_CONTENT", {"hdr_val(content-length)", "gt", "0"}},
+        {"HTTP_CONTENT", {"req.hdr_val(content-length)", "gt", "0"}},
+        {"RDP_COOKIE", {"req.rdp_cookie_cnt", "gt", "0"}},
+        {"REQ_CONTENT", {"req.len", "gt", "0"}},
+        {"WAIT_END", {"wait_end"}},
     };
     for (const auto& d : defs) {
+      auto t = detail::parse_acl_expr(d.words, 0, d.words.size());
+      if (!t.ok()) continue;   // a fetch this build lacks: the name stays unknown
       auto acl = std::make_shared<Acl>();
       acl->name = std::string(d.name);
-      auto t = detail::parse_acl_expr(d.words, 0, d.words.size());
-      if (t.ok()) acl->terms.push_back(t.value());
+      acl->terms.push_back(t.value());
       m->emplace(acl->name, std::move(acl));
     }
     return m;

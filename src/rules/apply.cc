@@ -2,6 +2,7 @@
 #include <cctype>
 
 #include "rules/internal.h"
+#include "sample/var_read.h"
 
 namespace sluice::rules {
 
@@ -129,6 +130,39 @@ std::string redirect_location(const HttpRule& r, const RequestView& view) {
   return loc;
 }
 
+// The target with its path and query (origin-form: all of it; absolute-form: after the
+// authority) replaced by `pathq`.
+std::string replace_pathq(std::string_view target, std::string_view pathq) {
+  std::string_view path = path_of(target);
+  std::size_t begin = path.empty() ? target.size() : static_cast<std::size_t>(path.data() - target.data());
+  if (target.empty() || target[0] == '/') begin = 0;
+  std::string out(target.substr(0, begin));
+  out += pathq;
+  return out;
+}
+
+// set-query: the query after '?' becomes `q`; an empty one keeps a '?' only where there was
+// one (HAProxy 3.5: "/a?x" -> "/a?", "/a" stays "/a").
+std::string replace_query(std::string_view target, std::string_view q) {
+  auto qm = target.find('?');
+  std::string out(target.substr(0, qm));
+  if (qm != std::string_view::npos || !q.empty()) {
+    out += '?';
+    out += q;
+  }
+  return out;
+}
+
+// replace-path / -pathq / -uri: when `re` matches `part`, the whole part becomes `fmt` with
+// its \N references expanded (as replace-header does to a whole value).
+bool regex_replace_whole(const base::Regex& re, std::string_view part, const std::string& fmt,
+                         std::string& out) {
+  base::Regex::Groups g;
+  if (!re.search_groups(part, &g)) return false;
+  out = base::Regex::expand(fmt, part, g);
+  return true;
+}
+
 }  // namespace
 
 Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit, RequestView view) {
@@ -203,6 +237,68 @@ Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit&
       case Action::kUseService:
         out = r.reply;
         return out;
+      case Action::kSetVar: {
+        sample::Sample smp;
+        if (r.expr->eval(view, smp)) sample::write_var(r.var, view, smp, r.var_conds);
+        break;
+      }
+      case Action::kSetVarFmt: {
+        std::string& val = view.sc().next();
+        r.value.render(view, val);
+        sample::write_var(r.var, view, sample::Sample::string(val), r.var_conds);
+        break;
+      }
+      case Action::kUnsetVar:
+        sample::unset_var(r.var, view);
+        break;
+      case Action::kSetMethod:
+      case Action::kSetUri:
+      case Action::kSetQuery:
+      case Action::kSetPathq: {
+        if (side != RuleSide::kRequest) break;
+        std::string val;
+        r.value.render(view, val);
+        if (r.action == Action::kSetMethod) {
+          edit.method = edit.keep(std::move(val));
+        } else if (r.action == Action::kSetUri) {
+          edit.target = edit.keep(std::move(val));
+        } else if (r.action == Action::kSetQuery) {
+          edit.target = edit.keep(replace_query(edit.target, val));
+        } else {
+          edit.target = edit.keep(replace_pathq(edit.target, val));
+        }
+        edit.changed = true;
+        break;
+      }
+      case Action::kReplacePath:
+      case Action::kReplacePathq:
+      case Action::kReplaceUri: {
+        const base::Regex* re = regex_of(r);
+        if (!re || side != RuleSide::kRequest) break;
+        std::string fmtv, repl;
+        r.value.render(view, fmtv);
+        std::string_view target = edit.target;
+        if (r.action == Action::kReplaceUri) {
+          if (!regex_replace_whole(*re, target, fmtv, repl)) break;
+          edit.target = edit.keep(std::move(repl));
+        } else {
+          std::string_view path = path_of(target);
+          std::string_view part = path;
+          if (r.action == Action::kReplacePathq && !path.empty())
+            part = target.substr(static_cast<std::size_t>(path.data() - target.data()));
+          if (!regex_replace_whole(*re, part, fmtv, repl)) break;
+          edit.target = edit.keep(r.action == Action::kReplacePath ? replace_path(target, repl)
+                                                                  : replace_pathq(target, repl));
+        }
+        edit.changed = true;
+        break;
+      }
+      case Action::kSetStatus:
+        if (side != RuleSide::kResponse) break;
+        edit.status = r.status;
+        edit.reason = r.reason.empty() ? std::string_view() : edit.keep(r.reason);
+        edit.changed = true;
+        break;
     }
     refresh();
   }

@@ -29,32 +29,36 @@ constexpr ActionName kActions[] = {
     {"replace-value", Action::kReplaceValue, false}, {"return", Action::kReturn, false},
     {"set-header", Action::kSetHeader, false},      {"set-path", Action::kSetPath, true},
     {"use-service", Action::kUseService, true},
+    {"set-method", Action::kSetMethod, true},       {"set-uri", Action::kSetUri, true},
+    {"set-query", Action::kSetQuery, true},         {"set-pathq", Action::kSetPathq, true},
+    {"replace-path", Action::kReplacePath, true},   {"replace-pathq", Action::kReplacePathq, true},
+    {"replace-uri", Action::kReplaceUri, true},
 };
 
 // HAProxy actions sluice does not implement yet.
 constexpr std::string_view kHaproxyRequestActions[] = {
     "add-acl", "attach-srv", "auth", "cache-use", "capture", "del-acl", "del-map",
     "disable-l7-retry", "do-log", "do-resolve", "early-hint", "normalize-uri", "pause", "reject",
-    "replace-path", "replace-pathq", "replace-uri", "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0",
+    "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0",
     "sc-inc-gpc1", "sc-set-gpt", "sc-set-gpt0", "send-spoe-group", "set-bandwidth-limit",
     "set-bc-mark", "set-bc-tos", "set-dst", "set-dst-port", "set-fc-mark", "set-fc-tos",
-    "set-log-level", "set-map", "set-mark", "set-method", "set-nice", "set-pathq",
-    "set-priority-class", "set-priority-offset", "set-query", "set-retries", "set-src",
-    "set-src-port", "set-timeout", "set-tos", "set-uri", "set-var", "set-var-fmt", "silent-drop",
-    "strict-mode", "tarpit", "track-sc0", "track-sc1", "track-sc2", "unset-var",
+    "set-log-level", "set-map", "set-mark", "set-nice",
+    "set-priority-class", "set-priority-offset", "set-retries", "set-src",
+    "set-src-port", "set-timeout", "set-tos", "silent-drop",
+    "strict-mode", "tarpit", "track-sc0", "track-sc1", "track-sc2",
     "wait-for-body", "wait-for-handshake",
 };
 constexpr std::string_view kHaproxyResponseActions[] = {
     "add-acl", "cache-store", "capture", "del-acl", "del-map", "do-log", "pause",
     "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0", "sc-inc-gpc1", "sc-set-gpt", "sc-set-gpt0",
     "send-spoe-group", "set-bandwidth-limit", "set-fc-mark", "set-fc-tos", "set-log-level",
-    "set-map", "set-mark", "set-nice", "set-status", "set-timeout", "set-tos", "set-var",
-    "set-var-fmt", "silent-drop", "strict-mode", "track-sc0", "track-sc1", "track-sc2",
-    "unset-var", "wait-for-body",
+    "set-map", "set-mark", "set-nice", "set-timeout", "set-tos",
+    "silent-drop", "strict-mode", "track-sc0", "track-sc1", "track-sc2",
+    "wait-for-body",
 };
 
 bool known_haproxy_action(std::string_view a, RuleSide side) {
-  for (std::string_view p : {"set-var(", "set-var-fmt(", "unset-var(", "lua.", "track-sc", "sc-"})
+  for (std::string_view p : {"lua.", "track-sc", "sc-"})
     if (a.substr(0, p.size()) == p) return true;
   if (side == RuleSide::kRequest)
     return std::find(std::begin(kHaproxyRequestActions), std::end(kHaproxyRequestActions), a) !=
@@ -67,6 +71,11 @@ bool is_cond_word(const std::string& w) { return w == "if" || w == "unless"; }
 
 constexpr std::size_t kMaxReplyFile = 16384;   // tune.bufsize
 
+// What a rule's formats and conditions may read on its side.
+uint32_t side_avail(RuleSide side) {
+  return side == RuleSide::kRequest ? sample::kAtHttpRequest : sample::kAtHttpResponse;
+}
+
 struct Ctx {
   const std::vector<std::string>& words;
   RuleSide side;
@@ -74,6 +83,7 @@ struct Ctx {
   std::string full;   // "http-request set-header"
   const std::string& base_dir;
 
+  uint32_t avail() const { return side_avail(side); }
   base::Error action_error(const std::string& why) const {
     return base::Error::text(fmt::format("error detected while parsing '{}' rule : {}.", full, why));
   }
@@ -142,7 +152,7 @@ base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) 
           detail::iequals(name, "content-type")) {
         r.warnings.push_back(fmt::format("header '{}' ignored by the http reply.", name));
       } else {
-        auto f = ValueFormat::parse(w[i + 2]);
+        auto f = ValueFormat::parse(w[i + 2], c.avail());
         if (!f.ok()) return c.action_error(f.error().message);
         r.reply_headers.emplace_back(name, std::move(f.value()));
       }
@@ -178,7 +188,7 @@ base::Result<std::size_t> parse_redirect(const Ctx& c, std::size_t i, HttpRule& 
       if (!has_v) return c.action_error(fmt::format("'redirect {}' expects an argument", o));
       if (c.side == RuleSide::kResponse && o != "location")
         return c.action_error(fmt::format("'redirect {}' is not possible on the response path, only 'location' is", o));
-      auto f = ValueFormat::parse(w[i + 1]);
+      auto f = ValueFormat::parse(w[i + 1], c.avail());
       if (!f.ok()) return c.action_error(f.error().message);
       r.value = std::move(f.value());
       r.redirect_kind = o == "location" ? 0 : o == "prefix" ? 1 : 2;
@@ -209,6 +219,50 @@ base::Result<std::size_t> parse_redirect(const Ctx& c, std::size_t i, HttpRule& 
   return i;
 }
 
+// `set-var(<name>[,<cond>...])`, `set-var-fmt(...)`, `unset-var(<name>)`: the variable and
+// its conditions from the action word. Errors in HAProxy's words.
+base::Result<void> parse_var_action(const Ctx& c, std::string_view action, HttpRule& r) {
+  auto open = action.find('(');
+  std::string_view name = action.substr(0, open);
+  if (open == std::string_view::npos || action.back() != ')')
+    return c.action_error(fmt::format(
+        "incomplete argument after action '{}'. Expects 'set-var(<var-name>)', "
+        "'set-var-fmt(<var-name>)' or 'unset-var(<var-name>)'", action));
+  r.action = name == "set-var" ? Action::kSetVar : name == "set-var-fmt" ? Action::kSetVarFmt
+                                                                          : Action::kUnsetVar;
+  std::string_view inside = action.substr(open + 1, action.size() - open - 2);
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    auto comma = inside.find(',', start);
+    parts.push_back(inside.substr(start, comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  if (parts[0].empty()) return c.action_error("Empty variable name cannot be accepted");
+  if (r.action == Action::kUnsetVar && parts.size() > 1)
+    return c.action_error(fmt::format("'unset-var' takes no condition (got '{}')", parts[1]));
+  std::string err;
+  if (!sample::VarNames::global().parse(parts[0], &r.var, &err)) return c.action_error(err);
+  for (std::size_t k = 1; k < parts.size(); ++k)
+    if (!sample::parse_set_cond(parts[k], &r.var_conds))
+      return c.action_error(fmt::format("unknown condition \"{}\"", parts[k]));
+  return {};
+}
+
+// An HTTP status for set-status: 100 to 999.
+bool parse_status(std::string_view s, int* out) {
+  if (s.size() != 3) return false;
+  int v = 0;
+  for (char ch : s) {
+    if (ch < '0' || ch > '9') return false;
+    v = v * 10 + (ch - '0');
+  }
+  if (v < 100) return false;
+  *out = v;
+  return true;
+}
+
 }  // namespace
 
 base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, RuleSide side,
@@ -218,6 +272,12 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
   const ActionName* an = nullptr;
   for (const auto& a : kActions)
     if (a.name == name && (!a.request_only || side == RuleSide::kRequest)) an = &a;
+  static constexpr ActionName kVarAction{"set-var", Action::kSetVar, false};
+  static constexpr ActionName kStatusAction{"set-status", Action::kSetStatus, false};
+  const bool var_action = name.starts_with("set-var(") || name.starts_with("set-var-fmt(") ||
+                          name.starts_with("unset-var(");
+  if (var_action) an = &kVarAction;
+  if (name == "set-status" && side == RuleSide::kResponse) an = &kStatusAction;
   if (!an) {
     if (!name.empty() && (known_haproxy_action(name, side) ||
                           (name == "set-path" && side == RuleSide::kResponse)))
@@ -238,6 +298,10 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
   r.action = an->action;
   r.side = side;
   Ctx c{words, side, kw, kw + " " + name, base_dir};
+  if (var_action) {
+    auto v = parse_var_action(c, name, r);
+    if (!v.ok()) return v.error();
+  }
   std::size_t i = 1;
   auto arg_count_error = [&](int n) {
     return c.action_error(fmt::format("expects exactly {} arguments", n));
@@ -255,7 +319,7 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
     case Action::kAddHeader: {
       if (!positional(2)) return arg_count_error(2);
       r.name = words[1];
-      auto f = ValueFormat::parse(words[2]);
+      auto f = ValueFormat::parse(words[2], side_avail(side));
       if (!f.ok()) return c.action_error(f.error().message);
       r.value = std::move(f.value());
       i = 3;
@@ -296,7 +360,7 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       if (!re->compile(r.regex_text, &why, false, true))
         return c.action_error(fmt::format("invalid regex '{}' : {}", r.regex_text, why));
       r.regex = re;
-      auto f = ValueFormat::parse(words[3]);
+      auto f = ValueFormat::parse(words[3], side_avail(side));
       if (!f.ok()) return c.action_error(f.error().message);
       r.value = std::move(f.value());
       i = 4;
@@ -304,7 +368,7 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
     }
     case Action::kSetPath: {
       if (!positional(1)) return c.action_error("expects exactly 1 argument");
-      auto f = ValueFormat::parse(words[1]);
+      auto f = ValueFormat::parse(words[1], side_avail(side));
       if (!f.ok()) return c.action_error(f.error().message);
       r.value = std::move(f.value());
       i = 2;
@@ -323,6 +387,82 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       auto n = parse_redirect(c, 1, r);
       if (!n.ok()) return n.error();
       i = n.value();
+      break;
+    }
+    case Action::kSetVar: {
+      if (words.size() < 2 || is_cond_word(words[1])) return c.action_error("missing fetch method");
+      sample::ParseCtx pc;
+      pc.avail = side_avail(side);
+      std::size_t end = 0;
+      auto e = sample::Expr::parse(words[1], pc, &end);
+      if (!e.ok()) {
+        const std::string& m = e.error().message;
+        // HAProxy names the action in this one message.
+        if (m.starts_with("sample fetch <")) {
+          auto p = m.find("needs '");
+          std::string what = p == std::string::npos ? "" : m.substr(p + 7, m.find('\'', p + 7) - p - 7);
+          return c.action_error(fmt::format(
+              "fetch method '{}' extracts information from '{}', none of which is available here",
+              name, what));
+        }
+        return c.action_error(m);
+      }
+      if (end != words[1].size())
+        return c.action_error(fmt::format("unexpected characters '{}' after sample expression '{}'",
+                                          words[1].substr(end), words[1].substr(0, end)));
+      r.expr = std::make_shared<const sample::Expr>(std::move(e.value()));
+      i = 2;
+      break;
+    }
+    case Action::kSetVarFmt: {
+      i = 1;
+      std::string fmtext;
+      if (words.size() >= 2 && !is_cond_word(words[1])) {
+        fmtext = words[1];
+        i = 2;
+      }
+      auto f = ValueFormat::parse(fmtext, side_avail(side));
+      if (!f.ok()) return c.action_error(f.error().message);
+      r.value = std::move(f.value());
+      break;
+    }
+    case Action::kUnsetVar: break;
+    case Action::kSetMethod:
+    case Action::kSetUri:
+    case Action::kSetQuery:
+    case Action::kSetPathq: {
+      if (!positional(1)) return c.action_error("expects exactly 1 argument <format>");
+      auto f = ValueFormat::parse(words[1], side_avail(side));
+      if (!f.ok()) return c.action_error(f.error().message);
+      r.value = std::move(f.value());
+      i = 2;
+      break;
+    }
+    case Action::kReplacePath:
+    case Action::kReplacePathq:
+    case Action::kReplaceUri: {
+      if (!positional(2))
+        return c.action_error("expects exactly 2 arguments <match-regex> and <replace-format>");
+      r.regex_text = words[1];
+      auto re = std::make_shared<base::Regex>();
+      std::string why;
+      if (!re->compile(r.regex_text, &why, false, true))
+        return c.action_error(fmt::format("invalid regex '{}' : {}", r.regex_text, why));
+      r.regex = re;
+      auto f = ValueFormat::parse(words[2], side_avail(side));
+      if (!f.ok()) return c.action_error(f.error().message);
+      r.value = std::move(f.value());
+      i = 3;
+      break;
+    }
+    case Action::kSetStatus: {
+      if (words.size() < 2 || !parse_status(words[1], &r.status))
+        return c.action_error("expects an integer status code between 100 and 999");
+      i = 2;
+      if (i < words.size() && words[i] == "reason" && i + 1 < words.size()) {
+        r.reason = words[i + 1];
+        i += 2;
+      }
       break;
     }
     case Action::kAllow: break;

@@ -55,27 +55,29 @@ constexpr uint8_t kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
 
 }  // namespace
 
+bool Network::contains_v4(const in_addr& a) const {
+  uint8_t buf[4];
+  std::memcpy(buf, &a, 4);
+  if (family == AF_INET) return prefix_equal(buf, bytes, prefix);
+  if (family != AF_INET6) return false;
+  // An IPv4 client against an IPv6 network: compare as ::ffff:a.b.c.d (HAProxy).
+  uint8_t mapped[16];
+  std::memcpy(mapped, kV4Mapped, 12);
+  std::memcpy(mapped + 12, buf, 4);
+  return prefix_equal(mapped, bytes, prefix);
+}
+
+bool Network::contains_v6(const in6_addr& a) const {
+  const uint8_t* buf = a.s6_addr;
+  if (family == AF_INET6) return prefix_equal(buf, bytes, prefix);
+  if (family != AF_INET) return false;
+  if (std::memcmp(buf, kV4Mapped, 12) != 0) return false;
+  return prefix_equal(buf + 12, bytes, prefix);
+}
+
 bool Network::contains(const net::SocketAddress& a) const {
-  uint8_t buf[16];
-  if (a.family() == AF_INET) {
-    const auto* sin = reinterpret_cast<const sockaddr_in*>(a.sa());
-    std::memcpy(buf, &sin->sin_addr, 4);
-    if (family == AF_INET) return prefix_equal(buf, bytes, prefix);
-    if (family != AF_INET6) return false;
-    // An IPv4 client against an IPv6 network: compare as ::ffff:a.b.c.d (HAProxy).
-    uint8_t mapped[16];
-    std::memcpy(mapped, kV4Mapped, 12);
-    std::memcpy(mapped + 12, buf, 4);
-    return prefix_equal(mapped, bytes, prefix);
-  }
-  if (a.family() == AF_INET6) {
-    const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(a.sa());
-    std::memcpy(buf, &sin6->sin6_addr, 16);
-    if (family == AF_INET6) return prefix_equal(buf, bytes, prefix);
-    if (family != AF_INET) return false;
-    if (std::memcmp(buf, kV4Mapped, 12) != 0) return false;
-    return prefix_equal(buf + 12, bytes, prefix);
-  }
+  if (a.family() == AF_INET) return contains_v4(reinterpret_cast<const sockaddr_in*>(a.sa())->sin_addr);
+  if (a.family() == AF_INET6) return contains_v6(reinterpret_cast<const sockaddr_in6*>(a.sa())->sin6_addr);
   return false;
 }
 

@@ -21,6 +21,7 @@
 #include "http/http.h"
 #include "net/address.h"
 #include "sample/context.h"
+#include "sample/expr.h"
 
 namespace sluice::rules {
 
@@ -33,6 +34,8 @@ struct Network {
   // False for UNIX addresses; an IPv4 address and an IPv6 network (or the reverse) compare
   // through the IPv4-mapped form ::ffff:a.b.c.d, as HAProxy does.
   bool contains(const net::SocketAddress& a) const;
+  bool contains_v4(const in_addr& a) const;
+  bool contains_v6(const in6_addr& a) const;
 };
 base::Result<Network> parse_network(std::string_view text);
 
@@ -101,20 +104,21 @@ class Condition {
 base::Result<Condition> parse_condition(const std::vector<std::string>& words,
                                         const AclRegistry& acls);
 
-// A header value or redirect target with `%[fetch]` items: literal text plus sample fetches
-// src, dst_port, method, path, query, url, base, hdr(<name>) / req.hdr(<name>),
-// res.hdr(<name>), status, url_param(<name>); and the aliases %ci %cp %fp %% . Anything else
-// is a parse error ("... is not supported by sluice yet").
+// A header value or redirect target: literal text with `%[expr]` sample expressions (any
+// fetch and converters, sample/expr.h) and the aliases %ci %cp %fp %%. `avail` is what the
+// place offers (sample::kAtHttpRequest, kAtHttpResponse): a fetch needing more is refused.
+// Other log-format aliases are a parse error ("... is not supported by sluice yet").
 class ValueFormat {
  public:
-  static base::Result<ValueFormat> parse(std::string_view text);
-  bool is_literal() const { return parts_.size() <= 1 && (parts_.empty() || parts_[0].fetch == 0); }
+  static base::Result<ValueFormat> parse(std::string_view text,
+                                         uint32_t avail = sample::kAtHttpResponse);
+  bool is_literal() const { return parts_.size() <= 1 && (parts_.empty() || !parts_[0].expr); }
+  // An absent sample writes nothing, as HAProxy's formats do outside logs.
   void render(const RequestView& v, std::string& out) const;
 
   struct Part {
-    int fetch = 0;        // 0 = literal text
-    std::string text;     // literal text, or the fetch argument (header or parameter name)
-    int occ = 0;          // hdr(<name>,<occ>): the occurrence (0 = the last one)
+    std::string text;                            // literal text
+    std::shared_ptr<const sample::Expr> expr;    // or an expression
   };
   std::vector<Part> parts_;
 };
@@ -125,6 +129,8 @@ struct HeadEdit {
   std::string_view method;      // requests
   std::string_view target;      // requests
   std::vector<http::Header> headers;
+  int status = 0;               // responses: set-status's code, 0 = unchanged
+  std::string_view reason;      // and its reason (empty: the code's usual one)
   http::StringStore storage;
   bool changed = false;         // anything was modified (the head must be re-serialized)
   std::string_view keep(std::string s) { return http::keep(storage, std::move(s)); }
@@ -151,7 +157,11 @@ class HttpRule {
  public:
   enum class Action : uint8_t {
     kSetHeader, kAddHeader, kDelHeader, kReplaceHeader, kReplaceValue, kSetPath, kDeny,
-    kReturn, kRedirect, kAllow, kUseService
+    kReturn, kRedirect, kAllow, kUseService,
+    kSetVar, kSetVarFmt, kUnsetVar,   // set-var(<name>[,<cond>...]) <expr>, set-var-fmt, unset-var
+    kSetMethod, kSetUri, kSetQuery, kSetPathq,   // <fmt>
+    kReplacePath, kReplacePathq, kReplaceUri,    // <regex> <fmt>
+    kSetStatus,                                  // <status> [reason <text>] (responses)
   };
   Action action = Action::kAllow;
   std::string name;              // header name for header actions
@@ -167,6 +177,14 @@ class HttpRule {
   int name_match = 0;
   // deny / return `hdr <name> <fmt>` items, rendered into Verdict::extra_headers.
   std::vector<std::pair<std::string, ValueFormat>> reply_headers;
+  // set-var / set-var-fmt / unset-var: the variable, the conditions (sample::SetCond bits)
+  // and the expression (set-var-fmt renders `value`).
+  sample::VarRef var;
+  uint16_t var_conds = 0;
+  std::shared_ptr<const sample::Expr> expr;
+  // set-status: the status and reason (empty: the status's usual reason).
+  int status = 0;
+  std::string reason;
   // Parse-time warnings for the caller to report with its location (e.g. an ignored
   // content-type, an ACL that can never match on this side).
   std::vector<std::string> warnings;
@@ -206,10 +224,11 @@ struct TcpRule {
 // Errors are texts without location.
 base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpRuleStage stage,
                                      const AclRegistry& acls);
-// An error naming the first fetch of `cond` that `stage` cannot read (connection: anything but
-// layer-4; content: also the payload fetches). Also run after parsing: an `acl` line added
-// later to a named ACL that a rule already uses counts too.
-base::Result<void> check_layer4(const Condition& cond, TcpRuleStage stage);
+// HAProxy's warnings for the ACLs of `cond` that can never match at `stage`, because they
+// read what it does not have: connection rules have layer 4 and the process; content rules
+// also the client's bytes and, once parsed, the HTTP request. Run once every line is known
+// (an `acl` line written after a rule still joins the ACL it uses). Empty when all is well.
+std::vector<std::string> check_stage(const Condition& cond, TcpRuleStage stage);
 // Whether `cond` reads `dst` (the local address; the caller may have to ask the kernel).
 bool uses_dst(const Condition& cond);
 // The first fetch of `cond` that reads the client's buffered bytes, as written ("req_ssl_sni"),

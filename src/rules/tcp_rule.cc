@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "rules/internal.h"
+#include "sample/context.h"
 
 namespace sluice::rules {
 
@@ -33,18 +34,6 @@ bool is_haproxy_action(std::string_view action) {
          std::end(kHaproxyActions);
 }
 
-bool layer4(detail::Fetch f) {
-  using detail::Fetch;
-  return f == Fetch::kSrc || f == Fetch::kSrcPort || f == Fetch::kDst || f == Fetch::kDstPort ||
-         f == Fetch::kAlwaysTrue || f == Fetch::kAlwaysFalse;
-}
-
-// The criterion as written, without its arguments: "hdr" for "hdr(host) -i x".
-std::string_view criterion(const AclTerm& t) {
-  std::string_view w = t.text;
-  return w.substr(0, std::min(w.find(' '), w.find('(')));
-}
-
 }  // namespace
 
 base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpRuleStage stage,
@@ -69,47 +58,42 @@ base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpR
       return base::Error::text(fmt::format("error detected while parsing a '{} {}' condition : {}.",
                                            where, action, c.error().message));
     r.cond = std::move(c.value());
-    auto l4 = check_layer4(r.cond, stage);
-    if (!l4.ok()) return l4.error();
   }
   return r;
 }
 
-base::Result<void> check_layer4(const Condition& cond, TcpRuleStage stage) {
+std::vector<std::string> check_stage(const Condition& cond, TcpRuleStage stage) {
+  const uint32_t avail = stage == TcpRuleStage::kConnection ? sample::kAtTcpConnection
+                                                            : sample::kAtHttpRequest;
+  std::vector<std::string> out;
   for (const auto& g : cond.groups_)
-    for (const auto& t : g) {
-      // The predefined `HTTP` is always_true in sluice because HTTP rules only ever see HTTP
-      // messages; at these stages it would have to look at the bytes received (HAProxy's
-      // req.proto_http).
-      if (t.acl->name == "HTTP" && is_predefined_acl("HTTP") && t.acl->terms.size() == 1 &&
-          t.acl->terms[0]->fetch.fetch == detail::Fetch::kAlwaysTrue)
-        return base::Error::text(fmt::format(
-            "predefined acl 'HTTP' (fetch 'req.proto_http') is not available in '{}' rules in "
-            "sluice yet.", stage_name(stage)));
+    for (const auto& t : g)
       for (const auto& term : t.acl->terms) {
-        if (layer4(term->fetch.fetch)) continue;
-        if (stage == TcpRuleStage::kContent && detail::fetch_reads_payload(term->fetch.fetch))
-          continue;
-        std::string what = t.acl->name == "anonymous"
-                               ? fmt::format("fetch '{}'", criterion(*term))
-                               : fmt::format("acl '{}' uses fetch '{}', which", t.acl->name,
-                                             criterion(*term));
-        return base::Error::text(fmt::format(
-            "{} is not available in '{}' rules in sluice yet (only src, src_port, dst, dst_port, "
-            "always_true and always_false are{}).", what, stage_name(stage),
-            stage == TcpRuleStage::kContent
-                ? ", and req.len, req.ssl_sni and req.ssl_hello_type in TCP mode"
-                : "; req.len, req.ssl_sni and req.ssl_hello_type need 'tcp-request content'"));
+        if (!(term->expr.use() & ~avail)) continue;
+        std::string who = t.acl->name == "anonymous" ? std::string("anonymous acl")
+                                                     : fmt::format("acl '{}'", t.acl->name);
+        out.push_back(fmt::format(
+            "{} will never match in '{}' because it uses keyword '{}' which is incompatible "
+            "with 'frontend {} rule'",
+            who, stage_name(stage), term->keyword, stage_name(stage)));
+        break;
       }
-    }
-  return {};
+  return out;
 }
+
+namespace {
+// Fetches that read the local address, which the caller may have to ask the kernel for.
+bool reads_dst(std::string_view fetch) {
+  return fetch == "dst" || fetch == "dst_is_local" || fetch == "fc_dst" ||
+         fetch == "fc_dst_is_local" || fetch == "dst_conn";
+}
+}  // namespace
 
 bool uses_dst(const Condition& cond) {
   for (const auto& g : cond.groups_)
     for (const auto& t : g)
       for (const auto& term : t.acl->terms)
-        if (term->fetch.fetch == detail::Fetch::kDst) return true;
+        if (reads_dst(term->expr.fetch().name)) return true;
   return false;
 }
 
@@ -117,8 +101,7 @@ PayloadUse payload_fetch(const Condition& cond) {
   for (const auto& g : cond.groups_)
     for (const auto& t : g)
       for (const auto& term : t.acl->terms)
-        if (detail::fetch_reads_payload(term->fetch.fetch))
-          return {std::string(criterion(*term)), t.acl->name};
+        if (term->expr.use() & sample::kUseReqBuf) return {term->keyword, t.acl->name};
   return {};
 }
 

@@ -1,4 +1,4 @@
-// Value formats: literal text with `%[fetch]` items and a few log-format aliases.
+// Value formats: literal text with `%[expr]` sample expressions and a few log-format aliases.
 #include <algorithm>
 #include <cctype>
 
@@ -10,7 +10,7 @@ namespace sluice::rules {
 
 namespace {
 
-// HAProxy log-format variables sluice does not render (yet).
+// HAProxy log-format variables sluice does not render in values (yet).
 constexpr std::string_view kLogVars[] = {
     "B", "CC", "CS", "H", "HM", "HP", "HPO", "HQ", "HU", "HV", "ID", "ST", "T", "Ta", "Tc",
     "Td", "Th", "Ti", "Tq", "TR", "Tr", "Ts", "Tt", "Tu", "Tw", "U", "ac", "b", "bc", "bi",
@@ -20,7 +20,7 @@ constexpr std::string_view kLogVars[] = {
 
 void add_literal(ValueFormat& f, std::string_view text) {
   if (text.empty()) return;
-  if (!f.parts_.empty() && f.parts_.back().fetch == 0) {
+  if (!f.parts_.empty() && !f.parts_.back().expr) {
     f.parts_.back().text += text;
     return;
   }
@@ -29,17 +29,20 @@ void add_literal(ValueFormat& f, std::string_view text) {
   f.parts_.push_back(std::move(p));
 }
 
-void add_fetch(ValueFormat& f, detail::Fetch fetch, std::string name = "", int occ = 0) {
+base::Result<void> add_expr(ValueFormat& f, std::string_view text, uint32_t avail) {
+  sample::ParseCtx pc;
+  pc.avail = avail;
+  auto e = sample::Expr::parse(text, pc);
+  if (!e.ok()) return e.error();
   ValueFormat::Part p;
-  p.fetch = static_cast<int>(fetch);
-  p.text = std::move(name);
-  p.occ = occ;
+  p.expr = std::make_shared<const sample::Expr>(std::move(e.value()));
   f.parts_.push_back(std::move(p));
+  return {};
 }
 
 }  // namespace
 
-base::Result<ValueFormat> ValueFormat::parse(std::string_view text) {
+base::Result<ValueFormat> ValueFormat::parse(std::string_view text, uint32_t avail) {
   ValueFormat f;
   std::size_t lit = 0;   // start of pending literal text
   std::size_t i = 0;
@@ -58,31 +61,33 @@ base::Result<ValueFormat> ValueFormat::parse(std::string_view text) {
       add_literal(f, "%");
       i += 2;
     } else if (n == '[') {
-      auto close = text.find(']', i + 2);
-      if (close == std::string_view::npos)
-        return base::Error::text(fmt::format("missing closing ']' in format '{}'", text));
-      std::string_view expr = text.substr(i + 2, close - i - 2);
-      if (expr.empty()) return base::Error::text(fmt::format("empty sample expression '%[]' in format '{}'", text));
-      detail::FetchSpec spec;
-      auto kw = detail::parse_fetch_expr(expr, false, expr, &spec);
-      if (!kw.ok()) return kw.error();
-      if (spec.fetch == detail::Fetch::kAlwaysTrue || spec.fetch == detail::Fetch::kAlwaysFalse ||
-          detail::fetch_reads_payload(spec.fetch))
-        return base::Error::text(fmt::format("fetch method '{}' is not supported by sluice yet in formats", expr));
-      add_fetch(f, spec.fetch, spec.name, spec.occ);
-      i = close + 1;
+      std::string_view rest = text.substr(i + 2);
+      sample::ParseCtx pc;
+      pc.avail = avail;
+      std::size_t end = 0;
+      auto e = sample::Expr::parse(rest, pc, &end);
+      if (!e.ok())
+        return base::Error::text(
+            fmt::format("failed to parse sample expression <{}> : {}", rest, e.error().message));
+      if (end >= rest.size())
+        return base::Error::text(fmt::format("missing ']' after '{}'", rest.substr(0, end)));
+      if (rest[end] != ']')
+        return base::Error::text(fmt::format("expected ']' after '{}', but found '{}'",
+                                             rest.substr(0, end), rest[end]));
+      ValueFormat::Part p;
+      p.expr = std::make_shared<const sample::Expr>(std::move(e.value()));
+      f.parts_.push_back(std::move(p));
+      i += 2 + end + 1;
     } else if (n == '{') {
       return base::Error::text(fmt::format("log-format flags ('%{{...}}') in '{}' are not supported by sluice yet", text));
     } else if (std::isalpha(static_cast<unsigned char>(n))) {
       std::size_t e = i + 1;
       while (e < text.size() && std::isalpha(static_cast<unsigned char>(text[e]))) ++e;
       std::string_view var = text.substr(i + 1, e - i - 1);
-      if (var == "ci") {
-        add_fetch(f, detail::Fetch::kSrc);
-      } else if (var == "cp") {
-        add_fetch(f, detail::Fetch::kSrcPort);
-      } else if (var == "fp") {
-        add_fetch(f, detail::Fetch::kDstPort);
+      std::string_view fetch = var == "ci" ? "src" : var == "cp" ? "src_port" : var == "fp" ? "dst_port" : "";
+      if (!fetch.empty()) {
+        auto r = add_expr(f, fetch, avail);
+        if (!r.ok()) return r.error();
       } else if (std::find(std::begin(kLogVars), std::end(kLogVars), var) != std::end(kLogVars)) {
         return base::Error::text(fmt::format("format variable '%{}' is not supported by sluice yet (only %ci, %cp, %fp, %% and %[...])", var));
       } else {
@@ -103,15 +108,11 @@ base::Result<ValueFormat> ValueFormat::parse(std::string_view text) {
 
 void ValueFormat::render(const RequestView& v, std::string& out) const {
   for (const auto& p : parts_) {
-    if (p.fetch == 0) {
+    if (!p.expr) {
       out += p.text;
       continue;
     }
-    detail::FetchSpec spec;
-    spec.fetch = static_cast<detail::Fetch>(p.fetch);
-    spec.name = p.text;
-    spec.occ = p.occ;
-    detail::fetch_one(spec, v, out);
+    p.expr->eval_text(v, out);
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// Reading a variable from the stores of a Ctx, for the converters that take a variable as an
-// argument (add(txn.x), concat(,txn.x), strcmp(txn.x) ...), as var() reads it.
+// Reading and writing a variable through the stores of a Ctx: var(), the converters that take
+// a variable as an argument (add(txn.x), concat(,txn.x), strcmp(txn.x) ...), and the set-var
+// and unset-var actions and converters.
 #include "sample/context.h"
 #include "sample/vars.h"
 
@@ -23,6 +24,34 @@ inline bool read_var(const VarRef& r, const Ctx& ctx, Sample& out) {
   if (!v) return false;
   out = v->sample();
   return true;
+}
+
+// The store of `r`'s scope in `ctx` (null for proc, which has its own, and for a scope that
+// does not exist here).
+inline VarStore* store_of(const VarRef& r, const Ctx& ctx) {
+  switch (r.scope) {
+    case Scope::kSess: return ctx.sess_vars;
+    case Scope::kTxn: return ctx.txn_vars;
+    case Scope::kReq: return ctx.req_vars;
+    case Scope::kRes: return ctx.res_vars;
+    default: return nullptr;
+  }
+}
+
+// Stores `s` into `r` under the set-var conditions `conds`; false when refused or when the
+// scope does not exist here.
+inline bool write_var(const VarRef& r, const Ctx& ctx, const Sample& s, uint16_t conds = 0) {
+  if (r.scope == Scope::kProc) return ProcVars::instance().set(r.id, s, conds);
+  VarStore* st = store_of(r, ctx);
+  return st && st->set(r.id, s, conds);
+}
+
+inline void unset_var(const VarRef& r, const Ctx& ctx) {
+  if (r.scope == Scope::kProc) {
+    ProcVars::instance().unset(r.id);
+  } else if (VarStore* st = store_of(r, ctx)) {
+    st->unset(r.id);
+  }
 }
 
 // Reads `r` and casts it to `to`; false when unset or when the cast fails.

@@ -117,11 +117,13 @@ bool conds_allow(uint16_t conds, const VarValue* cur, const Sample& s) {
   if ((conds & kIfEmpty) && !is_empty(s)) return false;
   if ((conds & kIfNotEmpty) && is_empty(s)) return false;
   if (conds & (kIfGt | kIfLt)) {
-    // Only integers compare; a variable that is not set, or is not an integer, is replaced.
+    // HAProxy 3.5: ifgt sets only when the current value is greater than the new one (it can
+    // only lower it), iflt only when it is lower. Only integers compare; a variable that is not
+    // set, or is not an integer, is replaced.
     if (cur && (cur->type == Type::kSint || cur->type == Type::kBool) &&
         (s.type == Type::kSint || s.type == Type::kBool)) {
-      if ((conds & kIfGt) && !(s.sint > cur->sint)) return false;
-      if ((conds & kIfLt) && !(s.sint < cur->sint)) return false;
+      if ((conds & kIfGt) && !(cur->sint > s.sint)) return false;
+      if ((conds & kIfLt) && !(cur->sint < s.sint)) return false;
     }
   }
   return true;

@@ -102,9 +102,12 @@ TEST(SampleVars, StoreWithConditionsAndLimits) {
   EXPECT_TRUE(st.set(a.id, Sample::string("hello")));
   EXPECT_FALSE(st.set(b.id, Sample::string("world")));   // 10 bytes > 8
   EXPECT_TRUE(st.set(b.id, Sample::integer(5)));
-  EXPECT_FALSE(st.set(b.id, Sample::integer(4), kIfGt));
-  EXPECT_TRUE(st.set(b.id, Sample::integer(6), kIfGt));
-  EXPECT_EQ(st.get(b.id)->sint, 6);
+  // ifgt: only when the current value is greater than the new one (HAProxy 3.5).
+  EXPECT_FALSE(st.set(b.id, Sample::integer(6), kIfGt));
+  EXPECT_TRUE(st.set(b.id, Sample::integer(4), kIfGt));
+  EXPECT_EQ(st.get(b.id)->sint, 4);
+  EXPECT_FALSE(st.set(b.id, Sample::integer(3), kIfLt));
+  EXPECT_TRUE(st.set(b.id, Sample::integer(6), kIfLt));
   EXPECT_FALSE(st.set(a.id, Sample::string("x"), kIfNotExists));
   st.unset(a.id);
   EXPECT_EQ(st.get(a.id), nullptr);
