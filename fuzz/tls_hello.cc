@@ -9,11 +9,11 @@
 #include <string>
 #include <string_view>
 
-#include "rules/tls_hello.h"
+#include "sample/tls_hello.h"
 
 namespace {
 
-using sluice::rules::HelloStatus;
+using sluice::sample::HelloStatus;
 
 void check(bool ok) {
   if (!ok) std::abort();
@@ -23,8 +23,8 @@ void check(bool ok) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string whole(reinterpret_cast<const char*>(data), size);
-  const auto sni = sluice::rules::tls_client_hello_sni(whole);
-  const auto type = sluice::rules::tls_hello_type(whole);
+  const auto sni = sluice::sample::tls_client_hello_sni(whole);
+  const auto type = sluice::sample::tls_hello_type(whole);
   if (sni.status == HelloStatus::kFound) {
     check(!sni.name.empty());
     check(sni.name.data() >= whole.data() &&
@@ -33,12 +33,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (std::size_t n = 0; n < size; n += n < 16 ? 1 : 7) {
     // Each prefix in its own allocation, so that reading past it is caught.
     const std::string cut = whole.substr(0, n);
-    const auto p = sluice::rules::tls_client_hello_sni(cut);
+    const auto p = sluice::sample::tls_client_hello_sni(cut);
     if (p.status != HelloStatus::kNeedMore) {
       check(p.status == sni.status);
       check(p.name == sni.name);
     }
-    const auto t = sluice::rules::tls_hello_type(cut);
+    const auto t = sluice::sample::tls_hello_type(cut);
     if (t.status != HelloStatus::kNeedMore) {
       check(t.status == type.status);
       check(t.type == type.type);

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "rules/tls_hello.h"
+#include "sample/tls_hello.h"
 
-namespace sluice::rules {
+namespace sluice::sample {
 namespace {
 
 // `openssl s_client -connect 127.0.0.1:PORT -servername x.example.com` (OpenSSL 3.0), as the
@@ -193,4 +193,4 @@ TEST(TlsHello, NeverReadsPastTheInput) {
 }
 
 }  // namespace
-}  // namespace sluice::rules
+}  // namespace sluice::sample

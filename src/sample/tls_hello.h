@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace sluice::rules {
+namespace sluice::sample {
 
 enum class HelloStatus : uint8_t {
   kNeedMore,   // a prefix of something that may still become a value: more bytes can decide
@@ -32,4 +32,4 @@ SniResult tls_client_hello_sni(std::string_view data);
 // SSLv2-style hellos and records other than handshakes are kNone. Any thread.
 HelloTypeResult tls_hello_type(std::string_view data);
 
-}  // namespace sluice::rules
+}  // namespace sluice::sample

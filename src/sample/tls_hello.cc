@@ -1,11 +1,11 @@
 // A reader for the start of a TLS connection, written for routing on it. Every length read
 // from the input is checked against the bytes that remain before it is used: the input comes
 // from any client.
-#include "rules/tls_hello.h"
+#include "sample/tls_hello.h"
 
 #include <cstddef>
 
-namespace sluice::rules {
+namespace sluice::sample {
 
 namespace {
 
@@ -124,4 +124,4 @@ HelloTypeResult tls_hello_type(std::string_view data) {
   return {HelloStatus::kFound, byte_at(data, kRecordHeader)};
 }
 
-}  // namespace sluice::rules
+}  // namespace sluice::sample
