@@ -37,7 +37,7 @@ namespace {
 
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '.' || c == '_' || c == '-';
+         c == '.' || c == '_' || c == '-' || c == '+';
 }
 
 bool parse_sint(std::string_view s, int64_t* out) {
