@@ -26,7 +26,8 @@ struct Index {
 
 const Index<FetchDef>& fetch_index() {
   static const Index<FetchDef> idx({tables::internal_fetches(), tables::l4_fetches(),
-                                    tables::payload_fetches(), tables::http_fetches()});
+                                    tables::payload_fetches(), tables::http_fetches(),
+                                    tables::http_hdr_fetches(), tables::http_cookie_fetches()});
   return idx;
 }
 
@@ -45,7 +46,7 @@ struct Unsupported {
 
 // HAProxy fetches that need a feature sluice does not have yet.
 constexpr Unsupported kFetches[] = {
-    {"ssl_*", "it needs TLS"},          {"req.ssl_ec_ext", "it needs TLS"},
+    {"ssl_*", "it needs TLS"},
     {"sc_*", "it needs stick tables"},  {"sc0_*", "it needs stick tables"},
     {"sc1_*", "it needs stick tables"}, {"sc2_*", "it needs stick tables"},
     {"src_*", "it needs stick tables"}, {"table_*", "it needs stick tables"},
@@ -57,7 +58,6 @@ constexpr Unsupported kFetches[] = {
     {"req.ssl_*", "it needs TLS"},      {"res.ssl_*", "it needs TLS"},
     {"jwt_*", "it needs JWT support"},  {"ocsp_*", "it needs TLS"},
     {"lua.*", "it needs Lua"},          {"http_auth*", "it needs userlists"},
-    {"req.body_param", "it needs request body buffering"},
 };
 
 // Converters that issue 18 leaves out or that need missing features.
