@@ -84,6 +84,97 @@ class Env {
   virtual bool stopping() const { return false; }
   // The worker thread's number, from 0.
   virtual int thread_id() const { return 0; }
+
+  // The rest of the integer state the fetches of HAProxy's sections 7.3.2 and 7.3.3 read
+  // (fetch_internal.cc, fetch_l4.cc), one enumeration per question rather than one method
+  // each. False: unknown here, and the fetch returns nothing.
+  //
+  // State of a proxy or of a server, by name: `proxy` empty is the current backend (for the
+  // fe_* ones, the current frontend), `server` empty the current server.
+  enum class ProxyStat : uint8_t {
+    kAvgQueue,      // avg_queue: queued streams / usable servers, rounded up
+    kQueue,         // queue: streams in the backend's and its servers' queues
+    kConnSlots,     // connslots: free connection and queue slots, -1 when unlimited
+    kBeConnFree,    // be_conn_free: free connection slots on usable servers, -1 unlimited
+    kBeSessRate,    // be_sess_rate: sessions per second, last second
+    kFeReqRate,     // fe_req_rate: HTTP requests per second
+    kFeSessRate,    // fe_sess_rate: sessions per second
+    kSrvConnFree,   // srv_conn_free: free connection slots of the server, -1 unlimited
+    kSrvIsUp,       // srv_is_up: 1 when the server is up, 0 else
+    kSrvQueue,      // srv_queue: streams in the server's queue
+    kSrvSessRate,   // srv_sess_rate
+    kSrvWeight,     // srv_weight: effective weight
+    kSrvIweight,    // srv_iweight: initial weight
+    kSrvUweight,    // srv_uweight: user weight
+  };
+  virtual bool proxy_stat(ProxyStat s, std::string_view proxy, std::string_view server,
+                          int64_t* out) const {
+    return false;
+  }
+  // State of the process, the connections and the current stream.
+  enum class Query : uint8_t {
+    kActConn,         // act_conn: connections being processed by the process
+    kUptime,          // uptime: seconds since the process started
+    kThreadGroup,     // tgroup: the thread's group
+    kCpuUsageThr,     // cpu_usage_thr / _grp / _proc: percent of CPU used lately
+    kCpuUsageGrp,
+    kCpuUsageProc,
+    kCpuCalls,        // cpu_calls: calls to the stream's task
+    kCpuNsTot,        // cpu_ns_tot: CPU time spent in them, ns (0 unless profiled)
+    kLatNsTot,        // lat_ns_tot: time they waited to run, ns (0 unless profiled)
+    kPrioClass,       // prio_class, prio_offset: set-priority-class/-offset (0 when unset)
+    kPrioOffset,
+    kTxnId32,         // txn.id32: the transaction's 32-bit id
+    kConnRetries,     // txn.conn_retries: connection retries to servers
+    kRedispatched,    // txn.redispatched: 1 when redispatched to another server
+    kLastRuleLine,    // last_rule_line: line of the last rule that ran
+    kDstConn,         // dst_conn: connections on the listener that accepted this one
+    kAcceptDateUs,    // accept_date: when the connection was accepted, us since the epoch
+    kFcHandshakeMs,   // fc.timer.handshake: accept to handshake done, ms
+    kFcTotalMs,       // fc.timer.total: the client connection's life so far, ms
+    kBcConnectMs,     // bc.timer.connect: the server connection's set-up, ms
+    kFcErr,           // fc_err / bc_err: HAProxy's connection error code (0: none)
+    kBcErr,
+    kFcHttpMajor,     // fc_http_major / bc_http_major: 1, 2 or 3 (HTTP mux), 0 else
+    kBcHttpMajor,
+    kFcGlitches,      // fc_glitches / bc_glitches: protocol glitches seen by the mux
+    kBcGlitches,
+    kFcNbStreams,     // fc_nb_streams / bc_nb_streams: streams open on the connection
+    kBcNbStreams,
+    kFcStreamsLimit,  // fc/bc_settings_streams_limit: the peer's max concurrent streams
+    kBcStreamsLimit,
+    kBcReused,        // bc_reused: 1 when the server connection was reused
+    kBcSrvQueue,      // bc_srv_queue / bc_be_queue: queue sizes when this stream was queued
+    kBcBeQueue,
+    kFeClientTimeout,   // the frontend's, the backend's and the stream's (set-timeout)
+    kFeTarpitTimeout,   // settings, in ms
+    kBeServerTimeout,
+    kBeTunnelTimeout,
+    kBeConnectTimeout,
+    kBeQueueTimeout,
+    kBeTarpitTimeout,
+    kBeMaxRetries,      // a count, not a time
+    kCurClientTimeout,
+    kCurServerTimeout,
+    kCurTunnelTimeout,
+    kCurConnectTimeout,
+    kCurQueueTimeout,
+    kCurTarpitTimeout,
+    kCurMaxRetries,
+  };
+  virtual bool query(Query q, int64_t* out) const { return false; }
+  // Texts, same convention (an empty text can be a value: fc_err_name of no error).
+  enum class TextQuery : uint8_t {
+    kDefaultBackend,   // fe_defbe: the frontend's default_backend
+    kTermState,        // txn.sess_term_state: the two termination state characters
+    kLastRuleFile,     // last_rule_file: file of the last rule that ran
+    kLastEntity,       // last_entity: the last rule ("file:line") or filter that ran
+    kFcErrStr,         // fc_err_str / bc_err_str: the error's text ("Success" for none)
+    kBcErrStr,
+    kFcErrName,        // fc_err_name / bc_err_name: its short name (empty for none)
+    kBcErrName,
+  };
+  virtual bool text(TextQuery q, std::string_view* out) const { return false; }
 };
 // An Env that knows nothing (tests, places with no proxy around them).
 const Env& null_env();
@@ -97,6 +188,11 @@ struct Ctx {
   const net::SocketAddress* dst = nullptr;   // local address (null: not known)
   uint16_t dst_port = 0;                     // local port the client connected to
   int cli_fd = -1;                           // client socket (tcp_info fetches), -1: none
+  // The server connection (bc_src, bc_dst, bc_rtt...; filled on the response side where
+  // kUseServer is set). Null / -1: no server connection.
+  const net::SocketAddress* srv_src = nullptr;   // its local address
+  const net::SocketAddress* srv_dst = nullptr;   // the server's address
+  int srv_fd = -1;
 
   // L5: the client's bytes buffered so far (tcp-request content), final when the client
   // closed, the buffer is full, or inspect-delay is over or unset.
