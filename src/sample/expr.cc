@@ -242,11 +242,15 @@ std::string take_args(std::string_view s, std::size_t* pos, const ArgSpec& spec,
     // "converter 'x' : msg" -> "invalid arg N in converter 'x' : msg"
     return fmt::format("invalid arg {} in {}", argn, err);
   };
-  // No parentheses parse as an empty list "()" (HAProxy: `str`, `ltrim` take an empty string).
+  // No parentheses leave optional arguments out (`fc_rtt` is in ms), while "()" is one empty
+  // argument (`fc_rtt()` is refused: "expects 'us' or 'ms', got ''"). With mandatory ones,
+  // no parentheses parse as "()" (HAProxy: `str`, `ltrim` take an empty string).
   std::string_view rest = has_parens ? s.substr(*pos + 1) : std::string_view(")");
-  int argn = 1;
-  std::string err = parse_args(rest, spec, out, what, pc, &argn);
-  if (!err.empty()) return wrap(err, argn);
+  if (has_parens || spec.min > 0) {
+    int argn = 1;
+    std::string err = parse_args(rest, spec, out, what, pc, &argn);
+    if (!err.empty()) return wrap(err, argn);
+  }
   if (has_parens) {
     // Skip to the closing ')'.
     std::size_t p = 0;

@@ -51,6 +51,11 @@ TEST(SampleExpr, ReportsHaproxyParseErrors) {
             "fetch method 'int' : expected type 'integer' at position 1, but got nothing");
   EXPECT_EQ(parse_error("int()]"),
             "fetch method 'int' : expected type 'integer' at position 1, but got nothing");
+  // Optional arguments: left out without parentheses, one empty argument with "()".
+  EXPECT_EQ(parse_error("fc_rtt]"), "ok");
+  EXPECT_EQ(parse_error("fc_rtt()]"),
+            "invalid args in fetch method 'fc_rtt' : expects 'us' or 'ms', got ''");
+  EXPECT_EQ(parse_error("date()]"), "ok");
   EXPECT_EQ(parse_error("str(a"), "fetch method 'str' : expected ')'");
   EXPECT_EQ(parse_error("var(foo.x)]"),
             "invalid args in fetch method 'var' : invalid variable name 'foo.x'. A variable "
