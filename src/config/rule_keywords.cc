@@ -35,7 +35,8 @@ void kw_http_rule(Parser& p, Line& l) {
   auto side = req ? rules::RuleSide::kRequest : rules::RuleSide::kResponse;
   auto& list = req ? px.http_request_rules : px.http_response_rules;
   // Relative `file` paths are relative to the working directory, as in HAProxy.
-  auto r = rules::parse_http_rule(tail(l, 1), side, px.acls, "");
+  auto r = rules::parse_http_rule(tail(l, 1), side, px.acls, "",
+                                  px.type == "backend" ? "backend" : "frontend");
   if (!r.ok()) {
     std::string msg = r.error().message;
     const std::string head = "error detected while parsing '";
@@ -131,9 +132,8 @@ void kw_use_backend(Parser& p, Line& l) {
       throw ConfigError{fmt::format("{}error detected while parsing switching rule : {}.", l.where,
                                     c.error().message)};
     ub.cond = std::move(c.value());
-    if (const rules::Acl* a = ub.cond.response_only_acl())
-      p.warning(fmt::format("{}acl '{}' will never match because it only involves keywords that are "
-                            "incompatible with 'use_backend' rules", l.where, a->name));
+    std::string w = ub.cond.never_match_warning("frontend use-backend rule");
+    if (!w.empty()) p.warning(l.where + w);
   }
   px.use_backends.push_back(std::move(ub));
 }

@@ -27,7 +27,7 @@ constexpr MatchName kMatchNames[] = {
     {"found", M::kFound}, {"bool", M::kBool}, {"int", M::kInt}, {"ip", M::kIp},
     {"bin", M::kBin},     {"len", M::kLen},   {"str", M::kStr}, {"beg", M::kBeg},
     {"end", M::kEnd},     {"sub", M::kSub},   {"reg", M::kReg}, {"dir", M::kDir},
-    {"dom", M::kDom},     {"meth", M::kMeth},
+    {"dom", M::kDom},     {"meth", M::kMeth},   // "meth": a fetch's default only, not for -m
 };
 
 const MatchName* find_match(std::string_view name) {
@@ -116,9 +116,33 @@ bool parse_i64(std::string_view s, int64_t* out) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
-base::Result<IntRange> parse_int_pattern(std::string_view op, std::string_view s) {
+// "3.1" -> 3 << 16 | 1, "3" -> 3 << 16: `req_ssl_ver`'s patterns (HAProxy's dotted versions).
+bool parse_dotted(std::string_view s, int64_t* out) {
+  auto dot = s.find('.');
+  int64_t major = 0, minor = 0;
+  if (!parse_i64(s.substr(0, dot), &major) || major < 0 || major > 65535) return false;
+  if (dot != std::string_view::npos &&
+      (!parse_i64(s.substr(dot + 1), &minor) || minor < 0 || minor > 65535))
+    return false;
+  *out = major << 16 | minor;
+  return true;
+}
+
+base::Result<IntRange> parse_int_pattern(std::string_view op, std::string_view s, bool dotted) {
+  if (dotted) {
+    // Versions: a value or a range, no operators.
+    IntRange r;
+    auto colon = s.find(':');
+    std::string_view lo = s.substr(0, colon);
+    std::string_view hi = colon == std::string_view::npos ? lo : s.substr(colon + 1);
+    bool ok = (lo.empty() || parse_dotted(lo, &r.min)) && (hi.empty() || parse_dotted(hi, &r.max)) &&
+              !(lo.empty() && hi.empty()) && op.empty();
+    if (!ok) return base::Error::text(fmt::format("'{}' is not a dotted number", s));
+    return r;
+  }
   IntRange r;
-  auto bad = [&] { return base::Error::text(fmt::format("'{}' is not a valid integer or range", s)); };
+  auto bad = [&] { return base::Error::text(fmt::format("'{}' is not a number", s)); };
+  auto bad_range = [&] { return base::Error::text(fmt::format("'{}' is not a valid number range", s)); };
   if (!op.empty()) {
     int64_t v = 0;
     if (!parse_i64(s, &v))
@@ -147,10 +171,10 @@ base::Result<IntRange> parse_int_pattern(std::string_view op, std::string_view s
     return r;
   }
   std::string_view lo = s.substr(0, colon), hi = s.substr(colon + 1);
-  if (lo.empty() && hi.empty()) return bad();
-  if (!lo.empty() && !parse_i64(lo, &r.min)) return bad();
-  if (!hi.empty() && !parse_i64(hi, &r.max)) return bad();
-  if (r.min > r.max) return base::Error::text(fmt::format("'{}' is an empty range", s));
+  if (lo.empty() && hi.empty()) return bad_range();
+  if (!lo.empty() && !parse_i64(lo, &r.min)) return bad_range();
+  if (!hi.empty() && !parse_i64(hi, &r.max)) return bad_range();
+  if (r.min > r.max) return bad_range();
   return r;
 }
 
@@ -192,6 +216,17 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
       return base::Error::text(fmt::format("unknown fetch method '{}' in ACL expression '{}'", kw, crit));
     if (m.starts_with("unknown converter"))
       return base::Error::text(fmt::format("{} in ACL expression '{}'", m, crit));
+    // HAProxy names the ACL keyword for argument syntax errors and the expression for a
+    // converter's rejected argument values.
+    if (m.starts_with("fetch method '")) {
+      auto colon = m.find("' : ");
+      if (colon != std::string::npos)
+        return base::Error::text(fmt::format("ACL keyword '{}' : {}", kw, m.substr(colon + 4)));
+    }
+    if (m.starts_with("invalid arg") && m.find("expected ')'") != std::string::npos)
+      return base::Error::text(fmt::format("ACL keyword '{}' : {}", kw, m));
+    if (m.starts_with("invalid arg"))
+      return base::Error::text(fmt::format("{} in ACL expression '{}'", m, crit));
     return base::Error::text(m);
   }
   if (stop != expr_text.size()) {
@@ -218,7 +253,7 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
     } else if (w == "-m") {
       if (i + 1 >= end) return base::Error::text("'-m' expects a matching method");
       std::string_view m = words[++i];
-      const MatchName* found = find_match(m);
+      const MatchName* found = m == "meth" ? nullptr : find_match(m);
       if (!found)
         return base::Error::text(fmt::format("unknown matching method '{}' when parsing ACL expression", m));
       if (!compatible(found->method, type))
@@ -244,16 +279,17 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
         "no pattern to match against was provided for ACL keyword '{}' (use '-m found' to test "
         "for existence)", crit));
   std::string op;
+  const bool dotted = kw == "req_ssl_ver" && m == M::kInt && !term->expr.has_converters();
   for (; i < end; ++i) {
     const std::string& w = words[i];
     switch (m) {
       case M::kInt:
       case M::kLen: {
-        if (op.empty() && is_op(w)) {
+        if (op.empty() && is_op(w) && !dotted) {
           op = w;
           continue;
         }
-        auto r = parse_int_pattern(op, w);
+        auto r = parse_int_pattern(op, w, dotted);
         if (!r.ok()) return r.error();
         term->ints.push_back(r.value());
         op.clear();

@@ -82,6 +82,18 @@ const Acl* Condition::response_only_acl() const {
   return nullptr;
 }
 
+std::string Condition::never_match_warning(std::string_view place) const {
+  const Acl* a = response_only_acl();
+  if (!a) return {};
+  if (a->name == "anonymous")
+    return fmt::format("anonymous acl will never match because it uses keyword '{}' which is "
+                       "incompatible with '{}'",
+                       a->terms.front()->keyword, place);
+  return fmt::format("acl '{}' will never match because it only involves keywords that are "
+                     "incompatible with '{}'",
+                     a->name, place);
+}
+
 base::Result<Condition> parse_condition(const std::vector<std::string>& words, const AclRegistry& acls) {
   Condition c;
   if (words.empty() || (words[0] != "if" && words[0] != "unless"))

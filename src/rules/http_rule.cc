@@ -266,7 +266,8 @@ bool parse_status(std::string_view s, int* out) {
 }  // namespace
 
 base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, RuleSide side,
-                                       const AclRegistry& acls, const std::string& base_dir) {
+                                       const AclRegistry& acls, const std::string& base_dir,
+                                       std::string_view section) {
   std::string kw = side == RuleSide::kRequest ? "http-request" : "http-response";
   std::string name = words.empty() ? "" : words[0];
   const ActionName* an = nullptr;
@@ -492,10 +493,8 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
                                            cond.error().message));
     r.cond = std::move(cond.value());
     if (side == RuleSide::kRequest) {
-      if (const Acl* a = r.cond.response_only_acl())
-        r.warnings.push_back(fmt::format(
-            "acl '{}' will never match because it only involves keywords that are incompatible with 'http-request header rule'",
-            a->name));
+      std::string w = r.cond.never_match_warning(fmt::format("{} http-request header rule", section));
+      if (!w.empty()) r.warnings.push_back(std::move(w));
     }
   }
   return r;

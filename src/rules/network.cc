@@ -91,7 +91,7 @@ base::Result<Network> parse_network(std::string_view text) {
     mask = std::string(text.substr(slash + 1));
   }
   auto bad = [&] {
-    return base::Error::text(fmt::format("'{}' is not a valid IPv4 or IPv6 address or network", text));
+    return base::Error::text(fmt::format("'{}' is not a valid IPv4 or IPv6 address", text));
   };
   if (addr.find(':') != std::string::npos) {
     in6_addr a6{};

@@ -89,6 +89,9 @@ class Condition {
   // The first ACL of the condition whose criteria all need a response (status, res.hdr...),
   // or null: such an ACL never matches in request rules or use_backend.
   const Acl* response_only_acl() const;
+  // HAProxy's warning for such an ACL at `place` ("frontend http-request header rule",
+  // "frontend use-backend rule"); empty when there is none.
+  std::string never_match_warning(std::string_view place) const;
 
   struct Term {
     bool negate = false;
@@ -196,9 +199,12 @@ class HttpRule {
 };
 
 // `words` is the line after `http-request` / `http-response`. `base_dir` resolves relative
-// `file` paths of `return` (read at parse time).
+// `file` paths of `return` (read at parse time). `section` ("frontend" or "backend") names
+// the rule's place in HAProxy's warnings ("... incompatible with 'frontend http-request
+// header rule'").
 base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, RuleSide side,
-                                       const AclRegistry& acls, const std::string& base_dir = "");
+                                       const AclRegistry& acls, const std::string& base_dir = "",
+                                       std::string_view section = "frontend");
 
 // Runs `rules` in order on `edit` (the view is refreshed from `edit` as rules change it: for
 // kRequest `edit` is the request (method, target, headers), for kResponse it is the response

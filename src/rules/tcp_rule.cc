@@ -65,20 +65,43 @@ base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpR
 std::vector<std::string> check_stage(const Condition& cond, TcpRuleStage stage) {
   const uint32_t avail = stage == TcpRuleStage::kConnection ? sample::kAtTcpConnection
                                                             : sample::kAtHttpRequest;
-  std::vector<std::string> out;
+  // HAProxy's two checks, one warning at most: first an ACL none of whose terms can work
+  // here, then an ACL some of whose terms cannot.
+  auto bad = [&](const AclTerm& term) { return (term.expr.use() & ~avail) != 0; };
+  const std::string where(stage_name(stage));
+  for (const auto& g : cond.groups_)
+    for (const auto& t : g) {
+      const AclTerm* first_bad = nullptr;
+      bool all_bad = !t.acl->terms.empty();
+      for (const auto& term : t.acl->terms) {
+        if (bad(*term)) {
+          if (!first_bad) first_bad = term.get();
+        } else {
+          all_bad = false;
+        }
+      }
+      if (!all_bad) continue;
+      if (t.acl->name == "anonymous")
+        return {fmt::format("anonymous acl will never match in '{}' because it uses keyword '{}' "
+                            "which is incompatible with 'frontend {} rule'",
+                            where, first_bad->keyword, where)};
+      return {fmt::format("acl '{}' will never match in '{}' because it only involves keywords "
+                          "that are incompatible with 'frontend {} rule'",
+                          t.acl->name, where, where)};
+    }
   for (const auto& g : cond.groups_)
     for (const auto& t : g)
       for (const auto& term : t.acl->terms) {
-        if (!(term->expr.use() & ~avail)) continue;
-        std::string who = t.acl->name == "anonymous" ? std::string("anonymous acl")
-                                                     : fmt::format("acl '{}'", t.acl->name);
-        out.push_back(fmt::format(
-            "{} will never match in '{}' because it uses keyword '{}' which is incompatible "
-            "with 'frontend {} rule'",
-            who, stage_name(stage), term->keyword, stage_name(stage)));
-        break;
+        if (!bad(*term)) continue;
+        if (t.acl->name == "anonymous")
+          return {fmt::format("anonymous acl involves keyword '{}' which is incompatible with "
+                              "'frontend {} rule'",
+                              term->keyword, where)};
+        return {fmt::format("acl '{}' involves keyword '{}' which is incompatible with "
+                            "'frontend {} rule'",
+                            t.acl->name, term->keyword, where)};
       }
-  return out;
+  return {};
 }
 
 namespace {

@@ -53,9 +53,7 @@ base::Result<ValueFormat> ValueFormat::parse(std::string_view text, uint32_t ava
     }
     add_literal(f, text.substr(lit, i - lit));
     if (i + 1 >= text.size())
-      return base::Error::text(fmt::format(
-          "unexpected '%' at the end of format '{}'. If you wanted to emit the '%' character verbatim, you need to use '%%'",
-          text));
+      return base::Error::text("truncated line after '%'");
     char n = text[i + 1];
     if (n == '%') {
       add_literal(f, "%");
@@ -92,13 +90,14 @@ base::Result<ValueFormat> ValueFormat::parse(std::string_view text, uint32_t ava
         return base::Error::text(fmt::format("format variable '%{}' is not supported by sluice yet (only %ci, %cp, %fp, %% and %[...])", var));
       } else {
         return base::Error::text(fmt::format(
-            "no such format variable '{}'. If you wanted to emit the '%' character verbatim, you need to use '%%'", var));
+            "no such format alias '{}'. If you wanted to emit the '%' character verbatim, you need to use '%%'", var));
       }
       i = e;
     } else {
       return base::Error::text(fmt::format(
-          "unexpected character '{}' after '%' in format '{}'. If you wanted to emit the '%' character verbatim, you need to use '%%'",
-          n, text));
+          "unexpected alias name near '{}' at position {} line : '{}'. Maybe you want to write a "
+          "single '%', use the syntax '%%'",
+          text.substr(i + 1), i + 1, text));
     }
     lit = i;
   }

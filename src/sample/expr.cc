@@ -275,7 +275,7 @@ base::Result<Expr> Expr::parse(std::string_view s, const ParseCtx& pc, std::size
   std::size_t pos = 0;
   while (pos < s.size() && is_name_char(s[pos])) ++pos;
   std::string_view name = s.substr(0, pos);
-  if (name.empty()) return base::Error::text(fmt::format("unknown fetch method '{}'", name));
+  if (name.empty()) return base::Error::text("missing fetch method");
   const FetchDef* f = find_fetch(name);
   if (!f) {
     std::string_view why = unsupported_fetch(name);

@@ -312,10 +312,12 @@ def test_use_backend_on_first_bytes_without_content_rules(cfg, sluice, backends,
     assert send(port, [], timeout=5)[0] == b"dflt"
 
 
-@pytest.mark.parametrize("where, mode", [("tcp-request connection reject if", "tcp"),
-                                         ("tcp-request content reject if", "http"),
-                                         ("use_backend be_a if", "http")])
-def test_payload_fetches_refused_where_they_cannot_work(tmp_path, where, mode):
+@pytest.mark.parametrize("where, mode, rc_want", [("tcp-request connection reject if", "tcp", 0),
+                                                  ("tcp-request content reject if", "http", 1),
+                                                  ("use_backend be_a if", "http", 1)])
+def test_payload_fetches_refused_where_they_cannot_work(tmp_path, where, mode, rc_want):
+    """Before the client's bytes are read (a connection rule), HAProxy warns that the ACL will
+    never match; an HTTP frontend's rules never see the raw bytes, which sluice refuses."""
     path = write_config(tmp_path, f"""
         defaults
             mode {mode}
@@ -330,6 +332,8 @@ def test_payload_fetches_refused_where_they_cannot_work(tmp_path, where, mode):
             server s 127.0.0.1:1
         """)
     rc, _, err = run_sluice(["-c", "-f", str(path)])
-    assert rc == 1, err
+    assert rc == rc_want, err
     line = line_of(path, "req_ssl_sni")
     assert f"[{path}:{line}]" in err and "req_ssl_sni" in err, err
+    if rc_want == 0:
+        assert "[WARNING]" in err and "will never match in 'tcp-request connection'" in err, err

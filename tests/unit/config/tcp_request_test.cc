@@ -71,29 +71,35 @@ Run refused(const std::string& body, const std::string& mode = "tcp") {
   return r;
 }
 
-const std::string kConnOnly =
-    " rules in sluice yet (only src, src_port, dst, dst_port, always_true and always_false are; "
-    "req.len, req.ssl_sni and req.ssl_hello_type need 'tcp-request content').";
-const std::string kContentOnly =
-    " rules in sluice yet (only src, src_port, dst, dst_port, always_true and always_false are, "
-    "and req.len, req.ssl_sni and req.ssl_hello_type in TCP mode).";
-
-TEST(TcpRequest, NonLayer4FetchesAreErrors) {
-  auto r = refused("  tcp-request connection reject if { path /x }\n", "http");
-  EXPECT_TRUE(r.has("parsing [f.cfg:7] : fetch 'path' is not available in 'tcp-request "
-                    "connection'" + kConnOnly)) << r.all();
-  r = refused("  acl h hdr(host) -i a\n  tcp-request content accept if h\n", "http");
-  EXPECT_TRUE(r.has("parsing [f.cfg:8] : acl 'h' uses fetch 'hdr', which is not available in "
-                    "'tcp-request content'" + kContentOnly)) << r.all();
-  // A later `acl` line joins the ACL that the rule already uses: caught after parsing.
-  r = refused("  acl a src 10.0.0.0/8\n  tcp-request connection reject if a\n  acl a path /x\n", "http");
-  EXPECT_TRUE(r.has("parsing [f.cfg:8] : acl 'a' uses fetch 'path', which is not available in "
-                    "'tcp-request connection'" + kConnOnly)) << r.all();
-  // Fetches sluice does not have at all fail in the ACL parser, still with file:line.
-  r = refused("  tcp-request content reject if { req_ssl_ver 3.1 }\n");
-  EXPECT_TRUE(r.contains("parsing [f.cfg:7] : error detected while parsing a 'tcp-request content "
-                         "reject' condition : ")) << r.all();
-  EXPECT_TRUE(r.contains("req_ssl_ver")) << r.all();
+// HAProxy accepts any fetch in a tcp-request rule and warns, at the rule's line, about an ACL
+// that cannot match there.
+TEST(TcpRequest, FetchesTheStageLacksWarn) {
+  auto r = parse(fe("  tcp-request connection reject if { path /x }\n", "http"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:7] : anonymous acl will never match in 'tcp-request "
+                    "connection' because it uses keyword 'path' which is incompatible with "
+                    "'frontend tcp-request connection rule'")) << r.all();
+  r = parse(fe("  acl h status 200\n  tcp-request content accept if h\n", "http"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:8] : acl 'h' will never match in 'tcp-request content' "
+                    "because it only involves keywords that are incompatible with 'frontend "
+                    "tcp-request content rule'")) << r.all();
+  // A later `acl` line joins the ACL that the rule already uses: judged after parsing.
+  r = parse(fe("  acl a src 10.0.0.0/8\n  tcp-request connection reject if a\n  acl a path /x\n", "http"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:8] : acl 'a' involves keyword 'path' which is incompatible "
+                    "with 'frontend tcp-request connection rule'")) << r.all();
+  // Content rules of an HTTP frontend see the parsed request.
+  r = parse(fe("  tcp-request content accept if { hdr(host) -i a }\n", "http"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(r.r.warnings, 0) << r.all();
+  // Bad patterns fail with file:line; req_ssl_ver takes dotted versions.
+  r = parse(fe("  tcp-request content reject if { req_ssl_ver 3.1 3.0:3.3 }\n"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  r = parse(fe("  tcp-request content reject if { req_ssl_ver x }\n"));
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("parsing [f.cfg:7] : error detected while parsing a 'tcp-request content "
+                    "reject' condition : 'x' is not a dotted number in anonymous ACL.")) << r.all();
 }
 
 // req.len, req.ssl_sni and req.ssl_hello_type read the client's buffered bytes: content rules
@@ -114,12 +120,11 @@ TEST(TcpRequest, PayloadFetchesInTcpContentRulesAndUseBackend) {
 }
 
 TEST(TcpRequest, PayloadFetchesRefusedElsewhere) {
-  auto r = refused("  tcp-request connection reject if { req_ssl_sni -i a }\n");
-  EXPECT_TRUE(r.has("parsing [f.cfg:7] : fetch 'req_ssl_sni' is not available in 'tcp-request "
-                    "connection'" + kConnOnly)) << r.all();
-  r = refused("  acl big req.len gt 10\n  tcp-request connection reject if big\n");
-  EXPECT_TRUE(r.has("parsing [f.cfg:8] : acl 'big' uses fetch 'req.len', which is not available "
-                    "in 'tcp-request connection'" + kConnOnly)) << r.all();
+  auto r = parse(fe("  tcp-request connection reject if { req_ssl_sni -i a }\n"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:7] : anonymous acl will never match in 'tcp-request "
+                    "connection' because it uses keyword 'req_ssl_sni' which is incompatible with "
+                    "'frontend tcp-request connection rule'")) << r.all();
   // HTTP mode parses requests itself: HAProxy ignores these fetches there with a warning ("L6
   // sample fetches ignored on HTTP proxies"), sluice refuses them.
   r = refused("  tcp-request inspect-delay 1s\n  tcp-request content reject if { req_ssl_sni -i a }\n",
@@ -145,8 +150,6 @@ TEST(TcpRequest, PayloadFetchesRefusedElsewhere) {
   r = refused("  acl x src 1.2.3.4\n  http-response deny if x\n  acl x req.len gt 1\n", "http");
   EXPECT_TRUE(r.contains("parsing [f.cfg:5] : acl 'x' uses fetch 'req.len', which is only "
                          "available")) << r.all();
-  r = refused("  http-request set-header x %[req.len]\n", "http");
-  EXPECT_TRUE(r.contains("'req.len' is not supported by sluice yet in formats")) << r.all();
 }
 
 TEST(TcpRequest, UnsupportedActionsAndStages) {

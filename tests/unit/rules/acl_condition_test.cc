@@ -85,7 +85,9 @@ TEST_F(ConditionTest, Errors) {
   EXPECT_NE(error("if { foo x }").find("unknown fetch method 'foo' in ACL expression 'foo' in anonymous ACL"), std::string::npos);
   EXPECT_NE(error("if !").find("missing ACL after '!'"), std::string::npos);
   EXPECT_NE(error("when is_api").find("conditions must start with either 'if' or 'unless'"), std::string::npos);
-  EXPECT_NE(error("if WAIT_END").find("not supported by sluice yet"), std::string::npos);
+  EXPECT_EQ(error("if WAIT_END"), "");   // predefined: wait_end, true once inspect-delay ends
+  EXPECT_NE(error("if { path,nope /a }").find("unknown converter 'nope' in ACL expression 'path,nope'"),
+            std::string::npos);
 }
 
 TEST_F(ConditionTest, ResponseOnlyAcl) {

@@ -110,28 +110,43 @@ TEST_F(TcpRuleTest, FirstMatchDecidesAndNoMatchAccepts) {
   EXPECT_FALSE(accepts(rules({"reject if LOCALHOST"}), "127.0.0.2"));
 }
 
-TEST_F(TcpRuleTest, OnlyLayer4Fetches) {
-  EXPECT_EQ(error("reject if { path /x }"),
-            "fetch 'path' is not available in 'tcp-request connection' rules in sluice yet (only "
-            "src, src_port, dst, dst_port, always_true and always_false are; req.len, req.ssl_sni "
-            "and req.ssl_hello_type need 'tcp-request content').");
-  EXPECT_EQ(error("reject if lan api", TcpRuleStage::kContent),
-            "acl 'api' uses fetch 'path_beg', which is not available in 'tcp-request content' "
-            "rules in sluice yet (only src, src_port, dst, dst_port, always_true and always_false "
-            "are, and req.len, req.ssl_sni and req.ssl_hello_type in TCP mode).");
-  EXPECT_NE(error("accept if { hdr(host) -i a }").find("fetch 'hdr' is not available"), std::string::npos);
-  EXPECT_EQ(error("accept if HTTP"), "predefined acl 'HTTP' (fetch 'req.proto_http') is not "
-                                     "available in 'tcp-request connection' rules in sluice yet.");
-  EXPECT_NE(error("accept if HTTP_1.1").find("acl 'HTTP_1.1' uses fetch 'req.ver'"), std::string::npos);
-  // The payload fetches: content rules only.
-  EXPECT_NE(error("reject if { req.len gt 0 }").find("fetch 'req.len' is not available in "
-                                                     "'tcp-request connection'"), std::string::npos);
-  EXPECT_NE(error("reject if { req_ssl_sni -i a }").find("fetch 'req_ssl_sni' is not available"),
-            std::string::npos);
-  EXPECT_EQ(error("reject if { req_ssl_sni -i a } { req.len gt 0 } { req_ssl_hello_type 1 }",
-                  TcpRuleStage::kContent), "");
-  EXPECT_NE(error("reject if { req_ssl_ver 3.1 }", TcpRuleStage::kContent).find("req_ssl_ver"),
-            std::string::npos);
+// HAProxy accepts any fetch in any rule and warns, once the section is read, about ACLs that
+// cannot match where they are used.
+TEST_F(TcpRuleTest, StageWarnings) {
+  auto warn = [&](const std::string& line, TcpRuleStage stage = TcpRuleStage::kConnection) {
+    auto r = parse_tcp_rule(split(line), stage, reg);
+    EXPECT_TRUE(r.ok()) << line << ": " << (r.ok() ? "" : r.error().message);
+    auto w = r.ok() ? check_stage(r->cond, stage) : std::vector<std::string>{};
+    EXPECT_LE(w.size(), 1u);
+    return w.empty() ? std::string() : w[0];
+  };
+  EXPECT_EQ(warn("reject if { path /x }"),
+            "anonymous acl will never match in 'tcp-request connection' because it uses keyword "
+            "'path' which is incompatible with 'frontend tcp-request connection rule'");
+  EXPECT_EQ(warn("accept if HTTP"),
+            "acl 'HTTP' will never match in 'tcp-request connection' because it only involves "
+            "keywords that are incompatible with 'frontend tcp-request connection rule'");
+  EXPECT_EQ(warn("reject if { req.len gt 0 }"),
+            "anonymous acl will never match in 'tcp-request connection' because it uses keyword "
+            "'req.len' which is incompatible with 'frontend tcp-request connection rule'");
+  // Content rules have the client's bytes and the HTTP request.
+  EXPECT_EQ(warn("reject if lan api", TcpRuleStage::kContent), "");
+  EXPECT_EQ(warn("reject if { req_ssl_sni -i a } { req.len gt 0 } { req_ssl_hello_type 1 }",
+                 TcpRuleStage::kContent), "");
+  EXPECT_EQ(warn("reject if { status 200 }", TcpRuleStage::kContent),
+            "anonymous acl will never match in 'tcp-request content' because it uses keyword "
+            "'status' which is incompatible with 'frontend tcp-request content rule'");
+  // An ACL with one usable term may still match: the weaker warning.
+  ASSERT_TRUE(reg.parse_acl(split("mixed src 1.2.3.4")).ok());
+  ASSERT_TRUE(reg.parse_acl(split("mixed path /x")).ok());
+  EXPECT_EQ(warn("reject if mixed"),
+            "acl 'mixed' involves keyword 'path' which is incompatible with 'frontend tcp-request "
+            "connection rule'");
+  EXPECT_EQ(warn("reject if lan"), "");
+  // Bad patterns are still errors.
+  EXPECT_EQ(error("reject if { dst_port x }", TcpRuleStage::kContent),
+            "error detected while parsing a 'tcp-request content reject' condition : 'x' is not "
+            "a number in anonymous ACL.");
 }
 
 TEST_F(TcpRuleTest, ActionErrors) {

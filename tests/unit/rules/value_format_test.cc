@@ -64,19 +64,20 @@ TEST(ValueFormat, Fetches) {
 }
 
 TEST(ValueFormat, Errors) {
-  EXPECT_NE(error("%[src").find("missing closing ']'"), std::string::npos);
+  EXPECT_EQ(error("%[src"), "missing ']' after 'src'");
   EXPECT_NE(error("%[foo]").find("unknown fetch method 'foo'"), std::string::npos);
-  EXPECT_NE(error("%[req.cook(a)]").find("not supported by sluice yet"), std::string::npos);
-  EXPECT_NE(error("%[path_beg]").find("not supported by sluice yet"), std::string::npos);
-  EXPECT_NE(error("%[path,lower]").find("converters ('lower') are not supported by sluice yet"), std::string::npos);
-  EXPECT_NE(error("%[hdr(host),lower]").find("not supported by sluice yet"), std::string::npos);
+  EXPECT_EQ(error("%[req.cook(a)]"), "");
+  EXPECT_EQ(error("%[path_beg]"), "failed to parse sample expression <path_beg]> : unknown fetch method 'path_beg'");
+  EXPECT_EQ(error("%[path,lower]"), "");
+  EXPECT_EQ(error("%[src,lower x]"), "expected ']' after 'src,lower', but found ' '");
   EXPECT_NE(error("%b").find("format variable '%b' is not supported by sluice yet"), std::string::npos);
   EXPECT_NE(error("%Ts").find("not supported by sluice yet"), std::string::npos);
   EXPECT_NE(error("%{+Q}r").find("not supported by sluice yet"), std::string::npos);
-  EXPECT_NE(error("%zz").find("no such format variable 'zz'"), std::string::npos);
-  EXPECT_NE(error("50%").find("'%%'"), std::string::npos);
-  EXPECT_NE(error("%[]").find("empty sample expression"), std::string::npos);
-  EXPECT_NE(error("%1").find("unexpected character '1'"), std::string::npos);
+  EXPECT_NE(error("%zz").find("no such format alias 'zz'"), std::string::npos);
+  EXPECT_EQ(error("50%"), "truncated line after '%'");
+  EXPECT_EQ(error("%[]"), "failed to parse sample expression <]> : missing fetch method");
+  EXPECT_EQ(error("%1"), "unexpected alias name near '1' at position 1 line : '%1'. Maybe you want "
+                         "to write a single '%', use the syntax '%%'");
 }
 
 }  // namespace
