@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -95,6 +96,10 @@ Sample eval_sample(std::string_view text, const Ctx& ctx = Ctx{}) {
   if (r.ok()) {
     EXPECT_TRUE(r->eval(ctx, s)) << text;
   }
+  // The text may point into the expression's arguments (str(), bin()), gone with `r`: kept
+  // here for the test's life.
+  static std::deque<std::string> kept;
+  if (!s.str.empty()) s.str = kept.emplace_back(s.str);
   return s;
 }
 

@@ -13,11 +13,14 @@ namespace {
 const char kHelloHead[] = "\x16\x03\x01\x01\x3a\x01\x00\x01\x36\x03\x03";
 
 struct Eval {
+  std::string bytes_;   // the sample points into it
   Ctx ctx;
   Sample s;
   bool got = false;
-  Eval(std::string_view text, std::string_view bytes, bool final, uint32_t avail = kAtTcpContent) {
+  Eval(std::string_view text, std::string_view bytes, bool final, uint32_t avail = kAtTcpContent)
+      : bytes_(bytes) {
     ctx.avail = avail;
+    bytes = bytes_;
     ctx.payload = bytes;
     ctx.payload_final = final;
     ctx.res_payload = bytes;
