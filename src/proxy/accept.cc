@@ -18,6 +18,7 @@
 #include "net/socket.h"
 #include "net/transport.h"
 #include "proxy/h1_connection.h"
+#include "proxy/sample_env.h"
 #include "proxy/tcp_session.h"
 #include "proxy/worker.h"
 
@@ -110,7 +111,9 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
 rules::RequestView tcp_rule_view(const Listener& l, int fd, const net::SocketAddress& peer,
                                  net::SocketAddress& local) {
   rules::RequestView v;
+  v.avail = sample::kAtTcpConnection;
   v.src = &peer;
+  v.cli_fd = fd;
   v.dst_port = l.port;
   if (l.addr.kind != net::ListenAddress::Kind::kInet) return v;
   v.dst = &l.addr.addr;
@@ -123,8 +126,10 @@ rules::RequestView tcp_rule_view(const Listener& l, int fd, const net::SocketAdd
 bool Worker::connection_allowed(Listener& l, int fd, const net::SocketAddress& peer) {
   Proxy& fe = *l.proxy;
   net::SocketAddress local;
-  if (rules::tcp_rules_accept(fe.settings.tcp_connection_rules, tcp_rule_view(l, fd, peer, local)))
-    return true;
+  rules::RequestView view = tcp_rule_view(l, fd, peer, local);
+  ProxyEnv env(process_, id_, &l, fe);
+  view.env = &env;
+  if (rules::tcp_rules_accept(fe.settings.tcp_connection_rules, view)) return true;
   // As HAProxy: the connection counts (conn_tot, conn_rate, and maxconnrate already took it)
   // but never becomes a session (no stot, no log line); `dcon` says why. The close is a reset,
   // with nothing sent and no FIN_WAIT/TIME_WAIT left behind: these rules are there for floods.
@@ -149,6 +154,8 @@ rules::RequestView with_addresses(rules::RequestView view, const Listener& l, in
   view.src = l4.src;
   view.dst = l4.dst;
   view.dst_port = l4.dst_port;
+  view.cli_fd = fd;
+  view.avail = sample::kAtTcpContent;
   return view;
 }
 }  // namespace
@@ -158,6 +165,8 @@ rules::TcpVerdict Worker::content_verdict(const Listener& l, int fd,
                                           rules::RequestView view) {
   net::SocketAddress local;
   view = with_addresses(view, l, fd, peer, local);
+  ProxyEnv env(process_, id_, &l, *l.proxy);
+  view.env = &env;
   rules::TcpVerdict v = rules::tcp_rules_verdict(l.proxy->settings.tcp_content_rules, view);
   if (v == rules::TcpVerdict::kReject) fe_counters(l.proxy->index).dreq.add();
   return v;
@@ -168,6 +177,8 @@ Proxy* Worker::tcp_backend(const Listener& l, int fd, const net::SocketAddress& 
   const Proxy& fe = *l.proxy;
   net::SocketAddress local;
   view = with_addresses(view, l, fd, peer, local);
+  ProxyEnv env(process_, id_, &l, fe);
+  view.env = &env;
   for (const auto& u : fe.settings.use_backends)
     if (u.cond.eval(view)) return process_.proxies()[static_cast<std::size_t>(u.backend)].get();
   return fe.target;

@@ -77,6 +77,9 @@ void H1Connection::release_codecs() {
   if (spares.size() < kSpareCodecs) {
     tx_->req_copy = rules::HeadEdit{};   // its strings belong to the transaction that ended
     tx_->lb_key.clear();   // (the reply's bytes were moved out when it was sent)
+    tx_->txn_vars.clear();
+    tx_->req_vars.clear();
+    tx_->res_vars.clear();
     for (rules::HeadEdit* e : {&tx_->req_edit, &tx_->res_edit}) {
       e->headers.clear();   // views into buffers that are gone; the storage stays
       e->storage.clear();

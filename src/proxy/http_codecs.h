@@ -9,6 +9,7 @@
 
 #include "http/http.h"
 #include "rules/rules.h"
+#include "sample/vars.h"
 
 namespace sluice::proxy {
 
@@ -36,6 +37,11 @@ struct HttpCodecs {
   // and the value `balance uri` / `balance hdr()` hashes.
   LocalReply reply;
   std::string lb_key;
+  // The transaction's variables (set-var(txn.x), req.x, res.x): cleared with the transaction,
+  // keeping their storage for the next one.
+  sample::VarStore txn_vars{sample::Scope::kTxn, sample::var_limits().txn};
+  sample::VarStore req_vars{sample::Scope::kReq, sample::var_limits().reqres};
+  sample::VarStore res_vars{sample::Scope::kRes, sample::var_limits().reqres};
   // The storage of the connection's two heads strings (OutQueue) while it is idle.
   std::string parked_to_cli, parked_to_srv;
 };

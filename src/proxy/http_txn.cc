@@ -124,14 +124,27 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   http11_ = head.http11();
   rules::RequestView view = view_of_request(edit);
   view.req.version = head.version;
-  if (!route(edit, view)) return Next::kReply;
+  ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
+  view.env = &env;
+  view.avail = sample::kAtHttpRequest;
+  attach_vars(view, codecs);
+  if (!route(edit, view, env)) return Next::kReply;
   add_forwardfor(edit);
   return Next::kForward;
 }
 
 // Frontend rules, backend choice, backend rules. False when the request is answered locally
 // (reply_).
-bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view) {
+void HttpTxn::attach_vars(rules::RequestView& view, HttpCodecs& codecs) {
+  view.txn_vars = &codecs.txn_vars;
+  view.req_vars = &codecs.req_vars;
+  view.res_vars = &codecs.res_vars;
+  if (!sess_vars_ && sample::VarNames::global().any_in(sample::Scope::kSess))
+    sess_vars_ = std::make_unique<sample::VarStore>(sample::Scope::kSess, sample::var_limits().sess);
+  view.sess_vars = sess_vars_.get();
+}
+
+bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& env) {
   // deny / return: the proxy's page for the status, or the rule's own response. A body that
   // already arrived whole is passed over (skip_body) so that the connection stays usable.
   auto reply = [&](const rules::Verdict& v, int st, log::Termination t) {
@@ -202,6 +215,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view) {
     return false;
   }
   be_ = be;
+  env.be = be_;
   leg_.attach(*be_);   // be_conns, stot, smax, session rate
   auto& bc = w_.be_counters(be_->index);
   bc.req_tot.add();

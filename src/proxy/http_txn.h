@@ -22,6 +22,7 @@
 //
 // Worker-local, as its connection.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "proxy/backend_leg.h"
 #include "proxy/http_codecs.h"
 #include "proxy/process.h"
+#include "proxy/sample_env.h"
 #include "proxy/worker.h"
 #include "rules/rules.h"
 #include "stats/http_service.h"
@@ -164,7 +166,7 @@ class HttpTxn {
   void first_byte(uint64_t now);
 
  private:
-  bool route(rules::HeadEdit& edit, rules::RequestView& view);
+  bool route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& env);
   void add_forwardfor(rules::HeadEdit& edit) const;
   bool serve_stats(const Proxy& px, const rules::HeadEdit& edit);
   void serve_metrics(const rules::HeadEdit& edit);
@@ -174,6 +176,8 @@ class HttpTxn {
   static std::string reply_bytes(int status, const rules::Verdict& v);
   static std::string redirect_bytes(int status, std::string_view location);
   rules::RequestView view_of_request(rules::HeadEdit& edit) const;
+  // The sample language's variables of this transaction (and of its connection).
+  void attach_vars(rules::RequestView& view, HttpCodecs& codecs);
   static void capture_fields(const std::vector<std::pair<std::string, int>>& caps,
                              const std::vector<http::Header>& fields,
                              std::vector<std::string>& out);
@@ -189,6 +193,8 @@ class HttpTxn {
   std::vector<std::string> cap_req_, cap_res_;   // `capture ... header` values
   LocalReply* reply_ = nullptr;   // the codecs' reply, during on_request() and on_response()
   std::string* lb_key_ = nullptr;
+  // sess.* variables, for the connection's life; only when the configuration names one.
+  std::unique_ptr<sample::VarStore> sess_vars_;
   BackendLeg leg_;
 };
 

@@ -32,6 +32,12 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
   if (!has_response_rules()) return Next::kForward;
   // http-response rules: the backend's, then the frontend's.
   rules::RequestView view;
+  ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
+  env.be = be_;
+  env.srv = leg_.server();
+  view.env = &env;
+  view.avail = sample::kAtHttpResponse;
+  attach_vars(view, codecs);
   view.src = &client_;
   view.dst_port = l_.port;
   view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;

@@ -92,6 +92,7 @@ std::string replace_path(std::string_view target, std::string_view path) {
 
 void fill_reply(const HttpRule& r, const RequestView& view, Verdict& v) {
   v = r.reply;
+  if (r.reply_lf) r.value.render(view, v.body);
   for (const auto& [name, fmtv] : r.reply_headers) {
     std::string val;
     fmtv.render(view, val);

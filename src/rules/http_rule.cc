@@ -127,14 +127,21 @@ base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) 
       if (!has_v) return c.action_error("'content-type' expects an argument");
       r.reply.content_type = w[i + 1];
       i += 2;
-    } else if (o == "string" || o == "file") {
+    } else if (o == "string" || o == "file" || o == "lf-string" || o == "lf-file") {
       if (!has_v) return c.action_error(fmt::format("'{}' expects an argument", o));
-      if (o == "string") {
+      if (o == "string" || o == "lf-string") {
         r.reply.body = w[i + 1];
       } else {
         auto data = read_file(w[i + 1], c.base_dir);
         if (!data.ok()) return c.action_error(data.error().message);
         r.reply.body = std::move(data.value());
+      }
+      r.reply_lf = o[0] == 'l';
+      if (r.reply_lf) {
+        auto f = ValueFormat::parse(r.reply.body, c.avail());
+        if (!f.ok()) return c.action_error(f.error().message);
+        r.value = std::move(f.value());
+        r.reply.body.clear();
       }
       r.reply.has_body = true;
       ++payloads;
@@ -143,7 +150,7 @@ base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) 
       r.reply.errorpage = true;
       ++payloads;
       ++i;
-    } else if (o == "errorfile" || o == "errorfiles" || o == "lf-string" || o == "lf-file") {
+    } else if (o == "errorfile" || o == "errorfiles") {
       return base::Error::text(fmt::format("'{} {}' is not supported by sluice yet.", c.full, o));
     } else if (o == "hdr") {
       if (i + 2 >= w.size()) return c.action_error("'hdr' expects <name> and <fmt> as arguments");
@@ -172,6 +179,8 @@ base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) 
                                      r.reply.content_type));
     r.reply.content_type.clear();
   }
+  if (r.reply_lf && r.reply.content_type.empty())
+    return c.action_error("a content type must be defined with a log-format payload");
   if (r.reply.has_body && r.reply.content_type.empty() && !r.reply.body.empty())
     return c.action_error("a content type must be defined when non-empty payload is configured");
   return i;

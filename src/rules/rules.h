@@ -174,6 +174,7 @@ class HttpRule {
   Verdict reply;                 // deny / return / redirect templates
   int redirect_kind = 0;         // 0 location, 1 prefix, 2 scheme
   bool drop_query = false;       // redirect option
+  bool reply_lf = false;         // return/deny `lf-string` / `lf-file`: `value` renders the body
   RuleSide side = RuleSide::kRequest;
   Condition cond;
   // del-header `-m`: 0 str (default), 1 beg, 2 end, 3 sub, 4 reg (regex in `regex`).

@@ -46,6 +46,7 @@ bool VarNames::parse(std::string_view text, VarRef* out, std::string* error) {
         return false;
       }
       out->scope = sc.scope;
+      scopes_used_ |= 1u << static_cast<unsigned>(sc.scope);
       uint32_t id = find(text);
       if (!id) {
         names_.emplace_back(text);

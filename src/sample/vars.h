@@ -40,11 +40,15 @@ class VarNames {
   uint32_t find(std::string_view full_name) const;
   // "txn.host" for an id.
   std::string_view name(uint32_t id) const;
+  // Whether the configuration names a variable of scope `s` (the proxy then gives its
+  // connections a store for it).
+  bool any_in(Scope s) const { return (scopes_used_ >> static_cast<unsigned>(s)) & 1u; }
   // The process-wide registry.
   static VarNames& global();
 
  private:
   std::vector<std::string> names_{""};   // id 0 is "no variable"
+  uint32_t scopes_used_ = 0;               // bit per Scope
 };
 
 // Where a variable's value lives.

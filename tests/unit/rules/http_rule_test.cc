@@ -391,7 +391,12 @@ TEST_F(RuleTest, Errors) {
   EXPECT_NE(error("return status").find("between 200 and 599"), std::string::npos);
   EXPECT_NE(error("return string x").find("a content type must be defined"), std::string::npos);
   EXPECT_NE(error("return content-type a string x string y").find("only one payload"), std::string::npos);
-  EXPECT_EQ(error("return lf-string x"), "'http-request return lf-string' is not supported by sluice yet.");
+  EXPECT_EQ(error("return lf-string x"),
+            "error detected while parsing 'http-request return' rule : a content type must be "
+            "defined with a log-format payload.");
+  EXPECT_NE(error("return content-type text/plain lf-string %[foo]").find("unknown fetch method 'foo'"),
+            std::string::npos);
+  EXPECT_EQ(error("return content-type text/plain lf-string %[path]"), "");
   EXPECT_NE(error("return hdr X").find("'hdr' expects <name> and <fmt>"), std::string::npos);
   EXPECT_NE(error("redirect").find("missing redirect type"), std::string::npos);
   EXPECT_NE(error("redirect location").find("expects an argument"), std::string::npos);
