@@ -46,6 +46,7 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   h.accept_unsafe_requests = p.accept_unsafe_requests;
   h.request_rules = p.http_request_rules;
   h.response_rules = p.http_response_rules;
+  h.after_response_rules = p.http_after_response_rules;
   for (const auto& e : p.errorfiles) h.errorfiles.emplace_back(e.status, normalise_errorfile(e.response));
   for (const auto& c : p.capture_request) h.capture_request.emplace_back(c.name, c.len);
   for (const auto& c : p.capture_response) h.capture_response.emplace_back(c.name, c.len);

@@ -253,6 +253,7 @@ struct ProxyConfig {
   rules::AclRegistry acls;
   std::vector<rules::HttpRule> http_request_rules;
   std::vector<rules::HttpRule> http_response_rules;
+  std::vector<rules::HttpRule> http_after_response_rules;
   std::vector<UseBackendConfig> use_backends;   // frontend, in order; first match wins
   // `tcp-request connection|content` (frontends, layer-4 conditions only) and
   // `tcp-request inspect-delay` (kept, but with final fetches only it never delays anything).

@@ -32,8 +32,10 @@ void kw_http_rule(Parser& p, Line& l) {
   refuse_rules_in_defaults(p, l);
   ProxyConfig& px = p.cur_proxy().cfg;
   bool req = l.args[0] == "http-request";
-  auto side = req ? rules::RuleSide::kRequest : rules::RuleSide::kResponse;
-  auto& list = req ? px.http_request_rules : px.http_response_rules;
+  bool after = l.args[0] == "http-after-response";
+  auto side = req ? rules::RuleSide::kRequest
+                  : after ? rules::RuleSide::kAfterResponse : rules::RuleSide::kResponse;
+  auto& list = req ? px.http_request_rules : after ? px.http_after_response_rules : px.http_response_rules;
   // Relative `file` paths are relative to the working directory, as in HAProxy.
   auto r = rules::parse_http_rule(tail(l, 1), side, px.acls, "",
                                   px.type == "backend" ? "backend" : "frontend");
@@ -51,7 +53,8 @@ void kw_http_rule(Parser& p, Line& l) {
     p.warning(fmt::format("{}previous '{}' action is final and has no condition attached, further "
                           "entries are NOOP.", l.where, l.args[0]));
   for (const auto& w : r.value().warnings) p.warning(l.where + w);
-  std::string raw = payload_fetch_refusal(r.value().cond, req ? "an 'http-request' rule" : "an 'http-response' rule", px);
+  std::string raw = payload_fetch_refusal(
+      r.value().cond, fmt::format("an '{}' rule", l.args[0]), px);
   if (!raw.empty()) throw ConfigError{l.where + raw};
   list.push_back(std::move(r.value()));
 }

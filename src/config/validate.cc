@@ -81,6 +81,8 @@ bool Parser::finish(ConfigModel* model) {
     // line then.
     for (const auto& r : p.http_request_rules) refuse_payload(r.cond, line_of(p.loc), "an 'http-request' rule");
     for (const auto& r : p.http_response_rules) refuse_payload(r.cond, line_of(p.loc), "an 'http-response' rule");
+    for (const auto& r : p.http_after_response_rules)
+      refuse_payload(r.cond, line_of(p.loc), "an 'http-after-response' rule");
     for (const auto& c : p.monitor_fail) refuse_payload(c, line_of(p.monitor_fail_loc), "'monitor fail'");
     // HTTP message offsets are kept below 2^28, so tune.bufsize must stay below 256 MB once a
     // proxy is in HTTP mode; reported once, at the first HTTP proxy, in HAProxy's words.
@@ -168,6 +170,10 @@ bool Parser::finish(ConfigModel* model) {
       if (!p.http_response_rules.empty()) {
         warning(fmt::format("'http-response' rules ignored for {} as they require HTTP mode.", who), false);
         p.http_response_rules.clear();
+      }
+      if (!p.http_after_response_rules.empty()) {
+        warning(fmt::format("'http-after-response' rules ignored for {} as they require HTTP mode.", who), false);
+        p.http_after_response_rules.clear();
       }
       if (p.forwardfor.enabled) {
         warning(fmt::format("'option forwardfor' ignored for {} as it requires HTTP mode.", who), false);

@@ -139,7 +139,16 @@ std::string_view default_reason(int status) {
     case 502: return "Bad Gateway";
     case 503: return "Service Unavailable";
     case 504: return "Gateway Time-out";
-    default: return "Other";
+    default:
+      // HAProxy's reason for a code it does not know: its class's name.
+      switch (status / 100) {
+        case 1: return "Informational";
+        case 2: return "Success";
+        case 3: return "Redirection";
+        case 4: return "Client Error";
+        case 5: return "Server Error";
+        default: return "Other";
+      }
   }
 }
 

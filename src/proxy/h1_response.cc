@@ -102,7 +102,8 @@ bool H1Connection::parse_response() {
   const bool bodyless = txn_.method() == http::Method::kHead || rh.status == 204 ||
                         rh.status == 304;
   const bool rules_ran = !txn_.backend()->settings.h.response_rules.empty() ||
-                         (txn_.backend() != &fe_ && !fe_.settings.h.response_rules.empty());
+                         (txn_.backend() != &fe_ && !fe_.settings.h.response_rules.empty()) ||
+                         txn_.has_after_response_rules();
   if (rules_ran && http::finalize_framing(rh, bodyless, false, edit.headers, edit.storage) ==
                        http::Framing::kConflict) {
     server_close_ = true;
@@ -238,6 +239,7 @@ void H1Connection::server_abort(log::Termination term) {
 }
 
 void H1Connection::reply(LocalReply r) {
+  if (int st = txn_.after_response_local(r.bytes, tx_.get())) r.status = st;
   txn_.replied(r.status, r.term);
   std::string& bytes = r.bytes;
   bool close_after = r.close_after;

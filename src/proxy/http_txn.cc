@@ -127,7 +127,7 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
   view.env = &env;
   view.avail = sample::kAtHttpRequest;
-  attach_vars(view, codecs);
+  attach_vars(view, &codecs);
   if (!route(edit, view, env)) return Next::kReply;
   add_forwardfor(edit);
   return Next::kForward;
@@ -135,10 +135,12 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
 
 // Frontend rules, backend choice, backend rules. False when the request is answered locally
 // (reply_).
-void HttpTxn::attach_vars(rules::RequestView& view, HttpCodecs& codecs) {
-  view.txn_vars = &codecs.txn_vars;
-  view.req_vars = &codecs.req_vars;
-  view.res_vars = &codecs.res_vars;
+void HttpTxn::attach_vars(rules::RequestView& view, HttpCodecs* codecs) {
+  if (codecs) {
+    view.txn_vars = &codecs->txn_vars;
+    view.req_vars = &codecs->req_vars;
+    view.res_vars = &codecs->res_vars;
+  }
   if (!sess_vars_ && sample::VarNames::global().any_in(sample::Scope::kSess))
     sess_vars_ = std::make_unique<sample::VarStore>(sample::Scope::kSess, sample::var_limits().sess);
   view.sess_vars = sess_vars_.get();
@@ -266,7 +268,12 @@ void HttpTxn::add_forwardfor(rules::HeadEdit& edit) const {
 }
 
 bool HttpTxn::has_response_rules() const {
-  return !fe_.settings.h.response_rules.empty() || !be_http().response_rules.empty();
+  return !fe_.settings.h.response_rules.empty() || !be_http().response_rules.empty() ||
+         has_after_response_rules();
+}
+
+bool HttpTxn::has_after_response_rules() const {
+  return !fe_.settings.h.after_response_rules.empty() || !be_http().after_response_rules.empty();
 }
 
 void HttpTxn::keep_request(const rules::HeadEdit& edit, HttpCodecs& codecs) {

@@ -66,6 +66,12 @@ class HttpTxn {
   }
   // Whether response rules will run (they see a copy of the request made by on_request()).
   bool has_response_rules() const;
+  bool has_after_response_rules() const;
+  // http-after-response on a response of the server's (`edit` as the response rules left it)
+  // and on a local answer (`bytes`, an HTTP/1 message whose head is rewritten when a rule
+  // changes it; returns the status set-status gave it, 0 when unchanged). http_txn_after.cc.
+  void after_response(int status, rules::HeadEdit& edit, HttpCodecs* codecs);
+  int after_response_local(std::string& bytes, HttpCodecs* codecs);
 
   // --- Response.
   // A final response head, `edit` normalized by the mux. kReply: a response rule answered.
@@ -176,8 +182,11 @@ class HttpTxn {
   static std::string reply_bytes(int status, const rules::Verdict& v);
   static std::string redirect_bytes(int status, std::string_view location);
   rules::RequestView view_of_request(rules::HeadEdit& edit) const;
+  // The view response rules see: the client, the request kept for them, the response.
+  rules::RequestView view_of_response(int status, rules::HeadEdit& edit, HttpCodecs* codecs,
+                                      ProxyEnv& env);
   // The sample language's variables of this transaction (and of its connection).
-  void attach_vars(rules::RequestView& view, HttpCodecs& codecs);
+  void attach_vars(rules::RequestView& view, HttpCodecs* codecs);
   static void capture_fields(const std::vector<std::pair<std::string, int>>& caps,
                              const std::vector<http::Header>& fields,
                              std::vector<std::string>& out);

@@ -30,24 +30,13 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
   // 502 for a bad first chunk): the server row counts what servers sent.
   count_server_status(rh.status);
   if (!has_response_rules()) return Next::kForward;
-  // http-response rules: the backend's, then the frontend's.
-  rules::RequestView view;
-  ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
-  env.be = be_;
-  env.srv = leg_.server();
-  view.env = &env;
-  view.avail = sample::kAtHttpResponse;
-  attach_vars(view, codecs);
-  view.src = &client_;
-  view.dst_port = l_.port;
-  view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
-  view.res.status = rh.status;
-  if (have_req_copy_) {
-    view.req.method = codecs.req_copy.method;
-    view.req.target = codecs.req_copy.target;
-    view.req.headers = &codecs.req_copy.headers;
+  if (fe_.settings.h.response_rules.empty() && be_http().response_rules.empty()) {
+    after_response(rh.status, edit, &codecs);
+    return Next::kForward;
   }
-  view.res.headers = &edit.headers;
+  // http-response rules: the backend's, then the frontend's.
+  ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
+  rules::RequestView view = view_of_response(rh.status, edit, &codecs, env);
   for (Proxy* px : {be_, be_ == &fe_ ? nullptr : &fe_}) {
     if (!px || px->settings.h.response_rules.empty()) continue;
     rules::Verdict v =
@@ -86,6 +75,7 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
     }
     return Next::kReply;
   }
+  after_response(rh.status, edit, &codecs);
   return Next::kForward;
 }
 

@@ -45,6 +45,7 @@ struct HttpSettings {
   bool accept_unsafe_requests = false;        // option accept-unsafe-violations-in-http-request
   std::vector<rules::HttpRule> request_rules;
   std::vector<rules::HttpRule> response_rules;
+  std::vector<rules::HttpRule> after_response_rules;   // http-after-response
   // status -> the complete response to send instead of the built-in page (already normalised
   // by the H1 encoder); an empty string means: send nothing and close.
   std::vector<std::pair<int, std::string>> errorfiles;

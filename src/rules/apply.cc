@@ -295,7 +295,7 @@ Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit&
         break;
       }
       case Action::kSetStatus:
-        if (side != RuleSide::kResponse) break;
+        if (side == RuleSide::kRequest) break;
         edit.status = r.status;
         edit.reason = r.reason.empty() ? std::string_view() : edit.keep(r.reason);
         edit.changed = true;

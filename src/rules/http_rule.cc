@@ -48,6 +48,15 @@ constexpr std::string_view kHaproxyRequestActions[] = {
     "strict-mode", "tarpit", "track-sc0", "track-sc1", "track-sc2",
     "wait-for-body", "wait-for-handshake",
 };
+// What `http-after-response` takes besides them (HAProxy 3.5's list).
+constexpr std::string_view kAfterResponseActions[] = {
+    "add-header", "allow", "del-header", "replace-header", "replace-value", "set-header",
+};
+constexpr std::string_view kHaproxyAfterResponseActions[] = {
+    "set-log-level", "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0", "sc-inc-gpc1", "sc-set-gpt",
+    "sc-set-gpt0", "add-headers-bin", "capture", "del-acl", "del-headers-bin", "del-map",
+    "do-log", "set-headers-bin", "set-map", "strict-mode",
+};
 constexpr std::string_view kHaproxyResponseActions[] = {
     "add-acl", "cache-store", "capture", "del-acl", "del-map", "do-log", "pause",
     "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0", "sc-inc-gpc1", "sc-set-gpt", "sc-set-gpt0",
@@ -63,6 +72,12 @@ bool known_haproxy_action(std::string_view a, RuleSide side) {
   if (side == RuleSide::kRequest)
     return std::find(std::begin(kHaproxyRequestActions), std::end(kHaproxyRequestActions), a) !=
            std::end(kHaproxyRequestActions);
+  if (side == RuleSide::kAfterResponse) {
+    for (std::string_view p : {"sc-add-gpc(", "sc-inc-gpc(", "sc-set-gpt(", "del-acl(", "del-map(", "set-map("})
+      if (a.starts_with(p)) return true;
+    return std::find(std::begin(kHaproxyAfterResponseActions), std::end(kHaproxyAfterResponseActions), a) !=
+           std::end(kHaproxyAfterResponseActions);
+  }
   return std::find(std::begin(kHaproxyResponseActions), std::end(kHaproxyResponseActions), a) !=
          std::end(kHaproxyResponseActions);
 }
@@ -72,6 +87,14 @@ bool is_cond_word(const std::string& w) { return w == "if" || w == "unless"; }
 constexpr std::size_t kMaxReplyFile = 16384;   // tune.bufsize
 
 // What a rule's formats and conditions may read on its side.
+// Whether action `a` (of kActions) may stand on `side`.
+bool action_on_side(std::string_view a, bool request_only, RuleSide side) {
+  if (request_only && side != RuleSide::kRequest) return false;
+  if (side != RuleSide::kAfterResponse) return true;
+  return std::find(std::begin(kAfterResponseActions), std::end(kAfterResponseActions), a) !=
+         std::end(kAfterResponseActions);
+}
+
 uint32_t side_avail(RuleSide side) {
   return side == RuleSide::kRequest ? sample::kAtHttpRequest : sample::kAtHttpResponse;
 }
@@ -277,17 +300,19 @@ bool parse_status(std::string_view s, int* out) {
 base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, RuleSide side,
                                        const AclRegistry& acls, const std::string& base_dir,
                                        std::string_view section) {
-  std::string kw = side == RuleSide::kRequest ? "http-request" : "http-response";
+  std::string kw = side == RuleSide::kRequest    ? "http-request"
+                   : side == RuleSide::kResponse ? "http-response"
+                                                 : "http-after-response";
   std::string name = words.empty() ? "" : words[0];
   const ActionName* an = nullptr;
   for (const auto& a : kActions)
-    if (a.name == name && (!a.request_only || side == RuleSide::kRequest)) an = &a;
+    if (a.name == name && action_on_side(a.name, a.request_only, side)) an = &a;
   static constexpr ActionName kVarAction{"set-var", Action::kSetVar, false};
   static constexpr ActionName kStatusAction{"set-status", Action::kSetStatus, false};
   const bool var_action = name.starts_with("set-var(") || name.starts_with("set-var-fmt(") ||
                           name.starts_with("unset-var(");
   if (var_action) an = &kVarAction;
-  if (name == "set-status" && side == RuleSide::kResponse) an = &kStatusAction;
+  if (name == "set-status" && side != RuleSide::kRequest) an = &kStatusAction;
   if (!an) {
     if (!name.empty() && (known_haproxy_action(name, side) ||
                           (name == "set-path" && side == RuleSide::kResponse)))
@@ -295,7 +320,7 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
     std::vector<std::string_view> names;
     std::string list;
     for (const auto& a : kActions) {
-      if (a.request_only && side != RuleSide::kRequest) continue;
+      if (!action_on_side(a.name, a.request_only, side)) continue;
       names.push_back(a.name);
       list += fmt::format("{}'{}'", list.empty() ? "" : ", ", a.name);
     }

@@ -154,7 +154,10 @@ struct Verdict {
   std::vector<std::pair<std::string, std::string>> extra_headers;   // return `hdr` items
 };
 
-enum class RuleSide : uint8_t { kRequest, kResponse };
+// kAfterResponse: `http-after-response`, run on every response, the server's and sluice's own
+// (errors, redirects, return), after the http-response rules; header, status and variable
+// actions only.
+enum class RuleSide : uint8_t { kRequest, kResponse, kAfterResponse };
 
 class HttpRule {
  public:

@@ -70,3 +70,50 @@ def test_variables_converters_and_names(sluice):
         assert body.endswith("n=1 seen=")
     finally:
         c.close()
+
+
+def after_config(port: int, echo_port: int) -> str:
+    return f"""
+defaults
+  mode http
+  timeout client 5s
+  timeout server 5s
+  timeout connect 5s
+frontend f
+  bind 127.0.0.1:{port}
+  http-request set-var(txn.p) path
+  http-request return status 200 content-type text/plain string "ret" if {{ path /ret }}
+  http-request redirect location /x if {{ path /redir }}
+  http-after-response set-header X-After %[var(txn.p)]-%[status]
+  http-after-response set-status 299 if {{ status 503 }}
+  use_backend dead if {{ path /dead }}
+  default_backend b
+backend b
+  http-after-response add-header X-Be yes
+  server s 127.0.0.1:{echo_port}
+backend dead
+  server s 127.0.0.1:1
+frontend echo
+  bind 127.0.0.1:{echo_port}
+  http-request return status 200 content-type text/plain string "echo"
+"""
+
+
+def test_after_response_rules_on_every_response(sluice):
+    """http-after-response runs on the server's responses and on sluice's own (return,
+    redirect, an error page), backend rules first; HAProxy 3.5 answers the same heads."""
+    port, echo = free_port(), free_port()
+    sluice(after_config(port, echo), wait_ports=[port, echo])
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        def ask(path):
+            c.request("GET", path)
+            r = c.getresponse()
+            r.read()
+            return r.status, r.reason, r.getheader("x-after"), r.getheader("x-be")
+        assert ask("/ok") == (200, "OK", "/ok-200", "yes")
+        assert ask("/ret") == (200, "OK", "/ret-200", None)
+        assert ask("/redir") == (302, "Found", "/redir-302", None)
+        assert ask("/dead") == (299, "Success", "/dead-503", None)
+    finally:
+        c.close()

@@ -370,6 +370,15 @@ TEST_F(RuleTest, Errors) {
   EXPECT_EQ(error("set-status 500", RuleSide::kResponse), "");
   EXPECT_NE(error("set-status 99", RuleSide::kResponse).find("set-status"), std::string::npos);
   EXPECT_NE(error("foo", RuleSide::kResponse).find("'http-response' expects "), std::string::npos);
+  // http-after-response: header, status and variable actions only.
+  EXPECT_EQ(error("set-header X %[status]", RuleSide::kAfterResponse), "");
+  EXPECT_EQ(error("set-status 299", RuleSide::kAfterResponse), "");
+  EXPECT_EQ(error("set-var(txn.a) status", RuleSide::kAfterResponse), "");
+  EXPECT_NE(error("deny", RuleSide::kAfterResponse).find("'http-after-response' expects 'add-header', "),
+            std::string::npos);
+  EXPECT_EQ(error("deny", RuleSide::kAfterResponse).find("'deny',"), std::string::npos);
+  EXPECT_EQ(error("set-log-level err", RuleSide::kAfterResponse),
+            "'http-after-response set-log-level' is not supported by sluice yet.");
   EXPECT_EQ(error("foo", RuleSide::kResponse).find("set-path"), std::string::npos);
   EXPECT_EQ(error("set-header X"),
             "error detected while parsing 'http-request set-header' rule : expects exactly 2 arguments.");
