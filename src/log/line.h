@@ -37,6 +37,22 @@ struct Record {
   std::size_t res_capture_slots = 0;
   std::span<const std::string> res_captures;
   std::string_view request_line;   // HTTP: %r, empty for a request that never parsed
+
+  // What only log-format aliases read (format.h); the fixed lines above do not.
+  bool http = false;                                   // an HTTP transaction (%Ta, %Tt, %Ti)
+  uint64_t accept_wall_us = 0;                         // %t %T %Tl %Ts %ms; 0: date_wall_us
+  const net::SocketAddress* local = nullptr;           // %fi:%fp (null: unknown)
+  const net::SocketAddress* server_addr = nullptr;     // %si:%sp (null: no server connection)
+  const net::SocketAddress* backend_src = nullptr;     // %bi:%bp
+  long th = 0;                 // %Th: handshakes (no TLS, no PROXY protocol: 0)
+  long ti = 0;                 // HTTP: %Ti, idle time before the request's first byte
+  uint64_t bytes_in = 0;       // %U
+  int srv_queue = 0, be_queue = 0;   // %sq/%bq
+  uint64_t request_counter = 0;      // %rt
+  uint64_t log_counter = 0;          // %lc: lines this frontend logged before
+  std::string_view unique_id;        // %ID
+  std::string_view hostname;         // %H
+  int pid = 0;                       // %pid
 };
 
 // "%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq"

@@ -1,0 +1,348 @@
+// Rendering a compiled log-format (format.h) for one line, as HAProxy 3.5 writes each alias:
+// `-` for what is absent (`""` when quoted), +Q around strings, addresses and samples (never
+// around numbers, dates or termination states), +X on addresses, ports and the few counters
+// HAProxy writes in hexadecimal. Appends to the caller's buffer; no allocation once it has
+// grown (UNIX socket addresses aside).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <ctime>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "log/format.h"
+#include "sample/expr.h"
+
+namespace sluice::log {
+
+namespace {
+
+using Node = Format::Node;
+
+void put_int(std::string& out, long long v) { fmt::format_to(std::back_inserter(out), "{}", v); }
+
+void put_hex(std::string& out, unsigned long long v, int width) {
+  fmt::format_to(std::back_inserter(out), "{:0{}X}", v, width);
+}
+
+// HAProxy's lf_text: quoted when +Q, `-` when absent (and not quoted), +E escapes.
+void put_text(std::string& out, std::string_view s, bool present, uint8_t opts) {
+  const bool q = opts & kOptQuote;
+  if (q) out += '"';
+  if (present && !s.empty()) {
+    if (opts & kOptEscape) {
+      for (char c : s) {
+        if (c == '"' || c == '\\' || c == ']') out += '\\';
+        out += c;
+      }
+    } else {
+      out += s;
+    }
+  } else if (!q) {
+    out += '-';
+  }
+  if (q) out += '"';
+}
+
+// A field written with HAProxy's '#XX' encoding (%r, %HU, captures).
+void put_encoded(std::string& out, std::string_view s, uint8_t opts, bool capture = false) {
+  const bool q = opts & kOptQuote;
+  if (q) out += '"';
+  append_escaped(out, s, capture);
+  if (q) out += '"';
+}
+
+void put_ip(std::string& out, const net::SocketAddress* a, uint8_t opts) {
+  if (!a || a->len == 0) return put_text(out, {}, false, opts);
+  if (a->family() == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->sa());
+    if (opts & kOptHex) return put_hex(out, ntohl(in->sin_addr.s_addr), 8);
+    char buf[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
+    return put_text(out, buf, true, opts);
+  }
+  if (a->family() == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(a->sa());
+    if (opts & kOptHex) {
+      for (unsigned char b : in6->sin6_addr.s6_addr) put_hex(out, b, 2);
+      return;
+    }
+    char buf[INET6_ADDRSTRLEN];
+    inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof buf);
+    return put_text(out, buf, true, opts);
+  }
+  put_text(out, a->host_string(), true, opts);
+}
+
+void put_port(std::string& out, const net::SocketAddress* a, uint8_t opts) {
+  if (!a || a->len == 0) return put_text(out, {}, false, opts);
+  if (a->family() != AF_INET && a->family() != AF_INET6) return put_text(out, "unix", true, opts);
+  if (opts & kOptHex) return put_hex(out, a->port(), 4);
+  put_int(out, a->port());
+}
+
+// "%d/%b/%Y:%H:%M:%S" then ".mmm" (%t, %tr) or " +zzzz" (%T, %Tl, %trg, %trl).
+void put_date(std::string& out, uint64_t wall_us, bool local, bool with_ms) {
+  time_t secs = static_cast<time_t>(wall_us / 1000000);
+  tm tm{};
+  if (local) localtime_r(&secs, &tm);
+  else gmtime_r(&secs, &tm);
+  char buf[48];
+  std::size_t n = strftime(buf, sizeof buf, with_ms ? "%d/%b/%Y:%H:%M:%S" : "%d/%b/%Y:%H:%M:%S %z", &tm);
+  out.append(buf, n);
+  if (with_ms) fmt::format_to(std::back_inserter(out), ".{:03}", (wall_us / 1000) % 1000);
+}
+
+void put_captures(std::string& out, std::size_t slots, std::span<const std::string> values,
+                  uint8_t opts, bool list) {
+  if (slots == 0) return;
+  const bool q = opts & kOptQuote;
+  if (!list) {
+    if (q) out += '"';
+    out += '{';
+    for (std::size_t i = 0; i < slots; ++i) {
+      if (i) out += '|';
+      if (i < values.size()) append_escaped(out, values[i], true);
+    }
+    out += '}';
+    if (q) out += '"';
+    return;
+  }
+  for (std::size_t i = 0; i < slots; ++i) {
+    if (i) out += ' ';
+    std::string_view v = i < values.size() ? std::string_view(values[i]) : std::string_view();
+    if (q) out += '"';
+    if (!v.empty()) append_escaped(out, v, true);
+    else if (!q) out += '-';
+    if (q) out += '"';
+  }
+}
+
+// The parts of the request line: method, target, version (empty when there is none).
+struct ReqLine {
+  std::string_view method, target, version;
+};
+ReqLine split_request_line(std::string_view line) {
+  ReqLine r;
+  std::size_t a = line.find(' ');
+  if (a == std::string_view::npos) {
+    r.method = line;
+    return r;
+  }
+  r.method = line.substr(0, a);
+  std::size_t b = line.rfind(' ');
+  if (b == a) {
+    r.target = line.substr(a + 1);
+    return r;
+  }
+  r.target = line.substr(a + 1, b - a - 1);
+  r.version = line.substr(b + 1);
+  return r;
+}
+
+long sum_or_absent(std::initializer_list<long> parts) {
+  long s = 0;
+  for (long v : parts) {
+    if (v < 0) return -1;
+    s += v;
+  }
+  return s;
+}
+
+void put_sample(std::string& out, const Node& n, const Record&, const sample::Ctx* ctx,
+                bool* stop) {
+  const bool q = n.opts & kOptQuote;
+  std::size_t at = out.size();
+  if (q) out += '"';
+  std::size_t start = out.size();
+  bool ok = ctx && n.expr->eval_text(*ctx, out);
+  if (!ok && (n.opts & kOptMandatory)) {
+    out.resize(at);
+    *stop = true;
+    return;
+  }
+  if (!ok || out.size() == start) {
+    out.resize(start);
+    if (!q) out += '-';
+  } else if (n.opts & kOptEscape) {
+    // Escape in place: rare, so a temporary is acceptable here.
+    std::string v = out.substr(start);
+    out.resize(start);
+    for (char c : v) {
+      if (c == '"' || c == '\\' || c == ']') out += '\\';
+      out += c;
+    }
+  }
+  if (q) out += '"';
+}
+
+}  // namespace
+
+void Format::render(const Record& r, const sample::Ctx* ctx, std::string& out) const {
+  bool last_space = true;   // a separator is written once, and only after something
+  const uint64_t accept_us = r.accept_wall_us ? r.accept_wall_us : r.date_wall_us;
+  // HTTP: Ta is the record's total; Tt adds the handshake and the idle time before it.
+  const long ta = r.total;
+  const long tt = r.http && r.total >= 0 ? r.th + r.ti + r.total : r.total;
+  const long tq = r.tr >= 0 ? r.th + r.ti + r.tr : -1;
+  ReqLine rl{};
+  bool rl_done = false;
+  auto req = [&]() -> const ReqLine& {
+    if (!rl_done) {
+      rl = split_request_line(r.request_line);
+      rl_done = true;
+    }
+    return rl;
+  };
+  for (const Node& n : nodes_) {
+    const std::size_t before = out.size();
+    const uint8_t o = n.opts;
+    switch (n.kind) {
+      case Node::Kind::kText:
+        out += n.text;
+        break;
+      case Node::Kind::kSeparator:
+        if (!last_space) out += ' ';
+        last_space = true;
+        continue;
+      case Node::Kind::kExpr: {
+        bool stop = false;
+        put_sample(out, n, r, ctx, &stop);
+        if (stop) return;
+        break;
+      }
+      case Node::Kind::kAlias:
+        switch (n.alias) {
+          case Alias::kGlobal: break;
+          case Alias::kci: put_ip(out, r.client, o); break;
+          case Alias::kcp: put_port(out, r.client, o); break;
+          case Alias::kfi: put_ip(out, r.local, o); break;
+          case Alias::kfp: put_port(out, r.local, o); break;
+          case Alias::kbi: put_ip(out, r.backend_src, o); break;
+          case Alias::kbp: put_port(out, r.backend_src, o); break;
+          case Alias::ksi: put_ip(out, r.server_addr, o); break;
+          case Alias::ksp: put_port(out, r.server_addr, o); break;
+          case Alias::kt: put_date(out, accept_us, true, true); break;
+          case Alias::ktr: put_date(out, r.date_wall_us, true, true); break;
+          case Alias::kT: put_date(out, accept_us, false, false); break;
+          case Alias::kTl: put_date(out, accept_us, true, false); break;
+          case Alias::ktrg: put_date(out, r.date_wall_us, false, false); break;
+          case Alias::ktrl: put_date(out, r.date_wall_us, true, false); break;
+          case Alias::kTs:
+            if (o & kOptHex) put_hex(out, accept_us / 1000000, 8);
+            else put_int(out, static_cast<long long>(accept_us / 1000000));
+            break;
+          case Alias::kms:
+            if (o & kOptHex) put_hex(out, (accept_us / 1000) % 1000, 2);
+            else fmt::format_to(std::back_inserter(out), "{:03}", (accept_us / 1000) % 1000);
+            break;
+          case Alias::kpid:
+            if (o & kOptHex) put_hex(out, static_cast<unsigned>(r.pid), 4);
+            else put_int(out, r.pid);
+            break;
+          case Alias::krt:
+            if (o & kOptHex) put_hex(out, r.request_counter, 4);
+            else put_int(out, static_cast<long long>(r.request_counter));
+            break;
+          case Alias::klc:
+            if (o & kOptHex) put_hex(out, r.log_counter, 4);
+            else put_int(out, static_cast<long long>(r.log_counter));
+            break;
+          case Alias::kH: put_text(out, r.hostname, true, o); break;
+          case Alias::kf: put_text(out, r.frontend, true, o); break;
+          case Alias::kft: put_text(out, r.frontend, true, o); break;   // '~' only with TLS
+          case Alias::kb: put_text(out, r.backend, true, o); break;
+          case Alias::ks: put_text(out, r.server, true, o); break;
+          case Alias::kID: put_text(out, r.unique_id, true, o); break;
+          case Alias::kCC:
+          case Alias::kCS:
+          case Alias::ksslc:
+          case Alias::ksslv: put_text(out, {}, false, o); break;   // no cookie capture, no TLS
+          case Alias::kTh: put_int(out, r.th); break;
+          case Alias::kTi: put_int(out, r.ti); break;
+          case Alias::kTR: put_int(out, r.tr); break;
+          case Alias::kTq: put_int(out, tq); break;
+          case Alias::kTw: put_int(out, r.tw); break;
+          case Alias::kTc: put_int(out, r.tc); break;
+          case Alias::kTr: put_int(out, r.tresp); break;
+          case Alias::kTa: put_int(out, ta); break;
+          case Alias::kTt: put_int(out, tt); break;
+          case Alias::kTu: put_int(out, tt >= 0 ? tt - r.ti : -1); break;
+          case Alias::kTd: {
+            long used = r.http ? sum_or_absent({tq, r.tw, r.tc, r.tresp})
+                               : sum_or_absent({r.tw, r.tc});
+            put_int(out, used >= 0 && tt >= 0 ? tt - used : -1);
+            break;
+          }
+          case Alias::kST: put_int(out, r.status); break;
+          case Alias::kB: put_int(out, static_cast<long long>(r.bytes_out)); break;
+          case Alias::kU: put_int(out, static_cast<long long>(r.bytes_in)); break;
+          case Alias::kts: append_letters(out, r.term); break;
+          case Alias::ktsc:
+            append_letters(out, r.term);
+            out += "--";   // no cookie persistence
+            break;
+          case Alias::kac: put_int(out, r.actconn); break;
+          case Alias::kfc: put_int(out, r.feconn); break;
+          case Alias::kbc: put_int(out, r.beconn); break;
+          case Alias::ksc: put_int(out, r.srvconn); break;
+          case Alias::krc:
+            if (r.redispatched) out += '+';
+            put_int(out, r.retries);
+            break;
+          case Alias::ksq: put_int(out, r.srv_queue); break;
+          case Alias::kbq: put_int(out, r.be_queue); break;
+          case Alias::khr: put_captures(out, r.req_capture_slots, r.req_captures, o, false); break;
+          case Alias::khs: put_captures(out, r.res_capture_slots, r.res_captures, o, false); break;
+          case Alias::khrl: put_captures(out, r.req_capture_slots, r.req_captures, o, true); break;
+          case Alias::khsl: put_captures(out, r.res_capture_slots, r.res_captures, o, true); break;
+          case Alias::kr:
+            put_encoded(out, r.request_line.empty() ? std::string_view("<BADREQ>") : r.request_line, o);
+            break;
+          case Alias::kHM:
+          case Alias::kHU:
+          case Alias::kHV:
+          case Alias::kHP:
+          case Alias::kHPO:
+          case Alias::kHQ: {
+            if (r.request_line.empty()) {
+              put_text(out, {}, false, o);
+              break;
+            }
+            const ReqLine& l = req();
+            std::string_view v;
+            std::string_view uri = l.target;
+            std::size_t qm = uri.find('?');
+            switch (n.alias) {
+              case Alias::kHM: v = l.method; break;
+              case Alias::kHV: v = l.version; break;
+              case Alias::kHU: v = uri; break;
+              case Alias::kHP: v = uri.substr(0, qm); break;
+              case Alias::kHQ: v = qm == std::string_view::npos ? std::string_view() : uri.substr(qm); break;
+              default: {   // HPO: the path alone, without the scheme and authority
+                v = uri.substr(0, qm);
+                std::size_t scheme = v.find("://");
+                if (!v.empty() && v[0] != '/' && scheme != std::string_view::npos) {
+                  std::size_t slash = v.find('/', scheme + 3);
+                  v = slash == std::string_view::npos ? std::string_view("/") : v.substr(slash);
+                }
+                break;
+              }
+            }
+            if (n.alias == Alias::kHQ && v.empty()) {
+              if (o & kOptQuote) out += "\"\"";
+              break;
+            }
+            if (v.empty()) put_text(out, {}, false, o);
+            else put_encoded(out, v, o);
+            break;
+          }
+        }
+        break;
+    }
+    if (out.size() != before) last_space = false;
+  }
+}
+
+}  // namespace sluice::log
