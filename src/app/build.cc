@@ -236,6 +236,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.timeouts.queue = p.timeouts.queue ? p.timeouts.queue : p.timeouts.connect;
     for (const auto& t : p.logs) s.logs.push_back(to_runtime(t));
     s.tcplog = p.option_tcplog;
+    s.log_format = p.log_fmt;
+    s.unique_id_format = p.unique_id_fmt;
+    s.unique_id_header = p.unique_id_header;
+    s.log_tag = p.log_tag;
     s.dontlognull = p.option_dontlognull;
     s.cli_keepalive = {p.option_clitcpka, p.clitcpka_cnt, p.clitcpka_idle, p.clitcpka_intvl};
     s.srv_keepalive = {p.option_srvtcpka, p.srvtcpka_cnt, p.srvtcpka_idle, p.srvtcpka_intvl};

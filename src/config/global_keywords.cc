@@ -155,6 +155,12 @@ void kw_stats(Parser& p, Line& l) {
 
 void kw_log(Parser& p, Line& l) { parse_log(p, l, &p.global.logs, true); }
 
+void kw_log_tag(Parser& p, Line& l) {
+  if (l.args.size() < 2)
+    throw ConfigError{fmt::format("{}'log-tag' expects a tag for use in syslog.", l.where)};
+  p.global.log_tag = l.args[1];
+}
+
 void kw_daemon(Parser& p, Line& l) {
   no_extra(l, 1);
   p.global.daemon = true;
@@ -321,7 +327,7 @@ void kw_resetenv(Parser& p, Line& l) {
 }
 
 constexpr std::string_view kHaproxyGlobal[] = {
-    "cluster-secret", "external-check", "insecure-fork-wanted", "localpeer", "log-send-hostname", "log-tag", "lua-load",
+    "cluster-secret", "external-check", "insecure-fork-wanted", "localpeer", "log-send-hostname", "lua-load",
     "master-worker", "mworker-max-reloads", "nbproc", "noepoll", "nopoll", "nosplice",
     "numa-cpu-mapping", "quiet", "set-dumpable", "spread-checks",
     "cpu-set", "cpu-affinity",
@@ -337,6 +343,7 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"nbthread", kInGlobal, 0, kw_nbthread, "<1..1024>: worker threads; strict integer; only in the first global sections"},
     {"maxconn", kInGlobal, 0, kw_maxconn, "<n>: process-wide connection limit; strict integer; 0 or unset = derived from ulimit -n; a second one is ignored with an alert"},
     {"stats", kInGlobal, 0, kw_stats, "socket <addr> [level user|operator|admin] [mode <octal>] | timeout <time> | maxconn <n>"},
+    {"log-tag", kInGlobal, 0, kw_log_tag, "<tag>: the syslog tag of every log line (default \"sluice\"); a proxy's own `log-tag` overrides it for its traffic lines"},
     {"log", kInGlobal, 0, kw_log, "<target> [len <n>] [format rfc3164|rfc5424|short|raw] <facility> [max [min]]; `no log` clears"},
     {"daemon", kInGlobal, 0, kw_daemon, "run in the background"},
     {"chroot", kInGlobal, 0, kw_chroot, "<dir>: chroot there once every socket is bound, before serving (as root)"},

@@ -3,12 +3,14 @@
 // objects. No behaviour here, no runtime types. Values are already validated and inherited
 // (defaults sections applied), and names are resolved to indexes.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "net/address.h"
+#include "log/format.h"
 #include "rules/rules.h"
 
 namespace sluice::config {
@@ -241,6 +243,21 @@ struct ProxyConfig {
   std::vector<LogTarget> logs;
   bool option_tcplog = false;
   bool option_dontlognull = false;
+  // What the log line says: `option tcplog [clf]`, `option httplog [clf]` or `log-format`
+  // (the last one written wins; option_tcplog / option_httplog follow it). Compiled with
+  // HAProxy's checks once the sections are read (validate.cc) into log_fmt.
+  enum class LogFormatKind { kNone, kTcpLog, kClfTcpLog, kHttpLog, kClfHttpLog, kCustom };
+  LogFormatKind log_format_kind = LogFormatKind::kNone;
+  std::string log_format;                // kCustom: the format string
+  SourceLoc log_format_loc;
+  std::shared_ptr<const log::Format> log_fmt;
+  // `unique-id-format` / `unique-id-header`: the request's id (%ID, unique-id), generated when
+  // the request arrives and sent to the server in that header.
+  std::string unique_id_format;
+  SourceLoc unique_id_loc;
+  std::shared_ptr<const log::Format> unique_id_fmt;
+  std::string unique_id_header;
+  std::string log_tag;                   // `log-tag`: empty = the global one
 
   // HTTP mode.
   HttpConnMode http_conn_mode = HttpConnMode::kKeepAlive;

@@ -93,6 +93,8 @@ class Parser {
   void parse_file(std::string_view text, const std::string& name, int pass);
   // Post-parse checks and resolution (the check phase). Returns false on a fatal error.
   bool finish(ConfigModel* model);
+  // Part of finish(): a frontend's log-format and unique-id-format (validate.cc).
+  void compile_log_formats(ProxyConfig& p);
 
   // Messages.
   void alert(std::string text, bool config_phase = true);

@@ -90,5 +90,15 @@ void kw_monitor(Parser& p, Line& l);
 void kw_http_reuse(Parser& p, Line& l);
 void kw_errorfile(Parser& p, Line& l);
 
+// ---- log formats: log-format, unique-id-format, unique-id-header, log-tag (log_format_keywords.cc) ----
+
+void kw_log_format(Parser& p, Line& l);
+void kw_unique_id_format(Parser& p, Line& l);
+void kw_unique_id_header(Parser& p, Line& l);
+void kw_log_tag(Parser& p, Line& l);
+// `option httplog [clf]` / `option tcplog [clf]` (and `log-format`): chooses the proxy's log
+// format, with HAProxy's warning when it overrides another one in a defaults section.
+void choose_log_format(Parser& p, Line& l, ProxyConfig::LogFormatKind kind, std::string_view kw);
+
 }  // namespace proxy_kw
 }  // namespace sluice::config

@@ -23,7 +23,7 @@ struct OptionDef {
 
 constexpr OptionDef kOptions[] = {
     {"redispatch", kBe, true, true, "[<n>]: redispatch on the last retry (-1), every Pth retry (+P) or the Nth before the last (-N); 0 disables. As in HAProxy, a failed server is also left at once (no retry of it, no turn-around) when it is not running (DOWN, maintenance, slow start) or when the algorithm does not hash (roundrobin, static-rr, leastconn, first, random) and more than one active server is usable. A redispatch counts in `wredis` (backend and the server left), a retry of the same server in `wretr`, never both"},
-    {"tcplog", kFe, false, true, "TCP log format for this frontend"},
+    {"tcplog", kFe, false, true, "[clf]: HAProxy's TCP log format (or its CLF variant) for this frontend"},
     {"dontlognull", kFe, true, false, "do not log connections that carried no data"},
     {"allbackups", kBe, true, false, "all usable backup servers share the load when no active server is up (default: the first backup only)"},
     {"tcp-check", kBe, false, true, "health checks only connect (the default check; `tcp-check` rules are not supported yet)"},
@@ -32,7 +32,7 @@ constexpr OptionDef kOptions[] = {
     {"http-server-close", kFe | kBe, true, true, "HTTP connection mode: the client side stays persistent, the server connection closes after each response"},
     {"httpclose", kFe | kBe, true, true, "HTTP connection mode: close after each response (frontend: client side; backend: server side; listen: both)"},
     {"forwardfor", kFe | kBe, false, true, "[except <net>] [header <name>] [if-none]: append `x-forwarded-for: <client ip>` (nothing for UNIX clients); HTTP mode only (warns and is ignored in TCP mode)"},
-    {"httplog", kFe, false, true, "HTTP log format (plain only: `httplog clf` is not supported yet); in TCP mode it warns and falls back to tcplog; ignored in backends"},
+    {"httplog", kFe, false, true, "[clf]: HAProxy's HTTP log format (or its CLF variant); in TCP mode it warns and falls back to tcplog; ignored in backends"},
     {"accept-unsafe-violations-in-http-request", kFe, true, false, "relax the request parser as HAProxy does (bytes >= 0x80 and `#` in the target, NUL in a value, non-tchar field names dropped, HTTP/0.9 GET and odd version tokens, unchecked authority, WebSocket without a valid key), and admit bare LF and obs-fold; HTTP mode only"},
     {"accept-invalid-http-request", kFe, true, false, "deprecated alias of accept-unsafe-violations-in-http-request (warns)"},
     {"clitcpka", kFe, true, false, "TCP keep-alive probes (SO_KEEPALIVE) on client connections; tuned by clitcpka-cnt/-idle/-intvl"},
@@ -49,7 +49,7 @@ constexpr std::string_view kHaproxyOptions[] = {
     "http-buffer-request", "http-drop-request-trailers", "http-drop-response-trailers",
     "http-ignore-probes", "http-no-delay", "http-pretend-keepalive",
     "http-restrict-req-hdr-names", "http-use-proxy-header",
-    "httpslog", "independent-streams", "ldap-check", "log-health-checks",
+    "independent-streams", "ldap-check", "log-health-checks",
     "log-separate-errors", "logasap", "mysql-check", "originalto", "persist",
     "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "socket-stats", "splice-auto",
     "splice-request", "splice-response", "spop-check", "ssl-hello-chk",
@@ -68,6 +68,10 @@ void kw_option(Parser& p, Line& l) {
   for (const auto& d : kOptions)
     if (d.name == name) o = &d;
   if (!o) {
+    if (name == "httpslog")
+      throw ConfigError{fmt::format("{}'option httpslog' is not supported by sluice: its format logs "
+                                    "TLS fields (ssl_fc_err, ssl_fc_sni, %sslv, %sslc) and sluice has "
+                                    "no TLS yet.", l.where)};
     if (std::find(std::begin(kHaproxyOptions), std::end(kHaproxyOptions), name) != std::end(kHaproxyOptions))
       throw ConfigError{fmt::format("{}'option {}' is not supported by sluice yet.", l.where, name)};
     std::vector<std::string_view> names;
@@ -163,17 +167,19 @@ void kw_option(Parser& p, Line& l) {
     px.forwardfor = ff;
     return;
   }
-  if (name == "httplog") {
+  if (name == "httplog" || name == "tcplog") {
+    using K = ProxyConfig::LogFormatKind;
+    const bool http = name == "httplog";
+    K kind = http ? K::kHttpLog : K::kTcpLog;
+    std::string kw = "option " + name;
     if (l.args.size() > 2) {
-      if (l.args[2] == "clf")
-        throw ConfigError{fmt::format("{}'option httplog clf' is not supported by sluice yet.", l.where)};
-      throw ConfigError{fmt::format("{}keyword 'httplog' only supports option 'clf'.", l.where)};
+      if (l.args[2] != "clf")
+        throw ConfigError{fmt::format("{}keyword '{}' only supports option 'clf'.", l.where, name)};
+      no_extra(l, 3);
+      kind = http ? K::kClfHttpLog : K::kClfTcpLog;
+      kw += " clf";
     }
-    if (ps.is_defaults && px.option_tcplog)
-      p.warning(fmt::format("{}'option httplog' overrides previous 'option tcplog' in 'defaults' section.", l.where));
-    px.option_httplog = true;
-    px.option_tcplog = false;
-    px.httplog_loc = l.loc;
+    choose_log_format(p, l, kind, kw);
     return;
   }
   no_extra(l, 2);
@@ -186,11 +192,6 @@ void kw_option(Parser& p, Line& l) {
   }
   if (name == "tcp-check") {
     px.check_type = ProxyConfig::CheckType::kTcp;
-  } else if (name == "tcplog") {
-    if (ps.is_defaults && px.option_httplog)
-      p.warning(fmt::format("{}'option tcplog' overrides previous 'option httplog' in 'defaults' section.", l.where));
-    px.option_tcplog = true;
-    px.option_httplog = false;
   } else if (name == "dontlognull") {
     px.option_dontlognull = l.prefix == Prefix::kNone;
   } else if (name == "allbackups") {

@@ -8,6 +8,46 @@
 
 namespace sluice::config {
 
+// The log format and the unique-id format of a frontend, compiled with HAProxy's messages.
+void Parser::compile_log_formats(ProxyConfig& p) {
+  using K = ProxyConfig::LogFormatKind;
+  if (!(p.caps & ProxyConfig::kFrontend)) return;
+  switch (p.log_format_kind) {
+    case K::kNone: break;
+    case K::kTcpLog: p.log_fmt = log::predefined(log::Predefined::kTcpLog); break;
+    case K::kClfTcpLog: p.log_fmt = log::predefined(log::Predefined::kClfTcpLog); break;
+    case K::kHttpLog: p.log_fmt = log::predefined(log::Predefined::kHttpLog); break;
+    case K::kClfHttpLog: p.log_fmt = log::predefined(log::Predefined::kClfHttpLog); break;
+    case K::kCustom: {
+      auto f = log::Format::parse(p.log_format);
+      if (!f.ok()) {
+        fatal(fmt::format("Parsing [{}:{}]: failed to parse log-format : {}.",
+                          p.log_format_loc.file, p.log_format_loc.line, f.error().message),
+              false);
+        return;
+      }
+      p.log_fmt = std::make_shared<const log::Format>(std::move(f.value()));
+      break;
+    }
+  }
+  if (p.log_fmt && p.logs.empty()) {
+    warning(fmt::format("log format ignored for {} '{}' since it has no log address.",
+                        type_word(p), p.name),
+            false);
+    p.log_fmt.reset();
+  }
+  if (!p.unique_id_format.empty()) {
+    auto f = log::Format::parse(p.unique_id_format, sample::kAtHttpRequest | sample::kUseBackend);
+    if (!f.ok()) {
+      fatal(fmt::format("Parsing [{}:{}]: failed to parse unique-id : {}.", p.unique_id_loc.file,
+                        p.unique_id_loc.line, f.error().message),
+            false);
+      return;
+    }
+    p.unique_id_fmt = std::make_shared<const log::Format>(std::move(f.value()));
+  }
+}
+
 bool Parser::finish(ConfigModel* model) {
   model->global = global;
   for (auto& ps : proxies) model->proxies.push_back(ps.cfg);
@@ -210,8 +250,10 @@ bool Parser::finish(ConfigModel* model) {
                 false);
         p.option_httplog = false;
         p.option_tcplog = true;
+        p.log_format_kind = ProxyConfig::LogFormatKind::kTcpLog;
       }
     }
+    compile_log_formats(p);
     if ((!p.capture_request.empty() || !p.capture_response.empty()) &&
         !(p.caps & ProxyConfig::kFrontend)) {
       warning(fmt::format("parsing [{}:{}] : 'capture' ignored because {} '{}' has no frontend "

@@ -157,6 +157,8 @@ class BackendLeg {
   stats::TrafficCounters& server_counters() const { return w_.srv_counters(server_global()); }
   int retries() const { return retries_; }
   bool redispatched() const { return redispatched_; }   // the log's "+" before the retries
+  // Where the last connection attempt went (%si:%sp); null when none was made.
+  const net::SocketAddress* target() const { return has_target_ ? &target_ : nullptr; }
   // Loop clock, 0 when not reached: entering the queue, the current connect attempt (while
   // waiting for a retry: its due time), the connection being up.
   uint64_t queued_ms() const { return t_queued_ms_; }
@@ -173,6 +175,8 @@ class BackendLeg {
   Worker& w_;
   Session& owner_;
   const net::SocketAddress& client_;
+  net::SocketAddress target_;     // the last connect's destination (the log's %si:%sp)
+  bool has_target_ = false;
   Proxy* be_ = nullptr;
   lb::Server* srv_ = nullptr;
   const std::string* key_ = nullptr;
@@ -224,8 +228,9 @@ inline BackendLeg::PickResult BackendLeg::pick(const std::string* key) {
   server_counters().connect.add();
   w_.be_counters(be_->index).connect.add();
   bool in_progress = false;
-  auto r = net::connect_nonblocking(srv_->target(net::SocketAddress::ipv4(0, local_port_)),
-                                    &in_progress, opts);
+  target_ = srv_->target(net::SocketAddress::ipv4(0, local_port_));
+  has_target_ = true;
+  auto r = net::connect_nonblocking(target_, &in_progress, opts);
   if (!r.ok()) {
     *err = connect_failure(r.error());
     return ConnectStatus::kFailed;

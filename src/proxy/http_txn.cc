@@ -113,7 +113,11 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   fc.req_rate.add(now);
   // The request line is kept only for the log line that will quote it.
   const auto& fs = fe_.settings;
-  if ((fs.h.httplog || fs.tcplog) && !fs.logs.empty()) {
+  if (!has_stream_id) {
+    stream_id = w_.process().next_stream_id();
+    has_stream_id = true;
+  }
+  if (fs.log_format || fs.unique_id_format) {
     req_line.assign(head.method);
     req_line += ' ';
     req_line += head.target;
@@ -128,6 +132,7 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   view.env = &env;
   view.avail = sample::kAtHttpRequest;
   attach_vars(view, &codecs);
+  if (fs.unique_id_format) make_unique_id(edit, view);
   if (!route(edit, view, env)) return Next::kReply;
   add_forwardfor(edit);
   return Next::kForward;
@@ -248,6 +253,38 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& e
 // of a side that has the option; the backend's header name wins; if-none only when every side
 // with the option says so and the field is present. The field is appended after the rules
 // ran, never merged with an existing one, as HAProxy does.
+// unique-id-format, rendered when the head arrives (before the rules, which may read it), and
+// unique-id-header added to the request for the server.
+void HttpTxn::make_unique_id(rules::HeadEdit& edit, rules::RequestView& view) {
+  const auto& fs = fe_.settings;
+  log::Record r;
+  r.client = &client_;
+  r.local = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+  r.date_wall_us = t_first_byte_wall_us ? t_first_byte_wall_us : base::wall_us();
+  r.http = true;
+  r.ti = t_first_byte_ms >= t_idle_ms ? static_cast<long>(t_first_byte_ms - t_idle_ms) : 0;
+  r.accept_wall_us = r.date_wall_us - static_cast<uint64_t>(r.ti) * 1000;
+  r.frontend = fs.name;
+  r.backend = fs.name;
+  r.server = "<NOSRV>";
+  r.request_line = req_line;
+  r.request_counter = stream_id;
+  r.log_counter = fe_.log_count.load(std::memory_order_relaxed);
+  r.hostname = w_.logs().host();
+  r.pid = w_.logs().pid();
+  r.actconn = w_.process().actconn().current();
+  r.feconn = fe_.feconn.current();
+  r.req_capture_slots = fs.h.capture_request.size();
+  r.req_captures = cap_req_;
+  unique_id.clear();
+  fs.unique_id_format->render(r, &view, unique_id);
+  view.unique_id = unique_id;
+  if (!fs.unique_id_header.empty()) {
+    edit.headers.push_back({edit.keep(fs.unique_id_header), edit.keep(unique_id)});
+    edit.changed = true;
+  }
+}
+
 void HttpTxn::add_forwardfor(rules::HeadEdit& edit) const {
   const auto& fh = fe_.settings.h;
   const auto& bh = be_->settings.h;
@@ -395,6 +432,8 @@ void HttpTxn::next_request(uint64_t now) {
   logged = false;
   cap_req_.clear();
   cap_res_.clear();
+  unique_id.clear();
+  has_stream_id = false;
   have_req_copy_ = false;
   // An idle keep-alive connection keeps no request line.
   std::string().swap(req_line);

@@ -167,6 +167,9 @@ class HttpTxn {
   bool logged = false;             // the log line was emitted (or suppressed)
   bool quiet = false;              // ends without a log line (a silent keep-alive close)
   std::string req_line;            // for the log: "GET / HTTP/1.1", or "<BADREQ>"
+  std::string unique_id;           // unique-id-format's id of this request (%ID, unique-id)
+  uint64_t stream_id = 0;          // the process-wide stream number (%rt)
+  bool has_stream_id = false;
 
   // First byte of a request seen at `now` (the request timer starts).
   void first_byte(uint64_t now);
@@ -174,6 +177,7 @@ class HttpTxn {
  private:
   bool route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& env);
   void add_forwardfor(rules::HeadEdit& edit) const;
+  void make_unique_id(rules::HeadEdit& edit, rules::RequestView& view);
   bool serve_stats(const Proxy& px, const rules::HeadEdit& edit);
   void serve_metrics(const rules::HeadEdit& edit);
   void service_reply(stats::Reply r);

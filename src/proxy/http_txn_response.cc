@@ -155,7 +155,7 @@ void HttpTxn::log(uint64_t now) {
   if (logged) return;
   logged = true;
   const auto& s = fe_.settings;
-  if ((!s.h.httplog && !s.tcplog) || s.logs.empty() || quiet) return;
+  if (!s.log_format || s.logs.empty() || quiet) return;
   if (s.dontlognull && t_first_byte_ms == 0) return;
   uint64_t start = t_first_byte_ms ? t_first_byte_ms : t_idle_ms;
   auto span = [](uint64_t from, uint64_t to) -> long {
@@ -187,17 +187,60 @@ void HttpTxn::log(uint64_t now) {
   r.srvconn = srv ? std::max(0, srv->current_conns() - 1) : 0;
   r.retries = leg_.retries();
   r.redispatched = leg_.redispatched();
-  // option tcplog on an HTTP frontend: the TCP line, without the HTTP timers.
-  if (!s.h.httplog) {
-    w_.logs().send(s.logs, kInfo, log::tcplog_line(r));
-    return;
-  }
   r.req_capture_slots = s.h.capture_request.size();
   r.req_captures = cap_req_;
   r.res_capture_slots = s.h.capture_response.size();
   r.res_captures = cap_res_;
   r.request_line = req_line;
-  w_.logs().send(s.logs, kInfo, log::httplog_line(r));
+  // What only log-format aliases and %[...] read.
+  r.http = true;
+  r.ti = t_first_byte_ms && t_first_byte_ms >= t_idle_ms ? static_cast<long>(t_first_byte_ms - t_idle_ms) : 0;
+  r.accept_wall_us = r.date_wall_us - static_cast<uint64_t>(r.ti) * 1000;
+  r.local = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+  r.server_addr = t_connected ? leg_.target() : nullptr;
+  r.bytes_in = req_sent;
+  if (!has_stream_id) {
+    stream_id = w_.process().next_stream_id();
+    has_stream_id = true;
+  }
+  r.request_counter = stream_id;
+  r.log_counter = fe_.log_count.fetch_add(1, std::memory_order_relaxed);
+  r.unique_id = unique_id;
+  r.hostname = w_.logs().host();
+  r.pid = w_.logs().pid();
+  LogEnv env;
+  env.fe = s.name;
+  env.fe_id = s.id;
+  if (be_) {
+    env.be = be_->settings.name;
+    env.be_id = be_->settings.id;
+  }
+  if (srv && t_connect) {
+    env.srv = srv->name();
+    env.srv_id = srv->settings().id;
+  }
+  sample::Ctx ctx;
+  ctx.avail = log::kLogAvail;
+  ctx.src = &client_;
+  ctx.dst = r.local;
+  ctx.dst_port = l_.port;
+  ctx.env = &env;
+  ctx.now_us = base::wall_us();
+  ctx.req_captures = cap_req_;
+  ctx.res_captures = cap_res_;
+  ctx.unique_id = unique_id;
+  if (!req_line.empty()) {
+    std::string_view rl = req_line;
+    std::size_t a = rl.find(' '), b = rl.rfind(' ');
+    if (a != std::string_view::npos && b > a) {
+      ctx.req.method = rl.substr(0, a);
+      ctx.req.target = rl.substr(a + 1, b - a - 1);
+      ctx.req.version = rl.substr(b + 1);
+    }
+  }
+  ctx.res.status = status > 0 ? status : 0;
+  w_.logs().send_traffic(s, *s.log_format, r, &ctx);
+
 }
 
 }  // namespace sluice::proxy

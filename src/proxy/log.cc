@@ -57,14 +57,22 @@ LogWriter::LogWriter(std::string tag, std::string host)
 
 LogWriter::~LogWriter() = default;
 
-void LogWriter::send(const std::vector<LogTarget>& targets, int level, std::string_view msg) {
+void LogWriter::send_traffic(const ProxySettings& s, const log::Format& fmt,
+                             const log::Record& r, const sample::Ctx* ctx) {
+  line_.clear();
+  fmt.render(r, ctx, line_);
+  send(s.logs, kInfo, line_, s.log_tag);
+}
+
+void LogWriter::send(const std::vector<LogTarget>& targets, int level, std::string_view msg,
+                     std::string_view tag) {
   if (targets.empty()) return;
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   uint64_t wall_us = static_cast<uint64_t>(ts.tv_sec) * 1000000u +
                      static_cast<uint64_t>(ts.tv_nsec) / 1000u;
   for (const LogTarget& t : targets) {
-    std::string line = format_log_line(t, level, tag_, pid_, host_, wall_us, msg);
+    std::string line = format_log_line(t, level, tag.empty() ? std::string_view(tag_) : tag, pid_, host_, wall_us, msg);
     if (line.empty() && level > t.max_level) continue;
     switch (t.kind) {
       case LogTarget::Kind::kStdout:

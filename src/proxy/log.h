@@ -8,8 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "log/format.h"
 #include "net/socket.h"
 #include "proxy/settings.h"
+#include "sample/context.h"
 
 namespace sluice::proxy {
 
@@ -32,7 +34,16 @@ class LogWriter {
   LogWriter(const LogWriter&) = delete;
   LogWriter& operator=(const LogWriter&) = delete;
 
-  void send(const std::vector<LogTarget>& targets, int level, std::string_view msg);
+  // `tag`: the proxy's log-tag; empty: the writer's.
+  void send(const std::vector<LogTarget>& targets, int level, std::string_view msg,
+            std::string_view tag = {});
+
+  // A traffic line: `fmt` rendered for `r` (and `ctx` for its %[...] nodes) into this
+  // writer's buffer, reused from line to line, then sent to the proxy's targets.
+  void send_traffic(const ProxySettings& s, const log::Format& fmt, const log::Record& r,
+                    const sample::Ctx* ctx);
+  const std::string& host() const { return host_; }
+  int pid() const { return pid_; }
 
   // Process-wide count of dropped lines. Any thread.
   static std::atomic<uint64_t> dropped;
@@ -42,6 +53,20 @@ class LogWriter {
   std::string host_;
   int pid_;
   net::DatagramSender dgram_;   // UDP and UNIX datagram targets
+  std::string line_;            // the traffic line being rendered
+};
+
+// What the %[...] nodes of a log line ask about the proxies: their names and ids.
+class LogEnv final : public sample::Env {
+ public:
+  std::string_view fe, be, srv;
+  int fe_id = 0, be_id = 0, srv_id = 0;
+  std::string_view frontend_name() const override { return fe; }
+  int frontend_id() const override { return fe_id; }
+  std::string_view backend_name() const override { return be; }
+  int backend_id() const override { return be_id; }
+  std::string_view server_name() const override { return srv; }
+  int server_id() const override { return srv_id; }
 };
 
 }  // namespace sluice::proxy

@@ -133,6 +133,7 @@ struct Proxy {
   std::unique_ptr<lb::Backend> backend;      // when settings.backend
   Proxy* target = nullptr;                   // backend serving this frontend, or null
   int server_base = 0;                       // first global server index of this backend
+  std::atomic<uint64_t> log_count{0};       // traffic lines this frontend logged (%lc)
   std::atomic<int> be_conns{0};              // current sessions on the backend side
   // Sessions waiting for a server slot (every usable server at its maxconn), process-wide,
   // and the highest that count has been (qcur / qmax of the BACKEND row).
@@ -196,6 +197,8 @@ class Process {
   lb::Server* server_by_global_index(int i) const { return servers_[static_cast<std::size_t>(i)]; }
 
   AcceptRate& accept_rate() { return accept_rate_; }
+  // The process-wide stream number (%rt, the id in unique-id-format), from 0.
+  uint64_t next_stream_id() { return stream_ids_.fetch_add(1, std::memory_order_relaxed); }
   ConnLimit& actconn() { return actconn_; }
   const ConnLimit& actconn() const { return actconn_; }
   std::atomic<uint64_t>& cum_conns() { return cum_conns_; }
@@ -257,6 +260,7 @@ class Process {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<lb::Server*> servers_;
   int total_servers_ = 0;
+  std::atomic<uint64_t> stream_ids_{0};
   ConnLimit actconn_;
   AcceptRate accept_rate_;
   std::atomic<uint64_t> cum_conns_{0};

@@ -2,9 +2,11 @@
 // Runtime settings of proxies, built by app from the parsed configuration. proxy/ never sees
 // the configuration model itself (config produces data, app turns it into objects).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "log/format.h"
 #include "lb/algorithm.h"
 #include "lb/server.h"
 #include "net/address.h"
@@ -116,6 +118,13 @@ struct ProxySettings {
   std::vector<LogTarget> logs;
   bool tcplog = false;
   bool dontlognull = false;
+  // The compiled log format of the traffic lines (option tcplog/httplog [clf] or log-format);
+  // null: no traffic line, only "Connect from" when there are log targets.
+  std::shared_ptr<const log::Format> log_format;
+  // unique-id-format (null: none) and unique-id-header ("" : not sent).
+  std::shared_ptr<const log::Format> unique_id_format;
+  std::string unique_id_header;
+  std::string log_tag;                    // `log-tag` of the proxy; "" = the process's
   // TCP socket options: the frontend's apply to accepted connections, the backend's to server
   // connections.
   net::TcpKeepalive cli_keepalive;        // option clitcpka / tcpka, clitcpka-*

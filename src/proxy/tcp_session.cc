@@ -69,7 +69,7 @@ void TcpSession::start() {
     return;
   }
   trace("accept");
-  if (!fe_.settings.tcplog && !fe_.settings.logs.empty()) {
+  if (!fe_.settings.log_format && !fe_.settings.logs.empty()) {
     std::string local = l_.addr.kind == net::ListenAddress::Kind::kInet
                             ? l_.addr.addr.to_string()
                             : l_.addr.text;
@@ -641,7 +641,7 @@ void TcpSession::finish(log::Termination term) {
     if (leg_.server()) count(leg_.server_counters());
   }
   // Tested before the call: most frontends write no tcplog line, and then no call is made.
-  if (fe_.settings.tcplog && !fe_.settings.logs.empty()) log_session();
+  if (fe_.settings.log_format && !fe_.settings.logs.empty()) log_session();
   // The server's slot, and the backend's session count once route() attached there (never
   // for a `P` ending: rejected or refused before).
   leg_.release();
@@ -686,7 +686,33 @@ void TcpSession::log_session() {
   r.srvconn = srv ? std::max(0, srv->current_conns() - 1) : 0;
   r.retries = leg_.retries();
   r.redispatched = leg_.redispatched();
-  w_.logs().send(s.logs, kInfo, log::tcplog_line(r));
+  // What only log-format aliases and %[...] read.
+  r.local = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+  r.server_addr = leg_.connected_ms() ? leg_.target() : nullptr;
+  r.bytes_in = bytes_in_;
+  r.request_counter = w_.process().next_stream_id();
+  r.log_counter = fe_.log_count.fetch_add(1, std::memory_order_relaxed);
+  r.hostname = w_.logs().host();
+  r.pid = w_.logs().pid();
+  LogEnv env;
+  env.fe = s.name;
+  env.fe_id = s.id;
+  if (be_) {
+    env.be = be_->settings.name;
+    env.be_id = be_->settings.id;
+  }
+  if (srv) {
+    env.srv = srv->name();
+    env.srv_id = srv->settings().id;
+  }
+  sample::Ctx ctx;
+  ctx.avail = log::kLogAvail & ~(sample::kUseHttpReq | sample::kUseHttpRes);
+  ctx.src = &client_;
+  ctx.dst = r.local;
+  ctx.dst_port = l_.port;
+  ctx.env = &env;
+  ctx.now_us = base::wall_us();
+  w_.logs().send_traffic(s, *s.log_format, r, &ctx);
 }
 
 }  // namespace sluice::proxy

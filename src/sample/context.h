@@ -8,6 +8,8 @@
 // expression (a rule set, a log format) declares the bits it offers, and the parser refuses a
 // fetch that needs one the place never has (sample/expr.h).
 #include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -204,6 +206,11 @@ struct Ctx {
   // HTTP.
   HttpMsg req;
   HttpMsg res;
+  // `capture request|response header` values, in declaration order (capture.req.hdr(n),
+  // capture.res.hdr(n)), and unique-id-format's id of the request (unique-id); empty: none.
+  std::span<const std::string> req_captures;
+  std::span<const std::string> res_captures;
+  std::string_view unique_id;
 
   // Variables by scope (null: that scope does not exist here).
   VarStore* sess_vars = nullptr;

@@ -182,6 +182,23 @@ bool f_capture_uri(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   return !ctx.req.target.empty() && str_out(out, ctx.req.target);
 }
 
+// capture.req.hdr(n) / capture.res.hdr(n): the nth `capture ... header` slot, from 0.
+bool capture_slot(std::span<const std::string> caps, const Arg* a, Sample& out) {
+  if (a[0].sint < 0 || static_cast<std::size_t>(a[0].sint) >= caps.size()) return false;
+  return str_out(out, caps[static_cast<std::size_t>(a[0].sint)]);
+}
+bool f_capture_req_hdr(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
+  return capture_slot(ctx.req_captures, a, out);
+}
+bool f_capture_res_hdr(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
+  return capture_slot(ctx.res_captures, a, out);
+}
+
+// unique-id: unique-id-format's id of the request.
+bool f_unique_id(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
+  return !ctx.unique_id.empty() && str_out(out, ctx.unique_id);
+}
+
 // capture.req.ver / capture.res.ver: "HTTP/1.0" for a 1.0 message, else "HTTP/1.1".
 bool capture_ver(const HttpMsg& m, Sample& out) {
   if (m.version.empty()) return false;
@@ -238,6 +255,9 @@ constexpr FetchDef kFetches[] = {
     {"base32", f_base32, no_args(), nullptr, Type::kSint, kReq, "int"},
     {"base32+src", f_base32_src, no_args(), nullptr, Type::kBin, kReq | kUseL4Cli},
     {"baseq", f_baseq, no_args(), nullptr, Type::kStr, kReq},
+    {"capture.req.hdr", f_capture_req_hdr, args(1, ArgType::kSint), nullptr, Type::kStr, kReq},
+    {"capture.res.hdr", f_capture_res_hdr, args(1, ArgType::kSint), nullptr, Type::kStr, kReq},
+    {"unique-id", f_unique_id, no_args(), nullptr, Type::kStr, kReq},
     {"capture.req.method", f_capture_method, no_args(), nullptr, Type::kStr, kReq},
     {"capture.req.uri", f_capture_uri, no_args(), nullptr, Type::kStr, kReq},
     {"capture.req.ver", f_capture_req_ver, no_args(), nullptr, Type::kStr, kReq},

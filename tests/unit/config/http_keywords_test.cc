@@ -144,17 +144,24 @@ TEST(HttpOptions, HttpLog) {
   ASSERT_TRUE(r.r.model) << r.all();
   EXPECT_TRUE(proxy(r, "f").option_httplog);
   EXPECT_FALSE(proxy(r, "f").option_tcplog);
-  EXPECT_EQ(r.r.warnings, 0) << r.all();
-  EXPECT_TRUE(parse("defaults\n  option httplog clf\n").has("parsing [f.cfg:2] : 'option httplog clf' is not supported by sluice yet."));
+  // As HAProxy: a format with nowhere to send it warns, and nothing is logged.
+  EXPECT_EQ(r.r.warnings, 1) << r.all();
+  EXPECT_TRUE(r.has("log format ignored for frontend 'f' since it has no log address.")) << r.all();
+  EXPECT_FALSE(proxy(r, "f").log_fmt);
+  r = parse("defaults\n  mode http\n  option httplog clf\nfrontend f\n  bind :1\n  log stdout local0\n  timeout client 1s\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(proxy(r, "f").log_format_kind, config::ProxyConfig::LogFormatKind::kClfHttpLog);
+  ASSERT_TRUE(proxy(r, "f").log_fmt);
+  EXPECT_EQ(proxy(r, "f").log_fmt->text(), log::kClfHttpLogFormat);
   EXPECT_TRUE(parse("defaults\n  option httplog x\n").has("parsing [f.cfg:2] : keyword 'httplog' only supports option 'clf'."));
   EXPECT_TRUE(parse("defaults\n  no option httplog\n").has("parsing [f.cfg:2] : negation/default is not supported for option 'httplog'."));
   r = parse("backend b\n  option httplog\n");
   EXPECT_TRUE(r.r.model);
   EXPECT_TRUE(r.has("parsing [f.cfg:2] : backend 'b' : 'option httplog' directive is ignored in backends."));
   r = parse("defaults\n  option tcplog\n  option httplog\n");
-  EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'option httplog' overrides previous 'option tcplog' in 'defaults' section."));
+  EXPECT_TRUE(r.has("parsing [f.cfg:3]: 'option httplog' overrides previous 'option tcplog' in 'defaults' section."));
   r = parse("defaults\n  option httplog\n  option tcplog\n");
-  EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'option tcplog' overrides previous 'option httplog' in 'defaults' section."));
+  EXPECT_TRUE(r.has("parsing [f.cfg:3]: 'option tcplog' overrides previous 'option httplog' in 'defaults' section."));
   // TCP mode: warning with the option's location, falls back to tcplog.
   r = parse("defaults\n  option httplog\nfrontend f\n  bind :1\n  timeout client 1s\nbackend b\n");
   ASSERT_TRUE(r.r.model) << r.all();
