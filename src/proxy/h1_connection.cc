@@ -99,7 +99,7 @@ void H1Connection::start() {
     return;
   }
   const auto& s = fe_.settings;
-  if (!s.h.httplog && !s.tcplog && !s.logs.empty()) {
+  if (!s.log_format && !s.logs.empty()) {
     std::string local = l_.addr.kind == net::ListenAddress::Kind::kInet ? l_.addr.addr.to_string()
                                                                           : l_.addr.text;
     w_.logs().send(s.logs, kInfo,
