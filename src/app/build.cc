@@ -237,6 +237,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     for (const auto& t : p.logs) s.logs.push_back(to_runtime(t));
     s.tcplog = p.option_tcplog;
     s.log_format = p.log_fmt;
+    s.log_backend_src = p.log_fmt && (p.log_fmt->uses(log::Alias::kbi) || p.log_fmt->uses(log::Alias::kbp));
     s.unique_id_format = p.unique_id_fmt;
     s.unique_id_header = p.unique_id_header;
     s.log_tag = p.log_tag;

@@ -78,6 +78,12 @@ const AliasDef* find_alias(std::string_view name) {
   return nullptr;
 }
 
+bool Format::uses(Alias a) const {
+  for (const auto& n : nodes_)
+    if (n.kind == Node::Kind::kAlias && n.alias == a) return true;
+  return false;
+}
+
 bool Format::uses_http() const {
   for (const auto& n : nodes_) {
     if (n.kind == Node::Kind::kExpr &&

@@ -96,6 +96,8 @@ class Format {
   bool empty() const { return nodes_.empty(); }
   // Whether any node is an HTTP-mode alias or an HTTP sample (HAProxy's diag warning).
   bool uses_http() const;
+  // Whether any node is this alias.
+  bool uses(Alias a) const;
 
  private:
   std::vector<Node> nodes_;

@@ -135,7 +135,7 @@ void BackendLeg::reset() {
   retries_ = 0;
   redispatched_ = false;
   t_queued_ms_ = t_connect_ms_ = t_connected_ms_ = 0;
-  has_target_ = false;
+  has_target_ = has_source_ = false;
 }
 
 }  // namespace sluice::proxy

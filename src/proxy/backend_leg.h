@@ -159,6 +159,9 @@ class BackendLeg {
   bool redispatched() const { return redispatched_; }   // the log's "+" before the retries
   // Where the last connection attempt went (%si:%sp); null when none was made.
   const net::SocketAddress* target() const { return has_target_ ? &target_ : nullptr; }
+  // Where it came from (%bi:%bp): asked of the kernel at each connect only when wanted.
+  void keep_source(bool on) { keep_source_ = on; }
+  const net::SocketAddress* source() const { return has_source_ ? &source_ : nullptr; }
   // Loop clock, 0 when not reached: entering the queue, the current connect attempt (while
   // waiting for a retry: its due time), the connection being up.
   uint64_t queued_ms() const { return t_queued_ms_; }
@@ -177,6 +180,9 @@ class BackendLeg {
   const net::SocketAddress& client_;
   net::SocketAddress target_;     // the last connect's destination (the log's %si:%sp)
   bool has_target_ = false;
+  net::SocketAddress source_;     // its local address (%bi:%bp), when keep_source_
+  bool has_source_ = false;
+  bool keep_source_ = false;
   Proxy* be_ = nullptr;
   lb::Server* srv_ = nullptr;
   const std::string* key_ = nullptr;
@@ -236,6 +242,7 @@ inline BackendLeg::PickResult BackendLeg::pick(const std::string* key) {
     return ConnectStatus::kFailed;
   }
   *fd = *r;
+  has_source_ = keep_source_ && net::local_address(*fd, &source_);
   state_ = State::kConnecting;
   return in_progress ? ConnectStatus::kInProgress : ConnectStatus::kConnected;
 }

@@ -69,7 +69,9 @@ HttpTxn::HttpTxn(Worker& w, Listener& l, Session& owner, const net::SocketAddres
       l_(l),
       fe_(*l.proxy),
       client_(client),
-      leg_(w, owner, client_, l.port) {}
+      leg_(w, owner, client_, l.port) {
+  leg_.keep_source(fe_.settings.log_backend_src);
+}
 
 void HttpTxn::first_byte(uint64_t now) {
   t_first_byte_ms = now;

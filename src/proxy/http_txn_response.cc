@@ -198,6 +198,7 @@ void HttpTxn::log(uint64_t now) {
   r.accept_wall_us = r.date_wall_us - static_cast<uint64_t>(r.ti) * 1000;
   r.local = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
   r.server_addr = t_connected ? leg_.target() : nullptr;
+  r.backend_src = t_connected ? leg_.source() : nullptr;
   r.bytes_in = req_sent;
   if (!has_stream_id) {
     stream_id = w_.process().next_stream_id();

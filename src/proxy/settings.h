@@ -125,6 +125,7 @@ struct ProxySettings {
   std::shared_ptr<const log::Format> unique_id_format;
   std::string unique_id_header;
   std::string log_tag;                    // `log-tag` of the proxy; "" = the process's
+  bool log_backend_src = false;           // the format logs %bi/%bp: keep the connection's source
   // TCP socket options: the frontend's apply to accepted connections, the backend's to server
   // connections.
   net::TcpKeepalive cli_keepalive;        // option clitcpka / tcpka, clitcpka-*

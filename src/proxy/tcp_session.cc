@@ -46,6 +46,7 @@ TcpSession::TcpSession(Worker& w, Listener& l, int fd, const net::SocketAddress&
       client_(client),
       leg_(w, *this, client_, l.port),
       timer_(this) {
+  leg_.keep_source(fe_.settings.log_backend_src);
   // A fresh socket can be written to; readability is reported by epoll once registered.
   c_rd_ = false;
   c_wr_ = true;
@@ -689,6 +690,7 @@ void TcpSession::log_session() {
   // What only log-format aliases and %[...] read.
   r.local = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
   r.server_addr = leg_.connected_ms() ? leg_.target() : nullptr;
+  r.backend_src = leg_.connected_ms() ? leg_.source() : nullptr;
   r.bytes_in = bytes_in_;
   r.request_counter = w_.process().next_stream_id();
   r.log_counter = fe_.log_count.fetch_add(1, std::memory_order_relaxed);

@@ -39,7 +39,7 @@ def test_custom_log_format_and_unique_id(cfg, sluice, udp_log):
     try:
         port = free_port()
         fmt = ('"%{+Q}o %ci %HM %HU %HV %ST %B %b/%s %ts %[method,lower] %[capture.req.hdr(0)] '
-               'id=%ID %{-Q}[unique-id] %{+X}Ts  end"')
+               'id=%ID %{-Q}[unique-id] %{+X}Ts  %bi:%bp %si:%sp end"')
         extra = (f"    log-format {fmt}\n"
                  "    unique-id-format %{+X}o%ci:%cp_%fi:%fp_%Ts_%rt:%pid\n"
                  "    unique-id-header X-Unique-ID\n")
@@ -54,10 +54,12 @@ def test_custom_log_format_and_unique_id(cfg, sluice, udp_log):
                             r"[0-9A-F]{4}", sent), sent
         assert int(sent.split(":")[-1], 16) == s.pid
         m = re.fullmatch(r'"127\.0\.0\.1" "GET" "/a%20b\?q=1" "HTTP/1\.1" 200 (\d+) "be_lf"/"s1" -- '
-                         r'"get" "say "hi"" id="(.*)" (.*) ([0-9A-F]{8}) end', msg)
+                         r'"get" "say "hi"" id="(.*)" (.*) ([0-9A-F]{8}) '
+                         r'"127\.0\.0\.1":(\d+) "127\.0\.0\.1":(\d+) end', msg)
         assert m, msg
         assert int(m.group(1)) > 0
         assert m.group(2) == sent and m.group(3) == sent, (msg, sent)
+        assert int(m.group(5)) > 0 and int(m.group(6)) == origin.port, msg
         # A second request: the stream counter (%rt) moved on.
         _get(port, "/two")
         msg2 = udp_log.wait_for(lambda m: '"/two"' in m)

@@ -131,6 +131,9 @@ TEST(LogFormat, EveryAliasPlain) {
   EXPECT_EQ(render("%CC %CS %sslc %sslv", r), "- - - -");
   EXPECT_EQ(render("%hr %hs|%hrl|%hsl", r), "{Moz#22x#7By#7C|} {r#22v}|Moz#22x#7By#7C -|r#22v");
   EXPECT_EQ(render("%o", r), "");
+  auto f = Format::parse("%ci %{+Q}bp");
+  EXPECT_TRUE(f.value().uses(Alias::kbp));
+  EXPECT_FALSE(f.value().uses(Alias::kbi));
 }
 
 TEST(LogFormat, QuoteHexEscapeFlags) {
