@@ -69,8 +69,7 @@ constexpr Unsupported kConvs[] = {
     {"protobuf", "it needs gRPC support"},      {"ungrpc", "it needs gRPC support"},
     {"table_*", "it needs stick tables"},       {"in_table", "it needs stick tables"},
     {"map*", "it needs maps"},                  {"51d.*", "it needs 51Degrees"},
-    {"da-csv-conv", "it needs DeviceAtlas"},    {"sha2", "it needs TLS"},
-    {"digest", "it needs TLS"},                 {"hmac", "it needs TLS"},
+    {"da-csv-conv", "it needs DeviceAtlas"},
     {"ub64dec", "it needs base64 support"},
 };
 
