@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "base/strings.h"
+#include "sample/codec.h"
 #include "sample/tables.h"
 #include "sample/var_read.h"
 
@@ -26,7 +26,8 @@ void set_bin(Sample& s, const std::string& b) {
   s.flags &= ~kConst;
 }
 
-// Bob Jenkins' 32-bit integer mix (HAProxy's full_hash), for the avalanche argument.
+// Bob Jenkins' 32-bit integer mix, then a multiplication by a prime near 3/4 of the space
+// (HAProxy's full_hash), for the avalanche argument.
 uint32_t avalanche(uint32_t a) {
   a = (a + 0x7ed55d16) + (a << 12);
   a = (a ^ 0xc761c23c) ^ (a >> 19);
@@ -34,7 +35,7 @@ uint32_t avalanche(uint32_t a) {
   a = (a + 0xd3a2646c) ^ (a << 9);
   a = (a + 0xfd7046c5) + (a << 3);
   a = (a ^ 0xb55a4f09) ^ (a >> 16);
-  return a;
+  return a * 3221225473u;
 }
 
 // Reflected CRC-32 tables: IEEE 802.3 (0xEDB88320) and Castagnoli (0x82F63B78).
@@ -176,7 +177,7 @@ std::string check_hmac(Arg* a, const ParseCtx& pc) {
     return {};
   }
   std::string dec;
-  if (!base::base64_decode(key.str, &dec))
+  if (!base64_decode(key.str, dec))
     return "failed to parse key : argument needs to be base64 encoded, and can either be a "
            "string or a variable";
   key.str = std::move(dec);
@@ -191,7 +192,7 @@ bool c_hmac(const Arg* a, Sample& s, const Ctx& ctx) {
     Sample v;
     if (!read_var_as(a[1].var, Type::kStr, ctx, v)) return false;
     std::string dec;
-    if (!base::base64_decode(v.str, &dec)) return false;
+    if (!base64_decode(v.str, dec)) return false;
     kb = std::move(dec);
     key = kb;
   }

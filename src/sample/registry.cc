@@ -70,7 +70,6 @@ constexpr Unsupported kConvs[] = {
     {"table_*", "it needs stick tables"},       {"in_table", "it needs stick tables"},
     {"map*", "it needs maps"},                  {"51d.*", "it needs 51Degrees"},
     {"da-csv-conv", "it needs DeviceAtlas"},
-    {"ub64dec", "it needs base64 support"},
 };
 
 std::string_view lookup(std::span<const Unsupported> list, std::string_view name) {
