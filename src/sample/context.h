@@ -84,6 +84,8 @@ class Env {
   virtual int fe_conn(std::string_view frontend) const { return -1; }
   virtual int srv_conn(std::string_view backend, std::string_view server) const { return -1; }
   virtual bool stopping() const { return false; }
+  // Whether a frontend of that name exists (the fe_exists converter); -1 when unknown.
+  virtual int frontend_exists(std::string_view frontend) const { return -1; }
   // The worker thread's number, from 0.
   virtual int thread_id() const { return 0; }
 
