@@ -1,5 +1,5 @@
 // Other converters (HAProxy's section 7.3.1): ipmask, the dates ltime, utime and their ms_
-// and us_ forms, param, set-var and unset-var as converters, debug, and those that ask the
+// and us_ forms, http_date, reverse_dom, param, set-var and unset-var as converters, debug, and those that ask the
 // process about a proxy or a server named by the sample (nbsrv, srv_queue, srv_is_up,
 // fe_exists): sample::Env answers them, and "unknown" there gives no sample.
 #include <cstring>
@@ -191,11 +191,70 @@ bool c_fe_exists(const Arg*, Sample& s, const Ctx& ctx) {
   return true;
 }
 
+// http_date([<offset>[,<unit>]]): an IMF-fixdate ("Tue, 14 Nov 2023 22:13:20 GMT") of a time
+// in seconds, or in ms or us (with that many decimals); the offset is in the same unit.
+std::string check_http_date(Arg* a, const ParseCtx&) {
+  std::string_view u = a[1].given ? std::string_view(a[1].str) : std::string_view();
+  if (u.empty() || u == "s") a[1].sint = 1;
+  else if (u == "ms") a[1].sint = 1000;
+  else if (u == "us") a[1].sint = 1000000;
+  else return fmt::format("expects 's', 'ms' or 'us', got '{}'", u);
+  return {};
+}
+
+bool c_http_date(const Arg* a, Sample& s, const Ctx& ctx) {
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  int64_t per = a[1].given ? a[1].sint : 1;
+  if (per <= 0) per = 1;
+  int64_t v = s.sint + (a[0].given ? a[0].sint : 0);
+  int64_t frac = v % per;
+  time_t t = static_cast<time_t>(v / per);
+  struct tm tm;
+  if (!gmtime_r(&t, &tm)) return false;
+  std::string& b = ctx.sc().next();
+  fmt::format_to(std::back_inserter(b), "{}, {:02d} {} {} {:02d}:{:02d}:{:02d}", kDays[tm.tm_wday],
+                 tm.tm_mday, kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+                 tm.tm_sec);
+  if (per == 1000) fmt::format_to(std::back_inserter(b), ".{:03d}", frac);
+  if (per == 1000000) fmt::format_to(std::back_inserter(b), ".{:06d}", frac);
+  b += " GMT";
+  s.type = Type::kStr;
+  s.str = b;
+  s.flags &= ~kConst;
+  return true;
+}
+
+// reverse_dom: the labels of a domain in reverse order; an empty label gives nothing.
+bool c_reverse_dom(const Arg*, Sample& s, const Ctx& ctx) {
+  std::string_view in = s.str;
+  if (in.empty()) return false;
+  std::string& b = ctx.sc().next();
+  std::size_t end = in.size();
+  while (true) {
+    std::size_t dot = in.rfind('.', end - 1);
+    std::size_t start = dot == std::string_view::npos ? 0 : dot + 1;
+    if (start == end) return false;
+    if (!b.empty()) b += '.';
+    b.append(in.substr(start, end - start));
+    if (dot == std::string_view::npos) break;
+    end = dot;
+    if (end == 0) return false;
+  }
+  s.type = Type::kStr;
+  s.str = b;
+  s.flags &= ~kConst;
+  return true;
+}
+
 constexpr ArgSpec kTimeArgs = args(1, ArgType::kStr, ArgType::kSint);
 
 constexpr ConvDef kConvs[] = {
     {"debug", c_debug, args(0, ArgType::kStr, ArgType::kStr), nullptr, Type::kAny, Type::kAny},
     {"fe_exists", c_fe_exists, no_args(), nullptr, Type::kStr, Type::kBool},
+    {"http_date", c_http_date, args(0, ArgType::kSint, ArgType::kStr), check_http_date,
+     Type::kSint, Type::kStr},
     {"ipmask", c_ipmask, args(1, ArgType::kMsk4, ArgType::kMsk6), nullptr, Type::kAny,
      Type::kAny},
     {"ltime", c_time<1, true>, kTimeArgs, nullptr, Type::kSint, Type::kStr},
@@ -204,6 +263,7 @@ constexpr ConvDef kConvs[] = {
     {"nbsrv", c_nbsrv, no_args(), nullptr, Type::kStr, Type::kSint},
     {"param", c_param, args(1, ArgType::kStr, ArgType::kStr), check_param, Type::kStr,
      Type::kStr},
+    {"reverse_dom", c_reverse_dom, no_args(), nullptr, Type::kStr, Type::kStr},
     {"set-var", c_set_var,
      args(1, ArgType::kStr, ArgType::kStr, ArgType::kStr, ArgType::kStr, ArgType::kStr),
      check_set_var, Type::kAny, Type::kAny},

@@ -70,6 +70,21 @@ TEST(ConvMisc, Dates) {
             "position 2");
 }
 
+TEST(ConvMisc, HttpDateReverseDom) {
+  EXPECT_EQ(run("int(1700000000),http_date"), "Tue, 14 Nov 2023 22:13:20 GMT");
+  EXPECT_EQ(run("int(1700000000),http_date(3600)"), "Tue, 14 Nov 2023 23:13:20 GMT");
+  EXPECT_EQ(run("int(1700000000123),http_date(0,ms)"), "Tue, 14 Nov 2023 22:13:20.123 GMT");
+  EXPECT_EQ(run("int(1700000000123456),http_date(1,us)"),
+            "Tue, 14 Nov 2023 22:13:20.123457 GMT");
+  EXPECT_EQ(parse_error("int(1),http_date(0,xs)"),
+            "invalid args in converter 'http_date' : expects 's', 'ms' or 'us', got 'xs'");
+  EXPECT_EQ(run("str(www.example.com),reverse_dom"), "com.example.www");
+  EXPECT_EQ(run("str(com),reverse_dom"), "com");
+  EXPECT_EQ(run("str(a..b.),reverse_dom"), "<none>");
+  EXPECT_EQ(run("str(.a),reverse_dom"), "<none>");
+  EXPECT_EQ(run("str(),reverse_dom"), "<none>");
+}
+
 TEST(ConvMisc, Param) {
   EXPECT_EQ(run("str(a=1&b=2),param(b)"), "2");
   EXPECT_EQ(run("str(a=1;b=2),param(b,;)"), "2");
@@ -96,6 +111,16 @@ TEST(ConvMisc, Vars) {
             "invalid args in converter 'set-var' : unknown condition \"ifbad\"");
   EXPECT_EQ(parse_error("str(a),unset-var"),
             "invalid args in converter 'unset-var' : Empty variable name cannot be accepted");
+}
+
+TEST(ConvMisc, RefusedWithReason) {
+  EXPECT_EQ(parse_error("str(a),x509_v_err_str"),
+            "converter 'x509_v_err_str' is not supported by sluice yet (it needs TLS)");
+  EXPECT_EQ(parse_error("str(a),json_query($.a)"),
+            "converter 'json_query' is not supported by sluice yet (it is not implemented yet)");
+  EXPECT_EQ(parse_error("str(a),tcp.win"),
+            "converter 'tcp.win' is not supported by sluice yet (it needs the bind option "
+            "tcp-ss)");
 }
 
 TEST(ConvMisc, DebugPassesOn) {
