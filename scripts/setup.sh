@@ -8,6 +8,7 @@ packages=(
   build-essential g++ cmake ninja-build
   libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libssl-dev libxxhash-dev
+  libpcre2-dev
   clang libclang-rt-14-dev
   python3 python3-pytest
   socat curl haproxy wrk procps iproute2

@@ -23,6 +23,7 @@
 #include "app/listener_plan.h"
 #include "app/messages.h"
 #include "base/clock.h"
+#include "base/regex.h"
 #include "base/version.h"
 #include "cli/server_commands.h"
 #include "config/loader.h"
@@ -50,6 +51,8 @@ void print_version(int level) {
               "(default %d), default nbthread: %d (usable CPUs)\n",
               core::kMaxThreads, core::kMaxGroups, core::kMaxThreadsPerGroupHard,
               core::kDefaultMaxThreadsPerGroup, usable_cpus());
+  std::printf("Built with PCRE2 version : %s\n", base::Regex::library_version().c_str());
+  std::printf("PCRE2 library supports JIT : %s\n", base::Regex::jit_supported() ? "yes" : "no");
   std::printf("Available polling systems :\n  epoll : pref=300, test result OK\n");
   std::printf("Available multiplexer protocols :\n  tcp : mode=TCP\n");
 }

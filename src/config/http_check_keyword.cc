@@ -71,7 +71,7 @@ void kw_http_check(Parser& p, Line& l) {
       base::Regex re;
       std::string why;
       if (!re.compile(arg, &why))
-        throw ConfigError{fmt::format("{}'http-check expect rstatus' : invalid regex '{}' ({}).", l.where, arg, why)};
+        throw ConfigError{fmt::format("{}'http-check expect' : {}.", l.where, why)};
     }
     if (*kind == HttpCheckConfig::Expect::kStatus) {
       for (char c : arg)

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "base/regex.h"
 #include "base/version.h"
 #include "config/preprocessor_condition.h"
 #include "config/parser.h"
@@ -169,7 +170,12 @@ int evaluate_condition(std::string_view text, std::string* error) {
 
 const std::vector<std::string>& build_features() {
   // Only what sluice really has: feature() must not promise anything else.
-  static const std::vector<std::string> features = {"EPOLL", "THREAD", "REUSEPORT", "LINUX_TCP"};
+  // PCRE2_JIT only where the PCRE2 library can JIT-compile here (base/regex.h).
+  static const std::vector<std::string> features = [] {
+    std::vector<std::string> f = {"EPOLL", "THREAD", "REUSEPORT", "LINUX_TCP", "PCRE2"};
+    if (base::Regex::jit_supported()) f.push_back("PCRE2_JIT");
+    return f;
+  }();
   return features;
 }
 

@@ -304,8 +304,8 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
       case M::kReg: {
         auto re = std::make_unique<base::Regex>();
         std::string why;
-        if (!re->compile(w, &why, term->icase, false))
-          return base::Error::text(fmt::format("regex '{}' is invalid: {}", w, why));
+        // HAProxy's text: "regex '(' is invalid (error=missing closing parenthesis, erroffset=1)".
+        if (!re->compile(w, &why, term->icase, false)) return base::Error::text(why);
         term->regexes.push_back(std::move(re));
         break;
       }

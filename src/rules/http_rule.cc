@@ -376,8 +376,7 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
           auto re = std::make_shared<base::Regex>();
           std::string why;
           // Case-sensitive, against the lower-cased name (apply.cc), as HAProxy matches it.
-          if (!re->compile(r.name, &why, false, false))
-            return c.action_error(fmt::format("invalid regex '{}' : {}", r.name, why));
+          if (!re->compile(r.name, &why, false, false)) return c.action_error(why);
           r.regex_text = r.name;
           r.regex = re;
         }
@@ -392,8 +391,7 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       r.regex_text = words[2];
       auto re = std::make_shared<base::Regex>();
       std::string why;
-      if (!re->compile(r.regex_text, &why, false, true))
-        return c.action_error(fmt::format("invalid regex '{}' : {}", r.regex_text, why));
+      if (!re->compile(r.regex_text, &why, false, true)) return c.action_error(why);
       r.regex = re;
       auto f = ValueFormat::parse(words[3], side_avail(side));
       if (!f.ok()) return c.action_error(f.error().message);
@@ -482,7 +480,7 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       auto re = std::make_shared<base::Regex>();
       std::string why;
       if (!re->compile(r.regex_text, &why, false, true))
-        return c.action_error(fmt::format("invalid regex '{}' : {}", r.regex_text, why));
+        return c.action_error("failed to parse the regex : " + why);
       r.regex = re;
       auto f = ValueFormat::parse(words[2], side_avail(side));
       if (!f.ok()) return c.action_error(f.error().message);

@@ -210,39 +210,39 @@ std::string check_regsub(Arg* a, const ParseCtx&) {
   auto pat = std::make_shared<RegsubPattern>();
   std::string err;
   if (!pat->re.compile(a[0].str, &err, icase, true))
-    return "regex '" + a[0].str + "' is invalid (error=" + err + ")";
+    return "error in regex '" + a[0].str + "' in arg 1 of conversion keyword 'regsub' : " + err;
   pat->global = global;
   a[0].obj = pat;
   return {};
 }
 
+// HAProxy's loop: each round matches what is left of the input as a subject of its own (so `\G`,
+// `\b` and lookbehinds see only that), with `^` refused after the first round (REG_NOTBOL: `g`
+// never re-anchors). The text before the match is copied, then the replacement; an empty match
+// at the start of the rest copies one byte to move on. At the end of the input one more round
+// runs, so an empty match there adds the replacement once more: `regsub(a*,X,g)` turns "baaac"
+// into "XbXXcX", `regsub($,X,g)` "abc" into "abcXX", as HAProxy 3.5 does.
 bool c_regsub(const Arg* a, Sample& s, const Ctx& ctx) {
   const auto* pat = static_cast<const RegsubPattern*>(a[0].obj.get());
   if (!pat) return false;
   std::string_view in = s.str;
   std::string& b = ctx.sc().next();
   base::Regex::Groups g;
-  std::size_t pos = 0;
-  while (pos <= in.size()) {
-    std::string_view rest = in.substr(pos);
-    if (!pat->re.search_groups(rest, &g) || g[0].first < 0) break;
+  std::size_t start = 0;
+  for (bool first = true;; first = false) {
+    std::string_view rest = in.substr(start);
+    if (!(first || pat->global) || !pat->re.match(rest, 0, &g, !first) || g[0].first < 0) {
+      b.append(rest);
+      break;
+    }
     auto ms = static_cast<std::size_t>(g[0].first);
     auto me = static_cast<std::size_t>(g[0].second);
     b.append(rest.substr(0, ms));
     b += base::Regex::expand(a[1].str, rest, g);
-    if (me == ms) {   // an empty match: keep the next byte and look after it
-      if (pos + ms >= in.size()) {
-        pos = in.size() + 1;
-        break;
-      }
-      b += in[pos + ms];
-      pos += ms + 1;
-    } else {
-      pos += me;
-    }
-    if (!pat->global) break;
+    if (start >= in.size()) break;
+    if (me == 0) b += in[start++];   // an empty match at the start: keep that byte
+    else start += me;
   }
-  if (pos < in.size()) b.append(in.substr(pos));
   set_built(s, b);
   return true;
 }
