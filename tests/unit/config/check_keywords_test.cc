@@ -205,7 +205,8 @@ TEST(CheckKeywords, HttpCheckSendAndExpect) {
   EXPECT_EQ(b.expect_arg, "maintenance");
   EXPECT_EQ(proxy(r, "c").http_check.expect, HttpCheckConfig::Expect::kRstatus);
   EXPECT_EQ(proxy(r, "d").http_check.expect_arg, "200-299,304");
-  EXPECT_TRUE(parse("backend b\n  http-check expect rstatus (\n").contains("invalid regex"));
+  EXPECT_TRUE(parse("backend b\n  http-check expect rstatus (\n").contains(
+      "'http-check expect' : regex '(' is invalid (error=missing closing parenthesis, erroffset=1)."));
   EXPECT_TRUE(parse("backend b\n  http-check expect foo bar\n").contains("unknown match 'foo'"));
   EXPECT_TRUE(parse("backend b\n  http-check send meth\n").contains("'meth' expects a value"));
   EXPECT_TRUE(parse("backend b\n  http-check disable-on-404\n").contains("'http-check disable-on-404' is not supported by sluice yet."));

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/regex.h"
 #include "config/loader.h"
 
 namespace sluice::config {
@@ -39,6 +40,9 @@ TEST_F(CondTest, Predicates) {
   EXPECT_EQ(eval("defined( A )"), 0);   // spaces are part of the argument
   EXPECT_EQ(eval("feature(THREAD)"), 1);
   EXPECT_EQ(eval("feature(EPOLL)"), 1);
+  EXPECT_EQ(eval("feature(PCRE2)"), 1);
+  EXPECT_EQ(eval("feature(PCRE2_JIT)"), base::Regex::jit_supported() ? 1 : 0);
+  EXPECT_EQ(eval("feature(PCRE)"), 0);
   EXPECT_EQ(eval("feature(OPENSSL)"), 0);
   EXPECT_EQ(eval("feature(THREA)"), 0);
   EXPECT_EQ(eval("streq(a,a)"), 1);
@@ -135,6 +139,10 @@ TEST(BuildFeatures, ListsOnlyWhatSluiceHas) {
   EXPECT_NE(std::find(f.begin(), f.end(), "THREAD"), f.end());
   EXPECT_NE(std::find(f.begin(), f.end(), "EPOLL"), f.end());
   EXPECT_EQ(std::find(f.begin(), f.end(), "OPENSSL"), f.end());
+  // Regexes are PCRE2 (base/regex.h), JIT-compiled where the library supports it.
+  EXPECT_NE(std::find(f.begin(), f.end(), "PCRE2"), f.end());
+  EXPECT_EQ(std::find(f.begin(), f.end(), "PCRE2_JIT") != f.end(), base::Regex::jit_supported());
+  EXPECT_EQ(std::find(f.begin(), f.end(), "PCRE"), f.end());
 }
 
 }  // namespace

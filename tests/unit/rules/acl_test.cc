@@ -310,7 +310,10 @@ TEST(Acl, Errors) {
   EXPECT_NE(acl_error("path -m foo /a").find("unknown matching method 'foo'"), std::string::npos);
   EXPECT_NE(acl_error("path -m bool").find("matching method 'bool' cannot be used with fetch keyword 'path'"), std::string::npos);
   EXPECT_NE(acl_error("src -m meth x").find("unknown matching method 'meth'"), std::string::npos);
-  EXPECT_NE(acl_error("path_reg (").find("regex '(' is invalid"), std::string::npos);
+  EXPECT_EQ(acl_error("path_reg ("), "error detected while parsing ACL 'x' : regex '(' is invalid "
+                                     "(error=missing closing parenthesis, erroffset=1).");
+  EXPECT_NE(acl_error("path -m reg -i a\\").find("regex 'a\\' is invalid (error=\\ at end of pattern, erroffset=2)"),
+            std::string::npos);
   EXPECT_NE(acl_error("src 10.0.0.0/40").find("not a valid IPv4 or IPv6"), std::string::npos);
   EXPECT_NE(acl_error("dst_port abc").find("'abc' is not a number."), std::string::npos);
   EXPECT_NE(acl_error("dst_port 10:5").find("'10:5' is not a valid number range."), std::string::npos);

@@ -385,7 +385,16 @@ TEST_F(RuleTest, Errors) {
   EXPECT_NE(error("set-header X a b").find("expects exactly 2 arguments"), std::string::npos);
   EXPECT_NE(error("add-header").find("expects exactly 2 arguments"), std::string::npos);
   EXPECT_NE(error("replace-header X a").find("expects exactly 3 arguments"), std::string::npos);
-  EXPECT_NE(error("replace-value X ( b").find("invalid regex '('"), std::string::npos);
+  EXPECT_EQ(error("replace-value X ( b"),
+            "error detected while parsing 'http-request replace-value' rule : regex '(' is invalid "
+            "(error=missing closing parenthesis, erroffset=1).");
+  EXPECT_EQ(error("replace-path ( b"),
+            "error detected while parsing 'http-request replace-path' rule : failed to parse the "
+            "regex : regex '(' is invalid (error=missing closing parenthesis, erroffset=1).");
+  EXPECT_EQ(error("del-header [a -m reg"),
+            "error detected while parsing 'http-request del-header' rule : regex '[a' is invalid "
+            "(error=missing terminating ] for character class, erroffset=2).");
+  EXPECT_EQ(error("replace-uri ^/v\\d+/(.*) /\\1"), "");   // Perl syntax (PCRE2)
   EXPECT_NE(error("del-header").find("expects at least 1 argument"), std::string::npos);
   EXPECT_NE(error("del-header x -m foo").find("'-m' expects"), std::string::npos);
   EXPECT_NE(error("set-path").find("expects exactly 1 argument"), std::string::npos);

@@ -292,6 +292,28 @@ TEST_F(ConvString, Regsub) {
   EXPECT_EQ(run("str(abc),regsub('b*','-','g')"), "-a--c-");
   EXPECT_EQ(run("str(abc),regsub('^','>')"), ">abc");
   EXPECT_EQ(run("str(aXbXc),regsub('^a|X','_','g')"), "__b_c");
+  // HAProxy 3.5's outputs: `g` never re-anchors `^`, each round sees only the rest of the input,
+  // and an empty match at the end adds the replacement once more.
+  EXPECT_EQ(run("str(aaa),regsub('^a','X','g')"), "Xaa");
+  EXPECT_EQ(run("str(baaac),regsub('a*','X','g')"), "XbXXcX");
+  EXPECT_EQ(run("str(baaac),regsub('a*','X')"), "Xbaaac");
+  EXPECT_EQ(run("str(abc),regsub('$','X','g')"), "abcXX");
+  EXPECT_EQ(run("str(abc),regsub('c$','X','g')"), "abX");
+  EXPECT_EQ(run("str(abc),regsub('(?=c)','X','g')"), "abXXc");
+  EXPECT_EQ(run("str(abc),regsub('^','X','g')"), "Xabc");
+  EXPECT_EQ(run("str(abab),regsub('\\bab','X','g')"), "XX");
+  EXPECT_EQ(run("str(aXbX),regsub('(?<=X)b','Y','g')"), "aXYX");
+  EXPECT_EQ(run("str(abc),regsub('\\Gb','X','g')"), "abc");
+  EXPECT_EQ(run("str(aa),regsub('a|','X','g')"), "XXX");
+  EXPECT_EQ(run("str(aaa),regsub('a','','g')"), "");
+  EXPECT_EQ(run("str(bbb),regsub('b*?','X','g')"), "XbXbXbX");
+  EXPECT_EQ(run("str(a1b22c333),regsub('[0-9]+','<\\0>','g')"), "a<1>b<22>c<333>");
+  EXPECT_EQ(run("str(ABCb),regsub('b','x','gi')"), "AxCx");
+  EXPECT_EQ(run("str(),regsub('^','X','g')"), "X");
+  EXPECT_EQ(parse_error("str(a),regsub('(',b)"),
+            "invalid args in converter 'regsub' : error in regex '(' in arg 1 of conversion "
+            "keyword 'regsub' : regex '(' is invalid (error=missing closing parenthesis, "
+            "erroffset=1)");
   EXPECT_EQ(parse_error("str(a),regsub(a,b,x)"),
             "invalid args in converter 'regsub' : invalid regex flag 'x', only 'i' and 'g' are "
             "supported");
