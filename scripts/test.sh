@@ -30,7 +30,24 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:exit
 # Integration tests must never wait on a terminal.
 exec </dev/null
 
+# The GoogleTest cases and pytest tests that failed in a ctest log. Unit binaries run as one
+# ctest entry each (unit.<module>, tests/CMakeLists.txt), so ctest's own list names the binary;
+# this names the cases: gtest's "[  FAILED  ] Suite.Case (N ms)" lines, a case that started and
+# never ended (a crash, a sanitizer abort, a timeout), and pytest's "FAILED path::test" lines.
+failed_cases() {
+  awk '
+    function flush() { if (cur != "") print "  " entry ": " cur " (did not finish: crash, sanitizer report or timeout)"; cur = "" }
+    /^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / { flush(); entry = $4; next }
+    /^ *Start +[0-9]+: / || /^[0-9]+% tests passed/ { flush(); next }
+    /^\[ RUN      \] / { cur = $4; next }
+    /^\[       OK \] / || /^\[  SKIPPED \] / { cur = ""; next }
+    /^\[  FAILED  \] / && $4 ~ /\./ { n = $4; sub(/,$/, "", n); print "  " entry ": " n; cur = ""; next }
+    /^FAILED [^ ]+::/ { n = $0; sub(/^FAILED /, "", n); sub(/ - .*/, "", n); sub(/.*\/tests\/integration\//, "", n); print "  " entry ": " n }
+    END { flush() }' "$1" | sort -u
+}
+
 summary=()
+times=()
 status=0
 for mode in "${modes[@]}"; do
   t0=$SECONDS
@@ -42,7 +59,8 @@ for mode in "${modes[@]}"; do
     summary+=("$mode build FAILED"); status=1; continue
   fi
 
-  echo "=== sluice tests: $mode: built in $((SECONDS - t0))s; running the tests"
+  built=$((SECONDS - t0))
+  echo "=== sluice tests: $mode: built in ${built}s; running the tests"
   t1=$SECONDS
   # Sanitizer builds run several times slower: integration tests stretch their deadlines
   # (never their assertions on behaviour) by this factor.
@@ -65,6 +83,12 @@ for mode in "${modes[@]}"; do
         --timeout 600 $mode_args 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   echo "=== sluice tests: $mode: tests ran in $((SECONDS - t1))s"
+  times+=("$mode build ${built}s tests $((SECONDS - t1))s")
+  cases=$(failed_cases "$log")
+  if [[ -n $cases ]]; then
+    echo "=== sluice tests: $mode: failed cases:"
+    echo "$cases"
+  fi
   # ctest's own tally: "100% tests passed, 0 tests failed out of 42" / "No tests were found!!!"
   line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
   if [[ -n $line ]]; then
@@ -79,5 +103,6 @@ for mode in "${modes[@]}"; do
 done
 
 echo
+( IFS=,; msg="${times[*]}"; echo "sluice tests: times: ${msg//,/, }" )
 ( IFS=,; msg="${summary[*]}"; echo "sluice tests: ${msg//,/, }" )
 exit $status
