@@ -22,8 +22,12 @@
 option(SLUICE_UNITY "Unity (jumbo) builds: faster full builds, slower incremental ones" OFF)
 set(SLUICE_UNITY_BATCH 8 CACHE STRING "Sources per unity translation unit")
 
-# Sources, relative to the top of the tree, that never go into a unity batch (see above).
+# Sources, relative to the top of the tree, that never go into a unity batch (see above). An entry
+# ending in "/" names a whole folder, for one whose convention is per-file names: every
+# src/sample/ file defines its own kFetches / kConvs table and its helpers in an anonymous
+# namespace, so new files there need no entry.
 set(SLUICE_UNITY_SKIP
+  src/sample/
 )
 
 # sluice_build_speed(<target>): applies the unity settings above to <target>. Called by every
@@ -37,7 +41,15 @@ function(sluice_build_speed target)
   foreach(src ${srcs})
     cmake_path(ABSOLUTE_PATH src BASE_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} NORMALIZE OUTPUT_VARIABLE abs)
     cmake_path(RELATIVE_PATH abs BASE_DIRECTORY ${PROJECT_SOURCE_DIR} OUTPUT_VARIABLE rel)
-    if(rel IN_LIST SLUICE_UNITY_SKIP)
+    set(skip OFF)
+    foreach(entry ${SLUICE_UNITY_SKIP})
+      string(LENGTH "${entry}" n)
+      string(SUBSTRING "${rel}" 0 ${n} head)
+      if(rel STREQUAL entry OR (entry MATCHES "/$" AND head STREQUAL entry))
+        set(skip ON)
+      endif()
+    endforeach()
+    if(skip)
       set_source_files_properties(${src} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
     endif()
   endforeach()
