@@ -28,6 +28,12 @@ set(SLUICE_UNITY_BATCH 8 CACHE STRING "Sources per unity translation unit")
 # namespace, so new files there need no entry.
 set(SLUICE_UNITY_SKIP
   src/sample/
+  tests/unit/sample/
+  tests/unit/lb/roundrobin_test.cc               # servers()
+  tests/unit/net/transport_test.cc               # Kind (another file's alias of ShardsSetting::Kind)
+  tests/unit/net/transport_readiness_test.cc     # Kind
+  tests/unit/proxy/h1_connection_test.cc         # kGetA
+  tests/unit/proxy/tcp_session_test.cc
 )
 
 # sluice_build_speed(<target>): applies the unity settings above to <target>. Called by every
