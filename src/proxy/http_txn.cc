@@ -115,11 +115,14 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   fc.req_rate.add(now);
   // The request line is kept only for the log line that will quote it.
   const auto& fs = fe_.settings;
-  if (!has_stream_id) {
+  // The process-wide stream number (%rt, unique ids) is a shared counter: taken only when a
+  // log line or a unique id may show it.
+  const bool logs = fs.log_format && !fs.logs.empty();
+  if (!has_stream_id && (logs || fs.unique_id_format)) {
     stream_id = w_.process().next_stream_id();
     has_stream_id = true;
   }
-  if (fs.log_format || fs.unique_id_format) {
+  if (logs || fs.unique_id_format) {
     req_line.assign(head.method);
     req_line += ' ';
     req_line += head.target;
