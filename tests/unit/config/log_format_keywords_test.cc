@@ -14,14 +14,14 @@ using testing::parse;
 using testing::proxy;
 using K = ProxyConfig::LogFormatKind;
 
-std::string fe(const std::string& body, const std::string& mode = "http") {
+std::string lf_fe(const std::string& body, const std::string& mode = "http") {
   return "defaults\n  mode " + mode + "\n  timeout client 1s\n  timeout connect 1s\n  timeout server 1s\n"
          "frontend f\n  bind :1\n  log stdout local0\n" + body +
          "  default_backend b\nbackend b\n  server s 127.0.0.1:80\n";
 }
 
 TEST(LogFormatKeywords, CustomFormatCompiled) {
-  auto r = parse(fe("  log-format \"%ci %{+Q}r %[method]\"\n"));
+  auto r = parse(lf_fe("  log-format \"%ci %{+Q}r %[method]\"\n"));
   ASSERT_TRUE(r.r.model) << r.all();
   EXPECT_EQ(r.r.warnings, 0) << r.all();
   const auto& p = proxy(r, "f");
@@ -33,25 +33,25 @@ TEST(LogFormatKeywords, CustomFormatCompiled) {
 }
 
 TEST(LogFormatKeywords, ParseErrorsWithFileAndLine) {
-  auto r = parse(fe("  log-format \"%ci %zz\"\n"));
+  auto r = parse(lf_fe("  log-format \"%ci %zz\"\n"));
   EXPECT_FALSE(r.r.model);
   EXPECT_TRUE(r.has("Parsing [f.cfg:9]: failed to parse log-format : no such format alias 'zz'. If "
                     "you wanted to emit the '%' character verbatim, you need to use '%%'."))
       << r.all();
-  r = parse(fe("  log-format \"%[req.len]\"\n"));
+  r = parse(lf_fe("  log-format \"%[req.len]\"\n"));
   EXPECT_TRUE(r.has("Parsing [f.cfg:9]: failed to parse log-format : sample fetch <req.len> may not "
                     "be reliably used here because it needs 'request buffer' which is not "
                     "available here."))
       << r.all();
-  r = parse(fe("  unique-id-format %zz\n"));
+  r = parse(lf_fe("  unique-id-format %zz\n"));
   EXPECT_TRUE(r.has("Parsing [f.cfg:9]: failed to parse unique-id : no such format alias 'zz'. If "
                     "you wanted to emit the '%' character verbatim, you need to use '%%'."))
       << r.all();
-  EXPECT_TRUE(parse(fe("  log-format\n")).has("parsing [f.cfg:9] : log-format expects an argument."));
-  EXPECT_TRUE(parse(fe("  log-format %ci %cp\n"))
+  EXPECT_TRUE(parse(lf_fe("  log-format\n")).has("parsing [f.cfg:9] : log-format expects an argument."));
+  EXPECT_TRUE(parse(lf_fe("  log-format %ci %cp\n"))
                   .has("parsing [f.cfg:9] : log-format expects only one argument, don't forget to "
                        "escape spaces!"));
-  EXPECT_TRUE(parse(fe("  unique-id-header\n")).has("parsing [f.cfg:9] : unique-id-header expects an argument."));
+  EXPECT_TRUE(parse(lf_fe("  unique-id-header\n")).has("parsing [f.cfg:9] : unique-id-header expects an argument."));
 }
 
 TEST(LogFormatKeywords, OptionsChooseThePredefinedFormats) {
@@ -60,19 +60,19 @@ TEST(LogFormatKeywords, OptionsChooseThePredefinedFormats) {
         std::tuple{"option httplog clf", K::kClfHttpLog, log::kClfHttpLogFormat},
         std::tuple{"option tcplog", K::kTcpLog, log::kTcpLogFormat},
         std::tuple{"option tcplog clf", K::kClfTcpLog, log::kClfTcpLogFormat}}) {
-    auto r = parse(fe(std::string("  ") + line + "\n"));
+    auto r = parse(lf_fe(std::string("  ") + line + "\n"));
     ASSERT_TRUE(r.r.model) << r.all();
     EXPECT_EQ(proxy(r, "f").log_format_kind, kind) << line;
     ASSERT_TRUE(proxy(r, "f").log_fmt) << line;
     EXPECT_EQ(proxy(r, "f").log_fmt->text(), text) << line;
   }
   // The last one written wins.
-  auto r = parse(fe("  option httplog\n  log-format %ci\n"));
+  auto r = parse(lf_fe("  option httplog\n  log-format %ci\n"));
   EXPECT_EQ(proxy(r, "f").log_fmt->text(), "%ci");
-  r = parse(fe("  log-format %ci\n  option tcplog\n"));
+  r = parse(lf_fe("  log-format %ci\n  option tcplog\n"));
   EXPECT_EQ(proxy(r, "f").log_fmt->text(), log::kTcpLogFormat);
-  EXPECT_TRUE(parse(fe("  option tcplog x\n")).has("parsing [f.cfg:9] : keyword 'tcplog' only supports option 'clf'."));
-  EXPECT_TRUE(parse(fe("  option httpslog\n")).has(
+  EXPECT_TRUE(parse(lf_fe("  option tcplog x\n")).has("parsing [f.cfg:9] : keyword 'tcplog' only supports option 'clf'."));
+  EXPECT_TRUE(parse(lf_fe("  option httpslog\n")).has(
       "parsing [f.cfg:9] : 'option httpslog' is not supported by sluice: its format logs TLS "
       "fields (ssl_fc_err, ssl_fc_sni, %sslv, %sslc) and sluice has no TLS yet."));
 }
@@ -88,14 +88,14 @@ TEST(LogFormatKeywords, WarningsAsHaproxy) {
   r = parse("defaults\n  mode http\n  timeout client 1s\nfrontend f\n  bind :1\n  log-format %ci\n");
   EXPECT_TRUE(r.has("log format ignored for frontend 'f' since it has no log address.")) << r.all();
   // TCP mode: httplog falls back to tcplog.
-  r = parse(fe("  option httplog clf\n", "tcp"));
+  r = parse(lf_fe("  option httplog clf\n", "tcp"));
   ASSERT_TRUE(r.r.model) << r.all();
   EXPECT_EQ(proxy(r, "f").log_fmt->text(), log::kTcpLogFormat);
 }
 
 TEST(LogFormatKeywords, UniqueIdAndLogTag) {
   auto r = parse("global\n  log-tag gtag\n" +
-                 fe("  unique-id-format %{+X}o%ci:%cp_%Ts_%rt\n  unique-id-header X-Unique-ID\n"
+                 lf_fe("  unique-id-format %{+X}o%ci:%cp_%Ts_%rt\n  unique-id-header X-Unique-ID\n"
                     "  log-tag ptag\n"));
   ASSERT_TRUE(r.r.model) << r.all();
   EXPECT_EQ(r.r.model->global.log_tag, "gtag");
