@@ -3,16 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "sample/expr.h"
+#include "sample_support.h"
 #include "sample/vars.h"
 
 namespace sluice::sample {
 namespace {
 
-std::string parse_error(std::string_view text) {
-  ParseCtx pc;
-  auto r = Expr::parse(text, pc);
-  return r.ok() ? std::string("ok") : r.error().message;
-}
+using testing::parse_error;
 
 // The expression's text, "<none>" when it yields no sample. txn.three=3, txn.s="hello",
 // txn.neg=-1, and txn.bin the bytes of `bin_hex` (HAProxy's bin(<hex>), a fetch of another

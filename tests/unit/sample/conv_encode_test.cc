@@ -3,15 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "sample/expr.h"
+#include "sample_support.h"
 
 namespace sluice::sample {
 namespace {
 
-std::string parse_error(std::string_view text) {
-  ParseCtx pc;
-  auto r = Expr::parse(text, pc);
-  return r.ok() ? std::string("ok") : r.error().message;
-}
+using testing::parse_error;
 
 // Evaluates `text`; `body` is what req.body returns.
 std::string run(std::string_view text, std::string_view body = {}) {

@@ -3,16 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "sample/expr.h"
+#include "sample_support.h"
 #include "sample/vars.h"
 
 namespace sluice::sample {
 namespace {
 
-std::string parse_error(std::string_view text) {
-  ParseCtx pc;
-  auto r = Expr::parse(text, pc);
-  return r.ok() ? std::string("ok") : r.error().message;
-}
+using testing::parse_error;
 
 // txn.key="bXlfa2V5" (base64 of "my_key"), txn.bad="!!!"
 std::string run(std::string_view text) {

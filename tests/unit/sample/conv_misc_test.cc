@@ -3,16 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "sample/expr.h"
+#include "sample_support.h"
 #include "sample/vars.h"
 
 namespace sluice::sample {
 namespace {
 
-std::string parse_error(std::string_view text) {
-  ParseCtx pc;
-  auto r = Expr::parse(text, pc);
-  return r.ok() ? std::string("ok") : r.error().message;
-}
+using testing::parse_error;
 
 // An Env that knows backend "be" with 2 usable servers, its server "s1" up with 3 queued,
 // and the frontend "fe".

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sample/expr.h"
+#include "sample_support.h"
 
 namespace sluice::sample {
 namespace {
@@ -51,11 +52,7 @@ struct Req {
   }
 };
 
-std::string parse_error(std::string_view text) {
-  ParseCtx pc;
-  auto r = Expr::parse(text, pc);
-  return r.ok() ? std::string("ok") : r.error().message;
-}
+using testing::parse_error;
 
 Req haproxy_request() {
   return Req("/p/q?a=1;A=2&b=3;x;c=4&a=5",

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sample/expr.h"
+#include "sample_support.h"
 
 namespace sluice::sample {
 namespace {
@@ -33,11 +34,7 @@ struct Eval {
   bool may_change() const { return s.flags & kMayChange; }
 };
 
-std::string parse_error(std::string_view text) {
-  ParseCtx pc;
-  auto r = Expr::parse(text, pc);
-  return r.ok() ? std::string("ok") : r.error().message;
-}
+using testing::parse_error;
 
 TEST(SampleFetchPayload, LengthGrowsUntilFinal) {
   Eval a("req.len", "abc", false);
