@@ -77,7 +77,8 @@ bool ProxyEnv::proxy_stat(ProxyStat st, std::string_view proxy, std::string_view
     case ProxyStat::kAvgQueue: {
       if (!px->backend) return false;
       int64_t q = px->queued.load(std::memory_order_relaxed);
-      int64_t n = nbsrv(px->settings.name);
+      int64_t n = px->backend->usable_active();
+      if (n == 0) n = px->backend->usable_backup();
       *out = n > 0 ? (q + n - 1) / n : q;
       return true;
     }
