@@ -130,8 +130,7 @@ base::Result<Condition> parse_condition(const std::vector<std::string>& words, c
       if (close >= words.size()) return base::Error::text("missing closing '}' in condition");
       if (close == i + 1) return base::Error::text("empty anonymous ACL '{ }' in condition");
       auto t = detail::parse_acl_expr(words, i + 1, close);
-      if (!t.ok())
-        return base::Error::text(fmt::format("{} in anonymous ACL", t.error().message));
+      if (!t.ok()) return t.error();   // HAProxy 3.5 names no ACL here
       auto acl = std::make_shared<Acl>();
       acl->name = "anonymous";
       acl->terms.push_back(t.value());

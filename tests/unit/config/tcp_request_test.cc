@@ -99,7 +99,7 @@ TEST(TcpRequest, FetchesTheStageLacksWarn) {
   r = parse(fe("  tcp-request content reject if { req_ssl_ver x }\n"));
   EXPECT_FALSE(r.r.model);
   EXPECT_TRUE(r.has("parsing [f.cfg:7] : error detected while parsing a 'tcp-request content "
-                    "reject' condition : 'x' is not a dotted number in anonymous ACL.")) << r.all();
+                    "reject' condition : 'x' is not a dotted number.")) << r.all();
 }
 
 // req.len, req.ssl_sni and req.ssl_hello_type read the client's buffered bytes: content rules

@@ -146,7 +146,7 @@ TEST_F(TcpRuleTest, StageWarnings) {
   // Bad patterns are still errors.
   EXPECT_EQ(error("reject if { dst_port x }", TcpRuleStage::kContent),
             "error detected while parsing a 'tcp-request content reject' condition : 'x' is not "
-            "a number in anonymous ACL.");
+            "a number.");
 }
 
 TEST_F(TcpRuleTest, ActionErrors) {
