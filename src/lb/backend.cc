@@ -12,10 +12,19 @@ Backend::Backend(std::string name, std::vector<ServerSettings> servers, BalanceS
     Server* p = servers_.back().get();
     (p->settings().backup ? backups_ : active).push_back(p);
   }
+  for (auto& s : servers_) by_name_.push_back(s.get());
+  std::stable_sort(by_name_.begin(), by_name_.end(),
+                   [](const Server* a, const Server* b) { return a->name() < b->name(); });
   active_ = make_algorithm(balance_, std::move(active));
   backup_ = make_algorithm(balance_, backups_);
   std::lock_guard lock(writer_);
   refresh_locked(0);
+}
+
+Server* Backend::find_server(std::string_view name) const {
+  auto at = std::lower_bound(by_name_.begin(), by_name_.end(), name,
+                             [](const Server* s, std::string_view n) { return s->name() < n; });
+  return at != by_name_.end() && (*at)->name() == name ? *at : nullptr;
 }
 
 int Backend::ramp_of(const Server& s, uint64_t now_ms) {

@@ -23,6 +23,8 @@ class Backend {
 
   const std::string& name() const { return name_; }
   const std::vector<std::unique_ptr<Server>>& servers() const { return servers_; }
+  // The server called `name`, or null (a binary search: `use-server %[...]`). Any thread.
+  Server* find_server(std::string_view name) const;
   const BalanceSettings& balance() const { return balance_; }
 
   // Candidates in the order to try them (retries and redispatch take the next one): active
@@ -79,6 +81,7 @@ class Backend {
   const char* algorithm_name() const { return active_->name(); }
 
  private:
+  std::vector<Server*> by_name_;   // servers_ sorted by name
   // Writer side, writer_ held.
   void refresh_locked(uint64_t now_ms);
   void changed() const {

@@ -1,11 +1,9 @@
 #include "proxy/process.h"
 
-
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -55,8 +53,22 @@ Proxy& Process::add_proxy(ProxySettings settings) {
     total_servers_ += static_cast<int>(p->backend->servers().size());
   }
   for (auto& b : p->settings.binds) p->bind_lines.push_back(std::make_unique<BindLine>(b));
+  for (int side = 0; side < 2; ++side) {
+    if (!(side ? p->settings.frontend : p->settings.backend)) continue;
+    auto& v = by_name_[side];
+    auto at = std::upper_bound(v.begin(), v.end(), std::string_view(p->settings.name),
+                               [](std::string_view n, const Proxy* q) { return n < q->settings.name; });
+    v.insert(at, p.get());
+  }
   proxies_.push_back(std::move(p));
   return *proxies_.back();
+}
+
+Proxy* Process::proxy_named(std::string_view name, bool frontend) const {
+  const auto& v = by_name_[frontend ? 1 : 0];
+  auto at = std::lower_bound(v.begin(), v.end(), name,
+                             [](const Proxy* q, std::string_view n) { return q->settings.name < n; });
+  return at != v.end() && (*at)->settings.name == name ? *at : nullptr;
 }
 
 base::Result<void> Process::bind_all() {

@@ -190,6 +190,10 @@ class Process {
   const std::vector<std::string>& bind_warnings() const { return steering_warnings_; }
   std::vector<std::unique_ptr<Proxy>>& proxies() { return proxies_; }
   const std::vector<std::unique_ptr<Proxy>>& proxies() const { return proxies_; }
+  // The backend (or, with `frontend`, the frontend) called `name`, or null: a binary search
+  // over the names, sorted as the proxies are added (`use_backend %[...]`, nbsrv(<b>), ...).
+  // Any thread once the proxies are added.
+  Proxy* proxy_named(std::string_view name, bool frontend) const;
   std::vector<std::unique_ptr<Listener>>& listeners() { return listeners_; }
   const std::vector<std::unique_ptr<Listener>>& listeners() const { return listeners_; }
   const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
@@ -247,6 +251,8 @@ class Process {
   uint64_t error_events() const { return error_events_.load(std::memory_order_relaxed); }
 
  private:
+  // Proxies with the backend (by_name_[0]) or frontend (by_name_[1]) capability, by name.
+  std::vector<Proxy*> by_name_[2];
   // listen() again on a listener shut down by a pause (not a unix one). Any thread.
   void relisten(Listener& l);
   std::atomic<uint64_t> error_events_{0};

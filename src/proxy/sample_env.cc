@@ -24,18 +24,13 @@ std::string_view ProxyEnv::listener_name() const {
 
 const Proxy* ProxyEnv::proxy_named(std::string_view name, bool frontend) const {
   if (name.empty()) return frontend ? &fe_ : be;
-  for (const auto& px : p_.proxies())
-    if (px->settings.name == name && (frontend ? px->settings.frontend : px->settings.backend))
-      return px.get();
-  return nullptr;
+  return p_.proxy_named(name, frontend);
 }
 
 const lb::Server* ProxyEnv::server_named(const Proxy* px, std::string_view name) const {
   if (!px || !px->backend) return nullptr;
   if (name.empty()) return px == be ? srv : nullptr;
-  for (const auto& s : px->backend->servers())
-    if (s->name() == name) return s.get();
-  return nullptr;
+  return px->backend->find_server(name);
 }
 
 int ProxyEnv::nbsrv(std::string_view backend) const {
