@@ -224,6 +224,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       s.servers.push_back(std::move(ss));
     }
     s.balance = balance_settings(p);
+    for (const auto& u : p.use_servers) s.use_servers.push_back({u.cond, u.server_index, u.dynamic});
     s.retries = p.retries;
     s.redispatch = p.redispatch;
     s.timeouts.connect = p.timeouts.connect;
@@ -250,11 +251,12 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.timeouts.http_keep_alive = p.timeouts.http_keep_alive;
     for (const auto& r : p.tcp_request_connection) s.tcp_connection_rules.push_back(r.rule);
     for (const auto& r : p.tcp_request_content) s.tcp_content_rules.push_back(r.rule);
-    for (const auto& u : p.use_backends) s.use_backends.push_back({u.cond, u.backend_index});
+    for (const auto& u : p.use_backends) s.use_backends.push_back({u.cond, u.backend_index, u.dynamic});
     for (const auto* list : {&s.tcp_connection_rules, &s.tcp_content_rules})
       for (const auto& r : *list) s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(r.cond);
+    // A name format may read dst as well: asked of the kernel whenever one exists.
     for (const auto& u : s.use_backends)
-      s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(u.cond);
+      s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(u.cond) || u.dynamic;
     s.tcp_inspect_delay_ms = p.tcp_inspect_delay_ms;
     if (p.mode == config::Mode::kTcp)   // HTTP mode refuses payload fetches (validate.cc)
       for (const auto& r : s.tcp_content_rules)

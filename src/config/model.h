@@ -150,6 +150,17 @@ struct UseBackendConfig {
   SourceLoc loc;
   std::string name;
   int backend_index = -1;       // into ConfigModel::proxies, resolved after parsing
+  // `use_backend %[...]`: the name is rendered per request (backend_index stays -1).
+  std::shared_ptr<const rules::ValueFormat> dynamic;
+  rules::Condition cond;
+};
+
+// `use-server <name>|<format> if|unless <cond>` (backends), in order.
+struct UseServerConfig {
+  SourceLoc loc;
+  std::string name;
+  int server_index = -1;        // into the proxy's servers, resolved after parsing
+  std::shared_ptr<const rules::ValueFormat> dynamic;   // a name rendered per request
   rules::Condition cond;
 };
 
@@ -272,6 +283,7 @@ struct ProxyConfig {
   std::vector<rules::HttpRule> http_response_rules;
   std::vector<rules::HttpRule> http_after_response_rules;
   std::vector<UseBackendConfig> use_backends;   // frontend, in order; first match wins
+  std::vector<UseServerConfig> use_servers;     // backend, in order; first usable match wins
   // `tcp-request connection|content` (frontends, layer-4 conditions only) and
   // `tcp-request inspect-delay` (kept, but with final fetches only it never delays anything).
   std::vector<TcpRuleConfig> tcp_request_connection;

@@ -96,7 +96,8 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"http-response", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, deny, return, redirect location, allow; not in defaults; ignored (warning) in TCP mode"},
     {"http-after-response", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, set-status, set-var, set-var-fmt, unset-var, allow; run on every response, the server's and sluice's own (errors, redirects, return), after http-response; not in defaults; ignored (warning) in TCP mode"},
     {"tcp-request", kDFLB, 0, kw_tcp_request, "connection|content accept|reject [if|unless <cond>] | inspect-delay <time>: layer-4 conditions (src, src_port, dst, dst_port, always_true, always_false), and in TCP mode content rules also req.len, req.ssl_sni, req.ssl_hello_type, waiting up to inspect-delay for bytes that may still change the answer; frontends and listens; a connection reject closes with a reset before the session exists (counted in dcon, not logged), a content reject closes the session (dreq, logged PR)"},
-    {"use_backend", kFL, kFe, kw_use_backend, "<backend> [if|unless <cond>]: the first matching rule chooses the backend, else default_backend; static names only; in TCP mode after the tcp-request content rules, on the bytes they saw (req.ssl_sni, ...)"},
+    {"use_backend", kFL, kFe, kw_use_backend, "<backend>|<format> [if|unless <cond>]: the first matching rule chooses the backend, else default_backend; a format (`%[req.hdr(host),lower]`) names the backend per request, and a name that is no backend of the frontend's mode ends the rules with default_backend; in TCP mode after the tcp-request content rules, on the bytes they saw (req.ssl_sni, ...)"},
+    {"use-server", kFLB, kBe, kw_use_server, "<server>|<format> if|unless <cond>: the first matching rule whose server is not down (maintenance or failed checks) sends the request there, before load balancing; a format names the server per request, and a name that is no server ends the rules; a full server keeps the request queued for it; a retry with `option redispatch` may leave it"},
     {"http-reuse", kDLB, kBe, kw_http_reuse, "never | safe (default) | aggressive | always: sharing of idle server connections"},
     {"errorfile", kDFLB, 0, kw_errorfile, "<code> <file>: raw HTTP response sent instead of the built-in page for 200, 400, 401, 403, 404, 405, 407, 408, 410, 413, 414, 421, 422, 425, 429, 431, 500..504; read and checked at parse time (complete head, at most 15360 bytes); an empty file sends nothing and closes"},
     {"monitor-uri", kDFLB, 0, kw_monitor_uri, "<uri>: a request for exactly this URI is answered 200 (the 200 page or `errorfile 200`), or 503 when a `monitor fail` condition holds, by the frontend, without a log line; HTTP mode; ignored with a warning in a backend"},
@@ -114,7 +115,7 @@ constexpr std::string_view kHaproxyProxy[] = {
     "log-format-sd", "log-steps", "max-keep-alive-queue", "max-session-srv-conns",
     "persist", "rate-limit", "redirect", "retry-on", "server-state-file-name",
     "server-template", "source", "stick", "stick-table", "tcp-check",
-    "tcp-response", "use-fcgi-app", "use-server",
+    "tcp-response", "use-fcgi-app",
     "quic-initial", "error-log-format", "dispatch", "transparent",
 };
 

@@ -80,6 +80,7 @@ void kw_acl(Parser& p, Line& l);
 void kw_http_rule(Parser& p, Line& l);
 void kw_tcp_request(Parser& p, Line& l);
 void kw_use_backend(Parser& p, Line& l);
+void kw_use_server(Parser& p, Line& l);
 
 // ---- HTTP features: capture, stats, monitor-uri, monitor, http-reuse, errorfile (http_keywords.cc) ----
 

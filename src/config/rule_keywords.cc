@@ -123,9 +123,17 @@ void kw_use_backend(Parser& p, Line& l) {
   UseBackendConfig ub;
   ub.loc = l.loc;
   ub.name = l.args[1];
-  if (ub.name.find("%[") != std::string::npos)
-    throw ConfigError{fmt::format("{}'use_backend' with a dynamic name ('{}') is not supported by sluice yet.",
-                                  l.where, ub.name)};
+  if (ub.name.find('%') != std::string::npos) {
+    // A log-format string: the backend is looked up by the name it renders, per request.
+    auto f = rules::ValueFormat::parse(ub.name, sample::kAtHttpRequest);
+    if (!f.ok())
+      throw ConfigError{fmt::format("{}failed to parse use_backend rule '{}' : {}.", l.where,
+                                    ub.name, f.error().message)};
+    // Without a sample it stays a static name, which then names no backend ('%' is not
+    // allowed in proxy names): HAProxy reports it with the text as written.
+    if (!f.value().is_literal())
+      ub.dynamic = std::make_shared<const rules::ValueFormat>(std::move(f.value()));
+  }
   if (l.args.size() > 2) {
     if (l.args[2] != "if" && l.args[2] != "unless")
       throw ConfigError{fmt::format("{}unexpected keyword '{}' after switching rule, only 'if' and "
@@ -139,6 +147,35 @@ void kw_use_backend(Parser& p, Line& l) {
     if (!w.empty()) p.warning(l.where + w);
   }
   px.use_backends.push_back(std::move(ub));
+}
+
+void kw_use_server(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{fmt::format("{}'{}' expects a server name.", l.where, l.args[0])};
+  if (l.args.size() < 3 || (l.args[2] != "if" && l.args[2] != "unless"))
+    throw ConfigError{fmt::format("{}'{}' requires either 'if' or 'unless' followed by a "
+                                  "condition.", l.where, l.args[0])};
+  UseServerConfig us;
+  us.loc = l.loc;
+  us.name = l.args[1];
+  if (us.name.find('%') != std::string::npos) {
+    auto f = rules::ValueFormat::parse(us.name, sample::kAtHttpRequest | sample::kUseBackend);
+    if (!f.ok())
+      throw ConfigError{fmt::format("Parsing [{}:{}]; use-server rule failed to parse log-format "
+                                    "'{}' : {}.", l.loc.file, l.loc.line, us.name,
+                                    f.error().message)};
+    if (!f.value().is_literal())
+      us.dynamic = std::make_shared<const rules::ValueFormat>(std::move(f.value()));
+  }
+  auto c = rules::parse_condition(tail(l, 2), px.acls);
+  if (!c.ok())
+    throw ConfigError{fmt::format("{}error detected while parsing switching rule : {}.", l.where,
+                                  c.error().message)};
+  us.cond = std::move(c.value());
+  std::string w = us.cond.never_match_warning("backend use-server, balance or stick-match rule");
+  if (!w.empty()) p.warning(l.where + w);
+  px.use_servers.push_back(std::move(us));
 }
 
 }  // namespace sluice::config::proxy_kw

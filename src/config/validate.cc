@@ -115,6 +115,8 @@ bool Parser::finish(ConfigModel* model) {
         refuse_payload(r.rule.cond, line_of(r.loc), "'tcp-request content' in HTTP mode");
       for (const auto& ub : p.use_backends)
         refuse_payload(ub.cond, line_of(ub.loc), "'use_backend' in HTTP mode");
+      for (const auto& us : p.use_servers)
+        refuse_payload(us.cond, line_of(us.loc), "'use-server' in HTTP mode");
     }
     // HTTP rules are checked where they are parsed (kw_http_rule), with their own line; here
     // only for a named ACL that an `acl` line written after the rule extended: the section's
@@ -146,6 +148,16 @@ bool Parser::finish(ConfigModel* model) {
                           be.loc.line, how),
               false);
     };
+    // use-server: a static name must be a server of this proxy.
+    for (auto& us : p.use_servers) {
+      if (us.dynamic) continue;
+      for (std::size_t j = 0; j < p.servers.size(); ++j)
+        if (p.servers[j].name == us.name) us.server_index = static_cast<int>(j);
+      if (us.server_index < 0)
+        fatal(fmt::format("{} '{}' : unable to find server '{}' referenced in a 'use-server' rule.",
+                          type_word(p), p.name, us.name),
+              false);
+    }
     auto find_backend = [&](const std::string& name) {
       int found = -1;
       for (std::size_t j = 0; j < px.size(); ++j)
@@ -154,6 +166,7 @@ bool Parser::finish(ConfigModel* model) {
     };
     if (p.caps & ProxyConfig::kFrontend) {
       for (auto& ub : p.use_backends) {
+        if (ub.dynamic) continue;   // looked up per request
         if (ub.name == p.name) {
           fatal(fmt::format("Proxy '{}': loop detected for use_backend: '{}'.", p.name, ub.name), false);
           continue;

@@ -19,6 +19,7 @@
 #include "net/transport.h"
 #include "proxy/h1_connection.h"
 #include "proxy/sample_env.h"
+#include "proxy/server_pick.h"
 #include "proxy/tcp_session.h"
 #include "proxy/worker.h"
 
@@ -179,9 +180,33 @@ Proxy* Worker::tcp_backend(const Listener& l, int fd, const net::SocketAddress& 
   view = with_addresses(view, l, fd, peer, local);
   ProxyEnv env(process_, id_, &l, fe);
   view.env = &env;
-  for (const auto& u : fe.settings.use_backends)
-    if (u.cond.eval(view)) return process_.proxies()[static_cast<std::size_t>(u.backend)].get();
+  for (const auto& u : fe.settings.use_backends) {
+    if (!u.cond.eval(view)) continue;
+    if (!u.dynamic) return process_.proxies()[static_cast<std::size_t>(u.backend)].get();
+    // A name that is no backend ends the rules with the default backend. An HTTP backend
+    // relays the bytes, as when a static rule names it.
+    Proxy* named = backend_named(*u.dynamic, view);
+    return named ? named : fe.target;
+  }
   return fe.target;
+}
+
+lb::Server* Worker::tcp_server(const Listener& l, int fd, const net::SocketAddress& peer,
+                               rules::RequestView view, Proxy& be) {
+  net::SocketAddress local;
+  view = with_addresses(view, l, fd, peer, local);
+  ProxyEnv env(process_, id_, &l, *l.proxy);
+  env.be = &be;
+  view.env = &env;
+  return use_server(be, view);
+}
+
+Proxy* Worker::backend_named(const rules::ValueFormat& name, const rules::RequestView& view) {
+  thread_local std::string rendered;
+  rendered.clear();
+  name.render(view, rendered);
+  Proxy* be = process_.proxy_named(rendered, false);
+  return be && be->backend ? be : nullptr;
 }
 
 Worker* Worker::pick_target(Listener& l) {

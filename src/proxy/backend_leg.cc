@@ -15,6 +15,14 @@ uint64_t turnaround_ms(const ProxySettings& be) {
 }  // namespace
 
 bool BackendLeg::take(bool redispatch) {
+  if (forced_ && !redispatch) {
+    // use-server: that server or none (the session waits in the queue for it).
+    if (!forced_->try_acquire()) return false;
+    if (srv_ && srv_ != forced_) srv_->release();
+    count_session(w_, *be_, *forced_, false);
+    srv_ = forced_;
+    return true;
+  }
   lb::PickContext ctx;
   ctx.client = &client_;
   ctx.now_ms = w_.loop().now_ms();

@@ -159,6 +159,9 @@ class BackendLeg {
   bool redispatched() const { return redispatched_; }   // the log's "+" before the retries
   // Where the last connection attempt went (%si:%sp); null when none was made.
   const net::SocketAddress* target() const { return has_target_ ? &target_ : nullptr; }
+  // use-server: the server the next pick() takes (null: the algorithm picks). A retry with
+  // redispatch leaves it for the algorithm's choice. Cleared by release().
+  void force(lb::Server* s) { forced_ = s; }
   // Where it came from (%bi:%bp): asked of the kernel at each connect only when wanted.
   void keep_source(bool on) { keep_source_ = on; }
   const net::SocketAddress* source() const { return has_source_ ? &source_ : nullptr; }
@@ -185,6 +188,7 @@ class BackendLeg {
   bool keep_source_ = false;
   Proxy* be_ = nullptr;
   lb::Server* srv_ = nullptr;
+  lb::Server* forced_ = nullptr;
   const std::string* key_ = nullptr;
   uint16_t local_port_;
   State state_ = State::kIdle;
@@ -274,6 +278,7 @@ inline void BackendLeg::release() {
     be_ = nullptr;
   }
   key_ = nullptr;
+  forced_ = nullptr;
   state_ = State::kIdle;
 }
 

@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/strings.h"
 #include "http/forward.h"
+#include "proxy/server_pick.h"
 #include "proxy/stats_view.h"
 
 namespace sluice::proxy {
@@ -217,10 +218,21 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& e
   view.req.headers = &edit.headers;
   Proxy* be = fe_.target;
   for (const auto& u : fe_.settings.use_backends) {
-    if (u.cond.eval(view)) {
+    if (!u.cond.eval(view)) continue;
+    if (!u.dynamic) {
       be = w_.process().proxies()[static_cast<std::size_t>(u.backend)].get();
       break;
     }
+    // HAProxy: a name that is no backend ends the rules with the default backend; a backend
+    // of the other mode aborts the stream without an answer.
+    if (Proxy* named = w_.backend_named(*u.dynamic, view)) {
+      if (!named->settings.http) {
+        *reply_ = LocalReply{0, {Cause::kInternal, FinalState::kRequest}, {}, true, false, true};
+        return false;
+      }
+      be = named;
+    }
+    break;
   }
   if (!be || !be->backend) {
     *reply_ = error_reply(503, {Cause::kServerClose, FinalState::kConnect}, false);
@@ -239,6 +251,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& e
       return false;
   }
   if (be_ != &fe_ && serve_stats(*be_, edit)) return false;
+  if (!be_->settings.use_servers.empty()) leg_.force(use_server(*be_, view));
   // The value `balance uri` / `balance hdr()` hashes.
   lb_key_->clear();
   const auto& bal = be_->settings.balance;

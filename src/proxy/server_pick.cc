@@ -17,17 +17,43 @@ lb::Server* take_server(Worker& w, Proxy& be, const lb::PickContext& ctx, lb::Se
     if (redispatch && s == previous && candidates.size() > 1) continue;
     if (!s->try_acquire()) continue;
     if (previous) previous->release();
-    auto& sc = w.srv_counters(be.server_base + s->index());
-    uint64_t now = w.loop().now_ms();
-    sc.lbtot.add();
-    sc.stot.add();
-    sc.smax.raise_to(static_cast<uint64_t>(s->current_conns()));
-    sc.sess_rate.add(now);
-    sc.last_sess_ms.set(now);
-    w.be_counters(be.index).lbtot.add();
+    count_session(w, be, *s, true);
     return s;
   }
   return redispatch ? previous : nullptr;   // keep the previous server if nothing else fits
+}
+
+void count_session(Worker& w, Proxy& be, lb::Server& s, bool balanced) {
+  auto& sc = w.srv_counters(be.server_base + s.index());
+  uint64_t now = w.loop().now_ms();
+  if (balanced) {
+    sc.lbtot.add();
+    w.be_counters(be.index).lbtot.add();
+  }
+  sc.stot.add();
+  sc.smax.raise_to(static_cast<uint64_t>(s.current_conns()));
+  sc.sess_rate.add(now);
+  sc.last_sess_ms.set(now);
+}
+
+lb::Server* use_server(const Proxy& be, const rules::RequestView& view) {
+  for (const auto& u : be.settings.use_servers) {
+    if (!u.cond.eval(view)) continue;
+    lb::Server* s;
+    if (u.dynamic) {
+      thread_local std::string name;
+      name.clear();
+      u.dynamic->render(view, name);
+      s = be.backend->find_server(name);
+      if (!s) return nullptr;   // HAProxy: an unknown name ends the rules
+    } else {
+      s = be.backend->servers()[static_cast<std::size_t>(u.server)].get();
+    }
+    // HAProxy takes a server that is not stopped (maintenance or failed checks); a draining
+    // one is taken. Otherwise the next rule may name another one.
+    if (s->check_up() && s->admin_state() != lb::AdminState::kMaint) return s;
+  }
+  return nullptr;
 }
 
 bool redispatch_due(const ProxySettings& be, int retries_done) {

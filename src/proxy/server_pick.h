@@ -23,6 +23,14 @@ inline constexpr uint64_t kRetryTurnaroundMs = 1000;
 lb::Server* take_server(Worker& w, Proxy& be, const lb::PickContext& ctx, lb::Server* previous,
                         bool redispatch);
 
+// Charges a session taken by `s` to the worker's counters: lbtot too when the load-balancing
+// algorithm chose it (`balanced`), not when use-server did.
+void count_session(Worker& w, Proxy& be, lb::Server& s, bool balanced);
+
+// `use-server` rules of `be`: the server of the first matching rule that is not stopped, or
+// null when load balancing decides. Worker-local.
+lb::Server* use_server(const Proxy& be, const rules::RequestView& view);
+
 // `option redispatch`: +P on every Pth retry, -N on the Nth retry before the last (-1 = the
 // last one), 0 never. `retries_done` counts the retry about to be made (1-based).
 bool redispatch_due(const ProxySettings& be, int retries_done);

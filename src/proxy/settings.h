@@ -112,6 +112,14 @@ struct ProxySettings {
   // Backend side.
   std::vector<lb::ServerSettings> servers;
   lb::BalanceSettings balance;
+  // `use-server`, in order: the first matching rule whose server is not stopped takes the
+  // request before load balancing.
+  struct UseServer {
+    rules::Condition cond;
+    int server = -1;                        // index in servers, or -1 with `dynamic`
+    std::shared_ptr<const rules::ValueFormat> dynamic;
+  };
+  std::vector<UseServer> use_servers;
   int retries = 3;
   int redispatch = 0;
   Timeouts timeouts;
@@ -142,7 +150,10 @@ struct ProxySettings {
   // `use_backend` (frontends, both modes), in order: the first match chooses the backend.
   struct UseBackend {
     rules::Condition cond;
-    int backend = -1;                       // proxy index
+    int backend = -1;                       // proxy index, or -1 with `dynamic`
+    // `use_backend %[...]`: the backend of the rendered name; none (or one of another mode)
+    // ends the rules with the default backend, as HAProxy does.
+    std::shared_ptr<const rules::ValueFormat> dynamic;
   };
   std::vector<UseBackend> use_backends;
   bool tcp_rules_need_dst = false;        // a rule reads `dst`: ask the kernel on wildcard binds

@@ -176,6 +176,12 @@ void TcpSession::route() {
     finish(*client_end_);
     return;
   }
+  if (!be_->settings.use_servers.empty()) {
+    rules::RequestView v;
+    v.payload = payload();
+    v.payload_final = true;
+    leg_.force(w_.tcp_server(l_, cio_.fd(), client_, v, *be_));
+  }
   switch (leg_.pick(nullptr)) {
     case BackendLeg::PickResult::kPicked:
       start_connect();

@@ -248,6 +248,13 @@ class Worker : public core::TimerHandler {
   // null). Worker-local.
   Proxy* tcp_backend(const Listener& l, int fd, const net::SocketAddress& peer,
                      rules::RequestView view);
+  // The server the `use-server` rules of `be` choose for that TCP session, or null.
+  // Worker-local.
+  lb::Server* tcp_server(const Listener& l, int fd, const net::SocketAddress& peer,
+                         rules::RequestView view, Proxy& be);
+  // `use_backend %[...]`: the backend called what `name` renders for `view`, or null.
+  // Worker-local.
+  Proxy* backend_named(const rules::ValueFormat& name, const rules::RequestView& view);
 
  private:
   void thread_main();

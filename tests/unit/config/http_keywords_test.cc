@@ -78,8 +78,6 @@ TEST(UseBackend, Errors) {
       "parsing [f.cfg:8] : error detected while parsing switching rule : no such ACL : 'nope'."));
   EXPECT_TRUE(parse(fe("  use_backend b if\n")).has(
       "parsing [f.cfg:8] : error detected while parsing switching rule : missing condition after 'if'."));
-  EXPECT_TRUE(parse(fe("  use_backend be_%[req.hdr(host)]\n")).contains("dynamic name"));
-  EXPECT_TRUE(parse(fe("  use_backend be_%[req.hdr(host)]\n")).contains("is not supported by sluice yet."));
   EXPECT_TRUE(parse("defaults\n  use_backend b\n").has("parsing [f.cfg:2] : 'use_backend' not allowed in 'defaults' section."));
   r = parse("backend x\n  use_backend b\nbackend b\n");
   EXPECT_TRUE(r.r.model);
