@@ -313,7 +313,9 @@ base::Result<Expr> Expr::parse(std::string_view s, const ParseCtx& pc, std::size
     if (!err.empty()) return base::Error::text(std::move(err));
     if (!can_cast(t, c->in))
       return base::Error::text(fmt::format("converter '{}' cannot be applied", cname));
-    t = c->out == Type::kAny ? (c->in == Type::kAny ? t : c->in) : c->out;
+    // kAny out: with kAny in, the input's type passes on; else the type is known only at
+    // run time (json_query answers a string, an integer or a boolean).
+    t = c->out == Type::kAny && c->in == Type::kAny ? t : c->out;
     e.convs_.push_back(std::move(step));
   }
   e.out_ = t;

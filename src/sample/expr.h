@@ -104,7 +104,7 @@ struct ConvDef {
   ArgSpec spec;
   ArgCheck check;   // may be null
   Type in;
-  Type out;         // kAny: the same type as its input
+  Type out;         // kAny: with `in` kAny, the input's type; else decided at run time
 };
 
 // Lookups over every table (registry.cc). Null when unknown.

@@ -35,7 +35,8 @@ const Index<ConvDef>& conv_index() {
   static const Index<ConvDef> idx({tables::string_convs(), tables::text_convs(),
                                    tables::arith_convs(),
                                    tables::hash_convs(), tables::encode_convs(),
-                                   tables::misc_convs()});
+                                   tables::misc_convs(), tables::json_convs(),
+                                   tables::rfc7239_convs(), tables::cond_convs()});
   return idx;
 }
 
@@ -60,9 +61,6 @@ constexpr Unsupported kFetches[] = {
     {"eth.*", "it needs the bind option tcp-ss"}, {"ip.*", "it needs the bind option tcp-ss"},
     {"tcp.*", "it needs the bind option tcp-ss"},
     {"capture-req", "it needs declared captures"}, {"capture-res", "it needs declared captures"},
-    {"json_query", "it is not implemented yet"},  {"fix_*", "it is not implemented yet"},
-    {"mqtt_*", "it is not implemented yet"},      {"rfc7239_*", "it is not implemented yet"},
-    {"when", "it is not implemented yet"},        {"date", "it is not implemented yet"},
     {"wurfl-*", "it needs WURFL"},      {"quic_*", "it needs QUIC"},
     {"req.ssl_*", "it needs TLS"},      {"res.ssl_*", "it needs TLS"},
     {"jwt_*", "it needs JWT support"},  {"ocsp_*", "it needs TLS"},
@@ -79,9 +77,7 @@ constexpr Unsupported kConvs[] = {
     {"eth.*", "it needs the bind option tcp-ss"}, {"ip.*", "it needs the bind option tcp-ss"},
     {"tcp.*", "it needs the bind option tcp-ss"},
     {"capture-req", "it needs declared captures"}, {"capture-res", "it needs declared captures"},
-    {"json_query", "it is not implemented yet"},  {"fix_*", "it is not implemented yet"},
-    {"mqtt_*", "it is not implemented yet"},      {"rfc7239_*", "it is not implemented yet"},
-    {"when", "it is not implemented yet"},        {"date", "it is not implemented yet"},
+    {"fix_*", "it is not implemented yet"},     {"mqtt_*", "it is not implemented yet"},
 };
 
 std::string_view lookup(std::span<const Unsupported> list, std::string_view name) {

@@ -21,5 +21,8 @@ std::span<const ConvDef> arith_convs();         // conv_arith.cc
 std::span<const ConvDef> hash_convs();          // conv_hash.cc
 std::span<const ConvDef> encode_convs();        // conv_encode.cc
 std::span<const ConvDef> misc_convs();          // conv_misc.cc
+std::span<const ConvDef> json_convs();          // conv_json.cc: json_query
+std::span<const ConvDef> rfc7239_convs();       // conv_rfc7239.cc: rfc7239_*, date
+std::span<const ConvDef> cond_convs();          // conv_cond.cc: when
 
 }  // namespace sluice::sample::tables

@@ -1,0 +1,60 @@
+// when(<condition>[,<acl>]) (HAProxy's section 7.3.1): the sample passes unchanged when the
+// condition holds, else there is none. HAProxy's conditions are "stopping", "normal",
+// "error", "forwarded", "toapplet", "processed" and "acl" (with an ACL name), each negated by
+// a leading '!'. sluice knows "stopping" (the process is stopping); the others need the
+// stream's error and forwarding state or named ACLs in expressions, which sample::Ctx does not
+// carry: they are refused when the configuration is parsed, rather than answered wrongly.
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "sample/tables.h"
+
+namespace sluice::sample::tables {
+
+namespace {
+
+std::string check_when(Arg* a, const ParseCtx&) {
+  std::string_view c = a[0].str;
+  bool neg = !c.empty() && c[0] == '!';
+  if (neg) c.remove_prefix(1);
+  static constexpr std::string_view kKnown[] = {"stopping",  "normal",    "error", "forwarded",
+                                                "toapplet",  "processed", "acl"};
+  bool known = false;
+  for (auto k : kKnown) known = known || c == k;
+  if (!known)
+    return fmt::format(
+        "expects a supported keyword among {{stopping,normal,error,forwarded,toapplet,processed,"
+        "acl}} but got '{}'",
+        c);
+  if (c == "acl") {
+    if (!a[1].given || a[1].str.empty())
+      return "'acl' selector requires an extra argument with the ACL name";
+    return "condition 'acl' is not supported by sluice yet (it needs named ACLs in sample "
+           "expressions)";
+  }
+  if (c != "stopping") {
+    std::string_view needs = c == "normal" || c == "error"
+                                 ? "the stream's error state"
+                                 : "the stream's forwarding state";
+    return fmt::format("condition '{}' is not supported by sluice yet (it needs {})", c, needs);
+  }
+  a[0].sint = neg;
+  return {};
+}
+
+bool c_when(const Arg* a, Sample&, const Ctx& ctx) {
+  bool holds = ctx.env->stopping();
+  return holds != (a[0].sint != 0);
+}
+
+constexpr ConvDef kConvs[] = {
+    {"when", c_when, args(1, ArgType::kStr, ArgType::kStr), check_when, Type::kAny, Type::kAny},
+};
+
+}  // namespace
+
+std::span<const ConvDef> cond_convs() { return kConvs; }
+
+}  // namespace sluice::sample::tables
