@@ -1,4 +1,4 @@
-// when(<condition>[,<acl>]) (HAProxy's section 7.3.1): the sample passes unchanged when the
+// when(<condition>[,<acl>[,<unused>]]) (HAProxy's section 7.3.1): the sample passes unchanged when the
 // condition holds, else there is none. HAProxy's conditions are "stopping", "normal",
 // "error", "forwarded", "toapplet", "processed" and "acl" (with an ACL name), each negated by
 // a leading '!'. sluice knows "stopping" (the process is stopping); the others need the
@@ -50,7 +50,7 @@ bool c_when(const Arg* a, Sample&, const Ctx& ctx) {
 }
 
 constexpr ConvDef kConvs[] = {
-    {"when", c_when, args(1, ArgType::kStr, ArgType::kStr), check_when, Type::kAny, Type::kAny},
+    {"when", c_when, args(1, ArgType::kStr, ArgType::kStr, ArgType::kStr), check_when, Type::kAny, Type::kAny},
 };
 
 }  // namespace
