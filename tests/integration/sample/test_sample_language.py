@@ -117,3 +117,51 @@ def test_after_response_rules_on_every_response(sluice):
         assert ask("/dead") == (299, "Success", "/dead-503", None)
     finally:
         c.close()
+
+
+def header_conv_config(port: int) -> str:
+    return f"""
+defaults
+  mode http
+  timeout client 5s
+  timeout server 5s
+  timeout connect 5s
+frontend f
+  bind 127.0.0.1:{port}
+  http-request set-var(txn.fwd) req.fhdr(forwarded)
+  http-request return status 200 content-type text/plain lf-string "user=%[req.fhdr(x-json),json_query('\\$.user.name')] id=%[req.fhdr(x-json),json_query('\\$.id','int'),add(1)] ok=%[req.fhdr(x-json),json_query('\\$.ok')] role=%[req.fhdr(x-json),json_query('\\$.roles[1]')] roles=%[req.fhdr(x-json),json_query('\\$.roles')] valid=%[var(txn.fwd),rfc7239_is_valid] for=%[var(txn.fwd),rfc7239_field(for)] nn=%[var(txn.fwd),rfc7239_field(for),rfc7239_n2nn] np=%[var(txn.fwd),rfc7239_field(for),rfc7239_n2np] proto=%[var(txn.fwd),rfc7239_field(proto)] date=%[req.fhdr(x-date),date]"
+"""
+
+
+def test_json_query_and_rfc7239_converters(sluice):
+    """json_query on a JSON header, the rfc7239_* converters on Forwarded and date on an HTTP
+    date; HAProxy 3.5 gives the same answers to the same requests."""
+    port = free_port()
+    sluice(header_conv_config(port), wait_ports=[port])
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        def ask(headers):
+            c.request("GET", "/", headers=headers)
+            r = c.getresponse()
+            return r.status, r.read().decode("latin-1")   # \u00XX gives one byte
+        status, body = ask({
+            "X-Json": '{"id":41,"user":{"name":"J\\u00f8e \\"x\\""},"ok":true,'
+                      '"roles":["a","b"]}',
+            "Forwarded": 'for="[2001:db8::1]:4711";proto=https;by=_lb',
+            "X-Date": "Tue, 14 Nov 2023 22:13:20 GMT",
+        })
+        assert status == 200
+        assert body == ('user=J\xf8e "x" id=42 ok=1 role=b roles=["a","b"] valid=1 '
+                        'for=[2001:db8::1]:4711 nn=2001:db8::1 np=4711 proto=https '
+                        'date=1700000000'), body
+        # Malformed inputs give no sample (nothing in lf-string), never an error; "x" is a
+        # string, which add() reads as 0.
+        status, body = ask({
+            "X-Json": '{"id":"x", "user":',
+            "Forwarded": "for=1.2.3.4, for=5.6.7.8",
+            "X-Date": "yesterday",
+        })
+        assert status == 200
+        assert body == "user= id=1 ok= role= roles= valid=0 for= nn= np= proto= date=", body
+    finally:
+        c.close()
