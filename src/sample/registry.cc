@@ -36,7 +36,8 @@ const Index<ConvDef>& conv_index() {
                                    tables::arith_convs(),
                                    tables::hash_convs(), tables::encode_convs(),
                                    tables::misc_convs(), tables::json_convs(),
-                                   tables::rfc7239_convs(), tables::cond_convs()});
+                                   tables::rfc7239_convs(), tables::cond_convs(),
+                                   tables::fix_convs()});
   return idx;
 }
 
@@ -77,7 +78,7 @@ constexpr Unsupported kConvs[] = {
     {"eth.*", "it needs the bind option tcp-ss"}, {"ip.*", "it needs the bind option tcp-ss"},
     {"tcp.*", "it needs the bind option tcp-ss"},
     {"capture-req", "it needs declared captures"}, {"capture-res", "it needs declared captures"},
-    {"fix_*", "it is not implemented yet"},     {"mqtt_*", "it is not implemented yet"},
+    {"fix_is_valid", "it is not implemented yet"}, {"mqtt_*", "it is not implemented yet"},
 };
 
 std::string_view lookup(std::span<const Unsupported> list, std::string_view name) {

@@ -24,5 +24,6 @@ std::span<const ConvDef> misc_convs();          // conv_misc.cc
 std::span<const ConvDef> json_convs();          // conv_json.cc: json_query
 std::span<const ConvDef> rfc7239_convs();       // conv_rfc7239.cc: rfc7239_*, date
 std::span<const ConvDef> cond_convs();          // conv_cond.cc: when
+std::span<const ConvDef> fix_convs();           // conv_fix.cc: fix_tag_value
 
 }  // namespace sluice::sample::tables
