@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "http/http.h"
 #include "sample/tables.h"
 
 namespace sluice::sample::tables {
@@ -20,17 +21,6 @@ namespace sluice::sample::tables {
 namespace {
 
 constexpr char kFixSoh = '\x01';
-
-bool fix_iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 // A run of digits as a 32-bit tag number (wrapping); false when `s` is not all digits.
 bool fix_tag_number(std::string_view s, uint32_t* out) {
@@ -53,7 +43,7 @@ std::string check_fix_tag(Arg* a, const ParseCtx&) {
   uint32_t tag = 0;
   if (!fix_tag_number(a[0].str, &tag)) {
     for (const auto& n : kNames)
-      if (fix_iequal(a[0].str, n.name)) tag = n.tag;
+      if (http::iequals(a[0].str, n.name)) tag = n.tag;
   }
   if (tag == 0) return fmt::format("Unknown FIX tag name '{}'", a[0].str);
   a[0].sint = tag;

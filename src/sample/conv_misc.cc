@@ -203,9 +203,6 @@ std::string check_http_date(Arg* a, const ParseCtx&) {
 }
 
 bool c_http_date(const Arg* a, Sample& s, const Ctx& ctx) {
-  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
   int64_t per = a[1].given ? a[1].sint : 1;
   if (per <= 0) per = 1;
   int64_t v = s.sint + (a[0].given ? a[0].sint : 0);
@@ -214,8 +211,8 @@ bool c_http_date(const Arg* a, Sample& s, const Ctx& ctx) {
   struct tm tm;
   if (!gmtime_r(&t, &tm)) return false;
   std::string& b = ctx.sc().next();
-  fmt::format_to(std::back_inserter(b), "{}, {:02d} {} {} {:02d}:{:02d}:{:02d}", kDays[tm.tm_wday],
-                 tm.tm_mday, kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+  fmt::format_to(std::back_inserter(b), "{}, {:02d} {} {} {:02d}:{:02d}:{:02d}", kDayNames[tm.tm_wday],
+                 tm.tm_mday, kMonthNames[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
                  tm.tm_sec);
   if (per == 1000) fmt::format_to(std::back_inserter(b), ".{:03d}", frac);
   if (per == 1000000) fmt::format_to(std::back_inserter(b), ".{:06d}", frac);

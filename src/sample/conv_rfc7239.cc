@@ -300,19 +300,15 @@ struct DateIn {
   }
 };
 
-constexpr const char* kDays[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
 constexpr const char* kLongDays[] = {"Monday", "Tuesday",  "Wednesday", "Thursday",
                                      "Friday", "Saturday", "Sunday"};
-constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-
 // IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT".
 bool date_imf(std::string_view s, HttpDate* d) {
   DateIn in{s};
-  if (in.name(kDays) < 0 || !in.ch(',') || !in.ch(' ') || !in.digits(2, &d->mday) ||
+  if (in.name(kDayNames) < 0 || !in.ch(',') || !in.ch(' ') || !in.digits(2, &d->mday) ||
       !in.ch(' '))
     return false;
-  int m = in.name(kMonths);
+  int m = in.name(kMonthNames);
   if (m < 0) return false;
   d->mon = m;
   return in.ch(' ') && in.digits(4, &d->year) && in.ch(' ') && in.time(d) && in.ch(' ') &&
@@ -325,7 +321,7 @@ bool date_rfc850(std::string_view s, HttpDate* d) {
   if (in.name(kLongDays) < 0 || !in.ch(',') || !in.ch(' ') || !in.digits(2, &d->mday) ||
       !in.ch('-'))
     return false;
-  int m = in.name(kMonths);
+  int m = in.name(kMonthNames);
   if (m < 0) return false;
   d->mon = m;
   if (!in.ch('-') || !in.digits(2, &d->year)) return false;
@@ -341,8 +337,8 @@ bool date_rfc850(std::string_view s, HttpDate* d) {
 // asctime: "Sun Nov  6 08:49:37 1994".
 bool date_asctime(std::string_view s, HttpDate* d) {
   DateIn in{s};
-  if (in.name(kDays) < 0 || !in.ch(' ')) return false;
-  int m = in.name(kMonths);
+  if (in.name(kDayNames) < 0 || !in.ch(' ')) return false;
+  int m = in.name(kMonthNames);
   if (m < 0 || !in.ch(' ')) return false;
   d->mon = m;
   if (in.ch(' ')) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "http/http.h"
 #include "sample/tables.h"
 
 namespace sluice::sample::tables {
@@ -39,22 +40,11 @@ bool f_int(const Arg* a, Sample& out, const Ctx&, FetchIter&) {
   return true;
 }
 
-bool ieq(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
 // bool(<str>): "true", "false" (any case), "1" or "0"; the value lands in args[0].sint.
 std::string check_bool(Arg* a, const ParseCtx&) {
   std::string_view s = a[0].str;
-  if (ieq(s, "true") || s == "1") a[0].sint = 1;
-  else if (ieq(s, "false") || s == "0") a[0].sint = 0;
+  if (http::iequals(s, "true") || s == "1") a[0].sint = 1;
+  else if (http::iequals(s, "false") || s == "0") a[0].sint = 0;
   else return "Expects 'true', 'false', '0' or '1'";
   return {};
 }

@@ -26,4 +26,9 @@ std::span<const ConvDef> rfc7239_convs();       // conv_rfc7239.cc: rfc7239_*, d
 std::span<const ConvDef> cond_convs();          // conv_cond.cc: when
 std::span<const ConvDef> fix_convs();           // conv_fix.cc: fix_tag_value
 
+// HTTP dates' names (http_date writes them, date reads them): Sunday first, as tm_wday.
+inline constexpr const char* kDayNames[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+inline constexpr const char* kMonthNames[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                              "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
 }  // namespace sluice::sample::tables
