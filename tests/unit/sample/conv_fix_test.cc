@@ -9,59 +9,48 @@
 namespace sluice::sample {
 namespace {
 
+using testing::on_body;
 using testing::parse_error;
-
-std::string fix_run(std::string_view input, std::string_view conv) {
-  ParseCtx pc;
-  auto r = Expr::parse("req.body" + std::string(conv), pc);
-  if (!r.ok()) return "parse error: " + r.error().message;
-  Ctx ctx;
-  ctx.avail = kAtHttpRequest;
-  ctx.req.body = input;
-  std::string out;
-  if (!r->eval_text(ctx, out)) return "<none>";
-  return out;
-}
 
 constexpr std::string_view kLogon =
     "8=FIX.4.2\x01" "9=30\x01" "35=A\x01" "49=SENDER\x01" "56=TARGET\x01" "34=1\x01" "10=146\x01";
 
 TEST(ConvFix, TagValue) {
-  EXPECT_EQ(fix_run(kLogon, ",fix_tag_value(35)"), "A");
-  EXPECT_EQ(fix_run(kLogon, ",fix_tag_value(MsgType)"), "A");
-  EXPECT_EQ(fix_run(kLogon, ",fix_tag_value(msgtype)"), "A");
-  EXPECT_EQ(fix_run(kLogon, ",fix_tag_value(BeginString)"), "FIX.4.2");
-  EXPECT_EQ(fix_run(kLogon, ",fix_tag_value(SenderCompID)"), "SENDER");
-  EXPECT_EQ(fix_run(kLogon, ",fix_tag_value(TargetCompID)"), "TARGET");
-  EXPECT_EQ(fix_run(kLogon, ",fix_tag_value(CheckSum)"), "146");
-  EXPECT_EQ(fix_run(kLogon, ",fix_tag_value(BodyLength)"), "30");
-  EXPECT_EQ(fix_run(kLogon, ",fix_tag_value(0034)"), "1");
-  EXPECT_EQ(fix_run(kLogon, ",fix_tag_value(52)"), "<none>");
+  EXPECT_EQ(on_body(kLogon, ",fix_tag_value(35)"), "A");
+  EXPECT_EQ(on_body(kLogon, ",fix_tag_value(MsgType)"), "A");
+  EXPECT_EQ(on_body(kLogon, ",fix_tag_value(msgtype)"), "A");
+  EXPECT_EQ(on_body(kLogon, ",fix_tag_value(BeginString)"), "FIX.4.2");
+  EXPECT_EQ(on_body(kLogon, ",fix_tag_value(SenderCompID)"), "SENDER");
+  EXPECT_EQ(on_body(kLogon, ",fix_tag_value(TargetCompID)"), "TARGET");
+  EXPECT_EQ(on_body(kLogon, ",fix_tag_value(CheckSum)"), "146");
+  EXPECT_EQ(on_body(kLogon, ",fix_tag_value(BodyLength)"), "30");
+  EXPECT_EQ(on_body(kLogon, ",fix_tag_value(0034)"), "1");
+  EXPECT_EQ(on_body(kLogon, ",fix_tag_value(52)"), "<none>");
   ParseCtx pc;
   EXPECT_EQ(Expr::parse("req.body,fix_tag_value(35)", pc)->type(), Type::kBin);
 }
 
 TEST(ConvFix, Fields) {
-  EXPECT_EQ(fix_run("35=A\x01" "49=a=b\x01" "56=T\x01", ",fix_tag_value(49)"), "a=b");
-  EXPECT_EQ(fix_run("49=S10=179\x01", ",fix_tag_value(49)"), "S10=179");
-  EXPECT_EQ(fix_run("56=T\x01" "56=U\x01", ",fix_tag_value(56)"), "T");
-  EXPECT_EQ(fix_run("049=Z\x01", ",fix_tag_value(49)"), "Z");
+  EXPECT_EQ(on_body("35=A\x01" "49=a=b\x01" "56=T\x01", ",fix_tag_value(49)"), "a=b");
+  EXPECT_EQ(on_body("49=S10=179\x01", ",fix_tag_value(49)"), "S10=179");
+  EXPECT_EQ(on_body("56=T\x01" "56=U\x01", ",fix_tag_value(56)"), "T");
+  EXPECT_EQ(on_body("049=Z\x01", ",fix_tag_value(49)"), "Z");
   // Empty values give nothing, and the first field with the tag decides.
-  EXPECT_EQ(fix_run("35=\x01" "49=S\x01", ",fix_tag_value(35)"), "<none>");
-  EXPECT_EQ(fix_run("35=\x01" "49=S\x01", ",fix_tag_value(49)"), "S");
-  EXPECT_EQ(fix_run("35=\x01" "35=B\x01", ",fix_tag_value(35)"), "<none>");
+  EXPECT_EQ(on_body("35=\x01" "49=S\x01", ",fix_tag_value(35)"), "<none>");
+  EXPECT_EQ(on_body("35=\x01" "49=S\x01", ",fix_tag_value(49)"), "S");
+  EXPECT_EQ(on_body("35=\x01" "35=B\x01", ",fix_tag_value(35)"), "<none>");
   // Tag numbers wrap through 32 bits, as HAProxy's.
-  EXPECT_EQ(fix_run("4294967345=X\x01" "49=Y\x01", ",fix_tag_value(49)"), "X");
-  EXPECT_EQ(fix_run("4294967345=X\x01", ",fix_tag_value(4294967345)"), "X");
-  EXPECT_EQ(fix_run("99999999999=1\x01" "49=S\x01", ",fix_tag_value(49)"), "S");
-  EXPECT_EQ(fix_run(std::string_view("10=\x00\x01", 5), ",fix_tag_value(10),hex"), "00");
+  EXPECT_EQ(on_body("4294967345=X\x01" "49=Y\x01", ",fix_tag_value(49)"), "X");
+  EXPECT_EQ(on_body("4294967345=X\x01", ",fix_tag_value(4294967345)"), "X");
+  EXPECT_EQ(on_body("99999999999=1\x01" "49=S\x01", ",fix_tag_value(49)"), "S");
+  EXPECT_EQ(on_body(std::string_view("10=\x00\x01", 5), ",fix_tag_value(10),hex"), "00");
 }
 
 TEST(ConvFix, MalformedMessages) {
   for (std::string_view bad : {"", "garbage", "49=S", " 49=S\x01", "x\x01" "49=S\x01",
                                "35=A\x01\x01" "49=S\x01", "35=A\x01" "49\x01",
                                "-1=2\x01" "49=S\x01", "+49=S\x01", "49=\x01", "=x\x01" "49=S\x01"})
-    EXPECT_EQ(fix_run(bad, ",fix_tag_value(49)"), "<none>") << bad;
+    EXPECT_EQ(on_body(bad, ",fix_tag_value(49)"), "<none>") << bad;
 }
 
 TEST(ConvFix, ParseErrors) {
