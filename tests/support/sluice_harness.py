@@ -36,6 +36,7 @@ DEFAULTS = """defaults
     timeout client 10s
     timeout server 10s
 """
+HTTP_DEFAULTS = DEFAULTS.replace("mode tcp", "mode http")
 
 
 def listen_config(port: int, server_port: int, global_extra: str = "",

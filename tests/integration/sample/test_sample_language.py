@@ -6,17 +6,11 @@ from __future__ import annotations
 
 import http.client
 
-from sluice_harness import free_port
+from sluice_harness import HTTP_DEFAULTS, free_port
 
 
 def config(port: int, echo_port: int) -> str:
-    return f"""
-defaults
-  mode http
-  timeout client 5s
-  timeout server 5s
-  timeout connect 5s
-frontend f
+    return HTTP_DEFAULTS + f"""frontend f
   bind 127.0.0.1:{port}
   http-request set-var(txn.host) req.hdr(host),lower
   http-request set-var(sess.n) int(1),add(sess.n) if {{ var(sess.n) -m found }}
@@ -73,13 +67,7 @@ def test_variables_converters_and_names(sluice):
 
 
 def after_config(port: int, echo_port: int) -> str:
-    return f"""
-defaults
-  mode http
-  timeout client 5s
-  timeout server 5s
-  timeout connect 5s
-frontend f
+    return HTTP_DEFAULTS + f"""frontend f
   bind 127.0.0.1:{port}
   http-request set-var(txn.p) path
   http-request return status 200 content-type text/plain string "ret" if {{ path /ret }}
@@ -120,13 +108,7 @@ def test_after_response_rules_on_every_response(sluice):
 
 
 def header_conv_config(port: int) -> str:
-    return f"""
-defaults
-  mode http
-  timeout client 5s
-  timeout server 5s
-  timeout connect 5s
-frontend f
+    return HTTP_DEFAULTS + f"""frontend f
   bind 127.0.0.1:{port}
   http-request set-var(txn.fwd) req.fhdr(forwarded)
   http-request return status 200 content-type text/plain lf-string "user=%[req.fhdr(x-json),json_query('\\$.user.name')] id=%[req.fhdr(x-json),json_query('\\$.id','int'),add(1)] ok=%[req.fhdr(x-json),json_query('\\$.ok')] role=%[req.fhdr(x-json),json_query('\\$.roles[1]')] roles=%[req.fhdr(x-json),json_query('\\$.roles')] valid=%[var(txn.fwd),rfc7239_is_valid] for=%[var(txn.fwd),rfc7239_field(for)] nn=%[var(txn.fwd),rfc7239_field(for),rfc7239_n2nn] np=%[var(txn.fwd),rfc7239_field(for),rfc7239_n2np] proto=%[var(txn.fwd),rfc7239_field(proto)] date=%[req.fhdr(x-date),date]"

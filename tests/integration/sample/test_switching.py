@@ -9,20 +9,14 @@ from __future__ import annotations
 import http.client
 import socket
 
-from sluice_harness import free_port, recv_all
+from sluice_harness import HTTP_DEFAULTS, free_port, recv_all
 
 
 def config(port: int, tport: int, s: list[int]) -> str:
     servers = "\n".join(f"frontend srv{i}\n  bind 127.0.0.1:{p}\n"
                         f"  http-request return status 200 content-type text/plain lf-string \"%[fe_name]\""
                         for i, p in enumerate(s, 1))
-    return f"""
-defaults
-  mode http
-  timeout client 5s
-  timeout server 5s
-  timeout connect 5s
-frontend f
+    return HTTP_DEFAULTS + f"""frontend f
   bind 127.0.0.1:{port}
   use_backend %[req.hdr(x-be),lower]
   use_backend b2 if {{ path_beg /b2 }}
