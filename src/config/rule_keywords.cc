@@ -116,6 +116,35 @@ void kw_tcp_request(Parser& p, Line& l) {
       .push_back(TcpRuleConfig{l.loc, std::move(r.value())});
 }
 
+namespace {
+
+// A switching rule's target: a name, or (with '%') a log-format rendered per request, returned
+// here. A format without a sample stays a name, which then names nothing ('%' is not allowed
+// in names), reported with the text as written, as HAProxy does. `error` words a parse error.
+template <typename ErrorText>
+std::shared_ptr<const rules::ValueFormat> target_format(const std::string& name, uint32_t avail,
+                                                        ErrorText error) {
+  if (name.find('%') == std::string::npos) return nullptr;
+  auto f = rules::ValueFormat::parse(name, avail);
+  if (!f.ok()) throw ConfigError{error(f.error().message)};
+  if (f.value().is_literal()) return nullptr;
+  return std::make_shared<const rules::ValueFormat>(std::move(f.value()));
+}
+
+// The `if|unless <cond>` from args[2] of a switching rule, with the never-match warning
+// naming the rule as `what`.
+rules::Condition switching_condition(Parser& p, Line& l, const char* what) {
+  auto c = rules::parse_condition(tail(l, 2), p.cur_proxy().cfg.acls);
+  if (!c.ok())
+    throw ConfigError{fmt::format("{}error detected while parsing switching rule : {}.", l.where,
+                                  c.error().message)};
+  std::string w = c.value().never_match_warning(what);
+  if (!w.empty()) p.warning(l.where + w);
+  return std::move(c.value());
+}
+
+}  // namespace
+
 void kw_use_backend(Parser& p, Line& l) {
   ProxyConfig& px = p.cur_proxy().cfg;
   if (l.args.size() < 2 || l.args[1].empty())
@@ -123,28 +152,14 @@ void kw_use_backend(Parser& p, Line& l) {
   UseBackendConfig ub;
   ub.loc = l.loc;
   ub.name = l.args[1];
-  if (ub.name.find('%') != std::string::npos) {
-    // A log-format string: the backend is looked up by the name it renders, per request.
-    auto f = rules::ValueFormat::parse(ub.name, sample::kAtHttpRequest);
-    if (!f.ok())
-      throw ConfigError{fmt::format("{}failed to parse use_backend rule '{}' : {}.", l.where,
-                                    ub.name, f.error().message)};
-    // Without a sample it stays a static name, which then names no backend ('%' is not
-    // allowed in proxy names): HAProxy reports it with the text as written.
-    if (!f.value().is_literal())
-      ub.dynamic = std::make_shared<const rules::ValueFormat>(std::move(f.value()));
-  }
+  ub.dynamic = target_format(ub.name, sample::kAtHttpRequest, [&](const std::string& e) {
+    return fmt::format("{}failed to parse use_backend rule '{}' : {}.", l.where, ub.name, e);
+  });
   if (l.args.size() > 2) {
     if (l.args[2] != "if" && l.args[2] != "unless")
       throw ConfigError{fmt::format("{}unexpected keyword '{}' after switching rule, only 'if' and "
                                     "'unless' are allowed.", l.where, l.args[2])};
-    auto c = rules::parse_condition(tail(l, 2), px.acls);
-    if (!c.ok())
-      throw ConfigError{fmt::format("{}error detected while parsing switching rule : {}.", l.where,
-                                    c.error().message)};
-    ub.cond = std::move(c.value());
-    std::string w = ub.cond.never_match_warning("frontend use-backend rule");
-    if (!w.empty()) p.warning(l.where + w);
+    ub.cond = switching_condition(p, l, "frontend use-backend rule");
   }
   px.use_backends.push_back(std::move(ub));
 }
@@ -159,22 +174,13 @@ void kw_use_server(Parser& p, Line& l) {
   UseServerConfig us;
   us.loc = l.loc;
   us.name = l.args[1];
-  if (us.name.find('%') != std::string::npos) {
-    auto f = rules::ValueFormat::parse(us.name, sample::kAtHttpRequest | sample::kUseBackend);
-    if (!f.ok())
-      throw ConfigError{fmt::format("Parsing [{}:{}]; use-server rule failed to parse log-format "
-                                    "'{}' : {}.", l.loc.file, l.loc.line, us.name,
-                                    f.error().message)};
-    if (!f.value().is_literal())
-      us.dynamic = std::make_shared<const rules::ValueFormat>(std::move(f.value()));
-  }
-  auto c = rules::parse_condition(tail(l, 2), px.acls);
-  if (!c.ok())
-    throw ConfigError{fmt::format("{}error detected while parsing switching rule : {}.", l.where,
-                                  c.error().message)};
-  us.cond = std::move(c.value());
-  std::string w = us.cond.never_match_warning("backend use-server, balance or stick-match rule");
-  if (!w.empty()) p.warning(l.where + w);
+  us.dynamic = target_format(us.name, sample::kAtHttpRequest | sample::kUseBackend,
+                             [&](const std::string& e) {
+                               return fmt::format("Parsing [{}:{}]; use-server rule failed to "
+                                                  "parse log-format '{}' : {}.",
+                                                  l.loc.file, l.loc.line, us.name, e);
+                             });
+  us.cond = switching_condition(p, l, "backend use-server, balance or stick-match rule");
   px.use_servers.push_back(std::move(us));
 }
 
