@@ -227,7 +227,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& e
     // of the other mode aborts the stream without an answer.
     if (Proxy* named = w_.backend_named(*u.dynamic, view)) {
       if (!named->settings.http) {
-        *reply_ = LocalReply{0, {Cause::kInternal, FinalState::kRequest}, {}, true, false, true};
+        *reply_ = LocalReply{-1, {Cause::kInternal, FinalState::kRequest}, {}, true, false, true};
         return false;
       }
       be = named;
@@ -420,7 +420,7 @@ LocalReply HttpTxn::error_reply(int st, log::Termination t, bool close_after,
 void HttpTxn::replied(int st, log::Termination t) {
   status = st;
   term = t;
-  count_status(st);
+  if (st > 0) count_status(st);   // -1: closed without an answer, no response to count
   bytes_out = 0;   // %B counts server bytes only; sluice's pages count 0
 }
 
