@@ -456,6 +456,8 @@ void Parser::dispatch(Line& l, int pass) {
       return;
     }
     (void)bit;
+    // acl(<name>) in this line's expressions finds the ACLs the proxy declared so far.
+    sample::AclResolverScope acl_scope(ps.is_defaults ? nullptr : &px.acls);
     k.parse(*this, l);
     return;
   }

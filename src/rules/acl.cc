@@ -403,7 +403,9 @@ base::Result<void> AclRegistry::parse_acl(const std::vector<std::string>& words)
   if (detail::iequals(name, "or"))
     return base::Error::text(fmt::format(
         "acl name '{}' will never match. 'or' is used to express a logical disjunction within a condition.", name));
+  defining_ = name;
   auto term = detail::parse_acl_expr(words, 1, words.size());
+  defining_.clear();
   if (!term.ok())
     return base::Error::text(fmt::format("error detected while parsing ACL '{}' : {}.", name, term.error().message));
   auto it = acls_.find(name);
@@ -423,6 +425,61 @@ std::shared_ptr<const Acl> AclRegistry::find(std::string_view name) const {
   auto p = pre.find(name);
   if (p != pre.end()) return p->second;
   return nullptr;
+}
+
+namespace {
+
+// acl(a,!b): every named ACL matches (or, with '!', does not).
+class AclAnd : public sample::AclCall {
+ public:
+  struct Ref {
+    bool negate;
+    std::shared_ptr<const Acl> acl;
+  };
+  std::vector<Ref> refs;
+  bool eval(const sample::Ctx& ctx) const override {
+    for (const auto& r : refs) {
+      bool m = false;
+      for (const auto& t : r.acl->terms)
+        if ((m = t->eval(ctx))) break;
+      if (m == r.negate) return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+bool AclRegistry::reaches(std::string_view from, std::string_view to, int depth) const {
+  if (from == to) return true;
+  if (depth > 64) return true;   // deeper than any sane chain: refuse rather than recurse
+  auto it = calls_.find(from);
+  if (it == calls_.end()) return false;
+  for (const auto& n : it->second)
+    if (reaches(n, to, depth + 1)) return true;
+  return false;
+}
+
+std::shared_ptr<const sample::AclCall> AclRegistry::resolve(const std::vector<std::string_view>& names,
+                                                            std::string* err) const {
+  auto call = std::make_shared<AclAnd>();
+  for (std::string_view n : names) {
+    bool negate = !n.empty() && n[0] == '!';
+    if (negate) n.remove_prefix(1);
+    auto acl = find(n);
+    if (!acl) {
+      *err = fmt::format("ACL '{}' not found", n);
+      return nullptr;
+    }
+    if (!defining_.empty() && reaches(n, defining_)) {
+      *err = fmt::format("ACL '{}' would evaluate itself through ACL '{}'", defining_, n);
+      return nullptr;
+    }
+    call->refs.push_back({negate, std::move(acl)});
+  }
+  if (!defining_.empty())
+    for (std::string_view n : names) calls_[defining_].emplace_back(n.substr(n.starts_with('!') ? 1 : 0));
+  return call;
 }
 
 bool is_predefined_acl(std::string_view name) {

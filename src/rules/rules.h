@@ -64,15 +64,23 @@ struct Acl {
 // (TRUE, FALSE, METH_GET, METH_POST, METH_HEAD, METH_PUT, METH_DELETE, METH_OPTIONS,
 // METH_TRACE, METH_CONNECT, HTTP_1.0, HTTP_1.1, LOCALHOST, HTTP_URL_ABS, HTTP_URL_SLASH,
 // HTTP_CONTENT).
-class AclRegistry {
+// It is also what the `acl()` fetch resolves names in while the proxy's lines are parsed.
+class AclRegistry : public sample::AclResolver {
  public:
   // `words` is the whole line after the keyword: NAME criterion [flags] values...
   // Errors are HAProxy-like text without location (the caller adds file:line).
   base::Result<void> parse_acl(const std::vector<std::string>& words);
   std::shared_ptr<const Acl> find(std::string_view name) const;
+  // acl(<names>): the ACLs declared so far; an ACL line may not reach its own ACL through it.
+  std::shared_ptr<const sample::AclCall> resolve(const std::vector<std::string_view>& names,
+                                                 std::string* err) const override;
 
  private:
+  bool reaches(std::string_view from, std::string_view to, int depth = 0) const;
   std::map<std::string, std::shared_ptr<Acl>, std::less<>> acls_;
+  std::string defining_;   // the ACL whose line is being parsed
+  // acl() references made by ACL lines: name -> the ACLs its terms call.
+  mutable std::map<std::string, std::vector<std::string>, std::less<>> calls_;
 };
 
 // `if|unless` followed by terms: `[!]acl` or `[!]{ criterion [flags] values }`, implicit AND,

@@ -348,4 +348,14 @@ bool Expr::eval_text(const Ctx& ctx, std::string& out) const {
   return to_text(s, out);
 }
 
+namespace {
+thread_local const AclResolver* t_acl_resolver = nullptr;
+}  // namespace
+
+const AclResolver* current_acl_resolver() { return t_acl_resolver; }
+
+AclResolverScope::AclResolverScope(const AclResolver* r) : prev_(t_acl_resolver) { t_acl_resolver = r; }
+
+AclResolverScope::~AclResolverScope() { t_acl_resolver = prev_; }
+
 }  // namespace sluice::sample

@@ -115,6 +115,37 @@ const ConvDef* find_conv(std::string_view name);
 std::string_view unsupported_fetch(std::string_view name);
 std::string_view unsupported_conv(std::string_view name);
 
+// The `acl(<name>[,<name>...])` fetch: the named ACLs of the proxy being parsed, ANDed, a `!`
+// before a name negating it. ACLs belong to the rules module, which the sample module cannot
+// see: it implements these interfaces, and while a proxy's lines are parsed its ACL registry
+// is the parsing thread's resolver (AclResolverScope). As in HAProxy, an ACL must be declared
+// before the line that names it.
+class AclCall {
+ public:
+  virtual ~AclCall() = default;
+  virtual bool eval(const Ctx& ctx) const = 0;
+};
+class AclResolver {
+ public:
+  virtual ~AclResolver() = default;
+  // `names` as written ("is_a", "!is_b"), at most kMaxArgs. Null with *err (HAProxy's "ACL
+  // 'x' not found") when one is unknown.
+  virtual std::shared_ptr<const AclCall> resolve(const std::vector<std::string_view>& names,
+                                                 std::string* err) const = 0;
+};
+// The parsing thread's resolver; null outside a proxy section (acl() then finds nothing).
+const AclResolver* current_acl_resolver();
+class AclResolverScope {
+ public:
+  explicit AclResolverScope(const AclResolver* r);
+  ~AclResolverScope();
+  AclResolverScope(const AclResolverScope&) = delete;
+  AclResolverScope& operator=(const AclResolverScope&) = delete;
+
+ private:
+  const AclResolver* prev_;
+};
+
 // Where an expression is parsed.
 struct ParseCtx {
   uint32_t avail = kAtHttpResponse;   // Use bits this place offers

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "http/http.h"
 #include "sample/tables.h"
 
@@ -351,6 +353,24 @@ std::string check_unit_at(Arg* a) {
 // date([<offset>],[<unit>]): the offset is in the unit of the result.
 std::string check_date(Arg* a, const ParseCtx&) { return check_unit_at(&a[1]); }
 
+// acl(<names>): resolved now, in the ACLs declared so far by the proxy being parsed.
+std::string check_acl(Arg* a, const ParseCtx&) {
+  std::vector<std::string_view> names;
+  for (int i = 0; i < kMaxArgs && a[i].given; ++i) names.push_back(a[i].str);
+  const AclResolver* r = current_acl_resolver();
+  if (!r) return fmt::format("ACL '{}' not found", names.empty() ? "" : names[0]);
+  std::string err;
+  auto call = r->resolve(names, &err);
+  if (!call) return err;
+  a[0].obj = std::move(call);
+  return {};
+}
+
+bool f_acl(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
+  out = Sample::boolean(static_cast<const AclCall*>(a[0].obj.get())->eval(ctx));
+  return true;
+}
+
 bool f_date(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
   int64_t div = a[1].given ? a[1].sint : 1000000;
   out = Sample::integer(static_cast<int64_t>(now_us(ctx)) / div + a[0].sint);
@@ -437,6 +457,8 @@ constexpr FetchDef kFetches[] = {
     {"cpu_usage_grp", f_query<Q::kCpuUsageGrp>, no_args(), nullptr, Type::kSint, kI, "int"},
     {"cpu_usage_proc", f_query<Q::kCpuUsageProc>, no_args(), nullptr, Type::kSint, kI, "int"},
     {"cpu_usage_thr", f_query<Q::kCpuUsageThr>, no_args(), nullptr, Type::kSint, kI, "int"},
+    {"acl", f_acl, args(1, ArgType::kStr, ArgType::kStr, ArgType::kStr, ArgType::kStr, ArgType::kStr),
+     check_acl, Type::kBool, kI, "bool"},
     {"date", f_date, args(0, ArgType::kSint, ArgType::kStr), check_date, Type::kSint, kI, "int"},
     {"date_us", f_date_us, no_args(), nullptr, Type::kSint, kI, "int"},
     {"env", f_env, args(1, ArgType::kStr), nullptr, Type::kStr, kI, "str"},

@@ -55,7 +55,6 @@ constexpr Unsupported kFetches[] = {
     {"fc_saved_syn", "it needs the bind option tcp-ss"},
     {"fs.*", "it needs the multiplexer's stream state"},
     {"bs.*", "it needs the multiplexer's stream state"},
-    {"acl", "it needs named ACLs in sample expressions"},
     {"term_events", "it needs the stream's termination events"},
     {"dump_all_vars", "it is not implemented yet"},
     {"51d.*", "it needs 51Degrees"},    {"da-csv-conv", "it needs DeviceAtlas"},    {"x509_v_err_str", "it needs TLS"},

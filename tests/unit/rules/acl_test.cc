@@ -383,3 +383,98 @@ TEST(Acl, Predefined) {
 
 }  // namespace
 }  // namespace sluice::rules
+
+namespace sluice::rules {
+namespace {
+
+using testing::Msg;
+
+// The acl() fetch: the ACLs declared so far in the registry being parsed, ANDed, '!' negating.
+TEST(AclFetch, ResolvesDeclaredAcls) {
+  AclRegistry reg;
+  sample::AclResolverScope scope(&reg);
+  ASSERT_TRUE(reg.parse_acl(testing::split("is_a path_beg /a")).ok());
+  ASSERT_TRUE(reg.parse_acl(testing::split("is_get method GET")).ok());
+  // as an ACL criterion (a boolean)
+  ASSERT_TRUE(reg.parse_acl(testing::split("both acl(is_a,is_get)")).ok());
+  ASSERT_TRUE(reg.parse_acl(testing::split("a_not_get acl(is_a,!is_get)")).ok());
+  auto both = parse_condition({"if", "both"}, reg);
+  auto a_not_get = parse_condition({"if", "a_not_get"}, reg);
+  ASSERT_TRUE(both.ok() && a_not_get.ok());
+  Msg m;
+  m.method = "GET";
+  m.target = "/a/x";
+  EXPECT_TRUE(both->eval(m.view()));
+  EXPECT_FALSE(a_not_get->eval(m.view()));
+  m.method = "POST";
+  EXPECT_FALSE(both->eval(m.view()));
+  EXPECT_TRUE(a_not_get->eval(m.view()));
+  // in a format, with converters, and with a predefined ACL
+  auto f = ValueFormat::parse("%[acl(is_a)]-%[acl(!is_a),not]-%[acl(TRUE)]");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  std::string out;
+  f->render(m.view(), out);
+  EXPECT_EQ(out, "1-1-1");
+  m.target = "/b";
+  out.clear();
+  f->render(m.view(), out);
+  EXPECT_EQ(out, "0-0-1");
+}
+
+TEST(AclFetch, Errors) {
+  AclRegistry reg;
+  {
+    sample::AclResolverScope scope(&reg);
+    ASSERT_TRUE(reg.parse_acl(testing::split("is_a path_beg /a")).ok());
+    auto later = ValueFormat::parse("%[acl(is_a,!is_c)]");
+    ASSERT_FALSE(later.ok());
+    EXPECT_EQ(later.error().message,
+              "failed to parse sample expression <acl(is_a,!is_c)]> : invalid args in fetch method "
+              "'acl' : ACL 'is_c' not found");
+    // an ACL line cannot reach its own ACL, directly or through another one
+    ASSERT_TRUE(reg.parse_acl(testing::split("uses_a acl(is_a)")).ok());
+    EXPECT_NE(reg.parse_acl(testing::split("is_a acl(uses_a)")).error().message.find(
+                  "ACL 'is_a' would evaluate itself through ACL 'uses_a'"),
+              std::string::npos);
+    EXPECT_NE(reg.parse_acl(testing::split("is_a acl(is_a)")).error().message.find("would evaluate itself"),
+              std::string::npos);
+    // a first definition does not see itself: not found, as in HAProxy
+    EXPECT_NE(reg.parse_acl(testing::split("fresh acl(fresh)")).error().message.find("ACL 'fresh' not found"),
+              std::string::npos);
+  }
+  // outside a proxy's parsing there are no ACLs
+  auto none = ValueFormat::parse("%[acl(is_a)]");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("ACL 'is_a' not found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::rules
+
+namespace sluice::rules {
+namespace {
+
+// when(acl,<name>): the sample passes when the ACL matches; `!acl` inverts; the name itself
+// takes no '!', as in HAProxy.
+TEST(AclFetch, WhenAcl) {
+  AclRegistry reg;
+  sample::AclResolverScope scope(&reg);
+  ASSERT_TRUE(reg.parse_acl(testing::split("is_a path_beg /a")).ok());
+  auto f = ValueFormat::parse("[%[str(y),when(acl,is_a)]|%[str(n),when(!acl,is_a)]]");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  testing::Msg m;
+  m.target = "/a";
+  std::string out;
+  f->render(m.view(), out);
+  EXPECT_EQ(out, "[y|]");
+  m.target = "/b";
+  out.clear();
+  f->render(m.view(), out);
+  EXPECT_EQ(out, "[|n]");
+  auto bad = ValueFormat::parse("%[str(y),when(acl,!is_a)]");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("invalid args in converter 'when' : ACL '!is_a' not found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::rules
