@@ -22,7 +22,32 @@ std::unique_ptr<HashTable> HashTable::build(bool consistent, const std::vector<S
   }
   if (live.empty()) return t;
   if (!consistent) {
-    for (uint32_t i : smooth_weighted_order(weights)) t->map_.push_back(live[i]);
+    // HAProxy's map (recalc_server_map): one slot per 1/16 of weight, so that a key lands on
+    // the server HAProxy picks for the same servers and weights. Each slot, every server gains
+    // its weight; the first (in declaration order) with the highest (score + total) / total
+    // takes the slot and pays the total.
+    std::vector<int64_t> ew(live.size()), score(live.size(), 0);
+    int64_t tot = 0;
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      ew[i] = static_cast<int64_t>(live[i]->weight()) * live[i]->ramp();
+      tot += ew[i];
+    }
+    if (tot <= 0) return t;
+    t->map_.reserve(static_cast<std::size_t>(tot));
+    for (int64_t o = 0; o < tot; ++o) {
+      std::size_t best = 0;
+      int64_t max = 0;
+      for (std::size_t i = 0; i < live.size(); ++i) {
+        score[i] += ew[i];
+        int64_t v = (score[i] + tot) / tot;
+        if (i == 0 || v > max) {
+          max = v;
+          best = i;
+        }
+      }
+      t->map_.push_back(live[best]);
+      score[best] -= tot;
+    }
     return t;
   }
   // Points per server proportional to its weight (not reduced by a gcd: a server's points

@@ -225,6 +225,29 @@ TEST(Source, MapBasedMovesMostKeys) {
   EXPECT_GT(moved(ten, eleven, 20000, &involving, 11), 0.5);
 }
 
+// The map-based table is HAProxy's (recalc_server_map): one slot per 1/16 of weight, filled
+// by the same scores, so hash % slots lands where HAProxy's does. Expected tables computed
+// from HAProxy's algorithm and checked against HAProxy 2.6's picks
+// (tests/integration/http/test_balance.py compares the two side by side).
+TEST(Source, MapBasedTableIsHaproxys) {
+  auto table = [](std::vector<int> weights) {
+    Backend be("b", servers(weights), algo(BalanceKind::kSource, false));
+    std::vector<Server*> raw;
+    for (auto& sp : be.servers()) raw.push_back(sp.get());
+    auto t = HashTable::build(false, raw);
+    std::string ids;
+    std::vector<Server*> out;
+    for (uint32_t h = 0; h < t->size(); ++h) {
+      t->lookup(h, out, 1);
+      ids += static_cast<char>('0' + out[0]->settings().id - 1);
+    }
+    return ids;
+  };
+  EXPECT_EQ(table({3, 2}), "00101001010010100101001010010100101001010010100101001010010100101001010010100101");
+  EXPECT_EQ(table({1, 2, 1}), "0112011201120112011201120112011201120112011201120112011201120112");
+  EXPECT_EQ(table({1, 1}).size(), 32u);
+}
+
 TEST(Source, DownServerKeysGoToNextOnRingBeforeAndAfterRebuild) {
   auto t = HashTable::build(true, {});
   EXPECT_TRUE(t->empty());
