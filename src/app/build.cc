@@ -119,9 +119,17 @@ lb::BalanceSettings balance_settings(const config::ProxyConfig& p) {
     case config::Balance::kUri: b.kind = lb::BalanceKind::kUri; break;
     case config::Balance::kHdr: b.kind = lb::BalanceKind::kHdr; break;
     case config::Balance::kRandom: b.kind = lb::BalanceKind::kRandom; break;
+    case config::Balance::kUrlParam: b.kind = lb::BalanceKind::kUrlParam; break;
+    case config::Balance::kRdpCookie: b.kind = lb::BalanceKind::kRdpCookie; break;
+    case config::Balance::kHash: b.kind = lb::BalanceKind::kHash; break;
   }
   b.draws = p.balance_draws;
   b.hdr_name = p.balance_hdr;
+  b.hdr_domain_only = p.balance_hdr_domain_only;
+  b.uri_len = p.balance_uri_len;
+  b.uri_depth = p.balance_uri_depth;
+  b.uri_whole = p.balance_uri_whole;
+  b.uri_path_only = p.balance_uri_path_only;
   b.hash.consistent = p.hash_consistent;
   switch (p.hash_function) {
     case config::HashFunction::kSdbm: b.hash.function = lb::HashFunction::kSdbm; break;
@@ -224,6 +232,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       s.servers.push_back(std::move(ss));
     }
     s.balance = balance_settings(p);
+    s.balance_expr = p.balance_expr;
     for (const auto& u : p.use_servers) s.use_servers.push_back({u.cond, u.server_index, u.dynamic});
     s.retries = p.retries;
     s.redispatch = p.redispatch;

@@ -9,21 +9,108 @@
 
 namespace sluice::config::proxy_kw {
 
+namespace {
+
+// `balance uri [len <n>] [depth <n>] [whole] [path-only]`, HAProxy's messages.
+void uri_options(ProxyConfig& px, const Line& l) {
+  for (std::size_t i = 2; i < l.args.size(); ++i) {
+    const std::string& o = l.args[i];
+    if (o == "whole") {
+      px.balance_uri_whole = true;
+    } else if (o == "path-only") {
+      px.balance_uri_path_only = true;
+    } else if (o == "len" || o == "depth") {
+      const std::string v = i + 1 < l.args.size() ? l.args[i + 1] : "";
+      char* end = nullptr;
+      long n = v.empty() ? 0 : strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n <= 0 || n > INT_MAX)
+        throw ConfigError{fmt::format("{}balance uri : '{}' expects a positive integer (got '{}').",
+                                      l.where, o, v)};
+      (o == "len" ? px.balance_uri_len : px.balance_uri_depth) = static_cast<int>(n);
+      ++i;
+    } else {
+      throw ConfigError{fmt::format("{}balance uri only accepts parameters 'len', 'depth', "
+                                    "'path-only', and 'whole' (got '{}').", l.where, o)};
+    }
+  }
+}
+
+// A text as one argument of a sample expression: quoted when it holds what would end it.
+std::string quoted_arg(std::string_view v) {
+  if (v.find_first_of("(),\\\"' \t") == std::string_view::npos) return std::string(v);
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
+
+}  // namespace
+
 void kw_balance(Parser& p, Line& l) {
   ProxyConfig& px = p.cur_proxy().cfg;
   std::string a = l.args.size() > 1 ? l.args[1] : "";
   if (a.empty()) throw ConfigError{l.where + "'balance' expects an algorithm name."};
-  // HAProxy ignores words after the algorithm (uri's len/depth/whole, ...); so does sluice.
+  px.balance_hdr_domain_only = false;
+  px.balance_uri_len = px.balance_uri_depth = 0;
+  px.balance_uri_whole = px.balance_uri_path_only = false;
+  px.balance_expr_text.clear();
+  px.balance_expr.reset();
+  // As in HAProxy, words after roundrobin, static-rr, leastconn, first, source, random and
+  // rdp-cookie are not read; uri, hdr, url_param and hash check theirs.
   static const std::pair<std::string_view, Balance> kPlain[] = {
       {"roundrobin", Balance::kRoundRobin}, {"static-rr", Balance::kStaticRr},
       {"leastconn", Balance::kLeastConn},   {"first", Balance::kFirst},
-      {"source", Balance::kSource},         {"uri", Balance::kUri},
+      {"source", Balance::kSource},
   };
   for (const auto& [n, b] : kPlain) {
     if (a == n) {
       px.balance = b;
       return;
     }
+  }
+  if (a == "uri") {
+    px.balance = Balance::kUri;
+    uri_options(px, l);
+    return;
+  }
+  if (a == "url_param") {
+    if (l.args.size() < 3 || l.args[2].empty())
+      throw ConfigError{l.where + "balance url_param requires an URL parameter name."};
+    if (l.args.size() > 3) {
+      if (l.args[3] != "check_post")
+        throw ConfigError{fmt::format("{}balance url_param only accepts 'check_post' modifier (got '{}').",
+                                      l.where, l.args[3])};
+      // HAProxy then waits for the request body (as option http-buffer-request does) to
+      // look for the parameter in a POSTed form; sluice cannot wait for a body yet.
+      throw ConfigError{l.where + "balance url_param : 'check_post' is not supported by sluice yet "
+                                  "(it needs the request body to be buffered before load balancing)."};
+    }
+    px.balance = Balance::kUrlParam;
+    px.balance_expr_text = "url_param(" + quoted_arg(l.args[2]) + ")";
+    return;
+  }
+  if (a.rfind("rdp-cookie", 0) == 0 && (a.size() == 10 || a[10] == '(')) {
+    std::string name = "mstshash";
+    if (a.size() > 10) {
+      std::size_t close = a.find(')', 11);
+      if (close == std::string::npos || close == 11)
+        throw ConfigError{l.where + "balance rdp-cookie : missing cookie name."};
+      name = a.substr(11, close - 11);
+    }
+    px.balance = Balance::kRdpCookie;
+    px.balance_expr_text = "rdp_cookie(" + quoted_arg(name) + ")";
+    return;
+  }
+  if (a == "hash") {
+    if (l.args.size() < 3 || l.args[2].empty())
+      throw ConfigError{l.where + "balance hash requires a sample expression."};
+    if (l.args.size() > 3)
+      throw ConfigError{fmt::format("{}balance hash takes no other argument (got '{}').", l.where, l.args[3])};
+    px.balance = Balance::kHash;
+    px.balance_expr_text = l.args[2];
+    return;
   }
   if (a.rfind("random", 0) == 0 && (a.size() == 6 || a[6] == '(')) {
     int draws = 2;
@@ -49,18 +136,21 @@ void kw_balance(Parser& p, Line& l) {
       throw ConfigError{l.where + "balance hdr requires an http header field name."};
     px.balance = Balance::kHdr;
     px.balance_hdr = a.substr(4, close - 4);
+    if (l.args.size() > 2) {
+      if (l.args[2] != "use_domain_only")
+        throw ConfigError{fmt::format("{}balance {} only accepts 'use_domain_only' modifier (got '{}').",
+                                      l.where, a, l.args[2])};
+      px.balance_hdr_domain_only = true;
+    }
     return;
   }
-  static constexpr std::string_view kKnown[] = {"url_param", "rdp-cookie", "hash", "log-hash", "sticky"};
-  std::string base_name = a.substr(0, a.find('('));
-  if (std::find(std::begin(kKnown), std::end(kKnown), base_name) != std::end(kKnown))
-    throw ConfigError{fmt::format("{}balance '{}' is not supported by sluice yet.", l.where, a)};
-  std::vector<std::string_view> names(std::begin(kKnown), std::end(kKnown));
-  for (const auto& [n, b] : kPlain) names.push_back(n);
-  names.push_back("random");
-  names.push_back("hdr");
-  throw ConfigError{fmt::format("{}'balance' : unknown balancing algorithm '{}'{}", l.where, a,
-                                did_you_mean(a, names))};
+  static constexpr std::string_view kKnown[] = {"log-hash", "sticky"};
+  if (std::find(std::begin(kKnown), std::end(kKnown), a.substr(0, a.find('('))) != std::end(kKnown))
+    throw ConfigError{fmt::format("{}balance '{}' is not supported by sluice yet (it balances "
+                                  "the log servers of 'mode log').", l.where, a)};
+  throw ConfigError{l.where + "balance only supports 'roundrobin', 'static-rr', 'leastconn', 'source', "
+                              "'uri', 'url_param', 'hash', 'hdr(name)', 'rdp-cookie(name)', 'log-hash' "
+                              "and 'sticky' options."};
 }
 
 // hash-type map-based|consistent [sdbm|djb2|wt6|crc32|none [avalanche]], HAProxy's messages.

@@ -166,7 +166,10 @@ struct UseServerConfig {
 
 enum class HttpReuse { kNever, kSafe, kAggressive, kAlways };
 
-enum class Balance { kRoundRobin, kStaticRr, kLeastConn, kFirst, kSource, kUri, kHdr, kRandom };
+enum class Balance {
+  kRoundRobin, kStaticRr, kLeastConn, kFirst, kSource, kUri, kHdr, kRandom,
+  kUrlParam, kRdpCookie, kHash,   // a sample expression's value hashed (balance_expr)
+};
 enum class HashFunction { kSdbm, kDjb2, kWt6, kCrc32, kNone };
 
 // `capture request|response header <name> len <n>`: logged by `option httplog` as `{a|b}`.
@@ -217,6 +220,17 @@ struct ProxyConfig {
   Balance balance = Balance::kRoundRobin;
   int balance_draws = 2;        // random(<draws>)
   std::string balance_hdr;      // hdr(<name>)
+  bool balance_hdr_domain_only = false;   // hdr(<name>) use_domain_only
+  // `balance uri [len <n>] [depth <n>] [whole] [path-only]`: 0 = no limit.
+  int balance_uri_len = 0;
+  int balance_uri_depth = 0;
+  bool balance_uri_whole = false;
+  bool balance_uri_path_only = false;
+  // url_param <name> / rdp-cookie[(<name>)] / hash <expr>: the expression as HAProxy would
+  // write it (`url_param(<name>)`, `rdp_cookie(<name>)`, the text of `hash`), compiled in the
+  // check phase once the mode is known (balance_expr).
+  std::string balance_expr_text;
+  std::shared_ptr<const sample::Expr> balance_expr;
   bool hash_consistent = false; // hash-type map-based (default) | consistent
   HashFunction hash_function = HashFunction::kSdbm;
   bool hash_avalanche = false;

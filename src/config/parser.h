@@ -95,6 +95,7 @@ class Parser {
   bool finish(ConfigModel* model);
   // Part of finish(): a frontend's log-format and unique-id-format (validate.cc).
   void compile_log_formats(ProxyConfig& p);
+  void compile_balance(ProxyConfig& p);
 
   // Messages.
   void alert(std::string text, bool config_phase = true);

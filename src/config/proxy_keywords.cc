@@ -86,7 +86,7 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"server", kLB, kBe, kw_server, "<name> <addr>[:port] [weight 0..256] [maxconn <n>] [backup] [disabled] [enabled] [slowstart <time>] [check] [inter|fastinter|downinter <time>] [rise|fall <n>] [port <n>] [addr <ip>] [on-marked-down shutdown-sessions]"},
     {"default-server", kDLB, kBe, kw_default_server, "[server options]: defaults for the `server` lines that follow"},
     {"http-check", kDLB, kBe, kw_http_check, "send [meth <m>] [uri <u>] [ver <v>] [hdr <n> <v>]... [body <s>] | expect [!] status <codes>|rstatus <regex>|string <text>"},
-    {"balance", kDLB, kBe, kw_balance, "roundrobin (the default in sluice) | static-rr | leastconn | first | source | uri | hdr(<name>) | random[(<draws>)]; uri and hdr fall back to roundrobin in TCP mode"},
+    {"balance", kDLB, kBe, kw_balance, "roundrobin (the default in sluice) | static-rr | leastconn | first | source | uri [len <n>] [depth <n>] [whole] [path-only] | hdr(<name>) [use_domain_only] | url_param <param> | rdp-cookie[(<name>)] | hash <expr> | random[(<draws>)]; uri, hdr and url_param fall back to roundrobin in TCP mode (HAProxy's warning); a missing key balances like roundrobin"},
     {"hash-type", kDLB, kBe, kw_hash_type, "map-based | consistent [sdbm | djb2 | wt6 | crc32 | none [avalanche]]; default map-based sdbm, consistent alone adds avalanche"},
     {"id", kFLB, 0, kw_id, "<n>: proxy id, > 0 and unique (default: automatic from 2)"},
     {"disabled", kDFLB, 0, kw_disabled, "the proxy is not started"},

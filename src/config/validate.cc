@@ -48,6 +48,53 @@ void Parser::compile_log_formats(ProxyConfig& p) {
   }
 }
 
+// The balance algorithm once the mode is known: layer-7 hashes need HTTP mode, and the
+// expression of url_param, rdp-cookie and hash is compiled for the backend's place (request
+// content, with the backend known). HAProxy's messages, at the proxy's line.
+void Parser::compile_balance(ProxyConfig& p) {
+  if (!(p.caps & ProxyConfig::kBackend)) return;
+  if (p.mode == Mode::kTcp &&
+      (p.balance == Balance::kUri || p.balance == Balance::kHdr || p.balance == Balance::kUrlParam)) {
+    warning(fmt::format("Layer 7 hash not possible for {} '{}' (needs 'mode http'). Falling back to "
+                        "round robin.", type_word(p), p.name),
+            false);
+    p.balance = Balance::kRoundRobin;
+    p.balance_expr_text.clear();
+    return;
+  }
+  if (p.balance_expr_text.empty()) return;
+  const std::string where = fmt::format("{} '{}' [{}:{}]: ", type_word(p), p.name, p.loc.file, p.loc.line);
+  sample::ParseCtx pc;
+  pc.avail = sample::kAtLog;   // first the syntax, then what this place offers
+  sample::AclResolverScope acl_scope(&p.acls);
+  std::size_t end = 0;
+  auto e = sample::Expr::parse(p.balance_expr_text, pc, &end);
+  if (!e.ok() || end != p.balance_expr_text.size()) {
+    fatal(fmt::format("{}failed to parse 'balance hash' expression '{}' in : {}.", where,
+                      p.balance_expr_text,
+                      e.ok() ? fmt::format("unexpected character '{}'", p.balance_expr_text[end])
+                             : e.error().message),
+          false);
+    return;
+  }
+  // HAProxy offers the request in either mode (a TCP backend's HTTP fetches find nothing in
+  // sluice, which does not parse HTTP on TCP sessions: the pick falls back to round robin).
+  const uint32_t avail = sample::kAtHttpRequest | sample::kUseBackend;
+  if (uint32_t missing = e.value().use() & ~avail) {
+    fatal(fmt::format("{}error detected while parsing 'balance hash' expression '{}' which requires "
+                      "information from {}, which is not available here.",
+                      where, p.balance_expr_text, sample::use_name(missing)),
+          false);
+    return;
+  }
+  // An HTTP proxy parses the request and keeps no raw buffer: what reads it never answers.
+  if (p.mode == Mode::kHttp && (e.value().use() & sample::kUseReqBuf))
+    warning(fmt::format("{}L6 sample fetch <{}> will be ignored in 'balance hash' expression in "
+                        "HTTP mode.", where, p.balance_expr_text),
+            false);
+  p.balance_expr = std::make_shared<const sample::Expr>(std::move(e.value()));
+}
+
 bool Parser::finish(ConfigModel* model) {
   model->global = global;
   for (auto& ps : proxies) model->proxies.push_back(ps.cfg);
@@ -267,6 +314,7 @@ bool Parser::finish(ConfigModel* model) {
       }
     }
     compile_log_formats(p);
+    compile_balance(p);
     if ((!p.capture_request.empty() || !p.capture_response.empty()) &&
         !(p.caps & ProxyConfig::kFrontend)) {
       warning(fmt::format("parsing [{}:{}] : 'capture' ignored because {} '{}' has no frontend "

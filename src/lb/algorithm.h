@@ -31,12 +31,26 @@ struct PickContext {
   uint64_t now_ms = 0;                          // monotonic; drives slow start (0 = unknown)
 };
 
-enum class BalanceKind { kRoundRobin, kStaticRr, kLeastConn, kFirst, kSource, kUri, kHdr, kRandom };
+enum class BalanceKind {
+  kRoundRobin, kStaticRr, kLeastConn, kFirst, kSource, kUri, kHdr, kRandom,
+  kUrlParam, kRdpCookie, kHash,   // a sample expression's value (the proxy computes it)
+};
+// The algorithms that hash a key (source address, URI, field, expression) onto the servers.
+inline bool hashes(BalanceKind k) {
+  return k == BalanceKind::kSource || k == BalanceKind::kUri || k == BalanceKind::kHdr ||
+         k == BalanceKind::kUrlParam || k == BalanceKind::kRdpCookie || k == BalanceKind::kHash;
+}
 
 struct BalanceSettings {
   BalanceKind kind = BalanceKind::kRoundRobin;
   int draws = 2;               // random(<draws>)
   std::string hdr_name;        // hdr(<name>)
+  bool hdr_domain_only = false;   // hdr(<name>) use_domain_only
+  // uri: `len`, `depth` (0 = no limit), `whole` (keep the query), `path-only` (no authority).
+  int uri_len = 0;
+  int uri_depth = 0;
+  bool uri_whole = false;
+  bool uri_path_only = false;
   HashSettings hash;           // hash-type, for source/uri/hdr
   bool allbackups = false;     // `option allbackups`
 };

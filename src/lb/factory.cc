@@ -17,6 +17,9 @@ std::unique_ptr<Algorithm> make_algorithm(const BalanceSettings& s, std::vector<
     case BalanceKind::kSource: return std::make_unique<SourceHash>(std::move(servers), s.hash);
     case BalanceKind::kUri: return std::make_unique<KeyHash>(std::move(servers), s.hash, "uri");
     case BalanceKind::kHdr: return std::make_unique<KeyHash>(std::move(servers), s.hash, "hdr", s.hdr_name);
+    case BalanceKind::kUrlParam: return std::make_unique<KeyHash>(std::move(servers), s.hash, "url_param");
+    case BalanceKind::kRdpCookie: return std::make_unique<KeyHash>(std::move(servers), s.hash, "rdp-cookie");
+    case BalanceKind::kHash: return std::make_unique<KeyHash>(std::move(servers), s.hash, "hash");
     case BalanceKind::kRandom: return std::make_unique<Random>(std::move(servers), s.draws);
   }
   return std::make_unique<RoundRobin>(std::move(servers));

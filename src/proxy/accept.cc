@@ -17,6 +17,7 @@
 
 #include "net/socket.h"
 #include "net/transport.h"
+#include "proxy/balance_key.h"
 #include "proxy/h1_connection.h"
 #include "proxy/sample_env.h"
 #include "proxy/server_pick.h"
@@ -192,13 +193,15 @@ Proxy* Worker::tcp_backend(const Listener& l, int fd, const net::SocketAddress& 
 }
 
 lb::Server* Worker::tcp_server(const Listener& l, int fd, const net::SocketAddress& peer,
-                               rules::RequestView view, Proxy& be) {
+                               rules::RequestView view, Proxy& be, std::string* key,
+                               bool* has_key) {
   net::SocketAddress local;
   view = with_addresses(view, l, fd, peer, local);
   ProxyEnv env(process_, id_, &l, *l.proxy);
   env.be = &be;
   view.env = &env;
-  return use_server(be, view);
+  if (key) *has_key = be.settings.balance_expr && expr_key(*be.settings.balance_expr, view, *key);
+  return be.settings.use_servers.empty() ? nullptr : use_server(be, view);
 }
 
 Proxy* Worker::backend_named(const rules::ValueFormat& name, const rules::RequestView& view) {

@@ -27,9 +27,7 @@ bool BackendLeg::take(bool redispatch) {
   ctx.client = &client_;
   ctx.now_ms = w_.loop().now_ms();
   std::string_view key;
-  const auto& bal = be_->settings.balance;
-  if (key_ && (bal.kind == lb::BalanceKind::kUri ||
-               (bal.kind == lb::BalanceKind::kHdr && !key_->empty()))) {
+  if (key_) {
     key = *key_;
     ctx.key = &key;
   }

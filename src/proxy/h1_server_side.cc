@@ -116,7 +116,7 @@ bool H1Connection::request_body() {
 
 void H1Connection::connect_server() {
   phase_ = Phase::kConnect;
-  switch (txn_.leg().pick(&tx_->lb_key)) {
+  switch (txn_.leg().pick(txn_.lb_key())) {
     case BackendLeg::PickResult::kPicked:
       start_connect();
       return;

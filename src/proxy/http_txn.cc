@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/strings.h"
 #include "http/forward.h"
+#include "proxy/balance_key.h"
 #include "proxy/server_pick.h"
 #include "proxy/stats_view.h"
 
@@ -104,6 +105,7 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
                                   HttpCodecs& codecs) {
   reply_ = &codecs.reply;
   lb_key_ = &codecs.lb_key;
+  lb_key_set_ = false;
   const uint64_t now = w_.loop().now_ms();
   if (t_first_byte_ms == 0) first_byte(now);
   t_head_ms = now;
@@ -252,18 +254,10 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& e
   }
   if (be_ != &fe_ && serve_stats(*be_, edit)) return false;
   if (!be_->settings.use_servers.empty()) leg_.force(use_server(*be_, view));
-  // The value `balance uri` / `balance hdr()` hashes.
-  lb_key_->clear();
+  // The value a hashing algorithm (uri, hdr, url_param, rdp-cookie, hash) hashes.
   const auto& bal = be_->settings.balance;
-  if (bal.kind == lb::BalanceKind::kUri) {
-    lb_key_->assign(rules::path_of(edit.target));
-  } else if (bal.kind == lb::BalanceKind::kHdr) {
-    for (const auto& h : edit.headers)
-      if (http::iequals(h.name, bal.hdr_name)) {
-        lb_key_->assign(h.value);
-        break;
-      }
-  }
+  lb_key_set_ = bal.kind != lb::BalanceKind::kSource && lb::hashes(bal.kind) &&
+                http_key(bal, be_->settings.balance_expr.get(), edit.target, edit.headers, view, *lb_key_);
   return true;
 }
 

@@ -148,6 +148,8 @@ class HttpTxn {
   const HttpSettings& be_http() const { return be_ ? be_->settings.h : fe_.settings.h; }
   BackendLeg& leg() { return leg_; }
   const BackendLeg& leg() const { return leg_; }
+  // What the backend's hashing algorithm hashes for this request; null: no key (round robin).
+  const std::string* lb_key() const { return lb_key_set_ ? lb_key_ : nullptr; }
   const net::SocketAddress& client() const { return client_; }
   http::Method method() const { return method_; }
   bool http11() const { return http11_; }
@@ -206,6 +208,7 @@ class HttpTxn {
   std::vector<std::string> cap_req_, cap_res_;   // `capture ... header` values
   LocalReply* reply_ = nullptr;   // the codecs' reply, during on_request() and on_response()
   std::string* lb_key_ = nullptr;
+  bool lb_key_set_ = false;   // *lb_key_ holds this request's balance key
   // sess.* variables, for the connection's life; only when the configuration names one.
   std::unique_ptr<sample::VarStore> sess_vars_;
   BackendLeg leg_;

@@ -134,10 +134,7 @@ stats::ServerFacts ServerControlImpl::facts(stats::ServerRef ref) const {
   f.initial_weight = s.initial_weight();
   // HAProxy's BE_LB_PROP_DYN: static-rr and map-based hashing cannot change weights live.
   const auto& b = be.balance();
-  f.static_lb = b.kind == lb::BalanceKind::kStaticRr ||
-                ((b.kind == lb::BalanceKind::kSource || b.kind == lb::BalanceKind::kUri ||
-                  b.kind == lb::BalanceKind::kHdr) &&
-                 !b.hash.consistent);
+  f.static_lb = b.kind == lb::BalanceKind::kStaticRr || (lb::hashes(b.kind) && !b.hash.consistent);
   f.tracking = hooks_.tracking && hooks_.tracking(s);
   f.check_configured = hooks_.check_configured && hooks_.check_configured(s);
   f.agent_configured = hooks_.agent_configured && hooks_.agent_configured(s);

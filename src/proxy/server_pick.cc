@@ -72,9 +72,7 @@ bool redispatch_now(const ProxySettings& be, const lb::Backend& backend, const l
   if (!running || redispatch_due(be, retries_done)) return true;
   // A hash ties the client to its server: only the arithmetic above may move it.
   lb::BalanceKind k = backend.balance().kind;
-  const bool hash = k == lb::BalanceKind::kSource || k == lb::BalanceKind::kUri ||
-                    k == lb::BalanceKind::kHdr;
-  return !hash && backend.usable_active() > 1;
+  return !lb::hashes(k) && backend.usable_active() > 1;
 }
 
 }  // namespace sluice::proxy

@@ -112,6 +112,8 @@ struct ProxySettings {
   // Backend side.
   std::vector<lb::ServerSettings> servers;
   lb::BalanceSettings balance;
+  // url_param, rdp-cookie and hash: the expression whose value is hashed (null otherwise).
+  std::shared_ptr<const sample::Expr> balance_expr;
   // `use-server`, in order: the first matching rule whose server is not stopped takes the
   // request before load balancing.
   struct UseServer {

@@ -176,13 +176,15 @@ void TcpSession::route() {
     finish(*client_end_);
     return;
   }
-  if (!be_->settings.use_servers.empty()) {
+  bool keyed = false;
+  if (!be_->settings.use_servers.empty() || be_->settings.balance_expr) {
     rules::RequestView v;
     v.payload = payload();
     v.payload_final = true;
-    leg_.force(w_.tcp_server(l_, cio_.fd(), client_, v, *be_));
+    if (be_->settings.balance_expr && !lb_key_) lb_key_ = std::make_unique<std::string>();
+    leg_.force(w_.tcp_server(l_, cio_.fd(), client_, v, *be_, lb_key_.get(), &keyed));
   }
-  switch (leg_.pick(nullptr)) {
+  switch (leg_.pick(keyed ? lb_key_.get() : nullptr)) {
     case BackendLeg::PickResult::kPicked:
       start_connect();
       return;

@@ -36,7 +36,9 @@
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/buffer.h"
@@ -139,7 +141,10 @@ class TcpSession : public Session {
   uint64_t bytes_in_ = 0, bytes_out_ = 0;
   uint64_t early_bytes_ = 0;   // read before a server was picked, not yet on its counters
   net::SocketAddress client_;
-  BackendLeg leg_;   // after client_, which it reads
+  // What `balance hash` / `rdp-cookie` hash for this session (made on first use; the leg
+  // reads it again on a redispatch).
+  std::unique_ptr<std::string> lb_key_;
+  BackendLeg leg_;   // after client_ and lb_key_, which it reads
   core::Timer timer_;
   log::Termination last_term_;   // termination state for the log
 };

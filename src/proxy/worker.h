@@ -248,10 +248,12 @@ class Worker : public core::TimerHandler {
   // null). Worker-local.
   Proxy* tcp_backend(const Listener& l, int fd, const net::SocketAddress& peer,
                      rules::RequestView view);
-  // The server the `use-server` rules of `be` choose for that TCP session, or null.
-  // Worker-local.
+  // The server the `use-server` rules of `be` choose for that TCP session, or null; with
+  // `key`, also what the backend's expression-based balance algorithm (hash, rdp-cookie)
+  // hashes, *has_key saying whether there is one. Worker-local.
   lb::Server* tcp_server(const Listener& l, int fd, const net::SocketAddress& peer,
-                         rules::RequestView view, Proxy& be);
+                         rules::RequestView view, Proxy& be, std::string* key = nullptr,
+                         bool* has_key = nullptr);
   // `use_backend %[...]`: the backend called what `name` renders for `view`, or null.
   // Worker-local.
   Proxy* backend_named(const rules::ValueFormat& name, const rules::RequestView& view);

@@ -217,11 +217,81 @@ TEST(Proxy, Server) {
 
 TEST(Proxy, Balance) {
   EXPECT_TRUE(parse("backend b\n  balance roundrobin\n").r.model);
-  EXPECT_TRUE(parse("backend b\n  balance url_param id\n").has("parsing [f.cfg:2] : balance 'url_param' is not supported by sluice yet."));
-  EXPECT_TRUE(parse("backend b\n  balance roundrobni\n").contains("did you mean 'roundrobin' maybe ?"));
+  const std::string kOnly =
+      "parsing [f.cfg:2] : balance only supports 'roundrobin', 'static-rr', 'leastconn', 'source', "
+      "'uri', 'url_param', 'hash', 'hdr(name)', 'rdp-cookie(name)', 'log-hash' and 'sticky' options.";
+  EXPECT_TRUE(parse("backend b\n  balance roundrobni\n").has(kOnly));
+  EXPECT_TRUE(parse("backend b\n  balance hdr\n").has(kOnly));
+  EXPECT_TRUE(parse("backend b\n  balance sticky\n").contains("balance 'sticky' is not supported by sluice yet"));
   auto r = parse("frontend f\n  bind :1\n  balance roundrobin\n");
   EXPECT_TRUE(r.r.model);
   EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'balance' ignored because frontend 'f' has no backend capability."));
+}
+
+// uri's options, hdr's use_domain_only and url_param, with HAProxy 3.5's messages.
+TEST(Proxy, BalanceOptions) {
+  auto r = parse("backend b\n  mode http\n  balance uri len 10 depth 2 whole path-only\n");
+  ASSERT_TRUE(r.r.model);
+  const auto& p = r.r.model->proxies[0];
+  EXPECT_EQ(p.balance, config::Balance::kUri);
+  EXPECT_EQ(p.balance_uri_len, 10);
+  EXPECT_EQ(p.balance_uri_depth, 2);
+  EXPECT_TRUE(p.balance_uri_whole);
+  EXPECT_TRUE(p.balance_uri_path_only);
+  EXPECT_TRUE(parse("backend b\n  balance uri foo\n").has(
+      "parsing [f.cfg:2] : balance uri only accepts parameters 'len', 'depth', 'path-only', and 'whole' (got 'foo')."));
+  EXPECT_TRUE(parse("backend b\n  balance uri len\n").has("parsing [f.cfg:2] : balance uri : 'len' expects a positive integer (got '')."));
+  EXPECT_TRUE(parse("backend b\n  balance uri depth 0\n").has("parsing [f.cfg:2] : balance uri : 'depth' expects a positive integer (got '0')."));
+  EXPECT_TRUE(parse("backend b\n  balance uri len x\n").has("parsing [f.cfg:2] : balance uri : 'len' expects a positive integer (got 'x')."));
+  auto h = parse("backend b\n  mode http\n  balance hdr(host) use_domain_only\n");
+  ASSERT_TRUE(h.r.model);
+  EXPECT_TRUE(h.r.model->proxies[0].balance_hdr_domain_only);
+  EXPECT_TRUE(parse("backend b\n  balance hdr(host) foo\n").has(
+      "parsing [f.cfg:2] : balance hdr(host) only accepts 'use_domain_only' modifier (got 'foo')."));
+  EXPECT_TRUE(parse("backend b\n  balance hdr()\n").has("parsing [f.cfg:2] : balance hdr requires an http header field name."));
+  auto u = parse("backend b\n  mode http\n  balance url_param user\n");
+  ASSERT_TRUE(u.r.model);
+  EXPECT_EQ(u.r.model->proxies[0].balance, config::Balance::kUrlParam);
+  ASSERT_TRUE(u.r.model->proxies[0].balance_expr);
+  EXPECT_EQ(u.r.model->proxies[0].balance_expr_text, "url_param(user)");
+  EXPECT_TRUE(parse("backend b\n  balance url_param\n").has("parsing [f.cfg:2] : balance url_param requires an URL parameter name."));
+  EXPECT_TRUE(parse("backend b\n  balance url_param a b\n").has(
+      "parsing [f.cfg:2] : balance url_param only accepts 'check_post' modifier (got 'b')."));
+  EXPECT_TRUE(parse("backend b\n  balance url_param a check_post\n").contains("'check_post' is not supported by sluice yet"));
+  // A name that would end an expression's argument is quoted into it.
+  auto q = parse("backend b\n  mode http\n  balance url_param a,b)\n");
+  ASSERT_TRUE(q.r.model);
+  EXPECT_EQ(q.r.model->proxies[0].balance_expr_text, "url_param(\"a,b)\")");
+  ASSERT_TRUE(q.r.model->proxies[0].balance_expr);
+  // Layer-7 hashes in TCP mode fall back to round robin, with HAProxy's warning.
+  auto t = parse("backend b\n  balance uri\n");
+  ASSERT_TRUE(t.r.model);
+  EXPECT_EQ(t.r.model->proxies[0].balance, config::Balance::kRoundRobin);
+  EXPECT_TRUE(t.contains("Layer 7 hash not possible for backend 'b' (needs 'mode http'). Falling back to round robin."));
+}
+
+// rdp-cookie and hash <expr>: compiled in the check phase, messages at the proxy's line.
+TEST(Proxy, BalanceExpressions) {
+  auto r = parse("backend b\n  balance rdp-cookie\n");
+  ASSERT_TRUE(r.r.model);
+  EXPECT_EQ(r.r.model->proxies[0].balance, config::Balance::kRdpCookie);
+  EXPECT_EQ(r.r.model->proxies[0].balance_expr_text, "rdp_cookie(mstshash)");
+  EXPECT_EQ(parse("backend b\n  balance rdp-cookie(user)\n").r.model->proxies[0].balance_expr_text, "rdp_cookie(user)");
+  EXPECT_TRUE(parse("backend b\n  balance rdp-cookie()\n").has("parsing [f.cfg:2] : balance rdp-cookie : missing cookie name."));
+  auto h = parse("backend b\n  mode http\n  balance hash req.hdr(host),lower\n");
+  ASSERT_TRUE(h.r.model);
+  ASSERT_TRUE(h.r.model->proxies[0].balance_expr);
+  EXPECT_EQ(h.r.model->proxies[0].balance_expr->text(), "req.hdr(host),lower");
+  EXPECT_TRUE(parse("backend b\n  balance hash\n").has("parsing [f.cfg:2] : balance hash requires a sample expression."));
+  EXPECT_TRUE(parse("backend b\n  balance hash path lower\n").has("parsing [f.cfg:2] : balance hash takes no other argument (got 'lower')."));
+  EXPECT_TRUE(parse("backend b\n  mode http\n  balance hash path,lower,foo\n").contains(
+      "backend 'b' [f.cfg:1]: failed to parse 'balance hash' expression 'path,lower,foo' in : unknown converter 'foo'."));
+  EXPECT_TRUE(parse("backend b\n  mode http\n  balance hash res.payload(0,1)\n").contains(
+      "backend 'b' [f.cfg:1]: error detected while parsing 'balance hash' expression 'res.payload(0,1)' which "
+      "requires information from response buffer, which is not available here."));
+  auto w = parse("backend b\n  mode http\n  balance hash req.payload(0,4)\n");
+  ASSERT_TRUE(w.r.model);
+  EXPECT_TRUE(w.contains("backend 'b' [f.cfg:1]: L6 sample fetch <req.payload(0,4)> will be ignored in 'balance hash' expression in HTTP mode."));
 }
 
 TEST(Proxy, IdDisabledDescription) {
