@@ -31,6 +31,7 @@
 #include "proxy/process.h"
 #include "proxy/server_control.h"
 #include "proxy/stats_view.h"
+#include "sample/vars.h"
 
 namespace sluice::app {
 namespace {
@@ -199,6 +200,10 @@ int run(int argc, char** argv) {
   for (const auto& w : threads->warnings) warning(w);
   RuntimePlan plan = build_plan(model, fd_limit, cmd.maxconn);
   for (const auto& w : plan.warnings) warning(w);
+  // tune.vars.*: read by every variable store made from now on; the proc store keeps what
+  // the global set-var lines put there.
+  sample::var_limits() = model.global.vars_limits;
+  sample::ProcVars::instance().set_max_size(model.global.vars_limits.proc);
   plan.process.multi_queue =
       model.global.multi_queue == config::GlobalConfig::MultiQueue::kOn     ? proxy::MultiQueue::kOn
       : model.global.multi_queue == config::GlobalConfig::MultiQueue::kFair ? proxy::MultiQueue::kFair

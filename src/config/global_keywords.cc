@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "config/global_var_keywords.h"
 #include "config/log_keyword.h"
 #include "config/parser.h"
 #include "config/thread_keywords.h"
@@ -383,6 +384,13 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"tune.listener.multi-queue", kInGlobal, 0, kw_multi_queue, "on (default)|fair|off: hand accepted connections to less loaded threads"},
     {"tune.listener.reuseport-steering", kInGlobal, 0, kw_reuseport_steering, "hash (default)|cpu: sluice's own; how the kernel picks a shard's socket"},
     {"noreuseport", kInGlobal, 0, kw_noreuseport, "no SO_REUSEPORT: one socket per address, no sharding"},
+    {"set-var", kInGlobal, 0, kw_global_set_var, "<proc.name> <expr>: sets a process-wide variable while the configuration is read (fetches that need no traffic: constants, env(), other proc variables)"},
+    {"set-var-fmt", kInGlobal, 0, kw_global_set_var, "<proc.name> <fmt>: the same with a log-format string"},
+    {"tune.vars.global-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory all variables of the process may use (0, the default, or empty = unlimited; digits only)"},
+    {"tune.vars.proc-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the same bound, as in HAProxy: every variable counts in the process total"},
+    {"tune.vars.sess-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of one session's variables, its transactions' included"},
+    {"tune.vars.txn-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of one transaction's txn, req and res variables"},
+    {"tune.vars.reqres-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of a transaction's req and res variables together"},
 };
 
 }  // namespace

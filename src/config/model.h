@@ -381,6 +381,9 @@ struct GlobalConfig {
   std::string node;                  // `node`, default hostname (set by app)
   std::string description;
   bool zero_warning = false;
+  // tune.vars.{global,proc,sess,txn,reqres,check}-max-size (0 = unlimited), applied when the
+  // workers start. The global `set-var` lines are run while parsing, as HAProxy does.
+  sample::VarLimits vars_limits;
 };
 
 struct ConfigModel {

@@ -38,10 +38,14 @@ struct HttpCodecs {
   LocalReply reply;
   std::string lb_key;
   // The transaction's variables (set-var(txn.x), req.x, res.x): cleared with the transaction,
-  // keeping their storage for the next one.
-  sample::VarStore txn_vars{sample::Scope::kTxn, sample::var_limits().txn};
-  sample::VarStore req_vars{sample::Scope::kReq, sample::var_limits().reqres};
-  sample::VarStore res_vars{sample::Scope::kRes, sample::var_limits().reqres};
+  // keeping their storage for the next one. Their bytes count in reqres_room (req and res
+  // together), then txn_room, then the session's (HttpTxn links txn_room to it while the
+  // transaction lives), as tune.vars.*-max-size want.
+  sample::VarAccount txn_room{sample::var_limits().txn};
+  sample::VarAccount reqres_room{sample::var_limits().reqres, &txn_room};
+  sample::VarStore txn_vars{sample::Scope::kTxn, 0, &txn_room};
+  sample::VarStore req_vars{sample::Scope::kReq, 0, &reqres_room};
+  sample::VarStore res_vars{sample::Scope::kRes, 0, &reqres_room};
   // The storage of the connection's two heads strings (OutQueue) while it is idle.
   std::string parked_to_cli, parked_to_srv;
 };

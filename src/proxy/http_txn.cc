@@ -150,12 +150,13 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
 // (reply_).
 void HttpTxn::attach_vars(rules::RequestView& view, HttpCodecs* codecs) {
   if (codecs) {
+    codecs->txn_room.set_up(&sess_room_);
     view.txn_vars = &codecs->txn_vars;
     view.req_vars = &codecs->req_vars;
     view.res_vars = &codecs->res_vars;
   }
   if (!sess_vars_ && sample::VarNames::global().any_in(sample::Scope::kSess))
-    sess_vars_ = std::make_unique<sample::VarStore>(sample::Scope::kSess, sample::var_limits().sess);
+    sess_vars_ = std::make_unique<sample::VarStore>(sample::Scope::kSess, 0, &sess_room_);
   view.sess_vars = sess_vars_.get();
 }
 

@@ -209,7 +209,9 @@ class HttpTxn {
   LocalReply* reply_ = nullptr;   // the codecs' reply, during on_request() and on_response()
   std::string* lb_key_ = nullptr;
   bool lb_key_set_ = false;   // *lb_key_ holds this request's balance key
-  // sess.* variables, for the connection's life; only when the configuration names one.
+  // sess.* variables, for the connection's life; only when the configuration names one. The
+  // session's room (tune.vars.sess-max-size) counts them and its transactions' variables.
+  sample::VarAccount sess_room_{sample::var_limits().sess};
   std::unique_ptr<sample::VarStore> sess_vars_;
   BackendLeg leg_;
 };

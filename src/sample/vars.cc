@@ -1,6 +1,8 @@
 // Variables: names, per-scope stores, the shared proc scope.
 #include "sample/vars.h"
 
+#include <atomic>
+
 #include <fmt/format.h>
 
 namespace sluice::sample {
@@ -132,6 +134,62 @@ bool conds_allow(uint16_t conds, const VarValue* cur, const Sample& s) {
 
 }  // namespace
 
+namespace {
+std::atomic<std::size_t> g_process_used{0};
+
+bool process_counted() {
+  const VarLimits& l = var_limits();
+  return l.proc || l.global;
+}
+}  // namespace
+
+bool VarAccount::process_fits(std::size_t delta) {
+  const VarLimits& l = var_limits();
+  if (!l.proc && !l.global) return true;
+  std::size_t now = g_process_used.load(std::memory_order_relaxed) + delta;
+  return (!l.proc || now <= l.proc) && (!l.global || now <= l.global);
+}
+
+void VarAccount::process_add(std::ptrdiff_t delta) {
+  if (process_counted()) g_process_used.fetch_add(static_cast<std::size_t>(delta), std::memory_order_relaxed);
+}
+
+std::size_t VarAccount::process_used() { return g_process_used.load(std::memory_order_relaxed); }
+
+bool VarAccount::fits(std::size_t delta) const {
+  for (const VarAccount* a = this; a; a = a->up_)
+    if (a->max_ && a->used_ + delta > a->max_) return false;
+  return process_fits(delta);
+}
+
+void VarAccount::add(std::ptrdiff_t delta) {
+  for (VarAccount* a = this; a; a = a->up_) a->used_ += static_cast<std::size_t>(delta);
+  process_add(delta);
+}
+
+VarStore::~VarStore() { refund(used_); }
+
+bool VarStore::charge(std::size_t old_size, std::size_t new_size) {
+  if (max_size_ && used_ - old_size + new_size > max_size_) return false;
+  if (new_size > old_size) {
+    std::size_t grow = new_size - old_size;
+    if (account_ ? !account_->fits(grow) : !VarAccount::process_fits(grow)) return false;
+  }
+  auto delta = static_cast<std::ptrdiff_t>(new_size) - static_cast<std::ptrdiff_t>(old_size);
+  if (delta) {
+    if (account_) account_->add(delta);
+    else VarAccount::process_add(delta);
+  }
+  return true;
+}
+
+void VarStore::refund(std::size_t size) {
+  if (!size) return;
+  if (account_) account_->add(-static_cast<std::ptrdiff_t>(size));
+  else VarAccount::process_add(-static_cast<std::ptrdiff_t>(size));
+  used_ -= size;
+}
+
 const VarValue* VarStore::get(uint32_t id) const {
   for (const auto& e : entries_)
     if (e.id == id) return &e.value;
@@ -148,9 +206,9 @@ bool VarStore::set(uint32_t id, const Sample& s, uint16_t conds) {
   }
   const VarValue* cur = slot ? &slot->value : nullptr;
   if (conds && !conds_allow(conds, cur, s)) return false;
-  std::size_t old_size = cur ? value_size(cur->sample()) : 0;
-  std::size_t new_size = value_size(s);
-  if (max_size_ && used_ - old_size + new_size > max_size_) return false;
+  std::size_t old_size = cur ? kVarOverhead + value_size(cur->sample()) : 0;
+  std::size_t new_size = kVarOverhead + value_size(s);
+  if (!charge(old_size, new_size)) return false;
   if (!slot) {
     if (!free_slot) {
       entries_.emplace_back();
@@ -176,7 +234,7 @@ bool VarStore::set(uint32_t id, const Sample& s, uint16_t conds) {
 void VarStore::unset(uint32_t id) {
   for (auto& e : entries_) {
     if (e.id == id) {
-      used_ -= value_size(e.value.sample());
+      refund(kVarOverhead + value_size(e.value.sample()));
       e.id = 0;
       e.value.data.clear();
       --count_;
@@ -190,7 +248,7 @@ void VarStore::clear() {
     e.id = 0;
     e.value.data.clear();
   }
-  used_ = 0;
+  refund(used_);
   count_ = 0;
 }
 
@@ -224,7 +282,7 @@ void ProcVars::unset(uint32_t id) {
 
 void ProcVars::set_max_size(std::size_t bytes) {
   std::unique_lock lock(mu_);
-  store_ = VarStore(Scope::kProc, bytes);
+  store_.set_max_size(bytes);
 }
 
 VarLimits& var_limits() {

@@ -71,12 +71,54 @@ enum SetCond : uint16_t {
 // Parses one condition name; false when unknown.
 bool parse_set_cond(std::string_view word, uint16_t* bits);
 
+// Memory accounting up the scopes, as HAProxy does it (tune.vars.*-max-size): a req or res
+// variable counts in its transaction's reqres total (one for both directions), a txn variable
+// (and those) in the txn total, then in the session's, and every variable of the process in
+// the process total, which tune.vars.proc-max-size and tune.vars.global-max-size both bound. A
+// set that would pass a limit anywhere on the way is refused. A variable takes kVarOverhead
+// bytes plus the bytes of its value when it is a string, a binary or a method name. The levels of one connection are VarAccounts chained
+// by `up` (worker-local); the process total is shared (atomic) and kept only when one of its
+// two limits is set, so a configuration without tune.vars pays nothing.
+// What one variable costs besides its value: HAProxy 3.5 counts its `struct var` (88 bytes
+// on 64-bit Linux, measured with tune.vars.txn-max-size), so the same limit admits the same
+// variables here.
+inline constexpr std::size_t kVarOverhead = 88;
+
+class VarAccount {
+ public:
+  explicit VarAccount(std::size_t max = 0, VarAccount* up = nullptr) : max_(max), up_(up) {}
+  VarAccount(const VarAccount&) = delete;
+  VarAccount& operator=(const VarAccount&) = delete;
+  // Whether `delta` more bytes fit at this level, the levels above and the process.
+  bool fits(std::size_t delta) const;
+  // Applies a change (the caller checked fits() for growth).
+  void add(std::ptrdiff_t delta);
+  std::size_t used() const { return used_; }
+  // The level above (a transaction's txn total moves between sessions with its codecs).
+  void set_up(VarAccount* up) { up_ = up; }
+
+  // The process level alone: what a store without an account (proc variables) checks.
+  static bool process_fits(std::size_t delta);
+  static void process_add(std::ptrdiff_t delta);
+  static std::size_t process_used();
+
+ private:
+  std::size_t max_;
+  std::size_t used_ = 0;
+  VarAccount* up_;
+};
+
 // The variables of one scope of one connection or transaction. Not thread-safe: a store
 // belongs to the worker running its connection.
 class VarStore {
  public:
-  explicit VarStore(Scope scope = Scope::kTxn, std::size_t max_size = 0)
-      : scope_(scope), max_size_(max_size) {}
+  // `max_size` bounds this store alone; `account` (may be null: only the process level) is
+  // where its bytes count up the scopes and must outlive the store.
+  explicit VarStore(Scope scope = Scope::kTxn, std::size_t max_size = 0, VarAccount* account = nullptr)
+      : scope_(scope), max_size_(max_size), account_(account) {}
+  ~VarStore();
+  VarStore(const VarStore&) = delete;
+  VarStore& operator=(const VarStore&) = delete;
   Scope scope() const { return scope_; }
   // Null when not set.
   const VarValue* get(uint32_t id) const;
@@ -86,6 +128,8 @@ class VarStore {
   // Forgets every value, keeping capacity (a new transaction on the same connection).
   void clear();
   std::size_t size_used() const { return used_; }
+  // A new limit for the next sets; the values already there stay.
+  void set_max_size(std::size_t bytes) { max_size_ = bytes; }
   std::size_t count() const { return count_; }
   // For the CLI and tests: each set variable in order of first set.
   template <typename F>
@@ -99,8 +143,11 @@ class VarStore {
     uint32_t id = 0;   // 0: free slot (its value's capacity kept)
     VarValue value;
   };
+  bool charge(std::size_t old_size, std::size_t new_size);
+  void refund(std::size_t size);
   Scope scope_;
   std::size_t max_size_;   // 0: unlimited
+  VarAccount* account_;
   std::size_t used_ = 0;
   std::size_t count_ = 0;
   std::vector<Entry> entries_;
@@ -114,6 +161,7 @@ class ProcVars {
   bool get(uint32_t id, Sample& out, Scratch& sc) const;
   bool set(uint32_t id, const Sample& s, uint16_t conds = 0);
   void unset(uint32_t id);
+  // The limit of later sets (tune.vars.proc-max-size); what is set stays.
   void set_max_size(std::size_t bytes);
   // Every set variable (the CLI's `get var` reads one).
   template <typename F>

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "net/address.h"
+#include "sample/vars.h"
 #include "parse_run.h"
 
 namespace sluice::config {
@@ -140,6 +141,42 @@ TEST(Global, Log) {
   EXPECT_TRUE(parse("global\n  log stdout local0 loud\n").contains("unknown optional log level 'loud'"));
   r = parse("global\n  log stdout local0\n  no log\n");
   EXPECT_TRUE(r.r.model->global.logs.empty());
+}
+
+
+// Global set-var / set-var-fmt run while the file is read (a later line sees the value);
+// tune.vars.* are kept for start-up. HAProxy 3.5's messages.
+TEST(Global, Variables) {
+  auto r = parse("global\n  set-var proc.gv_a str(hello)\n  set-var proc.gv_n int(40),add(2)\n"
+                 "  set-var-fmt proc.gv_f \"%[var(proc.gv_a)]-x\"\n  tune.vars.txn-max-size 64\n"
+                 "  tune.vars.proc-max-size\n");
+  ASSERT_TRUE(r.r.model);
+  EXPECT_EQ(r.r.model->global.vars_limits.txn, 64u);
+  EXPECT_EQ(r.r.model->global.vars_limits.proc, 0u);
+  auto get = [](std::string_view name) {
+    sample::Sample s;
+    std::string text;
+    uint32_t id = sample::VarNames::global().find(name);
+    if (id && sample::ProcVars::instance().get(id, s, sample::thread_scratch())) sample::to_text(s, text);
+    return text;
+  };
+  EXPECT_EQ(get("proc.gv_a"), "hello");
+  EXPECT_EQ(get("proc.gv_n"), "42");
+  EXPECT_EQ(get("proc.gv_f"), "hello-x");
+  EXPECT_TRUE(parse("global\n  set-var txn.a str(x)\n").has(
+      "parsing [f.cfg:2] : 'set-var': cannot set variable 'txn.a', only scope 'proc' is permitted in the global section."));
+  EXPECT_TRUE(parse("global\n  set-var proc.a\n").has(
+      "parsing [f.cfg:2] : 'set-var' requires a process-wide variable name ('proc.<name>') and a sample expression."));
+  EXPECT_TRUE(parse("global\n  set-var-fmt proc.a\n").has(
+      "parsing [f.cfg:2] : 'set-var-fmt' requires a process-wide variable name ('proc.<name>') and a format string."));
+  EXPECT_TRUE(parse("global\n  set-var proc.a foo\n").has("parsing [f.cfg:2] : unknown fetch method 'foo'"));
+  EXPECT_TRUE(parse("global\n  set-var a str(x)\n").contains("invalid variable name 'a'."));
+  EXPECT_TRUE(parse("global\n  set-var proc.a src\n").contains("not available here"));
+  EXPECT_TRUE(parse("global\n  tune.vars.proc-max-size 10k\n").has(
+      "parsing [f.cfg:2] : tune.vars.proc-max-size: '10k' is an invalid size"));
+  EXPECT_TRUE(parse("global\n  tune.vars.foo-max-size 5\n").contains("'tune.vars.foo-max-size' is not supported by sluice yet."));
+  // health checks have no variables yet: their limit would bound nothing
+  EXPECT_TRUE(parse("global\n  tune.vars.check-max-size 5\n").contains("'tune.vars.check-max-size' is not supported by sluice yet."));
 }
 
 }  // namespace

@@ -103,7 +103,8 @@ TEST(SampleVars, StoreWithConditionsAndLimits) {
   ASSERT_TRUE(names.parse("txn.a", &again, &err));
   EXPECT_EQ(again.id, a.id);
   EXPECT_FALSE(names.parse("txn.", &again, &err));
-  VarStore st(Scope::kTxn, 8);
+  // Each variable costs kVarOverhead plus its string's bytes, as in HAProxy.
+  VarStore st(Scope::kTxn, 2 * kVarOverhead + 8);
   EXPECT_TRUE(st.set(a.id, Sample::string("hello")));
   EXPECT_FALSE(st.set(b.id, Sample::string("world")));   // 10 bytes > 8
   EXPECT_TRUE(st.set(b.id, Sample::integer(5)));
@@ -117,7 +118,7 @@ TEST(SampleVars, StoreWithConditionsAndLimits) {
   st.unset(a.id);
   EXPECT_EQ(st.get(a.id), nullptr);
   EXPECT_TRUE(st.set(a.id, Sample::string("x"), kIfNotExists));
-  EXPECT_EQ(st.size_used(), 1u);
+  EXPECT_EQ(st.size_used(), 2 * kVarOverhead + 1);
 }
 
 TEST(SampleVars, VarFetchReadsItsScope) {
