@@ -38,6 +38,11 @@ void cmd_show_errors(const CommandContext& ctx, const std::vector<std::string>& 
 std::string dump_message(std::string_view bytes);
 
 // The answer to `help [words]` (with_help_header) or to an unknown command.
-std::string help_text(const std::vector<std::string>& words, bool unknown);
+// Experimental commands are listed only when `experimental` (the session's mode) is on.
+std::string help_text(const std::vector<std::string>& words, bool unknown, bool experimental = false);
+
+// `get var` and `set var` (var_commands.cc).
+void cmd_get_var(const CommandContext& ctx, const std::vector<std::string>& words, std::string* out);
+void cmd_set_var(const CommandContext& ctx, const std::vector<std::string>& words, std::string* out);
 
 }  // namespace sluice::cli

@@ -56,6 +56,8 @@ struct SessionState {
   bool timed = false;                   // prompt shows the uptime
   bool quit = false;                    // close at once, nothing more is sent
   uint32_t timeout_override_ms = 0;     // `set timeout cli`; 0 = the configured one
+  bool expert = false;                  // `expert-mode on` (admin)
+  bool experimental = false;            // `experimental-mode on` (admin): experimental commands
 };
 
 // Context a command runs with.
@@ -89,6 +91,9 @@ struct Command {
   // thread. A command that finds an error at once may call `reply` before returning.
   std::function<void(const CommandContext&, const std::vector<std::string>&, Reply reply)>
       run_later = nullptr;
+  // HAProxy's ACCESS_EXPERIMENTAL: runs only after `experimental-mode on`, and `help` lists it
+  // only then.
+  bool experimental = false;
 };
 
 // Adds a command, or replaces the one with the same words. Main thread, before any CliSession

@@ -84,8 +84,28 @@ KeywordMatch match_keywords(const std::vector<std::string>& typed, const Command
   return m;
 }
 
-void cmd_help(const CommandContext&, const std::vector<std::string>& words, std::string* out) {
-  *out += help_text(words, false);
+void cmd_help(const CommandContext& ctx, const std::vector<std::string>& words, std::string* out) {
+  *out += help_text(words, false, ctx.session && ctx.session->experimental);
+}
+
+// `expert-mode [on|off]`, `experimental-mode [on|off]` (admin, not listed by help, as in
+// HAProxy): without argument, the mode's state; another word changes nothing.
+void mode_switch(const std::vector<std::string>& words, bool* flag, std::string* out) {
+  if (words.size() < 2) {
+    *out += fmt::format("{} is {}\n", words[0], *flag ? "ON" : "OFF");
+    return;
+  }
+  if (words[1] == "on") *flag = true;
+  else if (words[1] == "off") *flag = false;
+}
+
+void cmd_expert_mode(const CommandContext& ctx, const std::vector<std::string>& words, std::string* out) {
+  if (ctx.session) mode_switch(words, &ctx.session->expert, out);
+}
+
+void cmd_experimental_mode(const CommandContext& ctx, const std::vector<std::string>& words,
+                           std::string* out) {
+  if (ctx.session) mode_switch(words, &ctx.session->experimental, out);
 }
 
 void cmd_prompt(const CommandContext& ctx, const std::vector<std::string>& words,
@@ -229,6 +249,12 @@ std::vector<Command> builtin_commands() {
       {{"show", "activity"}, "show activity [-1|0|thread_num]",
        "show per-thread activity stats (for support/developers)", Level::kOperator,
        cmd_show_activity},
+      {{"expert-mode"}, "", "", Level::kAdmin, cmd_expert_mode},
+      {{"experimental-mode"}, "", "", Level::kAdmin, cmd_experimental_mode},
+      {{"get", "var"}, "get var <name>", "retrieve contents of a process-wide variable",
+       Level::kOperator, cmd_get_var},
+      {{"set", "var"}, "set var <name> [fmt|expr] {<fmt>|<expr>}",
+       "set variable from an expression or a format", Level::kOperator, cmd_set_var, nullptr, true},
   };
 }
 
@@ -245,10 +271,10 @@ void register_command(Command command) {
 
 const std::vector<Command>& commands() { return registry(); }
 
-std::string help_text(const std::vector<std::string>& words, bool unknown) {
+std::string help_text(const std::vector<std::string>& words, bool unknown, bool experimental) {
   std::vector<const Command*> listed;
   for (const auto& c : commands())
-    if (!c.usage.empty()) listed.push_back(&c);
+    if (!c.usage.empty() && (!c.experimental || experimental)) listed.push_back(&c);
 
   std::string out;
   if (unknown) {

@@ -226,9 +226,11 @@ bool CliSession::run_command(const std::vector<std::string>& words, std::string*
   if (!words.empty()) {
     const Command* c = find_command(words);
     if (!c) {
-      answer = help_text(words, true);
+      answer = help_text(words, true, state_.experimental);
     } else if (c->level > state_.level) {
       answer = "Permission denied\n";
+    } else if (c->experimental && !state_.experimental) {
+      answer = "This command is restricted to experimental mode only.\n";
     } else if (c->run_later) {
       waiting_ = true;
       reply_ready_ = false;
