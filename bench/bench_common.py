@@ -221,7 +221,8 @@ class Candidate:
         run = ctx.run_dir
         tag = f"{self.label}-{self.threads}t".replace(" ", "_").replace("/", "_")
         vars = dict(THREADS=self.threads, PORT=port, BACKEND_PORT=backend_port, RUN=run,
-                    GLOBAL_EXTRA=self.extra, STREAM_MODULE=ctx.tools.stream_module)
+                    GLOBAL_EXTRA=self.extra, STREAM_MODULE=ctx.tools.stream_module,
+                    RULES=(CONFIGS / "rules-http.inc").read_text())
         if self.kind == "sluice":
             cfg = render(f"sluice-{self.mode}.cfg", run / f"{tag}.cfg", **vars)
             binary = ctx.tools.sluice_base if self.name == "sluice-base" else ctx.tools.sluice

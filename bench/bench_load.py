@@ -83,6 +83,9 @@ SCENARIOS = {
     # name: (title, unit of work, proxy mode for haproxy/nginx)
     "http-close": ("HTTP, new connection per request (wrk, Connection: close)", "request", "http"),
     "http-keepalive": ("HTTP keep-alive requests (wrk)", "request", "http"),
+    # sluice and HAProxy on the same rules (configs/rules-http.inc); nginx has no such language.
+    "http-rules": ("HTTP keep-alive requests through ten ACLs, variables, header rewrites and a log-format (wrk)",
+                   "request", "http-rules"),
     "tcp-keepalive": ("TCP mode, requests over long-lived connections (wrk keep-alive through every proxy in TCP mode)", "request", "tcp"),
     "tcp-connrate": ("TCP mode connection rate (sluice-loadgen: connect, send, read answer, close)", "connection", "tcp"),
     "bulk": ("Bulk transfer of large bodies (wrk, keep-alive, TCP mode for every proxy)", "GB", "tcp"),
@@ -91,7 +94,7 @@ SCENARIOS = {
                     "connection", "http"),
     "listener-modes": ("sluice listener modes: TCP connection rate, nbthread 2", "connection", "tcp"),
 }
-DEFAULT_SCENARIOS = ["http-close", "http-keepalive", "tcp-keepalive", "tcp-connrate", "bulk", "memory", "memory-http",
+DEFAULT_SCENARIOS = ["http-close", "http-keepalive", "http-rules", "tcp-keepalive", "tcp-connrate", "bulk", "memory", "memory-http",
                      "listener-modes"]
 MEMORY_SCENARIOS = ("memory", "memory-http")
 
@@ -120,6 +123,8 @@ def candidates_for(scn: str, args: argparse.Namespace) -> list[Candidate]:
     out = []
     for t in threads:
         for name in args.candidates:
+            if mode == "http-rules" and name == "nginx":
+                continue
             out.append(Candidate(name, "sluice" if name == "sluice-base" else name, mode, t))
     return out
 
@@ -149,7 +154,7 @@ def drive_load(ctx: Ctx, scn: str, port: int, duration: float, cpus: str | None 
     a = ctx.args
     if scn == "http-close":
         return run_wrk(ctx, port, duration, a.close_conns, close=True, cpus=cpus)
-    if scn in ("http-keepalive", "tcp-keepalive"):
+    if scn in ("http-keepalive", "http-rules", "tcp-keepalive"):
         return run_wrk(ctx, port, duration, a.ka_conns, close=False, cpus=cpus)
     if scn == "bulk":
         return run_wrk(ctx, port, duration, a.bulk_conns, close=False, path="/big", cpus=cpus)

@@ -162,7 +162,7 @@ def summarize(runs: list[dict], args: argparse.Namespace, mach: dict) -> tuple[s
                              f"{fmt(m)} | {fmt(u)} | {fmt(med([r['sys_per_unit'] for r in g]))} | "
                              f"{fmt(100 * u / m if u and m else None, 0)}% | {ratio_cell(g, base_runs.get(t, []))} | {lat('p50_us')} | "
                              f"{lat('p90_us')} | {lat('p99_us')} | {sum(r['errors'] for r in g)} |")
-                if scn in ("http-close", "http-keepalive", "tcp-keepalive", "tcp-connrate"):
+                if scn in ("http-close", "http-keepalive", "http-rules", "tcp-keepalive", "tcp-connrate"):
                     chart_rows.append((f"{scn} {t}t", label, m))
             lines.append("")
         for r in failed:

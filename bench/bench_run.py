@@ -28,7 +28,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     need = ["nginx", "loadgen"]
     if "haproxy" in args.candidates:
         need.append("haproxy")
-    if any(s in args.scenarios for s in ("http-close", "http-keepalive", "tcp-keepalive", "bulk")):
+    if any(s in args.scenarios for s in ("http-close", "http-keepalive", "http-rules", "tcp-keepalive", "bulk")):
         need.append("wrk")
     if "sluice" in args.candidates or "listener-modes" in args.scenarios:
         need.append("sluice")

@@ -31,7 +31,7 @@ def cmd_instructions(argv: list[str]) -> int:
     client sends one HTTP/1.0 request per connection: in `--mode tcp` sluice relays it, in
     `--mode http` it parses, forwards and answers it (connection per request)."""
     p = argparse.ArgumentParser(prog="bench/instructions.sh")
-    p.add_argument("--mode", choices=["tcp", "http"], default="tcp")
+    p.add_argument("--mode", choices=["tcp", "http", "http-rules"], default="tcp")
     p.add_argument("--conns", type=int, default=env_int("BENCH_INSTR_CONNS", 2000))
     p.add_argument("--conc", type=int, default=8)
     p.add_argument("--top", type=int, default=25, help="functions to list from callgrind_annotate")
