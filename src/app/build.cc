@@ -258,18 +258,28 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.smart_connect = p.option_tcp_smart_connect;
     s.timeouts.http_request = p.timeouts.http_request;
     s.timeouts.http_keep_alive = p.timeouts.http_keep_alive;
+    // Inherited rules come first in each list (parser: the defaults section's), as HAProxy
+    // runs a defaults section's rules before the proxy's own.
     for (const auto& r : p.tcp_request_connection) s.tcp_connection_rules.push_back(r.rule);
+    for (const auto& r : p.tcp_request_session) s.tcp_session_rules.push_back(r.rule);
     for (const auto& r : p.tcp_request_content) s.tcp_content_rules.push_back(r.rule);
+    for (const auto& r : p.tcp_response_content) s.tcp_response_rules.push_back(r.rule);
+    s.tcp_response_inspect_delay_ms = p.tcp_response_inspect_delay_ms;
     for (const auto& u : p.use_backends) s.use_backends.push_back({u.cond, u.backend_index, u.dynamic});
-    for (const auto* list : {&s.tcp_connection_rules, &s.tcp_content_rules})
-      for (const auto& r : *list) s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(r.cond);
+    for (const auto* list : {&s.tcp_connection_rules, &s.tcp_session_rules, &s.tcp_content_rules,
+                             &s.tcp_response_rules}) {
+      s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(*list);
+      for (const auto& r : *list)
+        s.tcp_rule_data = s.tcp_rule_data || r.action == rules::TcpRule::Action::kVar ||
+                          r.action == rules::TcpRule::Action::kSetDst ||
+                          r.action == rules::TcpRule::Action::kSetDstPort;
+    }
     // A name format may read dst as well: asked of the kernel whenever one exists.
     for (const auto& u : s.use_backends)
       s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(u.cond) || u.dynamic;
     s.tcp_inspect_delay_ms = p.tcp_inspect_delay_ms;
     if (p.mode == config::Mode::kTcp)   // HTTP mode refuses payload fetches (validate.cc)
-      for (const auto& r : s.tcp_content_rules)
-        s.tcp_inspect = s.tcp_inspect || !rules::payload_fetch(r.cond).fetch.empty();
+      s.tcp_inspect = rules::waits_for_content(s.tcp_content_rules);
     s.http = p.mode == config::Mode::kHttp;
     if (s.http) {
       http_settings(p, s.h);

@@ -140,10 +140,11 @@ struct ErrorFileConfig {
 };
 
 // `use_backend <name> [if|unless <cond>]`.
-// One `tcp-request connection|content` line (frontend side).
+// One `tcp-request connection|session|content` or `tcp-response content` line.
 struct TcpRuleConfig {
   SourceLoc loc;
   rules::TcpRule rule;
+  bool inherited = false;   // from the proxy's named defaults section (run before its own)
 };
 
 struct UseBackendConfig {
@@ -298,11 +299,23 @@ struct ProxyConfig {
   std::vector<rules::HttpRule> http_after_response_rules;
   std::vector<UseBackendConfig> use_backends;   // frontend, in order; first match wins
   std::vector<UseServerConfig> use_servers;     // backend, in order; first usable match wins
-  // `tcp-request connection|content` (frontends, layer-4 conditions only) and
-  // `tcp-request inspect-delay` (kept, but with final fetches only it never delays anything).
+  // `tcp-request connection|session` (frontends), `tcp-request content` (frontends: before
+  // the backend is chosen; backends: once the session reaches them), `tcp-response content`
+  // (backends), and each side's inspect-delay. A proxy using a named defaults section with
+  // rules starts with that section's rules (inherited), which run before its own, as in
+  // HAProxy.
   std::vector<TcpRuleConfig> tcp_request_connection;
+  std::vector<TcpRuleConfig> tcp_request_session;
   std::vector<TcpRuleConfig> tcp_request_content;
+  std::vector<TcpRuleConfig> tcp_response_content;
   uint32_t tcp_inspect_delay_ms = 0;
+  uint32_t tcp_response_inspect_delay_ms = 0;
+  // Whether this section has TCP rules of its own or inherited ones (defaults: a proxy using
+  // it inherits them).
+  bool has_tcp_rules() const {
+    return !tcp_request_connection.empty() || !tcp_request_session.empty() ||
+           !tcp_request_content.empty() || !tcp_response_content.empty();
+  }
   std::vector<ErrorFileConfig> errorfiles;      // later entries for a status override earlier
   StatsPageConfig stats;
   // `monitor-uri <uri>`: requests for exactly this URI are answered 200 (503 when a `monitor

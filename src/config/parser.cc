@@ -540,6 +540,7 @@ void Parser::start_proxy(Line& l, unsigned caps) {
     base = &defaults[static_cast<std::size_t>(last_defaults_)];
   }
   ps.cfg = base ? base->cfg : builtin_defaults();
+  if (base) inherit_tcp_rules(*base, caps, l, ps.cfg);
   ps.cfg.loc = l.loc;
   ps.cfg.name = name;
   ps.cfg.type = kw;
@@ -560,6 +561,37 @@ void Parser::start_proxy(Line& l, unsigned caps) {
                                     l.args[i])};
     throw ConfigError{l.where + "please use the 'bind' keyword for listening addresses."};
   }
+}
+
+// HAProxy's rules for a proxy whose defaults section has TCP rules: a listen cannot use it,
+// a backend not with connection or session rules, a frontend not with response rules, and
+// frontends and backends cannot share it. The proxy runs the section's rules before its own.
+void Parser::inherit_tcp_rules(const ProxyState& base, unsigned caps, const Line& l,
+                               ProxyConfig& cfg) {
+  const ProxyConfig& d = base.cfg;
+  if (!d.has_tcp_rules()) return;
+  const std::string at = fmt::format("parsing [{}:{}]: ", l.loc.file, l.loc.line);
+  const std::string def_at = fmt::format("(defaults section at {}:{}).", d.loc.file, d.loc.line);
+  const unsigned both = ProxyConfig::kFrontend | ProxyConfig::kBackend;
+  if ((caps & both) == both) {
+    fatal(at + "a listen section cannot inherit from a defaults section defining TCP/HTTP rules.");
+    return;
+  }
+  unsigned& used = base.rules_used_by;
+  if (used && used != caps)
+    fatal(fmt::format("{}frontends and backends cannot inherit from the same defaults section if "
+                      "it defines TCP/HTTP rules {}", at, def_at));
+  used = caps;
+  if (caps == ProxyConfig::kBackend &&
+      (!d.tcp_request_connection.empty() || !d.tcp_request_session.empty()))
+    fatal(fmt::format("{}a backend section cannot inherit from a defaults section defining "
+                      "'tcp-request connection' or 'tcp-request session' rules {}", at, def_at));
+  else if (caps == ProxyConfig::kFrontend && !d.tcp_response_content.empty())
+    fatal(fmt::format("{}a frontend section cannot inherit from a defaults section defining "
+                      "'tcp-response content' rules {}", at, def_at));
+  for (auto* list : {&cfg.tcp_request_connection, &cfg.tcp_request_session,
+                     &cfg.tcp_request_content, &cfg.tcp_response_content})
+    for (auto& r : *list) r.inherited = true;
 }
 
 void Parser::start_defaults(Line& l) {
@@ -588,7 +620,12 @@ void Parser::start_defaults(Line& l) {
   ps.is_defaults = true;
   ps.defaults_name = name;
   // Each defaults section starts afresh (or from its parent); it never adds to the previous one.
-  ps.cfg = from.empty() ? builtin_defaults() : find_defaults(from, "defaults", name, l)->cfg;
+  const ProxyState* parent = from.empty() ? nullptr : find_defaults(from, "defaults", name, l);
+  ps.cfg = parent ? parent->cfg : builtin_defaults();
+  if (parent && parent->cfg.has_tcp_rules())
+    fatal(fmt::format("parsing [{}:{}]: a defaults section cannot inherit from a defaults section "
+                      "defining TCP/HTTP rules (defaults section at {}:{}).",
+                      l.loc.file, l.loc.line, parent->cfg.loc.file, parent->cfg.loc.line));
   ps.cfg.loc = l.loc;
   ps.cfg.name = name;
   ps.cfg.type = "defaults";

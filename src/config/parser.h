@@ -81,6 +81,9 @@ struct ProxyState {
   bool is_defaults = false;
   std::string defaults_name;           // defaults sections only ("" = anonymous)
   bool referenced = false;             // defaults named by a `from`
+  // Defaults with TCP rules: the kind of the proxies using it so far (kFrontend or kBackend),
+  // 0 before the first (HAProxy lets only one kind inherit such rules).
+  mutable unsigned rules_used_by = 0;
   std::set<std::string> timeouts_set;  // set in this very section (overwrite warning)
   std::map<std::string, int> server_lines;
 };
@@ -96,6 +99,8 @@ class Parser {
   // Part of finish(): a frontend's log-format and unique-id-format (validate.cc).
   void compile_log_formats(ProxyConfig& p);
   void compile_balance(ProxyConfig& p);
+  // Part of finish(): what sluice's TCP rule sets cannot do yet in this proxy (tcp_rule_checks.cc).
+  void check_tcp_rules(const ProxyConfig& p);
 
   // Messages.
   void alert(std::string text, bool config_phase = true);
@@ -139,6 +144,7 @@ class Parser {
   void handle_section(Line& l, int pass);
   void dispatch(Line& l, int pass);
   void start_proxy(Line& l, unsigned caps);
+  void inherit_tcp_rules(const ProxyState& base, unsigned caps, const Line& l, ProxyConfig& cfg);
   void start_defaults(Line& l);
   const ProxyState* find_defaults(const std::string& name, const std::string& user_type,
                                   const std::string& user_name, const Line& l);

@@ -59,7 +59,43 @@ void kw_http_rule(Parser& p, Line& l) {
   list.push_back(std::move(r.value()));
 }
 
-// ---- tcp-request connection|content|inspect-delay ----
+// ---- tcp-request connection|session|content|inspect-delay, tcp-response content ----
+
+namespace {
+
+// `tcp-request|tcp-response inspect-delay <time>`.
+uint32_t parse_inspect_delay(Parser& p, Line& l, const std::string& in) {
+  const std::string kw = fmt::format("'{} inspect-delay'", l.args[0]);
+  if (l.args.size() < 3 || l.args[2].empty())
+    throw ConfigError{fmt::format("{}{} expects a positive delay in milliseconds, in {}", l.where,
+                                  kw, in)};
+  auto t = parse_time(l.args[2], TimeUnit::kMs);
+  if (t.status == TimeValue::Status::kBadChar || t.status == TimeValue::Status::kEmpty)
+    throw ConfigError{fmt::format("{}{} expects a positive delay in milliseconds, in {} "
+                                  "(unexpected character '{}')", l.where, kw, in, t.bad)};
+  check_time_range(l, t, l.args[2], l.args[0] + " inspect-delay");
+  no_extra(l, 3);
+  if (t.trailing) p.warning(time_trailing_warning(t.trailing, l.args[2]));
+  return t.value;
+}
+
+// A rule of `stage` from args[2], appended to `list`.
+void add_tcp_rule(Parser& p, Line& l, rules::TcpRuleStage stage, std::vector<TcpRuleConfig>& list) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  const std::string in = fmt::format("{} '{}'", Parser::type_word(px), px.name);
+  auto r = rules::parse_tcp_rule(tail(l, 2), stage, px.acls, in, !(px.caps & kFe));
+  if (!r.ok()) throw ConfigError{l.where + r.error().message};
+  list.push_back(TcpRuleConfig{l.loc, std::move(r.value())});
+}
+
+// Whether `list` has a rule of this section's own (not inherited from defaults).
+bool has_own(const std::vector<TcpRuleConfig>& list) {
+  for (const auto& r : list)
+    if (!r.inherited) return true;
+  return false;
+}
+
+}  // namespace
 
 void kw_tcp_request(Parser& p, Line& l) {
   ProxyState& ps = p.cur_proxy();
@@ -68,52 +104,57 @@ void kw_tcp_request(Parser& p, Line& l) {
   if (l.args.size() < 2 || l.args[1].empty())
     throw ConfigError{fmt::format("{}missing argument for 'tcp-request' in {}", l.where, in)};
   const std::string& stage = l.args[1];
-  if (stage == "session")
-    throw ConfigError{l.where + "'tcp-request session' is not supported by sluice yet."};
-  if (stage != "connection" && stage != "content" && stage != "inspect-delay")
+  if (stage != "connection" && stage != "session" && stage != "content" && stage != "inspect-delay")
     throw ConfigError{fmt::format("{}'tcp-request' expects 'inspect-delay', 'connection', or "
                                   "'content' in {} (got '{}')", l.where, in, stage)};
-  if (ps.is_defaults) {
-    // HAProxy lets proxies inherit these from named defaults sections only.
-    if (ps.defaults_name.empty())
-      throw ConfigError{fmt::format("{}tcp-request {} is not allowed in anonymous 'defaults' "
-                                    "sections", l.where, stage)};
-    throw ConfigError{fmt::format("{}'tcp-request {}' in a 'defaults' section is not supported by "
-                                  "sluice yet.", l.where, stage)};
-  }
-  if (!(px.caps & kFe)) {
-    if (stage == "connection")
-      throw ConfigError{fmt::format("{}tcp-request connection is not allowed because {} is not a "
-                                    "frontend", l.where, in)};
-    // HAProxy runs backend content rules once a stream reaches the backend; sluice not yet.
-    throw ConfigError{fmt::format("{}'tcp-request {}' in a backend is not supported by sluice yet.",
-                                  l.where, stage)};
-  }
+  // HAProxy lets proxies inherit these from named defaults sections only.
+  if (ps.is_defaults && ps.defaults_name.empty())
+    throw ConfigError{fmt::format("{}tcp-request {} is not allowed in anonymous 'defaults' "
+                                  "sections", l.where, stage)};
+  if (!ps.is_defaults && !(px.caps & kFe) && (stage == "connection" || stage == "session"))
+    throw ConfigError{fmt::format("{}tcp-request {} is not allowed because {} {} is not a "
+                                  "frontend", l.where, stage, Parser::type_word(px), px.name)};
   if (stage == "inspect-delay") {
-    const std::string kw = "'tcp-request inspect-delay'";
-    if (l.args.size() < 3 || l.args[2].empty())
-      throw ConfigError{fmt::format("{}{} expects a positive delay in milliseconds, in {}", l.where,
-                                    kw, in)};
-    auto t = parse_time(l.args[2], TimeUnit::kMs);
-    if (t.status == TimeValue::Status::kBadChar || t.status == TimeValue::Status::kEmpty)
-      throw ConfigError{fmt::format("{}{} expects a positive delay in milliseconds, in {} "
-                                    "(unexpected character '{}')", l.where, kw, in, t.bad)};
-    check_time_range(l, t, l.args[2], "tcp-request inspect-delay");
-    no_extra(l, 3);
-    if (t.trailing) p.warning(time_trailing_warning(t.trailing, l.args[2]));
-    px.tcp_inspect_delay_ms = t.value;
+    px.tcp_inspect_delay_ms = parse_inspect_delay(p, l, in);
     return;
   }
-  const bool conn = stage == "connection";
-  auto r = rules::parse_tcp_rule(tail(l, 2), conn ? rules::TcpRuleStage::kConnection
-                                                  : rules::TcpRuleStage::kContent, px.acls);
-  if (!r.ok()) throw ConfigError{l.where + r.error().message};
-  // Connection rules always run first, whatever the order of the lines (HAProxy's warning).
-  if (conn && !px.tcp_request_content.empty())
-    p.warning(l.where + "a 'tcp-request' rule placed after a 'tcp-request content' rule will still "
-                        "be processed before.");
-  (conn ? px.tcp_request_connection : px.tcp_request_content)
-      .push_back(TcpRuleConfig{l.loc, std::move(r.value())});
+  using rules::TcpRuleStage;
+  if (stage == "connection") {
+    add_tcp_rule(p, l, TcpRuleStage::kConnection, px.tcp_request_connection);
+    // Connection rules always run first, whatever the order of the lines (HAProxy's warning).
+    const char* later = has_own(px.tcp_request_session) ? "session"
+                        : has_own(px.tcp_request_content) ? "content" : nullptr;
+    if (later)
+      p.warning(fmt::format("{}a 'tcp-request connection' rule placed after a 'tcp-request {}' "
+                            "rule will still be processed before.", l.where, later));
+  } else if (stage == "session") {
+    add_tcp_rule(p, l, TcpRuleStage::kSession, px.tcp_request_session);
+    if (has_own(px.tcp_request_content))
+      p.warning(l.where + "a 'tcp-request session' rule placed after a 'tcp-request content' rule "
+                          "will still be processed before.");
+  } else {
+    add_tcp_rule(p, l, TcpRuleStage::kContent, px.tcp_request_content);
+  }
+}
+
+void kw_tcp_response(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  ProxyConfig& px = ps.cfg;
+  const std::string in = fmt::format("{} '{}'", Parser::type_word(px), px.name);
+  const std::string stage = l.args.size() > 1 ? l.args[1] : "";
+  if (stage.empty())
+    throw ConfigError{fmt::format("{}missing argument for 'tcp-response' in {}", l.where, in)};
+  if (stage != "content" && stage != "inspect-delay")
+    throw ConfigError{fmt::format("{}'tcp-response' expects 'inspect-delay' or 'content' in {} "
+                                  "(got '{}')", l.where, in, stage)};
+  if ((ps.is_defaults && ps.defaults_name.empty()) || (!ps.is_defaults && !(px.caps & kBe)))
+    throw ConfigError{fmt::format("{}tcp-response {} is only allowed in 'backend' sections or "
+                                  "'defaults' section with a name", l.where, stage)};
+  if (stage == "inspect-delay") {
+    px.tcp_response_inspect_delay_ms = parse_inspect_delay(p, l, in);
+    return;
+  }
+  add_tcp_rule(p, l, rules::TcpRuleStage::kResponse, px.tcp_response_content);
 }
 
 namespace {

@@ -144,11 +144,16 @@ bool Parser::finish(ConfigModel* model) {
     if (p.disabled) continue;   // disabled proxies are not validated (HAProxy)
     // An `acl` line written after a tcp-request rule still joins the ACL the rule uses: its
     // fetch is checked again here, where every line is known.
+    const char* section = (p.caps & ProxyConfig::kFrontend) ? "frontend" : "backend";
     for (auto [list, stage] : {std::pair{&p.tcp_request_connection, rules::TcpRuleStage::kConnection},
-                               std::pair{&p.tcp_request_content, rules::TcpRuleStage::kContent}})
+                               std::pair{&p.tcp_request_session, rules::TcpRuleStage::kSession},
+                               std::pair{&p.tcp_request_content, rules::TcpRuleStage::kContent},
+                               std::pair{&p.tcp_response_content, rules::TcpRuleStage::kResponse}})
       for (const auto& r : *list)
-        for (const auto& w : rules::check_stage(r.rule.cond, stage))
+        for (const auto& w : rules::check_stage(r.rule.cond, stage,
+                                                stage == rules::TcpRuleStage::kResponse ? "backend" : section))
           warning(fmt::format("parsing [{}:{}] : {}", r.loc.file, r.loc.line, w));
+    check_tcp_rules(p);
     // req.len, req.ssl_sni and req.ssl_hello_type read a TCP session's raw bytes. HTTP mode
     // parses the request itself and keeps no such buffer (HAProxy warns "L6 sample fetches
     // ignored on HTTP proxies" and they never match); HTTP rules run on a parsed request.

@@ -125,20 +125,23 @@ rules::RequestView tcp_rule_view(const Listener& l, int fd, const net::SocketAdd
   return v;
 }
 
-bool Worker::connection_allowed(Listener& l, int fd, const net::SocketAddress& peer) {
+bool Worker::connection_allowed(Listener& l, int fd, net::SocketAddress& peer) {
   Proxy& fe = *l.proxy;
   net::SocketAddress local;
   rules::RequestView view = tcp_rule_view(l, fd, peer, local);
   ProxyEnv env(process_, id_, &l, fe);
   view.env = &env;
-  if (rules::tcp_rules_accept(fe.settings.tcp_connection_rules, view)) return true;
+  // set-src / set-src-port rewrite the peer the session will be started with.
+  const rules::TcpVerdict v = rules::run_tcp_rules(fe.settings.tcp_connection_rules, view, {&peer, nullptr});
+  if (v != rules::TcpVerdict::kReject && v != rules::TcpVerdict::kSilentDrop) return true;
   // As HAProxy: the connection counts (conn_tot, conn_rate, and maxconnrate already took it)
-  // but never becomes a session (no stot, no log line); `dcon` says why. The close is a reset,
-  // with nothing sent and no FIN_WAIT/TIME_WAIT left behind: these rules are there for floods.
+  // but never becomes a session (no stot, no log line); `dcon` says why (a reject; a
+  // silent-drop is not counted there). The close is a reset, with nothing sent and no
+  // FIN_WAIT/TIME_WAIT left behind: these rules are there for floods.
   auto& fc = fe_counters(fe.index);
   fc.conn_tot.add();
   fc.conn_rate.add(loop_.now_ms());
-  fc.dcon.add();
+  if (v == rules::TcpVerdict::kReject) fc.dcon.add();
   net::close_with_reset(fd);   // the caller's slot token goes back with it
   return false;
 }

@@ -147,8 +147,17 @@ struct ProxySettings {
   // `tcp-request connection|content` (frontend side; layer-4 conditions only). Connection
   // rules run in the accept path before a session exists, content rules when the session
   // starts (TCP) or when a request head is complete (HTTP), as in HAProxy.
+  // Session rules run when the session starts, before content rules (TCP mode). A backend's
+  // content rules run when a session reaches it (after use_backend), its response rules on
+  // the server's first bytes, waiting up to its `tcp-response inspect-delay`.
   std::vector<rules::TcpRule> tcp_connection_rules;
+  std::vector<rules::TcpRule> tcp_session_rules;
   std::vector<rules::TcpRule> tcp_content_rules;
+  std::vector<rules::TcpRule> tcp_response_rules;
+  uint32_t tcp_response_inspect_delay_ms = 0;
+  // A rule of this proxy keeps variables or rewrites the local address: its sessions get a
+  // store for them (TcpSession::RuleData). Without it a session allocates nothing for rules.
+  bool tcp_rule_data = false;
   // `use_backend` (frontends, both modes), in order: the first match chooses the backend.
   struct UseBackend {
     rules::Condition cond;

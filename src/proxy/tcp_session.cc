@@ -1,5 +1,6 @@
 #include "proxy/tcp_session.h"
 
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -78,6 +79,7 @@ void TcpSession::start() {
                    fmt::format("Connect from {} to {} ({}/TCP)", client_.to_string(), local,
                                fe_.settings.name));
   }
+  if (!fe_.settings.tcp_session_rules.empty() && !session_rules()) return;
   if (fe_.settings.tcp_inspect) {
     // Rules read the client's bytes: read what is there, judge, maybe wait for more.
     state_ = State::kInspecting;
@@ -137,19 +139,16 @@ void TcpSession::read_client() {
 // rule without an answer yet makes the session wait for more bytes, bounded by the timer.
 void TcpSession::inspect(bool expired) {
   rules::RequestView v;
+  v.avail = sample::kAtTcpContent;
   v.payload = payload();
   v.payload_final = expired || c_eof_ || client_end_.has_value() || inspect_until_ms_ == 0 || !req_ ||
                     req_->room() == 0;
-  switch (w_.content_verdict(l_, cio_.fd(), client_, v)) {
-    case rules::TcpVerdict::kWait:
-      arm_timeout();
-      return;
-    case rules::TcpVerdict::kReject:
-      reject();
-      return;
-    case rules::TcpVerdict::kAccept:
-      break;
+  rules::TcpVerdict verdict = run_rules(fe_.settings.tcp_content_rules, fe_, v);
+  if (verdict == rules::TcpVerdict::kWait) {
+    arm_timeout();
+    return;
   }
+  if (!request_verdict(verdict)) return;
   // use_backend sees the same bytes, as final (HAProxy evaluates switching rules once).
   v.payload_final = true;
   be_ = fe_.settings.use_backends.empty() ? fe_.target : w_.tcp_backend(l_, cio_.fd(), client_, v);
@@ -169,6 +168,7 @@ void TcpSession::route() {
   // What the client sent before the backend was known counts there now (its server's counter
   // once one is picked, start_connect).
   if (early_bytes_) w_.be_counters(be_->index).bin.add(early_bytes_);
+  if (!be_->settings.tcp_content_rules.empty() && be_ != &fe_ && !backend_rules()) return;
   if (client_end_) {
     // HAProxy: the rules judged on what came before `timeout client` or the client's error,
     // the session reached its backend, and the client is closed there without a server (cR
@@ -201,20 +201,25 @@ void TcpSession::route() {
 // only addresses and ports, final now, so `tcp-request inspect-delay` has nothing to wait for
 // (HAProxy decides at once too when every fetch is final).
 bool TcpSession::content_allowed() {
-  if (w_.content_allowed(l_, cio_.fd(), client_)) return true;
-  reject();
-  return false;
+  rules::RequestView v;   // no payload, final
+  v.avail = sample::kAtTcpContent;
+  return request_verdict(run_rules(fe_.settings.tcp_content_rules, fe_, v));
 }
 
-void TcpSession::reject() {
+void TcpSession::reject(bool backend) {
   // HAProxy: a denied request on the frontend, the session logged `PR` with the frontend as
-  // its backend, the client closed with a FIN. What the client already sent is read and
-  // dropped first (not counted in bin): closing over unread bytes would send a reset.
-  ended_in_frontend_ = true;
+  // its backend (a backend's rules: the backend), the client closed with a FIN. What the
+  // client already sent is read and dropped first (not counted in bin): closing over unread
+  // bytes would send a reset.
+  ended_in_frontend_ = !backend;
+  drain_client();
+  finish({Cause::kProxy, FinalState::kRequest});
+}
+
+void TcpSession::drain_client() {
   char scratch[4096];
   for (int i = 0; i < 16 && cio_.recv(scratch, sizeof scratch).status == net::IoStatus::kOk; ++i) {
   }
-  finish({Cause::kProxy, FinalState::kRequest});
 }
 
 // Most clients speak first, and on a local network their first bytes are usually there by the
@@ -331,6 +336,7 @@ void TcpSession::on_connected() {
   leg_.connected();
   s_last_ms_ = leg_.connected_ms();
   s_wr_ = true;
+  res_inspect_ = !be_->settings.tcp_response_rules.empty();
 }
 
 void TcpSession::on_connect_failed(const ConnectError& e) {
@@ -445,6 +451,12 @@ bool TcpSession::relay(bool to_server) {
       }
     }
   }
+  // tcp-response content rules: the server's bytes wait until they decide.
+  if (!to_server && res_inspect_) {
+    const bool expired = res_inspect_until_ms_ && now >= res_inspect_until_ms_;
+    if (((buf && !buf->empty()) || eof || expired) && !inspect_response()) return progress;
+    if (res_inspect_) return progress;
+  }
   if (established && buf && !buf->empty() && wr) {
     // After the source's FIN these are the last bytes: MSG_MORE holds them for the shutdown()
     // or close() that follows at once below, so that data and FIN leave in one segment (one
@@ -518,10 +530,12 @@ uint64_t TcpSession::deadline() const {
   }
   bool c_half = c_eof_ || c_shut_;
   bool s_half = s_eof_ || s_shut_;
+  if (res_inspect_ && res_inspect_until_ms_) consider(res_inspect_until_ms_);
   // `timeout tunnel` replaces client and server timeouts once both sides are connected, and
   // measures inactivity in both directions together.
   if (to.tunnel && !c_half && !s_half) {
-    return std::max(c_last_ms_, s_last_ms_) + to.tunnel;
+    consider(std::max(c_last_ms_, s_last_ms_) + to.tunnel);
+    return d;
   }
   uint32_t ct = fto.client, st = to.server;
   if (to.tunnel) ct = st = to.tunnel;
@@ -577,6 +591,10 @@ void TcpSession::on_timer(core::Timer&) {
     finish({Cause::kClientTimeout, FinalState::kConnect});
     return;
   }
+  if (res_inspect_ && res_inspect_until_ms_ && now >= res_inspect_until_ms_) {
+    pump();   // tcp-response inspect-delay over: the rules judge one last time
+    return;
+  }
   // Which side went quiet first decides who is blamed in the log.
   const Timeouts& to = be_->settings.timeouts;
   const Timeouts& fto = fe_.settings.timeouts;
@@ -622,7 +640,7 @@ void TcpSession::finish(log::Termination term) {
   if (w_.process().settings().debug) trace(log::letters(term).c_str());   // -d only
   w_.loop().timers().cancel(timer_);
   // option nolinger: a reset. Otherwise the close carries the last bytes and the FIN.
-  cio_.close(fe_.settings.nolinger ? net::CloseMode::kReset : net::CloseMode::kFin);
+  cio_.close(fe_.settings.nolinger || client_reset_ ? net::CloseMode::kReset : net::CloseMode::kFin);
   // Closed before the server's FIN (an abort, a timeout): a reset, so that the ephemeral port
   // does not sit in TIME_WAIT. After its FIN a plain close, unless the backend has
   // `option nolinger`.
@@ -650,7 +668,7 @@ void TcpSession::finish(log::Termination term) {
     if (leg_.server()) count(leg_.server_counters());
   }
   // Tested before the call: most frontends write no tcplog line, and then no call is made.
-  if (fe_.settings.log_format && !fe_.settings.logs.empty()) log_session();
+  if (fe_.settings.log_format && !fe_.settings.logs.empty() && !no_log_) log_session();
   // The server's slot, and the backend's session count once route() attached there (never
   // for a `P` ending: rejected or refused before).
   leg_.release();
@@ -664,7 +682,7 @@ void TcpSession::log_session() {
   uint64_t now = w_.loop().now_ms();
   // Tw: the wait for the content rules (0 without inspection), as HAProxy counts it; Tc from
   // there. -1 when the session never went to a server.
-  const bool no_server = ended_in_frontend_ || client_end_.has_value();
+  const bool no_server = ended_in_frontend_ || client_end_.has_value() || denied_;
   long tw = no_server ? -1 : static_cast<long>(t_routed_ms_ - t_accept_ms_);
   long tc = leg_.connected_ms() ? static_cast<long>(leg_.connected_ms() - t_routed_ms_) : -1;
   long tt = static_cast<long>(now - t_accept_ms_);
@@ -696,7 +714,7 @@ void TcpSession::log_session() {
   r.retries = leg_.retries();
   r.redispatched = leg_.redispatched();
   // What only log-format aliases and %[...] read.
-  r.local = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+  r.local = local_address();
   r.server_addr = leg_.connected_ms() ? leg_.target() : nullptr;
   r.backend_src = leg_.connected_ms() ? leg_.source() : nullptr;
   r.bytes_in = bytes_in_;
@@ -719,7 +737,13 @@ void TcpSession::log_session() {
   ctx.avail = log::kLogAvail & ~(sample::kUseHttpReq | sample::kUseHttpRes);
   ctx.src = &client_;
   ctx.dst = r.local;
-  ctx.dst_port = l_.port;
+  ctx.dst_port = rd_ && rd_->local_set ? rd_->local.port() : l_.port;
+  if (rd_) {
+    ctx.sess_vars = &rd_->sess;
+    ctx.txn_vars = &rd_->txn;
+    ctx.req_vars = &rd_->req;
+    ctx.res_vars = &rd_->res;
+  }
   ctx.env = &env;
   ctx.now_us = base::wall_us();
   w_.logs().send_traffic(s, *s.log_format, r, &ctx);

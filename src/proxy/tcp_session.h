@@ -49,6 +49,8 @@
 #include "proxy/backend_leg.h"
 #include "proxy/process.h"
 #include "proxy/session.h"
+#include "rules/rules.h"
+#include "sample/vars.h"
 
 namespace sluice::proxy {
 
@@ -87,7 +89,9 @@ class TcpSession : public Session {
   void route();
   void read_client();
   void inspect(bool expired);
-  void reject();
+  void reject(bool backend = false);
+  // Reads and drops what the client already sent (not counted), so that the close is a FIN.
+  void drain_client();
   std::string_view payload() const;
   void start_connect();
   void read_early();
@@ -103,6 +107,37 @@ class TcpSession : public Session {
   void finish(log::Termination term);
   // `tcp-request content` rules; false when they rejected the session (already finished).
   bool content_allowed();
+  // What rules keep for the session: variables and a local address rewritten by set-dst.
+  // Allocated when a rule set of a proxy that needs it first runs (ProxySettings::
+  // tcp_rule_data); a session without such rules has none.
+  struct RuleData {
+    sample::VarStore sess{sample::Scope::kSess, sample::var_limits().sess};
+    sample::VarStore txn{sample::Scope::kTxn, sample::var_limits().txn};
+    sample::VarStore req{sample::Scope::kReq, sample::var_limits().reqres};
+    sample::VarStore res{sample::Scope::kRes, sample::var_limits().reqres};
+    net::SocketAddress local;
+    bool local_set = false;
+  };
+  // Runs `list` (a rule set of `px`) on `v`, whose payload and avail the caller filled: the
+  // addresses, variables and environment are the session's; set-src rewrites client_.
+  rules::TcpVerdict run_rules(const std::vector<rules::TcpRule>& list, const Proxy& px,
+                              rules::RequestView& v);
+  // A request-side verdict that ends the session (reject, silent-drop): false then.
+  bool request_verdict(rules::TcpVerdict v, bool backend = false);
+  // `tcp-request session` rules; false when they closed the session (not logged).
+  bool session_rules();
+  // The backend's `tcp-request content` rules, once the session reaches it; false when they
+  // rejected it.
+  bool backend_rules();
+  // `tcp-response content` rules on the server's first bytes; false while they wait or when
+  // they ended the session.
+  bool inspect_response();
+  // silent-drop: the client is closed with a reset and, on a stream, a TTL of 1 first so that
+  // the reset dies on the way (HAProxy); nothing is sent.
+  void silent_drop(bool stream);
+  // The local address the rules and the log see (set-dst's, else the listener's), null for
+  // UNIX listeners.
+  const net::SocketAddress* local_address() const;
   // The tcplog line; finish() calls it only when the frontend has `option tcplog` and a log.
   void log_session();
   // `-d`: one line on stderr. The test is inline, as it runs several times per connection
@@ -145,6 +180,14 @@ class TcpSession : public Session {
   // reads it again on a redispatch).
   std::unique_ptr<std::string> lb_key_;
   BackendLeg leg_;   // after client_ and lb_key_, which it reads
+  std::unique_ptr<RuleData> rd_;
+  // The backend's tcp-response content rules have not decided yet: the server's bytes wait
+  // (until res_inspect_until_ms_, 0 = no inspect-delay).
+  bool res_inspect_ = false;
+  uint64_t res_inspect_until_ms_ = 0;
+  bool no_log_ = false;         // closed by tcp-request session rules: no log line (HAProxy)
+  bool client_reset_ = false;   // silent-drop: the client is closed with a reset
+  bool denied_ = false;         // a rule ended it before a server: -1 timers in the log
   core::Timer timer_;
   log::Termination last_term_;   // termination state for the log
 };

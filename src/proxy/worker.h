@@ -291,7 +291,7 @@ class Worker : public core::TimerHandler {
   bool limits_have_room(const Listener& l) const;
   // `tcp-request connection` rules on a connection just accepted; on a reject, closes it with
   // a reset, counts it and gives its slots back. Worker-local.
-  bool connection_allowed(Listener& l, int fd, const net::SocketAddress& peer);
+  bool connection_allowed(Listener& l, int fd, net::SocketAddress& peer);
 
   Process& process_;
   int id_;

@@ -159,7 +159,9 @@ Match AclTerm::eval_partial(const RequestView& v) const {
     if (got && sample_matches(*this, s, v.sc())) return Match::kPass;
     if (!(s.flags & sample::kNotLast)) break;
   }
-  return may_change && !v.payload_final ? Match::kMiss : Match::kFail;
+  // Response rules (the response buffer is there) wait on the server's bytes as well.
+  const bool final = v.payload_final && (!v.has(sample::kUseResBuf) || v.res_payload_final);
+  return may_change && !final ? Match::kMiss : Match::kFail;
 }
 
 bool AclTerm::eval(const RequestView& v) const {

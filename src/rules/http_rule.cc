@@ -251,37 +251,6 @@ base::Result<std::size_t> parse_redirect(const Ctx& c, std::size_t i, HttpRule& 
   return i;
 }
 
-// `set-var(<name>[,<cond>...])`, `set-var-fmt(...)`, `unset-var(<name>)`: the variable and
-// its conditions from the action word. Errors in HAProxy's words.
-base::Result<void> parse_var_action(const Ctx& c, std::string_view action, HttpRule& r) {
-  auto open = action.find('(');
-  std::string_view name = action.substr(0, open);
-  if (open == std::string_view::npos || action.back() != ')')
-    return c.action_error(fmt::format(
-        "incomplete argument after action '{}'. Expects 'set-var(<var-name>)', "
-        "'set-var-fmt(<var-name>)' or 'unset-var(<var-name>)'", action));
-  r.action = name == "set-var" ? Action::kSetVar : name == "set-var-fmt" ? Action::kSetVarFmt
-                                                                          : Action::kUnsetVar;
-  std::string_view inside = action.substr(open + 1, action.size() - open - 2);
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    auto comma = inside.find(',', start);
-    parts.push_back(inside.substr(start, comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  if (parts[0].empty()) return c.action_error("Empty variable name cannot be accepted");
-  if (r.action == Action::kUnsetVar && parts.size() > 1)
-    return c.action_error(fmt::format("'unset-var' takes no condition (got '{}')", parts[1]));
-  std::string err;
-  if (!sample::VarNames::global().parse(parts[0], &r.var, &err)) return c.action_error(err);
-  for (std::size_t k = 1; k < parts.size(); ++k)
-    if (!sample::parse_set_cond(parts[k], &r.var_conds))
-      return c.action_error(fmt::format("unknown condition \"{}\"", parts[k]));
-  return {};
-}
-
 // An HTTP status for set-status: 100 to 999.
 bool parse_status(std::string_view s, int* out) {
   if (s.size() != 3) return false;
@@ -333,11 +302,21 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
   r.action = an->action;
   r.side = side;
   Ctx c{words, side, kw, kw + " " + name, base_dir};
-  if (var_action) {
-    auto v = parse_var_action(c, name, r);
-    if (!v.ok()) return v.error();
-  }
   std::size_t i = 1;
+  if (var_action) {
+    // Shared with the tcp rule sets (var_action.cc).
+    VarAction va;
+    auto n = parse_var_action(words, side_avail(side), &va);
+    if (!n.ok()) return c.action_error(n.error().message);
+    r.action = va.kind == VarAction::Kind::kSet      ? Action::kSetVar
+               : va.kind == VarAction::Kind::kSetFmt ? Action::kSetVarFmt
+                                                     : Action::kUnsetVar;
+    r.var = va.var;
+    r.var_conds = va.conds;
+    r.expr = std::move(va.expr);
+    r.value = std::move(va.fmt);
+    i = n.value();
+  }
   auto arg_count_error = [&](int n) {
     return c.action_error(fmt::format("expects exactly {} arguments", n));
   };
@@ -422,43 +401,8 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       i = n.value();
       break;
     }
-    case Action::kSetVar: {
-      if (words.size() < 2 || is_cond_word(words[1])) return c.action_error("missing fetch method");
-      sample::ParseCtx pc;
-      pc.avail = side_avail(side);
-      std::size_t end = 0;
-      auto e = sample::Expr::parse(words[1], pc, &end);
-      if (!e.ok()) {
-        const std::string& m = e.error().message;
-        // HAProxy names the action in this one message.
-        if (m.starts_with("sample fetch <")) {
-          auto p = m.find("needs '");
-          std::string what = p == std::string::npos ? "" : m.substr(p + 7, m.find('\'', p + 7) - p - 7);
-          return c.action_error(fmt::format(
-              "fetch method '{}' extracts information from '{}', none of which is available here",
-              name, what));
-        }
-        return c.action_error(m);
-      }
-      if (end != words[1].size())
-        return c.action_error(fmt::format("unexpected characters '{}' after sample expression '{}'",
-                                          words[1].substr(end), words[1].substr(0, end)));
-      r.expr = std::make_shared<const sample::Expr>(std::move(e.value()));
-      i = 2;
-      break;
-    }
-    case Action::kSetVarFmt: {
-      i = 1;
-      std::string fmtext;
-      if (words.size() >= 2 && !is_cond_word(words[1])) {
-        fmtext = words[1];
-        i = 2;
-      }
-      auto f = ValueFormat::parse(fmtext, side_avail(side));
-      if (!f.ok()) return c.action_error(f.error().message);
-      r.value = std::move(f.value());
-      break;
-    }
+    case Action::kSetVar:
+    case Action::kSetVarFmt:
     case Action::kUnsetVar: break;
     case Action::kSetMethod:
     case Action::kSetUri:

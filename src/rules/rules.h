@@ -226,29 +226,75 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
 Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit,
                     RequestView view);
 
-// `tcp-request connection|content accept|reject [if|unless <cond>]`. Connection rules may only
-// use layer-4 fetches (src, src_port, dst, dst_port, always_true, always_false), final as soon
-// as the connection is accepted. Content rules may also read the client's first bytes (req.len,
-// req.ssl_sni, req.ssl_hello_type): until those are final a rule may have no answer yet, and
-// the session waits for more bytes within `tcp-request inspect-delay`.
-enum class TcpRuleStage : uint8_t { kConnection, kContent };
+// `set-var(<scope.name>[,<cond>...]) <expr>`, `set-var-fmt(...) <fmt>`, `unset-var(...)`: the
+// variable actions every rule set has (http-request/-response/-after-response, tcp-request
+// connection|session|content, tcp-response content), parsed and run the same way everywhere.
+struct VarAction {
+  enum class Kind : uint8_t { kSet, kSetFmt, kUnset };
+  Kind kind = Kind::kSet;
+  sample::VarRef var;
+  uint16_t conds = 0;                          // sample::SetCond bits
+  std::shared_ptr<const sample::Expr> expr;    // set-var
+  ValueFormat fmt;                             // set-var-fmt
+  void run(const RequestView& v) const;
+};
+// Whether `word` is one of these actions ("set-var(", "set-var-fmt(", "unset-var(").
+bool is_var_action(std::string_view word);
+// `words[0]` is the action word, its argument follows; `avail` is what the rule set offers.
+// Returns how many words it took. Errors are HAProxy's texts, without location or the rule's
+// name ("missing fetch method", "unknown condition \"x\"").
+base::Result<std::size_t> parse_var_action(const std::vector<std::string>& words, uint32_t avail,
+                                            VarAction* out);
+// The parts of a set-var expression error: HAProxy names the action (`what`) in the one about
+// a fetch this place lacks.
+std::string var_expr_error(std::string_view action, const std::string& message);
+
+// `tcp-request connection|session|content <action> [if|unless <cond>]` and `tcp-response
+// content <action> ...`. Connection and session rules may only use layer-4 fetches and
+// variables, final as soon as the connection is accepted. Content rules may also read the
+// client's first bytes (req.len, req.ssl_sni, req.proto_http...), response rules the server's
+// (res.len, res.payload): until those are final a rule may have no answer yet, and the
+// session waits for more bytes within the side's `inspect-delay`.
+enum class TcpRuleStage : uint8_t { kConnection, kSession, kContent, kResponse };
+std::string_view tcp_stage_name(TcpRuleStage stage);   // "tcp-request session"
 
 struct TcpRule {
-  bool reject = false;   // else accept
+  enum class Action : uint8_t {
+    kAccept, kReject,
+    kClose,        // tcp-response: close the server connection, forward what was received
+    kSilentDrop,   // close the client without a word (a reset, nothing sent)
+    kVar,          // set-var / set-var-fmt / unset-var (var)
+    kSetSrc, kSetDst, kSetSrcPort, kSetDstPort,   // <expr>
+  };
+  Action action = Action::kAccept;
   Condition cond;
+  VarAction var;
+  std::shared_ptr<const sample::Expr> expr;
+  bool reject() const { return action == Action::kReject; }
+  bool is_final() const {
+    return action == Action::kAccept || action == Action::kReject || action == Action::kClose ||
+           action == Action::kSilentDrop;
+  }
 };
 
-// `words` is the line after `tcp-request connection|content`: `<action> [if|unless <cond>]`.
+// `words` is the line after `tcp-request connection|session|content` or `tcp-response content`:
+// `<action> [args] [if|unless <cond>]`. `in` names the proxy for HAProxy's messages
+// ("frontend 'f'"); `backend`: the rule stands in a backend (its fetches may read it).
 // Errors are texts without location.
 base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpRuleStage stage,
-                                     const AclRegistry& acls);
+                                     const AclRegistry& acls, std::string_view in = {},
+                                     bool backend = false);
 // HAProxy's warnings for the ACLs of `cond` that can never match at `stage`, because they
-// read what it does not have: connection rules have layer 4 and the process; content rules
-// also the client's bytes and, once parsed, the HTTP request. Run once every line is known
-// (an `acl` line written after a rule still joins the ACL it uses). Empty when all is well.
-std::vector<std::string> check_stage(const Condition& cond, TcpRuleStage stage);
+// read what it does not have: connection and session rules have layer 4 and the process;
+// content rules also the client's bytes and, once parsed, the HTTP request. Run once every
+// line is known (an `acl` line written after a rule still joins the ACL it uses). Empty when
+// all is well. `section` is "frontend" or "backend" as HAProxy names the rule's place.
+std::vector<std::string> check_stage(const Condition& cond, TcpRuleStage stage,
+                                     std::string_view section = "frontend");
 // Whether `cond` reads `dst` (the local address; the caller may have to ask the kernel).
 bool uses_dst(const Condition& cond);
+// Whether a rule of `rules` reads dst (its condition or its expression).
+bool uses_dst(const std::vector<TcpRule>& rules);
 // The first fetch of `cond` that reads the client's buffered bytes, as written ("req_ssl_sni"),
 // with the ACL that holds it ("anonymous" for `{ ... }`); empty when none.
 struct PayloadUse {
@@ -256,12 +302,31 @@ struct PayloadUse {
   std::string acl;
 };
 PayloadUse payload_fetch(const Condition& cond);
-// Declaration order, the first matching rule decides; no match accepts. True = accept.
-// `v` needs src, dst and dst_port, and the payload when a rule reads it (final).
+// The same over a rule set, expressions of actions included (a set-var of req.payload).
+PayloadUse payload_fetch(const std::vector<TcpRule>& rules);
+
+// Whether a rule set may have no answer until more bytes come or inspect-delay ends: it reads
+// the client's bytes, or WAIT_END. The session then reads first and waits (TcpSession).
+bool waits_for_content(const std::vector<TcpRule>& rules);
+
+// What a rule set decided. kWait: a rule has no answer yet and no rule before it matched
+// (HAProxy waits there too, even if a later rule would match); the caller runs the set again
+// from the start once more bytes came, as HAProxy does (actions before it run again).
+enum class TcpVerdict : uint8_t { kAccept, kReject, kWait, kClose, kSilentDrop };
+
+// Where set-src / set-dst write: the session's addresses. `v.src` and `v.dst` are pointed at
+// them once changed, so that the rules after them (and the caller's log) see the new values.
+// Null: the action does nothing (no such address here).
+struct TcpAddrs {
+  net::SocketAddress* src = nullptr;
+  net::SocketAddress* dst = nullptr;
+};
+
+// Declaration order; a final action whose condition matches decides, the others run and the
+// evaluation goes on; no decision accepts. `v` must be final for connection and session rules.
+TcpVerdict run_tcp_rules(const std::vector<TcpRule>& rules, RequestView& v, TcpAddrs addrs = {});
+// Accept/reject only (connection rules): true = accept.
 bool tcp_rules_accept(const std::vector<TcpRule>& rules, const RequestView& v);
-// The same while the payload may still grow: kWait when a rule has no answer yet and no rule
-// before it matched (HAProxy waits there too, even if a later rule would match).
-enum class TcpVerdict : uint8_t { kAccept, kReject, kWait };
 TcpVerdict tcp_rules_verdict(const std::vector<TcpRule>& rules, const RequestView& v);
 
 }  // namespace sluice::rules

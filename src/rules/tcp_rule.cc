@@ -1,5 +1,9 @@
-// `tcp-request connection|content` rules: accept and reject on layer-4 conditions.
+// `tcp-request connection|session|content` and `tcp-response content` rules: parsing, the
+// stage checks, and running a rule set.
+#include <arpa/inet.h>
+
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -10,50 +14,192 @@ namespace sluice::rules {
 
 namespace {
 
-std::string_view stage_name(TcpRuleStage stage) {
-  return stage == TcpRuleStage::kConnection ? "tcp-request connection" : "tcp-request content";
+using Action = TcpRule::Action;
+
+// HAProxy 3.5's actions for each stage, as its "expects ..." message lists them.
+constexpr std::string_view kConnectionActions =
+    "'accept', 'reject', 'capture', 'expect-proxy', 'expect-netscaler-cip', 'track-sc0' ... "
+    "'track-sc2', 'sc-add-gpc(*)', 'sc-inc-gpc(*)', 'sc-inc-gpc0(*)', 'sc-inc-gpc1(*)', "
+    "'sc-set-gpt(*)', 'sc-set-gpt0(*)', 'set-var-fmt(*)', 'set-var(*)', 'unset-var(*)', "
+    "'do-log', 'set-dst', 'set-dst-port', 'set-fc-mark', 'set-fc-tos', 'set-mark', 'set-src', "
+    "'set-src-port', 'set-tos', 'silent-drop'";
+constexpr std::string_view kSessionActions =
+    "'accept', 'reject', 'capture', 'expect-proxy', 'expect-netscaler-cip', 'track-sc0' ... "
+    "'track-sc2', 'sc-add-gpc(*)', 'sc-inc-gpc(*)', 'sc-inc-gpc0(*)', 'sc-inc-gpc1(*)', "
+    "'sc-set-gpt(*)', 'sc-set-gpt0(*)', 'set-var-fmt(*)', 'set-var(*)', 'unset-var(*)', "
+    "'attach-srv', 'do-log', 'set-dst', 'set-dst-port', 'set-fc-mark', 'set-fc-tos', "
+    "'set-mark', 'set-src', 'set-src-port', 'set-tos', 'silent-drop'";
+constexpr std::string_view kContentActions =
+    "'accept', 'reject', 'capture', 'expect-proxy', 'expect-netscaler-cip', 'track-sc0' ... "
+    "'track-sc2', 'send-spoe-group', 'set-retries', 'set-log-level', 'set-nice', "
+    "'switch-mode', 'use-service', 'sc-add-gpc(*)', 'sc-inc-gpc(*)', 'sc-inc-gpc0(*)', "
+    "'sc-inc-gpc1(*)', 'sc-set-gpt(*)', 'sc-set-gpt0(*)', 'do-resolve(*)', 'set-var-fmt(*)', "
+    "'set-var(*)', 'unset-var(*)', 'do-log', 'set-bc-mark', 'set-bc-tos', 'set-dst', "
+    "'set-dst-port', 'set-fc-mark', 'set-fc-tos', 'set-mark', 'set-src', 'set-src-port', "
+    "'set-tos', 'silent-drop', 'set-bandwidth-limit', 'set-priority-class', "
+    "'set-priority-offset'";
+constexpr std::string_view kResponseActions =
+    "'accept', 'close', 'reject', 'send-spoe-group', 'set-log-level', 'set-nice', "
+    "'sc-add-gpc(*)', 'sc-inc-gpc(*)', 'sc-inc-gpc0(*)', 'sc-inc-gpc1(*)', 'sc-set-gpt(*)', "
+    "'sc-set-gpt0(*)', 'set-var-fmt(*)', 'set-var(*)', 'unset-var(*)', 'do-log', "
+    "'set-fc-mark', 'set-fc-tos', 'set-mark', 'set-tos', 'silent-drop', 'set-bandwidth-limit'";
+
+std::string_view stage_actions(TcpRuleStage stage) {
+  switch (stage) {
+    case TcpRuleStage::kConnection: return kConnectionActions;
+    case TcpRuleStage::kSession: return kSessionActions;
+    case TcpRuleStage::kContent: return kContentActions;
+    case TcpRuleStage::kResponse: return kResponseActions;
+  }
+  return {};
 }
 
-// HAProxy's other actions for these stages (2.6 and later); sluice refuses them as not
-// supported yet instead of calling them unknown. Forms with arguments in parentheses
-// (`set-var(x)`, `sc-inc-gpc(0,1)`) are matched on the name before '('.
-constexpr std::string_view kHaproxyActions[] = {
-    "attach-srv", "capture", "close", "do-log", "do-resolve", "expect-netscaler-cip",
-    "expect-proxy", "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0", "sc-inc-gpc1", "sc-set-gpt",
-    "sc-set-gpt0", "send-spoe-group", "set-bandwidth-limit", "set-bc-mark", "set-bc-tos",
-    "set-dst", "set-dst-port", "set-fc-mark", "set-fc-tos", "set-log-level", "set-mark",
-    "set-nice", "set-priority-class", "set-priority-offset", "set-retries", "set-src",
-    "set-src-port", "set-tos", "set-var", "set-var-fmt", "silent-drop", "switch-mode",
-    "track-sc0", "track-sc1", "track-sc2", "unset-var", "use-service",
+// Whether HAProxy knows `action` at this stage (its list: 'x', 'x(*)' for x(...), track-scN).
+bool haproxy_knows(TcpRuleStage stage, std::string_view action) {
+  if (action.empty()) return false;
+  std::string_view list = stage_actions(stage);
+  if (action.starts_with("lua.")) return true;
+  if (action == "track-sc0" || action == "track-sc1" || action == "track-sc2")
+    return list.find("'track-sc0'") != std::string_view::npos;
+  auto open = action.find('(');
+  std::string quoted = open == std::string_view::npos
+                           ? fmt::format("'{}'", action)
+                           : fmt::format("'{}(*)'", action.substr(0, open));
+  return list.find(quoted) != std::string_view::npos;
+}
+
+// What the actions sluice lacks need, for the refusal.
+std::string_view what_it_needs(std::string_view action) {
+  std::string_view name = action.substr(0, action.find('('));
+  if (name.starts_with("track-sc") || name.starts_with("sc-")) return "stick tables";
+  if (name.starts_with("lua.")) return "Lua";
+  struct Need {
+    std::string_view action, need;
+  };
+  static constexpr Need kNeeds[] = {
+      {"capture", "'declare capture' slots"},
+      {"expect-proxy", "the PROXY protocol"},
+      {"expect-netscaler-cip", "NetScaler client IP insertion"},
+      {"send-spoe-group", "SPOE"},
+      {"set-retries", "per-stream retries"},
+      {"set-log-level", "per-stream log levels"},
+      {"do-log", "log steps"},
+      {"set-nice", "a scheduler with priorities"},
+      {"set-priority-class", "a queue with priorities"},
+      {"set-priority-offset", "a queue with priorities"},
+      {"switch-mode", "an upgrade from TCP to HTTP"},
+      {"use-service", "services in TCP mode"},
+      {"do-resolve", "DNS resolvers"},
+      {"set-bc-mark", "socket marks"},
+      {"set-fc-mark", "socket marks"},
+      {"set-mark", "socket marks"},
+      {"set-bc-tos", "socket TOS settings"},
+      {"set-fc-tos", "socket TOS settings"},
+      {"set-tos", "socket TOS settings"},
+      {"set-bandwidth-limit", "bandwidth limitation filters"},
+      {"attach-srv", "reverse HTTP"},
+  };
+  for (const auto& n : kNeeds)
+    if (n.action == name) return n.need;
+  return {};
+}
+
+struct Supported {
+  std::string_view name;
+  Action action;
+};
+constexpr Supported kSupported[] = {
+    {"accept", Action::kAccept},        {"reject", Action::kReject},
+    {"close", Action::kClose},          {"silent-drop", Action::kSilentDrop},
+    {"set-src", Action::kSetSrc},       {"set-dst", Action::kSetDst},
+    {"set-src-port", Action::kSetSrcPort}, {"set-dst-port", Action::kSetDstPort},
 };
 
-bool is_haproxy_action(std::string_view action) {
-  std::string_view name = action.substr(0, action.find('('));
-  if (name.starts_with("lua.") || name.starts_with("track-sc")) return true;
-  return std::find(std::begin(kHaproxyActions), std::end(kHaproxyActions), name) !=
-         std::end(kHaproxyActions);
+bool is_cond_word(std::string_view w) { return w == "if" || w == "unless"; }
+
+uint32_t stage_avail(TcpRuleStage stage, bool backend) {
+  switch (stage) {
+    case TcpRuleStage::kConnection: return sample::kAtTcpConnection;
+    case TcpRuleStage::kSession: return sample::kAtTcpSession;
+    case TcpRuleStage::kContent:
+      return sample::kAtTcpContent | (backend ? sample::kUseBackend : 0u);
+    case TcpRuleStage::kResponse: return sample::kAtTcpResponse;
+  }
+  return sample::kAtTcpConnection;
 }
 
 }  // namespace
 
+std::string_view tcp_stage_name(TcpRuleStage stage) {
+  switch (stage) {
+    case TcpRuleStage::kConnection: return "tcp-request connection";
+    case TcpRuleStage::kSession: return "tcp-request session";
+    case TcpRuleStage::kContent: return "tcp-request content";
+    case TcpRuleStage::kResponse: return "tcp-response content";
+  }
+  return {};
+}
+
 base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpRuleStage stage,
-                                     const AclRegistry& acls) {
-  const std::string_view where = stage_name(stage);
+                                     const AclRegistry& acls, std::string_view in, bool backend) {
+  const std::string_view where = tcp_stage_name(stage);
+  const std::string in_text = in.empty() ? std::string() : fmt::format(" in {}", in);
   TcpRule r;
   std::string_view action = words.empty() ? std::string_view() : std::string_view(words[0]);
-  if (action == "reject") {
-    r.reject = true;
-  } else if (action != "accept") {
-    if (is_haproxy_action(action))
-      return base::Error::text(fmt::format("'{} {}' is not supported by sluice yet.", where, action));
-    return base::Error::text(fmt::format("'{}' expects 'accept' or 'reject' (the actions sluice "
-                                         "supports) but got '{}'.", where, action));
+  if (!haproxy_knows(stage, action))
+    return base::Error::text(fmt::format("'{}' expects {}{} (got '{}').", where,
+                                         stage_actions(stage), in_text, action));
+  const uint32_t avail = stage_avail(stage, backend);
+  std::size_t i = 1;
+  const Supported* sup = nullptr;
+  for (const auto& s : kSupported)
+    if (s.name == action) sup = &s;
+  if (action == "capture" && stage != TcpRuleStage::kContent)
+    return base::Error::text(fmt::format("'capture {}' is not allowed in '{}' rules{}",
+                                         words.size() > 1 ? words[1] : "", where, in_text));
+  // Connection rules run before sluice has a session to keep variables or a local address in.
+  const bool session_less = stage == TcpRuleStage::kConnection &&
+                            (is_var_action(action) || action == "set-dst" || action == "set-dst-port");
+  if (session_less)
+    return base::Error::text(fmt::format(
+        "'{} {}' is not supported by sluice yet (connection rules run before the session "
+        "exists: use 'tcp-request session').", where, action));
+  if (is_var_action(action)) {
+    r.action = Action::kVar;
+    auto n = parse_var_action(words, avail, &r.var);
+    if (!n.ok()) return n.error();
+    i = n.value();
+  } else if (!sup) {
+    std::string_view need = what_it_needs(action);
+    return base::Error::text(fmt::format("'{} {}' is not supported by sluice yet{}.", where,
+                                         action,
+                                         need.empty() ? "" : fmt::format(" (it needs {})", need)));
+  } else {
+    r.action = sup->action;
+    if (r.action == Action::kSetSrc || r.action == Action::kSetDst ||
+        r.action == Action::kSetSrcPort || r.action == Action::kSetDstPort) {
+      if (words.size() < 2 || words[1].empty() || is_cond_word(words[1]))
+        return base::Error::text("missing fetch method");
+      sample::ParseCtx pc;
+      pc.avail = avail;
+      std::size_t end = 0;
+      auto e = sample::Expr::parse(words[1], pc, &end);
+      if (!e.ok()) return base::Error::text(var_expr_error(action, e.error().message));
+      if (end != words[1].size())
+        return base::Error::text(fmt::format("unexpected characters '{}' after sample expression '{}'",
+                                             words[1].substr(end), words[1].substr(0, end)));
+      r.expr = std::make_shared<const sample::Expr>(std::move(e.value()));
+      i = 2;
+    }
   }
-  if (words.size() > 1) {
-    if (words[1] != "if" && words[1] != "unless")
-      return base::Error::text(fmt::format("'{} {}' only accepts 'if' or 'unless' (got '{}').",
-                                           where, action, words[1]));
-    auto c = parse_condition(std::vector<std::string>(words.begin() + 1, words.end()), acls);
+  if (words.size() > i) {
+    if (!is_cond_word(words[i]))
+      return base::Error::text(fmt::format("'{} {}' only accepts 'if' or 'unless'{} (got '{}')",
+                                           where, action, in.empty() ? "" : "," + in_text,
+                                           words[i]));
+    auto c = parse_condition(std::vector<std::string>(words.begin() + static_cast<std::ptrdiff_t>(i),
+                                                      words.end()),
+                             acls);
     if (!c.ok())
       return base::Error::text(fmt::format("error detected while parsing a '{} {}' condition : {}.",
                                            where, action, c.error().message));
@@ -62,13 +208,19 @@ base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpR
   return r;
 }
 
-std::vector<std::string> check_stage(const Condition& cond, TcpRuleStage stage) {
+std::vector<std::string> check_stage(const Condition& cond, TcpRuleStage stage,
+                                     std::string_view section) {
+  // HAProxy checks content rules against what an HTTP request offers (they may read it once
+  // parsed), response rules against what a response offers.
   const uint32_t avail = stage == TcpRuleStage::kConnection ? sample::kAtTcpConnection
-                                                            : sample::kAtHttpRequest;
+                         : stage == TcpRuleStage::kSession  ? sample::kAtTcpSession
+                         : stage == TcpRuleStage::kContent  ? sample::kAtHttpRequest
+                                                            : sample::kAtHttpResponse;
   // HAProxy's two checks, one warning at most: first an ACL none of whose terms can work
   // here, then an ACL some of whose terms cannot.
   auto bad = [&](const AclTerm& term) { return (term.expr.use() & ~avail) != 0; };
-  const std::string where(stage_name(stage));
+  const std::string where(tcp_stage_name(stage));
+  const std::string rule = fmt::format("{} {} rule", section, where);
   for (const auto& g : cond.groups_)
     for (const auto& t : g) {
       const AclTerm* first_bad = nullptr;
@@ -83,11 +235,11 @@ std::vector<std::string> check_stage(const Condition& cond, TcpRuleStage stage) 
       if (!all_bad) continue;
       if (t.acl->name == "anonymous")
         return {fmt::format("anonymous acl will never match in '{}' because it uses keyword '{}' "
-                            "which is incompatible with 'frontend {} rule'",
-                            where, first_bad->keyword, where)};
+                            "which is incompatible with '{}'",
+                            where, first_bad->keyword, rule)};
       return {fmt::format("acl '{}' will never match in '{}' because it only involves keywords "
-                          "that are incompatible with 'frontend {} rule'",
-                          t.acl->name, where, where)};
+                          "that are incompatible with '{}'",
+                          t.acl->name, where, rule)};
     }
   for (const auto& g : cond.groups_)
     for (const auto& t : g)
@@ -95,11 +247,10 @@ std::vector<std::string> check_stage(const Condition& cond, TcpRuleStage stage) 
         if (!bad(*term)) continue;
         if (t.acl->name == "anonymous")
           return {fmt::format("anonymous acl involves keyword '{}' which is incompatible with "
-                              "'frontend {} rule'",
-                              term->keyword, where)};
-        return {fmt::format("acl '{}' involves keyword '{}' which is incompatible with "
-                            "'frontend {} rule'",
-                            t.acl->name, term->keyword, where)};
+                              "'{}'",
+                              term->keyword, rule)};
+        return {fmt::format("acl '{}' involves keyword '{}' which is incompatible with '{}'",
+                            t.acl->name, term->keyword, rule)};
       }
   return {};
 }
@@ -110,6 +261,7 @@ bool reads_dst(std::string_view fetch) {
   return fetch == "dst" || fetch == "dst_is_local" || fetch == "fc_dst" ||
          fetch == "fc_dst_is_local" || fetch == "dst_conn";
 }
+bool expr_reads_dst(const sample::Expr* e) { return e && reads_dst(e->fetch().name); }
 }  // namespace
 
 bool uses_dst(const Condition& cond) {
@@ -117,6 +269,16 @@ bool uses_dst(const Condition& cond) {
     for (const auto& t : g)
       for (const auto& term : t.acl->terms)
         if (reads_dst(term->expr.fetch().name)) return true;
+  return false;
+}
+
+bool uses_dst(const std::vector<TcpRule>& rules) {
+  for (const auto& r : rules) {
+    // A format may read it through any %[...]: asked of the kernel whenever there is one.
+    if (uses_dst(r.cond) || expr_reads_dst(r.expr.get()) || expr_reads_dst(r.var.expr.get()) ||
+        !r.var.fmt.is_literal() || r.action == Action::kSetDstPort)
+      return true;
+  }
   return false;
 }
 
@@ -128,19 +290,126 @@ PayloadUse payload_fetch(const Condition& cond) {
   return {};
 }
 
-TcpVerdict tcp_rules_verdict(const std::vector<TcpRule>& rules, const RequestView& v) {
+PayloadUse payload_fetch(const std::vector<TcpRule>& rules) {
   for (const auto& r : rules) {
-    Match m = r.cond.eval_partial(v);
-    if (m == Match::kMiss) return TcpVerdict::kWait;
-    if (m == Match::kPass) return r.reject ? TcpVerdict::kReject : TcpVerdict::kAccept;
+    PayloadUse u = payload_fetch(r.cond);
+    if (!u.fetch.empty()) return u;
+    for (const sample::Expr* e : {r.expr.get(), r.var.expr.get()})
+      if (e && (e->use() & sample::kUseReqBuf)) return {std::string(e->fetch().name), ""};
+    for (const auto& p : r.var.fmt.parts_)
+      if (p.expr && (p.expr->use() & sample::kUseReqBuf))
+        return {std::string(p.expr->fetch().name), ""};
+  }
+  return {};
+}
+
+bool waits_for_content(const std::vector<TcpRule>& rules) {
+  auto waits = [](const sample::Expr* e) {
+    return e && ((e->use() & sample::kUseReqBuf) || e->fetch().name == "wait_end");
+  };
+  for (const auto& r : rules) {
+    if (!payload_fetch(std::vector<TcpRule>{r}).fetch.empty()) return true;
+    for (const auto& g : r.cond.groups_)
+      for (const auto& t : g)
+        for (const auto& term : t.acl->terms)
+          if (waits(&term->expr)) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// set-src / set-dst: the address becomes the sample's, keeping the port where the family
+// has one (HAProxy), else 0. A sample that is no address changes nothing.
+void set_address(net::SocketAddress& a, const sample::Sample& in, const RequestView& v) {
+  sample::Sample s = in;
+  if (s.type != sample::Type::kIpv4 && s.type != sample::Type::kIpv6 &&
+      !sample::cast(s, sample::Type::kIpv4, v.sc())) {
+    s = in;
+    if (!sample::cast(s, sample::Type::kIpv6, v.sc())) return;
+  }
+  const bool inet = a.family() == AF_INET || a.family() == AF_INET6;
+  const uint16_t port = inet ? a.port() : 0;
+  if (s.type == sample::Type::kIpv4) {
+    a = net::SocketAddress::ipv4(ntohl(s.v4.s_addr), port);
+    return;
+  }
+  sockaddr_in6 sin6{};
+  sin6.sin6_family = AF_INET6;
+  sin6.sin6_addr = s.v6;
+  sin6.sin6_port = htons(port);
+  a = net::SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&sin6), sizeof sin6);
+}
+
+// set-src-port / set-dst-port: an address without a port becomes 0.0.0.0 first (HAProxy).
+void set_port(net::SocketAddress& a, const sample::Sample& in, const RequestView& v) {
+  sample::Sample s = in;
+  if (!sample::cast(s, sample::Type::kSint, v.sc())) return;
+  const auto port = static_cast<uint16_t>(s.sint);
+  if (a.family() != AF_INET && a.family() != AF_INET6) a = net::SocketAddress::ipv4(0, 0);
+  a.set_port(port);
+}
+
+void rewrite(const TcpRule& r, RequestView& v, const TcpAddrs& addrs) {
+  const bool src = r.action == Action::kSetSrc || r.action == Action::kSetSrcPort;
+  net::SocketAddress* target = src ? addrs.src : addrs.dst;
+  if (!target) return;
+  sample::Sample s;
+  if (!r.expr->eval(v, s)) return;
+  // The first change copies what the view saw into the session's storage.
+  const net::SocketAddress* cur = src ? v.src : v.dst;
+  if (cur != target) {
+    if (cur) {
+      *target = *cur;
+    } else {
+      *target = net::SocketAddress::ipv4(0, src ? 0 : v.dst_port);
+    }
+  }
+  if (r.action == Action::kSetSrc || r.action == Action::kSetDst) {
+    set_address(*target, s, v);
+  } else {
+    set_port(*target, s, v);
+  }
+  if (src) {
+    v.src = target;
+  } else {
+    v.dst = target;
+    v.dst_port = target->port();
+  }
+}
+
+}  // namespace
+
+TcpVerdict run_tcp_rules(const std::vector<TcpRule>& rules, RequestView& v, TcpAddrs addrs) {
+  for (const auto& r : rules) {
+    if (!r.cond.empty()) {
+      Match m = r.cond.eval_partial(v);
+      if (m == Match::kMiss) return TcpVerdict::kWait;
+      if (m == Match::kFail) continue;
+    }
+    switch (r.action) {
+      case Action::kAccept: return TcpVerdict::kAccept;
+      case Action::kReject: return TcpVerdict::kReject;
+      case Action::kClose: return TcpVerdict::kClose;
+      case Action::kSilentDrop: return TcpVerdict::kSilentDrop;
+      case Action::kVar: r.var.run(v); break;
+      case Action::kSetSrc:
+      case Action::kSetDst:
+      case Action::kSetSrcPort:
+      case Action::kSetDstPort: rewrite(r, v, addrs); break;
+    }
   }
   return TcpVerdict::kAccept;
 }
 
+TcpVerdict tcp_rules_verdict(const std::vector<TcpRule>& rules, const RequestView& v) {
+  RequestView copy = v;
+  return run_tcp_rules(rules, copy);
+}
+
 bool tcp_rules_accept(const std::vector<TcpRule>& rules, const RequestView& v) {
-  for (const auto& r : rules)
-    if (r.cond.eval(v)) return !r.reject;
-  return true;
+  TcpVerdict t = tcp_rules_verdict(rules, v);
+  return t != TcpVerdict::kReject && t != TcpVerdict::kSilentDrop;
 }
 
 }  // namespace sluice::rules

@@ -170,6 +170,22 @@ bool f_urlp_val(const Arg* a, Sample& out, const Ctx& ctx, FetchIter& it) {
 
 bool f_req_ver(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   std::string_view v = ctx.req.version;
+  if (!ctx.has(kUseHttpReq) && ctx.has(kUseReqBuf)) {
+    // TCP content rules: HAProxy parses the client's raw bytes as an HTTP/1 request (the
+    // predefined HTTP_1.0 and HTTP_1.1 ACLs); no answer yet while the head is incomplete.
+    thread_local http::RequestParser parser;
+    parser.reset();
+    switch (parser.parse(ctx.payload)) {
+      case http::ParseStatus::kComplete:
+        v = parser.head().version;
+        break;
+      case http::ParseStatus::kIncomplete:
+        out.flags = ctx.payload_final ? 0 : kMayChange;
+        return false;
+      case http::ParseStatus::kError:
+        return false;
+    }
+  }
   if (v.substr(0, 5) == "HTTP/") v.remove_prefix(5);
   return !v.empty() && str_out(out, v);
 }

@@ -40,11 +40,11 @@ TEST(TcpRequest, RulesKeptInOrderInFrontendAndListen) {
     EXPECT_TRUE(r.diags.empty()) << r.all();
     const auto& f = proxy(r, "f");
     ASSERT_EQ(f.tcp_request_connection.size(), 2u);
-    EXPECT_FALSE(f.tcp_request_connection[0].rule.reject);
-    EXPECT_TRUE(f.tcp_request_connection[1].rule.reject);
+    EXPECT_FALSE(f.tcp_request_connection[0].rule.reject());
+    EXPECT_TRUE(f.tcp_request_connection[1].rule.reject());
     EXPECT_EQ(f.tcp_request_connection[1].loc.line, 9);
     ASSERT_EQ(f.tcp_request_content.size(), 1u);
-    EXPECT_TRUE(f.tcp_request_content[0].rule.reject);
+    EXPECT_TRUE(f.tcp_request_content[0].rule.reject());
     EXPECT_TRUE(f.tcp_request_content[0].rule.cond.unless_);
     EXPECT_EQ(f.tcp_inspect_delay_ms, 5000u);
   }
@@ -59,7 +59,7 @@ TEST(TcpRequest, ConnectionRuleAfterContentRuleWarns) {
   auto r = parse(fe("  tcp-request content reject if { src 1.2.3.4 }\n"
                     "  tcp-request connection reject if { src 1.2.3.5 }\n"));
   ASSERT_TRUE(r.r.model) << r.all();
-  EXPECT_TRUE(r.has("parsing [f.cfg:8] : a 'tcp-request' rule placed after a 'tcp-request content' "
+  EXPECT_TRUE(r.has("parsing [f.cfg:8] : a 'tcp-request connection' rule placed after a 'tcp-request content' "
                     "rule will still be processed before."))
       << r.all();
 }
@@ -155,32 +155,63 @@ TEST(TcpRequest, PayloadFetchesRefusedElsewhere) {
 TEST(TcpRequest, UnsupportedActionsAndStages) {
   const auto err = first_error;
   EXPECT_EQ(err("tcp-request connection expect-proxy layer4"),
-            "parsing [f.cfg:7] : 'tcp-request connection expect-proxy' is not supported by sluice yet.");
-  EXPECT_EQ(err("tcp-request connection silent-drop if { src 1.2.3.4 }"),
-            "parsing [f.cfg:7] : 'tcp-request connection silent-drop' is not supported by sluice yet.");
-  EXPECT_EQ(err("tcp-request connection track-sc0 src"),
-            "parsing [f.cfg:7] : 'tcp-request connection track-sc0' is not supported by sluice yet.");
-  EXPECT_EQ(err("tcp-request content set-var(sess.x) src"),
-            "parsing [f.cfg:7] : 'tcp-request content set-var(sess.x)' is not supported by sluice yet.");
-  EXPECT_EQ(err("tcp-request content do-resolve(txn.ip,dns) src"),
-            "parsing [f.cfg:7] : 'tcp-request content do-resolve(txn.ip,dns)' is not supported by sluice yet.");
-  EXPECT_EQ(err("tcp-request content set-src src"),
-            "parsing [f.cfg:7] : 'tcp-request content set-src' is not supported by sluice yet.");
-  EXPECT_EQ(err("tcp-request content lua.hello"),
-            "parsing [f.cfg:7] : 'tcp-request content lua.hello' is not supported by sluice yet.");
-  EXPECT_EQ(err("tcp-request content capture src len 10"),
-            "parsing [f.cfg:7] : 'tcp-request content capture' is not supported by sluice yet.");
+            "parsing [f.cfg:7] : 'tcp-request connection expect-proxy' is not supported by sluice "
+            "yet (it needs the PROXY protocol).");
+  EXPECT_EQ(err("tcp-request content set-bc-mark 1"),
+            "parsing [f.cfg:7] : 'tcp-request content set-bc-mark' is not supported by sluice yet "
+            "(it needs socket marks).");
   EXPECT_EQ(err("tcp-request connection drop"),
-            "parsing [f.cfg:7] : 'tcp-request connection' expects 'accept' or 'reject' (the actions "
-            "sluice supports) but got 'drop'.");
+            "parsing [f.cfg:7] : 'tcp-request connection' expects 'accept', 'reject', 'capture', "
+            "'expect-proxy', 'expect-netscaler-cip', 'track-sc0' ... 'track-sc2', 'sc-add-gpc(*)', "
+            "'sc-inc-gpc(*)', 'sc-inc-gpc0(*)', 'sc-inc-gpc1(*)', 'sc-set-gpt(*)', 'sc-set-gpt0(*)', "
+            "'set-var-fmt(*)', 'set-var(*)', 'unset-var(*)', 'do-log', 'set-dst', 'set-dst-port', "
+            "'set-fc-mark', 'set-fc-tos', 'set-mark', 'set-src', 'set-src-port', 'set-tos', "
+            "'silent-drop' in frontend 'f' (got 'drop').");
   EXPECT_EQ(err("tcp-request connection reject foo"),
-            "parsing [f.cfg:7] : 'tcp-request connection reject' only accepts 'if' or 'unless' (got 'foo').");
-  EXPECT_EQ(err("tcp-request session reject"),
-            "parsing [f.cfg:7] : 'tcp-request session' is not supported by sluice yet.");
+            "parsing [f.cfg:7] : 'tcp-request connection reject' only accepts 'if' or 'unless', in "
+            "frontend 'f' (got 'foo')");
+  EXPECT_EQ(err("tcp-request session capture req.len len 10"),
+            "parsing [f.cfg:7] : 'capture req.len' is not allowed in 'tcp-request session' rules in "
+            "frontend 'f'");
   EXPECT_EQ(err("tcp-request foo reject"),
             "parsing [f.cfg:7] : 'tcp-request' expects 'inspect-delay', 'connection', or 'content' "
             "in frontend 'f' (got 'foo')");
   EXPECT_EQ(err("tcp-request"), "parsing [f.cfg:7] : missing argument for 'tcp-request' in frontend 'f'");
+  EXPECT_EQ(err("tcp-response content accept"),
+            "parsing [f.cfg:7] : tcp-response content is only allowed in 'backend' sections or "
+            "'defaults' section with a name");
+  EXPECT_EQ(err("tcp-response inspect-delay 1s"),
+            "parsing [f.cfg:7] : tcp-response inspect-delay is only allowed in 'backend' sections "
+            "or 'defaults' section with a name");
+}
+
+TEST(TcpRequest, SessionAndResponseRulesKept) {
+  auto r = parse(fe("  tcp-request session set-var(sess.a) src\n"
+                    "  tcp-request connection accept\n") +
+                 "  tcp-response inspect-delay 2s\n  tcp-response content close if { res.len gt 1 }\n"
+                 "  tcp-request content set-src ipv4(1.2.3.4)\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.has("parsing [f.cfg:8] : a 'tcp-request connection' rule placed after a "
+                    "'tcp-request session' rule will still be processed before."))
+      << r.all();
+  EXPECT_EQ(proxy(r, "f").tcp_request_session.size(), 1u);
+  const auto& b = proxy(r, "b");
+  ASSERT_EQ(b.tcp_response_content.size(), 1u);
+  EXPECT_EQ(b.tcp_response_content[0].rule.action, rules::TcpRule::Action::kClose);
+  EXPECT_EQ(b.tcp_response_inspect_delay_ms, 2000u);
+  EXPECT_EQ(b.tcp_request_content.size(), 1u);
+  // A session rule reading the client's bytes can never match (HAProxy's warning).
+  r = parse(fe("  tcp-request session reject if { req.len gt 0 }\n"));
+  EXPECT_TRUE(r.has("parsing [f.cfg:7] : anonymous acl will never match in 'tcp-request session' "
+                    "because it uses keyword 'req.len' which is incompatible with 'frontend "
+                    "tcp-request session rule'"))
+      << r.all();
+  // HTTP mode runs only accept and reject content rules so far.
+  r = parse(fe("  tcp-request session accept\n", "http"));
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("parsing [f.cfg:7] : 'tcp-request session' rules in HTTP mode (frontend 'f') "
+                    "are not supported by sluice yet."))
+      << r.all();
 }
 
 TEST(TcpRequest, InspectDelayErrors) {
@@ -198,28 +229,75 @@ TEST(TcpRequest, BackendAndDefaults) {
   auto r = parse(fe("") + "  tcp-request connection reject\n");
   EXPECT_FALSE(r.r.model);
   EXPECT_TRUE(r.has("parsing [f.cfg:12] : tcp-request connection is not allowed because backend "
-                    "'b' is not a frontend"))
+                    "b is not a frontend"))
       << r.all();
-  r = parse(fe("") + "  tcp-request content reject if { src 1.2.3.4 }\n");
+  r = parse(fe("") + "  tcp-request session reject\n");
+  EXPECT_TRUE(r.has("parsing [f.cfg:12] : tcp-request session is not allowed because backend "
+                    "b is not a frontend"))
+      << r.all();
+  r = parse(fe("") + "  tcp-request content reject if { src 1.2.3.4 }\n  tcp-request inspect-delay 1s\n");
+  EXPECT_TRUE(r.r.model) << r.all();
+  // Waiting for bytes in a backend is not there yet.
+  r = parse(fe("") + "  tcp-request content reject if { req.len lt 4 }\n  tcp-request inspect-delay 1s\n");
   EXPECT_FALSE(r.r.model);
-  EXPECT_TRUE(r.has("parsing [f.cfg:12] : 'tcp-request content' in a backend is not supported by "
-                    "sluice yet."))
-      << r.all();
-  r = parse(fe("") + "  tcp-request inspect-delay 1s\n");
-  EXPECT_FALSE(r.r.model);
-  EXPECT_TRUE(r.has("parsing [f.cfg:12] : 'tcp-request inspect-delay' in a backend is not "
-                    "supported by sluice yet."))
-      << r.all();
+  EXPECT_TRUE(r.contains("parsing [f.cfg:12] : waiting for the client's bytes")) << r.all();
   r = parse("defaults\n  tcp-request connection reject\n" + fe(""));
   EXPECT_FALSE(r.r.model);
   EXPECT_TRUE(r.has("parsing [f.cfg:2] : tcp-request connection is not allowed in anonymous "
                     "'defaults' sections"))
       << r.all();
-  r = parse("defaults d\n  tcp-request inspect-delay 1s\n" + fe(""));
-  EXPECT_FALSE(r.r.model);
-  EXPECT_TRUE(r.has("parsing [f.cfg:2] : 'tcp-request inspect-delay' in a 'defaults' section is "
-                    "not supported by sluice yet."))
+  r = parse("defaults\n  tcp-response content accept\n" + fe(""));
+  EXPECT_TRUE(r.has("parsing [f.cfg:2] : tcp-response content is only allowed in 'backend' "
+                    "sections or 'defaults' section with a name"))
       << r.all();
+}
+
+// A named defaults section's rules run before the proxy's own; HAProxy's limits on who may
+// inherit them, with its messages (no space before the colon in these).
+TEST(TcpRequest, RulesInheritedFromNamedDefaults) {
+  const std::string t = "  mode tcp\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n";
+  auto r = parse("defaults d\n" + t + "  tcp-request content reject if { src 1.2.3.4 }\n"
+                 "  tcp-request inspect-delay 1s\n"
+                 "frontend f from d\n  bind :1\n  tcp-request connection accept\n"
+                 "  tcp-request content accept\n  default_backend b\n"
+                 "defaults e\n" + t + "backend b from e\n  server s 127.0.0.1:80\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.diags.empty()) << r.all();   // an inherited content rule does not warn
+  const auto& f = proxy(r, "f");
+  ASSERT_EQ(f.tcp_request_content.size(), 2u);
+  EXPECT_TRUE(f.tcp_request_content[0].inherited);
+  EXPECT_TRUE(f.tcp_request_content[0].rule.reject());
+  EXPECT_FALSE(f.tcp_request_content[1].inherited);
+  EXPECT_EQ(f.tcp_inspect_delay_ms, 1000u);
+
+  auto err = [&](const std::string& rule, const std::string& users) {
+    auto x = parse("defaults d\n" + t + "  " + rule + "\n" + users);
+    return x.all();
+  };
+  const std::string be = "backend b from d\n  server s 127.0.0.1:80\n";
+  const std::string fe_ = "frontend f from d\n  bind :1\n  default_backend b2\nbackend b2\n  server s 127.0.0.1:80\n";
+  EXPECT_NE(err("tcp-request session accept", be).find(
+                "parsing [f.cfg:7]: a backend section cannot inherit from a defaults section "
+                "defining 'tcp-request connection' or 'tcp-request session' rules (defaults "
+                "section at f.cfg:1)."),
+            std::string::npos);
+  EXPECT_NE(err("tcp-response content accept", fe_).find(
+                "parsing [f.cfg:7]: a frontend section cannot inherit from a defaults section "
+                "defining 'tcp-response content' rules (defaults section at f.cfg:1)."),
+            std::string::npos);
+  EXPECT_NE(err("tcp-request content accept", "listen l from d\n  bind :1\n  server s 127.0.0.1:80\n")
+                .find("parsing [f.cfg:7]: a listen section cannot inherit from a defaults section "
+                      "defining TCP/HTTP rules."),
+            std::string::npos);
+  EXPECT_NE(err("tcp-request content accept",
+                "frontend f from d\n  bind :1\n  default_backend b\n" + be)
+                .find("parsing [f.cfg:10]: frontends and backends cannot inherit from the same "
+                      "defaults section if it defines TCP/HTTP rules (defaults section at f.cfg:1)."),
+            std::string::npos);
+  EXPECT_NE(err("tcp-request content accept", "defaults d2 from d\n" + be)
+                .find("parsing [f.cfg:7]: a defaults section cannot inherit from a defaults "
+                      "section defining TCP/HTTP rules (defaults section at f.cfg:1)."),
+            std::string::npos);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "rules_support.h"
+#include "sample/var_read.h"
 
 namespace sluice::rules {
 namespace {
@@ -46,6 +47,7 @@ class TcpRuleTest : public ::testing::Test {
     RequestView v;
     v.src = &s;
     v.dst_port = 443;
+    v.avail = sample::kAtTcpContent;
     v.payload = payload;
     v.payload_final = final;
     return tcp_rules_verdict(rs, v);
@@ -150,23 +152,145 @@ TEST_F(TcpRuleTest, StageWarnings) {
 }
 
 TEST_F(TcpRuleTest, ActionErrors) {
-  EXPECT_EQ(error("expect-proxy layer4"), "'tcp-request connection expect-proxy' is not supported by sluice yet.");
-  EXPECT_EQ(error("silent-drop"), "'tcp-request connection silent-drop' is not supported by sluice yet.");
-  EXPECT_EQ(error("track-sc0 src"), "'tcp-request connection track-sc0' is not supported by sluice yet.");
-  EXPECT_EQ(error("set-var(sess.x) src", TcpRuleStage::kContent),
-            "'tcp-request content set-var(sess.x)' is not supported by sluice yet.");
-  EXPECT_EQ(error("lua.foo", TcpRuleStage::kContent), "'tcp-request content lua.foo' is not supported by sluice yet.");
+  // HAProxy 3.5's words for what it refuses, and sluice's for what it lacks, naming the need.
+  EXPECT_EQ(error("expect-proxy layer4"), "'tcp-request connection expect-proxy' is not supported "
+                                          "by sluice yet (it needs the PROXY protocol).");
+  EXPECT_EQ(error("track-sc0 src"), "'tcp-request connection track-sc0' is not supported by sluice "
+                                    "yet (it needs stick tables).");
+  EXPECT_EQ(error("sc-inc-gpc0(0)", TcpRuleStage::kSession),
+            "'tcp-request session sc-inc-gpc0(0)' is not supported by sluice yet (it needs stick tables).");
+  EXPECT_EQ(error("do-resolve(txn.ip,dns) src", TcpRuleStage::kContent),
+            "'tcp-request content do-resolve(txn.ip,dns)' is not supported by sluice yet (it needs "
+            "DNS resolvers).");
+  EXPECT_EQ(error("switch-mode http", TcpRuleStage::kContent),
+            "'tcp-request content switch-mode' is not supported by sluice yet (it needs an upgrade "
+            "from TCP to HTTP).");
+  EXPECT_EQ(error("lua.foo", TcpRuleStage::kContent),
+            "'tcp-request content lua.foo' is not supported by sluice yet (it needs Lua).");
   EXPECT_EQ(error("capture src len 10", TcpRuleStage::kContent),
-            "'tcp-request content capture' is not supported by sluice yet.");
-  EXPECT_EQ(error("deny"), "'tcp-request connection' expects 'accept' or 'reject' (the actions sluice "
-                           "supports) but got 'deny'.");
-  EXPECT_EQ(error(""), "'tcp-request connection' expects 'accept' or 'reject' (the actions sluice "
-                       "supports) but got ''.");
-  EXPECT_EQ(error("reject extra"), "'tcp-request connection reject' only accepts 'if' or 'unless' (got 'extra').");
+            "'tcp-request content capture' is not supported by sluice yet (it needs 'declare "
+            "capture' slots).");
+  EXPECT_EQ(error("capture src len 10", TcpRuleStage::kSession),
+            "'capture src' is not allowed in 'tcp-request session' rules");
+  EXPECT_EQ(error("set-var(sess.x) src"),
+            "'tcp-request connection set-var(sess.x)' is not supported by sluice yet (connection "
+            "rules run before the session exists: use 'tcp-request session').");
+  // An action of another stage is unknown there, as in HAProxy.
+  EXPECT_NE(error("close", TcpRuleStage::kContent)
+                .find("'tcp-request content' expects 'accept', 'reject', 'capture', "),
+            std::string::npos);
+  EXPECT_NE(error("set-src src", TcpRuleStage::kResponse)
+                .find("'tcp-response content' expects 'accept', 'close', 'reject', "),
+            std::string::npos);
+  EXPECT_EQ(error("deny").substr(0, 60), "'tcp-request connection' expects 'accept', 'reject', 'captur");
+  EXPECT_NE(error("deny").find("'silent-drop' (got 'deny')."), std::string::npos);
+  EXPECT_NE(error("").find("(got '')."), std::string::npos);
+  EXPECT_EQ(error("reject extra"), "'tcp-request connection reject' only accepts 'if' or 'unless' (got 'extra')");
   EXPECT_EQ(error("accept if nope"), "error detected while parsing a 'tcp-request connection accept' "
                                      "condition : no such ACL : 'nope'.");
   EXPECT_EQ(error("accept if"), "error detected while parsing a 'tcp-request connection accept' "
                                 "condition : missing condition after 'if'.");
+  // Arguments, as HAProxy words them.
+  EXPECT_EQ(error("set-src", TcpRuleStage::kSession), "missing fetch method");
+  EXPECT_EQ(error("set-src if TRUE", TcpRuleStage::kSession), "missing fetch method");
+  EXPECT_EQ(error("set-dst-port foo()", TcpRuleStage::kContent), "unknown fetch method 'foo'");
+  EXPECT_EQ(error("silent-drop junk", TcpRuleStage::kContent),
+            "'tcp-request content silent-drop' only accepts 'if' or 'unless' (got 'junk')");
+  EXPECT_EQ(error("set-var(txn.a) res.len", TcpRuleStage::kContent),
+            "fetch method 'set-var(txn.a)' extracts information from 'response buffer', none of "
+            "which is available here");
+  EXPECT_EQ(error("set-var(sess.a) req.len", TcpRuleStage::kSession),
+            "fetch method 'set-var(sess.a)' extracts information from 'request buffer', none of "
+            "which is available here");
+  EXPECT_EQ(error("set-var(txn.a,ifzz) int(1)", TcpRuleStage::kContent), "unknown condition \"ifzz\"");
+  EXPECT_EQ(error("set-var(foo) int(1)", TcpRuleStage::kContent),
+            "invalid variable name 'foo'. A variable name must start with its scope. The scope can "
+            "be 'proc', '(p)sess', '(p)txn', '(p)req', '(p)res' or 'check'");
+  EXPECT_EQ(error("set-var(txn.a int(1)", TcpRuleStage::kContent),
+            "incomplete argument after action 'set-var(txn.a'. Expects 'set-var(<var-name>)', "
+            "'set-var-fmt(<var-name>)' or 'unset-var(<var-name>)'");
+  EXPECT_EQ(error("unset-var(txn.x,ifset)", TcpRuleStage::kContent),
+            "unset-var does not expect parameters after the variable name. Only \"set-var\" and "
+            "\"set-var-fmt\" manage conditions");
+  EXPECT_EQ(error("unset-var(txn.a) junk", TcpRuleStage::kContent),
+            "'tcp-request content unset-var(txn.a)' only accepts 'if' or 'unless' (got 'junk')");
+  // What HAProxy accepts.
+  for (const char* ok : {"set-var-fmt(txn.x)", "set-var(txn.x) src if TRUE", "set-src str(zz)",
+                         "set-var(res.z) int(1)", "set-var-fmt(txn.b) \"%[src]:%[req.len]\""})
+    EXPECT_EQ(error(ok, TcpRuleStage::kContent), "") << ok;
+  for (const char* ok : {"close if { res.len gt 0 }", "set-var(txn.x) res.payload(0,3)",
+                         "silent-drop", "accept if WAIT_END", "set-var(req.r) int(1)"})
+    EXPECT_EQ(error(ok, TcpRuleStage::kResponse), "") << ok;
+  EXPECT_EQ(error("set-src int(1)"), "");
+  EXPECT_EQ(error("silent-drop"), "");
+}
+
+// The actions run in order and the rules after them see what they changed.
+TEST_F(TcpRuleTest, ActionsRunInOrder) {
+  sample::VarStore sess(sample::Scope::kSess), txn(sample::Scope::kTxn);
+  net::SocketAddress src = addr("10.0.0.1", 40000), dst = addr("127.0.0.1", 80), local;
+  RequestView v;
+  v.src = &src;
+  v.dst = &dst;
+  v.dst_port = 80;
+  v.sess_vars = &sess;
+  v.txn_vars = &txn;
+  v.avail = sample::kAtTcpContent;
+  v.payload = "hello";
+  auto rs = content({"set-var(sess.a) req.len", "set-var-fmt(txn.b) %[src]:%[var(sess.a)]",
+                     "set-src ipv4(192.168.1.2)", "set-dst-port int(8080)",
+                     "set-var(txn.c) src", "reject if { src 192.168.1.2 } { dst_port 8080 }"});
+  EXPECT_EQ(run_tcp_rules(rs, v, {&src, &local}), TcpVerdict::kReject);
+  auto text = [&](std::string_view name) {
+    sample::Sample s;
+    sample::VarRef ref;
+    std::string err;
+    EXPECT_TRUE(sample::VarNames::global().parse(name, &ref, &err)) << err;
+    std::string out;
+    if (sample::read_var(ref, v, s)) sample::to_text(s, out);
+    return out;
+  };
+  EXPECT_EQ(text("sess.a"), "5");
+  EXPECT_EQ(text("txn.b"), "10.0.0.1:5");
+  EXPECT_EQ(text("txn.c"), "192.168.1.2");
+  // set-src keeps the port; set-dst-port copies the listener's address first, then changes it.
+  EXPECT_EQ(src.to_string(), "192.168.1.2:40000");
+  EXPECT_EQ(dst.to_string(), "127.0.0.1:80");
+  EXPECT_EQ(v.dst, &local);
+  EXPECT_EQ(local.to_string(), "127.0.0.1:8080");
+  // unset-var, then the final actions of each stage.
+  EXPECT_EQ(run_tcp_rules(content({"unset-var(sess.a)", "silent-drop"}), v, {}), TcpVerdict::kSilentDrop);
+  EXPECT_EQ(text("sess.a"), "");
+  EXPECT_EQ(run_tcp_rules(rules({"close"}, TcpRuleStage::kResponse), v, {}), TcpVerdict::kClose);
+  // set-src-port on an address without a port (UNIX): 0.0.0.0 as HAProxy does.
+  net::SocketAddress unix_src = net::SocketAddress::unix_path("/tmp/x").value();
+  v.src = &unix_src;
+  run_tcp_rules(rules({"set-src-port int(7)"}, TcpRuleStage::kSession), v, {&unix_src, nullptr});
+  EXPECT_EQ(unix_src.to_string(), "0.0.0.0:7");
+}
+
+// The predefined ACLs of content inspection: HTTP (a complete HTTP/1 request head in the raw
+// bytes), HTTP_1.0 / HTTP_1.1, REQ_CONTENT, RDP_COOKIE and WAIT_END (only once the inspection
+// is over).
+TEST_F(TcpRuleTest, PredefinedContentAcls) {
+  using V = TcpVerdict;
+  auto http = content({"accept if HTTP", "reject"});
+  EXPECT_EQ(verdict(http, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", false), V::kAccept);
+  EXPECT_EQ(verdict(http, "GET / HTTP/1.1\r\nHost: a\r\n", false), V::kWait);
+  EXPECT_EQ(verdict(http, "GET / HTTP/1.1\r\nHost: a\r\n", true), V::kReject);
+  EXPECT_EQ(verdict(http, "\x16\x03\x01", false), V::kReject);
+  EXPECT_EQ(verdict(content({"reject if HTTP_1.0"}), "GET / HTTP/1.0\r\n\r\n", false), V::kReject);
+  EXPECT_EQ(verdict(content({"reject if HTTP_1.1"}), "GET / HTTP/1.0\r\n\r\n", true), V::kAccept);
+  EXPECT_EQ(verdict(content({"reject if REQ_CONTENT"}), "", true), V::kAccept);
+  EXPECT_EQ(verdict(content({"reject if REQ_CONTENT"}), "x", false), V::kReject);
+  auto wait_end = content({"accept if WAIT_END", "reject"});
+  EXPECT_EQ(verdict(wait_end, "anything", false), V::kWait);
+  EXPECT_EQ(verdict(wait_end, "anything", true), V::kAccept);
+  auto rdp = content({"accept if RDP_COOKIE", "reject"});
+  const std::string tpkt("\x03\x00\x00\x2a\x25\xe0\x00\x00\x00\x00\x00", 11);
+  EXPECT_EQ(verdict(rdp, tpkt + "Cookie: mstshash=bob\r\n", false), V::kAccept);
+  EXPECT_EQ(verdict(rdp, tpkt + "Cookie: msts", false), V::kWait);
+  EXPECT_EQ(verdict(rdp, tpkt, true), V::kReject);
 }
 
 TEST_F(TcpRuleTest, UsesDst) {

@@ -1,0 +1,69 @@
+// The check phase for the TCP rule sets: what the sessions of this proxy's mode cannot run.
+#include <fmt/format.h>
+
+#include "config/parser.h"
+#include "rules/rules.h"
+
+namespace sluice::config {
+
+namespace {
+
+std::string at(const SourceLoc& loc) { return fmt::format("parsing [{}:{}] : ", loc.file, loc.line); }
+
+std::string_view action_word(const rules::TcpRule& r) {
+  using A = rules::TcpRule::Action;
+  switch (r.action) {
+    case A::kAccept: return "accept";
+    case A::kReject: return "reject";
+    case A::kClose: return "close";
+    case A::kSilentDrop: return "silent-drop";
+    case A::kVar: return "set-var";
+    case A::kSetSrc: return "set-src";
+    case A::kSetDst: return "set-dst";
+    case A::kSetSrcPort: return "set-src-port";
+    case A::kSetDstPort: return "set-dst-port";
+  }
+  return {};
+}
+
+}  // namespace
+
+void Parser::check_tcp_rules(const ProxyConfig& p) {
+  const std::string px = fmt::format("{} '{}'", type_word(p), p.name);
+  if (p.mode == Mode::kHttp) {
+    // An HTTP connection runs its frontend's content rules (accept and reject) when a request
+    // head is complete; the other rule sets and actions belong to TCP sessions so far.
+    for (const auto& r : p.tcp_request_session)
+      fatal(at(r.loc) + fmt::format("'tcp-request session' rules in HTTP mode ({}) are not "
+                                    "supported by sluice yet.", px), false);
+    for (const auto& r : p.tcp_request_content) {
+      if (!(p.caps & ProxyConfig::kFrontend)) {
+        fatal(at(r.loc) + fmt::format("'tcp-request content' rules in an HTTP mode backend ({}) are "
+                                      "not supported by sluice yet.", px), false);
+      } else if (r.rule.action != rules::TcpRule::Action::kAccept &&
+                 r.rule.action != rules::TcpRule::Action::kReject) {
+        fatal(at(r.loc) + fmt::format("'tcp-request content {}' in HTTP mode ({}) is not supported "
+                                      "by sluice yet.", action_word(r.rule), px), false);
+      }
+    }
+    for (const auto& r : p.tcp_response_content)
+      fatal(at(r.loc) + fmt::format("'tcp-response content' rules in HTTP mode ({}) are not "
+                                    "supported by sluice yet.", px), false);
+    return;
+  }
+  // A backend's content rules judge what has arrived when the session reaches it.
+  if (!(p.caps & ProxyConfig::kFrontend) && p.tcp_inspect_delay_ms) {
+    for (const auto& r : p.tcp_request_content) {
+      const rules::PayloadUse u = rules::payload_fetch(std::vector<rules::TcpRule>{r.rule});
+      if (!u.fetch.empty()) {
+        fatal(at(r.loc) + fmt::format("waiting for the client's bytes ('tcp-request "
+                                      "inspect-delay') in the 'tcp-request content' rules of "
+                                      "{} is not supported by sluice yet (fetch '{}').",
+                                      px, u.fetch), false);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace sluice::config

@@ -1,0 +1,142 @@
+// The rule sets of a TCP session: tcp-request session and content (frontend and backend) and
+// tcp-response content, with their actions on the session (variables, addresses, closes).
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "proxy/sample_env.h"
+#include "proxy/tcp_session.h"
+#include "proxy/worker.h"
+
+namespace sluice::proxy {
+
+using log::Cause;
+using log::FinalState;
+
+const net::SocketAddress* TcpSession::local_address() const {
+  if (rd_ && rd_->local_set) return &rd_->local;
+  return l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+}
+
+rules::TcpVerdict TcpSession::run_rules(const std::vector<rules::TcpRule>& list, const Proxy& px,
+                                        rules::RequestView& v) {
+  net::SocketAddress local;
+  const rules::RequestView l4 = tcp_rule_view(l_, cio_.fd(), client_, local);
+  if (px.settings.tcp_rule_data && !rd_) rd_ = std::make_unique<RuleData>();
+  v.src = &client_;
+  v.cli_fd = cio_.fd();
+  v.dst = l4.dst;
+  v.dst_port = l4.dst_port;
+  if (rd_) {
+    if (rd_->local_set) {
+      v.dst = &rd_->local;
+      v.dst_port = rd_->local.port();
+    }
+    v.sess_vars = &rd_->sess;
+    v.txn_vars = &rd_->txn;
+    v.req_vars = &rd_->req;
+    v.res_vars = &rd_->res;
+  }
+  ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
+  env.be = be_;
+  env.srv = leg_.server();
+  v.env = &env;
+  const rules::TcpVerdict verdict =
+      rules::run_tcp_rules(list, v, {&client_, rd_ ? &rd_->local : nullptr});
+  if (rd_ && v.dst == &rd_->local) rd_->local_set = true;
+  return verdict;
+}
+
+bool TcpSession::request_verdict(rules::TcpVerdict v, bool backend) {
+  switch (v) {
+    case rules::TcpVerdict::kReject:
+      w_.fe_counters(fe_.index).dreq.add();
+      if (backend) w_.be_counters(be_->index).dreq.add();
+      denied_ = true;
+      reject(backend);
+      return false;
+    case rules::TcpVerdict::kSilentDrop:
+      // HAProxy: the stream ends as a proxy condition during the request (PR), logged.
+      denied_ = true;
+      ended_in_frontend_ = !backend;
+      silent_drop(true);
+      finish({Cause::kProxy, FinalState::kRequest});
+      return false;
+    default:
+      return true;
+  }
+}
+
+bool TcpSession::session_rules() {
+  rules::RequestView v;
+  v.avail = sample::kAtTcpSession;
+  const rules::TcpVerdict verdict = run_rules(fe_.settings.tcp_session_rules, fe_, v);
+  if (verdict != rules::TcpVerdict::kReject && verdict != rules::TcpVerdict::kSilentDrop)
+    return true;
+  // HAProxy: no stream was created, so no log line; a reject closes with a FIN, a
+  // silent-drop with a reset.
+  no_log_ = true;
+  ended_in_frontend_ = true;
+  if (verdict == rules::TcpVerdict::kSilentDrop) {
+    silent_drop(false);
+  } else {
+    drain_client();   // a close over unread bytes would be a reset
+  }
+  finish({Cause::kProxy, FinalState::kRequest});
+  return false;
+}
+
+bool TcpSession::backend_rules() {
+  // What has arrived, final: a backend's rules do not wait for more bytes.
+  rules::RequestView v;
+  v.avail = sample::kAtTcpContent | sample::kUseBackend;
+  v.payload = payload();
+  return request_verdict(run_rules(be_->settings.tcp_content_rules, *be_, v), true);
+}
+
+void TcpSession::silent_drop(bool stream) {
+  if (stream) {
+    // Best effort, as HAProxy: the socket's family decides which option exists.
+    int one = 1;
+    if (setsockopt(cio_.fd(), IPPROTO_IP, IP_TTL, &one, sizeof one) != 0)
+      (void)setsockopt(cio_.fd(), IPPROTO_IPV6, IPV6_UNICAST_HOPS, &one, sizeof one);
+  }
+  client_reset_ = true;
+}
+
+bool TcpSession::inspect_response() {
+  const uint32_t delay = be_->settings.tcp_response_inspect_delay_ms;
+  const uint64_t now = w_.loop().now_ms();
+  if (delay && !res_inspect_until_ms_) res_inspect_until_ms_ = now + delay;
+  rules::RequestView v;
+  v.avail = sample::kAtTcpResponse;
+  v.payload = payload();
+  v.res_payload = res_ ? std::string_view(res_->data + res_->head, res_->size()) : std::string_view();
+  v.res_payload_final = s_eof_ || s_err_ || delay == 0 || now >= res_inspect_until_ms_ ||
+                        (res_ && res_->room() == 0);
+  switch (run_rules(be_->settings.tcp_response_rules, *be_, v)) {
+    case rules::TcpVerdict::kWait:
+      return false;   // the timer (deadline()) brings the last judgement
+    case rules::TcpVerdict::kAccept:
+      res_inspect_ = false;
+      return true;
+    case rules::TcpVerdict::kReject:
+      // HAProxy: a denied response, the session aborted (PD), the client closed with a FIN.
+      w_.fe_counters(fe_.index).dresp.add();
+      w_.be_counters(be_->index).dresp.add();
+      if (leg_.server()) leg_.server_counters().dresp.add();
+      finish({Cause::kProxy, FinalState::kData});
+      return false;
+    case rules::TcpVerdict::kClose:
+      // The server connection is closed at once (a reset) and the session ends with it; what
+      // it sent is not forwarded, as in HAProxy.
+      finish({Cause::kNone, FinalState::kNone});
+      return false;
+    case rules::TcpVerdict::kSilentDrop:
+      silent_drop(true);
+      finish({Cause::kProxy, FinalState::kRequest});
+      return false;
+  }
+  return false;
+}
+
+}  // namespace sluice::proxy
