@@ -245,6 +245,10 @@ bool is_var_action(std::string_view word);
 // name ("missing fetch method", "unknown condition \"x\"").
 base::Result<std::size_t> parse_var_action(const std::vector<std::string>& words, uint32_t avail,
                                             VarAction* out);
+// The sample expression argument of an action (`words[1]`, `words[0]` the action): set-var,
+// set-src... Errors as parse_var_action's ("missing fetch method").
+base::Result<std::shared_ptr<const sample::Expr>> parse_action_expr(
+    const std::vector<std::string>& words, uint32_t avail);
 // The parts of a set-var expression error: HAProxy names the action (`what`) in the one about
 // a fetch this place lacks.
 std::string var_expr_error(std::string_view action, const std::string& message);

@@ -178,17 +178,9 @@ base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpR
     r.action = sup->action;
     if (r.action == Action::kSetSrc || r.action == Action::kSetDst ||
         r.action == Action::kSetSrcPort || r.action == Action::kSetDstPort) {
-      if (words.size() < 2 || words[1].empty() || is_cond_word(words[1]))
-        return base::Error::text("missing fetch method");
-      sample::ParseCtx pc;
-      pc.avail = avail;
-      std::size_t end = 0;
-      auto e = sample::Expr::parse(words[1], pc, &end);
-      if (!e.ok()) return base::Error::text(var_expr_error(action, e.error().message));
-      if (end != words[1].size())
-        return base::Error::text(fmt::format("unexpected characters '{}' after sample expression '{}'",
-                                             words[1].substr(end), words[1].substr(0, end)));
-      r.expr = std::make_shared<const sample::Expr>(std::move(e.value()));
+      auto e = parse_action_expr(words, avail);
+      if (!e.ok()) return e.error();
+      r.expr = std::move(e.value());
       i = 2;
     }
   }

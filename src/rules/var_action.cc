@@ -25,6 +25,21 @@ std::string var_expr_error(std::string_view action, const std::string& m) {
                      "available here", action, what);
 }
 
+base::Result<std::shared_ptr<const sample::Expr>> parse_action_expr(
+    const std::vector<std::string>& words, uint32_t avail) {
+  if (words.size() < 2 || words[1].empty() || is_cond_word(words[1]))
+    return base::Error::text("missing fetch method");
+  sample::ParseCtx pc;
+  pc.avail = avail;
+  std::size_t end = 0;
+  auto e = sample::Expr::parse(words[1], pc, &end);
+  if (!e.ok()) return base::Error::text(var_expr_error(words[0], e.error().message));
+  if (end != words[1].size())
+    return base::Error::text(fmt::format("unexpected characters '{}' after sample expression '{}'",
+                                         words[1].substr(end), words[1].substr(0, end)));
+  return std::make_shared<const sample::Expr>(std::move(e.value()));
+}
+
 base::Result<std::size_t> parse_var_action(const std::vector<std::string>& words, uint32_t avail,
                                             VarAction* out) {
   std::string_view action = words.empty() ? std::string_view() : std::string_view(words[0]);
@@ -59,16 +74,9 @@ base::Result<std::size_t> parse_var_action(const std::vector<std::string>& words
     case VarAction::Kind::kUnset:
       return std::size_t{1};
     case VarAction::Kind::kSet: {
-      if (words.size() < 2 || is_cond_word(words[1])) return base::Error::text("missing fetch method");
-      sample::ParseCtx pc;
-      pc.avail = avail;
-      std::size_t end = 0;
-      auto e = sample::Expr::parse(words[1], pc, &end);
-      if (!e.ok()) return base::Error::text(var_expr_error(action, e.error().message));
-      if (end != words[1].size())
-        return base::Error::text(fmt::format("unexpected characters '{}' after sample expression '{}'",
-                                             words[1].substr(end), words[1].substr(0, end)));
-      out->expr = std::make_shared<const sample::Expr>(std::move(e.value()));
+      auto e = parse_action_expr(words, avail);
+      if (!e.ok()) return e.error();
+      out->expr = std::move(e.value());
       return std::size_t{2};
     }
     case VarAction::Kind::kSetFmt: {
