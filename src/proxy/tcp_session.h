@@ -110,11 +110,17 @@ class TcpSession : public Session {
   // What rules keep for the session: variables and a local address rewritten by set-dst.
   // Allocated when a rule set of a proxy that needs it first runs (ProxySettings::
   // tcp_rule_data); a session without such rules has none.
+  // Variables' memory counts up the scopes (tune.vars.*-max-size): req and res in one reqres
+  // room, then txn, then sess (the accounts come first: the stores give their bytes back
+  // when they go).
   struct RuleData {
-    sample::VarStore sess{sample::Scope::kSess, sample::var_limits().sess};
-    sample::VarStore txn{sample::Scope::kTxn, sample::var_limits().txn};
-    sample::VarStore req{sample::Scope::kReq, sample::var_limits().reqres};
-    sample::VarStore res{sample::Scope::kRes, sample::var_limits().reqres};
+    sample::VarAccount sess_room{sample::var_limits().sess};
+    sample::VarAccount txn_room{sample::var_limits().txn, &sess_room};
+    sample::VarAccount reqres_room{sample::var_limits().reqres, &txn_room};
+    sample::VarStore sess{sample::Scope::kSess, 0, &sess_room};
+    sample::VarStore txn{sample::Scope::kTxn, 0, &txn_room};
+    sample::VarStore req{sample::Scope::kReq, 0, &reqres_room};
+    sample::VarStore res{sample::Scope::kRes, 0, &reqres_room};
     net::SocketAddress local;
     bool local_set = false;
   };
