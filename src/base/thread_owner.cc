@@ -6,7 +6,7 @@
 
 namespace sluice::base {
 
-void ThreadOwner::violated(const char* what, const std::source_location& where) const {
+void ThreadOwner::violated(const char* what, const SourceLocation& where) const {
   std::ostringstream ids;
   ids << "owner thread " << owner() << ", called from thread " << std::this_thread::get_id();
   std::fprintf(stderr, "sluice: %s used off its thread in %s at %s:%u (%s)\n", what,

@@ -4,7 +4,7 @@
 // An owner that no thread holds lets every thread through: objects are built on the main
 // thread and handed to their worker, and are torn down after the worker has been joined.
 #include <atomic>
-#include <source_location>
+#include "base/source_location.h"
 #include <thread>
 
 namespace sluice::base {
@@ -33,12 +33,12 @@ class ThreadOwner {
   }
   // Aborts with a message naming `what` and the function `where` unless allows_current().
   // Any thread. Callers compile it out of release builds (see EventLoop::assert_in_loop_thread).
-  void check(const char* what, const std::source_location& where) const {
+  void check(const char* what, const SourceLocation& where) const {
     if (!allows_current()) violated(what, where);
   }
 
  private:
-  [[noreturn]] void violated(const char* what, const std::source_location& where) const;
+  [[noreturn]] void violated(const char* what, const SourceLocation& where) const;
 
   std::atomic<std::thread::id> id_{};
 };

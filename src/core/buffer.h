@@ -7,7 +7,7 @@
 // thread does so later.
 #include <cstddef>
 #include <cstdint>
-#include <source_location>
+#include "base/source_location.h"
 #include <vector>
 
 #include "base/thread_owner.h"
@@ -87,7 +87,7 @@ class BufferPool {
  private:
   void release_oldest_cached();
   bool map_slab() noexcept;
-  void assert_owner(const std::source_location& where = std::source_location::current()) {
+  void assert_owner(const base::SourceLocation& where = base::SourceLocation::current()) {
 #ifndef NDEBUG
     owner_.bind_if_unbound();
     owner_.check("core::BufferPool", where);

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <source_location>
+#include "base/source_location.h"
 #include <vector>
 
 #include "base/clock.h"
@@ -102,7 +102,7 @@ class EventLoop {
   // Debug builds: aborts, naming the calling function, when a thread other than the one in
   // run() or run_once() calls (see the thread rule above). Release builds: nothing. Any thread.
   void assert_in_loop_thread(
-      const std::source_location& where = std::source_location::current()) const {
+      const base::SourceLocation& where = base::SourceLocation::current()) const {
 #ifndef NDEBUG
     owner_.check("core::EventLoop", where);
 #endif

@@ -9,7 +9,7 @@
 // without a hierarchy.
 #include <array>
 #include <cstdint>
-#include <source_location>
+#include "base/source_location.h"
 
 #include "base/thread_owner.h"
 
@@ -81,7 +81,7 @@ class TimerWheel {
  private:
   void link(Timer& t);
   void unlink(Timer& t);
-  void assert_owner(const std::source_location& where = std::source_location::current()) const {
+  void assert_owner(const base::SourceLocation& where = base::SourceLocation::current()) const {
 #ifndef NDEBUG
     if (owner_) owner_->check("core::TimerWheel", where);
 #endif
