@@ -8,13 +8,15 @@
 //     IPv6 address in brackets, with an optional port; `for` and `by` are nodes: an IPv4
 //     address, "unknown" or an obfuscated "_name", and only quoted a bracketed IPv6 address
 //     and a ":port" (1 to 65535, or "_name");
-//   - rfc7239_n2nn / rfc7239_n2np read a node as the inside of quotes, and ignore what follows.
+//   - rfc7239_n2nn / rfc7239_n2np read a node as the inside of quotes, and ignore what follows;
+//     rfc7239_nn / rfc7239_np go the other way, writing a sample as a node name or port.
 //   - `date` reads IMF-fixdate, RFC 850 (two-digit years up to 60 are 20xx) and asctime dates
 //     (names case-sensitive, weekday unchecked, fields unchecked, trailing text ignored), and
 //     answers the seconds since the epoch as HAProxy's own arithmetic does: a year before
 //     1970 wraps through 32 bits.
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include <arpa/inet.h>
@@ -377,7 +379,49 @@ bool c_date(const Arg*, Sample& s, const Ctx&) {
   return true;
 }
 
+// rfc7239_nn / rfc7239_np: a sample written as a Forwarded node name / node port. Addresses
+// as they are (IPv6 in brackets), integers (np) as unsigned 32-bit decimals, anything else as
+// text that must be an obfuscated identifier's characters, written "_" + text; else nothing.
+bool obfuscated_text(Sample& s, const Ctx& ctx, std::string& out) {
+  if (!cast(s, Type::kStr, ctx.sc()) || s.str.empty()) return false;
+  for (char c : s.str)
+    if (!fwd_obf(c)) return false;
+  out += '_';
+  out += s.str;
+  return true;
+}
+
+bool c_7239_nn(const Arg*, Sample& s, const Ctx& ctx) {
+  Sample in = s;
+  std::string& b = ctx.sc().next();
+  if (in.type == Type::kIpv4) {
+    to_text(in, b);
+  } else if (in.type == Type::kIpv6) {
+    b += '[';
+    to_text(in, b);
+    b += ']';
+  } else if (!obfuscated_text(in, ctx, b)) {
+    return false;
+  }
+  s = Sample::string(b);
+  return true;
+}
+
+bool c_7239_np(const Arg*, Sample& s, const Ctx& ctx) {
+  Sample in = s;
+  std::string& b = ctx.sc().next();
+  if (in.type == Type::kSint) {
+    b += std::to_string(static_cast<uint32_t>(in.sint));
+  } else if (!obfuscated_text(in, ctx, b)) {
+    return false;
+  }
+  s = Sample::string(b);
+  return true;
+}
+
 constexpr ConvDef kConvs[] = {
+    {"rfc7239_nn", c_7239_nn, no_args(), nullptr, Type::kAny, Type::kStr},
+    {"rfc7239_np", c_7239_np, no_args(), nullptr, Type::kAny, Type::kStr},
     {"date", c_date, no_args(), nullptr, Type::kStr, Type::kSint},
     {"rfc7239_field", c_7239_field, args(1, ArgType::kStr), nullptr, Type::kStr, Type::kStr},
     {"rfc7239_is_valid", c_7239_is_valid, no_args(), nullptr, Type::kStr, Type::kBool},

@@ -27,7 +27,8 @@ struct Index {
 const Index<FetchDef>& fetch_index() {
   static const Index<FetchDef> idx({tables::internal_fetches(), tables::l4_fetches(),
                                     tables::payload_fetches(), tables::http_fetches(),
-                                    tables::http_hdr_fetches(), tables::http_cookie_fetches()});
+                                    tables::http_hdr_fetches(), tables::http_cookie_fetches(),
+                                    tables::vars_fetches()});
   return idx;
 }
 
@@ -37,7 +38,7 @@ const Index<ConvDef>& conv_index() {
                                    tables::hash_convs(), tables::encode_convs(),
                                    tables::misc_convs(), tables::json_convs(),
                                    tables::rfc7239_convs(), tables::cond_convs(),
-                                   tables::fix_convs()});
+                                   tables::fix_convs(), tables::mqtt_convs()});
   return idx;
 }
 
@@ -56,7 +57,6 @@ constexpr Unsupported kFetches[] = {
     {"fs.*", "it needs the multiplexer's stream state"},
     {"bs.*", "it needs the multiplexer's stream state"},
     {"term_events", "it needs the stream's termination events"},
-    {"dump_all_vars", "it is not implemented yet"},
     {"51d.*", "it needs 51Degrees"},    {"da-csv-conv", "it needs DeviceAtlas"},    {"x509_v_err_str", "it needs TLS"},
     {"eth.*", "it needs the bind option tcp-ss"}, {"ip.*", "it needs the bind option tcp-ss"},
     {"tcp.*", "it needs the bind option tcp-ss"},
@@ -77,7 +77,6 @@ constexpr Unsupported kConvs[] = {
     {"eth.*", "it needs the bind option tcp-ss"}, {"ip.*", "it needs the bind option tcp-ss"},
     {"tcp.*", "it needs the bind option tcp-ss"},
     {"capture-req", "it needs declared captures"}, {"capture-res", "it needs declared captures"},
-    {"fix_is_valid", "it is not implemented yet"}, {"mqtt_*", "it is not implemented yet"},
 };
 
 std::string_view lookup(std::span<const Unsupported> list, std::string_view name) {

@@ -14,6 +14,7 @@ std::span<const FetchDef> payload_fetches();    // fetch_payload.cc: 7.3.5
 std::span<const FetchDef> http_fetches();       // fetch_http.cc: 7.3.6, request line, body
 std::span<const FetchDef> http_hdr_fetches();   // fetch_http_hdr.cc: 7.3.6, headers, status
 std::span<const FetchDef> http_cookie_fetches();   // fetch_http_cookie.cc: 7.3.6, cookies
+std::span<const FetchDef> vars_fetches();       // fetch_vars.cc: 7.3.2, dump_all_vars
 
 std::span<const ConvDef> string_convs();        // conv_string.cc
 std::span<const ConvDef> text_convs();          // conv_text.cc: concat, regsub, language...
@@ -24,7 +25,8 @@ std::span<const ConvDef> misc_convs();          // conv_misc.cc
 std::span<const ConvDef> json_convs();          // conv_json.cc: json_query
 std::span<const ConvDef> rfc7239_convs();       // conv_rfc7239.cc: rfc7239_*, date
 std::span<const ConvDef> cond_convs();          // conv_cond.cc: when
-std::span<const ConvDef> fix_convs();           // conv_fix.cc: fix_tag_value
+std::span<const ConvDef> fix_convs();           // conv_fix.cc: fix_tag_value, fix_is_valid
+std::span<const ConvDef> mqtt_convs();          // conv_mqtt.cc: mqtt_is_valid, mqtt_field_value
 
 // HTTP dates' names (http_date writes them, date reads them): Sunday first, as tm_wday.
 inline constexpr const char* kDayNames[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};

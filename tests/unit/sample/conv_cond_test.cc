@@ -71,8 +71,8 @@ TEST(ConvWhen, RefusedConditions) {
 }
 
 TEST(ConvWhen, StillRefusedConverters) {
-  EXPECT_EQ(parse_error("str(a),mqtt_is_valid"),
-            "converter 'mqtt_is_valid' is not supported by sluice yet (it is not implemented yet)");
+  EXPECT_EQ(parse_error("str(a),ungrpc"),
+            "converter 'ungrpc' is not supported by sluice yet (it needs gRPC support)");
   EXPECT_EQ(parse_error("str(a),datex"), "unknown converter 'datex'");
   EXPECT_EQ(parse_error("when(stopping)"), "unknown fetch method 'when'");
 }

@@ -113,9 +113,8 @@ TEST(ConvMisc, Vars) {
 TEST(ConvMisc, RefusedWithReason) {
   EXPECT_EQ(parse_error("str(a),x509_v_err_str"),
             "converter 'x509_v_err_str' is not supported by sluice yet (it needs TLS)");
-  EXPECT_EQ(parse_error("str(a),mqtt_field_value(connect,1)"),
-            "converter 'mqtt_field_value' is not supported by sluice yet (it is not implemented "
-            "yet)");
+  EXPECT_EQ(parse_error("str(a),protobuf(1)"),
+            "converter 'protobuf' is not supported by sluice yet (it needs gRPC support)");
   EXPECT_EQ(parse_error("str(a),tcp.win"),
             "converter 'tcp.win' is not supported by sluice yet (it needs the bind option "
             "tcp-ss)");

@@ -122,3 +122,43 @@ TEST(ConvDate, HttpDates) {
 
 }  // namespace
 }  // namespace sluice::sample
+
+namespace sluice::sample {
+namespace {
+
+std::string eval_expr(std::string_view text) {
+  ParseCtx pc;
+  auto e = Expr::parse(text, pc);
+  if (!e.ok()) return "parse error: " + e.error().message;
+  Ctx ctx;
+  std::string out;
+  if (!e->eval_text(ctx, out)) return "<none>";
+  return out;
+}
+
+// rfc7239_nn / rfc7239_np; expected values from HAProxy 3.5-dev5.
+TEST(ConvRfc7239, NodeNameAndPortFromSamples) {
+  EXPECT_EQ(eval_expr("ipv4(127.0.0.1),rfc7239_nn"), "127.0.0.1");
+  EXPECT_EQ(eval_expr("ipv6(2001:db8::1),rfc7239_nn"), "[2001:db8::1]");
+  EXPECT_EQ(eval_expr("bool(1),rfc7239_nn"), "_1");
+  EXPECT_EQ(eval_expr("int(5),rfc7239_nn"), "_5");
+  EXPECT_EQ(eval_expr("int(80),rfc7239_np"), "80");
+  EXPECT_EQ(eval_expr("int(0),rfc7239_np"), "0");
+  EXPECT_EQ(eval_expr("int(70000),rfc7239_np"), "70000");
+  EXPECT_EQ(eval_expr("int(-1),rfc7239_np"), "4294967295");
+  for (const char* conv : {",rfc7239_nn", ",rfc7239_np"}) {
+    EXPECT_EQ(on_body("1.2.3.4", conv), "_1.2.3.4");
+    EXPECT_EQ(on_body("abc", conv), "_abc");
+    EXPECT_EQ(on_body("a_b-c.d", conv), "_a_b-c.d");
+    EXPECT_EQ(on_body("_x", conv), "__x");
+    EXPECT_EQ(on_body("8080", conv), "_8080");
+    EXPECT_EQ(on_body("Ab9", conv), "_Ab9");
+    for (const char* bad : {"::1", "a b", "", "x:y", "[::1]"})
+      EXPECT_EQ(on_body(bad, conv), "<none>") << conv << " " << bad;
+  }
+  ParseCtx pc;
+  EXPECT_EQ(Expr::parse("src,rfc7239_nn", pc)->type(), Type::kStr);
+}
+
+}  // namespace
+}  // namespace sluice::sample
