@@ -110,6 +110,10 @@ struct ConvDef {
 // Lookups over every table (registry.cc). Null when unknown.
 const FetchDef* find_fetch(std::string_view name);
 const ConvDef* find_conv(std::string_view name);
+// Every fetch and converter name sluice provides, sorted (docs/config-compat.md's tables are
+// checked against them).
+std::vector<std::string_view> fetch_names();
+std::vector<std::string_view> conv_names();
 // HAProxy fetches and converters sluice does not provide, with why ("needs TLS", "needs stick
 // tables"): refused with that reason instead of "unknown". Empty when not such a name.
 std::string_view unsupported_fetch(std::string_view name);

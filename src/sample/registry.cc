@@ -17,6 +17,12 @@ struct Index {
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const Def* a, const Def* b) { return a->name < b->name; });
   }
+  std::vector<std::string_view> names() const {
+    std::vector<std::string_view> out;
+    for (const Def* d : sorted)
+      if (out.empty() || out.back() != d->name) out.push_back(d->name);
+    return out;
+  }
   const Def* find(std::string_view name) const {
     auto it = std::lower_bound(sorted.begin(), sorted.end(), name,
                                [](const Def* d, std::string_view n) { return d->name < n; });
@@ -65,6 +71,24 @@ constexpr Unsupported kFetches[] = {
     {"req.ssl_*", "it needs TLS"},      {"res.ssl_*", "it needs TLS"},
     {"jwt_*", "it needs JWT support"},  {"ocsp_*", "it needs TLS"},
     {"lua.*", "it needs Lua"},          {"http_auth*", "it needs userlists"},
+    {"bytes_in", "it needs the stream's byte counters"},
+    {"bytes_out", "it needs the stream's byte counters"},
+    {"req.bytes_*", "it needs the stream's byte counters"},
+    {"res.bytes_*", "it needs the stream's byte counters"},
+    {"req.timer.*", "it needs the transaction's timers"},
+    {"res.timer.*", "it needs the transaction's timers"},
+    {"txn.timer.*", "it needs the transaction's timers"},
+    {"request_date", "it needs the transaction's timers"},
+    {"http_first_req", "it needs the connection's request count"},
+    {"server_status", "it needs the status as the server sent it"},
+    {"waiting_entity", "it needs the stream's waiting state"},
+    {"cookie", "it is deprecated: use req.cook or res.cook"},
+    {"distcc_*", "it needs the distcc protocol"},
+    {"fcgi.*", "it needs FastCGI applications"},
+    {"internal.*", "it reads HAProxy's internal HTX representation"},
+    {"res.cache_*", "it needs the HTTP cache"},
+    {"res.comp*", "it needs HTTP compression"},
+    {"spoe.*", "it needs SPOE"},
 };
 
 // Converters that issue 18 leaves out or that need missing features.
@@ -96,6 +120,8 @@ std::string_view lookup(std::span<const Unsupported> list, std::string_view name
 
 const FetchDef* find_fetch(std::string_view name) { return fetch_index().find(name); }
 const ConvDef* find_conv(std::string_view name) { return conv_index().find(name); }
+std::vector<std::string_view> fetch_names() { return fetch_index().names(); }
+std::vector<std::string_view> conv_names() { return conv_index().names(); }
 std::string_view unsupported_fetch(std::string_view name) { return lookup(kFetches, name); }
 std::string_view unsupported_conv(std::string_view name) { return lookup(kConvs, name); }
 
