@@ -296,7 +296,12 @@ base::Result<Expr> Expr::parse(std::string_view s, const ParseCtx& pc, std::size
   e.use_ = f->use;
   Type t = f->out;
   while (pos < s.size() && s[pos] == ',') {
-    std::size_t start = ++pos;
+    // As HAProxy: commas in a row are one, and commas that end the text are accepted
+    // ("str(x),,lower", "str(x),"); before anything else ("str(x),]") they announce a
+    // converter with an empty name.
+    while (pos < s.size() && s[pos] == ',') ++pos;
+    if (pos == s.size()) break;
+    std::size_t start = pos;
     while (pos < s.size() && is_name_char(s[pos])) ++pos;
     std::string_view cname = s.substr(start, pos - start);
     const ConvDef* c = find_conv(cname);

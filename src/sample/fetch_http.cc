@@ -272,7 +272,9 @@ constexpr FetchDef kFetches[] = {
     {"base32+src", f_base32_src, no_args(), nullptr, Type::kBin, kReq | kUseL4Cli},
     {"baseq", f_baseq, no_args(), nullptr, Type::kStr, kReq},
     {"capture.req.hdr", f_capture_req_hdr, args(1, ArgType::kSint), nullptr, Type::kStr, kReq},
-    {"capture.res.hdr", f_capture_res_hdr, args(1, ArgType::kSint), nullptr, Type::kStr, kReq},
+    // HAProxy declares it with the response's fetches: request rules may not name it.
+    {"capture.res.hdr", f_capture_res_hdr, args(1, ArgType::kSint), nullptr, Type::kStr,
+     kUseHttpRes},
     {"unique-id", f_unique_id, no_args(), nullptr, Type::kStr, kReq},
     {"capture.req.method", f_capture_method, no_args(), nullptr, Type::kStr, kReq},
     {"capture.req.uri", f_capture_uri, no_args(), nullptr, Type::kStr, kReq},

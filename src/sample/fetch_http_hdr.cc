@@ -211,7 +211,9 @@ constexpr ArgSpec kNameOcc = args(0, ArgType::kStr, ArgType::kSint);
 constexpr ArgSpec kName = args(0, ArgType::kStr);
 
 constexpr FetchDef kFetches[] = {
-    {"capture.res.ver", f_capture_res_ver, no_args(), nullptr, Type::kStr, kRes},
+    // HAProxy declares it with the request's fetches: request rules may name it (and get no
+    // sample there, the response not being known yet).
+    {"capture.res.ver", f_capture_res_ver, no_args(), nullptr, Type::kStr, kReq},
     {"hdr", f_hdr<false, false>, kNameOcc, check_occurrence, Type::kStr, kReq, "str"},
     {"hdr_cnt", f_hdr_cnt<false, false>, kName, nullptr, Type::kSint, kReq, "int"},
     {"hdr_ip", f_hdr_ip<false>, kNameOcc, check_occurrence, Type::kIpv4, kReq, "ip"},

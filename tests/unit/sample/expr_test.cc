@@ -138,3 +138,38 @@ TEST(SampleVars, VarFetchReadsItsScope) {
 
 }  // namespace
 }  // namespace sluice::sample
+
+namespace sluice::sample {
+namespace {
+
+// Found by comparing what the sample_expr fuzzer's corpus parses with HAProxy 3.5 (`-c` on
+// `http-request set-var(txn.x) <expr>` and `set-header x %[<expr>]`).
+TEST(SampleExpr, EmptyConvertersAsHaproxy) {
+  EXPECT_EQ(eval_text("str(x),,,upper"), "X");
+  EXPECT_EQ(eval_text("str(x),lower,,"), "x");
+  EXPECT_EQ(eval_text("str(x),"), "x");
+  ParseCtx pc;
+  std::size_t end = 0;
+  auto r = Expr::parse("str(x),,", pc, &end);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(end, 8u);
+  // Before anything but the end of the text, a comma needs a converter.
+  EXPECT_EQ(parse_error("str(x),,]"), "unknown converter ''");
+  EXPECT_EQ(parse_error("str(x),(]"), "unknown converter ''");
+  EXPECT_EQ(parse_error("str(x),)lower"), "unknown converter ''");
+  EXPECT_EQ(parse_error("str(x),,lower(]"),
+            "invalid arg 1 in converter 'lower' : expected ')' before ']'");
+}
+
+// capture.res.ver may stand in request rules, capture.res.hdr may not, as in HAProxy (which
+// names what the latter needs 'HTTP response').
+TEST(SampleExpr, ResponseCapturesWhereHaproxyTakesThem) {
+  EXPECT_EQ(parse_error("capture.res.ver", kAtHttpRequest), "ok");
+  EXPECT_EQ(eval_text("capture.res.ver"), "<none>");
+  EXPECT_EQ(parse_error("capture.res.hdr(0)", kAtHttpRequest),
+            "sample fetch <capture.res.hdr> may not be reliably used here because it needs "
+            "'HTTP response headers' which is not available here");
+}
+
+}  // namespace
+}  // namespace sluice::sample
