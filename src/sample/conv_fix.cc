@@ -30,18 +30,6 @@ namespace {
 
 constexpr char kFixSoh = '\x01';
 
-// A run of digits as a 32-bit tag number (wrapping); false when `s` is not all digits.
-bool fix_tag_number(std::string_view s, uint32_t* out) {
-  if (s.empty()) return false;
-  uint32_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<uint32_t>(c - '0');
-  }
-  *out = v;
-  return true;
-}
-
 std::string check_fix_tag(Arg* a, const ParseCtx&) {
   static constexpr struct {
     std::string_view name;
@@ -49,7 +37,7 @@ std::string check_fix_tag(Arg* a, const ParseCtx&) {
   } kNames[] = {{"BeginString", 8},   {"BodyLength", 9},    {"CheckSum", 10},
                 {"MsgType", 35},      {"SenderCompID", 49}, {"TargetCompID", 56}};
   uint32_t tag = 0;
-  if (!fix_tag_number(a[0].str, &tag)) {
+  if (!digits_u32(a[0].str, &tag)) {
     for (const auto& n : kNames)
       if (http::iequals(a[0].str, n.name)) tag = n.tag;
   }
@@ -65,7 +53,7 @@ bool c_fix_tag_value(const Arg* a, Sample& s, const Ctx&) {
   while (p < m.size()) {
     std::size_t eq = m.find('=', p);
     uint32_t tag = 0;
-    if (eq == std::string_view::npos || !fix_tag_number(m.substr(p, eq - p), &tag)) return false;
+    if (eq == std::string_view::npos || !digits_u32(m.substr(p, eq - p), &tag)) return false;
     std::size_t soh = m.find(kFixSoh, eq + 1);
     if (soh == std::string_view::npos) return false;
     if (tag == want) {
@@ -88,7 +76,7 @@ FixCheck fix_field(std::string_view m, std::size_t* p, uint32_t* tag, std::strin
   if (eq == std::string_view::npos) return FixCheck::kNeedMore;
   std::size_t soh = m.find(kFixSoh, eq + 1);
   if (soh == std::string_view::npos) return FixCheck::kNeedMore;
-  if (!fix_tag_number(m.substr(*p, eq - *p), tag)) return FixCheck::kInvalid;
+  if (!digits_u32(m.substr(*p, eq - *p), tag)) return FixCheck::kInvalid;
   *value = m.substr(eq + 1, soh - eq - 1);
   *p = soh + 1;
   return FixCheck::kValid;
@@ -107,7 +95,7 @@ FixCheck fix_validate(std::string_view m) {
     return FixCheck::kInvalid;
   if ((r = fix_field(m, &p, &tag, &v)) != FixCheck::kValid) return r;
   uint32_t body_len = 0;
-  if (tag != 9 || !fix_tag_number(v, &body_len)) return FixCheck::kInvalid;
+  if (tag != 9 || !digits_u32(v, &body_len)) return FixCheck::kInvalid;
   const std::size_t body = p;
   if ((r = fix_field(m, &p, &tag, &v)) != FixCheck::kValid) return r;
   if (tag != 35) return FixCheck::kInvalid;

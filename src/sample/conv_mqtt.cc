@@ -273,22 +273,10 @@ constexpr FieldName kFieldNames[] = {
     {"reason_code", kReasonCode, kConnack},
 };
 
-// A run of digits as a 32-bit number (wrapping); false when `s` is not all digits.
-bool digits32(std::string_view s, uint32_t* out) {
-  if (s.empty()) return false;
-  uint32_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<uint32_t>(c - '0');
-  }
-  *out = v;
-  return true;
-}
-
 // Compiles the packet type into a[0].sint and the field into a[1].sint.
 std::string check_mqtt_field(Arg* a, const ParseCtx&) {
   uint32_t type = 0;
-  if (!digits32(a[0].str, &type)) {
+  if (!digits_u32(a[0].str, &type)) {
     for (uint32_t t = 1; t < std::size(kTypeNames); ++t)
       if (http::iequals(a[0].str, kTypeNames[t])) type = t;
   }
@@ -305,7 +293,7 @@ std::string check_mqtt_field(Arg* a, const ParseCtx&) {
   // A property identifier, in decimal without leading zeros.
   uint32_t id = 0;
   uint8_t where = type == kConnect ? kInConnect | kInWill : type == kConnack ? kInConnack : 0;
-  if (!f.empty() && f.size() <= 2 && f[0] != '0' && digits32(f, &id) && id < kProps.size() &&
+  if (!f.empty() && f.size() <= 2 && f[0] != '0' && digits_u32(f, &id) && id < kProps.size() &&
       (kProps[id].where & where)) {
     a[1].sint = id;
     return {};

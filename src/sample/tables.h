@@ -2,7 +2,9 @@
 // Internals of sample/: the tables of fetches and converters, one function per file
 // (fetch_<group>.cc, conv_<group>.cc), gathered by registry.cc. A new file adds its function
 // here and to registry.cc's lists.
+#include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "sample/expr.h"
 
@@ -27,6 +29,19 @@ std::span<const ConvDef> rfc7239_convs();       // conv_rfc7239.cc: rfc7239_*, d
 std::span<const ConvDef> cond_convs();          // conv_cond.cc: when
 std::span<const ConvDef> fix_convs();           // conv_fix.cc: fix_tag_value, fix_is_valid
 std::span<const ConvDef> mqtt_convs();          // conv_mqtt.cc: mqtt_is_valid, mqtt_field_value
+
+// A run of digits as a 32-bit number, wrapping as HAProxy's tag and type numbers do (FIX tags,
+// MQTT packet types); false when `s` is empty or not all digits.
+inline bool digits_u32(std::string_view s, uint32_t* out) {
+  if (s.empty()) return false;
+  uint32_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint32_t>(c - '0');
+  }
+  *out = v;
+  return true;
+}
 
 // HTTP dates' names (http_date writes them, date reads them): Sunday first, as tm_wday.
 inline constexpr const char* kDayNames[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};

@@ -85,7 +85,8 @@ TEST(FetchVars, DumpAllVars) {
 
 TEST(FetchVars, DumpEscapes) {
   Vars v;
-  v.set(v.txn, "txn.b", Sample::string(std::string_view("a\r\nb\x08" "d\x1b" "e\"\\\t\x7f\0z", 14)));
+  v.set(v.txn, "txn.b",
+        Sample::string(std::string_view("a\r\nb\x08" "d\x1b" "e\"\\\t\x7f\0z", 14)));
   EXPECT_EQ(v.dump("dump_all_vars"), "txn.b=\"a\\r\\nb\\bd\x1b" "e\\\"\\\\\t\x7f\"");
 }
 
