@@ -6,24 +6,14 @@
 #include <string>
 #include <string_view>
 
+#include "base/time_units.h"
+
 namespace sluice::config {
 
-enum class TimeUnit { kMs, kS };
-
-struct TimeValue {
-  enum class Status { kOk, kEmpty, kBadChar, kOverflow, kUnderflow };
-  Status status = Status::kOk;
-  uint32_t value = 0;      // in the requested unit, rounded up
-  char bad = 0;            // kBadChar: the offending character
-  // kOk with characters after a valid unit ("10sec"): HAProxy only warns and keeps the value.
-  char trailing = 0;
-};
-
-// `<digits>[us|ms|s|m|h|d]`; a bare number is in `unit`. The result must stay below 2^31.
-TimeValue parse_time(std::string_view text, TimeUnit unit);
-
-// The warning HAProxy prints for trailing characters after a timer value (no file:line).
-std::string time_trailing_warning(char c, std::string_view text);
+using base::TimeUnit;
+using base::TimeValue;
+using base::parse_time;
+using base::time_trailing_warning;
 
 struct SizeValue {
   bool ok = false;
