@@ -22,7 +22,7 @@ constexpr std::size_t kMaxErrorFile = 15360;   // tune.bufsize - tune.maxrewrite
 
 }  // namespace
 
-// ---- capture request|response header ----
+// ---- capture request|response header, declare capture ----
 
 void kw_capture(Parser& p, Line& l) {
   const std::string kind = l.args.size() > 1 ? l.args[1] : "";
@@ -41,6 +41,48 @@ void kw_capture(Parser& p, Line& l) {
   if (px.capture_request.empty() && px.capture_response.empty()) px.capture_loc = l.loc;
   (kind == "request" ? px.capture_request : px.capture_response)
       .push_back(CaptureConfig{l.args[3], static_cast<int>(*len)});
+}
+
+// `declare capture request|response len <n>`: a capture slot without a header, for the
+// `capture ... id <n>` actions and the capture-req / capture-res converters. Frontends and
+// listens only; words after the length are ignored, as HAProxy does.
+void kw_declare(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  ProxyConfig& px = ps.cfg;
+  if (ps.is_defaults) throw ConfigError{l.where + "'declare' not available in default section"};
+  if (!(px.caps & ProxyConfig::kFrontend))
+    throw ConfigError{l.where + "'declare' only available in frontend or listen section"};
+  const std::string type = l.args.size() > 1 ? l.args[1] : "";
+  if (type.empty())
+    throw ConfigError{l.where + "'declare' needs a second keyword that specify the type of "
+                                "declaration ('capture')"};
+  if (type != "capture")
+    throw ConfigError{fmt::format("{}unknown declaration type '{}' (supports 'capture')", l.where, type)};
+  const std::string dir = l.args.size() > 2 ? l.args[2] : "";
+  if (dir != "request" && dir != "response")
+    throw ConfigError{l.where + "'declare capture' requires a direction ('request' or 'response')"};
+  if (l.args.size() < 4 || l.args[3] != "len")
+    throw ConfigError{l.where + "'declare capture' requires a capture length ('len')"};
+  if (l.args.size() < 5 || l.args[4].empty())
+    throw ConfigError{l.where + "'declare capture': 'len' requires a numeric value that "
+                                "represents the capture length"};
+  const std::string& v = l.args[4];
+  std::size_t i = v[0] == '-' || v[0] == '+' ? 1 : 0;
+  long long len = 0;
+  bool digits = i < v.size();
+  for (; i < v.size(); ++i) {
+    if (v[i] < '0' || v[i] > '9' || len > 0x7fffffff) {
+      digits = false;
+      break;
+    }
+    len = len * 10 + (v[i] - '0');
+  }
+  if (!digits) throw ConfigError{fmt::format("{}'declare capture': cannot parse the length '{}'.", l.where, v)};
+  if (v[0] == '-') len = -len;
+  if (len <= 0 || len > 0x7fffffff) throw ConfigError{l.where + "length must be > 0"};
+  if (px.capture_request.empty() && px.capture_response.empty()) px.capture_loc = l.loc;
+  (dir == "request" ? px.capture_request : px.capture_response)
+      .push_back(CaptureConfig{"", static_cast<int>(len)});
 }
 
 // ---- stats: the HTTP statistics page ----

@@ -86,6 +86,7 @@ void kw_use_server(Parser& p, Line& l);
 // ---- HTTP features: capture, stats, monitor-uri, monitor, http-reuse, errorfile (http_keywords.cc) ----
 
 void kw_capture(Parser& p, Line& l);
+void kw_declare(Parser& p, Line& l);
 void kw_stats(Parser& p, Line& l);
 void kw_monitor_uri(Parser& p, Line& l);
 void kw_monitor(Parser& p, Line& l);

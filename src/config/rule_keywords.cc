@@ -37,8 +37,10 @@ void kw_http_rule(Parser& p, Line& l) {
                   : after ? rules::RuleSide::kAfterResponse : rules::RuleSide::kResponse;
   auto& list = req ? px.http_request_rules : after ? px.http_after_response_rules : px.http_response_rules;
   // Relative `file` paths are relative to the working directory, as in HAProxy.
+  rules::RuleOwner owner{px.name, (px.caps & ProxyConfig::kFrontend) != 0,
+                        (px.caps & ProxyConfig::kBackend) != 0};
   auto r = rules::parse_http_rule(tail(l, 1), side, px.acls, "",
-                                  px.type == "backend" ? "backend" : "frontend");
+                                  px.type == "backend" ? "backend" : "frontend", owner);
   if (!r.ok()) {
     std::string msg = r.error().message;
     const std::string head = "error detected while parsing '";
@@ -56,6 +58,12 @@ void kw_http_rule(Parser& p, Line& l) {
   std::string raw = payload_fetch_refusal(
       r.value().cond, fmt::format("an '{}' rule", l.args[0]), px);
   if (!raw.empty()) throw ConfigError{l.where + raw};
+  // `capture <expr> len <n>` declares the frontend's next request capture slot.
+  if (r.value().capture_len > 0) {
+    if (px.capture_request.empty() && px.capture_response.empty()) px.capture_loc = l.loc;
+    r.value().capture_id = static_cast<int>(px.capture_request.size());
+    px.capture_request.push_back(CaptureConfig{"", r.value().capture_len});
+  }
   list.push_back(std::move(r.value()));
 }
 

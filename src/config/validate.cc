@@ -231,6 +231,22 @@ bool Parser::finish(ConfigModel* model) {
         check_mode(px[static_cast<std::size_t>(ub.backend_index)], "in a 'use_backend' rule");
       }
     }
+    // `capture ... id <n>`: a frontend must have the slot; a backend's rule names a slot of
+    // each stream's frontend, looked up when it runs.
+    if (p.caps & ProxyConfig::kFrontend) {
+      auto check_ids = [&](const std::vector<rules::HttpRule>& list, std::size_t slots,
+                           std::string_view kw) {
+        for (const auto& r : list)
+          if (r.action == rules::HttpRule::Action::kCapture && r.capture_len == 0 &&
+              r.capture_id >= static_cast<int>(slots))
+            fatal(fmt::format("Proxy '{}': unable to find capture id '{}' referenced by {} capture rule.",
+                              p.name, r.capture_id, kw),
+                  false);
+      };
+      check_ids(p.http_request_rules, p.capture_request.size(), "http-request");
+      check_ids(p.http_response_rules, p.capture_response.size(), "http-response");
+      check_ids(p.http_after_response_rules, p.capture_response.size(), "http-response");
+    }
     if (!p.default_backend.empty() && (p.caps & ProxyConfig::kFrontend)) {
       if (p.default_backend == p.name) {
         fatal(fmt::format("Proxy '{}': loop detected for default_backend: '{}'.", p.name, p.default_backend), false);
@@ -289,11 +305,6 @@ bool Parser::finish(ConfigModel* model) {
                             p.name),
                 false);
         p.stats.enabled = false;
-      }
-      if (!p.capture_request.empty() || !p.capture_response.empty()) {
-        warning(fmt::format("'capture' ignored for {} as it requires HTTP mode.", who), false);
-        p.capture_request.clear();
-        p.capture_response.clear();
       }
       if (!p.monitor_uri.empty() && (p.caps & ProxyConfig::kFrontend)) {
         warning(fmt::format("monitor-uri will be ignored for proxy '{}' (needs 'mode http').",

@@ -98,6 +98,8 @@ class BackendLeg {
       : w_(w), owner_(owner), client_(client), local_port_(local_port) {}
   BackendLeg(const BackendLeg&) = delete;
   BackendLeg& operator=(const BackendLeg&) = delete;
+  // The stream's destination port changed (`http-request set-dst-port`).
+  void set_local_port(uint16_t port) { local_port_ = port; }
 
   // The session goes to `be`: it counts there (be_conns, stot, smax, session rate).
   void attach(Proxy& be);

@@ -111,15 +111,21 @@ uint64_t H1Connection::deadline() const {
     case Phase::kQueued:    // timeout queue
     case Phase::kConnect:   // timeout connect, or the due time of a retry
       return txn_.leg().deadline();
-    case Phase::kExchange:
-      if (client_timeout_runs() && fto.client) consider(c_last_ms_ + fto.client);
-      if (server_timeout_runs() && bto.server) consider(s_last_ms_ + bto.server);
+    case Phase::kExchange: {
+      // set-timeout client|server replaces the proxies' for this request.
+      const uint32_t cli = txn_.timeout(rules::StreamEdit::kClient, fto.client);
+      const uint32_t srv = txn_.timeout(rules::StreamEdit::kServer, bto.server);
+      if (client_timeout_runs() && cli) consider(c_last_ms_ + cli);
+      if (server_timeout_runs() && srv) consider(s_last_ms_ + srv);
       return d;
+    }
     case Phase::kTunnel: {
-      uint32_t t = bto.tunnel;
+      uint32_t t = txn_.timeout(rules::StreamEdit::kTunnel, bto.tunnel);
       if (t) return std::max(c_last_ms_, s_last_ms_) + t;
-      if (fto.client) consider(c_last_ms_ + fto.client);
-      if (bto.server) consider(s_last_ms_ + bto.server);
+      const uint32_t cli = txn_.timeout(rules::StreamEdit::kClient, fto.client);
+      const uint32_t srv = txn_.timeout(rules::StreamEdit::kServer, bto.server);
+      if (cli) consider(c_last_ms_ + cli);
+      if (srv) consider(s_last_ms_ + srv);
       return d;
     }
     case Phase::kClosing:
@@ -209,8 +215,8 @@ void H1Connection::on_timer(core::Timer&) {
       return;
     case Phase::kExchange: {
       const Timeouts& bto = txn_.backend() ? txn_.backend()->settings.timeouts : fto;
-      bool server_expired =
-          server_timeout_runs() && bto.server && now >= s_last_ms_ + bto.server;
+      const uint32_t srv = txn_.timeout(rules::StreamEdit::kServer, bto.server);
+      bool server_expired = server_timeout_runs() && srv && now >= s_last_ms_ + srv;
       if (server_expired) {
         if (!res_head_sent_) {
           server_error(504, {Cause::kServerTimeout, FinalState::kHeaders});
@@ -224,9 +230,11 @@ void H1Connection::on_timer(core::Timer&) {
       finish(res_head_sent_ ? log::Termination{Cause::kClientTimeout, FinalState::kData} : (req_done_ ? log::Termination{Cause::kClientTimeout, FinalState::kHeaders} : log::Termination{Cause::kClientTimeout, FinalState::kData}));
       return;
     }
-    case Phase::kTunnel:
-      finish(fto.client && now >= c_last_ms_ + fto.client ? log::Termination{Cause::kClientTimeout, FinalState::kData} : log::Termination{Cause::kServerTimeout, FinalState::kData});
+    case Phase::kTunnel: {
+      const uint32_t cli = txn_.timeout(rules::StreamEdit::kClient, fto.client);
+      finish(cli && now >= c_last_ms_ + cli ? log::Termination{Cause::kClientTimeout, FinalState::kData} : log::Termination{Cause::kServerTimeout, FinalState::kData});
       return;
+    }
     case Phase::kClosing:
     case Phase::kLinger:
       close_now();

@@ -90,15 +90,40 @@ bool HttpTxn::content_allowed(int client_fd) {
   return false;
 }
 
-rules::RequestView HttpTxn::view_of_request(rules::HeadEdit& edit) const {
+rules::RequestView HttpTxn::view_of_request(rules::HeadEdit& edit) {
   rules::RequestView view;
   view.req.method = edit.method;
   view.req.target = edit.target;
   view.req.headers = &edit.headers;
   view.src = &client_;
-  view.dst_port = l_.port;
-  view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+  view.dst_port = local_port();
+  view.dst = local_addr();
+  view.captures = captures();
   return view;
+}
+
+rules::Verdict HttpTxn::run_rules(const std::vector<rules::HttpRule>& list, rules::RuleSide side,
+                                  rules::HeadEdit& edit, rules::RequestView& view) {
+  rules::Verdict v = rules::apply_rules(list, side, edit, view, &stream_);
+  if (stream_.addrs) adopt_addresses(view);
+  return v;
+}
+
+// set-src / set-dst and their ports changed the stream's addresses: the client address the
+// rest of the request sees (fetches, forwardfor, balance source, the log) becomes the new
+// one until the next request, as HAProxy's stream addresses; the connection's own is kept.
+void HttpTxn::adopt_addresses(rules::RequestView& view) {
+  rules::StreamAddrs& a = *stream_.addrs;
+  if (a.src_set) {
+    if (!conn_src_) conn_src_ = std::make_unique<net::SocketAddress>(client_);
+    client_ = a.src;
+    view.src = &client_;
+  }
+  if (a.dst_set) {
+    view.dst = &a.dst;
+    view.dst_port = a.dst.port();
+    leg_.set_local_port(a.dst.port());
+  }
 }
 
 HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit& edit,
@@ -111,8 +136,12 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   t_head_ms = now;
   req_sent = 0;
   // Before any rule changes the head, as HAProxy captures.
-  if (!fe_.settings.h.capture_request.empty())
-    capture_fields(fe_.settings.h.capture_request, head.headers, cap_req_);
+  const auto& fcap = fe_.settings.h;
+  if (!fcap.capture_request.empty() || !fcap.capture_response.empty()) {
+    // Sized on the connection's first request; next_request() clears the values.
+    if (caps_.empty()) caps_.reset(fcap.capture_request, fcap.capture_response);
+    caps_.capture_headers(false, head.headers);
+  }
   auto& fc = w_.fe_counters(fe_.index);
   fc.req_tot.add();
   fc.req_rate.add(now);
@@ -210,7 +239,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& e
     return false;
   }
   if (!fh.request_rules.empty()) {
-    if (answer(rules::apply_rules(fh.request_rules, rules::RuleSide::kRequest, edit, view), fe_))
+    if (answer(run_rules(fh.request_rules, rules::RuleSide::kRequest, edit, view), fe_))
       return false;
   }
   if (serve_stats(fe_, edit)) return false;
@@ -248,8 +277,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& e
   bc.req_tot.add();
   bc.req_rate.add(w_.loop().now_ms());
   if (be_ != &fe_ && !be_->settings.h.request_rules.empty()) {
-    if (answer(rules::apply_rules(be_->settings.h.request_rules, rules::RuleSide::kRequest, edit,
-                                  view),
+    if (answer(run_rules(be_->settings.h.request_rules, rules::RuleSide::kRequest, edit, view),
                *be_))
       return false;
   }
@@ -272,7 +300,7 @@ void HttpTxn::make_unique_id(rules::HeadEdit& edit, rules::RequestView& view) {
   const auto& fs = fe_.settings;
   log::Record r;
   r.client = &client_;
-  r.local = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+  r.local = local_addr();
   r.date_wall_us = t_first_byte_wall_us ? t_first_byte_wall_us : base::wall_us();
   r.http = true;
   r.ti = t_first_byte_ms >= t_idle_ms ? static_cast<long>(t_first_byte_ms - t_idle_ms) : 0;
@@ -288,7 +316,7 @@ void HttpTxn::make_unique_id(rules::HeadEdit& edit, rules::RequestView& view) {
   r.actconn = w_.process().actconn().current();
   r.feconn = fe_.feconn.current();
   r.req_capture_slots = fs.h.capture_request.size();
-  r.req_captures = cap_req_;
+  r.req_captures = caps_.req();
   unique_id.clear();
   fs.unique_id_format->render(r, &view, unique_id);
   view.unique_id = unique_id;
@@ -419,20 +447,6 @@ void HttpTxn::replied(int st, log::Termination t) {
   bytes_out = 0;   // %B counts server bytes only; sluice's pages count 0
 }
 
-// `capture request|response header`: the value of the last field with each name, cut to its
-// length ("" when absent).
-void HttpTxn::capture_fields(const std::vector<std::pair<std::string, int>>& caps,
-                             const std::vector<http::Header>& fields,
-                             std::vector<std::string>& out) {
-  out.resize(caps.size());
-  for (std::size_t i = 0; i < caps.size(); ++i) {
-    out[i].clear();
-    for (const auto& f : fields)
-      if (http::iequals(f.name, caps[i].first))
-        out[i].assign(f.value.substr(0, static_cast<std::size_t>(caps[i].second)));
-  }
-}
-
 void HttpTxn::next_request(uint64_t now) {
   t_idle_ms = now;
   t_first_byte_ms = t_first_byte_wall_us = 0;
@@ -443,8 +457,15 @@ void HttpTxn::next_request(uint64_t now) {
   bytes_out = 0;
   method_ = http::Method::kGet;   // until the next head says otherwise (a 408 has no method)
   logged = false;
-  cap_req_.clear();
-  cap_res_.clear();
+  if (!caps_.empty()) caps_.reset(fe_.settings.h.capture_request, fe_.settings.h.capture_response);
+  // What rules changed of the previous stream.
+  stream_.log_level = 0;
+  stream_.timeouts_set = 0;
+  if (stream_.addrs) {
+    if (stream_.addrs->src_set && conn_src_) client_ = *conn_src_;
+    stream_.addrs->src_set = stream_.addrs->dst_set = false;
+    leg_.set_local_port(l_.port);
+  }
   unique_id.clear();
   has_stream_id = false;
   have_req_copy_ = false;

@@ -36,6 +36,7 @@
 #include "proxy/sample_env.h"
 #include "proxy/worker.h"
 #include "rules/rules.h"
+#include "sample/captures.h"
 #include "stats/http_service.h"
 
 namespace sluice::proxy {
@@ -151,6 +152,16 @@ class HttpTxn {
   // What the backend's hashing algorithm hashes for this request; null: no key (round robin).
   const std::string* lb_key() const { return lb_key_set_ ? lb_key_ : nullptr; }
   const net::SocketAddress& client() const { return client_; }
+  // What the rules changed of this stream: its timeouts (set-timeout; `dflt` the proxy's), and
+  // its local address and port (set-dst, set-dst-port; else the listener's).
+  uint32_t timeout(rules::StreamEdit::Timeout t, uint32_t dflt) const { return stream_.timeout(t, dflt); }
+  const net::SocketAddress* local_addr() const {
+    if (stream_.addrs && stream_.addrs->dst_set) return &stream_.addrs->dst;
+    return l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+  }
+  uint16_t local_port() const {
+    return stream_.addrs && stream_.addrs->dst_set ? stream_.addrs->dst.port() : l_.port;
+  }
   http::Method method() const { return method_; }
   bool http11() const { return http11_; }
 
@@ -187,15 +198,19 @@ class HttpTxn {
   // The messages of `return` (and `deny` with a payload) and of `redirect` rules.
   static std::string reply_bytes(int status, const rules::Verdict& v);
   static std::string redirect_bytes(int status, std::string_view location);
-  rules::RequestView view_of_request(rules::HeadEdit& edit) const;
+  rules::RequestView view_of_request(rules::HeadEdit& edit);
   // The view response rules see: the client, the request kept for them, the response.
   rules::RequestView view_of_response(int status, rules::HeadEdit& edit, HttpCodecs* codecs,
                                       ProxyEnv& env);
   // The sample language's variables of this transaction (and of its connection).
   void attach_vars(rules::RequestView& view, HttpCodecs* codecs);
-  static void capture_fields(const std::vector<std::pair<std::string, int>>& caps,
-                             const std::vector<http::Header>& fields,
-                             std::vector<std::string>& out);
+  // Runs `list` with this stream's captures and StreamEdit, then takes on the addresses the
+  // rules set (set-src, set-dst...) for what follows: fetches, forwardfor, the server pick
+  // and the log.
+  rules::Verdict run_rules(const std::vector<rules::HttpRule>& list, rules::RuleSide side,
+                           rules::HeadEdit& edit, rules::RequestView& view);
+  void adopt_addresses(rules::RequestView& view);
+  sample::Captures* captures() { return caps_.empty() ? nullptr : &caps_; }
 
   Worker& w_;
   Listener& l_;
@@ -205,7 +220,9 @@ class HttpTxn {
   http::Method method_ = http::Method::kGet;
   bool http11_ = true;
   bool have_req_copy_ = false;   // codecs.req_copy holds the request for response rules
-  std::vector<std::string> cap_req_, cap_res_;   // `capture ... header` values
+  sample::Captures caps_;   // the frontend's capture slots, sized when it has some
+  rules::StreamEdit stream_;   // set-log-level, set-timeout, set-src... of this request
+  std::unique_ptr<net::SocketAddress> conn_src_;   // the connection's source, once set-src ran
   LocalReply* reply_ = nullptr;   // the codecs' reply, during on_request() and on_response()
   std::string* lb_key_ = nullptr;
   bool lb_key_set_ = false;   // *lb_key_ holds this request's balance key

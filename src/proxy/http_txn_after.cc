@@ -19,8 +19,9 @@ rules::RequestView HttpTxn::view_of_response(int code, rules::HeadEdit& edit,
   view.avail = sample::kAtHttpResponse;
   attach_vars(view, codecs);
   view.src = &client_;
-  view.dst_port = l_.port;
-  view.dst = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+  view.dst_port = local_port();
+  view.dst = local_addr();
+  view.captures = captures();
   view.res.status = code;
   if (have_req_copy_ && codecs) {
     view.req.method = codecs->req_copy.method;
@@ -40,8 +41,7 @@ void HttpTxn::after_response(int code, rules::HeadEdit& edit, HttpCodecs* codecs
   for (const Proxy* px : {be, second}) {
     if (!px || px->settings.h.after_response_rules.empty()) continue;
     if (edit.status) view.res.status = edit.status;
-    rules::apply_rules(px->settings.h.after_response_rules, rules::RuleSide::kAfterResponse, edit,
-                       view);
+    run_rules(px->settings.h.after_response_rules, rules::RuleSide::kAfterResponse, edit, view);
   }
 }
 

@@ -24,8 +24,7 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
                                    HttpCodecs& codecs) {
   reply_ = &codecs.reply;
   t_response_ms = w_.loop().now_ms();
-  if (!fe_.settings.h.capture_response.empty())
-    capture_fields(fe_.settings.h.capture_response, rh.headers, cap_res_);
+  if (!caps_.empty()) caps_.capture_headers(true, rh.headers);
   // The server's own status, whatever the client ends up getting (a response rule's answer, a
   // 502 for a bad first chunk): the server row counts what servers sent.
   count_server_status(rh.status);
@@ -40,7 +39,7 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
   for (Proxy* px : {be_, be_ == &fe_ ? nullptr : &fe_}) {
     if (!px || px->settings.h.response_rules.empty()) continue;
     rules::Verdict v =
-        rules::apply_rules(px->settings.h.response_rules, rules::RuleSide::kResponse, edit, view);
+        run_rules(px->settings.h.response_rules, rules::RuleSide::kResponse, edit, view);
     if (v.kind == rules::Verdict::Kind::kContinue) continue;
     // deny / return / redirect: the server's response is dropped (the mux closes its connection,
     // as its body was not read) and the rule's answer goes to the client instead, as in HAProxy.
@@ -155,7 +154,7 @@ void HttpTxn::log(uint64_t now) {
   if (logged) return;
   logged = true;
   const auto& s = fe_.settings;
-  if (!s.log_format || s.logs.empty() || quiet) return;
+  if (!s.log_format || s.logs.empty() || quiet || stream_.log_level < 0) return;
   if (s.dontlognull && t_first_byte_ms == 0) return;
   uint64_t start = t_first_byte_ms ? t_first_byte_ms : t_idle_ms;
   auto span = [](uint64_t from, uint64_t to) -> long {
@@ -188,15 +187,15 @@ void HttpTxn::log(uint64_t now) {
   r.retries = leg_.retries();
   r.redispatched = leg_.redispatched();
   r.req_capture_slots = s.h.capture_request.size();
-  r.req_captures = cap_req_;
+  r.req_captures = caps_.req();
   r.res_capture_slots = s.h.capture_response.size();
-  r.res_captures = cap_res_;
+  r.res_captures = caps_.res();
   r.request_line = req_line;
   // What only log-format aliases and %[...] read.
   r.http = true;
   r.ti = t_first_byte_ms && t_first_byte_ms >= t_idle_ms ? static_cast<long>(t_first_byte_ms - t_idle_ms) : 0;
   r.accept_wall_us = r.date_wall_us - static_cast<uint64_t>(r.ti) * 1000;
-  r.local = l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
+  r.local = local_addr();
   r.server_addr = t_connected ? leg_.target() : nullptr;
   r.backend_src = t_connected ? leg_.source() : nullptr;
   r.bytes_in = req_sent;
@@ -224,11 +223,10 @@ void HttpTxn::log(uint64_t now) {
   ctx.avail = log::kLogAvail;
   ctx.src = &client_;
   ctx.dst = r.local;
-  ctx.dst_port = l_.port;
+  ctx.dst_port = local_port();
   ctx.env = &env;
   ctx.now_us = base::wall_us();
-  ctx.req_captures = cap_req_;
-  ctx.res_captures = cap_res_;
+  ctx.captures = captures();
   ctx.unique_id = unique_id;
   if (!req_line.empty()) {
     std::string_view rl = req_line;
@@ -240,7 +238,9 @@ void HttpTxn::log(uint64_t now) {
     }
   }
   ctx.res.status = status > 0 ? status : 0;
-  w_.logs().send_traffic(s, *s.log_format, r, &ctx);
+  // set-log-level: that level, or no line at all.
+  int level = stream_.log_level > 0 ? stream_.log_level - 1 : kInfo;
+  w_.logs().send_traffic(s, *s.log_format, r, &ctx, level);
 
 }
 

@@ -58,10 +58,10 @@ LogWriter::LogWriter(std::string tag, std::string host)
 LogWriter::~LogWriter() = default;
 
 void LogWriter::send_traffic(const ProxySettings& s, const log::Format& fmt,
-                             const log::Record& r, const sample::Ctx* ctx) {
+                             const log::Record& r, const sample::Ctx* ctx, int level) {
   line_.clear();
   fmt.render(r, ctx, line_);
-  send(s.logs, kInfo, line_, s.log_tag);
+  send(s.logs, level, line_, s.log_tag);
 }
 
 void LogWriter::send(const std::vector<LogTarget>& targets, int level, std::string_view msg,

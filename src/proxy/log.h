@@ -39,9 +39,10 @@ class LogWriter {
             std::string_view tag = {});
 
   // A traffic line: `fmt` rendered for `r` (and `ctx` for its %[...] nodes) into this
-  // writer's buffer, reused from line to line, then sent to the proxy's targets.
+  // writer's buffer, reused from line to line, then sent to the proxy's targets at `level`
+  // (info, unless a set-log-level rule said otherwise).
   void send_traffic(const ProxySettings& s, const log::Format& fmt, const log::Record& r,
-                    const sample::Ctx* ctx);
+                    const sample::Ctx* ctx, int level = kInfo);
   const std::string& host() const { return host_; }
   int pid() const { return pid_; }
 

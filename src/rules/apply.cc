@@ -166,7 +166,8 @@ bool regex_replace_whole(const base::Regex& re, std::string_view part, const std
 
 }  // namespace
 
-Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit, RequestView view) {
+Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit, RequestView view,
+                    StreamEdit* stream) {
   auto refresh = [&] {
     if (side == RuleSide::kRequest) {
       view.req.method = edit.method;
@@ -299,6 +300,15 @@ Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit&
         edit.status = r.status;
         edit.reason = r.reason.empty() ? std::string_view() : edit.keep(r.reason);
         edit.changed = true;
+        break;
+      case Action::kCapture:
+      case Action::kSetLogLevel:
+      case Action::kSetTimeout:
+      case Action::kSetSrc:
+      case Action::kSetSrcPort:
+      case Action::kSetDst:
+      case Action::kSetDstPort:
+        detail::apply_stream_action(r, side, view, stream);
         break;
     }
     refresh();

@@ -37,14 +37,14 @@ constexpr ActionName kActions[] = {
 
 // HAProxy actions sluice does not implement yet.
 constexpr std::string_view kHaproxyRequestActions[] = {
-    "add-acl", "attach-srv", "auth", "cache-use", "capture", "del-acl", "del-map",
+    "add-acl", "attach-srv", "auth", "cache-use", "del-acl", "del-map",
     "disable-l7-retry", "do-log", "do-resolve", "early-hint", "normalize-uri", "pause", "reject",
     "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0",
     "sc-inc-gpc1", "sc-set-gpt", "sc-set-gpt0", "send-spoe-group", "set-bandwidth-limit",
-    "set-bc-mark", "set-bc-tos", "set-dst", "set-dst-port", "set-fc-mark", "set-fc-tos",
-    "set-log-level", "set-map", "set-mark", "set-nice",
-    "set-priority-class", "set-priority-offset", "set-retries", "set-src",
-    "set-src-port", "set-timeout", "set-tos", "silent-drop",
+    "set-bc-mark", "set-bc-tos", "set-fc-mark", "set-fc-tos",
+    "set-map", "set-mark", "set-nice",
+    "set-priority-class", "set-priority-offset", "set-retries",
+    "set-tos", "silent-drop",
     "strict-mode", "tarpit", "track-sc0", "track-sc1", "track-sc2",
     "wait-for-body", "wait-for-handshake",
 };
@@ -53,15 +53,15 @@ constexpr std::string_view kAfterResponseActions[] = {
     "add-header", "allow", "del-header", "replace-header", "replace-value", "set-header",
 };
 constexpr std::string_view kHaproxyAfterResponseActions[] = {
-    "set-log-level", "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0", "sc-inc-gpc1", "sc-set-gpt",
-    "sc-set-gpt0", "add-headers-bin", "capture", "del-acl", "del-headers-bin", "del-map",
+    "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0", "sc-inc-gpc1", "sc-set-gpt",
+    "sc-set-gpt0", "add-headers-bin", "del-acl", "del-headers-bin", "del-map",
     "do-log", "set-headers-bin", "set-map", "strict-mode",
 };
 constexpr std::string_view kHaproxyResponseActions[] = {
-    "add-acl", "cache-store", "capture", "del-acl", "del-map", "do-log", "pause",
+    "add-acl", "cache-store", "del-acl", "del-map", "do-log", "pause",
     "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0", "sc-inc-gpc1", "sc-set-gpt", "sc-set-gpt0",
-    "send-spoe-group", "set-bandwidth-limit", "set-fc-mark", "set-fc-tos", "set-log-level",
-    "set-map", "set-mark", "set-nice", "set-timeout", "set-tos",
+    "send-spoe-group", "set-bandwidth-limit", "set-fc-mark", "set-fc-tos",
+    "set-map", "set-mark", "set-nice", "set-tos",
     "silent-drop", "strict-mode", "track-sc0", "track-sc1", "track-sc2",
     "wait-for-body",
 };
@@ -268,7 +268,7 @@ bool parse_status(std::string_view s, int* out) {
 
 base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, RuleSide side,
                                        const AclRegistry& acls, const std::string& base_dir,
-                                       std::string_view section) {
+                                       std::string_view section, const RuleOwner& owner) {
   std::string kw = side == RuleSide::kRequest    ? "http-request"
                    : side == RuleSide::kResponse ? "http-response"
                                                  : "http-after-response";
@@ -282,7 +282,12 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
                           name.starts_with("unset-var(");
   if (var_action) an = &kVarAction;
   if (name == "set-status" && side != RuleSide::kRequest) an = &kStatusAction;
-  if (!an) {
+  const bool stream_action = detail::is_stream_action(name, side);
+  // do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>: there are no resolvers sections yet.
+  if (side == RuleSide::kRequest && (name == "do-resolve" || name.starts_with("do-resolve(")))
+    return base::Error::text(fmt::format(
+        "'{} do-resolve' is not supported by sluice yet (it needs DNS resolvers).", kw));
+  if (!an && !stream_action) {
     if (!name.empty() && (known_haproxy_action(name, side) ||
                           (name == "set-path" && side == RuleSide::kResponse)))
       return base::Error::text(fmt::format("'{} {}' is not supported by sluice yet.", kw, name));
@@ -293,13 +298,19 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       names.push_back(a.name);
       list += fmt::format("{}'{}'", list.empty() ? "" : ", ", a.name);
     }
+    for (std::string_view a : {"capture", "set-dst", "set-dst-port", "set-log-level", "set-src",
+                               "set-src-port", "set-timeout"}) {
+      if (!detail::is_stream_action(a, side)) continue;
+      names.push_back(a);
+      list += fmt::format("{}'{}'", list.empty() ? "" : ", ", a);
+    }
     std::string best = name.empty() ? "" : base::closest_match(name, names);
     return base::Error::text(fmt::format("'{}' expects {}, but got '{}'{}.{}", kw, list, name,
                                          name.empty() ? " (missing argument)" : "",
                                          best.empty() ? "" : fmt::format(" Did you mean '{}' maybe ?", best)));
   }
   HttpRule r;
-  r.action = an->action;
+  r.action = an ? an->action : Action::kAllow;
   r.side = side;
   Ctx c{words, side, kw, kw + " " + name, base_dir};
   std::size_t i = 1;
@@ -315,6 +326,11 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
     r.var_conds = va.conds;
     r.expr = std::move(va.expr);
     r.value = std::move(va.fmt);
+    i = n.value();
+  }
+  if (stream_action) {
+    auto n = detail::parse_stream_action({words, side, c.avail(), owner}, r);
+    if (!n.ok()) return c.action_error(n.error().message);
     i = n.value();
   }
   auto arg_count_error = [&](int n) {
@@ -443,6 +459,14 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       break;
     }
     case Action::kAllow: break;
+    case Action::kCapture:
+    case Action::kSetLogLevel:
+    case Action::kSetTimeout:
+    case Action::kSetSrc:
+    case Action::kSetSrcPort:
+    case Action::kSetDst:
+    case Action::kSetDstPort:
+      break;   // parse_stream_action()
     case Action::kUseService: {
       // HAProxy's only built-in service; the others are Lua ones (`lua.<name>`).
       if (words.size() < 2)

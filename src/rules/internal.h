@@ -33,6 +33,29 @@ struct IntRange {
   bool negate = false;   // `ne` (sluice's own)
 };
 
+// An expression standing as one word of a rule (set-var, capture, set-src...), which must be
+// all of it; `shown` names it in HAProxy's message for a fetch not available at `avail`.
+base::Result<std::shared_ptr<const sample::Expr>> parse_rule_expr(std::string_view text,
+                                                                  uint32_t avail,
+                                                                  std::string_view shown,
+                                                                  std::size_t* next);
+
+// http_rule_stream.cc: the actions on the stream (capture, set-log-level, set-timeout,
+// set-src, set-src-port, set-dst, set-dst-port).
+struct StreamActionCtx {
+  const std::vector<std::string>& words;   // words[0] is the action
+  RuleSide side;
+  uint32_t avail;
+  const RuleOwner& owner;
+};
+bool is_stream_action(std::string_view name, RuleSide side);
+// The index of the first word after the action's arguments, or HAProxy's reason (without the
+// "error detected while parsing" frame).
+base::Result<std::size_t> parse_stream_action(const StreamActionCtx& c, HttpRule& r);
+// apply_stream.cc: runs one of them. set-src and set-dst point view.src / view.dst (and
+// dst_port) at the stream's new address; without `st` only capture does something.
+void apply_stream_action(const HttpRule& r, RuleSide side, RequestView& view, StreamEdit* st);
+
 }  // namespace sluice::rules::detail
 
 namespace sluice::rules {

@@ -162,6 +162,27 @@ struct Verdict {
   std::vector<std::pair<std::string, std::string>> extra_headers;   // return `hdr` items
 };
 
+// What rules change of the stream besides the message heads, for the caller to apply and read
+// back: the log level, timeouts and addresses of this request only (HAProxy's stream).
+// The addresses are allocated by the first set-src / set-dst-like rule that runs: a stream
+// without those rules carries none.
+struct StreamAddrs {
+  net::SocketAddress src, dst;   // the stream's addresses once set
+  bool src_set = false, dst_set = false;
+};
+struct StreamEdit {
+  // set-log-level: HAProxy's encoding, 0 unchanged, -1 silent, else the syslog level + 1.
+  int8_t log_level = 0;
+  // set-timeout: bit (1 << kind) set when timeout_ms[kind] replaces the proxy's.
+  enum Timeout : uint8_t { kClient, kServer, kTunnel };
+  uint8_t timeouts_set = 0;
+  uint32_t timeout_ms[3] = {};
+  std::unique_ptr<StreamAddrs> addrs;
+  bool has_timeout(Timeout t) const { return (timeouts_set >> t) & 1; }
+  // The stream's timeout `t`: the rule's, else `dflt` (the proxy's).
+  uint32_t timeout(Timeout t, uint32_t dflt) const { return has_timeout(t) ? timeout_ms[t] : dflt; }
+};
+
 // kAfterResponse: `http-after-response`, run on every response, the server's and sluice's own
 // (errors, redirects, return), after the http-response rules; header, status and variable
 // actions only.
@@ -176,6 +197,10 @@ class HttpRule {
     kSetMethod, kSetUri, kSetQuery, kSetPathq,   // <fmt>
     kReplacePath, kReplacePathq, kReplaceUri,    // <regex> <fmt>
     kSetStatus,                                  // <status> [reason <text>] (responses)
+    kCapture,                                    // <expr> len <n> | id <n>
+    kSetLogLevel,                                // <level> | silent
+    kSetTimeout,                                 // client|server|tunnel <time>|<expr>
+    kSetSrc, kSetSrcPort, kSetDst, kSetDstPort,  // <expr> (requests)
   };
   Action action = Action::kAllow;
   std::string name;              // header name for header actions
@@ -200,6 +225,17 @@ class HttpRule {
   // set-status: the status and reason (empty: the status's usual reason).
   int status = 0;
   std::string reason;
+  // capture: the expression is `expr`, stored in capture slot `capture_id` of the stream's
+  // frontend (request slots for http-request, response slots else). `len` declares a new
+  // request slot: capture_len is its length, and the proxy that holds the rule gives it its
+  // id (declare_capture_slots()).
+  int capture_id = -1;
+  int capture_len = 0;
+  // set-log-level: StreamEdit::log_level's encoding.
+  int8_t log_level = 0;
+  // set-timeout: which one, and its time in ms (0: `expr` gives it, in ms).
+  StreamEdit::Timeout timeout_kind = StreamEdit::kServer;
+  uint32_t timeout_ms = 0;
   // Parse-time warnings for the caller to report with its location (e.g. an ignored
   // content-type, an ACL that can never match on this side).
   std::vector<std::string> warnings;
@@ -210,21 +246,33 @@ class HttpRule {
   }
 };
 
+// The proxy that holds a rule, for the actions that depend on it (a `capture ... len` needs a
+// frontend, `set-timeout server` a backend). The default (tests): a listen with no name.
+struct RuleOwner {
+  std::string_view name;
+  bool frontend = true;
+  bool backend = true;
+};
+
 // `words` is the line after `http-request` / `http-response`. `base_dir` resolves relative
 // `file` paths of `return` (read at parse time). `section` ("frontend" or "backend") names
 // the rule's place in HAProxy's warnings ("... incompatible with 'frontend http-request
 // header rule'").
 base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, RuleSide side,
                                        const AclRegistry& acls, const std::string& base_dir = "",
-                                       std::string_view section = "frontend");
+                                       std::string_view section = "frontend",
+                                       const RuleOwner& owner = {});
 
 // Runs `rules` in order on `edit` (the view is refreshed from `edit` as rules change it: for
 // kRequest `edit` is the request (method, target, headers), for kResponse it is the response
 // and view.res.headers follows edit.headers while view.req.headers stays the request's).
 // Stops at the first deny/return/redirect/allow and returns its verdict (allow = kContinue).
 // A response deny answers 502 unless deny_status says otherwise (HAProxy).
+// `stream`, when given, takes what set-log-level, set-timeout and set-src|dst(-port) change
+// (view.src, view.dst and view.dst_port follow the addresses set); those rules do nothing
+// without it. capture rules write into view.captures.
 Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit,
-                    RequestView view);
+                    RequestView view, StreamEdit* stream = nullptr);
 
 // `set-var(<scope.name>[,<cond>...]) <expr>`, `set-var-fmt(...) <fmt>`, `unset-var(...)`: the
 // variable actions every rule set has (http-request/-response/-after-response, tcp-request

@@ -19,6 +19,7 @@
 
 namespace sluice::sample {
 
+class Captures;
 class Vars;
 class VarStore;
 
@@ -208,10 +209,9 @@ struct Ctx {
   // HTTP.
   HttpMsg req;
   HttpMsg res;
-  // `capture request|response header` values, in declaration order (capture.req.hdr(n),
-  // capture.res.hdr(n)), and unique-id-format's id of the request (unique-id); empty: none.
-  std::span<const std::string> req_captures;
-  std::span<const std::string> res_captures;
+  // The stream's capture slots (capture.req.hdr(n), capture-req(n), the capture actions);
+  // null: none. unique-id-format's id of the request (unique-id); empty: none.
+  Captures* captures = nullptr;
   std::string_view unique_id;
 
   // Variables by scope (null: that scope does not exist here).

@@ -1,4 +1,4 @@
-// Other converters (HAProxy's section 7.3.1): ipmask, the dates ltime, utime and their ms_
+// Other converters (HAProxy's section 7.3.1): capture-req and capture-res, ipmask, the dates ltime, utime and their ms_
 // and us_ forms, http_date, reverse_dom, param, set-var and unset-var as converters, debug, and those that ask the
 // process about a proxy or a server named by the sample (nbsrv, srv_queue, srv_is_up,
 // fe_exists): sample::Env answers them, and "unknown" there gives no sample.
@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "sample/captures.h"
 #include "sample/tables.h"
 #include "sample/var_read.h"
 
@@ -155,6 +156,15 @@ std::string check_unset_var(Arg* a, const ParseCtx& pc) {
   return {};
 }
 
+// capture-req(<id>) / capture-res(<id>): the sample goes into capture slot <id> of the
+// stream's frontend, cut to the slot's length, and passes on whole; no such slot (or no
+// stream): no sample.
+template <bool kResponse>
+bool c_capture(const Arg* a, Sample& s, const Ctx& ctx) {
+  if (!ctx.captures) return false;
+  return kResponse ? ctx.captures->set_res(a[0].sint, s.str) : ctx.captures->set_req(a[0].sint, s.str);
+}
+
 bool c_unset_var(const Arg* a, Sample&, const Ctx& ctx) {
   unset_var(a[0].var, ctx);
   return true;
@@ -248,6 +258,8 @@ bool c_reverse_dom(const Arg*, Sample& s, const Ctx& ctx) {
 constexpr ArgSpec kTimeArgs = args(1, ArgType::kStr, ArgType::kSint);
 
 constexpr ConvDef kConvs[] = {
+    {"capture-req", c_capture<false>, args(1, ArgType::kSint), nullptr, Type::kStr, Type::kStr},
+    {"capture-res", c_capture<true>, args(1, ArgType::kSint), nullptr, Type::kStr, Type::kStr},
     {"debug", c_debug, args(0, ArgType::kStr, ArgType::kStr), nullptr, Type::kAny, Type::kAny},
     {"fe_exists", c_fe_exists, no_args(), nullptr, Type::kStr, Type::kBool},
     {"http_date", c_http_date, args(0, ArgType::kSint, ArgType::kStr), check_http_date,

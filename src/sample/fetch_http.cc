@@ -3,6 +3,7 @@
 // Headers are in fetch_http_hdr.cc, cookies in fetch_http_cookie.cc.
 #include <arpa/inet.h>
 
+#include "sample/captures.h"
 #include "sample/fetch_http_util.h"
 #include "sample/tables.h"
 
@@ -198,16 +199,14 @@ bool f_capture_uri(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   return !ctx.req.target.empty() && str_out(out, ctx.req.target);
 }
 
-// capture.req.hdr(n) / capture.res.hdr(n): the nth `capture ... header` slot, from 0.
-bool capture_slot(std::span<const std::string> caps, const Arg* a, Sample& out) {
-  if (a[0].sint < 0 || static_cast<std::size_t>(a[0].sint) >= caps.size()) return false;
-  return str_out(out, caps[static_cast<std::size_t>(a[0].sint)]);
-}
+// capture.req.hdr(n) / capture.res.hdr(n): capture slot n (from 0) of the stream's frontend,
+// when something was captured there.
+bool capture_slot(const std::string* v, Sample& out) { return v && str_out(out, *v); }
 bool f_capture_req_hdr(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
-  return capture_slot(ctx.req_captures, a, out);
+  return ctx.captures && capture_slot(ctx.captures->req_value(a[0].sint), out);
 }
 bool f_capture_res_hdr(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
-  return capture_slot(ctx.res_captures, a, out);
+  return ctx.captures && capture_slot(ctx.captures->res_value(a[0].sint), out);
 }
 
 // unique-id: unique-id-format's id of the request.

@@ -66,7 +66,6 @@ constexpr Unsupported kFetches[] = {
     {"51d.*", "it needs 51Degrees"},    {"da-csv-conv", "it needs DeviceAtlas"},    {"x509_v_err_str", "it needs TLS"},
     {"eth.*", "it needs the bind option tcp-ss"}, {"ip.*", "it needs the bind option tcp-ss"},
     {"tcp.*", "it needs the bind option tcp-ss"},
-    {"capture-req", "it needs declared captures"}, {"capture-res", "it needs declared captures"},
     {"wurfl-*", "it needs WURFL"},      {"quic_*", "it needs QUIC"},
     {"req.ssl_*", "it needs TLS"},      {"res.ssl_*", "it needs TLS"},
     {"jwt_*", "it needs JWT support"},  {"ocsp_*", "it needs TLS"},
@@ -100,7 +99,6 @@ constexpr Unsupported kConvs[] = {
     {"da-csv-conv", "it needs DeviceAtlas"},    {"x509_v_err_str", "it needs TLS"},
     {"eth.*", "it needs the bind option tcp-ss"}, {"ip.*", "it needs the bind option tcp-ss"},
     {"tcp.*", "it needs the bind option tcp-ss"},
-    {"capture-req", "it needs declared captures"}, {"capture-res", "it needs declared captures"},
 };
 
 std::string_view lookup(std::span<const Unsupported> list, std::string_view name) {

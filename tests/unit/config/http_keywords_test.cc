@@ -536,8 +536,68 @@ TEST(Capture, KeywordsAndMessages) {
       << r.all();
   r = parse("listen l\n  bind :1\n  timeout client 1s\n  capture request header Host len 4\n");
   ASSERT_TRUE(r.r.model) << r.all();
-  EXPECT_TRUE(r.has("'capture' ignored for proxy 'l' as it requires HTTP mode.")) << r.all();
-  EXPECT_TRUE(proxy(r, "l").capture_request.empty());
+  // HAProxy 3.5 keeps captures in TCP mode without a word (tcp-request content capture uses
+  // declared slots there).
+  EXPECT_FALSE(r.contains("'capture' ignored")) << r.all();
+  EXPECT_EQ(proxy(r, "l").capture_request.size(), 1u);
+}
+
+TEST(Capture, Declare) {
+  auto r = parse(
+      "frontend f\n  bind :1\n  mode http\n  timeout client 1s\n"
+      "  capture request header Host len 5\n  declare capture request len 4\n"
+      "  http-request capture req.hdr(x-a) len 3\n  declare capture response len 10\n"
+      "  capture response header X-S len 3\n  http-request capture req.hdr(x-b) id 1\n"
+      "  http-response capture res.hdr(x) id 1\n  declare capture request len 2 ignored\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& f = proxy(r, "f");
+  ASSERT_EQ(f.capture_request.size(), 4u);
+  EXPECT_EQ(f.capture_request[0].name, "Host");
+  EXPECT_EQ(f.capture_request[1].name, "");
+  EXPECT_EQ(f.capture_request[1].len, 4);
+  EXPECT_EQ(f.capture_request[2].len, 3);
+  EXPECT_EQ(f.capture_request[3].len, 2);
+  ASSERT_EQ(f.capture_response.size(), 2u);
+  EXPECT_EQ(f.capture_response[0].len, 10);
+  EXPECT_EQ(f.capture_response[1].name, "X-S");
+  ASSERT_EQ(f.http_request_rules.size(), 2u);
+  EXPECT_EQ(f.http_request_rules[0].capture_id, 2);
+  EXPECT_EQ(f.http_request_rules[1].capture_id, 1);
+
+  auto bad = [](const std::string& body, const std::string& msg) {
+    auto res = parse("frontend f\n  bind :1\n  mode http\n  timeout client 1s\n" + body);
+    EXPECT_FALSE(res.r.model) << body;
+    EXPECT_TRUE(res.contains(msg)) << body << "\n" << res.all();
+  };
+  bad("  declare\n", "parsing [f.cfg:5] : 'declare' needs a second keyword that specify the type of "
+                    "declaration ('capture')");
+  bad("  declare foo\n", "unknown declaration type 'foo' (supports 'capture')");
+  bad("  declare capture\n", "'declare capture' requires a direction ('request' or 'response')");
+  bad("  declare capture foo len 3\n", "'declare capture' requires a direction ('request' or 'response')");
+  bad("  declare capture request\n", "'declare capture' requires a capture length ('len')");
+  bad("  declare capture request leng 3\n", "'declare capture' requires a capture length ('len')");
+  bad("  declare capture request len\n",
+      "'declare capture': 'len' requires a numeric value that represents the capture length");
+  bad("  declare capture request len x\n", "'declare capture': cannot parse the length 'x'.");
+  bad("  declare capture request len 0\n", "parsing [f.cfg:5] : length must be > 0");
+  bad("  declare capture request len -1\n", "length must be > 0");
+  bad("  http-request capture req.hdr(host) id 0\n",
+      "Proxy 'f': unable to find capture id '0' referenced by http-request capture rule.");
+  bad("  declare capture request len 1\n  http-response capture res.hdr(x) id 0\n",
+      "Proxy 'f': unable to find capture id '0' referenced by http-response capture rule.");
+  bad("  http-after-response capture res.hdr(x) id 0\n",
+      "Proxy 'f': unable to find capture id '0' referenced by http-response capture rule.");
+  r = parse("backend b\n  mode http\n  declare capture request len 3\n");
+  EXPECT_TRUE(r.contains("parsing [f.cfg:3] : 'declare' only available in frontend or listen section"))
+      << r.all();
+  r = parse("defaults\n  mode http\n  declare capture request len 3\n");
+  EXPECT_TRUE(r.contains("parsing [f.cfg:3] : 'declare' not available in default section")) << r.all();
+  r = parse("backend b\n  mode http\n  http-request capture req.hdr(host) len 3\n");
+  EXPECT_TRUE(r.contains("error detected in backend 'b' while parsing 'http-request capture' rule "
+                         ": proxy 'b' has no frontend capability.")) << r.all();
+  // A backend's rule names a slot of each stream's frontend: not checked here.
+  r = parse("backend b\n  mode http\n  http-request capture req.hdr(host) id 3\n");
+  EXPECT_TRUE(r.r.model) << r.all();
 }
 
 }  // namespace
