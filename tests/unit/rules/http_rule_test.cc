@@ -363,9 +363,9 @@ TEST_F(RuleTest, Errors) {
             "'set-var(txn.x)' extracts information from 'HTTP response headers', none of which is "
             "available here.");
   EXPECT_EQ(error("lua.foo"), "'http-request lua.foo' is not supported by sluice yet.");
-  EXPECT_EQ(error("capture req.hdr(a) len 10"), "'http-request capture' is not supported by sluice yet.");
+  EXPECT_EQ(error("silent-drop"), "'http-request silent-drop' is not supported by sluice yet.");
   EXPECT_EQ(error("track-sc0 src"), "'http-request track-sc0' is not supported by sluice yet.");
-  EXPECT_EQ(error("set-log-level err"), "'http-request set-log-level' is not supported by sluice yet.");
+  EXPECT_EQ(error("wait-for-body time 1s"), "'http-request wait-for-body' is not supported by sluice yet.");
   EXPECT_EQ(error("set-path /x", RuleSide::kResponse), "'http-response set-path' is not supported by sluice yet.");
   EXPECT_EQ(error("set-status 500", RuleSide::kResponse), "");
   EXPECT_NE(error("set-status 99", RuleSide::kResponse).find("set-status"), std::string::npos);
@@ -377,8 +377,8 @@ TEST_F(RuleTest, Errors) {
   EXPECT_NE(error("deny", RuleSide::kAfterResponse).find("'http-after-response' expects 'add-header', "),
             std::string::npos);
   EXPECT_EQ(error("deny", RuleSide::kAfterResponse).find("'deny',"), std::string::npos);
-  EXPECT_EQ(error("set-log-level err", RuleSide::kAfterResponse),
-            "'http-after-response set-log-level' is not supported by sluice yet.");
+  EXPECT_EQ(error("do-log", RuleSide::kAfterResponse),
+            "'http-after-response do-log' is not supported by sluice yet.");
   EXPECT_EQ(error("foo", RuleSide::kResponse).find("set-path"), std::string::npos);
   EXPECT_EQ(error("set-header X"),
             "error detected while parsing 'http-request set-header' rule : expects exactly 2 arguments.");
