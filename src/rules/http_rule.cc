@@ -458,15 +458,6 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       }
       break;
     }
-    case Action::kAllow: break;
-    case Action::kCapture:
-    case Action::kSetLogLevel:
-    case Action::kSetTimeout:
-    case Action::kSetSrc:
-    case Action::kSetSrcPort:
-    case Action::kSetDst:
-    case Action::kSetDstPort:
-      break;   // parse_stream_action()
     case Action::kUseService: {
       // HAProxy's only built-in service; the others are Lua ones (`lua.<name>`).
       if (words.size() < 2)
@@ -481,6 +472,8 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       i = 2;
       break;
     }
+    default:
+      break;   // allow; the actions on the stream were parsed by parse_stream_action()
   }
   if (i < words.size()) {
     if (!is_cond_word(words[i]))
