@@ -99,6 +99,10 @@ proxy::LogTarget to_runtime(const config::LogTarget& t) {
     case config::LogFormat::kRfc5424: r.format = proxy::LogFormat::kRfc5424; break;
     case config::LogFormat::kShort: r.format = proxy::LogFormat::kShort; break;
     case config::LogFormat::kRaw: r.format = proxy::LogFormat::kRaw; break;
+    case config::LogFormat::kLocal: r.format = proxy::LogFormat::kLocal; break;
+    case config::LogFormat::kPriority: r.format = proxy::LogFormat::kPriority; break;
+    case config::LogFormat::kTimed: r.format = proxy::LogFormat::kTimed; break;
+    case config::LogFormat::kIso: r.format = proxy::LogFormat::kIso; break;
   }
   r.facility = t.facility;
   r.max_level = t.max_level;
@@ -251,6 +255,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.unique_id_format = p.unique_id_fmt;
     s.unique_id_header = p.unique_id_header;
     s.log_tag = p.log_tag;
+    s.log_format_sd = p.log_fmt_sd;
+    s.error_log_format = p.error_log_fmt;
+    s.log_separate_errors = p.option_log_separate_errors;
+    s.logasap = p.option_logasap;
     s.dontlognull = p.option_dontlognull;
     s.cli_keepalive = {p.option_clitcpka, p.clitcpka_cnt, p.clitcpka_idle, p.clitcpka_intvl};
     s.srv_keepalive = {p.option_srvtcpka, p.srvtcpka_cnt, p.srvtcpka_idle, p.srvtcpka_intvl};

@@ -345,7 +345,7 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"maxconn", kInGlobal, 0, kw_maxconn, "<n>: process-wide connection limit; strict integer; 0 or unset = derived from ulimit -n; a second one is ignored with an alert"},
     {"stats", kInGlobal, 0, kw_stats, "socket <addr> [level user|operator|admin] [mode <octal>] | timeout <time> | maxconn <n>"},
     {"log-tag", kInGlobal, 0, kw_log_tag, "<tag>: the syslog tag of every log line (default \"sluice\"); a proxy's own `log-tag` overrides it for its traffic lines"},
-    {"log", kInGlobal, 0, kw_log, "<target> [len <n>] [format rfc3164|rfc5424|short|raw] <facility> [max [min]]; `no log` clears"},
+    {"log", kInGlobal, 0, kw_log, "<target> [len <n>] [format rfc3164|rfc5424|local|priority|short|timed|iso|raw] <facility> [max [min]]; `no log` clears"},
     {"daemon", kInGlobal, 0, kw_daemon, "run in the background"},
     {"chroot", kInGlobal, 0, kw_chroot, "<dir>: chroot there once every socket is bound, before serving (as root)"},
     {"user", kInGlobal, 0, kw_uid_gid, "<name>: run as this user once every socket is bound (its uid, looked up at parse time)"},

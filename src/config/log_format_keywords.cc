@@ -1,6 +1,6 @@
 // The log format of a proxy: `log-format`, `option httplog [clf]` / `option tcplog [clf]`
-// (their choice, in proxy_option_keywords.cc, lands here), `unique-id-format`,
-// `unique-id-header` and `log-tag`. The formats are compiled once every section is read
+// (their choice, in proxy_option_keywords.cc, lands here), `log-format-sd`, `error-log-format`,
+// `unique-id-format`, `unique-id-header` and `log-tag`. The formats are compiled once every section is read
 // (validate.cc), as HAProxy checks them.
 #include <fmt/format.h>
 
@@ -59,6 +59,34 @@ void kw_log_format(Parser& p, Line& l) {
   }
   choose_log_format(p, l, Kind::kCustom, "log-format");
   px.log_format = l.args[1];
+}
+
+// `log-format-sd` and `error-log-format`: frontends only (HAProxy warns and ignores them in a
+// backend), compiled with the log format.
+void kw_log_format_sd(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  ProxyConfig& px = ps.cfg;
+  one_argument(l);
+  if (!ps.is_defaults && !(px.caps & ProxyConfig::kFrontend)) {
+    p.warning(fmt::format("{}{} '{}' : 'log-format-sd' directive is ignored in backends.", l.where,
+                          Parser::type_word(px), px.name));
+    return;
+  }
+  px.log_format_sd = l.args[1];
+  px.log_format_sd_loc = l.loc;
+}
+
+void kw_error_log_format(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  ProxyConfig& px = ps.cfg;
+  one_argument(l);
+  if (!ps.is_defaults && !(px.caps & ProxyConfig::kFrontend)) {
+    p.warning(fmt::format("{}{} '{}' : 'error-log-format' directive is ignored in backends.",
+                          l.where, Parser::type_word(px), px.name));
+    return;
+  }
+  px.error_log_format = l.args[1];
+  px.error_log_format_loc = l.loc;
 }
 
 void kw_unique_id_format(Parser& p, Line& l) {

@@ -69,7 +69,7 @@ void parse_log(Parser& p, Line& l, std::vector<LogTarget>* logs, bool in_global)
     if (w == "len") {
       auto v = i + 1 < l.args.size() ? parse_strict_int(l.args[i + 1], 80, 65535) : std::nullopt;
       if (!v)
-        throw ConfigError{fmt::format("{}log : 'len' expects an integer between 80 and 65535, got '{}'.",
+        throw ConfigError{fmt::format("{}log : invalid log length '{}', must be between 80 and 65535",
                                       l.where, i + 1 < l.args.size() ? l.args[i + 1] : "")};
       t.max_len = static_cast<int>(*v);
       i += 2;
@@ -83,8 +83,14 @@ void parse_log(Parser& p, Line& l, std::vector<LogTarget>* logs, bool in_global)
         t.format = LogFormat::kShort;
       } else if (f == "raw") {
         t.format = LogFormat::kRaw;
-      } else if (f == "local" || f == "priority" || f == "timed" || f == "iso") {
-        throw ConfigError{fmt::format("{}log format '{}' is not supported by sluice yet.", l.where, f)};
+      } else if (f == "local") {
+        t.format = LogFormat::kLocal;
+      } else if (f == "priority") {
+        t.format = LogFormat::kPriority;
+      } else if (f == "timed") {
+        t.format = LogFormat::kTimed;
+      } else if (f == "iso") {
+        t.format = LogFormat::kIso;
       } else {
         throw ConfigError{fmt::format("{}log : unknown log format '{}'", l.where, f)};
       }

@@ -23,7 +23,7 @@ struct SourceLoc {
 enum class Mode { kTcp, kHttp };
 
 // syslog severities, 0 (emerg) .. 7 (debug).
-enum class LogFormat { kRfc3164, kRfc5424, kShort, kRaw };
+enum class LogFormat { kRfc3164, kRfc5424, kShort, kRaw, kLocal, kPriority, kTimed, kIso };
 
 struct LogTarget {
   enum class Kind { kStdout, kStderr, kUdp, kUnixDgram };
@@ -284,6 +284,13 @@ struct ProxyConfig {
   std::shared_ptr<const log::Format> unique_id_fmt;
   std::string unique_id_header;
   std::string log_tag;                   // `log-tag`: empty = the global one
+  // `log-format-sd`: the structured data of rfc5424 lines; `error-log-format`: the format of
+  // the errors logged without a stream (HTTP requests that never parsed). Frontends only.
+  std::string log_format_sd, error_log_format;
+  SourceLoc log_format_sd_loc, error_log_format_loc;
+  std::shared_ptr<const log::Format> log_fmt_sd, error_log_fmt;
+  bool option_log_separate_errors = false;   // errors logged at `err` instead of `info`
+  bool option_logasap = false;               // log when the response head (TCP: the connection) is there
 
   // HTTP mode.
   HttpConnMode http_conn_mode = HttpConnMode::kKeepAlive;

@@ -77,10 +77,12 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"srvtcpka-cnt", kDLB, kBe, kw_tcpka, "<n>: keep-alive probes sent before a silent server connection is dropped (TCP_KEEPCNT, at most 127; 0 = system value); with option srvtcpka/tcpka"},
     {"srvtcpka-idle", kDLB, kBe, kw_tcpka, "<time>: idle time before the first keep-alive probe on a server connection (TCP_KEEPIDLE, seconds by default, at most 32767 s)"},
     {"srvtcpka-intvl", kDLB, kBe, kw_tcpka, "<time>: time between keep-alive probes on a server connection (TCP_KEEPINTVL, seconds by default, at most 32767 s)"},
-    {"option", kDFLB, 0, kw_option, "redispatch [<n>] | tcplog | httplog | dontlognull | allbackups | tcp-check | httpchk [<method>] [<uri>] [<version>] [<host>] | http-keep-alive | http-server-close | httpclose | forwardfor [...] | accept-unsafe-violations-in-http-request | clitcpka | srvtcpka | tcpka | nolinger | tcp-smart-connect (`no option` where negatable)"},
-    {"log-format", kDFLB, 0, kw_log_format, "<format>: HAProxy's log-format language for the traffic lines (every alias of section 8.2.6, %[sample] expressions, %{+Q,+X,+E,+M} flags); replaces option httplog/tcplog; ignored (warning) in backends. The +json/+cbor encodings and %(name) nodes are not supported"},
+    {"option", kDFLB, 0, kw_option, "redispatch [<n>] | tcplog | httplog | dontlognull | log-separate-errors | logasap | allbackups | tcp-check | httpchk [<method>] [<uri>] [<version>] [<host>] | http-keep-alive | http-server-close | httpclose | forwardfor [...] | accept-unsafe-violations-in-http-request | clitcpka | srvtcpka | tcpka | nolinger | tcp-smart-connect (`no option` where negatable)"},
+    {"log-format", kDFLB, 0, kw_log_format, "<format>: HAProxy's log-format language for the traffic lines (every alias of section 8.2.6, %[sample] expressions, %{+Q,+X,+E,+M} flags); replaces option httplog/tcplog; ignored (warning) in backends. The +json/+cbor encodings and %(name) nodes are not supported yet"},
     {"unique-id-format", kDFLB, 0, kw_unique_id_format, "<format>: the id of each request (log-format language), generated when the request head arrives; logged by %ID, read by the unique-id fetch, sent in unique-id-header"},
     {"unique-id-header", kDFLB, 0, kw_unique_id_header, "<name>: the request header that carries unique-id-format's id to the server"},
+    {"log-format-sd", kDFLB, 0, kw_log_format_sd, "<format>: the structured data of the traffic lines sent to `format rfc5424` targets (log-format language; other formats ignore it); ignored (warning) in backends"},
+    {"error-log-format", kDFLB, 0, kw_error_log_format, "<format>: the log format of the HTTP errors logged without a transaction (a request that never parsed: 400, 408), instead of the log format; ignored (warning) in backends"},
     {"log-tag", kDFLB, 0, kw_log_tag, "<tag>: the syslog tag of this proxy's traffic lines (default: the global log-tag)"},
     {"log", kDFLB, 0, kw_log, "global | <target> [len <n>] [format <f>] <facility> [max [min]]; `no log` clears"},
     {"server", kLB, kBe, kw_server, "<name> <addr>[:port] [weight 0..256] [maxconn <n>] [backup] [disabled] [enabled] [slowstart <time>] [check] [inter|fastinter|downinter <time>] [rise|fall <n>] [port <n>] [addr <ip>] [on-marked-down shutdown-sessions]"},
@@ -114,11 +116,11 @@ constexpr std::string_view kHaproxyProxy[] = {
     "email-alert", "errorfiles", "errorloc", "errorloc302", "errorloc303",
     "external-check", "filter", "force-persist", "fullconn", "guid", "hash-balance-factor",
     "hash-key", "http-error", "http-send-name-header", "ignore-persist", "load-server-state-from-file",
-    "log-format-sd", "log-steps", "max-keep-alive-queue", "max-session-srv-conns",
+    "log-steps", "max-keep-alive-queue", "max-session-srv-conns",
     "persist", "rate-limit", "redirect", "retry-on", "server-state-file-name",
     "server-template", "source", "stick", "stick-table", "tcp-check",
     "use-fcgi-app",
-    "quic-initial", "error-log-format", "dispatch", "transparent",
+    "quic-initial", "dispatch", "transparent",
 };
 
 }  // namespace

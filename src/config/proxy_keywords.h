@@ -99,6 +99,8 @@ void kw_log_format(Parser& p, Line& l);
 void kw_unique_id_format(Parser& p, Line& l);
 void kw_unique_id_header(Parser& p, Line& l);
 void kw_log_tag(Parser& p, Line& l);
+void kw_log_format_sd(Parser& p, Line& l);
+void kw_error_log_format(Parser& p, Line& l);
 // `option httplog [clf]` / `option tcplog [clf]` (and `log-format`): chooses the proxy's log
 // format, with HAProxy's warning when it overrides another one in a defaults section.
 void choose_log_format(Parser& p, Line& l, ProxyConfig::LogFormatKind kind, std::string_view kw);

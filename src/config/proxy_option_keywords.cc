@@ -25,6 +25,8 @@ constexpr OptionDef kOptions[] = {
     {"redispatch", kBe, true, true, "[<n>]: redispatch on the last retry (-1), every Pth retry (+P) or the Nth before the last (-N); 0 disables. As in HAProxy, a failed server is also left at once (no retry of it, no turn-around) when it is not running (DOWN, maintenance, slow start) or when the algorithm does not hash (roundrobin, static-rr, leastconn, first, random) and more than one active server is usable. A redispatch counts in `wredis` (backend and the server left), a retry of the same server in `wretr`, never both"},
     {"tcplog", kFe, false, true, "[clf]: HAProxy's TCP log format (or its CLF variant) for this frontend"},
     {"dontlognull", kFe, true, false, "do not log connections that carried no data"},
+    {"log-separate-errors", kFe, true, false, "lines HAProxy counts as errors (a termination state other than `--` or `L`, a redispatch, retries, a status of 500 or more, an HTTP request that never parsed) are logged at level `err` instead of `info`"},
+    {"logasap", kFe, true, false, "log HTTP transactions when the response head is forwarded and TCP sessions when the server connection is established, instead of at the end; %B, %Ta, %Tt and %Tu are then written `+`-prefixed, as HAProxy does"},
     {"allbackups", kBe, true, false, "all usable backup servers share the load when no active server is up (default: the first backup only)"},
     {"tcp-check", kBe, false, true, "health checks only connect (the default check; `tcp-check` rules are not supported yet)"},
     {"httpchk", kBe, false, true, "[<method>] [<uri>] [<version>] [<host>]: HTTP health checks, default `OPTIONS / HTTP/1.0`; any 2xx/3xx passes unless `http-check expect` says otherwise"},
@@ -50,7 +52,7 @@ constexpr std::string_view kHaproxyOptions[] = {
     "http-ignore-probes", "http-no-delay", "http-pretend-keepalive",
     "http-restrict-req-hdr-names", "http-use-proxy-header",
     "independent-streams", "ldap-check", "log-health-checks",
-    "log-separate-errors", "logasap", "mysql-check", "originalto", "persist",
+    "mysql-check", "originalto", "persist",
     "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "socket-stats", "splice-auto",
     "splice-request", "splice-response", "spop-check", "ssl-hello-chk",
     "tcp-smart-accept", "transparent",
@@ -194,6 +196,10 @@ void kw_option(Parser& p, Line& l) {
     px.check_type = ProxyConfig::CheckType::kTcp;
   } else if (name == "dontlognull") {
     px.option_dontlognull = l.prefix == Prefix::kNone;
+  } else if (name == "log-separate-errors") {
+    px.option_log_separate_errors = l.prefix == Prefix::kNone;
+  } else if (name == "logasap") {
+    px.option_logasap = l.prefix == Prefix::kNone;
   } else if (name == "allbackups") {
     px.option_allbackups = l.prefix == Prefix::kNone;
   } else if (name == "clitcpka") {

@@ -30,11 +30,33 @@ void Parser::compile_log_formats(ProxyConfig& p) {
       break;
     }
   }
+  // log-format-sd and error-log-format, with HAProxy's messages (read only with a log format).
+  auto compile = [&](const std::string& text, const SourceLoc& loc, std::string_view kw,
+                     std::shared_ptr<const log::Format>* out) {
+    if (text.empty()) return true;
+    auto f = log::Format::parse(text);
+    if (!f.ok()) {
+      fatal(fmt::format("Parsing [{}:{}]: failed to parse {} : {}.", loc.file, loc.line, kw,
+                        f.error().message),
+            false);
+      return false;
+    }
+    *out = std::make_shared<const log::Format>(std::move(f.value()));
+    return true;
+  };
+  bool sd_ok = compile(p.log_format_sd, p.log_format_sd_loc, "log-format-sd", &p.log_fmt_sd);
+  bool err_ok = compile(p.error_log_format, p.error_log_format_loc, "error-log-format",
+                        &p.error_log_fmt);
+  if (!sd_ok || !err_ok) return;
   if (p.log_fmt && p.logs.empty()) {
     warning(fmt::format("log format ignored for {} '{}' since it has no log address.",
                         type_word(p), p.name),
             false);
     p.log_fmt.reset();
+  }
+  if (!p.log_fmt) {
+    p.log_fmt_sd.reset();
+    p.error_log_fmt.reset();
   }
   if (!p.unique_id_format.empty()) {
     auto f = log::Format::parse(p.unique_id_format, sample::kAtHttpRequest | sample::kUseBackend);

@@ -266,9 +266,16 @@ void Format::render(const Record& r, const sample::Ctx* ctx, std::string& out) c
           case Alias::kTw: put_int(out, r.tw); break;
           case Alias::kTc: put_int(out, r.tc); break;
           case Alias::kTr: put_int(out, r.tresp); break;
-          case Alias::kTa: put_int(out, ta); break;
-          case Alias::kTt: put_int(out, tt); break;
-          case Alias::kTu: put_int(out, tt >= 0 ? tt - r.ti : -1); break;
+          case Alias::kTa:
+            if (r.logasap) out += '+';
+            put_int(out, ta); break;
+          case Alias::kTt:
+            if (r.logasap) out += '+';
+            put_int(out, tt); break;
+          case Alias::kTu:
+            if (r.logasap) out += '+';
+            put_int(out, tt >= 0 ? tt - r.ti : -1);
+            break;
           case Alias::kTd: {
             long used = r.http ? sum_or_absent({tq, r.tw, r.tc, r.tresp})
                                : sum_or_absent({r.tw, r.tc});
@@ -276,7 +283,10 @@ void Format::render(const Record& r, const sample::Ctx* ctx, std::string& out) c
             break;
           }
           case Alias::kST: put_int(out, r.status); break;
-          case Alias::kB: put_int(out, static_cast<long long>(r.bytes_out)); break;
+          case Alias::kB:
+            if (r.logasap) out += '+';
+            put_int(out, static_cast<long long>(r.bytes_out));
+            break;
           case Alias::kU: put_int(out, static_cast<long long>(r.bytes_in)); break;
           case Alias::kts: append_letters(out, r.term); break;
           case Alias::ktsc:

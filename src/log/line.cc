@@ -20,6 +20,12 @@ void append_captures(std::string& line, std::size_t slots, std::span<const std::
 
 }  // namespace
 
+bool is_error(const Record& r) {
+  return r.redispatched ||
+         (r.term.cause != Cause::kNone && r.term.cause != Cause::kLocal) ||
+         (r.term.cause == Cause::kNone && r.retries > 0) || (r.http && r.status >= 500);
+}
+
 std::string retries_field(int retries, bool redispatched) {
   return redispatched ? fmt::format("+{}", retries) : fmt::format("{}", retries);
 }

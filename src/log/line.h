@@ -53,7 +53,15 @@ struct Record {
   std::string_view unique_id;        // %ID
   std::string_view hostname;         // %H
   int pid = 0;                       // %pid
+  // option logasap: %B, %Ta, %Tt and %Tu are written "+"-prefixed (what was known when the
+  // line was written, before the end), on every line of such a frontend, as HAProxy does.
+  bool logasap = false;
 };
+
+// Whether HAProxy counts the line as an error (logged at `err` with option
+// log-separate-errors): a redispatch, an end other than a normal or a local one, retries
+// without an error, or an HTTP status of 500 or more.
+bool is_error(const Record& r);
 
 // "%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq"
 std::string tcplog_line(const Record& r);

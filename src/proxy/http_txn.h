@@ -134,7 +134,9 @@ class HttpTxn {
   void capture_error(bool response, std::string_view bytes, http::ParseError why) const;
 
   // --- End.
-  void log(uint64_t now_ms);
+  // `early`: option logasap's line, written when the response head is forwarded (the
+  // backend and server counts then include this transaction, as HAProxy's do).
+  void log(uint64_t now_ms, bool early = false);
   // Gives back the server slot and the backend's session count.
   void release_backend() {
     leg_.release();

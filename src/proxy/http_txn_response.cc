@@ -150,7 +150,7 @@ void HttpTxn::capture_error(bool response, std::string_view bytes, http::ParseEr
   w_.capture_error(std::move(e));
 }
 
-void HttpTxn::log(uint64_t now) {
+void HttpTxn::log(uint64_t now, bool early) {
   if (logged) return;
   logged = true;
   const auto& s = fe_.settings;
@@ -182,8 +182,9 @@ void HttpTxn::log(uint64_t now) {
   // Counts as HAProxy logs them, once this stream left the backend and the server.
   r.actconn = w_.process().actconn().current();
   r.feconn = fe_.feconn.current();
-  r.beconn = be_ ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1) : 0;
-  r.srvconn = srv ? std::max(0, srv->current_conns() - 1) : 0;
+  const int self = early ? 0 : 1;
+  r.beconn = be_ ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - self) : 0;
+  r.srvconn = srv ? std::max(0, srv->current_conns() - self) : 0;
   r.retries = leg_.retries();
   r.redispatched = leg_.redispatched();
   r.req_capture_slots = s.h.capture_request.size();
@@ -193,6 +194,7 @@ void HttpTxn::log(uint64_t now) {
   r.request_line = req_line;
   // What only log-format aliases and %[...] read.
   r.http = true;
+  r.logasap = s.logasap;
   r.ti = t_first_byte_ms && t_first_byte_ms >= t_idle_ms ? static_cast<long>(t_first_byte_ms - t_idle_ms) : 0;
   r.accept_wall_us = r.date_wall_us - static_cast<uint64_t>(r.ti) * 1000;
   r.local = local_addr();
@@ -238,9 +240,14 @@ void HttpTxn::log(uint64_t now) {
     }
   }
   ctx.res.status = status > 0 ? status : 0;
-  // set-log-level: that level, or no line at all.
-  int level = stream_.log_level > 0 ? stream_.log_level - 1 : kInfo;
-  w_.logs().send_traffic(s, *s.log_format, r, &ctx, level);
+  // A request that never parsed ("<BADREQ>": a bad or cut head, a timeout, a fresh connection
+  // closed) is HAProxy's error without a stream: error-log-format's line. set-log-level:
+  // that level (-1: the default, info or err).
+  const bool session_error = req_line == "<BADREQ>";
+  const log::Format& f =
+      session_error && s.error_log_format ? *s.error_log_format : *s.log_format;
+  int level = stream_.log_level > 0 ? stream_.log_level - 1 : -1;
+  w_.logs().send_traffic(s, f, r, &ctx, level, session_error);
 
 }
 

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <ctime>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -13,37 +14,77 @@ namespace sluice::proxy {
 
 std::atomic<uint64_t> LogWriter::dropped{0};
 
+namespace {
+
+// "2026-12-05T07:22:12.413457+00:00": local time with its offset (rfc5424, timed, iso).
+void append_iso_date(std::string& out, uint64_t wall_us) {
+  time_t secs = static_cast<time_t>(wall_us / 1000000);
+  struct tm tm;
+  localtime_r(&secs, &tm);
+  char date[32];
+  std::size_t n = strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+  long off = tm.tm_gmtoff / 60;
+  char sign = off < 0 ? '-' : '+';
+  if (off < 0) off = -off;
+  fmt::format_to(std::back_inserter(out), "{}.{:06}{}{:02}:{:02}", std::string_view(date, n),
+                 wall_us % 1000000, sign, off / 60, off % 60);
+}
+
+// "Dec  5 07:22:06 " (rfc3164, local).
+void append_bsd_date(std::string& out, uint64_t wall_us) {
+  time_t secs = static_cast<time_t>(wall_us / 1000000);
+  struct tm tm;
+  localtime_r(&secs, &tm);
+  char date[32];
+  std::size_t n = strftime(date, sizeof date, "%b %e %H:%M:%S ", &tm);
+  out.append(date, n);
+}
+
+}  // namespace
+
 std::string format_log_line(const LogTarget& target, int level, std::string_view tag, int pid,
-                            std::string_view host, uint64_t wall_us, std::string_view msg) {
+                            std::string_view host, uint64_t wall_us, std::string_view msg,
+                            std::string_view sd) {
   if (level > target.max_level) return {};
   if (level < target.min_level) level = target.min_level;
   int pri = target.facility * 8 + level;
   std::string out;
-  time_t secs = static_cast<time_t>(wall_us / 1000000);
-  struct tm tm;
+  auto it = std::back_inserter(out);
   switch (target.format) {
     case LogFormat::kRaw:
-      out.assign(msg);
       break;
     case LogFormat::kShort:
-      out = fmt::format("<{}>{}", pri, msg);
+      fmt::format_to(it, "<{}>", level);
       break;
-    case LogFormat::kRfc3164: {
-      localtime_r(&secs, &tm);
-      char date[32];
-      strftime(date, sizeof date, "%b %e %H:%M:%S", &tm);
-      out = fmt::format("<{}>{} {}[{}]: {}", pri, date, tag, pid, msg);
+    case LogFormat::kPriority:
+      fmt::format_to(it, "<{}>", pri);
       break;
-    }
-    case LogFormat::kRfc5424: {
-      gmtime_r(&secs, &tm);
-      char date[32];
-      strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
-      out = fmt::format("<{}>1 {}.{:06}+00:00 {} {} {} - - {}", pri, date, wall_us % 1000000,
-                        host.empty() ? "-" : host, tag, pid, msg);
+    case LogFormat::kTimed:
+      fmt::format_to(it, "<{}>", level);
+      append_iso_date(out, wall_us);
+      out += ' ';
       break;
-    }
+    case LogFormat::kIso:
+      append_iso_date(out, wall_us);
+      out += ' ';
+      break;
+    case LogFormat::kRfc3164:
+    case LogFormat::kLocal:
+      fmt::format_to(it, "<{}>", pri);
+      append_bsd_date(out, wall_us);
+      // rfc3164 always names a host ("localhost" without log-send-hostname); local never.
+      if (target.format == LogFormat::kRfc3164)
+        fmt::format_to(it, "{} ", host.empty() ? std::string_view("localhost") : host);
+      fmt::format_to(it, "{}[{}]: ", tag, pid);
+      break;
+    case LogFormat::kRfc5424:
+      fmt::format_to(it, "<{}>1 ", pri);
+      append_iso_date(out, wall_us);
+      fmt::format_to(it, " {} {} {} - {} ", host.empty() ? std::string_view("-") : host, tag, pid,
+                     sd.empty() ? std::string_view("-") : sd);
+      break;
   }
+  out += msg;
   // Every message ends with LF, on every transport (HAProxy's UDP datagrams do too), and the
   // length limit counts it (1024 bytes by default, LF included; longer lines are cut).
   if (target.max_len > 0 && out.size() + 1 > static_cast<std::size_t>(target.max_len))
@@ -58,21 +99,32 @@ LogWriter::LogWriter(std::string tag, std::string host)
 LogWriter::~LogWriter() = default;
 
 void LogWriter::send_traffic(const ProxySettings& s, const log::Format& fmt,
-                             const log::Record& r, const sample::Ctx* ctx, int level) {
+                             const log::Record& r, const sample::Ctx* ctx, int level, bool session_error) {
   line_.clear();
   fmt.render(r, ctx, line_);
-  send(s.logs, level, line_, s.log_tag);
+  sd_.clear();
+  if (s.log_format_sd) {
+    for (const LogTarget& t : s.logs)
+      if (t.format == LogFormat::kRfc5424) {
+        s.log_format_sd->render(r, ctx, sd_);
+        break;
+      }
+  }
+  const bool err = s.log_separate_errors && (session_error || log::is_error(r));
+  send(s.logs, level >= 0 ? level : err ? kErr : kInfo, line_, s.log_tag, sd_);
 }
 
 void LogWriter::send(const std::vector<LogTarget>& targets, int level, std::string_view msg,
-                     std::string_view tag) {
+                     std::string_view tag, std::string_view sd) {
   if (targets.empty()) return;
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   uint64_t wall_us = static_cast<uint64_t>(ts.tv_sec) * 1000000u +
                      static_cast<uint64_t>(ts.tv_nsec) / 1000u;
   for (const LogTarget& t : targets) {
-    std::string line = format_log_line(t, level, tag.empty() ? std::string_view(tag_) : tag, pid_, host_, wall_us, msg);
+    // The syslog header names no host: sluice has no log-send-hostname.
+    std::string line = format_log_line(t, level, tag.empty() ? std::string_view(tag_) : tag,
+                                       pid_, {}, wall_us, msg, sd);
     if (line.empty() && level > t.max_level) continue;
     switch (t.kind) {
       case LogTarget::Kind::kStdout:

@@ -19,12 +19,19 @@ enum LogLevel { kEmerg = 0, kAlert, kCrit, kErr, kWarning, kNotice, kInfo, kDebu
 
 // Formats one complete message for `target`, ending with LF (within `len`, which counts it);
 // empty when the level is filtered out. Pure; any thread.
-//   rfc3164: "<PRI>Mmm dd hh:mm:ss tag[pid]: msg"
-//   rfc5424: "<PRI>1 2026-11-30T05:50:00.123456+00:00 host tag pid - - msg"
-//   short:   "<PRI>msg"
-//   raw:     "msg"
+// `host`: the syslog host name, empty for none; `sd`: rfc5424's structured data (log-format-sd),
+// empty for none. PRI is facility * 8 + level; the dates are local time.
+//   rfc3164:  "<PRI>Mmm dd hh:mm:ss host tag[pid]: msg" (host "localhost" when none)
+//   local:    "<PRI>Mmm dd hh:mm:ss tag[pid]: msg"
+//   rfc5424:  "<PRI>1 2026-11-30T05:50:00.123456+00:00 host tag pid - sd msg" ("-" for none)
+//   priority: "<PRI>msg"
+//   short:    "<level>msg"
+//   timed:    "<level>2026-11-30T05:50:00.123456+00:00 msg"
+//   iso:      "2026-11-30T05:50:00.123456+00:00 msg"
+//   raw:      "msg"
 std::string format_log_line(const LogTarget& target, int level, std::string_view tag, int pid,
-                            std::string_view host, uint64_t wall_us, std::string_view msg);
+                            std::string_view host, uint64_t wall_us, std::string_view msg,
+                            std::string_view sd = {});
 
 // One per worker thread (worker-local); the main thread has its own for process events.
 class LogWriter {
@@ -34,15 +41,18 @@ class LogWriter {
   LogWriter(const LogWriter&) = delete;
   LogWriter& operator=(const LogWriter&) = delete;
 
-  // `tag`: the proxy's log-tag; empty: the writer's.
+  // `tag`: the proxy's log-tag; empty: the writer's. `sd`: rfc5424's structured data.
   void send(const std::vector<LogTarget>& targets, int level, std::string_view msg,
-            std::string_view tag = {});
+            std::string_view tag = {}, std::string_view sd = {});
 
   // A traffic line: `fmt` rendered for `r` (and `ctx` for its %[...] nodes) into this
-  // writer's buffer, reused from line to line, then sent to the proxy's targets at `level`
-  // (info, unless a set-log-level rule said otherwise).
+  // writer's buffer, reused from line to line, then sent to the proxy's targets, with the
+  // proxy's log-format-sd when a target is rfc5424. `level`: a set-log-level rule's level, or
+  // -1 for the default (info; err for an error line with option log-separate-errors, as
+  // HAProxy decides before a set-log-level overrides it). `session_error`: an error logged
+  // without a stream (error-log-format's lines), an error line as log::is_error() ones are.
   void send_traffic(const ProxySettings& s, const log::Format& fmt, const log::Record& r,
-                    const sample::Ctx* ctx, int level = kInfo);
+                    const sample::Ctx* ctx, int level = -1, bool session_error = false);
   const std::string& host() const { return host_; }
   int pid() const { return pid_; }
 
@@ -55,6 +65,7 @@ class LogWriter {
   int pid_;
   net::DatagramSender dgram_;   // UDP and UNIX datagram targets
   std::string line_;            // the traffic line being rendered
+  std::string sd_;              // its structured data (log-format-sd)
 };
 
 // What the %[...] nodes of a log line ask about the proxies: their names and ids.

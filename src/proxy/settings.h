@@ -65,7 +65,8 @@ struct HttpSettings {
   }
 };
 
-enum class LogFormat { kRfc3164, kRfc5424, kShort, kRaw };
+// The syslog header of each `log ... format`: see format_log_line() in proxy/log.h.
+enum class LogFormat { kRfc3164, kRfc5424, kShort, kRaw, kLocal, kPriority, kTimed, kIso };
 
 struct LogTarget {
   enum class Kind { kStdout, kStderr, kUdp, kUnixDgram };
@@ -135,6 +136,12 @@ struct ProxySettings {
   std::shared_ptr<const log::Format> unique_id_format;
   std::string unique_id_header;
   std::string log_tag;                    // `log-tag` of the proxy; "" = the process's
+  // `log-format-sd` (null: none): rfc5424's structured data, sent with `format rfc5424` only.
+  std::shared_ptr<const log::Format> log_format_sd;
+  // `error-log-format` (null: the log format): the lines of errors without a stream.
+  std::shared_ptr<const log::Format> error_log_format;
+  bool log_separate_errors = false;       // option log-separate-errors: errors at `err`
+  bool logasap = false;                   // option logasap
   bool log_backend_src = false;           // the format logs %bi/%bp: keep the connection's source
   // TCP socket options: the frontend's apply to accepted connections, the backend's to server
   // connections.

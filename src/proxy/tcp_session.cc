@@ -337,6 +337,10 @@ void TcpSession::on_connected() {
   s_last_ms_ = leg_.connected_ms();
   s_wr_ = true;
   res_inspect_ = !be_->settings.tcp_response_rules.empty();
+  if (fe_.settings.logasap && fe_.settings.log_format && !fe_.settings.logs.empty()) {
+    log_session(true);
+    logged_ = true;
+  }
 }
 
 void TcpSession::on_connect_failed(const ConnectError& e) {
@@ -668,7 +672,7 @@ void TcpSession::finish(log::Termination term) {
     if (leg_.server()) count(leg_.server_counters());
   }
   // Tested before the call: most frontends write no tcplog line, and then no call is made.
-  if (fe_.settings.log_format && !fe_.settings.logs.empty() && !no_log_) log_session();
+  if (fe_.settings.log_format && !fe_.settings.logs.empty() && !no_log_ && !logged_) log_session();
   // The server's slot, and the backend's session count once route() attached there (never
   // for a `P` ending: rejected or refused before).
   leg_.release();
@@ -676,7 +680,7 @@ void TcpSession::finish(log::Termination term) {
   w_.session_closed(this);
 }
 
-void TcpSession::log_session() {
+void TcpSession::log_session(bool early) {
   const auto& s = fe_.settings;
   if (s.dontlognull && bytes_in_ == 0 && bytes_out_ == 0) return;
   uint64_t now = w_.loop().now_ms();
@@ -707,10 +711,12 @@ void TcpSession::log_session() {
   r.term = last_term_;
   r.actconn = w_.process().actconn().current();
   r.feconn = fe_.feconn.current();
+  const int self = early ? 0 : 1;   // a logasap line: this session is still counted
   r.beconn = be_ && last_term_.cause != Cause::kProxy
-                 ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - 1)
+                 ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - self)
                  : 0;
-  r.srvconn = srv ? std::max(0, srv->current_conns() - 1) : 0;
+  r.srvconn = srv ? std::max(0, srv->current_conns() - self) : 0;
+  r.logasap = s.logasap;
   r.retries = leg_.retries();
   r.redispatched = leg_.redispatched();
   // What only log-format aliases and %[...] read.

@@ -145,7 +145,8 @@ class TcpSession : public Session {
   // UNIX listeners.
   const net::SocketAddress* local_address() const;
   // The tcplog line; finish() calls it only when the frontend has `option tcplog` and a log.
-  void log_session();
+  // `early`: option logasap's line, when the server connection is established.
+  void log_session(bool early = false);
   // `-d`: one line on stderr. The test is inline, as it runs several times per connection
   // and is false unless debugging; the line is built out of line (trace_line).
   void trace(const char* what) {
@@ -171,6 +172,7 @@ class TcpSession : public Session {
   // Ended before a backend was chosen (a tcp-request content reject, an error while
   // inspecting): logged as HAProxy does, with the frontend as backend and -1 timers.
   bool ended_in_frontend_ = false;
+  bool logged_ = false;   // option logasap logged the session when it was established
   // The client failed while inspecting (`timeout client`: "cR", an error: "CR"): the rules
   // judge what came, and the session ends with this once routed, as in HAProxy.
   std::optional<log::Termination> client_end_;

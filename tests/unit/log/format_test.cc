@@ -252,5 +252,36 @@ TEST(LogFormat, RenderReusesTheBuffer) {
   EXPECT_EQ(out.data(), data);
 }
 
+// option logasap: %B, %Ta, %Tt and %Tu "+"-prefixed, whatever their flags (HAProxy 3.5:
+// "+127 0 +16 +35 16 0 +16" for "%B %U %Ta %Tt %Tr %Td %Tu").
+TEST(LogFormat, LogasapPrefixesBytesAndTotals) {
+  Fixture fx;
+  fx.r.logasap = true;
+  EXPECT_EQ(render("%B %U %Ta %Tt %Tr %Tu %TR %{+X}B %{+Q}Tt", fx.r),
+            "+127 97 +10 +14 3 +10 1 +127 +14");
+  fx.r.logasap = false;
+  EXPECT_EQ(render("%B %Ta", fx.r), "127 10");
+}
+
+TEST(LogLine, ErrorsAsHaproxyCountsThem) {
+  Fixture fx;
+  fx.r.retries = 0;
+  EXPECT_FALSE(is_error(fx.r));
+  fx.r.term = {Cause::kLocal, FinalState::kRequest};   // a local answer: not an error
+  EXPECT_FALSE(is_error(fx.r));
+  fx.r.term = {Cause::kClientClose, FinalState::kData};
+  EXPECT_TRUE(is_error(fx.r));
+  fx.r.term = {};
+  fx.r.retries = 1;   // retries that ended well
+  EXPECT_TRUE(is_error(fx.r));
+  fx.r.retries = 0;
+  fx.r.status = 503;
+  EXPECT_TRUE(is_error(fx.r));
+  fx.r.http = false;   // a status means nothing in TCP mode
+  EXPECT_FALSE(is_error(fx.r));
+  fx.r.redispatched = true;
+  EXPECT_TRUE(is_error(fx.r));
+}
+
 }  // namespace
 }  // namespace sluice::log
