@@ -95,6 +95,7 @@ proxy::LogTarget to_runtime(const config::LogTarget& t) {
   r.addr = t.addr;
   r.max_len = t.max_len;
   switch (t.format) {
+    case config::LogFormat::kDefault: r.format = proxy::LogFormat::kDefault; break;
     case config::LogFormat::kRfc3164: r.format = proxy::LogFormat::kRfc3164; break;
     case config::LogFormat::kRfc5424: r.format = proxy::LogFormat::kRfc5424; break;
     case config::LogFormat::kShort: r.format = proxy::LogFormat::kShort; break;

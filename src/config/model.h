@@ -23,7 +23,9 @@ struct SourceLoc {
 enum class Mode { kTcp, kHttp };
 
 // syslog severities, 0 (emerg) .. 7 (debug).
-enum class LogFormat { kRfc3164, kRfc5424, kShort, kRaw, kLocal, kPriority, kTimed, kIso };
+// kDefault: no `format` word, HAProxy's rfc3164 header with a host only when
+// log-send-hostname names one (an explicit rfc3164 always names one).
+enum class LogFormat { kDefault, kRfc3164, kRfc5424, kShort, kRaw, kLocal, kPriority, kTimed, kIso };
 
 struct LogTarget {
   enum class Kind { kStdout, kStderr, kUdp, kUnixDgram };
@@ -31,7 +33,7 @@ struct LogTarget {
   net::SocketAddress addr;      // kUdp, kUnixDgram
   std::string text;             // the target as written, for messages
   int max_len = 1024;           // `len N`
-  LogFormat format = LogFormat::kRfc3164;
+  LogFormat format = LogFormat::kDefault;
   int facility = 16;            // local0 by default in examples; always set by the parser
   int max_level = 7;            // messages above this severity are dropped
   int min_level = 0;            // messages below this severity are raised to it

@@ -68,13 +68,17 @@ std::string format_log_line(const LogTarget& target, int level, std::string_view
       append_iso_date(out, wall_us);
       out += ' ';
       break;
+    case LogFormat::kDefault:
     case LogFormat::kRfc3164:
     case LogFormat::kLocal:
       fmt::format_to(it, "<{}>", pri);
       append_bsd_date(out, wall_us);
-      // rfc3164 always names a host ("localhost" without log-send-hostname); local never.
+      // An explicit rfc3164 always names a host ("localhost" without log-send-hostname), the
+      // default one only a given host, local never.
       if (target.format == LogFormat::kRfc3164)
         fmt::format_to(it, "{} ", host.empty() ? std::string_view("localhost") : host);
+      else if (target.format == LogFormat::kDefault && !host.empty())
+        fmt::format_to(it, "{} ", host);
       fmt::format_to(it, "{}[{}]: ", tag, pid);
       break;
     case LogFormat::kRfc5424:

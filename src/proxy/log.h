@@ -22,6 +22,7 @@ enum LogLevel { kEmerg = 0, kAlert, kCrit, kErr, kWarning, kNotice, kInfo, kDebu
 // `host`: the syslog host name, empty for none; `sd`: rfc5424's structured data (log-format-sd),
 // empty for none. PRI is facility * 8 + level; the dates are local time.
 //   rfc3164:  "<PRI>Mmm dd hh:mm:ss host tag[pid]: msg" (host "localhost" when none)
+//   default:  the same, the host only when there is one (no `format` word)
 //   local:    "<PRI>Mmm dd hh:mm:ss tag[pid]: msg"
 //   rfc5424:  "<PRI>1 2026-11-30T05:50:00.123456+00:00 host tag pid - sd msg" ("-" for none)
 //   priority: "<PRI>msg"

@@ -66,14 +66,16 @@ struct HttpSettings {
 };
 
 // The syslog header of each `log ... format`: see format_log_line() in proxy/log.h.
-enum class LogFormat { kRfc3164, kRfc5424, kShort, kRaw, kLocal, kPriority, kTimed, kIso };
+// kDefault: no `format` word, HAProxy's rfc3164 header with a host only when
+// log-send-hostname names one (an explicit rfc3164 always names one).
+enum class LogFormat { kDefault, kRfc3164, kRfc5424, kShort, kRaw, kLocal, kPriority, kTimed, kIso };
 
 struct LogTarget {
   enum class Kind { kStdout, kStderr, kUdp, kUnixDgram };
   Kind kind = Kind::kStdout;
   net::SocketAddress addr;
   int max_len = 1024;
-  LogFormat format = LogFormat::kRfc3164;
+  LogFormat format = LogFormat::kDefault;
   int facility = 16;
   int max_level = 7;
   int min_level = 0;

@@ -338,8 +338,7 @@ void TcpSession::on_connected() {
   s_wr_ = true;
   res_inspect_ = !be_->settings.tcp_response_rules.empty();
   if (fe_.settings.logasap && fe_.settings.log_format && !fe_.settings.logs.empty()) {
-    log_session(true);
-    logged_ = true;
+    logged_ = log_session(true);
   }
 }
 
@@ -680,9 +679,10 @@ void TcpSession::finish(log::Termination term) {
   w_.session_closed(this);
 }
 
-void TcpSession::log_session(bool early) {
+bool TcpSession::log_session(bool early) {
   const auto& s = fe_.settings;
-  if (s.dontlognull && bytes_in_ == 0 && bytes_out_ == 0) return;
+  // dontlognull: nothing moved yet (a logasap line waits for the end then).
+  if (s.dontlognull && bytes_in_ == 0 && bytes_out_ == 0) return false;
   uint64_t now = w_.loop().now_ms();
   // Tw: the wait for the content rules (0 without inspection), as HAProxy counts it; Tc from
   // there. -1 when the session never went to a server.
@@ -753,6 +753,7 @@ void TcpSession::log_session(bool early) {
   ctx.env = &env;
   ctx.now_us = base::wall_us();
   w_.logs().send_traffic(s, *s.log_format, r, &ctx);
+  return true;
 }
 
 }  // namespace sluice::proxy

@@ -145,8 +145,9 @@ class TcpSession : public Session {
   // UNIX listeners.
   const net::SocketAddress* local_address() const;
   // The tcplog line; finish() calls it only when the frontend has `option tcplog` and a log.
-  // `early`: option logasap's line, when the server connection is established.
-  void log_session(bool early = false);
+  // `early`: option logasap's line, when the server connection is established. False when
+  // dontlognull kept it back.
+  bool log_session(bool early = false);
   // `-d`: one line on stderr. The test is inline, as it runs several times per connection
   // and is false unless debugging; the line is built out of line (trace_line).
   void trace(const char* what) {

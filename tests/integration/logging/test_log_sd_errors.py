@@ -109,12 +109,14 @@ def test_every_syslog_format(cfg, sluice, udp_log):
         port = free_port()
         fmts = ["rfc3164", "local", "priority", "short", "timed", "iso"]
         s = sluice(cfg(_config(port, origin.port,
-                               [f"log 127.0.0.1:{udp_log.port} format {f} local0" for f in fmts],
+                               [f"log 127.0.0.1:{udp_log.port} format {f} local0" for f in fmts]
+                               + [f"log 127.0.0.1:{udp_log.port} local1"],
                                '    log-format "%ci %ST"\n    log-format-sd "[a@1]"\n')),
                    wait_ports=[port])
         _get(port, "/")
-        got = _lines(udp_log, len(fmts), lambda m: "127.0.0.1 200" in m)
+        got = _lines(udp_log, len(fmts) + 1, lambda m: "127.0.0.1 200" in m)
         want = [rf"<134>{BSD} localhost sluice\[{s.pid}\]: ",   # rfc3164: always a host
+                rf"<142>{BSD} sluice\[{s.pid}\]: ",             # no format word: no host
                 rf"<134>{BSD} sluice\[{s.pid}\]: ",             # local: never one
                 r"<134>",                                       # priority: facility and level
                 r"<6>",                                         # short: the level alone

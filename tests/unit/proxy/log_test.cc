@@ -39,6 +39,12 @@ TEST_F(LogFormatTest, Rfc3164HasPriorityTagAndPid) {
   // Without a host name, HAProxy writes "localhost" (it has no log-send-hostname).
   EXPECT_EQ(format_log_line(t, kInfo, "sluice", 42, "", kWall, "hello"),
             "<134>Nov 30 05:50:00 localhost sluice[42]: hello\n");
+  // No `format` word: rfc3164's header, without a host unless one is given (HAProxy 3.5).
+  t.format = LogFormat::kDefault;
+  EXPECT_EQ(format_log_line(t, kInfo, "sluice", 42, "", kWall, "hello"),
+            "<134>Nov 30 05:50:00 sluice[42]: hello\n");
+  EXPECT_EQ(format_log_line(t, kInfo, "sluice", 42, "h", kWall, "hello"),
+            "<134>Nov 30 05:50:00 h sluice[42]: hello\n");
   // `local`: the same without the host; the day of month is space-padded.
   t.format = LogFormat::kLocal;
   EXPECT_EQ(format_log_line(t, kInfo, "sluice", 42, "host", kWall - 29ull * 86400000000ull, "m"),
