@@ -33,6 +33,18 @@ void one_argument(const Line& l) {
                                   l.where, l.args[0])};
 }
 
+// The formats of a frontend's lines take one argument; a backend warns that it ignores them
+// (false), as HAProxy does.
+bool frontend_format(Parser& p, const Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  const ProxyConfig& px = ps.cfg;
+  one_argument(l);
+  if (ps.is_defaults || (px.caps & ProxyConfig::kFrontend)) return true;
+  p.warning(fmt::format("{}{} '{}' : '{}' directive is ignored in backends.", l.where,
+                        Parser::type_word(px), px.name, l.args[0]));
+  return false;
+}
+
 }  // namespace
 
 void choose_log_format(Parser& p, Line& l, Kind kind, std::string_view kw) {
@@ -49,42 +61,22 @@ void choose_log_format(Parser& p, Line& l, Kind kind, std::string_view kw) {
 }
 
 void kw_log_format(Parser& p, Line& l) {
-  ProxyState& ps = p.cur_proxy();
-  ProxyConfig& px = ps.cfg;
-  one_argument(l);
-  if (!ps.is_defaults && !(px.caps & ProxyConfig::kFrontend)) {
-    p.warning(fmt::format("{}{} '{}' : 'log-format' directive is ignored in backends.", l.where,
-                          Parser::type_word(px), px.name));
-    return;
-  }
+  if (!frontend_format(p, l)) return;
   choose_log_format(p, l, Kind::kCustom, "log-format");
-  px.log_format = l.args[1];
+  p.cur_proxy().cfg.log_format = l.args[1];
 }
 
-// `log-format-sd` and `error-log-format`: frontends only (HAProxy warns and ignores them in a
-// backend), compiled with the log format.
+// `log-format-sd` and `error-log-format`: compiled with the log format.
 void kw_log_format_sd(Parser& p, Line& l) {
-  ProxyState& ps = p.cur_proxy();
-  ProxyConfig& px = ps.cfg;
-  one_argument(l);
-  if (!ps.is_defaults && !(px.caps & ProxyConfig::kFrontend)) {
-    p.warning(fmt::format("{}{} '{}' : 'log-format-sd' directive is ignored in backends.", l.where,
-                          Parser::type_word(px), px.name));
-    return;
-  }
+  if (!frontend_format(p, l)) return;
+  ProxyConfig& px = p.cur_proxy().cfg;
   px.log_format_sd = l.args[1];
   px.log_format_sd_loc = l.loc;
 }
 
 void kw_error_log_format(Parser& p, Line& l) {
-  ProxyState& ps = p.cur_proxy();
-  ProxyConfig& px = ps.cfg;
-  one_argument(l);
-  if (!ps.is_defaults && !(px.caps & ProxyConfig::kFrontend)) {
-    p.warning(fmt::format("{}{} '{}' : 'error-log-format' directive is ignored in backends.",
-                          l.where, Parser::type_word(px), px.name));
-    return;
-  }
+  if (!frontend_format(p, l)) return;
+  ProxyConfig& px = p.cur_proxy().cfg;
   px.error_log_format = l.args[1];
   px.error_log_format_loc = l.loc;
 }

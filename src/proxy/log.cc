@@ -17,10 +17,15 @@ std::atomic<uint64_t> LogWriter::dropped{0};
 namespace {
 
 // "2026-12-05T07:22:12.413457+00:00": local time with its offset (rfc5424, timed, iso).
-void append_iso_date(std::string& out, uint64_t wall_us) {
+struct tm local_tm(uint64_t wall_us) {
   time_t secs = static_cast<time_t>(wall_us / 1000000);
   struct tm tm;
   localtime_r(&secs, &tm);
+  return tm;
+}
+
+void append_iso_date(std::string& out, uint64_t wall_us) {
+  const struct tm tm = local_tm(wall_us);
   char date[32];
   std::size_t n = strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
   long off = tm.tm_gmtoff / 60;
@@ -32,9 +37,7 @@ void append_iso_date(std::string& out, uint64_t wall_us) {
 
 // "Dec  5 07:22:06 " (rfc3164, local).
 void append_bsd_date(std::string& out, uint64_t wall_us) {
-  time_t secs = static_cast<time_t>(wall_us / 1000000);
-  struct tm tm;
-  localtime_r(&secs, &tm);
+  const struct tm tm = local_tm(wall_us);
   char date[32];
   std::size_t n = strftime(date, sizeof date, "%b %e %H:%M:%S ", &tm);
   out.append(date, n);
