@@ -82,8 +82,6 @@ bool known_haproxy_action(std::string_view a, RuleSide side) {
          std::end(kHaproxyResponseActions);
 }
 
-bool is_cond_word(const std::string& w) { return w == "if" || w == "unless"; }
-
 constexpr std::size_t kMaxReplyFile = 16384;   // tune.bufsize
 
 // What a rule's formats and conditions may read on its side.
@@ -133,7 +131,7 @@ base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) 
   const auto& w = c.words;
   bool is_deny = r.action == Action::kDeny;
   int payloads = 0;
-  while (i < w.size() && !is_cond_word(w[i])) {
+  while (i < w.size() && !detail::is_cond_word(w[i])) {
     const std::string& o = w[i];
     bool has_v = i + 1 < w.size();
     if (o == "status" || (is_deny && o == "deny_status")) {
@@ -213,7 +211,7 @@ base::Result<std::size_t> parse_redirect(const Ctx& c, std::size_t i, HttpRule& 
   const auto& w = c.words;
   bool have_type = false;
   r.reply.status = 302;
-  while (i < w.size() && !is_cond_word(w[i])) {
+  while (i < w.size() && !detail::is_cond_word(w[i])) {
     const std::string& o = w[i];
     bool has_v = i + 1 < w.size();
     if (o == "location" || o == "prefix" || o == "scheme") {
@@ -342,7 +340,7 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
     if (words.size() < 1 + n) return false;
     for (std::size_t k = 1; k <= n; ++k)
       if (words[k].empty()) return false;
-    return words.size() == 1 + n || is_cond_word(words[1 + n]);
+    return words.size() == 1 + n || detail::is_cond_word(words[1 + n]);
   };
   switch (r.action) {
     case Action::kSetHeader:
@@ -356,7 +354,7 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       break;
     }
     case Action::kDelHeader: {
-      if (words.size() < 2 || is_cond_word(words[1]))
+      if (words.size() < 2 || detail::is_cond_word(words[1]))
         return c.action_error("expects at least 1 argument");
       r.name = words[1];
       i = 2;
@@ -476,7 +474,7 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       break;   // allow; the actions on the stream were parsed by parse_stream_action()
   }
   if (i < words.size()) {
-    if (!is_cond_word(words[i]))
+    if (!detail::is_cond_word(words[i]))
       return base::Error::text(fmt::format(
           "'{}' expects either 'if' or 'unless' followed by a condition but found '{}'.", c.full, words[i]));
     std::vector<std::string> cw(words.begin() + static_cast<std::ptrdiff_t>(i), words.end());

@@ -21,6 +21,8 @@ void split_values(std::string_view value, std::vector<std::string_view>& out);
 void split_raw(std::string_view value, std::vector<std::string_view>& out);
 std::string_view trim_blanks(std::string_view v);
 std::string addr_host(const net::SocketAddress& a);
+// `if` and `unless`, which end an action's arguments and start its condition.
+inline bool is_cond_word(std::string_view w) { return w == "if" || w == "unless"; }
 
 // How an ACL term compares samples with its patterns (HAProxy's -m methods).
 enum class MatchMethod : uint8_t {

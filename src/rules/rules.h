@@ -297,9 +297,6 @@ base::Result<std::size_t> parse_var_action(const std::vector<std::string>& words
 // set-src... Errors as parse_var_action's ("missing fetch method").
 base::Result<std::shared_ptr<const sample::Expr>> parse_action_expr(
     const std::vector<std::string>& words, uint32_t avail);
-// The parts of a set-var expression error: HAProxy names the action (`what`) in the one about
-// a fetch this place lacks.
-std::string var_expr_error(std::string_view action, const std::string& message);
 
 // `tcp-request connection|session|content <action> [if|unless <cond>]` and `tcp-response
 // content <action> ...`. Connection and session rules may only use layer-4 fetches and

@@ -115,8 +115,6 @@ constexpr Supported kSupported[] = {
     {"set-src-port", Action::kSetSrcPort}, {"set-dst-port", Action::kSetDstPort},
 };
 
-bool is_cond_word(std::string_view w) { return w == "if" || w == "unless"; }
-
 uint32_t stage_avail(TcpRuleStage stage, bool backend) {
   switch (stage) {
     case TcpRuleStage::kConnection: return sample::kAtTcpConnection;
@@ -185,7 +183,7 @@ base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpR
     }
   }
   if (words.size() > i) {
-    if (!is_cond_word(words[i]))
+    if (!detail::is_cond_word(words[i]))
       return base::Error::text(fmt::format("'{} {}' only accepts 'if' or 'unless'{} (got '{}')",
                                            where, action, in.empty() ? "" : "," + in_text,
                                            words[i]));

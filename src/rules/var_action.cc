@@ -7,37 +7,18 @@
 
 namespace sluice::rules {
 
-namespace {
-bool is_cond_word(std::string_view w) { return w == "if" || w == "unless"; }
-}  // namespace
-
 bool is_var_action(std::string_view word) {
   return word.starts_with("set-var(") || word.starts_with("set-var-fmt(") ||
          word.starts_with("unset-var(");
 }
 
-std::string var_expr_error(std::string_view action, const std::string& m) {
-  // HAProxy names the action, not the fetch, in this one message.
-  if (!m.starts_with("sample fetch <")) return m;
-  auto p = m.find("needs '");
-  std::string what = p == std::string::npos ? "" : m.substr(p + 7, m.find('\'', p + 7) - p - 7);
-  return fmt::format("fetch method '{}' extracts information from '{}', none of which is "
-                     "available here", action, what);
-}
-
 base::Result<std::shared_ptr<const sample::Expr>> parse_action_expr(
     const std::vector<std::string>& words, uint32_t avail) {
-  if (words.size() < 2 || words[1].empty() || is_cond_word(words[1]))
+  if (words.size() < 2 || words[1].empty() || detail::is_cond_word(words[1]))
     return base::Error::text("missing fetch method");
-  sample::ParseCtx pc;
-  pc.avail = avail;
-  std::size_t end = 0;
-  auto e = sample::Expr::parse(words[1], pc, &end);
-  if (!e.ok()) return base::Error::text(var_expr_error(words[0], e.error().message));
-  if (end != words[1].size())
-    return base::Error::text(fmt::format("unexpected characters '{}' after sample expression '{}'",
-                                         words[1].substr(end), words[1].substr(0, end)));
-  return std::make_shared<const sample::Expr>(std::move(e.value()));
+  // HAProxy names the action, not the fetch, in its message for a fetch this place lacks.
+  std::size_t next = 0;
+  return detail::parse_rule_expr(words[1], avail, words[0], &next);
 }
 
 base::Result<std::size_t> parse_var_action(const std::vector<std::string>& words, uint32_t avail,
@@ -82,7 +63,7 @@ base::Result<std::size_t> parse_var_action(const std::vector<std::string>& words
     case VarAction::Kind::kSetFmt: {
       std::size_t n = 1;
       std::string_view text;
-      if (words.size() >= 2 && !is_cond_word(words[1])) {
+      if (words.size() >= 2 && !detail::is_cond_word(words[1])) {
         text = words[1];
         n = 2;
       }
