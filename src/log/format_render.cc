@@ -141,15 +141,6 @@ ReqLine split_request_line(std::string_view line) {
   return r;
 }
 
-long sum_or_absent(std::initializer_list<long> parts) {
-  long s = 0;
-  for (long v : parts) {
-    if (v < 0) return -1;
-    s += v;
-  }
-  return s;
-}
-
 void put_sample(std::string& out, const Node& n, const Record&, const sample::Ctx* ctx,
                 bool* stop) {
   const bool q = n.opts & kOptQuote;
@@ -184,8 +175,9 @@ void Format::render(const Record& r, const sample::Ctx* ctx, std::string& out) c
   const uint64_t accept_us = r.accept_wall_us ? r.accept_wall_us : r.date_wall_us;
   // HTTP: Ta is the record's total; Tt adds the handshake and the idle time before it.
   const long ta = r.total;
-  const long tt = r.http && r.total >= 0 ? r.th + r.ti + r.total : r.total;
-  const long tq = r.tr >= 0 ? r.th + r.ti + r.tr : -1;
+  const DerivedTimes dt = derived_times(r);
+  const long tt = dt.tt;
+  const long tq = dt.tq;
   ReqLine rl{};
   bool rl_done = false;
   auto req = [&]() -> const ReqLine& {
@@ -274,14 +266,9 @@ void Format::render(const Record& r, const sample::Ctx* ctx, std::string& out) c
             put_int(out, tt); break;
           case Alias::kTu:
             if (r.logasap) out += '+';
-            put_int(out, tt >= 0 ? tt - r.ti : -1);
+            put_int(out, dt.tu);
             break;
-          case Alias::kTd: {
-            long used = r.http ? sum_or_absent({tq, r.tw, r.tc, r.tresp})
-                               : sum_or_absent({r.tw, r.tc});
-            put_int(out, used >= 0 && tt >= 0 ? tt - used : -1);
-            break;
-          }
+          case Alias::kTd: put_int(out, dt.td); break;
           case Alias::kST: put_int(out, r.status); break;
           case Alias::kB:
             if (r.logasap) out += '+';

@@ -18,7 +18,54 @@ void append_captures(std::string& line, std::size_t slots, std::span<const std::
   line += "} ";
 }
 
+long sum_or_absent(std::initializer_list<long> parts) {
+  long s = 0;
+  for (long v : parts) {
+    if (v < 0) return -1;
+    s += v;
+  }
+  return s;
+}
+
 }  // namespace
+
+DerivedTimes derived_times(const Record& r) {
+  DerivedTimes d;
+  d.tq = r.tr >= 0 ? r.th + r.ti + r.tr : -1;
+  d.tt = r.http && r.total >= 0 ? r.th + r.ti + r.total : r.total;
+  d.tu = d.tt >= 0 ? d.tt - r.ti : -1;
+  long used = r.http ? sum_or_absent({d.tq, r.tw, r.tc, r.tresp}) : sum_or_absent({r.tw, r.tc});
+  d.td = used >= 0 && d.tt >= 0 ? d.tt - used : -1;
+  return d;
+}
+
+bool stream_query(const Record& r, sample::Env::Query q, bool ended, int64_t* out) {
+  using Q = sample::Env::Query;
+  const DerivedTimes d = derived_times(r);
+  // Before the end: HAProxy's timers are offsets from the accept, its close time 0.
+  const long before_request = r.th + r.ti;
+  switch (q) {
+    case Q::kTxnTotalMs: *out = ended ? r.total : -before_request; return true;
+    case Q::kTxnUserMs: *out = ended ? d.tu : -r.ti; return true;
+    case Q::kReqIdleMs: *out = r.ti; return true;
+    case Q::kReqTqMs: *out = d.tq; return true;
+    case Q::kReqHdrMs: *out = r.tr; return true;
+    case Q::kReqQueueMs: *out = r.tw; return true;
+    case Q::kResHdrMs: *out = r.tresp; return true;
+    case Q::kResDataMs: {
+      // Td once the response head came (a TCP session has none: -1, as HAProxy answers).
+      long to_data = r.tresp >= 0 ? sum_or_absent({d.tq, r.tw, r.tc, r.tresp}) : -1;
+      *out = to_data < 0 ? -1 : ended ? d.td : -to_data;
+      return true;
+    }
+    case Q::kRequestDateUs: *out = static_cast<int64_t>(r.date_wall_us); return true;
+    case Q::kReqBytesIn:
+    case Q::kReqBytesOut: *out = ended ? static_cast<int64_t>(r.bytes_in) : 0; return true;
+    case Q::kResBytesIn: *out = ended ? static_cast<int64_t>(r.bytes_out) : 0; return true;
+    case Q::kResBytesOut: *out = ended ? static_cast<int64_t>(r.bytes_to_client) : 0; return true;
+    default: return false;
+  }
+}
 
 bool is_error(const Record& r) {
   return r.redispatched ||

@@ -9,6 +9,7 @@
 
 #include "log/termination.h"
 #include "net/address.h"
+#include "sample/context.h"
 
 namespace sluice::log {
 
@@ -47,6 +48,7 @@ struct Record {
   long th = 0;                 // %Th: handshakes (no TLS, no PROXY protocol: 0)
   long ti = 0;                 // HTTP: %Ti, idle time before the request's first byte
   uint64_t bytes_in = 0;       // %U
+  uint64_t bytes_to_client = 0;   // what the client was sent (res.bytes_out)
   int srv_queue = 0, be_queue = 0;   // %sq/%bq
   uint64_t request_counter = 0;      // %rt
   uint64_t log_counter = 0;          // %lc: lines this frontend logged before
@@ -57,6 +59,21 @@ struct Record {
   // line was written, before the end), on every line of such a frontend, as HAProxy does.
   bool logasap = false;
 };
+
+// The timers the aliases derive from the record's (ms, -1 when a step is missing): %Tq (Th + Ti
+// + TR), %Tt (Th + Ti + Ta in HTTP, the record's total in TCP), %Tu (Tt - Ti) and %Td (Tt less
+// the steps before the data: Tq, Tw, Tc, Tr in HTTP; Tw, Tc in TCP).
+struct DerivedTimes {
+  long tq = -1, tt = -1, tu = -1, td = -1;
+};
+DerivedTimes derived_times(const Record& r);
+
+// The answers of the timer and byte-count fetches (sample::Env::Query, kTxnTotalMs to
+// kResBytesOut) for the transaction `r` describes; false for another question. `ended`: `r` is
+// the transaction's end (its log line). Else it is what rules see on the way (HAProxy's
+// numbers then: its close time counts as 0, so the totals are minus the time before the
+// request, res.timer.data minus the time to the response head, and the byte counts are 0).
+bool stream_query(const Record& r, sample::Env::Query q, bool ended, int64_t* out);
 
 // Whether HAProxy counts the line as an error (logged at `err` with option
 // log-separate-errors): a redispatch, an end other than a normal or a local one, retries

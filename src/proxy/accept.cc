@@ -146,9 +146,11 @@ bool Worker::connection_allowed(Listener& l, int fd, net::SocketAddress& peer) {
   return false;
 }
 
-bool Worker::content_allowed(const Listener& l, int fd, const net::SocketAddress& peer) {
+bool Worker::content_allowed(const Listener& l, int fd, const net::SocketAddress& peer,
+                             const StreamTimes* stream) {
   // No payload, final: the rules read addresses only, and decide at once.
-  return content_verdict(l, fd, peer, rules::RequestView{}) != rules::TcpVerdict::kReject;
+  return content_verdict(l, fd, peer, rules::RequestView{}, stream) !=
+         rules::TcpVerdict::kReject;
 }
 
 namespace {
@@ -167,10 +169,12 @@ rules::RequestView with_addresses(rules::RequestView view, const Listener& l, in
 
 rules::TcpVerdict Worker::content_verdict(const Listener& l, int fd,
                                           const net::SocketAddress& peer,
-                                          rules::RequestView view) {
+                                          rules::RequestView view,
+                                          const StreamTimes* stream) {
   net::SocketAddress local;
   view = with_addresses(view, l, fd, peer, local);
   ProxyEnv env(process_, id_, &l, *l.proxy);
+  env.stream = stream;
   view.env = &env;
   rules::TcpVerdict v = rules::tcp_rules_verdict(l.proxy->settings.tcp_content_rules, view);
   if (v == rules::TcpVerdict::kReject) fe_counters(l.proxy->index).dreq.add();

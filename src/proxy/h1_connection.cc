@@ -306,6 +306,7 @@ bool H1Connection::write_client() {
   }
   if (n > 0) {
     c_last_ms_ = w_.loop().now_ms();
+    txn_.res_sent += static_cast<uint64_t>(n);
     return true;
   }
   if (n == -1) return false;

@@ -81,7 +81,7 @@ void HttpTxn::first_byte(uint64_t now) {
 }
 
 bool HttpTxn::content_allowed(int client_fd) {
-  if (w_.content_allowed(l_, client_fd, client_)) return true;
+  if (w_.content_allowed(l_, client_fd, client_, this)) return true;
   // As HAProxy: a denied request on the frontend (not a request in req_tot, no status), closed
   // without a response and logged `PR` with "<BADREQ>" and no request timer.
   req_line.clear();
@@ -135,6 +135,7 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   if (t_first_byte_ms == 0) first_byte(now);
   t_head_ms = now;
   req_sent = 0;
+  res_sent = 0;
   // Before any rule changes the head, as HAProxy captures.
   const auto& fcap = fe_.settings.h;
   if (!fcap.capture_request.empty() || !fcap.capture_response.empty()) {
@@ -166,6 +167,7 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   rules::RequestView view = view_of_request(edit);
   view.req.version = head.version;
   ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
+  env.stream = this;
   view.env = &env;
   view.avail = sample::kAtHttpRequest;
   attach_vars(view, &codecs);

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "http/http.h"
+#include "log/line.h"
 #include "log/termination.h"
 #include "net/address.h"
 #include "proxy/backend_leg.h"
@@ -41,7 +42,7 @@
 
 namespace sluice::proxy {
 
-class HttpTxn {
+class HttpTxn final : public StreamTimes {
  public:
   HttpTxn(Worker& w, Listener& l, Session& owner, const net::SocketAddress& client);
   HttpTxn(const HttpTxn&) = delete;
@@ -176,6 +177,7 @@ class HttpTxn {
   uint64_t t_response_ms = 0;      // response head complete
   uint64_t bytes_out = 0;          // server -> client bytes (%B)
   uint64_t req_sent = 0;           // request bytes written to the server
+  uint64_t res_sent = 0;           // bytes written to the client (res.bytes_out)
   int status = -1;                 // status sent to the client, -1 none
   int res_uncounted = 0;           // final status parsed, not yet in the hrsp counters
   log::Termination term;           // how it ended (the log's %ts)
@@ -188,6 +190,11 @@ class HttpTxn {
 
   // First byte of a request seen at `now` (the request timer starts).
   void first_byte(uint64_t now);
+  // The log's timers of this transaction so far: its date, %Ti, %TR, %Tw, %Tc, %Tr.
+  void fill_times(log::Record& r) const;
+  // The timer and byte-count fetches while rules run (the request's timers are known on the
+  // response side only: during request rules HAProxy has not set them yet).
+  bool stream_query(sample::Env::Query q, bool response_side, int64_t* out) const override;
 
  private:
   bool route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& env);

@@ -15,6 +15,8 @@ rules::RequestView HttpTxn::view_of_response(int code, rules::HeadEdit& edit,
   rules::RequestView view;
   env.be = be_;
   env.srv = be_ ? leg_.server() : nullptr;
+  env.stream = this;
+  env.response_side = true;
   view.env = &env;
   view.avail = sample::kAtHttpResponse;
   attach_vars(view, codecs);

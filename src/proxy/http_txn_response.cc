@@ -150,6 +150,34 @@ void HttpTxn::capture_error(bool response, std::string_view bytes, http::ParseEr
   w_.capture_error(std::move(e));
 }
 
+void HttpTxn::fill_times(log::Record& r) const {
+  uint64_t start = t_first_byte_ms ? t_first_byte_ms : t_idle_ms;
+  auto span = [](uint64_t from, uint64_t to) -> long {
+    return from && to && to >= from ? static_cast<long>(to - from) : -1;
+  };
+  const uint64_t t_queued = leg_.queued_ms(), t_connect = leg_.connect_ms();
+  const uint64_t t_connected = leg_.connected_ms();
+  r.http = true;
+  r.date_wall_us = t_first_byte_wall_us ? t_first_byte_wall_us : base::wall_us();
+  r.tr = t_head_ms ? span(start, t_head_ms) : -1;
+  // Tw: from the end of the head to the first connection attempt; -1 when never routed.
+  if (t_head_ms && (t_connect || t_queued || leg_.server()))
+    r.tw = t_queued && t_connect ? span(t_queued, t_connect) : 0;
+  if (t_connected) r.tc = span(t_connect, t_connected);
+  if (t_response_ms) r.tresp = span(t_connected, t_response_ms);
+  r.ti = t_first_byte_ms && t_first_byte_ms >= t_idle_ms
+             ? static_cast<long>(t_first_byte_ms - t_idle_ms)
+             : 0;
+  r.accept_wall_us = r.date_wall_us - static_cast<uint64_t>(r.ti) * 1000;
+}
+
+bool HttpTxn::stream_query(sample::Env::Query q, bool response_side, int64_t* out) const {
+  log::Record r;
+  fill_times(r);
+  if (!response_side) r.tr = -1;   // HAProxy notes the request's time once its rules ran
+  return log::stream_query(r, q, false, out);
+}
+
 void HttpTxn::log(uint64_t now, bool early) {
   if (logged) return;
   logged = true;
@@ -157,27 +185,19 @@ void HttpTxn::log(uint64_t now, bool early) {
   if (!s.log_format || s.logs.empty() || quiet || stream_.log_level < 0) return;
   if (s.dontlognull && t_first_byte_ms == 0) return;
   uint64_t start = t_first_byte_ms ? t_first_byte_ms : t_idle_ms;
-  auto span = [](uint64_t from, uint64_t to) -> long {
-    return from && to && to >= from ? static_cast<long>(to - from) : -1;
-  };
   const lb::Server* srv = leg_.server();
-  const uint64_t t_queued = leg_.queued_ms(), t_connect = leg_.connect_ms();
+  const uint64_t t_connect = leg_.connect_ms();
   const uint64_t t_connected = leg_.connected_ms();
   log::Record r;
+  fill_times(r);
   r.client = &client_;
-  r.date_wall_us = t_first_byte_wall_us ? t_first_byte_wall_us : base::wall_us();
   r.frontend = s.name;
   r.backend = be_ ? be_->settings.name : s.name;
   r.server = srv && t_connect ? std::string_view(srv->name()) : std::string_view("<NOSRV>");
-  r.tr = t_head_ms ? span(start, t_head_ms) : -1;
-  // Tw: from the end of the head to the first connection attempt; -1 when never routed.
-  if (t_head_ms && (t_connect || t_queued || srv))
-    r.tw = t_queued && t_connect ? span(t_queued, t_connect) : 0;
-  if (t_connected) r.tc = span(t_connect, t_connected);
-  if (t_response_ms) r.tresp = span(t_connected, t_response_ms);
   r.total = static_cast<long>(now - start);
   r.status = status;
   r.bytes_out = bytes_out;
+  r.bytes_to_client = res_sent;
   r.term = term;
   // Counts as HAProxy logs them, once this stream left the backend and the server.
   r.actconn = w_.process().actconn().current();
@@ -193,10 +213,7 @@ void HttpTxn::log(uint64_t now, bool early) {
   r.res_captures = caps_.res();
   r.request_line = req_line;
   // What only log-format aliases and %[...] read.
-  r.http = true;
   r.logasap = s.logasap;
-  r.ti = t_first_byte_ms && t_first_byte_ms >= t_idle_ms ? static_cast<long>(t_first_byte_ms - t_idle_ms) : 0;
-  r.accept_wall_us = r.date_wall_us - static_cast<uint64_t>(r.ti) * 1000;
   r.local = local_addr();
   r.server_addr = t_connected ? leg_.target() : nullptr;
   r.backend_src = t_connected ? leg_.source() : nullptr;
@@ -211,6 +228,7 @@ void HttpTxn::log(uint64_t now, bool early) {
   r.hostname = w_.logs().host();
   r.pid = w_.logs().pid();
   LogEnv env;
+  env.rec = &r;
   env.fe = s.name;
   env.fe_id = s.id;
   if (be_) {

@@ -69,11 +69,16 @@ class LogWriter {
   std::string sd_;              // its structured data (log-format-sd)
 };
 
-// What the %[...] nodes of a log line ask about the proxies: their names and ids.
+// What the %[...] nodes of a log line ask about the proxies: their names and ids, and about
+// the transaction: its timers and byte counts.
 class LogEnv final : public sample::Env {
  public:
   std::string_view fe, be, srv;
   int fe_id = 0, be_id = 0, srv_id = 0;
+  const log::Record* rec = nullptr;   // the line's record: its timers and byte counts
+  bool query(Query q, int64_t* out) const override {
+    return rec && log::stream_query(*rec, q, true, out);
+  }
   std::string_view frontend_name() const override { return fe; }
   int frontend_id() const override { return fe_id; }
   std::string_view backend_name() const override { return be; }

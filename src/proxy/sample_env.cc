@@ -7,6 +7,10 @@
 
 namespace sluice::proxy {
 
+bool ProxyEnv::query(Query q, int64_t* out) const {
+  return stream && stream->stream_query(q, response_side, out);
+}
+
 std::string_view ProxyEnv::backend_name() const {
   return be ? std::string_view(be->settings.name) : std::string_view();
 }

@@ -6,11 +6,13 @@
 #include <string_view>
 
 #include "proxy/process.h"
+#include "proxy/stream_times.h"
 #include "sample/context.h"
 
 namespace lb {}
 
 namespace sluice::proxy {
+
 
 class ProxyEnv final : public sample::Env {
  public:
@@ -19,6 +21,10 @@ class ProxyEnv final : public sample::Env {
   // The backend and the server, as the transaction learns them.
   const Proxy* be = nullptr;
   const lb::Server* srv = nullptr;
+  // The stream whose rules run (its timers and byte counts), null for none; `response_side`:
+  // response rules.
+  const StreamTimes* stream = nullptr;
+  bool response_side = false;
 
   std::string_view frontend_name() const override { return fe_.settings.name; }
   int frontend_id() const override { return fe_.settings.id; }
@@ -37,6 +43,7 @@ class ProxyEnv final : public sample::Env {
   bool proxy_stat(ProxyStat s, std::string_view proxy, std::string_view server,
                   int64_t* out) const override;
   bool text(TextQuery q, std::string_view* out) const override;
+  bool query(Query q, int64_t* out) const override;
 
  private:
   // A proxy by name (empty: the current backend, or frontend when `frontend`); null if none.

@@ -724,11 +724,13 @@ bool TcpSession::log_session(bool early) {
   r.server_addr = leg_.connected_ms() ? leg_.target() : nullptr;
   r.backend_src = leg_.connected_ms() ? leg_.source() : nullptr;
   r.bytes_in = bytes_in_;
+  r.bytes_to_client = bytes_out_;
   r.request_counter = w_.process().next_stream_id();
   r.log_counter = fe_.log_count.fetch_add(1, std::memory_order_relaxed);
   r.hostname = w_.logs().host();
   r.pid = w_.logs().pid();
   LogEnv env;
+  env.rec = &r;
   env.fe = s.name;
   env.fe_id = s.id;
   if (be_) {

@@ -49,6 +49,7 @@
 #include "proxy/backend_leg.h"
 #include "proxy/process.h"
 #include "proxy/session.h"
+#include "proxy/stream_times.h"
 #include "rules/rules.h"
 #include "sample/vars.h"
 
@@ -56,7 +57,7 @@ namespace sluice::proxy {
 
 class Worker;
 
-class TcpSession : public Session {
+class TcpSession final : public Session, public StreamTimes {
  public:
   // Takes ownership of `fd`; the connection slots (global, frontend, bind line) have already
   // been acquired by the accept path and are released when the session ends.
@@ -72,6 +73,9 @@ class TcpSession : public Session {
   // The server this session is connected (or connecting) to, null before the first pick.
   // Worker-local.
   const lb::Server* server() const { return leg_.server(); }
+  // The timer and byte-count fetches in its rules: the queue time once routed, the accept
+  // date; no request timers, and the byte counts are 0 until the end (HAProxy's answers).
+  bool stream_query(sample::Env::Query q, bool response_side, int64_t* out) const override;
 
  private:
   struct End : core::IoHandler {

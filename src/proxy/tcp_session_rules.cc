@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "log/line.h"
 #include "proxy/sample_env.h"
 #include "proxy/tcp_session.h"
 #include "proxy/worker.h"
@@ -39,11 +40,20 @@ rules::TcpVerdict TcpSession::run_rules(const std::vector<rules::TcpRule>& list,
   ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
   env.be = be_;
   env.srv = leg_.server();
+  env.stream = this;
   v.env = &env;
   const rules::TcpVerdict verdict =
       rules::run_tcp_rules(list, v, {&client_, rd_ ? &rd_->local : nullptr});
   if (rd_ && v.dst == &rd_->local) rd_->local_set = true;
   return verdict;
+}
+
+bool TcpSession::stream_query(sample::Env::Query q, bool, int64_t* out) const {
+  log::Record r;
+  r.date_wall_us = t_accept_wall_us_;
+  if (be_) r.tw = static_cast<long>(t_routed_ms_ - t_accept_ms_);
+  if (leg_.connected_ms()) r.tc = static_cast<long>(leg_.connected_ms() - t_routed_ms_);
+  return log::stream_query(r, q, false, out);
 }
 
 bool TcpSession::request_verdict(rules::TcpVerdict v, bool backend) {

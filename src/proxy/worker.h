@@ -32,6 +32,7 @@
 #include "proxy/log.h"
 #include "proxy/process.h"
 #include "proxy/session.h"
+#include "proxy/stream_times.h"
 #include "stats/control.h"
 #include "stats/counters.h"
 
@@ -237,12 +238,14 @@ class Worker : public core::TimerHandler {
   std::size_t accq_length() const { return accq_.size_estimate(); }
   // `tcp-request content` rules of `l`'s frontend for a session on `fd` from `peer`; a reject
   // is counted as a denied request (dreq, as HAProxy does) and the caller ends the session.
-  // Worker-local.
-  bool content_allowed(const Listener& l, int fd, const net::SocketAddress& peer);
+  // Worker-local. `stream`: the HTTP transaction the rules run for (its timers), null: none.
+  bool content_allowed(const Listener& l, int fd, const net::SocketAddress& peer,
+                       const StreamTimes* stream = nullptr);
   // The same for a session that buffers the client's bytes (`view.payload`): kWait while a rule
   // has no answer yet (`view.payload_final` false). Worker-local.
   rules::TcpVerdict content_verdict(const Listener& l, int fd, const net::SocketAddress& peer,
-                                    rules::RequestView view);
+                                    rules::RequestView view,
+                                    const StreamTimes* stream = nullptr);
   // The backend `use_backend` rules of `l`'s frontend choose for a TCP session on `fd` from
   // `peer` (`view` also carries the client's buffered bytes), else its default backend (may be
   // null). Worker-local.

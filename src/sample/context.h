@@ -37,6 +37,12 @@ enum Use : uint32_t {
   kUseHttpRes = 1u << 9,      // "HTTP response headers"
   kUseHttpResBody = 1u << 10, // "HTTP response body"
   kUseTxnEnd = 1u << 11,      // "transaction end": timers and sizes known once it is over
+  kUseReqStats = 1u << 12,    // "request buffer statistics": the request's byte counts
+  kUseResStats = 1u << 13,    // "response buffer statistics": the response's byte counts
+                              // and its data time
+  kUseTxnStats = 1u << 14,    // "transaction statistics": the transaction's total times
+  kUseHttpReqStart = 1u << 15,   // "HTTP request": its date (request_date), also known to
+                                 // tcp-request content rules
 };
 // The name HAProxy's messages give the first bit of `bits`.
 std::string_view use_name(uint32_t bits);
@@ -45,11 +51,13 @@ std::string_view use_name(uint32_t bits);
 // A backend's rules also have kUseBackend; response rules have the server's side as well.
 constexpr uint32_t kAtTcpConnection = kUseInternal | kUseL4Cli;
 constexpr uint32_t kAtTcpSession = kAtTcpConnection | kUseL5Cli;
-constexpr uint32_t kAtTcpContent = kAtTcpSession | kUseReqBuf;
+constexpr uint32_t kAtTcpContent =
+    kAtTcpSession | kUseReqBuf | kUseReqStats | kUseTxnStats | kUseHttpReqStart;
 constexpr uint32_t kAtHttpRequest = kAtTcpContent | kUseHttpReq | kUseHttpReqBody;
 constexpr uint32_t kAtHttpResponse = kAtHttpRequest | kUseBackend | kUseServer | kUseResBuf |
-                                     kUseHttpRes | kUseHttpResBody;
-constexpr uint32_t kAtTcpResponse = kAtTcpContent | kUseBackend | kUseServer | kUseResBuf;
+                                     kUseHttpRes | kUseHttpResBody | kUseResStats;
+constexpr uint32_t kAtTcpResponse = kAtTcpContent | kUseBackend | kUseServer | kUseResBuf |
+                                    kUseResStats;
 constexpr uint32_t kAtLog = kAtHttpResponse | kUseTxnEnd;
 
 // One HTTP message as the fetches read it.
@@ -166,6 +174,24 @@ class Env {
     kCurQueueTimeout,
     kCurTarpitTimeout,
     kCurMaxRetries,
+    // The transaction's timers (HAProxy's txn.timer.*, req.timer.*, res.timer.*), in ms, the
+    // numbers of the log's %Ta %Tu %Ti %Tq %TR %Tw %Tr %Td; -1 for a step not reached. Before
+    // the end (rules), the close time counts as 0, as in HAProxy: the totals are negative.
+    kTxnTotalMs,      // txn.timer.total (%Ta)
+    kTxnUserMs,       // txn.timer.user (%Tu)
+    kReqIdleMs,       // req.timer.idle (%Ti)
+    kReqTqMs,         // req.timer.tq (%Tq)
+    kReqHdrMs,        // req.timer.hdr (%TR)
+    kReqQueueMs,      // req.timer.queue (%Tw)
+    kResHdrMs,        // res.timer.hdr (%Tr)
+    kResDataMs,       // res.timer.data (%Td once the response head came, else -1)
+    kRequestDateUs,   // request_date: the request's first byte (TCP: the accept), us
+    // Byte counts, known at the end (0 before): bytes_in and req.bytes_in (%U), req.bytes_out
+    // (sent to the server), bytes_out and res.bytes_in (%B), res.bytes_out (sent to the client).
+    kReqBytesIn,
+    kReqBytesOut,
+    kResBytesIn,
+    kResBytesOut,
   };
   virtual bool query(Query q, int64_t* out) const { return false; }
   // Texts, same convention (an empty text can be a value: fc_err_name of no error).

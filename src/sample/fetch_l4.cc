@@ -1,6 +1,8 @@
 // Layer-4 fetches (HAProxy's section 7.3.3): addresses and ports of both connections, the
 // kernel's TCP state of the sockets (tcp_info), names and ids of the proxies and of the
-// listener, connection errors and timeouts (through Env).
+// listener, connection errors and timeouts (through Env); and the stream's timers and byte
+// counts of sections 7.3.2 and 7.3.6 (txn.timer.*, req.timer.*, res.timer.*, request_date,
+// bytes_in/out), which Env answers with the log's numbers.
 //
 // src/dst and fc_src/fc_dst read the same addresses for now: they differ in HAProxy once the
 // PROXY protocol or `set-src`/`set-dst` replaced the stream's addresses, and sluice has
@@ -252,6 +254,15 @@ bool f_accept_date(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
   return true;
 }
 
+// request_date([unit]): the request's first byte (TCP: the accept), units as accept_date's.
+bool f_request_date(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
+  int64_t us = 0;
+  if (!ctx.env->query(Q::kRequestDateUs, &us)) return false;
+  int64_t div = a[0].given && a[0].sint > 0 ? a[0].sint : 1000000;
+  out = Sample::integer(us / div);
+  return true;
+}
+
 // ---- PROXY protocol -------------------------------------------------------------------------
 // sluice does not read the PROXY protocol yet: fc_rcvd_proxy is false and the fc_pp_* fetches
 // give nothing, until that lands (it then fills Ctx with what the header carried).
@@ -410,6 +421,32 @@ constexpr FetchDef kFetches[] = {
     {"bc_srv_queue", f_query<Q::kBcSrvQueue>, no_args(), nullptr, Type::kSint, kSrv, "int"},
     {"bc_be_queue", f_query<Q::kBcBeQueue>, no_args(), nullptr, Type::kSint, kSrv, "int"},
     {"bc.timer.connect", f_query<Q::kBcConnectMs>, no_args(), nullptr, Type::kSint, kSrv, "int"},
+    // The transaction's timers and byte counts (HAProxy's sections 7.3.2 and 7.3.6), where
+    // HAProxy lets them stand: the numbers of the log's %Ta %Tu %Ti %Tq %TR %Tw %Tr %Td %U %B.
+    {"txn.timer.total", f_query<Q::kTxnTotalMs>, no_args(), nullptr, Type::kSint, kUseTxnStats,
+     "int"},
+    {"txn.timer.user", f_query<Q::kTxnUserMs>, no_args(), nullptr, Type::kSint, kUseTxnStats,
+     "int"},
+    {"req.timer.idle", f_query<Q::kReqIdleMs>, no_args(), nullptr, Type::kSint, kUseHttpReq,
+     "int"},
+    {"req.timer.tq", f_query<Q::kReqTqMs>, no_args(), nullptr, Type::kSint, kUseHttpReq, "int"},
+    {"req.timer.hdr", f_query<Q::kReqHdrMs>, no_args(), nullptr, Type::kSint, kUseHttpReq, "int"},
+    {"req.timer.queue", f_query<Q::kReqQueueMs>, no_args(), nullptr, Type::kSint, kSrv, "int"},
+    {"res.timer.hdr", f_query<Q::kResHdrMs>, no_args(), nullptr, Type::kSint, kUseHttpRes, "int"},
+    {"res.timer.data", f_query<Q::kResDataMs>, no_args(), nullptr, Type::kSint, kUseResStats,
+     "int"},
+    {"request_date", f_request_date, kUnit, check_accept_unit, Type::kSint, kUseHttpReqStart,
+     "int"},
+    {"bytes_in", f_query<Q::kReqBytesIn>, no_args(), nullptr, Type::kSint, kUseReqStats, "int"},
+    {"req.bytes_in", f_query<Q::kReqBytesIn>, no_args(), nullptr, Type::kSint, kUseReqStats,
+     "int"},
+    {"req.bytes_out", f_query<Q::kReqBytesOut>, no_args(), nullptr, Type::kSint, kUseReqStats,
+     "int"},
+    {"bytes_out", f_query<Q::kResBytesIn>, no_args(), nullptr, Type::kSint, kUseResStats, "int"},
+    {"res.bytes_in", f_query<Q::kResBytesIn>, no_args(), nullptr, Type::kSint, kUseResStats,
+     "int"},
+    {"res.bytes_out", f_query<Q::kResBytesOut>, no_args(), nullptr, Type::kSint, kUseResStats,
+     "int"},
 };
 
 }  // namespace

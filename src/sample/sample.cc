@@ -268,7 +268,9 @@ std::string_view use_name(uint32_t bits) {
   static constexpr std::string_view kNames[] = {
       "internal state", "L4 client session", "L5 client session", "request buffer",
       "HTTP request headers", "HTTP request body", "backend", "server", "response buffer",
-      "HTTP response headers", "HTTP response body", "transaction end"};
+      "HTTP response headers", "HTTP response body", "transaction end",
+      "request buffer statistics", "response buffer statistics", "transaction statistics",
+      "HTTP request"};
   for (std::size_t i = 0; i < std::size(kNames); ++i)
     if (bits & (1u << i)) return kNames[i];
   return "nothing";

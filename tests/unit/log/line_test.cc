@@ -70,3 +70,85 @@ TEST(LogLine, HttplogOfARequestThatNeverParsed) {
 
 }  // namespace
 }  // namespace sluice::log
+
+namespace sluice::log {
+namespace {
+
+using Q = sample::Env::Query;
+
+int64_t ask(const Record& r, Q q, bool ended) {
+  int64_t v = 12345;
+  EXPECT_TRUE(stream_query(r, q, ended, &v));
+  return v;
+}
+
+// The numbers of HAProxy 3.5's log line "%Ta %Tu %Ti %Tq %TR %Tw %Tr %Td %B %U" against its
+// fetches, on one request (idle 100 ms, head 46 ms, response head 55 ms, data 30 ms):
+// "131 131 100 146 46 0 55 30 195 49" and, in http-response, txn.timer.total -100,
+// res.timer.data -201, byte counts 0.
+TEST(StreamQuery, TheLogsNumbersAndHaproxysBeforeTheEnd) {
+  net::SocketAddress client = net::SocketAddress::ipv4(0x7f000001, 40000);
+  Record r = base_record(client);
+  r.http = true;
+  r.ti = 100;
+  r.tr = 46;
+  r.tw = 0;
+  r.tc = 0;
+  r.tresp = 55;
+  r.total = 131;
+  r.bytes_out = 195;
+  r.bytes_in = 49;
+  r.bytes_to_client = 285;
+  DerivedTimes d = derived_times(r);
+  EXPECT_EQ(d.tq, 146);
+  EXPECT_EQ(d.tt, 231);
+  EXPECT_EQ(d.tu, 131);
+  EXPECT_EQ(d.td, 30);
+  EXPECT_EQ(ask(r, Q::kTxnTotalMs, true), 131);
+  EXPECT_EQ(ask(r, Q::kTxnUserMs, true), 131);
+  EXPECT_EQ(ask(r, Q::kReqIdleMs, true), 100);
+  EXPECT_EQ(ask(r, Q::kReqTqMs, true), 146);
+  EXPECT_EQ(ask(r, Q::kReqHdrMs, true), 46);
+  EXPECT_EQ(ask(r, Q::kReqQueueMs, true), 0);
+  EXPECT_EQ(ask(r, Q::kResHdrMs, true), 55);
+  EXPECT_EQ(ask(r, Q::kResDataMs, true), 30);
+  EXPECT_EQ(ask(r, Q::kRequestDateUs, true), 1764547200123456LL);
+  EXPECT_EQ(ask(r, Q::kReqBytesIn, true), 49);
+  EXPECT_EQ(ask(r, Q::kResBytesIn, true), 195);
+  EXPECT_EQ(ask(r, Q::kResBytesOut, true), 285);
+  // Before the end: HAProxy's close time is 0.
+  EXPECT_EQ(ask(r, Q::kTxnTotalMs, false), -100);
+  EXPECT_EQ(ask(r, Q::kTxnUserMs, false), -100);
+  EXPECT_EQ(ask(r, Q::kResDataMs, false), -201);
+  EXPECT_EQ(ask(r, Q::kResHdrMs, false), 55);
+  EXPECT_EQ(ask(r, Q::kReqBytesIn, false), 0);
+  EXPECT_EQ(ask(r, Q::kResBytesOut, false), 0);
+  // No response head yet: res.timer.data is -1, whatever the end.
+  r.tresp = -1;
+  EXPECT_EQ(ask(r, Q::kResDataMs, true), -1);
+  EXPECT_EQ(ask(r, Q::kResDataMs, false), -1);
+  int64_t v = 0;
+  EXPECT_FALSE(stream_query(r, Q::kFcHandshakeMs, true, &v));
+}
+
+// TCP (HAProxy 3.5: "%Ta %Tu %Tw %Td %B %U" 424 424 1 424 140 42, and txn.timer.total 424,
+// res.timer.data -1: no response head).
+TEST(StreamQuery, TcpSession) {
+  net::SocketAddress client = net::SocketAddress::ipv4(0x7f000001, 40000);
+  Record r = base_record(client);
+  r.tw = 1;
+  r.tc = 0;
+  r.total = 424;
+  r.bytes_in = 42;
+  r.bytes_out = 140;
+  r.bytes_to_client = 140;
+  EXPECT_EQ(ask(r, Q::kTxnTotalMs, true), 424);
+  EXPECT_EQ(ask(r, Q::kTxnUserMs, true), 424);
+  EXPECT_EQ(ask(r, Q::kReqQueueMs, true), 1);
+  EXPECT_EQ(ask(r, Q::kResDataMs, true), -1);
+  EXPECT_EQ(ask(r, Q::kReqBytesOut, true), 42);
+  EXPECT_EQ(ask(r, Q::kResBytesOut, true), 140);
+}
+
+}  // namespace
+}  // namespace sluice::log

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "sample/expr.h"
@@ -295,6 +296,76 @@ TEST(FetchL4, HttpMajorAndAcceptDate) {
             "invalid args in fetch method 'accept_date' : expects 's', 'ms' or 'us', got 'xx'");
   EXPECT_EQ(parse_error("accept_date()"),
             "invalid args in fetch method 'accept_date' : expects 's', 'ms' or 'us', got ''");
+}
+
+// The transaction's timers and byte counts: one Env question each (the proxy answers with the
+// log's numbers), nothing when the Env does not know.
+TEST(FetchL4, TransactionTimersAndBytesThroughEnv) {
+  TestEnv env;
+  Ctx ctx;
+  ctx.env = &env;
+  using Q = Env::Query;
+  const std::pair<const char*, Q> rows[] = {
+      {"txn.timer.total", Q::kTxnTotalMs}, {"txn.timer.user", Q::kTxnUserMs},
+      {"req.timer.idle", Q::kReqIdleMs},   {"req.timer.tq", Q::kReqTqMs},
+      {"req.timer.hdr", Q::kReqHdrMs},     {"req.timer.queue", Q::kReqQueueMs},
+      {"res.timer.hdr", Q::kResHdrMs},     {"res.timer.data", Q::kResDataMs},
+      {"bytes_in", Q::kReqBytesIn},        {"req.bytes_in", Q::kReqBytesIn},
+      {"req.bytes_out", Q::kReqBytesOut},  {"bytes_out", Q::kResBytesIn},
+      {"res.bytes_in", Q::kResBytesIn},    {"res.bytes_out", Q::kResBytesOut},
+  };
+  for (const auto& [name, q] : rows) EXPECT_EQ(eval(name, ctx), "<none>") << name;
+  for (const auto& [name, q] : rows) env.q[q] = 10 + static_cast<int64_t>(q);
+  for (const auto& [name, q] : rows) {
+    EXPECT_EQ(eval(name, ctx), std::to_string(10 + static_cast<int64_t>(q))) << name;
+    const FetchDef* f = find_fetch(name);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_EQ(f->out, Type::kSint) << name;
+  }
+  env.q[Q::kTxnTotalMs] = -102;   // before the end, as HAProxy answers in http-response
+  EXPECT_EQ(eval("txn.timer.total", ctx), "-102");
+  EXPECT_EQ(eval("request_date", ctx), "<none>");
+  env.q[Q::kRequestDateUs] = 1796473008319424;
+  EXPECT_EQ(eval("request_date", ctx), "1796473008");
+  EXPECT_EQ(eval("request_date(s)", ctx), "1796473008");
+  EXPECT_EQ(eval("request_date(ms)", ctx), "1796473008319");
+  EXPECT_EQ(eval("request_date(us)", ctx), "1796473008319424");
+  EXPECT_EQ(parse_error("request_date(xx)"),
+            "invalid args in fetch method 'request_date' : expects 's', 'ms' or 'us', got 'xx'");
+  EXPECT_EQ(parse_error("request_date()"),
+            "invalid args in fetch method 'request_date' : expects 's', 'ms' or 'us', got ''");
+}
+
+// Where HAProxy 3.5 lets them stand, with the name of what they need in its messages.
+TEST(FetchL4, TransactionTimersWhereTheyStand) {
+  auto needs = [](std::string_view what, const char* fetch) {
+    return fmt::format("sample fetch <{}> may not be reliably used here because it needs '{}' "
+                       "which is not available here", fetch, what);
+  };
+  for (auto f : {"txn.timer.total", "txn.timer.user", "bytes_in", "req.bytes_in",
+                 "req.bytes_out"})
+    EXPECT_EQ(parse_error(f, kAtTcpContent), "ok") << f;
+  EXPECT_EQ(parse_error("txn.timer.total", kAtTcpSession),
+            needs("transaction statistics", "txn.timer.total"));
+  EXPECT_EQ(parse_error("bytes_in", kAtTcpSession),
+            needs("request buffer statistics", "bytes_in"));
+  for (auto f : {"res.timer.data", "bytes_out", "res.bytes_in", "res.bytes_out"}) {
+    EXPECT_EQ(parse_error(f, kAtHttpRequest), needs("response buffer statistics", f)) << f;
+    EXPECT_EQ(parse_error(f, kAtTcpResponse), "ok") << f;
+    EXPECT_EQ(parse_error(f, kAtHttpResponse), "ok") << f;
+  }
+  for (auto f : {"req.timer.idle", "req.timer.tq", "req.timer.hdr", "request_date"})
+    EXPECT_EQ(parse_error(f, kAtHttpRequest), "ok") << f;
+  EXPECT_EQ(parse_error("request_date", kAtTcpContent), "ok");
+  EXPECT_EQ(parse_error("request_date", kAtTcpSession), needs("HTTP request", "request_date"));
+  EXPECT_EQ(parse_error("req.timer.idle", kAtTcpSession),
+            needs("HTTP request headers", "req.timer.idle"));
+  EXPECT_EQ(parse_error("req.timer.queue", kAtHttpRequest), needs("server", "req.timer.queue"));
+  EXPECT_EQ(parse_error("res.timer.hdr", kAtHttpRequest),
+            needs("HTTP response headers", "res.timer.hdr"));
+  for (auto f : {"txn.timer.total", "req.timer.queue", "res.timer.hdr", "res.timer.data",
+                 "request_date", "bytes_out", "res.bytes_out"})
+    EXPECT_EQ(parse_error(f, kAtLog), "ok") << f;
 }
 
 TEST(FetchL4, ProxyProtocolFetchesWaitForIt) {

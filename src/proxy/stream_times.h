@@ -1,0 +1,19 @@
+#pragma once
+#include <cstdint>
+
+#include "sample/context.h"
+
+namespace sluice::proxy {
+
+// The stream whose rules run (an HTTP transaction, a TCP session), for the timer and
+// byte-count fetches: sample::Env::Query's kTxnTotalMs to kResBytesOut, answered on demand as
+// HAProxy answers them before the end (log::stream_query). `response_side`: response rules.
+class StreamTimes {
+ public:
+  virtual bool stream_query(sample::Env::Query q, bool response_side, int64_t* out) const = 0;
+
+ protected:
+  ~StreamTimes() = default;
+};
+
+}  // namespace sluice::proxy
