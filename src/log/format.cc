@@ -41,8 +41,9 @@ constexpr AliasDef kAliases[] = {
 bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
 
-// `+Q,-X,...`: names HAProxy does not know are skipped, as it does.
-base::Result<void> apply_flags(std::string_view args, uint8_t* opts) {
+// `+Q,-X,...`: names HAProxy does not know are skipped, as it does. An encoding already set
+// stays: a second one is ignored.
+void apply_flags(std::string_view args, uint8_t* opts) {
   while (!args.empty()) {
     std::size_t comma = args.find(',');
     std::string_view one = args.substr(0, comma);
@@ -55,19 +56,54 @@ base::Result<void> apply_flags(std::string_view args, uint8_t* opts) {
     else if (name == "Q") bit = kOptQuote;
     else if (name == "X") bit = kOptHex;
     else if (name == "E") bit = kOptEscape;
-    else if (name == "json" || name == "cbor") {
-      if (add)
-        return base::Error::text(fmt::format(
-            "the '+{}' encoding is not supported by sluice yet (it needs named nodes, "
-            "'%(name)')", name));
-      continue;
-    } else {
-      continue;   // "bin" only matters with an encoding; unknown names are ignored
-    }
-    if (add) *opts |= bit;
+    else if (name == "bin") bit = kOptBin;
+    else if (name == "json") bit = kOptJson;
+    else if (name == "cbor") bit = kOptCbor;
+    else continue;
+    if (add) *opts |= (*opts & kOptEncode) ? static_cast<uint8_t>(bit & ~kOptEncode) : bit;
     else *opts = static_cast<uint8_t>(*opts & ~bit);
   }
-  return {};
+}
+
+bool is_name_char(char c) { return is_alnum(c) || c == '_' || c == '-'; }
+
+// `%(name)` or `%(name:type)` from `p` (just after the '('): the name, the type, and the
+// position after ')'. HAProxy's messages.
+base::Result<std::size_t> parse_name(std::string_view text, std::size_t p, std::string* name,
+                                     Cast* cast) {
+  const std::size_t start = p;
+  std::size_t colon = std::string_view::npos;
+  for (;; ++p) {
+    char c = p < text.size() ? text[p] : '\0';
+    if (c == ':' && colon == std::string_view::npos) {
+      colon = p;
+      continue;
+    }
+    if (c == ')') break;
+    if (!is_name_char(c)) {
+      // HAProxy formats the character with %c: the end of the text ends its message there.
+      if (c == '\0') return base::Error::text("invalid character in custom name near '");
+      return base::Error::text(fmt::format(
+          "invalid character in custom name near '{}' at position {} line : '{}'", c, p, text));
+    }
+  }
+  if (colon == std::string_view::npos) {
+    *name = std::string(text.substr(start, p - start));
+    *cast = Cast::kSame;
+    return p + 1;
+  }
+  *name = std::string(text.substr(start, colon - start));
+  std::string_view type = text.substr(colon + 1, p - colon - 1);
+  if (type == "str") *cast = Cast::kStr;
+  else if (type == "sint") *cast = Cast::kSint;
+  else if (type == "bool") *cast = Cast::kBool;
+  else if (type == "raw") *cast = Cast::kRaw;
+  else
+    return base::Error::text(fmt::format(
+        "unexpected output type '{}' at position {} line : '{}'. Supported types are: str, "
+        "sint, bool, raw",
+        type, colon + 1, text));
+  return p + 1;
 }
 
 }  // namespace
@@ -132,32 +168,46 @@ base::Result<Format> Format::parse(std::string_view text, uint32_t avail, bool m
       i += 2;
       continue;
     }
-    if (n1 == '(')
-      return base::Error::text(fmt::format(
-          "named nodes ('%(name)') at position {} line : '{}' are not supported by sluice yet",
-          i + 1, text));
     std::size_t p = i + 1;
+    std::string name;
+    Cast cast = Cast::kSame;
+    if (n1 == '(') {
+      auto end = parse_name(text, p + 1, &name, &cast);
+      if (!end.ok()) return end.error();
+      p = end.value();
+      if (p >= text.size()) return base::Error::text("truncated line after '%'");
+      n1 = text[p];
+      // After the name, as after a '%', except that another '(' is text.
+      if (n1 == '%') {
+        i = p;   // the '%' is text, and so is what follows it
+        lit += '%';
+        ++i;
+        continue;
+      }
+      if (n1 != '{' && n1 != '[' && !is_alpha(n1) && !std::isdigit(static_cast<unsigned char>(n1)) &&
+          n1 != ' ' && n1 != '\t') {
+        i = p;   // the name is dropped with its '%'; what follows is text
+        continue;
+      }
+    }
     uint8_t opts = defopts;
     std::string_view args;
-    bool has_args = false;
     if (n1 == '{') {
       std::size_t close = text.find('}', p + 1);
       if (close == std::string_view::npos)
         return base::Error::text(
             fmt::format("truncated line after '{}'", text.substr(p + 1)));
       args = text.substr(p + 1, close - p - 1);
-      has_args = true;
       p = close + 1;
       if (p >= text.size() || (text[p] != '[' && !is_alnum(text[p])))
         return base::Error::text(fmt::format(
             "parse argument modifier without alias name near '%{{{}}}'", args));
-      auto r = apply_flags(args, &opts);
-      if (!r.ok()) return r.error();
+      apply_flags(args, &opts);
     } else if (std::isdigit(static_cast<unsigned char>(n1)) || n1 == ' ' || n1 == '\t') {
       return base::Error::text(fmt::format(
           "unexpected alias name near '{}' at position {} line : '{}'. Maybe you want to write "
           "a single '%', use the syntax '%%'",
-          n1, i + 1, text));
+          n1, p, text));
     } else if (n1 != '[' && !is_alpha(n1)) {
       // HAProxy drops a '%' that starts nothing and keeps what follows as text.
       i += 1;
@@ -187,6 +237,8 @@ base::Result<Format> Format::parse(std::string_view text, uint32_t avail, bool m
       Node n;
       n.kind = Node::Kind::kExpr;
       n.opts = opts;
+      n.cast = cast;
+      n.name = std::move(name);
       n.expr = std::make_shared<const sample::Expr>(std::move(e.value()));
       f.nodes_.push_back(std::move(n));
       i = p + 1 + end + 1;
@@ -194,25 +246,45 @@ base::Result<Format> Format::parse(std::string_view text, uint32_t avail, bool m
     }
     std::size_t e = p;
     while (e < text.size() && is_alnum(text[e])) ++e;
-    std::string_view name = text.substr(p, e - p);
-    const AliasDef* a = find_alias(name);
+    std::string_view alias_name = text.substr(p, e - p);
+    const AliasDef* a = find_alias(alias_name);
     if (!a)
       return base::Error::text(fmt::format(
           "no such format alias '{}'. If you wanted to emit the '%' character verbatim, you "
           "need to use '%%'",
-          name));
+          alias_name));
     if (a->id == Alias::kGlobal) {
-      if (has_args) defopts = opts;
+      defopts = opts;
+      // The line's options are those every %o sets (HAProxy keeps the first, then what
+      // each later one has in common with it).
+      f.line_opts_ = f.line_opts_ ? static_cast<uint8_t>(f.line_opts_ & opts) : opts;
     } else {
       Node n;
       n.kind = Node::Kind::kAlias;
       n.alias = a->id;
       n.opts = opts;
+      n.cast = cast;
+      n.name = std::move(name);
       f.nodes_.push_back(std::move(n));
     }
     i = e;
   }
   flush();
+  // The line's encoding and +bin prevail over the nodes' (+bin is the line's only); +E does
+  // not apply to an encoded value.
+  const uint8_t line_enc = f.line_opts_ & (kOptEncode | kOptBin);
+  for (Node& n : f.nodes_) {
+    if (n.kind != Node::Kind::kAlias && n.kind != Node::Kind::kExpr) continue;
+    if (f.line_opts_ & kOptEncode)
+      n.opts = static_cast<uint8_t>((n.opts & ~(kOptEncode | kOptBin)) | line_enc);
+    else
+      n.opts = static_cast<uint8_t>((n.opts & ~kOptBin) | (f.line_opts_ & kOptBin));
+    if (n.opts & kOptEncode) {
+      n.opts = static_cast<uint8_t>(n.opts & ~kOptEscape);
+      f.encoded_ = true;
+    }
+  }
+  if (f.line_opts_ & kOptEncode) f.encoded_ = true;
   return f;
 }
 

@@ -1,8 +1,11 @@
 #pragma once
 // HAProxy's log-format language, compiled: literal text, separators, `%<alias>` (every alias of
 // HAProxy 3.5's section 8.2.6), `%[sample expression]`, and the `%{+Q,+X,+E,+M}` flags, per
-// node or for the rest of the line with `%{...}o`. Parsed once at configuration time; rendered
-// for each line into a buffer the caller reuses, without allocating once it has grown.
+// node or for the rest of the line with `%{...}o`. Nodes may be named, `%(name)` or
+// `%(name:type)`, and encoded: `%{+json}o` / `%{+cbor}o` make the whole line a JSON object
+// or a CBOR map of the named nodes (format_encode.cc), `+json`/`+cbor` on one node encode its
+// value alone. Parsed once at configuration time; rendered for each line into a buffer the
+// caller reuses, without allocating once it has grown.
 //
 // The predefined formats (`option httplog`, `option httplog clf`, `option tcplog`, `option
 // tcplog clf`) are these same compiled formats, from HAProxy 3.5's format strings.
@@ -52,7 +55,14 @@ enum Opt : uint8_t {
   kOptQuote = 2,       // +Q: strings, addresses and samples between double quotes
   kOptHex = 4,         // +X: addresses, ports and a few counters in hexadecimal
   kOptEscape = 8,      // +E: '"', '\' and ']' escaped with a backslash
+  kOptJson = 16,       // +json: the value as JSON (with %o: the line is a JSON object)
+  kOptCbor = 32,       // +cbor: the value as CBOR, written in hexadecimal
+  kOptBin = 64,        // +bin (with %o only): CBOR as raw bytes, binary samples kept binary
+  kOptEncode = kOptJson | kOptCbor,
 };
+
+// `%(name:type)`: the type a named node's value is given when encoded.
+enum class Cast : uint8_t { kSame, kStr, kSint, kBool, kRaw };
 
 enum class Alias : uint8_t {
   kGlobal,   // %o: sets the default options of what follows, writes nothing
@@ -77,7 +87,9 @@ class Format {
     Kind kind = Kind::kText;
     Alias alias = Alias::kGlobal;
     uint8_t opts = 0;
+    Cast cast = Cast::kSame;
     std::string text;
+    std::string name;   // `%(name)`; empty: none
     std::shared_ptr<const sample::Expr> expr;
   };
 
@@ -98,10 +110,18 @@ class Format {
   bool uses_http() const;
   // Whether any node is this alias.
   bool uses(Alias a) const;
+  // The options of the whole line (the %o ones in common): kOptJson or kOptCbor when the line
+  // is encoded, kOptBin.
+  uint8_t line_opts() const { return line_opts_; }
 
  private:
+  // format_encode.cc: the line when it or one of its nodes is encoded.
+  void render_encoded(const Record& r, const sample::Ctx* ctx, std::string& out) const;
+
   std::vector<Node> nodes_;
   std::string text_;
+  uint8_t line_opts_ = 0;
+  bool encoded_ = false;   // the line or a node is encoded: render_encoded()
 };
 
 // The predefined formats, compiled once (thread-safe).

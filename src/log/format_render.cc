@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "log/format.h"
+#include "log/format_internal.h"
 #include "sample/expr.h"
 
 namespace sluice::log {
@@ -84,14 +85,8 @@ void put_port(std::string& out, const net::SocketAddress* a, uint8_t opts) {
 
 // "%d/%b/%Y:%H:%M:%S" then ".mmm" (%t, %tr) or " +zzzz" (%T, %Tl, %trg, %trl).
 void put_date(std::string& out, uint64_t wall_us, bool local, bool with_ms) {
-  time_t secs = static_cast<time_t>(wall_us / 1000000);
-  tm tm{};
-  if (local) localtime_r(&secs, &tm);
-  else gmtime_r(&secs, &tm);
-  char buf[48];
-  std::size_t n = strftime(buf, sizeof buf, with_ms ? "%d/%b/%Y:%H:%M:%S" : "%d/%b/%Y:%H:%M:%S %z", &tm);
-  out.append(buf, n);
-  if (with_ms) fmt::format_to(std::back_inserter(out), ".{:03}", (wall_us / 1000) % 1000);
+  char buf[64];
+  out.append(buf, date_text(buf, sizeof buf, wall_us, local, with_ms));
 }
 
 void put_captures(std::string& out, std::size_t slots, std::span<const std::string> values,
@@ -119,27 +114,6 @@ void put_captures(std::string& out, std::size_t slots, std::span<const std::stri
   }
 }
 
-// The parts of the request line: method, target, version (empty when there is none).
-struct ReqLine {
-  std::string_view method, target, version;
-};
-ReqLine split_request_line(std::string_view line) {
-  ReqLine r;
-  std::size_t a = line.find(' ');
-  if (a == std::string_view::npos) {
-    r.method = line;
-    return r;
-  }
-  r.method = line.substr(0, a);
-  std::size_t b = line.rfind(' ');
-  if (b == a) {
-    r.target = line.substr(a + 1);
-    return r;
-  }
-  r.target = line.substr(a + 1, b - a - 1);
-  r.version = line.substr(b + 1);
-  return r;
-}
 
 void put_sample(std::string& out, const Node& n, const Record&, const sample::Ctx* ctx,
                 bool* stop) {
@@ -170,174 +144,219 @@ void put_sample(std::string& out, const Node& n, const Record&, const sample::Ct
 
 }  // namespace
 
-void Format::render(const Record& r, const sample::Ctx* ctx, std::string& out) const {
-  bool last_space = true;   // a separator is written once, and only after something
-  const uint64_t accept_us = r.accept_wall_us ? r.accept_wall_us : r.date_wall_us;
-  // HTTP: Ta is the record's total; Tt adds the handshake and the idle time before it.
-  const long ta = r.total;
-  const DerivedTimes dt = derived_times(r);
-  const long tt = dt.tt;
-  const long tq = dt.tq;
-  ReqLine rl{};
-  bool rl_done = false;
-  auto req = [&]() -> const ReqLine& {
-    if (!rl_done) {
-      rl = split_request_line(r.request_line);
-      rl_done = true;
-    }
-    return rl;
-  };
-  for (const Node& n : nodes_) {
-    const std::size_t before = out.size();
-    const uint8_t o = n.opts;
-    switch (n.kind) {
-      case Node::Kind::kText:
-        out += n.text;
-        break;
-      case Node::Kind::kSeparator:
-        if (!last_space) out += ' ';
-        last_space = true;
-        continue;
-      case Node::Kind::kExpr: {
-        bool stop = false;
-        put_sample(out, n, r, ctx, &stop);
-        if (stop) return;
-        break;
-      }
-      case Node::Kind::kAlias:
-        switch (n.alias) {
-          case Alias::kGlobal: break;
-          case Alias::kci: put_ip(out, r.client, o); break;
-          case Alias::kcp: put_port(out, r.client, o); break;
-          case Alias::kfi: put_ip(out, r.local, o); break;
-          case Alias::kfp: put_port(out, r.local, o); break;
-          case Alias::kbi: put_ip(out, r.backend_src, o); break;
-          case Alias::kbp: put_port(out, r.backend_src, o); break;
-          case Alias::ksi: put_ip(out, r.server_addr, o); break;
-          case Alias::ksp: put_port(out, r.server_addr, o); break;
-          case Alias::kt: put_date(out, accept_us, true, true); break;
-          case Alias::ktr: put_date(out, r.date_wall_us, true, true); break;
-          case Alias::kT: put_date(out, accept_us, false, false); break;
-          case Alias::kTl: put_date(out, accept_us, true, false); break;
-          case Alias::ktrg: put_date(out, r.date_wall_us, false, false); break;
-          case Alias::ktrl: put_date(out, r.date_wall_us, true, false); break;
-          case Alias::kTs:
-            if (o & kOptHex) put_hex(out, accept_us / 1000000, 8);
-            else put_int(out, static_cast<long long>(accept_us / 1000000));
-            break;
-          case Alias::kms:
-            if (o & kOptHex) put_hex(out, (accept_us / 1000) % 1000, 2);
-            else fmt::format_to(std::back_inserter(out), "{:03}", (accept_us / 1000) % 1000);
-            break;
-          case Alias::kpid:
-            if (o & kOptHex) put_hex(out, static_cast<unsigned>(r.pid), 4);
-            else put_int(out, r.pid);
-            break;
-          case Alias::krt:
-            if (o & kOptHex) put_hex(out, r.request_counter, 4);
-            else put_int(out, static_cast<long long>(r.request_counter));
-            break;
-          case Alias::klc:
-            if (o & kOptHex) put_hex(out, r.log_counter, 4);
-            else put_int(out, static_cast<long long>(r.log_counter));
-            break;
-          case Alias::kH: put_text(out, r.hostname, true, o); break;
-          case Alias::kf: put_text(out, r.frontend, true, o); break;
-          case Alias::kft: put_text(out, r.frontend, true, o); break;   // '~' only with TLS
-          case Alias::kb: put_text(out, r.backend, true, o); break;
-          case Alias::ks: put_text(out, r.server, true, o); break;
-          case Alias::kID: put_text(out, r.unique_id, true, o); break;
-          case Alias::kCC:
-          case Alias::kCS:
-          case Alias::ksslc:
-          case Alias::ksslv: put_text(out, {}, false, o); break;   // no cookie capture, no TLS
-          case Alias::kTh: put_int(out, r.th); break;
-          case Alias::kTi: put_int(out, r.ti); break;
-          case Alias::kTR: put_int(out, r.tr); break;
-          case Alias::kTq: put_int(out, tq); break;
-          case Alias::kTw: put_int(out, r.tw); break;
-          case Alias::kTc: put_int(out, r.tc); break;
-          case Alias::kTr: put_int(out, r.tresp); break;
-          case Alias::kTa:
-            if (r.logasap) out += '+';
-            put_int(out, ta); break;
-          case Alias::kTt:
-            if (r.logasap) out += '+';
-            put_int(out, tt); break;
-          case Alias::kTu:
-            if (r.logasap) out += '+';
-            put_int(out, dt.tu);
-            break;
-          case Alias::kTd: put_int(out, dt.td); break;
-          case Alias::kST: put_int(out, r.status); break;
-          case Alias::kB:
-            if (r.logasap) out += '+';
-            put_int(out, static_cast<long long>(r.bytes_out));
-            break;
-          case Alias::kU: put_int(out, static_cast<long long>(r.bytes_in)); break;
-          case Alias::kts: append_letters(out, r.term); break;
-          case Alias::ktsc:
-            append_letters(out, r.term);
-            out += "--";   // no cookie persistence
-            break;
-          case Alias::kac: put_int(out, r.actconn); break;
-          case Alias::kfc: put_int(out, r.feconn); break;
-          case Alias::kbc: put_int(out, r.beconn); break;
-          case Alias::ksc: put_int(out, r.srvconn); break;
-          case Alias::krc:
-            if (r.redispatched) out += '+';
-            put_int(out, r.retries);
-            break;
-          case Alias::ksq: put_int(out, r.srv_queue); break;
-          case Alias::kbq: put_int(out, r.be_queue); break;
-          case Alias::khr: put_captures(out, r.req_capture_slots, r.req_captures, o, false); break;
-          case Alias::khs: put_captures(out, r.res_capture_slots, r.res_captures, o, false); break;
-          case Alias::khrl: put_captures(out, r.req_capture_slots, r.req_captures, o, true); break;
-          case Alias::khsl: put_captures(out, r.res_capture_slots, r.res_captures, o, true); break;
-          case Alias::kr:
-            put_encoded(out, r.request_line.empty() ? std::string_view("<BADREQ>") : r.request_line, o);
-            break;
-          case Alias::kHM:
-          case Alias::kHU:
-          case Alias::kHV:
-          case Alias::kHP:
-          case Alias::kHPO:
-          case Alias::kHQ: {
-            if (r.request_line.empty()) {
-              put_text(out, {}, false, o);
-              break;
-            }
-            const ReqLine& l = req();
-            std::string_view v;
-            std::string_view uri = l.target;
-            std::size_t qm = uri.find('?');
-            switch (n.alias) {
-              case Alias::kHM: v = l.method; break;
-              case Alias::kHV: v = l.version; break;
-              case Alias::kHU: v = uri; break;
-              case Alias::kHP: v = uri.substr(0, qm); break;
-              case Alias::kHQ: v = qm == std::string_view::npos ? std::string_view() : uri.substr(qm); break;
-              default: {   // HPO: the path alone, without the scheme and authority
-                v = uri.substr(0, qm);
-                std::size_t scheme = v.find("://");
-                if (!v.empty() && v[0] != '/' && scheme != std::string_view::npos) {
-                  std::size_t slash = v.find('/', scheme + 3);
-                  v = slash == std::string_view::npos ? std::string_view("/") : v.substr(slash);
-                }
-                break;
-              }
-            }
-            if (n.alias == Alias::kHQ && v.empty()) {
-              if (o & kOptQuote) out += "\"\"";
-              break;
-            }
-            if (v.empty()) put_text(out, {}, false, o);
-            else put_encoded(out, v, o);
+std::size_t date_text(char* buf, std::size_t size, uint64_t wall_us, bool local, bool with_ms) {
+  time_t secs = static_cast<time_t>(wall_us / 1000000);
+  tm tm{};
+  if (local) localtime_r(&secs, &tm);
+  else gmtime_r(&secs, &tm);
+  std::size_t n =
+      strftime(buf, size, with_ms ? "%d/%b/%Y:%H:%M:%S" : "%d/%b/%Y:%H:%M:%S %z", &tm);
+  if (with_ms && n + 4 < size) {
+    auto r = fmt::format_to_n(buf + n, size - n, ".{:03}", (wall_us / 1000) % 1000);
+    n += r.size;
+  }
+  return n;
+}
+
+ReqLine split_request_line(std::string_view line) {
+  ReqLine r;
+  std::size_t a = line.find(' ');
+  if (a == std::string_view::npos) {
+    r.method = line;
+    return r;
+  }
+  r.method = line.substr(0, a);
+  std::size_t b = line.rfind(' ');
+  if (b == a) {
+    r.target = line.substr(a + 1);
+    return r;
+  }
+  r.target = line.substr(a + 1, b - a - 1);
+  r.version = line.substr(b + 1);
+  return r;
+}
+
+const ReqLine& LineState::req() {
+  if (!rl_done) {
+    rl = split_request_line(r.request_line);
+    rl_done = true;
+  }
+  return rl;
+}
+
+// The plain path of render(), inlined there: a line without encoding costs what it did before
+// encodings existed.
+[[gnu::always_inline]] inline void plain_node(const Format::Node& n, LineState& st,
+                                              std::string& out, bool* stop) {
+  const uint8_t o = n.opts;
+  const Record& r = st.r;
+  switch (n.kind) {
+    case Node::Kind::kText:
+      out += n.text;
+      break;
+    case Node::Kind::kSeparator:
+      break;   // the caller's
+    case Node::Kind::kExpr:
+      put_sample(out, n, r, st.ctx, stop);
+      break;
+    case Node::Kind::kAlias:
+      switch (n.alias) {
+        case Alias::kGlobal: break;
+        case Alias::kci:
+        case Alias::kfi:
+        case Alias::kbi:
+        case Alias::ksi: put_ip(out, alias_address(r, n.alias), o); break;
+        case Alias::kcp:
+        case Alias::kfp:
+        case Alias::kbp:
+        case Alias::ksp: put_port(out, alias_address(r, n.alias), o); break;
+        case Alias::kt:
+        case Alias::ktr:
+        case Alias::kT:
+        case Alias::kTl:
+        case Alias::ktrg:
+        case Alias::ktrl: {
+          const AliasDate d = alias_date(st, n.alias);
+          put_date(out, d.wall_us, d.local, d.with_ms);
+          break;
+        }
+        case Alias::kTs:
+          if (o & kOptHex) put_hex(out, st.accept_us / 1000000, 8);
+          else put_int(out, static_cast<long long>(st.accept_us / 1000000));
+          break;
+        case Alias::kms:
+          if (o & kOptHex) put_hex(out, (st.accept_us / 1000) % 1000, 2);
+          else fmt::format_to(std::back_inserter(out), "{:03}", (st.accept_us / 1000) % 1000);
+          break;
+        case Alias::kpid:
+          if (o & kOptHex) put_hex(out, static_cast<unsigned>(r.pid), 4);
+          else put_int(out, r.pid);
+          break;
+        case Alias::krt:
+          if (o & kOptHex) put_hex(out, r.request_counter, 4);
+          else put_int(out, static_cast<long long>(r.request_counter));
+          break;
+        case Alias::klc:
+          if (o & kOptHex) put_hex(out, r.log_counter, 4);
+          else put_int(out, static_cast<long long>(r.log_counter));
+          break;
+        case Alias::kH: put_text(out, r.hostname, true, o); break;
+        case Alias::kf: put_text(out, r.frontend, true, o); break;
+        case Alias::kft: put_text(out, r.frontend, true, o); break;   // '~' only with TLS
+        case Alias::kb: put_text(out, r.backend, true, o); break;
+        case Alias::ks: put_text(out, r.server, true, o); break;
+        case Alias::kID: put_text(out, r.unique_id, true, o); break;
+        case Alias::kCC:
+        case Alias::kCS:
+        case Alias::ksslc:
+        case Alias::ksslv: put_text(out, {}, false, o); break;   // no cookie capture, no TLS
+        case Alias::kTh: put_int(out, r.th); break;
+        case Alias::kTi: put_int(out, r.ti); break;
+        case Alias::kTR: put_int(out, r.tr); break;
+        case Alias::kTq: put_int(out, st.dt.tq); break;
+        case Alias::kTw: put_int(out, r.tw); break;
+        case Alias::kTc: put_int(out, r.tc); break;
+        case Alias::kTr: put_int(out, r.tresp); break;
+        case Alias::kTa:
+          if (r.logasap) out += '+';
+          put_int(out, st.ta); break;
+        case Alias::kTt:
+          if (r.logasap) out += '+';
+          put_int(out, st.dt.tt); break;
+        case Alias::kTu:
+          if (r.logasap) out += '+';
+          put_int(out, st.dt.tu);
+          break;
+        case Alias::kTd: put_int(out, st.dt.td); break;
+        case Alias::kST: put_int(out, r.status); break;
+        case Alias::kB:
+          if (r.logasap) out += '+';
+          put_int(out, static_cast<long long>(r.bytes_out));
+          break;
+        case Alias::kU: put_int(out, static_cast<long long>(r.bytes_in)); break;
+        case Alias::kts: append_letters(out, r.term); break;
+        case Alias::ktsc:
+          append_letters(out, r.term);
+          out += "--";   // no cookie persistence
+          break;
+        case Alias::kac: put_int(out, r.actconn); break;
+        case Alias::kfc: put_int(out, r.feconn); break;
+        case Alias::kbc: put_int(out, r.beconn); break;
+        case Alias::ksc: put_int(out, r.srvconn); break;
+        case Alias::krc:
+          if (r.redispatched) out += '+';
+          put_int(out, r.retries);
+          break;
+        case Alias::ksq: put_int(out, r.srv_queue); break;
+        case Alias::kbq: put_int(out, r.be_queue); break;
+        case Alias::khr: put_captures(out, r.req_capture_slots, r.req_captures, o, false); break;
+        case Alias::khs: put_captures(out, r.res_capture_slots, r.res_captures, o, false); break;
+        case Alias::khrl: put_captures(out, r.req_capture_slots, r.req_captures, o, true); break;
+        case Alias::khsl: put_captures(out, r.res_capture_slots, r.res_captures, o, true); break;
+        case Alias::kr:
+          put_encoded(out, r.request_line.empty() ? std::string_view("<BADREQ>") : r.request_line, o);
+          break;
+        case Alias::kHM:
+        case Alias::kHU:
+        case Alias::kHV:
+        case Alias::kHP:
+        case Alias::kHPO:
+        case Alias::kHQ: {
+          if (r.request_line.empty()) {
+            put_text(out, {}, false, o);
             break;
           }
+          const ReqLine& l = st.req();
+          std::string_view v;
+          std::string_view uri = l.target;
+          std::size_t qm = uri.find('?');
+          switch (n.alias) {
+            case Alias::kHM: v = l.method; break;
+            case Alias::kHV: v = l.version; break;
+            case Alias::kHU: v = uri; break;
+            case Alias::kHP: v = uri.substr(0, qm); break;
+            case Alias::kHQ: v = qm == std::string_view::npos ? std::string_view() : uri.substr(qm); break;
+            default: {   // HPO: the path alone, without the scheme and authority
+              v = uri.substr(0, qm);
+              std::size_t scheme = v.find("://");
+              if (!v.empty() && v[0] != '/' && scheme != std::string_view::npos) {
+                std::size_t slash = v.find('/', scheme + 3);
+                v = slash == std::string_view::npos ? std::string_view("/") : v.substr(slash);
+              }
+              break;
+            }
+          }
+          if (n.alias == Alias::kHQ && v.empty()) {
+            if (o & kOptQuote) out += "\"\"";
+            break;
+          }
+          if (v.empty()) put_text(out, {}, false, o);
+          else put_encoded(out, v, o);
+          break;
         }
-        break;
+      }
+      break;
+  }
+}
+
+void put_plain(const Format::Node& n, LineState& st, std::string& out, bool* stop) {
+  plain_node(n, st, out, stop);
+}
+
+void Format::render(const Record& r, const sample::Ctx* ctx, std::string& out) const {
+  if (encoded_) return render_encoded(r, ctx, out);
+  bool last_space = true;   // a separator is written once, and only after something
+  LineState st(r, ctx);
+  for (const Node& n : nodes_) {
+    if (n.kind == Node::Kind::kSeparator) {
+      if (!last_space) out += ' ';
+      last_space = true;
+      continue;
     }
+    const std::size_t before = out.size();
+    bool stop = false;
+    plain_node(n, st, out, &stop);
+    if (stop) return;
     if (out.size() != before) last_space = false;
   }
 }
