@@ -8,7 +8,6 @@
 
 #include "cli/builtin.h"
 #include "rules/rules.h"
-#include "sample/expr.h"
 #include "sample/vars.h"
 
 namespace sluice::cli {
@@ -104,33 +103,8 @@ void cmd_set_var(const CommandContext&, const std::vector<std::string>& words, s
                         "uses can be set).\n", name);
     return;
   }
-  sample::Ctx ctx;
-  sample::Sample smp;
-  std::string rendered;
-  if (is_fmt) {
-    auto f = rules::ValueFormat::parse(text, sample::kUseInternal);
-    if (!f.ok()) {
-      *out += f.error().message + "\n";
-      return;
-    }
-    f.value().render(ctx, rendered);
-    smp = sample::Sample::string(rendered);
-  } else {
-    sample::ParseCtx pc;
-    pc.avail = sample::kUseInternal;
-    std::size_t end = 0;
-    auto e = sample::Expr::parse(text, pc, &end);
-    if (!e.ok()) {
-      *out += e.error().message + "\n";
-      return;
-    }
-    if (end != text.size()) {
-      *out += fmt::format("'set var': unexpected character '{}' in the expression '{}'.\n", text[end], text);
-      return;
-    }
-    if (!e.value().eval(ctx, smp)) return;   // no sample: nothing to set
-  }
-  sample::ProcVars::instance().set(id, smp);
+  std::string err = rules::set_proc_var(id, text, is_fmt, "'set var'");
+  if (!err.empty()) *out += err + "\n";
 }
 
 }  // namespace sluice::cli

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/global_var_keywords.h"
+#include "rules/rules.h"
 #include "sample/vars.h"
 
 namespace sluice::config {
@@ -30,27 +31,8 @@ void kw_global_set_var(Parser&, Line& l) {
     throw ConfigError{fmt::format("{}'{}' requires a process-wide variable name ('proc.<name>') and {}.",
                                   l.where, l.args[0], fmt_form ? "a format string" : "a sample expression")};
   sample::VarRef ref = proc_var(l);
-  sample::ParseCtx pc;
-  pc.avail = sample::kUseInternal;
-  sample::Ctx ctx;
-  sample::Sample smp;
-  std::string rendered;
-  if (fmt_form) {
-    auto f = rules::ValueFormat::parse(l.args[2], sample::kUseInternal);
-    if (!f.ok()) throw ConfigError{l.where + f.error().message};
-    f.value().render(ctx, rendered);
-    smp = sample::Sample::string(rendered);
-  } else {
-    std::size_t end = 0;
-    auto e = sample::Expr::parse(l.args[2], pc, &end);
-    if (!e.ok()) throw ConfigError{l.where + e.error().message};
-    if (end != l.args[2].size())
-      throw ConfigError{fmt::format("{}'{}': unexpected character '{}' in the expression '{}'.", l.where,
-                                    l.args[0], l.args[2][end], l.args[2])};
-    // An expression without a sample sets nothing, as HAProxy does.
-    if (!e.value().eval(ctx, smp)) return;
-  }
-  sample::ProcVars::instance().set(ref.id, smp);
+  std::string err = rules::set_proc_var(ref.id, l.args[2], fmt_form, fmt::format("'{}'", l.args[0]));
+  if (!err.empty()) throw ConfigError{l.where + err};
 }
 
 // tune.vars.<scope>-max-size <bytes>: digits only ("10k" is refused); empty is 0 (unlimited).

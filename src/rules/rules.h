@@ -287,6 +287,11 @@ struct VarAction {
   void run(const RequestView& v) const;
 };
 // Whether `word` is one of these actions ("set-var(", "set-var-fmt(", "unset-var(").
+// The global `set-var`/`set-var-fmt` and the CLI's `set var`: evaluates `text`, a sample
+// expression (a format when `fmt_form`) that needs no traffic, and stores it in the
+// process-wide variable `id`. Returns "" or the error message (`who` names the command in it).
+std::string set_proc_var(uint32_t id, std::string_view text, bool fmt_form, std::string_view who);
+
 bool is_var_action(std::string_view word);
 // `words[0]` is the action word, its argument follows; `avail` is what the rule set offers.
 // Returns how many words it took. Errors are HAProxy's texts, without location or the rule's

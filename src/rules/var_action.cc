@@ -4,6 +4,7 @@
 
 #include "rules/internal.h"
 #include "sample/var_read.h"
+#include "sample/vars.h"
 
 namespace sluice::rules {
 
@@ -93,6 +94,30 @@ void VarAction::run(const RequestView& v) const {
       sample::unset_var(var, v);
       break;
   }
+}
+
+std::string set_proc_var(uint32_t id, std::string_view text, bool fmt_form, std::string_view who) {
+  sample::Ctx ctx;
+  if (fmt_form) {
+    auto f = ValueFormat::parse(text, sample::kUseInternal);
+    if (!f.ok()) return f.error().message;
+    std::string rendered;
+    f.value().render(ctx, rendered);
+    sample::ProcVars::instance().set(id, sample::Sample::string(rendered));
+    return {};
+  }
+  sample::ParseCtx pc;
+  pc.avail = sample::kUseInternal;
+  std::size_t end = 0;
+  auto e = sample::Expr::parse(text, pc, &end);
+  if (!e.ok()) return e.error().message;
+  if (end != text.size())
+    return fmt::format("{}: unexpected character '{}' in the expression '{}'.", who, text[end], text);
+  // No sample sets nothing, as HAProxy does. The sample may point into the expression (a
+  // literal's text), so it is stored while the expression lives.
+  sample::Sample smp;
+  if (e.value().eval(ctx, smp)) sample::ProcVars::instance().set(id, smp);
+  return {};
 }
 
 }  // namespace sluice::rules
