@@ -48,8 +48,6 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   h.response_rules = p.http_response_rules;
   h.after_response_rules = p.http_after_response_rules;
   for (const auto& e : p.errorfiles) h.errorfiles.emplace_back(e.status, normalise_errorfile(e.response));
-  for (const auto& c : p.capture_request) h.capture_request.emplace_back(c.name, c.len);
-  for (const auto& c : p.capture_response) h.capture_response.emplace_back(c.name, c.len);
   h.monitor_uri = p.monitor_uri;
   h.monitor_fail = p.monitor_fail;
 }
@@ -280,6 +278,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(*list);
       for (const auto& r : *list)
         s.tcp_rule_data = s.tcp_rule_data || r.action == rules::TcpRule::Action::kVar ||
+                          r.action == rules::TcpRule::Action::kCapture ||
                           r.action == rules::TcpRule::Action::kSetDst ||
                           r.action == rules::TcpRule::Action::kSetDstPort;
     }
@@ -290,6 +289,9 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     if (p.mode == config::Mode::kTcp)   // HTTP mode refuses payload fetches (validate.cc)
       s.tcp_inspect = rules::waits_for_content(s.tcp_content_rules);
     s.http = p.mode == config::Mode::kHttp;
+    // Capture slots exist in both modes (a TCP session's tcp-request content capture).
+    for (const auto& c : p.capture_request) s.h.capture_request.emplace_back(c.name, c.len);
+    for (const auto& c : p.capture_response) s.h.capture_response.emplace_back(c.name, c.len);
     if (s.http) {
       http_settings(p, s.h);
       stats_page(p, ps.node, ps.description, s.h.stats);

@@ -80,9 +80,13 @@ ProxyState& Parser::cur_proxy() {
 
 std::string payload_fetch_refusal(const rules::Condition& cond, std::string_view what,
                                   const ProxyConfig& p) {
-  rules::PayloadUse u = rules::payload_fetch(cond);
+  return payload_fetch_refusal(rules::payload_fetch(cond), what, p);
+}
+
+std::string payload_fetch_refusal(const rules::PayloadUse& u, std::string_view what,
+                                  const ProxyConfig& p) {
   if (u.fetch.empty()) return {};
-  std::string fetch = u.acl == "anonymous" ? fmt::format("fetch '{}'", u.fetch)
+  std::string fetch = u.acl.empty() || u.acl == "anonymous" ? fmt::format("fetch '{}'", u.fetch)
                                            : fmt::format("acl '{}' uses fetch '{}', which", u.acl, u.fetch);
   return fmt::format("{} is only available in 'tcp-request content' rules and 'use_backend' of TCP "
                      "mode frontends in sluice (here in {} of {} '{}').",
@@ -569,9 +573,15 @@ void Parser::start_proxy(Line& l, unsigned caps) {
 void Parser::inherit_tcp_rules(const ProxyState& base, unsigned caps, const Line& l,
                                ProxyConfig& cfg) {
   const ProxyConfig& d = base.cfg;
-  if (!d.has_tcp_rules()) return;
   const std::string at = fmt::format("parsing [{}:{}]: ", l.loc.file, l.loc.line);
   const std::string def_at = fmt::format("(defaults section at {}:{}).", d.loc.file, d.loc.line);
+  // Capture slots (tcp-request content capture) belong to frontends.
+  if (!(caps & ProxyConfig::kFrontend) && (!d.capture_request.empty() || !d.capture_response.empty())) {
+    fatal(fmt::format("{}backend or defaults sections cannot inherit from a defaults section "
+                      "defining captures {}", at, def_at));
+    return;
+  }
+  if (!d.has_tcp_rules()) return;
   const unsigned both = ProxyConfig::kFrontend | ProxyConfig::kBackend;
   if ((caps & both) == both) {
     fatal(at + "a listen section cannot inherit from a defaults section defining TCP/HTTP rules.");

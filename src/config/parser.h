@@ -74,6 +74,10 @@ bool is_known_haproxy_proxy_keyword(std::string_view kw);
 // `what` names the place ("an 'http-request' rule"); the caller adds the file:line prefix.
 std::string payload_fetch_refusal(const rules::Condition& cond, std::string_view what,
                                   const ProxyConfig& p);
+// The same for what a fetch use says (rules::payload_fetch of a rule set: conditions and
+// action expressions).
+std::string payload_fetch_refusal(const rules::PayloadUse& u, std::string_view what,
+                                  const ProxyConfig& p);
 
 // Parse-time state of one defaults/frontend/backend/listen section.
 struct ProxyState {

@@ -93,6 +93,13 @@ void add_tcp_rule(Parser& p, Line& l, rules::TcpRuleStage stage, std::vector<Tcp
   const std::string in = fmt::format("{} '{}'", Parser::type_word(px), px.name);
   auto r = rules::parse_tcp_rule(tail(l, 2), stage, px.acls, in, !(px.caps & kFe));
   if (!r.ok()) throw ConfigError{l.where + r.error().message};
+  // `capture <expr> len <n>` declares the frontend's next request capture slot, as
+  // http-request capture does.
+  if (r.value().action == rules::TcpRule::Action::kCapture) {
+    if (px.capture_request.empty() && px.capture_response.empty()) px.capture_loc = l.loc;
+    r.value().capture_id = static_cast<int>(px.capture_request.size());
+    px.capture_request.push_back(CaptureConfig{"", r.value().capture_len});
+  }
   list.push_back(TcpRuleConfig{l.loc, std::move(r.value())});
 }
 

@@ -22,6 +22,7 @@ std::string_view action_word(const rules::TcpRule& r) {
     case A::kSetDst: return "set-dst";
     case A::kSetSrcPort: return "set-src-port";
     case A::kSetDstPort: return "set-dst-port";
+    case A::kCapture: return "capture";
   }
   return {};
 }
@@ -31,8 +32,9 @@ std::string_view action_word(const rules::TcpRule& r) {
 void Parser::check_tcp_rules(const ProxyConfig& p) {
   const std::string px = fmt::format("{} '{}'", type_word(p), p.name);
   if (p.mode == Mode::kHttp) {
-    // An HTTP connection runs its frontend's content rules (accept and reject) when a request
-    // head is complete; the other rule sets and actions belong to TCP sessions so far.
+    // An HTTP connection runs its frontend's content rules (accept, reject, the variable
+    // actions and capture) when a request head is complete; the other rule sets and actions
+    // belong to TCP sessions so far.
     for (const auto& r : p.tcp_request_session)
       fatal(at(r.loc) + fmt::format("'tcp-request session' rules in HTTP mode ({}) are not "
                                     "supported by sluice yet.", px), false);
@@ -41,7 +43,9 @@ void Parser::check_tcp_rules(const ProxyConfig& p) {
         fatal(at(r.loc) + fmt::format("'tcp-request content' rules in an HTTP mode backend ({}) are "
                                       "not supported by sluice yet.", px), false);
       } else if (r.rule.action != rules::TcpRule::Action::kAccept &&
-                 r.rule.action != rules::TcpRule::Action::kReject) {
+                 r.rule.action != rules::TcpRule::Action::kReject &&
+                 r.rule.action != rules::TcpRule::Action::kVar &&
+                 r.rule.action != rules::TcpRule::Action::kCapture) {
         fatal(at(r.loc) + fmt::format("'tcp-request content {}' in HTTP mode ({}) is not supported "
                                       "by sluice yet.", action_word(r.rule), px), false);
       }

@@ -185,8 +185,12 @@ bool Parser::finish(ConfigModel* model) {
     };
     auto line_of = [](const SourceLoc& loc) { return fmt::format("parsing [{}:{}] : ", loc.file, loc.line); };
     if (p.mode == Mode::kHttp) {
-      for (const auto& r : p.tcp_request_content)
-        refuse_payload(r.rule.cond, line_of(r.loc), "'tcp-request content' in HTTP mode");
+      for (const auto& r : p.tcp_request_content) {
+        // The condition and the action's expression (a capture or set-var of req.len).
+        std::string msg = payload_fetch_refusal(rules::payload_fetch(std::vector<rules::TcpRule>{r.rule}),
+                                                "'tcp-request content' in HTTP mode", p);
+        if (!msg.empty()) fatal(line_of(r.loc) + msg, false);
+      }
       for (const auto& ub : p.use_backends)
         refuse_payload(ub.cond, line_of(ub.loc), "'use_backend' in HTTP mode");
       for (const auto& us : p.use_servers)

@@ -146,13 +146,6 @@ bool Worker::connection_allowed(Listener& l, int fd, net::SocketAddress& peer) {
   return false;
 }
 
-bool Worker::content_allowed(const Listener& l, int fd, const net::SocketAddress& peer,
-                             const StreamTimes* stream) {
-  // No payload, final: the rules read addresses only, and decide at once.
-  return content_verdict(l, fd, peer, rules::RequestView{}, stream) !=
-         rules::TcpVerdict::kReject;
-}
-
 namespace {
 // `view` (payload) completed with the connection's addresses; `local` holds the kernel's answer.
 rules::RequestView with_addresses(rules::RequestView view, const Listener& l, int fd,

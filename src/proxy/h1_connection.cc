@@ -71,6 +71,7 @@ void H1Connection::release_codecs() {
   // storage). Bounded: a burst does not leave its codecs behind.
   constexpr std::size_t kSpareCodecs = 64;
   if (!tx_) return;
+  txn_.codecs_released();
   park_queue(to_cli_.heads_storage(), tx_->parked_to_cli);   // freed with the codecs when they are not kept
   park_queue(to_srv_.heads_storage(), tx_->parked_to_srv);
   auto& spares = w_.spare_codecs();
@@ -397,7 +398,7 @@ void H1Connection::reject_request(int status, log::Termination term) {
 void H1Connection::begin_transaction() {
   // `tcp-request content` rules: in HTTP mode HAProxy runs them once a request is there, before
   // any HTTP processing, and again for each request of the connection.
-  if (!fe_.settings.tcp_content_rules.empty() && !txn_.content_allowed(cio_.fd())) {
+  if (!fe_.settings.tcp_content_rules.empty() && !txn_.content_allowed(cio_.fd(), *tx_)) {
     finish({Cause::kProxy, FinalState::kRequest});
     return;
   }

@@ -80,8 +80,15 @@ void HttpTxn::first_byte(uint64_t now) {
   t_first_byte_wall_us = base::wall_us();
 }
 
-bool HttpTxn::content_allowed(int client_fd) {
-  if (w_.content_allowed(l_, client_fd, client_, this)) return true;
+bool HttpTxn::content_allowed(int client_fd, HttpCodecs& codecs) {
+  // The rules may set variables and fill capture slots for the request that follows.
+  rules::RequestView view;
+  attach_vars(view, &codecs);
+  const auto& fcap = fe_.settings.h;
+  if (caps_.empty() && (!fcap.capture_request.empty() || !fcap.capture_response.empty()))
+    caps_.reset(fcap.capture_request, fcap.capture_response);
+  view.captures = captures();
+  if (w_.content_verdict(l_, client_fd, client_, view, this) != rules::TcpVerdict::kReject) return true;
   // As HAProxy: a denied request on the frontend (not a request in req_tot, no status), closed
   // without a response and logged `PR` with "<BADREQ>" and no request timer.
   req_line.clear();
@@ -181,6 +188,7 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
 // (reply_).
 void HttpTxn::attach_vars(rules::RequestView& view, HttpCodecs* codecs) {
   if (codecs) {
+    vars_codecs_ = codecs;
     codecs->txn_room.set_up(&sess_room_);
     view.txn_vars = &codecs->txn_vars;
     view.req_vars = &codecs->req_vars;
@@ -459,6 +467,7 @@ void HttpTxn::next_request(uint64_t now) {
   bytes_out = 0;
   method_ = http::Method::kGet;   // until the next head says otherwise (a 408 has no method)
   logged = false;
+  vars_codecs_ = nullptr;
   if (!caps_.empty()) caps_.reset(fe_.settings.h.capture_request, fe_.settings.h.capture_response);
   // What rules changed of the previous stream.
   stream_.log_level = 0;

@@ -50,8 +50,9 @@ class HttpTxn final : public StreamTimes {
 
   // --- Request.
   // `tcp-request content` rules (HTTP mode runs them for each request, before any HTTP
-  // processing). False: refused, the record says so (logged `PR`, no status).
-  bool content_allowed(int client_fd);
+  // processing; their variables and captures are this transaction's). False: refused, the
+  // record says so (logged `PR`, no status).
+  bool content_allowed(int client_fd, HttpCodecs& codecs);
   enum class Next : uint8_t { kForward, kReply };
   // A complete request head: `head` as parsed, `edit` the head the server will get (the mux
   // normalized its target and fields). Runs the rules and picks the backend; on kForward the
@@ -145,6 +146,8 @@ class HttpTxn final : public StreamTimes {
   }
   // The connection waits for its next request from `now`.
   void next_request(uint64_t now);
+  // The mux gave the codecs (and the transaction's variables in them) back.
+  void codecs_released() { vars_codecs_ = nullptr; }
 
   // --- What the mux reads.
   Proxy& frontend() const { return fe_; }
@@ -239,6 +242,9 @@ class HttpTxn final : public StreamTimes {
   // session's room (tune.vars.sess-max-size) counts them and its transactions' variables.
   sample::VarAccount sess_room_{sample::var_limits().sess};
   std::unique_ptr<sample::VarStore> sess_vars_;
+  // The codecs that hold this transaction's txn/req/res variables, for the log line; null
+  // once they are given back or the next request begins.
+  HttpCodecs* vars_codecs_ = nullptr;
   BackendLeg leg_;
 };
 

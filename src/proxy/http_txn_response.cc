@@ -24,6 +24,10 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
                                    HttpCodecs& codecs) {
   reply_ = &codecs.reply;
   t_response_ms = w_.loop().now_ms();
+  // HAProxy keeps req.* and res.* in one store that it empties when the response analysis
+  // begins: what the request side set there is gone for the response rules and the log.
+  if (codecs.req_vars.count()) codecs.req_vars.clear();
+  if (codecs.res_vars.count()) codecs.res_vars.clear();
   if (!caps_.empty()) caps_.capture_headers(true, rh.headers);
   // The server's own status, whatever the client ends up getting (a response rule's answer, a
   // 502 for a bad first chunk): the server row counts what servers sent.
@@ -248,6 +252,12 @@ void HttpTxn::log(uint64_t now, bool early) {
   ctx.now_us = base::wall_us();
   ctx.captures = captures();
   ctx.unique_id = unique_id;
+  ctx.sess_vars = sess_vars_.get();
+  if (vars_codecs_) {
+    ctx.txn_vars = &vars_codecs_->txn_vars;
+    ctx.req_vars = &vars_codecs_->req_vars;
+    ctx.res_vars = &vars_codecs_->res_vars;
+  }
   if (!req_line.empty()) {
     std::string_view rl = req_line;
     std::size_t a = rl.find(' '), b = rl.rfind(' ');

@@ -729,6 +729,12 @@ bool TcpSession::log_session(bool early) {
   r.log_counter = fe_.log_count.fetch_add(1, std::memory_order_relaxed);
   r.hostname = w_.logs().host();
   r.pid = w_.logs().pid();
+  r.req_capture_slots = s.h.capture_request.size();
+  r.res_capture_slots = s.h.capture_response.size();
+  if (rd_) {
+    r.req_captures = rd_->caps.req();
+    r.res_captures = rd_->caps.res();
+  }
   LogEnv env;
   env.rec = &r;
   env.fe = s.name;
@@ -751,6 +757,7 @@ bool TcpSession::log_session(bool early) {
     ctx.txn_vars = &rd_->txn;
     ctx.req_vars = &rd_->req;
     ctx.res_vars = &rd_->res;
+    if (!rd_->caps.empty()) ctx.captures = &rd_->caps;
   }
   ctx.env = &env;
   ctx.now_us = base::wall_us();

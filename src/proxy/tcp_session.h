@@ -51,6 +51,7 @@
 #include "proxy/session.h"
 #include "proxy/stream_times.h"
 #include "rules/rules.h"
+#include "sample/captures.h"
 #include "sample/vars.h"
 
 namespace sluice::proxy {
@@ -111,7 +112,8 @@ class TcpSession final : public Session, public StreamTimes {
   void finish(log::Termination term);
   // `tcp-request content` rules; false when they rejected the session (already finished).
   bool content_allowed();
-  // What rules keep for the session: variables and a local address rewritten by set-dst.
+  // What rules keep for the session: variables, a local address rewritten by set-dst and the
+  // capture slots.
   // Allocated when a rule set of a proxy that needs it first runs (ProxySettings::
   // tcp_rule_data); a session without such rules has none.
   // Variables' memory counts up the scopes (tune.vars.*-max-size): req and res in one reqres
@@ -127,6 +129,7 @@ class TcpSession final : public Session, public StreamTimes {
     sample::VarStore res{sample::Scope::kRes, 0, &reqres_room};
     net::SocketAddress local;
     bool local_set = false;
+    sample::Captures caps;   // the frontend's capture slots (tcp-request content capture)
   };
   // Runs `list` (a rule set of `px`) on `v`, whose payload and avail the caller filled: the
   // addresses, variables and environment are the session's; set-src rewrites client_.

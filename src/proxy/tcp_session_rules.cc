@@ -36,6 +36,10 @@ rules::TcpVerdict TcpSession::run_rules(const std::vector<rules::TcpRule>& list,
     v.txn_vars = &rd_->txn;
     v.req_vars = &rd_->req;
     v.res_vars = &rd_->res;
+    const HttpSettings& fh = fe_.settings.h;
+    if (rd_->caps.empty() && (!fh.capture_request.empty() || !fh.capture_response.empty()))
+      rd_->caps.reset(fh.capture_request, fh.capture_response);
+    if (!rd_->caps.empty()) v.captures = &rd_->caps;
   }
   ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
   env.be = be_;

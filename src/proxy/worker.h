@@ -238,11 +238,10 @@ class Worker : public core::TimerHandler {
   std::size_t accq_length() const { return accq_.size_estimate(); }
   // `tcp-request content` rules of `l`'s frontend for a session on `fd` from `peer`; a reject
   // is counted as a denied request (dreq, as HAProxy does) and the caller ends the session.
-  // Worker-local. `stream`: the HTTP transaction the rules run for (its timers), null: none.
-  bool content_allowed(const Listener& l, int fd, const net::SocketAddress& peer,
-                       const StreamTimes* stream = nullptr);
-  // The same for a session that buffers the client's bytes (`view.payload`): kWait while a rule
-  // has no answer yet (`view.payload_final` false). Worker-local.
+  // `view` brings the stream's variables and captures, and the client's buffered bytes
+  // (`view.payload`) for a TCP session: kWait while a rule has no answer yet
+  // (`view.payload_final` false). Worker-local. `stream`: the stream the rules run for (its
+  // timers), null: none.
   rules::TcpVerdict content_verdict(const Listener& l, int fd, const net::SocketAddress& peer,
                                     rules::RequestView view,
                                     const StreamTimes* stream = nullptr);

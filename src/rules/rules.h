@@ -319,11 +319,14 @@ struct TcpRule {
     kSilentDrop,   // close the client without a word (a reset, nothing sent)
     kVar,          // set-var / set-var-fmt / unset-var (var)
     kSetSrc, kSetDst, kSetSrcPort, kSetDstPort,   // <expr>
+    kCapture,      // tcp-request content capture <expr> len <n>: the next request slot
   };
   Action action = Action::kAccept;
   Condition cond;
   VarAction var;
   std::shared_ptr<const sample::Expr> expr;
+  int capture_len = 0;    // capture: the slot's length, and its id once the frontend gave it
+  int capture_id = -1;
   bool reject() const { return action == Action::kReject; }
   bool is_final() const {
     return action == Action::kAccept || action == Action::kReject || action == Action::kClose ||

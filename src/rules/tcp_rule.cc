@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "rules/internal.h"
+#include "sample/captures.h"
 #include "sample/context.h"
 
 namespace sluice::rules {
@@ -77,7 +78,6 @@ std::string_view what_it_needs(std::string_view action) {
     std::string_view action, need;
   };
   static constexpr Need kNeeds[] = {
-      {"capture", "'declare capture' slots"},
       {"expect-proxy", "the PROXY protocol"},
       {"expect-netscaler-cip", "NetScaler client IP insertion"},
       {"send-spoe-group", "SPOE"},
@@ -162,7 +162,33 @@ base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpR
     return base::Error::text(fmt::format(
         "'{} {}' is not supported by sluice yet (connection rules run before the session "
         "exists: use 'tcp-request session').", where, action));
-  if (is_var_action(action)) {
+  if (action == "capture") {
+    // capture <expr> len <n>: HAProxy names the action in front of each of its reasons.
+    auto fail = [&](std::string_view why) {
+      return base::Error::text(fmt::format("'{} capture' : {}", where, why));
+    };
+    if (backend) {
+      // "backend 'be'" -> "proxy 'be'"
+      std::string_view name = in.substr(in.find(' ') + 1);
+      return fail(fmt::format("proxy {} has no frontend capability", name));
+    }
+    if (words.size() < 2 || words[1].empty() || detail::is_cond_word(words[1]))
+      return fail("missing fetch method");
+    std::size_t next = 0;
+    auto e = detail::parse_rule_expr(words[1], avail, words[1], &next);
+    if (!e.ok()) return fail(e.error().message);
+    r.action = Action::kCapture;
+    r.expr = std::move(e.value());
+    if (words.size() < 3 || words[2] != "len") return fail("a positive 'len' argument is mandatory");
+    // atoi(): "3x" is 3, nothing or "x" is 0.
+    long long len = 0;
+    const std::string_view n = words.size() > 3 ? std::string_view(words[3]) : std::string_view();
+    for (std::size_t k = 0; k < n.size() && n[k] >= '0' && n[k] <= '9' && len <= INT32_MAX; ++k)
+      len = len * 10 + (n[k] - '0');
+    if (len <= 0 || len > INT32_MAX) return fail("length must be > 0");
+    r.capture_len = static_cast<int>(len);
+    i = words.size() > 3 ? 4 : 3;
+  } else if (is_var_action(action)) {
     r.action = Action::kVar;
     auto n = parse_var_action(words, avail, &r.var);
     if (!n.ok()) return n.error();
@@ -387,6 +413,12 @@ TcpVerdict run_tcp_rules(const std::vector<TcpRule>& rules, RequestView& v, TcpA
       case Action::kSetDst:
       case Action::kSetSrcPort:
       case Action::kSetDstPort: rewrite(r, v, addrs); break;
+      case Action::kCapture: {
+        sample::Sample smp;
+        if (v.captures && r.expr->eval(v, smp) && sample::cast(smp, sample::Type::kStr, v.sc()))
+          v.captures->set_req(r.capture_id, smp.str);
+        break;
+      }
     }
   }
   return TcpVerdict::kAccept;

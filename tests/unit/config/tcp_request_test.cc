@@ -300,5 +300,47 @@ TEST(TcpRequest, RulesInheritedFromNamedDefaults) {
             std::string::npos);
 }
 
+// tcp-request content capture declares the next request capture slot, after the capture
+// lines before it; HTTP mode runs it (and the variable actions) for each request, but not on
+// the client's raw bytes; a backend cannot inherit captures (HAProxy 3.5's messages).
+TEST(TcpRequest, ContentCaptureDeclaresSlots) {
+  for (const char* mode : {"tcp", "http"}) {
+    auto r = parse(fe("  declare capture request len 4\n"
+                      "  tcp-request content capture src len 20\n"
+                      "  tcp-request content set-var(txn.a) src\n"
+                      "  declare capture request len 5\n",
+                      mode));
+    ASSERT_TRUE(r.r.model) << mode << ": " << r.all();
+    const auto& f = proxy(r, "f");
+    ASSERT_EQ(f.capture_request.size(), 3u);
+    EXPECT_EQ(f.capture_request[1].len, 20);
+    ASSERT_EQ(f.tcp_request_content.size(), 2u);
+    EXPECT_EQ(f.tcp_request_content[0].rule.capture_id, 1);
+  }
+  auto r = parse(fe("  tcp-request content capture req.len len 5\n", "http"));
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.has("parsing [f.cfg:7] : fetch 'req.len' is only available in 'tcp-request "
+                    "content' rules and 'use_backend' of TCP mode frontends in sluice (here in "
+                    "'tcp-request content' in HTTP mode of frontend 'f').")) << r.all();
+  r = parse(fe("  tcp-request content silent-drop\n", "http"));
+  EXPECT_TRUE(r.has("parsing [f.cfg:7] : 'tcp-request content silent-drop' in HTTP mode "
+                    "(frontend 'f') is not supported by sluice yet.")) << r.all();
+  r = parse("backend b\n  tcp-request content capture src len 3\n  server s 127.0.0.1:80\n");
+  EXPECT_TRUE(r.has("parsing [f.cfg:2] : 'tcp-request content capture' : proxy 'b' has no "
+                    "frontend capability")) << r.all();
+  const std::string d = "defaults d\n  mode tcp\n  timeout client 1s\n  timeout server 1s\n"
+                        "  timeout connect 1s\n  tcp-request content capture src len 3\n";
+  r = parse(d + "frontend f from d\n  bind :1\n  default_backend b\nbackend b from d\n"
+                "  server s 127.0.0.1:80\n");
+  EXPECT_TRUE(r.has("parsing [f.cfg:10]: backend or defaults sections cannot inherit from a "
+                    "defaults section defining captures (defaults section at f.cfg:1).")) << r.all();
+  // (A backend written after the defaults section would inherit it implicitly.)
+  r = parse("backend b\n  timeout connect 1s\n  timeout server 1s\n  server s 127.0.0.1:80\n" + d +
+            "frontend f from d\n  bind :1\n  default_backend b\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  ASSERT_EQ(proxy(r, "f").capture_request.size(), 1u);
+  EXPECT_EQ(proxy(r, "f").tcp_request_content[0].rule.capture_id, 0);
+}
+
 }  // namespace
 }  // namespace sluice::config

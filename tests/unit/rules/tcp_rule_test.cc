@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "rules_support.h"
+#include "sample/captures.h"
 #include "sample/var_read.h"
 
 namespace sluice::rules {
@@ -167,9 +168,6 @@ TEST_F(TcpRuleTest, ActionErrors) {
             "from TCP to HTTP).");
   EXPECT_EQ(error("lua.foo", TcpRuleStage::kContent),
             "'tcp-request content lua.foo' is not supported by sluice yet (it needs Lua).");
-  EXPECT_EQ(error("capture src len 10", TcpRuleStage::kContent),
-            "'tcp-request content capture' is not supported by sluice yet (it needs 'declare "
-            "capture' slots).");
   EXPECT_EQ(error("capture src len 10", TcpRuleStage::kSession),
             "'capture src' is not allowed in 'tcp-request session' rules");
   EXPECT_EQ(error("set-var(sess.x) src"),
@@ -296,6 +294,62 @@ TEST_F(TcpRuleTest, PredefinedContentAcls) {
 TEST_F(TcpRuleTest, UsesDst) {
   EXPECT_FALSE(uses_dst(rules({"reject if lan"})[0].cond));
   EXPECT_TRUE(uses_dst(rules({"reject if lan || { dst 10.0.0.1 }"})[0].cond));
+}
+
+// tcp-request content capture <expr> len <n>: HAProxy 3.5's messages, and the sample stored in
+// the rule's slot cut to its length.
+TEST_F(TcpRuleTest, ContentCaptureParses) {
+  auto rs = rules({"capture req.payload(0,4) len 3", "capture src,lower len 3x if TRUE"},
+                  TcpRuleStage::kContent);
+  ASSERT_EQ(rs.size(), 2u);
+  EXPECT_EQ(rs[0].action, TcpRule::Action::kCapture);
+  EXPECT_EQ(rs[0].capture_len, 3);
+  EXPECT_EQ(rs[1].capture_len, 3);   // atoi(), as HAProxy
+  EXPECT_FALSE(rs[1].cond.empty());
+  EXPECT_EQ(rs[0].capture_id, -1);   // the frontend gives it its slot
+  const auto c = TcpRuleStage::kContent;
+  const std::string pre = "'tcp-request content capture' : ";
+  EXPECT_EQ(error("capture", c), pre + "missing fetch method");
+  EXPECT_EQ(error("capture if TRUE", c), pre + "missing fetch method");
+  EXPECT_EQ(error("capture src", c), pre + "a positive 'len' argument is mandatory");
+  EXPECT_EQ(error("capture src foo 3", c), pre + "a positive 'len' argument is mandatory");
+  EXPECT_EQ(error("capture src id 0", c), pre + "a positive 'len' argument is mandatory");
+  EXPECT_EQ(error("capture src len", c), pre + "length must be > 0");
+  EXPECT_EQ(error("capture src len 0", c), pre + "length must be > 0");
+  EXPECT_EQ(error("capture nosuch len 3", c), pre + "unknown fetch method 'nosuch'");
+  EXPECT_EQ(error("capture res.hdr(x) len 3", c),
+            pre + "fetch method 'res.hdr(x)' extracts information from 'HTTP response headers', "
+                  "none of which is available here");
+  EXPECT_EQ(error("capture src len 3 foo", c),
+            "'tcp-request content capture' only accepts 'if' or 'unless' (got 'foo')");
+  auto r = parse_tcp_rule(split("capture src len 3"), c, reg, "backend 'be'", true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, pre + "proxy 'be' has no frontend capability");
+}
+
+TEST_F(TcpRuleTest, ContentCaptureFillsItsSlot) {
+  auto rs = rules({"capture req.payload(0,4) len 3", "capture src len 20",
+                   "capture src len 5 if { src 10.0.0.0/8 }"},
+                  TcpRuleStage::kContent);
+  ASSERT_EQ(rs.size(), 3u);
+  for (int i = 0; i < 3; ++i) rs[static_cast<std::size_t>(i)].capture_id = i;
+  sample::CaptureSlots req = {{"", 3}, {"", 20}, {"", 5}}, res;
+  sample::Captures caps;
+  caps.reset(req, res);
+  net::SocketAddress s = addr("127.0.0.1", 40000);
+  RequestView v;
+  v.avail = sample::kAtTcpContent;
+  v.src = &s;
+  v.payload = "GET / HTTP/1.0\r\n\r\n";
+  // Without slots the action does nothing.
+  EXPECT_EQ(run_tcp_rules(rs, v, {}), TcpVerdict::kAccept);
+  v.captures = &caps;
+  EXPECT_EQ(run_tcp_rules(rs, v, {}), TcpVerdict::kAccept);
+  ASSERT_NE(caps.req_value(0), nullptr);
+  EXPECT_EQ(*caps.req_value(0), "GET");
+  ASSERT_NE(caps.req_value(1), nullptr);
+  EXPECT_EQ(*caps.req_value(1), "127.0.0.1");
+  EXPECT_EQ(caps.req_value(2), nullptr);   // its condition did not match
 }
 
 }  // namespace
