@@ -282,6 +282,11 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
                           r.action == rules::TcpRule::Action::kSetDst ||
                           r.action == rules::TcpRule::Action::kSetDstPort;
     }
+    for (const auto& r : s.tcp_content_rules)
+      s.tcp_content_rewrites = s.tcp_content_rewrites || r.action == rules::TcpRule::Action::kSetSrc ||
+                               r.action == rules::TcpRule::Action::kSetDst ||
+                               r.action == rules::TcpRule::Action::kSetSrcPort ||
+                               r.action == rules::TcpRule::Action::kSetDstPort;
     // A name format may read dst as well: asked of the kernel whenever one exists.
     for (const auto& u : s.use_backends)
       s.tcp_rules_need_dst = s.tcp_rules_need_dst || rules::uses_dst(u.cond) || u.dynamic;

@@ -32,20 +32,14 @@ std::string_view action_word(const rules::TcpRule& r) {
 void Parser::check_tcp_rules(const ProxyConfig& p) {
   const std::string px = fmt::format("{} '{}'", type_word(p), p.name);
   if (p.mode == Mode::kHttp) {
-    // An HTTP connection runs its frontend's content rules (accept, reject, the variable
-    // actions and capture) when a request head is complete; the other rule sets and actions
+    // An HTTP connection runs its frontend's session rules once accepted, and its content
+    // rules when a request head is complete; a backend's content rules and the response rules
     // belong to TCP sessions so far.
-    for (const auto& r : p.tcp_request_session)
-      fatal(at(r.loc) + fmt::format("'tcp-request session' rules in HTTP mode ({}) are not "
-                                    "supported by sluice yet.", px), false);
     for (const auto& r : p.tcp_request_content) {
       if (!(p.caps & ProxyConfig::kFrontend)) {
         fatal(at(r.loc) + fmt::format("'tcp-request content' rules in an HTTP mode backend ({}) are "
                                       "not supported by sluice yet.", px), false);
-      } else if (r.rule.action != rules::TcpRule::Action::kAccept &&
-                 r.rule.action != rules::TcpRule::Action::kReject &&
-                 r.rule.action != rules::TcpRule::Action::kVar &&
-                 r.rule.action != rules::TcpRule::Action::kCapture) {
+      } else if (r.rule.action == rules::TcpRule::Action::kClose) {
         fatal(at(r.loc) + fmt::format("'tcp-request content {}' in HTTP mode ({}) is not supported "
                                       "by sluice yet.", action_word(r.rule), px), false);
       }

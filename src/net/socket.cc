@@ -1,6 +1,7 @@
 #include "net/socket.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -153,6 +154,13 @@ void close_with_reset(int fd) {
   lg.l_linger = 0;
   setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
   close(fd);
+}
+
+void silence_close(int fd) {
+  int one = 1;
+  if (setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &one, sizeof one) == 0) return;
+  if (setsockopt(fd, IPPROTO_IP, IP_TTL, &one, sizeof one) != 0)
+    (void)setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &one, sizeof one);
 }
 
 bool local_address(int fd, SocketAddress* out) {

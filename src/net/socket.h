@@ -61,6 +61,12 @@ base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress
 // connections it closes before having read the server's FIN.
 void close_with_reset(int fd);
 
+// silent-drop: the client must not learn of the close. As HAProxy: the socket enters TCP
+// repair mode, in which a close sends nothing at all (it needs CAP_NET_ADMIN); failing that,
+// what it sends from now on (the reset of its close) leaves with a hop limit of one, so that
+// it dies at the first router (on the local network it still arrives). Best effort.
+void silence_close(int fd);
+
 // getsockopt(SO_ERROR).
 int pending_socket_error(int fd);
 

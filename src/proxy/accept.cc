@@ -136,12 +136,18 @@ bool Worker::connection_allowed(Listener& l, int fd, net::SocketAddress& peer) {
   if (v != rules::TcpVerdict::kReject && v != rules::TcpVerdict::kSilentDrop) return true;
   // As HAProxy: the connection counts (conn_tot, conn_rate, and maxconnrate already took it)
   // but never becomes a session (no stot, no log line); `dcon` says why (a reject; a
-  // silent-drop is not counted there). The close is a reset, with nothing sent and no
-  // FIN_WAIT/TIME_WAIT left behind: these rules are there for floods.
+  // silent-drop counts as a denied request, dreq, instead). The close is a reset, with
+  // nothing sent and no FIN_WAIT/TIME_WAIT left behind: these rules are there for floods.
+  // A silent-drop's close sends nothing at all where the socket can be silenced.
   auto& fc = fe_counters(fe.index);
   fc.conn_tot.add();
   fc.conn_rate.add(loop_.now_ms());
-  if (v == rules::TcpVerdict::kReject) fc.dcon.add();
+  if (v == rules::TcpVerdict::kReject) {
+    fc.dcon.add();
+  } else {
+    fc.dreq.add();
+    net::silence_close(fd);
+  }
   net::close_with_reset(fd);   // the caller's slot token goes back with it
   return false;
 }
@@ -160,17 +166,38 @@ rules::RequestView with_addresses(rules::RequestView view, const Listener& l, in
 }
 }  // namespace
 
-rules::TcpVerdict Worker::content_verdict(const Listener& l, int fd,
-                                          const net::SocketAddress& peer,
-                                          rules::RequestView view,
-                                          const StreamTimes* stream) {
+rules::TcpVerdict Worker::session_verdict(const Listener& l, int fd, rules::RequestView& view,
+                                          rules::TcpAddrs addrs) {
   net::SocketAddress local;
-  view = with_addresses(view, l, fd, peer, local);
+  const rules::RequestView l4 = tcp_rule_view(l, fd, *addrs.src, local);
+  view.avail = sample::kAtTcpSession;
+  view.src = addrs.src;
+  view.dst = l4.dst;
+  view.dst_port = l4.dst_port;
+  view.cli_fd = fd;
+  ProxyEnv env(process_, id_, &l, *l.proxy);
+  view.env = &env;
+  const rules::TcpVerdict v = rules::run_tcp_rules(l.proxy->settings.tcp_session_rules, view, addrs);
+  view.env = nullptr;
+  // As HAProxy: a reject is a denied session (dses), a silent-drop a denied request (dreq);
+  // neither is a session (stot).
+  if (v == rules::TcpVerdict::kReject) fe_counters(l.proxy->index).dses.add();
+  else if (v == rules::TcpVerdict::kSilentDrop) fe_counters(l.proxy->index).dreq.add();
+  else count_session(*l.proxy);
+  return v;
+}
+
+rules::TcpVerdict Worker::content_verdict(const Listener& l, int fd, rules::RequestView& view,
+                                          const StreamTimes* stream, rules::TcpAddrs addrs) {
   ProxyEnv env(process_, id_, &l, *l.proxy);
   env.stream = stream;
   view.env = &env;
-  rules::TcpVerdict v = rules::tcp_rules_verdict(l.proxy->settings.tcp_content_rules, view);
-  if (v == rules::TcpVerdict::kReject) fe_counters(l.proxy->index).dreq.add();
+  view.cli_fd = fd;
+  view.avail = sample::kAtTcpContent;
+  const rules::TcpVerdict v = rules::run_tcp_rules(l.proxy->settings.tcp_content_rules, view, addrs);
+  view.env = nullptr;
+  if (v == rules::TcpVerdict::kReject || v == rules::TcpVerdict::kSilentDrop)
+    fe_counters(l.proxy->index).dreq.add();
   return v;
 }
 
@@ -268,9 +295,12 @@ void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, 
   auto& fc = fe_counters(fe.index);
   uint64_t now = loop_.now_ms();
   fc.conn_tot.add();
-  fc.stot.add();
   fc.conn_rate.add(now);
-  fc.sess_rate.add(now);
+  // With tcp-request session rules the session counts once they let it through.
+  if (fe.settings.tcp_session_rules.empty()) {
+    fc.stot.add();
+    fc.sess_rate.add(now);
+  }
   fc.smax.raise_to(static_cast<uint64_t>(fe.feconn.current()));
   if (fe.settings.cli_keepalive.on && peer.family() != AF_UNIX)
     net::apply_keepalive(fd, fe.settings.cli_keepalive);
@@ -283,6 +313,12 @@ void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, 
   // alive after its response, holding the old process up until a timeout).
   if (soft_stopping_) s->on_soft_stop();
   s->start();
+}
+
+void Worker::count_session(const Proxy& fe) {
+  auto& fc = fe_counters(fe.index);
+  fc.stot.add();
+  fc.sess_rate.add(loop_.now_ms());
 }
 
 bool Worker::unwatch(ListenerWatch& watch) {

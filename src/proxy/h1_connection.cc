@@ -13,6 +13,7 @@
 #include "base/strings.h"
 #include "http/forward.h"
 #include "proxy/h1_internal.h"
+#include "net/socket.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
 #include "proxy/worker.h"
@@ -100,6 +101,25 @@ void H1Connection::start() {
     return;
   }
   const auto& s = fe_.settings;
+  if (!s.tcp_session_rules.empty()) {
+    // As HAProxy: refused before a stream exists, so nothing is logged; a reject closes with
+    // a FIN (what the client sent is read first, so that the close is no reset), a
+    // silent-drop with a reset.
+    const rules::TcpVerdict v = txn_.session_verdict(cio_.fd());
+    if (v != rules::TcpVerdict::kAccept) {
+      txn_.quiet = true;
+      txn_.logged = true;
+      if (v == rules::TcpVerdict::kSilentDrop) {
+        close_mode_ = net::CloseMode::kReset;
+      } else {
+        char scratch[4096];
+        for (int i = 0; i < 16 && cio_.recv(scratch, sizeof scratch).status == net::IoStatus::kOk; ++i) {
+        }
+      }
+      finish({Cause::kProxy, FinalState::kRequest});
+      return;
+    }
+  }
   if (!s.log_format && !s.logs.empty()) {
     std::string local = l_.addr.kind == net::ListenAddress::Kind::kInet ? l_.addr.addr.to_string()
                                                                           : l_.addr.text;
@@ -395,12 +415,23 @@ void H1Connection::reject_request(int status, log::Termination term) {
   error_reply(status, term, true, false);
 }
 
+void H1Connection::drop_silently() {
+  net::silence_close(cio_.fd());
+  close_mode_ = net::CloseMode::kReset;
+}
+
 void H1Connection::begin_transaction() {
   // `tcp-request content` rules: in HTTP mode HAProxy runs them once a request is there, before
   // any HTTP processing, and again for each request of the connection.
-  if (!fe_.settings.tcp_content_rules.empty() && !txn_.content_allowed(cio_.fd(), *tx_)) {
-    finish({Cause::kProxy, FinalState::kRequest});
-    return;
+  if (!fe_.settings.tcp_content_rules.empty()) {
+    const rules::TcpVerdict v = txn_.content_verdict(cio_.fd(), *tx_);
+    if (v != rules::TcpVerdict::kAccept) {
+      // silent-drop: the client gets nothing, not even the FIN (a reset that a hop limit of
+      // one keeps on this host, as HAProxy does).
+      if (v == rules::TcpVerdict::kSilentDrop) drop_silently();
+      finish({Cause::kProxy, FinalState::kRequest});
+      return;
+    }
   }
   const http::RequestHead& head = tx_->req_parser.head();
   ++requests_;

@@ -79,6 +79,8 @@ class H1Connection : public Session {
 
   void start() override;
   void abort(const char* reason) override;
+  // silent-drop: the close becomes a reset that does not leave this host.
+  void drop_silently();
   bool retry_from_queue() override;
   bool uses_server(const lb::Server* srv) const override { return txn_.leg().server() == srv; }
   void describe(SessionInfo* info) const override;
@@ -209,6 +211,8 @@ class H1Connection : public Session {
   bool expect_tunnel_ = false;     // CONNECT
   bool first_request_ = true;
   bool soft_stop_ = false;
+  // How the client connection closes when not the default (a silent-drop's reset).
+  net::CloseMode close_mode_ = net::CloseMode::kPushedFin;
   uint64_t stop_grace_ms_ = 0;     // soft stop: an idle connection's next request is awaited until then
   uint64_t linger_until_ms_ = 0;   // kLinger: the client's FIN is awaited until then
   uint32_t requests_ = 0;

@@ -369,7 +369,9 @@ void H1Connection::finish(log::Termination term) {
   w_.unqueue_flush(this);
   w_.loop().timers().cancel(timer_);
   // option nolinger: a reset instead of the FIN, last bytes pushed first (CloseMode::kPushReset).
-  cio_.close(fe_.settings.nolinger ? net::CloseMode::kPushReset : net::CloseMode::kPushedFin);
+  cio_.close(close_mode_ != net::CloseMode::kPushedFin ? close_mode_
+             : fe_.settings.nolinger                   ? net::CloseMode::kPushReset
+                                                       : net::CloseMode::kPushedFin);
   if (sc_) {
     w_.close_server_conn(sc_);
     sc_ = nullptr;

@@ -80,21 +80,51 @@ void HttpTxn::first_byte(uint64_t now) {
   t_first_byte_wall_us = base::wall_us();
 }
 
-bool HttpTxn::content_allowed(int client_fd, HttpCodecs& codecs) {
-  // The rules may set variables and fill capture slots for the request that follows.
+rules::TcpVerdict HttpTxn::session_verdict(int client_fd) {
+  rules::RequestView view;
+  attach_vars(view, nullptr);
+  net::SocketAddress dst;
+  const rules::TcpVerdict v = w_.session_verdict(l_, client_fd, view, {&client_, &dst});
+  // set-src wrote client_ itself: the connection's source from now on. set-dst wrote `dst`.
+  if (view.dst == &dst) {
+    conn_dst_ = std::make_unique<net::SocketAddress>(dst);
+    leg_.set_local_port(dst.port());
+  }
+  return v;
+}
+
+rules::TcpVerdict HttpTxn::content_verdict(int client_fd, HttpCodecs& codecs) {
+  // The rules may set variables and fill capture slots for the request that follows, and
+  // change the stream's addresses (set-src, set-dst...) as http-request rules do.
   rules::RequestView view;
   attach_vars(view, &codecs);
   const auto& fcap = fe_.settings.h;
   if (caps_.empty() && (!fcap.capture_request.empty() || !fcap.capture_response.empty()))
     caps_.reset(fcap.capture_request, fcap.capture_response);
   view.captures = captures();
-  if (w_.content_verdict(l_, client_fd, client_, view, this) != rules::TcpVerdict::kReject) return true;
+  view.src = &client_;
+  net::SocketAddress local;
+  view.dst = conn_dst_ ? conn_dst_.get() : tcp_rule_view(l_, client_fd, client_, local).dst;
+  view.dst_port = local_port();
+  rules::TcpAddrs addrs;
+  if (fe_.settings.tcp_content_rewrites) {
+    if (!stream_.addrs) stream_.addrs = std::make_unique<rules::StreamAddrs>();
+    addrs = {&stream_.addrs->src, &stream_.addrs->dst};
+  }
+  const rules::TcpVerdict v = w_.content_verdict(l_, client_fd, view, this, addrs);
+  if (addrs.src) {
+    if (view.src == addrs.src) stream_.addrs->src_set = true;
+    if (view.dst == addrs.dst) stream_.addrs->dst_set = true;
+    adopt_addresses(view);
+  }
+  if (v != rules::TcpVerdict::kReject && v != rules::TcpVerdict::kSilentDrop)
+    return rules::TcpVerdict::kAccept;
   // As HAProxy: a denied request on the frontend (not a request in req_tot, no status), closed
   // without a response and logged `PR` with "<BADREQ>" and no request timer.
   req_line.clear();
   t_head_ms = 0;
   status = -1;
-  return false;
+  return v;
 }
 
 rules::RequestView HttpTxn::view_of_request(rules::HeadEdit& edit) {
@@ -475,7 +505,7 @@ void HttpTxn::next_request(uint64_t now) {
   if (stream_.addrs) {
     if (stream_.addrs->src_set && conn_src_) client_ = *conn_src_;
     stream_.addrs->src_set = stream_.addrs->dst_set = false;
-    leg_.set_local_port(l_.port);
+    leg_.set_local_port(conn_dst_ ? conn_dst_->port() : l_.port);
   }
   unique_id.clear();
   has_stream_id = false;

@@ -50,9 +50,13 @@ class HttpTxn final : public StreamTimes {
 
   // --- Request.
   // `tcp-request content` rules (HTTP mode runs them for each request, before any HTTP
-  // processing; their variables and captures are this transaction's). False: refused, the
-  // record says so (logged `PR`, no status).
-  bool content_allowed(int client_fd, HttpCodecs& codecs);
+  // processing; their variables and captures are this transaction's). kReject or kSilentDrop:
+  // refused, the record says so (logged `PR`, no status); else kAccept.
+  rules::TcpVerdict content_verdict(int client_fd, HttpCodecs& codecs);
+  // `tcp-request session` rules, once when the connection is accepted: their variables are the
+  // session's, set-src / set-dst the connection's. kAccept, kReject or kSilentDrop (the caller
+  // closes, without a log line: no stream began).
+  rules::TcpVerdict session_verdict(int client_fd);
   enum class Next : uint8_t { kForward, kReply };
   // A complete request head: `head` as parsed, `edit` the head the server will get (the mux
   // normalized its target and fields). Runs the rules and picks the backend; on kForward the
@@ -163,10 +167,12 @@ class HttpTxn final : public StreamTimes {
   uint32_t timeout(rules::StreamEdit::Timeout t, uint32_t dflt) const { return stream_.timeout(t, dflt); }
   const net::SocketAddress* local_addr() const {
     if (stream_.addrs && stream_.addrs->dst_set) return &stream_.addrs->dst;
+    if (conn_dst_) return conn_dst_.get();
     return l_.addr.kind == net::ListenAddress::Kind::kInet ? &l_.addr.addr : nullptr;
   }
   uint16_t local_port() const {
-    return stream_.addrs && stream_.addrs->dst_set ? stream_.addrs->dst.port() : l_.port;
+    if (stream_.addrs && stream_.addrs->dst_set) return stream_.addrs->dst.port();
+    return conn_dst_ ? conn_dst_->port() : l_.port;
   }
   http::Method method() const { return method_; }
   bool http11() const { return http11_; }
@@ -235,6 +241,8 @@ class HttpTxn final : public StreamTimes {
   sample::Captures caps_;   // the frontend's capture slots, sized when it has some
   rules::StreamEdit stream_;   // set-log-level, set-timeout, set-src... of this request
   std::unique_ptr<net::SocketAddress> conn_src_;   // the connection's source, once set-src ran
+  // The connection's local address once a tcp-request session rule set it (set-dst...).
+  std::unique_ptr<net::SocketAddress> conn_dst_;
   LocalReply* reply_ = nullptr;   // the codecs' reply, during on_request() and on_response()
   std::string* lb_key_ = nullptr;
   bool lb_key_set_ = false;   // *lb_key_ holds this request's balance key

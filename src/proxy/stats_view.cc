@@ -50,6 +50,7 @@ void accumulate(stats::Counters& c, const stats::TrafficCounters& t, uint64_t no
   c.hrsp_other += t.hrsp[5].get();
   c.dreq += t.dreq.get();
   c.dcon += t.dcon.get();
+  c.dses += t.dses.get();
   c.dresp += t.dresp.get();
   c.intercepted += t.intercepted.get();
   c.reuse += t.reuse.get();

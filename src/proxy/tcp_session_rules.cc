@@ -1,9 +1,7 @@
 // The rule sets of a TCP session: tcp-request session and content (frontend and backend) and
 // tcp-response content, with their actions on the session (variables, addresses, closes).
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include "log/line.h"
+#include "net/socket.h"
 #include "proxy/sample_env.h"
 #include "proxy/tcp_session.h"
 #include "proxy/worker.h"
@@ -69,7 +67,10 @@ bool TcpSession::request_verdict(rules::TcpVerdict v, bool backend) {
       reject(backend);
       return false;
     case rules::TcpVerdict::kSilentDrop:
-      // HAProxy: the stream ends as a proxy condition during the request (PR), logged.
+      // HAProxy: the stream ends as a proxy condition during the request (PR), logged, and
+      // counted as a denied request as a reject is.
+      w_.fe_counters(fe_.index).dreq.add();
+      if (backend) w_.be_counters(be_->index).dreq.add();
       denied_ = true;
       ended_in_frontend_ = !backend;
       silent_drop(true);
@@ -84,11 +85,16 @@ bool TcpSession::session_rules() {
   rules::RequestView v;
   v.avail = sample::kAtTcpSession;
   const rules::TcpVerdict verdict = run_rules(fe_.settings.tcp_session_rules, fe_, v);
-  if (verdict != rules::TcpVerdict::kReject && verdict != rules::TcpVerdict::kSilentDrop)
+  if (verdict != rules::TcpVerdict::kReject && verdict != rules::TcpVerdict::kSilentDrop) {
+    w_.count_session(fe_);
     return true;
-  // HAProxy: no stream was created, so no log line; a reject closes with a FIN, a
-  // silent-drop with a reset.
+  }
+  // HAProxy: no stream was created, so no log line and no session in stot; a reject is
+  // counted in dses and closes with a FIN, a silent-drop is counted in dreq and closes with
+  // a reset.
   no_log_ = true;
+  if (verdict == rules::TcpVerdict::kReject) w_.fe_counters(fe_.index).dses.add();
+  else w_.fe_counters(fe_.index).dreq.add();
   ended_in_frontend_ = true;
   if (verdict == rules::TcpVerdict::kSilentDrop) {
     silent_drop(false);
@@ -108,12 +114,7 @@ bool TcpSession::backend_rules() {
 }
 
 void TcpSession::silent_drop(bool stream) {
-  if (stream) {
-    // Best effort, as HAProxy: the socket's family decides which option exists.
-    int one = 1;
-    if (setsockopt(cio_.fd(), IPPROTO_IP, IP_TTL, &one, sizeof one) != 0)
-      (void)setsockopt(cio_.fd(), IPPROTO_IPV6, IPV6_UNICAST_HOPS, &one, sizeof one);
-  }
+  if (stream) net::silence_close(cio_.fd());
   client_reset_ = true;
 }
 

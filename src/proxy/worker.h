@@ -236,15 +236,20 @@ class Worker : public core::TimerHandler {
   // Moves `h` into the queue; a full queue (false) leaves it untouched.
   bool push_handoff(Handoff& h);
   std::size_t accq_length() const { return accq_.size_estimate(); }
-  // `tcp-request content` rules of `l`'s frontend for a session on `fd` from `peer`; a reject
-  // is counted as a denied request (dreq, as HAProxy does) and the caller ends the session.
-  // `view` brings the stream's variables and captures, and the client's buffered bytes
-  // (`view.payload`) for a TCP session: kWait while a rule has no answer yet
-  // (`view.payload_final` false). Worker-local. `stream`: the stream the rules run for (its
-  // timers), null: none.
-  rules::TcpVerdict content_verdict(const Listener& l, int fd, const net::SocketAddress& peer,
-                                    rules::RequestView view,
-                                    const StreamTimes* stream = nullptr);
+  // A session that tcp-request session rules let through counts in the frontend's stot and
+  // session rate (start_session counts the others at once). Worker-local.
+  void count_session(const Proxy& fe);
+  // tcp-request session rules of `l`'s frontend for an HTTP connection on `fd`, with `view`'s
+  // session variables; `addrs.src` (not null) is the client's address, and where set-src
+  // writes; set-dst writes `addrs.dst`. Counted: dses, dreq, or a session. Worker-local.
+  rules::TcpVerdict session_verdict(const Listener& l, int fd, rules::RequestView& view,
+                                    rules::TcpAddrs addrs);
+  // `tcp-request content` rules of `l`'s frontend for the HTTP stream `stream` on `fd`; a
+  // reject or a silent-drop is counted as a denied request (dreq, as HAProxy does) and the
+  // caller ends the stream. `view` brings the stream's addresses, variables and captures;
+  // set-src / set-dst write `addrs` (null: no rule of the set has them). Worker-local.
+  rules::TcpVerdict content_verdict(const Listener& l, int fd, rules::RequestView& view,
+                                    const StreamTimes* stream, rules::TcpAddrs addrs);
   // The backend `use_backend` rules of `l`'s frontend choose for a TCP session on `fd` from
   // `peer` (`view` also carries the client's buffered bytes), else its default backend (may be
   // null). Worker-local.

@@ -108,6 +108,7 @@ struct alignas(64) TrafficCounters {
   LocalCounter hrsp[6];    // responses by class: 1xx..5xx, other
   LocalCounter dreq;       // requests denied by rules (tcp-request content rejects too)
   LocalCounter dcon;       // connections refused by tcp-request connection rules (frontends)
+  LocalCounter dses;       // sessions refused by tcp-request session rules (frontends)
   LocalCounter dresp;      // responses denied by rules
   LocalCounter intercepted;   // requests answered by sluice itself (return, redirect)
   LocalCounter reuse;      // requests sent on a reused idle server connection
@@ -126,7 +127,7 @@ struct alignas(64) TrafficCounters {
   void clear_all() {
     for (LocalCounter* c : {&stot, &smax, &bin, &bout, &econ, &eresp, &wretr, &wredis,
                             &cli_abrt, &srv_abrt, &connect, &lbtot, &conn_tot, &ereq, &eint,
-                            &last_sess_ms, &req_tot, &dreq, &dcon, &dresp, &intercepted, &reuse})
+                            &last_sess_ms, &req_tot, &dreq, &dcon, &dses, &dresp, &intercepted, &reuse})
       c->reset();
     for (LocalCounter& c : hrsp) c.reset();
     req_rate.reset();

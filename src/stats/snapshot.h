@@ -15,6 +15,7 @@ struct Counters {
   uint64_t bin = 0, bout = 0;
   uint64_t dreq = 0, dresp = 0, ereq = 0;
   uint64_t dcon = 0;                        // frontends: tcp-request connection rejects
+  uint64_t dses = 0;                        // frontends: tcp-request session rejects
   uint64_t econ = 0, eresp = 0, wretr = 0, wredis = 0;
   uint64_t lbtot = 0;
   uint64_t rate = 0, rate_max = 0;          // sessions/s over the last second, peak

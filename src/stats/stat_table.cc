@@ -252,7 +252,7 @@ void stat_rows(const ProxySnapshot& px, const StatFilter& o, std::vector<StatRow
       v[kCacheLookups] = v[kCacheHits] = "0";
     }
     v[kDcon] = num(c.dcon);
-    v[kDses] = "0";
+    v[kDses] = num(c.dses);
     // sluice speaks HTTP/1 only: every HTTP session and request is h1, TCP ones are "other".
     bool http = px.mode == "http";
     v[kSessOther] = http ? "0" : num(c.stot);
@@ -260,8 +260,9 @@ void stat_rows(const ProxySnapshot& px, const StatFilter& o, std::vector<StatRow
     v[kH2sess] = v[kH3sess] = "0";
     v[kReqOther] = "0";
     v[kH1req] = http ? num(c.req_tot) : "0";
+    if (!http) v[kReqTot] = "0";   // a TCP frontend has a request count too, always 0
     v[kH2req] = v[kH3req] = "0";
-    v[kCacheHintHits] = "0";
+    if (px.mode == "http") v[kCacheHintHits] = "0";   // HAProxy 3.5: empty in TCP mode
     rows->push_back(std::move(r));
   }
   if (type_selected(o, kListener)) {
@@ -383,7 +384,7 @@ void stat_rows(const ProxySnapshot& px, const StatFilter& o, std::vector<StatRow
     if (px.mode == "http") v[kCacheLookups] = v[kCacheHits] = "0";
     v[kUweight] = snum(uweight);
     v[kAggServerStatus] = v[kAggServerCheckStatus] = v[kAggCheckStatus] = "0";
-    v[kCacheHintHits] = "0";
+    if (px.mode == "http") v[kCacheHintHits] = "0";   // HAProxy 3.5: empty in TCP mode
     rows->push_back(std::move(r));
   }
 }

@@ -206,10 +206,13 @@ TEST(TcpRequest, SessionAndResponseRulesKept) {
                     "because it uses keyword 'req.len' which is incompatible with 'frontend "
                     "tcp-request session rule'"))
       << r.all();
-  // HTTP mode runs only accept and reject content rules so far.
-  r = parse(fe("  tcp-request session accept\n", "http"));
-  EXPECT_FALSE(r.r.model);
-  EXPECT_TRUE(r.has("parsing [f.cfg:7] : 'tcp-request session' rules in HTTP mode (frontend 'f') "
+  // HTTP mode runs session rules too (once per connection), but not response rules yet.
+  r = parse(fe("  tcp-request session set-var(sess.a) src\n  tcp-request session set-dst ipv4(1.2.3.4)\n"
+               "  tcp-request session silent-drop\n", "http"));
+  EXPECT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(proxy(r, "f").tcp_request_session.size(), 3u);
+  r = parse("backend b\n  mode http\n  tcp-response content accept\n  server s 127.0.0.1:80\n");
+  EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'tcp-response content' rules in HTTP mode (backend 'b') "
                     "are not supported by sluice yet."))
       << r.all();
 }
@@ -322,9 +325,9 @@ TEST(TcpRequest, ContentCaptureDeclaresSlots) {
   EXPECT_TRUE(r.has("parsing [f.cfg:7] : fetch 'req.len' is only available in 'tcp-request "
                     "content' rules and 'use_backend' of TCP mode frontends in sluice (here in "
                     "'tcp-request content' in HTTP mode of frontend 'f').")) << r.all();
-  r = parse(fe("  tcp-request content silent-drop\n", "http"));
-  EXPECT_TRUE(r.has("parsing [f.cfg:7] : 'tcp-request content silent-drop' in HTTP mode "
-                    "(frontend 'f') is not supported by sluice yet.")) << r.all();
+  r = parse(fe("  tcp-request content silent-drop\n  tcp-request content set-src-port int(1)\n",
+               "http"));
+  EXPECT_TRUE(r.r.model) << r.all();
   r = parse("backend b\n  tcp-request content capture src len 3\n  server s 127.0.0.1:80\n");
   EXPECT_TRUE(r.has("parsing [f.cfg:2] : 'tcp-request content capture' : proxy 'b' has no "
                     "frontend capability")) << r.all();
