@@ -1,6 +1,7 @@
 #include "app/build.h"
 
 #include "http/http.h"
+#include "sample/vars.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -282,6 +283,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
                           r.action == rules::TcpRule::Action::kSetDst ||
                           r.action == rules::TcpRule::Action::kSetDstPort;
     }
+    s.sess_vars = sample::VarNames::global().any_in(sample::Scope::kSess);
     for (const auto& r : s.tcp_content_rules)
       s.tcp_content_rewrites = s.tcp_content_rewrites || r.action == rules::TcpRule::Action::kSetSrc ||
                                r.action == rules::TcpRule::Action::kSetDst ||

@@ -53,6 +53,7 @@
 #include <string>
 #include <vector>
 
+#include "core/block_cache.h"
 #include "core/buffer.h"
 #include "proxy/out_queue.h"
 #include "core/event_loop.h"
@@ -72,10 +73,20 @@ namespace sluice::proxy {
 class Worker;
 struct ServerConn;
 
-class H1Connection : public Session {
+class H1Connection final : public Session {
  public:
   H1Connection(Worker& w, Listener& l, int fd, const net::SocketAddress& client);
   ~H1Connection() override;
+  // One per accepted connection, and larger than glibc's thread cache serves: the blocks are
+  // kept per thread (core::BlockCache).
+  static void* operator new(std::size_t n) {
+    return n == sizeof(H1Connection) ? core::BlockCache<sizeof(H1Connection)>::take()
+                                     : ::operator new(n);
+  }
+  static void operator delete(void* p, std::size_t n) noexcept {
+    if (n == sizeof(H1Connection)) core::BlockCache<sizeof(H1Connection)>::give(p);
+    else ::operator delete(p);
+  }
 
   void start() override;
   void abort(const char* reason) override;

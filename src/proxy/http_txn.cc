@@ -224,7 +224,7 @@ void HttpTxn::attach_vars(rules::RequestView& view, HttpCodecs* codecs) {
     view.req_vars = &codecs->req_vars;
     view.res_vars = &codecs->res_vars;
   }
-  if (!sess_vars_ && sample::VarNames::global().any_in(sample::Scope::kSess))
+  if (!sess_vars_ && fe_.settings.sess_vars)
     sess_vars_ = std::make_unique<sample::VarStore>(sample::Scope::kSess, 0, &sess_room_);
   view.sess_vars = sess_vars_.get();
 }
@@ -385,14 +385,6 @@ void HttpTxn::add_forwardfor(rules::HeadEdit& edit) const {
     edit.headers.push_back({edit.keep(name), edit.keep(client_.host_string())});
 }
 
-bool HttpTxn::has_response_rules() const {
-  return !fe_.settings.h.response_rules.empty() || !be_http().response_rules.empty() ||
-         has_after_response_rules();
-}
-
-bool HttpTxn::has_after_response_rules() const {
-  return !fe_.settings.h.after_response_rules.empty() || !be_http().after_response_rules.empty();
-}
 
 void HttpTxn::keep_request(const rules::HeadEdit& edit, HttpCodecs& codecs) {
   // Response rules may look at the request: an owned copy past the buffer.

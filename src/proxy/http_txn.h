@@ -72,8 +72,13 @@ class HttpTxn final : public StreamTimes {
                                true);
   }
   // Whether response rules will run (they see a copy of the request made by on_request()).
-  bool has_response_rules() const;
-  bool has_after_response_rules() const;
+  bool has_response_rules() const {
+    return !fe_.settings.h.response_rules.empty() || !be_http().response_rules.empty() ||
+           has_after_response_rules();
+  }
+  bool has_after_response_rules() const {
+    return !fe_.settings.h.after_response_rules.empty() || !be_http().after_response_rules.empty();
+  }
   // http-after-response on a response of the server's (`edit` as the response rules left it)
   // and on a local answer (`bytes`, an HTTP/1 message whose head is rewritten when a rule
   // changes it; returns the status set-status gave it, 0 when unchanged). http_txn_after.cc.

@@ -167,6 +167,8 @@ struct ProxySettings {
   // A rule of this proxy keeps variables or rewrites the local address: its sessions get a
   // store for them (TcpSession::RuleData). Without it a session allocates nothing for rules.
   bool tcp_rule_data = false;
+  // The configuration names a sess.* variable: each connection gets a store for them.
+  bool sess_vars = false;
   // HTTP mode: a content rule sets the stream's addresses (set-src, set-dst and their ports).
   bool tcp_content_rewrites = false;
   // `use_backend` (frontends, both modes), in order: the first match chooses the backend.

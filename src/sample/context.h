@@ -207,8 +207,12 @@ class Env {
   };
   virtual bool text(TextQuery q, std::string_view* out) const { return false; }
 };
-// An Env that knows nothing (tests, places with no proxy around them).
-const Env& null_env();
+// An Env that knows nothing (tests, places with no proxy around them). Inline: every Ctx
+// starts with it.
+namespace detail {
+extern const Env kNullEnv;
+}
+inline const Env& null_env() { return detail::kNullEnv; }
 
 // Everything one evaluation reads. Pointers may be null where `avail` says so.
 struct Ctx {

@@ -276,9 +276,8 @@ std::string_view use_name(uint32_t bits) {
   return "nothing";
 }
 
-const Env& null_env() {
-  static const Env env;
-  return env;
+namespace detail {
+const Env kNullEnv;
 }
 
 }  // namespace sluice::sample

@@ -243,7 +243,7 @@ void VarStore::unset(uint32_t id) {
   }
 }
 
-void VarStore::clear() {
+void VarStore::clear_values() {
   for (auto& e : entries_) {
     e.id = 0;
     e.value.data.clear();

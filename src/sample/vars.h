@@ -125,12 +125,16 @@ class VarStore {
   // Stores `s` (copied). False when a condition refuses it or the size limit would be passed.
   bool set(uint32_t id, const Sample& s, uint16_t conds = 0);
   void unset(uint32_t id);
-  // Forgets every value, keeping capacity (a new transaction on the same connection).
-  void clear();
+  // Forgets every value, keeping capacity (a new transaction on the same connection). Inline
+  // for the common empty store: each transaction clears its stores.
+  void clear() {
+    if (count_ || used_) clear_values();
+  }
   std::size_t size_used() const { return used_; }
   // A new limit for the next sets; the values already there stay.
   void set_max_size(std::size_t bytes) { max_size_ = bytes; }
   std::size_t count() const { return count_; }
+  void clear_values();
   // For the CLI and tests: each set variable in order of first set.
   template <typename F>
   void for_each(F&& f) const {
