@@ -176,12 +176,14 @@ void H1Connection::start_connect() {
     sc_ = c;
     c->owner = this;
     reused_conn_ = true;
+    txn_.reused_server_conn = true;
     s_connecting_ = false;
     txn_.leg().reuse();
     on_connected();
     return;
   }
   reused_conn_ = false;
+  txn_.reused_server_conn = false;
   // The request is sent right after connect() (below): its first segment carries the ACK
   // (option tcp-smart-connect, on by default).
   net::ConnectOptions opts;

@@ -70,6 +70,7 @@ HttpTxn::HttpTxn(Worker& w, Listener& l, Session& owner, const net::SocketAddres
       w_(w),
       l_(l),
       fe_(*l.proxy),
+      t_accept_ms_(t_idle_ms),
       client_(client),
       leg_(w, owner, client_, l.port) {
   leg_.keep_source(fe_.settings.log_backend_src);
@@ -188,10 +189,7 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   // The process-wide stream number (%rt, unique ids) is a shared counter: taken only when a
   // log line or a unique id may show it.
   const bool logs = fs.log_format && !fs.logs.empty();
-  if (!has_stream_id && (logs || fs.unique_id_format)) {
-    stream_id = w_.process().next_stream_id();
-    has_stream_id = true;
-  }
+  if (logs || fs.unique_id_format) stream_number();
   if (logs || fs.unique_id_format) {
     req_line.assign(head.method);
     req_line += ' ';
@@ -489,6 +487,7 @@ void HttpTxn::next_request(uint64_t now) {
   bytes_out = 0;
   method_ = http::Method::kGet;   // until the next head says otherwise (a 408 has no method)
   logged = false;
+  reused_server_conn = false;
   vars_codecs_ = nullptr;
   if (!caps_.empty()) caps_.reset(fe_.settings.h.capture_request, fe_.settings.h.capture_response);
   // What rules changed of the previous stream.

@@ -199,8 +199,18 @@ class HttpTxn final : public StreamTimes {
   bool quiet = false;              // ends without a log line (a silent keep-alive close)
   std::string req_line;            // for the log: "GET / HTTP/1.1", or "<BADREQ>"
   std::string unique_id;           // unique-id-format's id of this request (%ID, unique-id)
-  uint64_t stream_id = 0;          // the process-wide stream number (%rt)
-  bool has_stream_id = false;
+  // The process-wide stream number (%rt, txn.id32), taken from the shared counter the first
+  // time something shows it (stream_number()).
+  mutable uint64_t stream_id = 0;
+  mutable bool has_stream_id = false;
+  bool reused_server_conn = false;   // the request went out on a connection from the idle pool
+  uint64_t stream_number() const {
+    if (!has_stream_id) {
+      stream_id = w_.process().next_stream_id();
+      has_stream_id = true;
+    }
+    return stream_id;
+  }
 
   // First byte of a request seen at `now` (the request timer starts).
   void first_byte(uint64_t now);
@@ -238,6 +248,7 @@ class HttpTxn final : public StreamTimes {
   Worker& w_;
   Listener& l_;
   Proxy& fe_;
+  const uint64_t t_accept_ms_;   // the connection's accept (fc.timer.total)
   Proxy* be_ = nullptr;     // backend of this transaction (leg_ attached there)
   net::SocketAddress client_;
   http::Method method_ = http::Method::kGet;

@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "http/forward.h"
 #include "log/line.h"
+#include "proxy/sample_env.h"
 #include "proxy/http_txn.h"
 
 namespace sluice::proxy {
@@ -176,6 +177,35 @@ void HttpTxn::fill_times(log::Record& r) const {
 }
 
 bool HttpTxn::stream_query(sample::Env::Query q, bool response_side, int64_t* out) const {
+  using Q = sample::Env::Query;
+  switch (q) {
+    case Q::kTxnId32:
+      *out = static_cast<uint32_t>(stream_number());
+      return true;
+    case Q::kFcTotalMs:
+      *out = static_cast<int64_t>(w_.loop().now_ms() - t_accept_ms_);
+      return true;
+    case Q::kAcceptDateUs: {
+      log::Record r;
+      fill_times(r);
+      *out = static_cast<int64_t>(r.accept_wall_us ? r.accept_wall_us : r.date_wall_us);
+      return true;
+    }
+    // set-timeout's values; the proxies' settings otherwise (ProxyEnv).
+    case Q::kCurClientTimeout:
+    case Q::kCurServerTimeout:
+    case Q::kCurTunnelTimeout: {
+      using T = rules::StreamEdit;
+      const T::Timeout t = q == Q::kCurClientTimeout ? T::kClient
+                           : q == Q::kCurServerTimeout ? T::kServer : T::kTunnel;
+      if (!stream_.has_timeout(t)) return false;
+      *out = stream_.timeout_ms[t];
+      return true;
+    }
+    default:
+      break;
+  }
+  if (leg_query(leg_, true, reused_server_conn, q, out)) return true;
   log::Record r;
   fill_times(r);
   if (!response_side) r.tr = -1;   // HAProxy notes the request's time once its rules ran
@@ -222,27 +252,17 @@ void HttpTxn::log(uint64_t now, bool early) {
   r.server_addr = t_connected ? leg_.target() : nullptr;
   r.backend_src = t_connected ? leg_.source() : nullptr;
   r.bytes_in = req_sent;
-  if (!has_stream_id) {
-    stream_id = w_.process().next_stream_id();
-    has_stream_id = true;
-  }
-  r.request_counter = stream_id;
+  r.request_counter = stream_number();
   r.log_counter = fe_.log_count.fetch_add(1, std::memory_order_relaxed);
   r.unique_id = unique_id;
   r.hostname = w_.logs().host();
   r.pid = w_.logs().pid();
-  LogEnv env;
+  ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
   env.rec = &r;
-  env.fe = s.name;
-  env.fe_id = s.id;
-  if (be_) {
-    env.be = be_->settings.name;
-    env.be_id = be_->settings.id;
-  }
-  if (srv && t_connect) {
-    env.srv = srv->name();
-    env.srv_id = srv->settings().id;
-  }
+  env.be = be_;
+  env.srv = srv && t_connect ? srv : nullptr;
+  env.stream = this;
+  env.response_side = true;
   sample::Ctx ctx;
   ctx.avail = log::kLogAvail;
   ctx.src = &client_;

@@ -69,22 +69,4 @@ class LogWriter {
   std::string sd_;              // its structured data (log-format-sd)
 };
 
-// What the %[...] nodes of a log line ask about the proxies: their names and ids, and about
-// the transaction: its timers and byte counts.
-class LogEnv final : public sample::Env {
- public:
-  std::string_view fe, be, srv;
-  int fe_id = 0, be_id = 0, srv_id = 0;
-  const log::Record* rec = nullptr;   // the line's record: its timers and byte counts
-  bool query(Query q, int64_t* out) const override {
-    return rec && log::stream_query(*rec, q, true, out);
-  }
-  std::string_view frontend_name() const override { return fe; }
-  int frontend_id() const override { return fe_id; }
-  std::string_view backend_name() const override { return be; }
-  int backend_id() const override { return be_id; }
-  std::string_view server_name() const override { return srv; }
-  int server_id() const override { return srv_id; }
-};
-
 }  // namespace sluice::proxy

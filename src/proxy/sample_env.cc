@@ -2,13 +2,104 @@
 
 #include <algorithm>
 
+#include "base/clock.h"
 #include "lb/backend.h"
 #include "lb/server.h"
+#include "log/line.h"
+#include "proxy/backend_leg.h"
+#include "proxy/worker.h"
 
 namespace sluice::proxy {
 
 bool ProxyEnv::query(Query q, int64_t* out) const {
-  return stream && stream->stream_query(q, response_side, out);
+  // The stream answers first (its timers, ids, its server connection, set-timeout's values);
+  // what is left is the process's, the listener's and the proxies' settings.
+  if (rec && log::stream_query(*rec, q, true, out)) return true;
+  if (stream && stream->stream_query(q, response_side, out)) return true;
+  const auto answer = [out](int64_t v) {
+    *out = v;
+    return true;
+  };
+  switch (q) {
+    case Query::kActConn: return answer(p_.actconn().current());
+    case Query::kUptime:
+      return answer(static_cast<int64_t>((base::monotonic_ms() - p_.start_mono_ms()) / 1000));
+    // No set-priority-*, no task profiling (HAProxy's values are 0 without
+    // `profiling.tasks on`), no connection error and no protocol glitch to report.
+    case Query::kPrioClass:
+    case Query::kPrioOffset:
+    case Query::kCpuNsTot:
+    case Query::kLatNsTot:
+    case Query::kFcErr:
+    case Query::kFcGlitches:
+    case Query::kFcHandshakeMs:   // no TLS, no PROXY protocol: nothing between accept and data
+      return answer(0);
+    case Query::kFcNbStreams:     // HTTP/1 and TCP: one stream per connection
+    case Query::kFcStreamsLimit:
+      return answer(1);
+    case Query::kDstConn: {
+      if (!l_) return false;
+      int64_t n = 0;
+      for (std::size_t i = 0; i < l_->threads.size(); ++i)
+        n += std::max(0, l_->given[i].load(std::memory_order_relaxed));
+      return answer(n);
+    }
+    case Query::kFeClientTimeout:
+    case Query::kCurClientTimeout:
+      return answer(fe_.settings.timeouts.client);
+    // sluice has no `timeout tarpit` yet: a frontend's is then 0 and a backend's is its
+    // connect timeout, as HAProxy sets them.
+    case Query::kFeTarpitTimeout: return answer(0);
+    default: break;
+  }
+  // Before a backend is chosen the stream's backend is the proxy itself, as in HAProxy: a
+  // listen's settings, or nothing (0) for a frontend, which has no backend side.
+  const Proxy* bp = be ? be : fe_.backend ? &fe_ : nullptr;
+  const Timeouts none;
+  const Timeouts& t = bp ? bp->settings.timeouts : none;
+  switch (q) {
+    case Query::kBeServerTimeout:
+    case Query::kCurServerTimeout: return answer(t.server);
+    case Query::kBeTunnelTimeout:
+    case Query::kCurTunnelTimeout: return answer(t.tunnel);
+    case Query::kBeConnectTimeout:
+    case Query::kCurConnectTimeout:
+    case Query::kBeTarpitTimeout:
+    case Query::kCurTarpitTimeout: return answer(t.connect);
+    case Query::kBeQueueTimeout:
+    case Query::kCurQueueTimeout: return answer(t.queue);
+    case Query::kBeMaxRetries:
+    case Query::kCurMaxRetries: return answer(bp ? bp->settings.retries : 0);
+    default: return false;
+  }
+}
+
+bool leg_query(const BackendLeg& leg, bool http, bool reused, sample::Env::Query q, int64_t* out) {
+  using Q = sample::Env::Query;
+  const auto answer = [out](int64_t v) {
+    *out = v;
+    return true;
+  };
+  switch (q) {
+    case Q::kConnRetries: return answer(leg.retries());
+    case Q::kRedispatched: return answer(leg.redispatched() ? 1 : 0);
+    default: break;
+  }
+  // The rest describes the server connection: nothing before there is one.
+  if (!leg.connected_ms()) return false;
+  switch (q) {
+    case Q::kBcConnectMs: return answer(static_cast<int64_t>(leg.connected_ms() - leg.connect_ms()));
+    case Q::kBcReused: return answer(reused ? 1 : 0);
+    case Q::kBcErr:
+    case Q::kBcGlitches: return answer(0);
+    case Q::kBcNbStreams:
+    case Q::kBcStreamsLimit: return answer(1);
+    case Q::kBcHttpMajor: return http && answer(1);
+    // The queues this stream found when it was queued; one that never waited found none.
+    case Q::kBcSrvQueue:
+    case Q::kBcBeQueue: return !leg.queued_ms() && answer(0);
+    default: return false;
+  }
 }
 
 std::string_view ProxyEnv::backend_name() const {
@@ -116,20 +207,62 @@ bool ProxyEnv::proxy_stat(ProxyStat st, std::string_view proxy, std::string_view
         default: *out = s->weight(); return true;
       }
     }
-    default:
-      // Rates and server queues: not kept per proxy in a form the data path can read yet.
-      return false;
+    case ProxyStat::kFeReqRate:
+    case ProxyStat::kFeSessRate:
+    case ProxyStat::kBeSessRate: {
+      // Every worker's share of the rate, as `show stat` adds them.
+      const uint64_t now = base::monotonic_ms();
+      uint64_t sum = 0;
+      for (const auto& w : p_.workers()) {
+        if (st == ProxyStat::kBeSessRate) sum += w->be_counters(px->index).sess_rate.read(now);
+        else if (st == ProxyStat::kFeSessRate) sum += w->fe_counters(px->index).sess_rate.read(now);
+        else sum += w->fe_counters(px->index).req_rate.read(now);
+      }
+      *out = static_cast<int64_t>(sum);
+      return true;
+    }
+    case ProxyStat::kSrvSessRate:
+    case ProxyStat::kSrvQueue: {
+      const lb::Server* s = server_named(px, server);
+      if (!s) return false;
+      if (st == ProxyStat::kSrvQueue) {
+        *out = 0;   // sessions wait in their backend's queue (qcur of the server row is 0 too)
+        return true;
+      }
+      const uint64_t now = base::monotonic_ms();
+      uint64_t sum = 0;
+      for (const auto& w : p_.workers())
+        sum += w->srv_counters(px->server_base + s->index()).sess_rate.read(now);
+      *out = static_cast<int64_t>(sum);
+      return true;
+    }
   }
+  return false;
 }
 
 bool ProxyEnv::text(TextQuery q, std::string_view* out) const {
-  if (q == TextQuery::kDefaultBackend) {
-    int i = fe_.settings.default_backend;
-    if (i < 0) return false;
-    *out = p_.proxies()[static_cast<std::size_t>(i)]->settings.name;
-    return true;
+  switch (q) {
+    case TextQuery::kDefaultBackend: {
+      int i = fe_.settings.default_backend;
+      if (i < 0) return false;
+      *out = p_.proxies()[static_cast<std::size_t>(i)]->settings.name;
+      return true;
+    }
+    case TextQuery::kFcErrStr:
+    case TextQuery::kFcErrName:
+    case TextQuery::kBcErrStr:
+    case TextQuery::kBcErrName: {
+      // The texts of fc_err / bc_err: a connection without an error is HAProxy's "Success"
+      // with no short name.
+      const bool fc = q == TextQuery::kFcErrStr || q == TextQuery::kFcErrName;
+      int64_t code = -1;
+      if (!query(fc ? Query::kFcErr : Query::kBcErr, &code) || code != 0) return false;
+      *out = q == TextQuery::kFcErrStr || q == TextQuery::kBcErrStr ? "Success" : "";
+      return true;
+    }
+    default:
+      return false;
   }
-  return false;
 }
 
 }  // namespace sluice::proxy

@@ -11,7 +11,13 @@
 
 namespace lb {}
 
+namespace sluice::log {
+struct Record;
+}
+
 namespace sluice::proxy {
+
+class BackendLeg;
 
 
 class ProxyEnv final : public sample::Env {
@@ -25,6 +31,8 @@ class ProxyEnv final : public sample::Env {
   // response rules.
   const StreamTimes* stream = nullptr;
   bool response_side = false;
+  // A log line's record: its timers and byte counts are the stream's final ones.
+  const log::Record* rec = nullptr;
 
   std::string_view frontend_name() const override { return fe_.settings.name; }
   int frontend_id() const override { return fe_.settings.id; }
@@ -55,5 +63,10 @@ class ProxyEnv final : public sample::Env {
   const Listener* l_;
   const Proxy& fe_;
 };
+
+// What a stream's backend leg answers: txn.conn_retries and txn.redispatched, and once its
+// server connection is up bc.timer.connect and the bc_* state of that connection (`http`: an
+// HTTP/1 connection; `reused`: taken from the idle pool). False for other questions.
+bool leg_query(const BackendLeg& leg, bool http, bool reused, sample::Env::Query q, int64_t* out);
 
 }  // namespace sluice::proxy

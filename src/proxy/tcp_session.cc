@@ -1,3 +1,4 @@
+#include "proxy/sample_env.h"
 #include "proxy/tcp_session.h"
 
 #include <netinet/in.h>
@@ -725,7 +726,7 @@ bool TcpSession::log_session(bool early) {
   r.backend_src = leg_.connected_ms() ? leg_.source() : nullptr;
   r.bytes_in = bytes_in_;
   r.bytes_to_client = bytes_out_;
-  r.request_counter = w_.process().next_stream_id();
+  r.request_counter = stream_number();
   r.log_counter = fe_.log_count.fetch_add(1, std::memory_order_relaxed);
   r.hostname = w_.logs().host();
   r.pid = w_.logs().pid();
@@ -735,18 +736,11 @@ bool TcpSession::log_session(bool early) {
     r.req_captures = rd_->caps.req();
     r.res_captures = rd_->caps.res();
   }
-  LogEnv env;
+  ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
   env.rec = &r;
-  env.fe = s.name;
-  env.fe_id = s.id;
-  if (be_) {
-    env.be = be_->settings.name;
-    env.be_id = be_->settings.id;
-  }
-  if (srv) {
-    env.srv = srv->name();
-    env.srv_id = srv->settings().id;
-  }
+  env.be = be_;
+  env.srv = srv;
+  env.stream = this;
   sample::Ctx ctx;
   ctx.avail = log::kLogAvail & ~(sample::kUseHttpReq | sample::kUseHttpRes);
   ctx.src = &client_;

@@ -151,6 +151,13 @@ class TcpSession final : public Session, public StreamTimes {
   // The local address the rules and the log see (set-dst's, else the listener's), null for
   // UNIX listeners.
   const net::SocketAddress* local_address() const;
+  uint64_t stream_number() const {
+    if (!has_stream_id_) {
+      stream_id_ = w_.process().next_stream_id();
+      has_stream_id_ = true;
+    }
+    return stream_id_;
+  }
   // The tcplog line; finish() calls it only when the frontend has `option tcplog` and a log.
   // `early`: option logasap's line, when the server connection is established. False when
   // dontlognull kept it back.
@@ -189,6 +196,9 @@ class TcpSession final : public Session, public StreamTimes {
   uint64_t t_routed_ms_;  // backend chosen (after inspection): Tw ends, Tc counts from
   uint64_t c_last_ms_, s_last_ms_;
   uint64_t t_accept_wall_us_;
+  // The process-wide stream number (%rt, txn.id32), taken the first time something shows it.
+  mutable uint64_t stream_id_ = 0;
+  mutable bool has_stream_id_ = false;
   uint64_t bytes_in_ = 0, bytes_out_ = 0;
   uint64_t early_bytes_ = 0;   // read before a server was picked, not yet on its counters
   net::SocketAddress client_;
