@@ -14,21 +14,11 @@ What HAProxy 3.5 does, measured by hand on these configurations (and, where Debi
 from __future__ import annotations
 
 import os
-import shutil
 import socket
-import subprocess
 import tempfile
-import time
 
-from sluice_harness import cli, free_port, is_listening, parse_show_stat, stat_row, wait_until
-
-
-def _haproxy():
-    """Debian's haproxy, or None: the side-by-side runs are skipped without it."""
-    for p in (shutil.which("haproxy"), "/usr/sbin/haproxy"):
-        if p and os.access(p, os.X_OK):
-            return p
-    return None
+from side_by_side import debian_haproxy, run_proxy
+from sluice_harness import cli, free_port, parse_show_stat
 
 
 HTTP_CONFIG = """
@@ -97,35 +87,17 @@ def _exchange(src: str, port: int, data: bytes, timeout: float = 2.0) -> bytes |
 
 
 def _run(proxy: str, text: str, tmp: str, port: int, drive) -> tuple[list[str], dict]:
-    """Starts `proxy` ("sluice" or a haproxy path) on `text`, runs `drive(port)`, reads the
-    frontend's row of `show stat`, stops it; returns its log lines and that row."""
+    """`proxy`'s log lines for `drive(port)` on `text`, and its frontend's counters then."""
     sock = os.path.join(tmp, f"{os.path.basename(proxy)}.sock")
-    path = os.path.join(tmp, f"{os.path.basename(proxy)}.cfg")
-    with open(path, "w") as f:
-        f.write(text.format(sock=sock, port=port, closed=free_port()))
-    binary = os.environ["SLUICE_BIN"] if proxy == "sluice" else proxy
-    args = [binary, "-f", path] + ([] if proxy == "sluice" else ["-db"])
-    out_path = path + ".out"
-    with open(out_path, "wb") as out:
-        p = subprocess.Popen(args, stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        try:
-            wait_until(lambda: is_listening(port), 5, message=f"{proxy} listens")
-            drive(port)
-            time.sleep(0.3)   # the last line is written once the stream ends
-            _, rows = parse_show_stat(cli(sock, "show stat"))
-            fe = next(r for r in rows if r["svname"] == "FRONTEND")
-        finally:
-            p.terminate()
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=5)
-    wait_until(lambda: not is_listening(port), 5, message=f"{proxy} stopped")
-    with open(out_path, "rb") as f:
-        lines = [l for l in f.read().decode(errors="replace").splitlines() if l.startswith("L ")]
-    counters = {k: fe[k] for k in ("stot", "conn_tot", "dreq", "dcon", "dses", "req_tot")}
-    return lines, counters
+
+    def counters() -> dict:
+        _, rows = parse_show_stat(cli(sock, "show stat"))
+        fe = next(r for r in rows if r["svname"] == "FRONTEND")
+        return {k: fe[k] for k in ("stot", "conn_tot", "dreq", "dcon", "dses", "req_tot")}
+
+    out, got = run_proxy(proxy, text.format(sock=sock, port=port, closed=free_port()), tmp,
+                         port, drive, counters)
+    return [l for l in out.splitlines() if l.startswith("L ")], got
 
 
 def _compare(text: str, drive, want_lines: list[str], want_counters: dict) -> None:
@@ -134,7 +106,7 @@ def _compare(text: str, drive, want_lines: list[str], want_counters: dict) -> No
         lines, counters = _run("sluice", text, tmp, port, drive)
         assert sorted(lines) == sorted(want_lines), lines
         assert counters == want_counters, counters
-        hap = _haproxy()
+        hap = debian_haproxy()
         if hap:
             lines, counters = _run(hap, text, tmp, port, drive)
             assert sorted(lines) == sorted(want_lines), ("haproxy", lines)

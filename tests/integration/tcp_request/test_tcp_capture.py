@@ -8,25 +8,14 @@ each request of a keep-alive connection and the variable actions of content rule
 """
 from __future__ import annotations
 
-import os
-import shutil
 import socket
-import subprocess
 import tempfile
-import time
 
 import pytest
 
 from http_origin import HttpOrigin
-from sluice_harness import TcpServer, free_port, is_listening, wait_until
-
-
-def _haproxy():
-    """Debian's haproxy, or None: the side-by-side runs are skipped without it."""
-    for p in (shutil.which("haproxy"), "/usr/sbin/haproxy"):
-        if p and os.access(p, os.X_OK):
-            return p
-    return None
+from side_by_side import debian_haproxy, run_proxy
+from sluice_harness import TcpServer, free_port
 
 
 class OkServer(TcpServer):
@@ -92,31 +81,9 @@ backend be
 
 
 def _run(proxy: str, text: str, tmp: str, port: int, drive) -> list[str]:
-    """Starts `proxy` ("sluice" or a haproxy path) on `text`, runs `drive(port)`, stops it and
-    returns its log lines (stdout)."""
-    path = os.path.join(tmp, f"{os.path.basename(proxy)}.cfg")
-    with open(path, "w") as f:
-        f.write(text)
-    binary = os.environ["SLUICE_BIN"] if proxy == "sluice" else proxy
-    args = [binary, "-f", path] + ([] if proxy == "sluice" else ["-db"])
-    out_path = path + ".out"
-    with open(out_path, "wb") as out:
-        p = subprocess.Popen(args, stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        try:
-            wait_until(lambda: is_listening(port), 5, message=f"{proxy} listens")
-            drive(port)
-            time.sleep(0.3)   # the last line is written once the session ends
-        finally:
-            p.terminate()
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=5)
-    wait_until(lambda: not is_listening(port), 5, message=f"{proxy} stopped")
-    with open(out_path, "rb") as f:
-        text_out = f.read().decode(errors="replace")
-    return [l for l in text_out.splitlines() if l.startswith(("hr=", "{"))]
+    """The log lines `proxy` writes for `drive(port)` on `text`."""
+    out, _ = run_proxy(proxy, text, tmp, port, drive)
+    return [l for l in out.splitlines() if l.startswith(("hr=", "{"))]
 
 
 def _tcp_client(port: int) -> None:
@@ -156,7 +123,7 @@ def _compare(text: str, drive, want: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         got = _run("sluice", text.replace("{port}", str(port)), tmp, port, drive)
         assert got == want, got
-        hap = _haproxy()
+        hap = debian_haproxy()
         if hap:
             assert _run(hap, text.replace("{port}", str(port)), tmp, port, drive) == want
 
