@@ -59,6 +59,9 @@ enum Opt : uint8_t {
   kOptCbor = 32,       // +cbor: the value as CBOR, written in hexadecimal
   kOptBin = 64,        // +bin (with %o only): CBOR as raw bytes, binary samples kept binary
   kOptEncode = kOptJson | kOptCbor,
+  // Not written in formats: given to render() by the places that are not log lines (the
+  // values of rule actions), where HAProxy writes nothing, not '-', for an absent value.
+  kOptNoDash = 128,
 };
 
 // `%(name:type)`: the type a named node's value is given when encoded.
@@ -100,8 +103,10 @@ class Format {
   static base::Result<Format> parse(std::string_view text, uint32_t avail = kLogAvail,
                                     bool merge_spaces = true);
 
-  // Appends the line for `r` to `out`; `ctx` (may be null) is what `%[...]` reads.
-  void render(const Record& r, const sample::Ctx* ctx, std::string& out) const;
+  // Appends the line for `r` to `out`; `ctx` (may be null) is what `%[...]` reads. `extra`:
+  // options added to every node's (kOptNoDash).
+  void render(const Record& r, const sample::Ctx* ctx, std::string& out,
+              uint8_t extra = 0) const;
 
   const std::string& text() const { return text_; }
   const std::vector<Node>& nodes() const { return nodes_; }

@@ -26,6 +26,7 @@ struct LineState {
   const uint64_t accept_us;   // %t %T %Tl %Ts %ms
   const long ta;              // HTTP: the record's total
   const DerivedTimes dt;      // %Tq %Tt %Tu %Td
+  uint8_t extra = 0;          // options for every node (render()'s `extra`)
   // The request line split, on first use.
   const ReqLine& req();
 

@@ -40,7 +40,7 @@ void put_text(std::string& out, std::string_view s, bool present, uint8_t opts) 
     } else {
       out += s;
     }
-  } else if (!q) {
+  } else if (!q && !(opts & kOptNoDash)) {
     out += '-';
   }
   if (q) out += '"';
@@ -109,28 +109,28 @@ void put_captures(std::string& out, std::size_t slots, std::span<const std::stri
     std::string_view v = i < values.size() ? std::string_view(values[i]) : std::string_view();
     if (q) out += '"';
     if (!v.empty()) append_escaped(out, v, true);
-    else if (!q) out += '-';
+    else if (!q && !(opts & kOptNoDash)) out += '-';
     if (q) out += '"';
   }
 }
 
 
-void put_sample(std::string& out, const Node& n, const Record&, const sample::Ctx* ctx,
+void put_sample(std::string& out, const Node& n, uint8_t opts, const sample::Ctx* ctx,
                 bool* stop) {
-  const bool q = n.opts & kOptQuote;
+  const bool q = opts & kOptQuote;
   std::size_t at = out.size();
   if (q) out += '"';
   std::size_t start = out.size();
   bool ok = ctx && n.expr->eval_text(*ctx, out);
-  if (!ok && (n.opts & kOptMandatory)) {
+  if (!ok && (opts & kOptMandatory)) {
     out.resize(at);
     *stop = true;
     return;
   }
   if (!ok || out.size() == start) {
     out.resize(start);
-    if (!q) out += '-';
-  } else if (n.opts & kOptEscape) {
+    if (!q && !(opts & kOptNoDash)) out += '-';
+  } else if (opts & kOptEscape) {
     // Escape in place: rare, so a temporary is acceptable here.
     std::string v = out.substr(start);
     out.resize(start);
@@ -188,7 +188,7 @@ const ReqLine& LineState::req() {
 // encodings existed.
 [[gnu::always_inline]] inline void plain_node(const Format::Node& n, LineState& st,
                                               std::string& out, bool* stop) {
-  const uint8_t o = n.opts;
+  const uint8_t o = n.opts | st.extra;
   const Record& r = st.r;
   switch (n.kind) {
     case Node::Kind::kText:
@@ -197,7 +197,7 @@ const ReqLine& LineState::req() {
     case Node::Kind::kSeparator:
       break;   // the caller's
     case Node::Kind::kExpr:
-      put_sample(out, n, r, st.ctx, stop);
+      put_sample(out, n, o, st.ctx, stop);
       break;
     case Node::Kind::kAlias:
       switch (n.alias) {
@@ -343,10 +343,12 @@ void put_plain(const Format::Node& n, LineState& st, std::string& out, bool* sto
   plain_node(n, st, out, stop);
 }
 
-void Format::render(const Record& r, const sample::Ctx* ctx, std::string& out) const {
+void Format::render(const Record& r, const sample::Ctx* ctx, std::string& out,
+                    uint8_t extra) const {
   if (encoded_) return render_encoded(r, ctx, out);
   bool last_space = true;   // a separator is written once, and only after something
   LineState st(r, ctx);
+  st.extra = extra;
   for (const Node& n : nodes_) {
     if (n.kind == Node::Kind::kSeparator) {
       if (!last_space) out += ' ';

@@ -72,6 +72,8 @@ ConnectError BackendLeg::connect_failure(const base::Error& e) {
 
 void BackendLeg::reuse() {
   t_connect_ms_ = w_.loop().now_ms();
+  has_target_ = has_source_ = false;
+  reused_ = true;
   w_.be_counters(be_->index).reuse.add();
   server_counters().reuse.add();
   state_ = State::kConnecting;
@@ -141,7 +143,7 @@ void BackendLeg::reset() {
   retries_ = 0;
   redispatched_ = false;
   t_queued_ms_ = t_connect_ms_ = t_connected_ms_ = 0;
-  has_target_ = has_source_ = false;
+  has_target_ = has_source_ = reused_ = false;
 }
 
 }  // namespace sluice::proxy

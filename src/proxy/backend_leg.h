@@ -159,8 +159,15 @@ class BackendLeg {
   stats::TrafficCounters& server_counters() const { return w_.srv_counters(server_global()); }
   int retries() const { return retries_; }
   bool redispatched() const { return redispatched_; }   // the log's "+" before the retries
-  // Where the last connection attempt went (%si:%sp); null when none was made.
-  const net::SocketAddress* target() const { return has_target_ ? &target_ : nullptr; }
+  // Where the last connection attempt went (%si:%sp); null when none was made. A reused idle
+  // connection goes where its server is: worked out when asked.
+  const net::SocketAddress* target() const {
+    if (!has_target_ && reused_ && srv_) {
+      target_ = srv_->target(net::SocketAddress::ipv4(0, local_port_));
+      has_target_ = true;
+    }
+    return has_target_ ? &target_ : nullptr;
+  }
   // use-server: the server the next pick() takes (null: the algorithm picks). A retry with
   // redispatch leaves it for the algorithm's choice. Cleared by release().
   void force(lb::Server* s) { forced_ = s; }
@@ -183,8 +190,9 @@ class BackendLeg {
   Worker& w_;
   Session& owner_;
   const net::SocketAddress& client_;
-  net::SocketAddress target_;     // the last connect's destination (the log's %si:%sp)
-  bool has_target_ = false;
+  mutable net::SocketAddress target_;   // the last connect's destination (the log's %si:%sp)
+  mutable bool has_target_ = false;
+  bool reused_ = false;                 // the last attempt took an idle connection
   net::SocketAddress source_;     // its local address (%bi:%bp), when keep_source_
   bool has_source_ = false;
   bool keep_source_ = false;
@@ -242,6 +250,7 @@ inline BackendLeg::PickResult BackendLeg::pick(const std::string* key) {
   bool in_progress = false;
   target_ = srv_->target(net::SocketAddress::ipv4(0, local_port_));
   has_target_ = true;
+  reused_ = false;
   auto r = net::connect_nonblocking(target_, &in_progress, opts);
   if (!r.ok()) {
     *err = connect_failure(r.error());

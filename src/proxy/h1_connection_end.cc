@@ -374,6 +374,7 @@ void H1Connection::finish(log::Termination term) {
                                                        : net::CloseMode::kPushedFin);
   if (sc_) {
     w_.close_server_conn(sc_);
+    txn_.server_fd = -1;
     sc_ = nullptr;
   }
   if (private_) {

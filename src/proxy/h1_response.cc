@@ -227,6 +227,7 @@ void H1Connection::server_abort(log::Termination term) {
   res_done_ = req_done_ = true;   // nothing more moves; finish() must not count again
   if (sc_) {
     w_.close_server_conn(sc_);
+    txn_.server_fd = -1;
     sc_ = nullptr;
   }
   to_srv_.clear();
@@ -286,6 +287,7 @@ void H1Connection::drop_server() {
   leave_queue();
   if (sc_) {
     w_.close_server_conn(sc_);
+    txn_.server_fd = -1;
     sc_ = nullptr;
   }
   s_connecting_ = false;
@@ -313,6 +315,7 @@ void H1Connection::detach_server(bool reusable) {
   } else {
     w_.close_server_conn(sc_);
   }
+  txn_.server_fd = -1;
   sc_ = nullptr;
 }
 

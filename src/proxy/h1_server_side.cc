@@ -89,6 +89,7 @@ bool H1Connection::request_body() {
       to_srv_.clear();
       if (sc_) {
         w_.close_server_conn(sc_);
+        txn_.server_fd = -1;
         sc_ = nullptr;
       }
       leave_queue();
@@ -242,6 +243,7 @@ void H1Connection::on_connected() {
   s_connecting_ = false;
   s_wr_ = true;
   txn_.leg().connected();
+  txn_.server_fd = sc_->io.fd();
   s_last_ms_ = txn_.leg().connected_ms();
   phase_ = Phase::kExchange;
   tx_->res_parser.reset();
@@ -256,6 +258,7 @@ void H1Connection::on_connected() {
 void H1Connection::on_connect_failed(const ConnectError& e) {
   if (sc_) {
     w_.close_server_conn(sc_);
+    txn_.server_fd = -1;
     sc_ = nullptr;
   }
   s_connecting_ = false;

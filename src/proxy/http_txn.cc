@@ -488,6 +488,7 @@ void HttpTxn::next_request(uint64_t now) {
   method_ = http::Method::kGet;   // until the next head says otherwise (a 408 has no method)
   logged = false;
   reused_server_conn = false;
+  server_fd = -1;
   vars_codecs_ = nullptr;
   if (!caps_.empty()) caps_.reset(fe_.settings.h.capture_request, fe_.settings.h.capture_response);
   // What rules changed of the previous stream.

@@ -204,7 +204,9 @@ class HttpTxn final : public StreamTimes {
   mutable uint64_t stream_id = 0;
   mutable bool has_stream_id = false;
   bool reused_server_conn = false;   // the request went out on a connection from the idle pool
-  uint64_t stream_number() const {
+  int server_fd = -1;                // its server connection's socket, -1: none
+  uint64_t accept_ms() const override { return t_accept_ms_; }
+  uint64_t stream_number() const override {
     if (!has_stream_id) {
       stream_id = w_.process().next_stream_id();
       has_stream_id = true;

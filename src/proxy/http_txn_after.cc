@@ -25,6 +25,11 @@ rules::RequestView HttpTxn::view_of_response(int code, rules::HeadEdit& edit,
   view.dst = local_addr();
   view.captures = captures();
   view.res.status = code;
+  if (be_ && leg_.connected_ms()) {   // the server connection (bc_*, %si, %bi)
+    view.srv_dst = leg_.target();
+    view.srv_src = leg_.source();
+    view.srv_fd = server_fd;
+  }
   if (have_req_copy_ && codecs) {
     view.req.method = codecs->req_copy.method;
     view.req.target = codecs->req_copy.target;

@@ -179,12 +179,6 @@ void HttpTxn::fill_times(log::Record& r) const {
 bool HttpTxn::stream_query(sample::Env::Query q, bool response_side, int64_t* out) const {
   using Q = sample::Env::Query;
   switch (q) {
-    case Q::kTxnId32:
-      *out = static_cast<uint32_t>(stream_number());
-      return true;
-    case Q::kFcTotalMs:
-      *out = static_cast<int64_t>(w_.loop().now_ms() - t_accept_ms_);
-      return true;
     case Q::kAcceptDateUs: {
       log::Record r;
       fill_times(r);

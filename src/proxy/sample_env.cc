@@ -15,11 +15,16 @@ bool ProxyEnv::query(Query q, int64_t* out) const {
   // The stream answers first (its timers, ids, its server connection, set-timeout's values);
   // what is left is the process's, the listener's and the proxies' settings.
   if (rec && log::stream_query(*rec, q, true, out)) return true;
-  if (stream && stream->stream_query(q, response_side, out)) return true;
   const auto answer = [out](int64_t v) {
     *out = v;
     return true;
   };
+  if (stream) {
+    if (q == Query::kTxnId32) return answer(static_cast<uint32_t>(stream->stream_number()));
+    if (q == Query::kFcTotalMs)
+      return answer(static_cast<int64_t>(base::monotonic_ms() - stream->accept_ms()));
+    if (stream->stream_query(q, response_side, out)) return true;
+  }
   switch (q) {
     case Query::kActConn: return answer(p_.actconn().current());
     case Query::kUptime:

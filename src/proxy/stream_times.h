@@ -11,6 +11,10 @@ namespace sluice::proxy {
 class StreamTimes {
  public:
   virtual bool stream_query(sample::Env::Query q, bool response_side, int64_t* out) const = 0;
+  // The process-wide stream number (%rt, txn.id32), taken on first use.
+  virtual uint64_t stream_number() const = 0;
+  // When the client connection was accepted (monotonic ms): fc.timer.total counts from it.
+  virtual uint64_t accept_ms() const = 0;
 
  protected:
   ~StreamTimes() = default;

@@ -151,7 +151,8 @@ class TcpSession final : public Session, public StreamTimes {
   // The local address the rules and the log see (set-dst's, else the listener's), null for
   // UNIX listeners.
   const net::SocketAddress* local_address() const;
-  uint64_t stream_number() const {
+  uint64_t accept_ms() const override { return t_accept_ms_; }
+  uint64_t stream_number() const override {
     if (!has_stream_id_) {
       stream_id_ = w_.process().next_stream_id();
       has_stream_id_ = true;

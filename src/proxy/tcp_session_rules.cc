@@ -52,18 +52,9 @@ rules::TcpVerdict TcpSession::run_rules(const std::vector<rules::TcpRule>& list,
 
 bool TcpSession::stream_query(sample::Env::Query q, bool, int64_t* out) const {
   using Q = sample::Env::Query;
-  switch (q) {
-    case Q::kTxnId32:
-      *out = static_cast<uint32_t>(stream_number());
-      return true;
-    case Q::kFcTotalMs:
-      *out = static_cast<int64_t>(w_.loop().now_ms() - t_accept_ms_);
-      return true;
-    case Q::kAcceptDateUs:
-      *out = static_cast<int64_t>(t_accept_wall_us_);
-      return true;
-    default:
-      break;
+  if (q == Q::kAcceptDateUs) {
+    *out = static_cast<int64_t>(t_accept_wall_us_);
+    return true;
   }
   if (leg_query(leg_, false, false, q, out)) return true;
   log::Record r;

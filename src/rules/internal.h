@@ -11,6 +11,10 @@
 #include "rules/rules.h"
 #include "sample/expr.h"
 
+namespace sluice::log {
+struct Record;
+}
+
 namespace sluice::rules::detail {
 
 // Helpers shared by fetches and actions.
@@ -62,6 +66,13 @@ void apply_stream_action(const HttpRule& r, RuleSide side, RequestView& view, St
 
 namespace sluice::rules {
 class AclTerm;
+namespace detail {
+// What a rule's format renders log-format aliases from: the stream as `v` and its environment
+// know it (names, addresses, dates, timers so far, ids, captures). `request_line` holds the
+// request line the record points to.
+void fill_record(const RequestView& v, log::Record& r, std::string& request_line);
+}  // namespace detail
+
 namespace detail {
 // `words[begin, end)` is `criterion [flags] [--] patterns...`. Errors without location or
 // trailing period.

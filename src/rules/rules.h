@@ -19,6 +19,7 @@
 
 #include "base/result.h"
 #include "http/http.h"
+#include "log/format.h"
 #include "net/address.h"
 #include "sample/context.h"
 #include "sample/expr.h"
@@ -115,24 +116,42 @@ class Condition {
 base::Result<Condition> parse_condition(const std::vector<std::string>& words,
                                         const AclRegistry& acls);
 
-// A header value or redirect target: literal text with `%[expr]` sample expressions (any
-// fetch and converters, sample/expr.h) and the aliases %ci %cp %fp %%. `avail` is what the
-// place offers (sample::kAtHttpRequest, kAtHttpResponse): a fetch needing more is refused.
-// Other log-format aliases are a parse error ("... is not supported by sluice yet").
+// A header value or redirect target, HAProxy's log-format language outside logs: literal text
+// with `%[expr]` sample expressions (any fetch and converters, sample/expr.h) and every
+// log-format alias with its `%{...}` flags. `avail` is what the place offers
+// (sample::kAtHttpRequest, kAtHttpResponse): a fetch needing more is refused. Text, `%[...]`
+// and %ci %cp %fp render directly (`parts_`); a format with other aliases or flags is compiled
+// by the log module and renders from what the stream knows at that point (`lf_`).
 class ValueFormat {
  public:
   static base::Result<ValueFormat> parse(std::string_view text,
                                          uint32_t avail = sample::kAtHttpResponse);
-  bool is_literal() const { return parts_.size() <= 1 && (parts_.empty() || !parts_[0].expr); }
-  // An absent sample writes nothing, as HAProxy's formats do outside logs.
+  bool is_literal() const {
+    return !lf_ && parts_.size() <= 1 && (parts_.empty() || !parts_[0].expr);
+  }
+  // An absent value writes nothing (not the '-' of a log line), as HAProxy's formats do
+  // outside logs.
   void render(const RequestView& v, std::string& out) const;
+  // Each sample expression of the format.
+  template <typename F>
+  void for_each_expr(F&& f) const;
 
   struct Part {
     std::string text;                            // literal text
     std::shared_ptr<const sample::Expr> expr;    // or an expression
   };
   std::vector<Part> parts_;
+  std::shared_ptr<const log::Format> lf_;
 };
+
+template <typename F>
+void ValueFormat::for_each_expr(F&& f) const {
+  for (const auto& p : parts_)
+    if (p.expr) f(*p.expr);
+  if (lf_)
+    for (const auto& n : lf_->nodes())
+      if (n.expr) f(*n.expr);
+}
 
 // A message head being rewritten by rules. Views point into the received buffer or into
 // `storage` (owned strings for values that rules created).

@@ -312,9 +312,12 @@ PayloadUse payload_fetch(const std::vector<TcpRule>& rules) {
     if (!u.fetch.empty()) return u;
     for (const sample::Expr* e : {r.expr.get(), r.var.expr.get()})
       if (e && (e->use() & sample::kUseReqBuf)) return {std::string(e->fetch().name), ""};
-    for (const auto& p : r.var.fmt.parts_)
-      if (p.expr && (p.expr->use() & sample::kUseReqBuf))
-        return {std::string(p.expr->fetch().name), ""};
+    PayloadUse in_fmt;
+    r.var.fmt.for_each_expr([&](const sample::Expr& e) {
+      if (in_fmt.fetch.empty() && (e.use() & sample::kUseReqBuf))
+        in_fmt = {std::string(e.fetch().name), ""};
+    });
+    if (!in_fmt.fetch.empty()) return in_fmt;
   }
   return {};
 }

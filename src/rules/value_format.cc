@@ -1,22 +1,25 @@
-// Value formats: literal text with `%[expr]` sample expressions and a few log-format aliases.
-#include <algorithm>
+// Value formats: literal text with `%[expr]` sample expressions and HAProxy's log-format
+// aliases, outside logs.
 #include <cctype>
 
 #include <fmt/format.h>
 
+#include "log/format.h"
 #include "rules/internal.h"
 
 namespace sluice::rules {
 
 namespace {
 
-// HAProxy log-format variables sluice does not render in values (yet).
-constexpr std::string_view kLogVars[] = {
-    "B", "CC", "CS", "H", "HM", "HP", "HPO", "HQ", "HU", "HV", "ID", "ST", "T", "Ta", "Tc",
-    "Td", "Th", "Ti", "Tq", "TR", "Tr", "Ts", "Tt", "Tu", "Tw", "U", "ac", "b", "bc", "bi",
-    "bp", "bq", "f", "fc", "fi", "ft", "hr", "hrl", "hs", "hsl", "lc", "ms", "o", "pid", "r",
-    "rc", "rt", "s", "sc", "si", "sp", "sq", "sslc", "sslv", "t", "tr", "trg", "trl", "ts",
-};
+// A format with aliases other than %ci %cp %fp, or with flags: the log module's compiler,
+// spaces kept as text (a value is no log line). Its errors are HAProxy's.
+base::Result<ValueFormat> as_log_format(std::string_view text, uint32_t avail) {
+  auto lf = log::Format::parse(text, avail, /*merge_spaces=*/false);
+  if (!lf.ok()) return lf.error();
+  ValueFormat f;
+  f.lf_ = std::make_shared<const log::Format>(std::move(lf.value()));
+  return f;
+}
 
 void add_literal(ValueFormat& f, std::string_view text) {
   if (text.empty()) return;
@@ -76,22 +79,16 @@ base::Result<ValueFormat> ValueFormat::parse(std::string_view text, uint32_t ava
       p.expr = std::make_shared<const sample::Expr>(std::move(e.value()));
       f.parts_.push_back(std::move(p));
       i += 2 + end + 1;
-    } else if (n == '{') {
-      return base::Error::text(fmt::format("log-format flags ('%{{...}}') in '{}' are not supported by sluice yet", text));
+    } else if (n == '{' || n == '(') {
+      return as_log_format(text, avail);   // flags, or a named node
     } else if (std::isalpha(static_cast<unsigned char>(n))) {
       std::size_t e = i + 1;
       while (e < text.size() && std::isalpha(static_cast<unsigned char>(text[e]))) ++e;
       std::string_view var = text.substr(i + 1, e - i - 1);
       std::string_view fetch = var == "ci" ? "src" : var == "cp" ? "src_port" : var == "fp" ? "dst_port" : "";
-      if (!fetch.empty()) {
-        auto r = add_expr(f, fetch, avail);
-        if (!r.ok()) return r.error();
-      } else if (std::find(std::begin(kLogVars), std::end(kLogVars), var) != std::end(kLogVars)) {
-        return base::Error::text(fmt::format("format variable '%{}' is not supported by sluice yet (only %ci, %cp, %fp, %% and %[...])", var));
-      } else {
-        return base::Error::text(fmt::format(
-            "no such format alias '{}'. If you wanted to emit the '%' character verbatim, you need to use '%%'", var));
-      }
+      if (fetch.empty()) return as_log_format(text, avail);
+      auto r = add_expr(f, fetch, avail);
+      if (!r.ok()) return r.error();
       i = e;
     } else {
       return base::Error::text(fmt::format(
@@ -106,6 +103,13 @@ base::Result<ValueFormat> ValueFormat::parse(std::string_view text, uint32_t ava
 }
 
 void ValueFormat::render(const RequestView& v, std::string& out) const {
+  if (lf_) {
+    log::Record r;
+    thread_local std::string request_line;
+    detail::fill_record(v, r, request_line);
+    lf_->render(r, &v, out, log::kOptNoDash);
+    return;
+  }
   for (const auto& p : parts_) {
     if (!p.expr) {
       out += p.text;

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "net/socket.h"
 #include "sample/tables.h"
 
 namespace sluice::sample::tables {
@@ -91,14 +92,22 @@ bool f_src_is_local(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
 bool f_dst_is_local(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   return is_local(ctx.dst, out);
 }
+// The server connection's local address: the one its leg kept, else the kernel's answer.
+const net::SocketAddress* server_source(const Ctx& ctx, net::SocketAddress& buf) {
+  if (ctx.srv_src) return ctx.srv_src;
+  if (ctx.srv_fd >= 0 && net::local_address(ctx.srv_fd, &buf)) return &buf;
+  return nullptr;
+}
 bool f_bc_src(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
-  return addr_sample(ctx.srv_src, out);
+  net::SocketAddress buf;
+  return addr_sample(server_source(ctx, buf), out);
 }
 bool f_bc_dst(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   return addr_sample(ctx.srv_dst, out);
 }
 bool f_bc_src_port(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
-  return port_sample(ctx.srv_src, out);
+  net::SocketAddress buf;
+  return port_sample(server_source(ctx, buf), out);
 }
 bool f_bc_dst_port(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   return port_sample(ctx.srv_dst, out);

@@ -1,0 +1,110 @@
+"""HAProxy's log-format aliases in the formats of rule actions (set-header values, return
+bodies), as real configurations write them (`http-request set-header X-Request-Start t=%Ts%ms`,
+`http-response set-header X-Server %s`): rendered from what the stream knows when the rule
+runs, and absent values written as nothing rather than a log line's '-'. The expected texts
+are HAProxy 3.5's for the same configuration and requests (measured side by side when this
+was written); where Debian's haproxy (2.6) is installed the test runs it too and expects the
+same. Values that move (dates, pids) are checked for their shape only.
+"""
+from __future__ import annotations
+
+import re
+import socket
+import tempfile
+
+from side_by_side import debian_haproxy, run_proxy
+from sluice_harness import TcpServer, free_port
+
+REQ = ("a%[req.hdr(nope)]b s=%s b=%b f=%f ft=%ft ci=%{+Q}ci fi=%fi fp=%{+X}fp r=%r HM=%HM "
+       "HU=%HU HP=%HP HQ=%HQ HV=%HV ST=%ST Tq=%Tq TR=%TR B=%B U=%U ac=%ac fc=%fc bc=%bc "
+       "sc=%sc rc=%rc sq=%sq bq=%bq ts=%ts tsc=%tsc si=%si sp=%sp hr=%hr rt=%rt")
+RES = "s=%s b=%b si=%si sp=%sp ST=%ST rt=%rt Tw=%Tw"
+
+CONFIG = """
+defaults
+  mode http
+  timeout client 5s
+  timeout server 5s
+  timeout connect 2s
+frontend fe
+  bind 127.0.0.1:{port}
+  http-request set-header X-A "{req}"
+  http-request set-header X-T "t=%Ts%ms pid=%pid"
+  http-request return status 200 content-type text/plain lf-string "%[req.hdr(x-a)]|%[req.hdr(x-t)]" if {{ path /a }}
+  default_backend be
+backend be
+  http-response set-header X-B "{res}"
+  server s1 127.0.0.1:{server}
+"""
+
+
+class OkServer(TcpServer):
+    """Answers every request of a keep-alive connection with a 2-byte 200."""
+
+    def __init__(self):
+        super().__init__(self._serve)
+
+    def _serve(self, conn: socket.socket, _srv) -> None:
+        conn.settimeout(5)
+        try:
+            buf = b""
+            while True:
+                d = conn.recv(65536)
+                if not d:
+                    return
+                buf += d
+                while b"\r\n\r\n" in buf:
+                    _, buf = buf.split(b"\r\n\r\n", 1)
+                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        except OSError:
+            pass
+
+
+def _drive(seen: list[str]):
+    def drive(port: int) -> None:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+            for path in ("/a?x=1", "/b", "/b"):
+                c.sendall(f"GET {path} HTTP/1.1\r\nHost: h\r\n\r\n".encode())
+                got = b""
+                while b"\r\n\r\n" not in got:
+                    got += c.recv(4096)
+                head, body = got.split(b"\r\n\r\n", 1)
+                length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+                while len(body) < length:
+                    body += c.recv(4096)
+                if path.startswith("/a"):
+                    seen.append(body.decode())
+                else:
+                    xb = [l for l in head.decode().split("\r\n") if l.lower().startswith("x-b:")]
+                    seen.append(xb[0].split(":", 1)[1].strip())
+    return drive
+
+
+WANT_A = ("ab s=<NOSRV> b=fe f=fe ft=fe ci=\"127.0.0.1\" fi=127.0.0.1 fp={fp:04X} "
+          "r=GET /a?x=1 HTTP/1.1 HM=GET HU=/a?x=1 HP=/a HQ=?x=1 HV=HTTP/1.1 ST=-1 Tq=-1 TR=-1 "
+          "B=0 U=0 ac=1 fc=1 bc=0 sc=0 rc=0 sq=0 bq=0 ts=-- tsc=---- si= sp= hr= rt=0")
+WANT_B = "s=s1 b=be si=127.0.0.1 sp={sp} ST=200 rt={rt} Tw=0"
+
+
+def _check(seen: list[str], port: int, server: int, who: str) -> None:
+    assert len(seen) == 3, (who, seen)
+    a, t = seen[0].split("|")
+    assert a == WANT_A.format(fp=port), (who, a)
+    assert re.fullmatch(r"t=\d{10}\d{3} pid=\d+", t), (who, t)
+    assert seen[1] == WANT_B.format(sp=server, rt=1), (who, seen[1])
+    assert seen[2] == WANT_B.format(sp=server, rt=2), (who, seen[2])
+
+
+def test_log_format_aliases_in_rule_formats(servers):
+    server = servers.add(OkServer())
+    port = free_port()
+    text = CONFIG.format(port=port, server=server.port, req=REQ, res=RES)
+    with tempfile.TemporaryDirectory() as tmp:
+        seen: list[str] = []
+        run_proxy("sluice", text, tmp, port, _drive(seen))
+        _check(seen, port, server.port, "sluice")
+        hap = debian_haproxy()
+        if hap:
+            seen = []
+            run_proxy(hap, text, tmp, port, _drive(seen))
+            _check(seen, port, server.port, "haproxy")
