@@ -178,7 +178,8 @@ class Tools:
                 if cand.exists():
                     self.loadgen = str(cand)
                     break
-        self.haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
+        # HAPROXY_BIN: another HAProxy than the one on PATH (a 3.5 build beside Debian's 2.6).
+        self.haproxy = os.environ.get("HAPROXY_BIN") or shutil.which("haproxy") or "/usr/sbin/haproxy"
         self.nginx = shutil.which("nginx") or "/usr/sbin/nginx"
         self.wrk = shutil.which("wrk")
         self.stream_module = next((str(p) for p in (Path(os.environ.get("NGINX_STREAM_MODULE") or "/nonexistent"),

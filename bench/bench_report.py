@@ -52,8 +52,10 @@ def machine() -> dict:
             return (p.stdout + p.stderr).strip().splitlines()[0]
         except Exception:  # noqa: BLE001
             return "?"
+    tools = Tools()   # the binaries the candidates run (HAPROXY_BIN...), not whatever is on PATH
     return {"nproc": os.cpu_count(), "cpu": model, "kernel": platform.release(),
-            "sluice": ver([Tools().sluice, "-v"]), "haproxy": ver(["haproxy", "-v"]), "nginx": ver(["nginx", "-v"]),
+            "sluice": ver([tools.sluice, "-v"]), "haproxy": ver([tools.haproxy, "-v"]),
+            "nginx": ver([tools.nginx, "-v"]),
             "wrk": ver(["wrk", "-v"]), "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
