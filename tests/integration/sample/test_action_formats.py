@@ -13,7 +13,8 @@ import socket
 import tempfile
 
 from side_by_side import debian_haproxy, run_proxy
-from sluice_harness import TcpServer, free_port
+from http_origin import HttpOrigin
+from sluice_harness import free_port
 
 REQ = ("a%[req.hdr(nope)]b s=%s b=%b f=%f ft=%ft ci=%{+Q}ci fi=%fi fp=%{+X}fp r=%r HM=%HM "
        "HU=%HU HP=%HP HQ=%HQ HV=%HV ST=%ST Tq=%Tq TR=%TR B=%B U=%U ac=%ac fc=%fc bc=%bc "
@@ -36,28 +37,6 @@ backend be
   http-response set-header X-B "{res}"
   server s1 127.0.0.1:{server}
 """
-
-
-class OkServer(TcpServer):
-    """Answers every request of a keep-alive connection with a 2-byte 200."""
-
-    def __init__(self):
-        super().__init__(self._serve)
-
-    def _serve(self, conn: socket.socket, _srv) -> None:
-        conn.settimeout(5)
-        try:
-            buf = b""
-            while True:
-                d = conn.recv(65536)
-                if not d:
-                    return
-                buf += d
-                while b"\r\n\r\n" in buf:
-                    _, buf = buf.split(b"\r\n\r\n", 1)
-                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
-        except OSError:
-            pass
 
 
 def _drive(seen: list[str]):
@@ -95,16 +74,19 @@ def _check(seen: list[str], port: int, server: int, who: str) -> None:
     assert seen[2] == WANT_B.format(sp=server, rt=2), (who, seen[2])
 
 
-def test_log_format_aliases_in_rule_formats(servers):
-    server = servers.add(OkServer())
-    port = free_port()
-    text = CONFIG.format(port=port, server=server.port, req=REQ, res=RES)
-    with tempfile.TemporaryDirectory() as tmp:
-        seen: list[str] = []
-        run_proxy("sluice", text, tmp, port, _drive(seen))
-        _check(seen, port, server.port, "sluice")
-        hap = debian_haproxy()
-        if hap:
-            seen = []
-            run_proxy(hap, text, tmp, port, _drive(seen))
-            _check(seen, port, server.port, "haproxy")
+def test_log_format_aliases_in_rule_formats():
+    server = HttpOrigin()
+    try:
+        port = free_port()
+        text = CONFIG.format(port=port, server=server.port, req=REQ, res=RES)
+        with tempfile.TemporaryDirectory() as tmp:
+            seen: list[str] = []
+            run_proxy("sluice", text, tmp, port, _drive(seen))
+            _check(seen, port, server.port, "sluice")
+            hap = debian_haproxy()
+            if hap:
+                seen = []
+                run_proxy(hap, text, tmp, port, _drive(seen))
+                _check(seen, port, server.port, "haproxy")
+    finally:
+        server.stop()
