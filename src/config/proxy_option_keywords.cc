@@ -120,6 +120,11 @@ void kw_option(Parser& p, Line& l) {
       hc.method = l.args[2];
       hc.uri = l.args[3];
       if (n >= 3) hc.version = l.args[4];
+      // HAProxy 2.x sent what followed "\r\n" in the version as headers; 3.5 refuses it.
+      if (hc.version.find_first_of("\r\n") != std::string::npos)
+        throw ConfigError{l.where + "'option httpchk' : hiding headers or body at the end of the "
+                                    "version string is unsupported.Use 'http-check send' "
+                                    "directive instead.."};
       if (n >= 4) hc.headers.emplace_back("Host", l.args[5]);
     }
     px.check_type = ProxyConfig::CheckType::kHttp;

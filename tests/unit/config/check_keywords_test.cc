@@ -184,6 +184,12 @@ TEST(CheckKeywords, OptionHttpchk) {
   ASSERT_EQ(c.http_check.headers.size(), 1u);
   EXPECT_EQ(c.http_check.headers[0].second, "example.com");
   EXPECT_EQ(proxy(r, "d").check_type, ProxyConfig::CheckType::kTcp);
+  // The old way of adding headers, refused by HAProxy 3.5 with this text.
+  r = parse("backend e\n  option httpchk GET /h HTTP/1.1\\r\\nHost:\\ x\n");
+  EXPECT_FALSE(r.r.model);
+  EXPECT_TRUE(r.contains("parsing [f.cfg:2] : 'option httpchk' : hiding headers or body at the end "
+                         "of the version string is unsupported.Use 'http-check send' directive "
+                         "instead..")) << r.all();
 }
 
 TEST(CheckKeywords, HttpCheckSendAndExpect) {
