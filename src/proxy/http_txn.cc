@@ -189,27 +189,37 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   // The process-wide stream number (%rt, unique ids) is a shared counter: taken only when a
   // log line or a unique id may show it.
   const bool logs = fs.log_format && !fs.logs.empty();
-  if (logs || fs.unique_id_format) stream_number();
-  if (logs || fs.unique_id_format) {
-    req_line.assign(head.method);
-    req_line += ' ';
-    req_line += head.target;
-    req_line += ' ';
-    req_line += head.version;
+  const bool keep_line = logs || fs.unique_id_format;
+  if (keep_line) {
+    stream_number();
+    keep_request_line(head);
   }
   method_ = head.method_id;
   http11_ = head.http11();
   rules::RequestView view = view_of_request(edit);
   view.req.version = head.version;
+  view.req.line_method = head.method;
+  view.req.line_target = head.target;
   ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
   env.stream = this;
   view.env = &env;
   view.avail = sample::kAtHttpRequest;
   attach_vars(view, &codecs);
   if (fs.unique_id_format) make_unique_id(edit, view);
-  if (!route(edit, view, env)) return Next::kReply;
+  const bool forward = route(edit, view, env);
+  // Response rules read the request line as received too (capture.req.uri, .method, .ver).
+  if (!keep_line && has_response_rules()) keep_request_line(head);
+  if (!forward) return Next::kReply;
   add_forwardfor(edit);
   return Next::kForward;
+}
+
+void HttpTxn::keep_request_line(const http::RequestHead& head) {
+  req_line.assign(head.method);
+  req_line += ' ';
+  req_line += head.target;
+  req_line += ' ';
+  req_line += head.version;
 }
 
 // Frontend rules, backend choice, backend rules. False when the request is answered locally

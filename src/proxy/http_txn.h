@@ -245,6 +245,10 @@ class HttpTxn final : public StreamTimes {
   rules::Verdict run_rules(const std::vector<rules::HttpRule>& list, rules::RuleSide side,
                            rules::HeadEdit& edit, rules::RequestView& view);
   void adopt_addresses(rules::RequestView& view);
+  // The request line as received (req_line, kept for the log) into `m`'s line_method,
+  // line_target and version; false when none was kept.
+  bool received_line(sample::HttpMsg& m) const;
+  void keep_request_line(const http::RequestHead& head);
   sample::Captures* captures() { return caps_.empty() ? nullptr : &caps_; }
 
   Worker& w_;

@@ -35,6 +35,7 @@ rules::RequestView HttpTxn::view_of_response(int code, rules::HeadEdit& edit,
     view.req.target = codecs->req_copy.target;
     view.req.headers = &codecs->req_copy.headers;
   }
+  received_line(view.req);   // kept when a log line or unique id may show it
   view.res.headers = &edit.headers;
   return view;
 }

@@ -176,6 +176,16 @@ void HttpTxn::fill_times(log::Record& r) const {
   r.accept_wall_us = r.date_wall_us - static_cast<uint64_t>(r.ti) * 1000;
 }
 
+bool HttpTxn::received_line(sample::HttpMsg& m) const {
+  std::string_view rl = req_line;
+  std::size_t a = rl.find(' '), b = rl.rfind(' ');
+  if (rl.empty() || a == std::string_view::npos || b <= a) return false;
+  m.line_method = rl.substr(0, a);
+  m.line_target = rl.substr(a + 1, b - a - 1);
+  m.version = rl.substr(b + 1);
+  return true;
+}
+
 bool HttpTxn::stream_query(sample::Env::Query q, bool response_side, int64_t* out) const {
   using Q = sample::Env::Query;
   switch (q) {
@@ -272,14 +282,9 @@ void HttpTxn::log(uint64_t now, bool early) {
     ctx.req_vars = &vars_codecs_->req_vars;
     ctx.res_vars = &vars_codecs_->res_vars;
   }
-  if (!req_line.empty()) {
-    std::string_view rl = req_line;
-    std::size_t a = rl.find(' '), b = rl.rfind(' ');
-    if (a != std::string_view::npos && b > a) {
-      ctx.req.method = rl.substr(0, a);
-      ctx.req.target = rl.substr(a + 1, b - a - 1);
-      ctx.req.version = rl.substr(b + 1);
-    }
+  if (received_line(ctx.req)) {
+    ctx.req.method = ctx.req.line_method;
+    ctx.req.target = ctx.req.line_target;
   }
   ctx.res.status = status > 0 ? status : 0;
   // A request that never parsed ("<BADREQ>": a bad or cut head, a timeout, a fresh connection

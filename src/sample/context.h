@@ -65,6 +65,10 @@ struct HttpMsg {
   std::string_view method;    // requests
   std::string_view target;    // requests: as received (origin-form or absolute)
   std::string_view version;   // "HTTP/1.1"; empty when unknown
+  // Requests: the method and target of the request line as received, before any rule
+  // rewrote them (capture.req.method, capture.req.uri); empty: `method` and `target` are.
+  std::string_view line_method;
+  std::string_view line_target;
   int status = 0;             // responses
   std::string_view reason;    // responses
   const std::vector<http::Header>* headers = nullptr;

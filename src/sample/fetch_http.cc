@@ -191,12 +191,21 @@ bool f_req_ver(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   return !v.empty() && str_out(out, v);
 }
 
+// The request line as received: the rules' rewrites do not change what was captured.
 bool f_capture_method(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
-  return !ctx.req.method.empty() && str_out(out, ctx.req.method);
+  std::string_view m = ctx.req.line_method.empty() ? ctx.req.method : ctx.req.line_method;
+  return !m.empty() && str_out(out, m);
 }
 
+// HAProxy: from the first slash of the target, without a scheme and host.
 bool f_capture_uri(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
-  return !ctx.req.target.empty() && str_out(out, ctx.req.target);
+  std::string_view t = ctx.req.line_target.empty() ? ctx.req.target : ctx.req.line_target;
+  if (!t.empty() && t[0] != '/') {
+    std::size_t scheme = t.find("://");
+    std::size_t slash = t.find('/', scheme == std::string_view::npos ? 0 : scheme + 3);
+    if (slash != std::string_view::npos) t = t.substr(slash);
+  }
+  return !t.empty() && str_out(out, t);
 }
 
 // capture.req.hdr(n) / capture.res.hdr(n): capture slot n (from 0) of the stream's frontend,

@@ -90,3 +90,50 @@ def test_log_format_aliases_in_rule_formats():
                 _check(seen, port, server.port, "haproxy")
     finally:
         server.stop()
+
+
+CAPTURE_CONFIG = """
+defaults
+  mode http
+  timeout client 5s
+  timeout server 5s
+  timeout connect 2s
+frontend fe
+  bind 127.0.0.1:{port}
+  http-request set-query %[query,regsub(&?debug=[^&]*,)]
+  http-request set-var(txn.q) "capture.req.uri"
+  http-request set-path /rewritten
+  http-response set-header X-C "%[capture.req.uri] %[capture.req.method] %[capture.req.ver] %[var(txn.q)]"
+  default_backend be
+backend be
+  server s1 127.0.0.1:{server}
+"""
+
+
+def test_capture_fetches_read_the_request_line_as_received():
+    """capture.req.uri and .method are the request line as the client sent it, whatever the
+    rules rewrote, in request and in response rules, logs or not (HAProxy 3.5 and 2.6)."""
+    server = HttpOrigin()
+    try:
+        port = free_port()
+        text = CAPTURE_CONFIG.format(port=port, server=server.port)
+        with tempfile.TemporaryDirectory() as tmp:
+            for proxy in ["sluice"] + ([debian_haproxy()] if debian_haproxy() else []):
+                seen: list[str] = []
+
+                def drive(p: int) -> None:
+                    with socket.create_connection(("127.0.0.1", p), timeout=5) as c:
+                        c.sendall(b"GET /orig?id=7&debug=1 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+                        got = b""
+                        while True:
+                            d = c.recv(4096)
+                            if not d:
+                                break
+                            got += d
+                    head = got.split(b"\r\n\r\n")[0].decode().split("\r\n")
+                    seen.extend(l.split(":", 1)[1].strip() for l in head if l.lower().startswith("x-c:"))
+
+                run_proxy(proxy, text, tmp, port, drive)
+                assert seen == ["/orig?id=7&debug=1 GET HTTP/1.1 /orig?id=7&debug=1"], (proxy, seen)
+    finally:
+        server.stop()
