@@ -29,7 +29,7 @@ constexpr OptionDef kOptions[] = {
     {"logasap", kFe, true, false, "log HTTP transactions when the response head is forwarded and TCP sessions when the server connection is established, instead of at the end; %B, %Ta, %Tt and %Tu are then written `+`-prefixed, as HAProxy does"},
     {"allbackups", kBe, true, false, "all usable backup servers share the load when no active server is up (default: the first backup only)"},
     {"tcp-check", kBe, false, true, "health checks only connect (the default check; `tcp-check` rules are not supported yet)"},
-    {"httpchk", kBe, false, true, "[<method>] [<uri>] [<version>] [<host>]: HTTP health checks, default `OPTIONS / HTTP/1.0`; any 2xx/3xx passes unless `http-check expect` says otherwise"},
+    {"httpchk", kBe, false, true, "[<method>] [<uri>] [<version>] [<host>]: HTTP health checks, default `OPTIONS / HTTP/1.0`; any 2xx/3xx passes unless `http-check expect` says otherwise; headers hidden after the version (`HTTP/1.1\\r\\nHost:\\ x`) are refused, as HAProxy 3.5 does: use `http-check send`"},
     {"http-keep-alive", kFe | kBe, true, true, "HTTP connection mode (the default): persistent client and server connections; the last of http-keep-alive / http-server-close / httpclose in a section wins, `no option X` resets to keep-alive when X is the current mode"},
     {"http-server-close", kFe | kBe, true, true, "HTTP connection mode: the client side stays persistent, the server connection closes after each response"},
     {"httpclose", kFe | kBe, true, true, "HTTP connection mode: close after each response (frontend: client side; backend: server side; listen: both)"},
