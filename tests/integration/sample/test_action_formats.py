@@ -14,7 +14,7 @@ import tempfile
 
 from side_by_side import debian_haproxy, run_proxy
 from http_origin import HttpOrigin
-from sluice_harness import free_port
+from sluice_harness import free_port, recv_all
 
 REQ = ("a%[req.hdr(nope)]b s=%s b=%b f=%f ft=%ft ci=%{+Q}ci fi=%fi fp=%{+X}fp r=%r HM=%HM "
        "HU=%HU HP=%HP HQ=%HQ HV=%HV ST=%ST Tq=%Tq TR=%TR B=%B U=%U ac=%ac fc=%fc bc=%bc "
@@ -124,12 +124,7 @@ def test_capture_fetches_read_the_request_line_as_received():
                 def drive(p: int) -> None:
                     with socket.create_connection(("127.0.0.1", p), timeout=5) as c:
                         c.sendall(b"GET /orig?id=7&debug=1 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
-                        got = b""
-                        while True:
-                            d = c.recv(4096)
-                            if not d:
-                                break
-                            got += d
+                        got = recv_all(c)
                     head = got.split(b"\r\n\r\n")[0].decode().split("\r\n")
                     seen.extend(l.split(":", 1)[1].strip() for l in head if l.lower().startswith("x-c:"))
 
