@@ -87,7 +87,7 @@ void Parser::compile_balance(ProxyConfig& p) {
   if (p.balance_expr_text.empty()) return;
   const std::string where = fmt::format("{} '{}' [{}:{}]: ", type_word(p), p.name, p.loc.file, p.loc.line);
   sample::ParseCtx pc;
-  pc.avail = sample::kAtLog;   // first the syntax, then what this place offers
+  pc.avail = sample::kAtAny;   // first the syntax, then what this place offers
   sample::AclResolverScope acl_scope(&p.acls);
   std::size_t end = 0;
   auto e = sample::Expr::parse(p.balance_expr_text, pc, &end);

@@ -207,7 +207,7 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
   bool derived = !sample::find_fetch(kw) && find_derived(kw, &derived_fetch, &derived_method);
   if (derived) expr_text = std::string(derived_fetch) + crit.substr(kw.size());
   sample::ParseCtx pc;
-  pc.avail = sample::kAtLog;   // checked where the ACL is used
+  pc.avail = sample::kAtAny;   // checked where the ACL is used
   std::size_t stop = 0;
   auto e = sample::Expr::parse(expr_text, pc, &stop);
   if (!e.ok()) {

@@ -37,7 +37,7 @@ bool Condition::eval(const RequestView& v) const {
   for (const auto& g : groups_) {
     bool all = true;
     for (const auto& t : g) {
-      if (acl_eval(*t.acl, v) == t.negate) {
+      if ((!t.never && acl_eval(*t.acl, v)) == t.negate) {
         all = false;
         break;
       }
@@ -55,7 +55,7 @@ Match Condition::eval_partial(const RequestView& v) const {
   for (const auto& g : groups_) {
     Match all = Match::kPass;
     for (const auto& t : g) {
-      Match m = acl_eval_partial(*t.acl, v);
+      Match m = t.never ? Match::kFail : acl_eval_partial(*t.acl, v);
       if (t.negate) m = negate(m);
       if (m == Match::kFail) {
         all = m;
@@ -80,6 +80,27 @@ const Acl* Condition::response_only_acl() const {
       if (all) return t.acl.get();
     }
   return nullptr;
+}
+
+std::string Condition::mark_request_only(std::string_view place) {
+  constexpr uint32_t kRequestOnly = sample::kUseHttpReq | sample::kUseHttpReqBody;
+  std::string warning;
+  for (auto& g : groups_)
+    for (auto& t : g) {
+      bool all = !t.acl->terms.empty();
+      for (const auto& term : t.acl->terms) all = all && (term->expr.use() & kRequestOnly);
+      if (!all) continue;
+      t.never = true;
+      if (!warning.empty()) continue;
+      warning = t.acl->name == "anonymous"
+                    ? fmt::format("anonymous acl will never match because it uses keyword '{}' "
+                                  "which is incompatible with '{}'",
+                                  t.acl->terms.front()->keyword, place)
+                    : fmt::format("acl '{}' will never match because it only involves keywords "
+                                  "that are incompatible with '{}'",
+                                  t.acl->name, place);
+    }
+  return warning;
 }
 
 std::string Condition::never_match_warning(std::string_view place) const {

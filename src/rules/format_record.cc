@@ -40,7 +40,7 @@ void fill_record(const RequestView& v, log::Record& r, std::string& request_line
     thread_local net::SocketAddress kernels;
     if (net::local_address(v.srv_fd, &kernels)) r.backend_src = &kernels;
   }
-  r.http = v.has(sample::kUseHttpReq);
+  r.http = v.has(sample::kUseHttpReqLine);
   r.frontend = env.frontend_name();
   r.backend = env.backend_name().empty() ? r.frontend : env.backend_name();
   r.server = env.server_name().empty() ? std::string_view("<NOSRV>") : env.server_name();

@@ -486,6 +486,10 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
     if (side == RuleSide::kRequest) {
       std::string w = r.cond.never_match_warning(fmt::format("{} http-request header rule", section));
       if (!w.empty()) r.warnings.push_back(std::move(w));
+    } else {
+      // http-after-response rules are named as http-response ones, as HAProxy names them.
+      std::string w = r.cond.mark_request_only(fmt::format("{} http-response header rule", section));
+      if (!w.empty()) r.warnings.push_back(std::move(w));
     }
   }
   return r;

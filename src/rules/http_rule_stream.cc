@@ -126,7 +126,7 @@ base::Result<std::size_t> parse_set_timeout(const StreamActionCtx& c, HttpRule& 
   if (t.status == S::kBadChar || t.trailing) {
     // Any fetch may stand here: HAProxy does not check where this expression runs.
     std::size_t next = 0;
-    auto e = parse_rule_expr(v, sample::kAtLog, v, &next);
+    auto e = parse_rule_expr(v, sample::kAtAny, v, &next);
     if (!e.ok())
       return base::Error::text(fmt::format("unexpected character '{}' in rule 'set-timeout {}'",
                                            t.trailing ? t.trailing : t.bad, which));

@@ -101,9 +101,15 @@ class Condition {
   // HAProxy's warning for such an ACL at `place` ("frontend http-request header rule",
   // "frontend use-backend rule"); empty when there is none.
   std::string never_match_warning(std::string_view place) const;
+  // Response rules: the ACLs whose criteria all read the request's headers, URI or body,
+  // which HAProxy no longer has there, never match (HAProxy's behaviour, with its warning at
+  // `place`, returned; empty when there is none). sluice keeps a copy of the request, so
+  // without this they would match.
+  std::string mark_request_only(std::string_view place);
 
   struct Term {
     bool negate = false;
+    bool never = false;   // the ACL cannot match where this condition stands
     std::shared_ptr<const Acl> acl;
   };
   bool unless_ = false;
@@ -125,7 +131,7 @@ base::Result<Condition> parse_condition(const std::vector<std::string>& words,
 class ValueFormat {
  public:
   static base::Result<ValueFormat> parse(std::string_view text,
-                                         uint32_t avail = sample::kAtHttpResponse);
+                                         uint32_t avail = sample::kAtAny);
   bool is_literal() const {
     return !lf_ && parts_.size() <= 1 && (parts_.empty() || !parts_[0].expr);
   }

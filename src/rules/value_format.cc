@@ -67,9 +67,12 @@ base::Result<ValueFormat> ValueFormat::parse(std::string_view text, uint32_t ava
       pc.avail = avail;
       std::size_t end = 0;
       auto e = sample::Expr::parse(rest, pc, &end);
-      if (!e.ok())
+      if (!e.ok()) {
+        // HAProxy checks the place apart from the syntax: that message stands alone.
+        if (e.error().message.starts_with("sample fetch <")) return e.error();
         return base::Error::text(
             fmt::format("failed to parse sample expression <{}> : {}", rest, e.error().message));
+      }
       if (end >= rest.size())
         return base::Error::text(fmt::format("missing ']' after '{}'", rest.substr(0, end)));
       if (rest[end] != ']')

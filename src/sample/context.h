@@ -43,6 +43,10 @@ enum Use : uint32_t {
   kUseTxnStats = 1u << 14,    // "transaction statistics": the transaction's total times
   kUseHttpReqStart = 1u << 15,   // "HTTP request": its date (request_date), also known to
                                  // tcp-request content rules
+  // "HTTP request headers", the part kept once the request is forwarded (HAProxy's
+  // SMP_USE_HRQHP): its method and version, the captures, the unique id. Response rules and
+  // log formats have it; the headers, URI and body themselves (kUseHttpReq) they do not.
+  kUseHttpReqLine = 1u << 16,
 };
 // The name HAProxy's messages give the first bit of `bits`.
 std::string_view use_name(uint32_t bits);
@@ -53,12 +57,17 @@ constexpr uint32_t kAtTcpConnection = kUseInternal | kUseL4Cli;
 constexpr uint32_t kAtTcpSession = kAtTcpConnection | kUseL5Cli;
 constexpr uint32_t kAtTcpContent =
     kAtTcpSession | kUseReqBuf | kUseReqStats | kUseTxnStats | kUseHttpReqStart;
-constexpr uint32_t kAtHttpRequest = kAtTcpContent | kUseHttpReq | kUseHttpReqBody;
-constexpr uint32_t kAtHttpResponse = kAtHttpRequest | kUseBackend | kUseServer | kUseResBuf |
-                                     kUseHttpRes | kUseHttpResBody | kUseResStats;
+constexpr uint32_t kAtHttpRequest =
+    kAtTcpContent | kUseHttpReq | kUseHttpReqLine | kUseHttpReqBody;
+constexpr uint32_t kAtHttpResponse = (kAtHttpRequest & ~(kUseHttpReq | kUseHttpReqBody)) |
+                                     kUseBackend | kUseServer | kUseResBuf | kUseHttpRes |
+                                     kUseHttpResBody | kUseResStats;
 constexpr uint32_t kAtTcpResponse = kAtTcpContent | kUseBackend | kUseServer | kUseResBuf |
                                     kUseResStats;
 constexpr uint32_t kAtLog = kAtHttpResponse | kUseTxnEnd;
+// Every bit: where only the syntax is checked (an ACL's definition, a default parse context);
+// the place that uses the expression checks what it offers.
+constexpr uint32_t kAtAny = kAtHttpRequest | kAtHttpResponse | kUseTxnEnd;
 
 // One HTTP message as the fetches read it.
 struct HttpMsg {

@@ -152,7 +152,7 @@ class AclResolverScope {
 
 // Where an expression is parsed.
 struct ParseCtx {
-  uint32_t avail = kAtHttpResponse;   // Use bits this place offers
+  uint32_t avail = kAtAny;   // Use bits this place offers
   // Whether names given as arguments exist; null: not checked here.
   bool (*backend_exists)(const void* self, std::string_view name) = nullptr;
   bool (*server_exists)(const void* self, std::string_view backend, std::string_view server) = nullptr;

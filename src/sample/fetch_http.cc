@@ -171,7 +171,7 @@ bool f_urlp_val(const Arg* a, Sample& out, const Ctx& ctx, FetchIter& it) {
 
 bool f_req_ver(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   std::string_view v = ctx.req.version;
-  if (!ctx.has(kUseHttpReq) && ctx.has(kUseReqBuf)) {
+  if (!ctx.has(kUseHttpReqLine) && ctx.has(kUseReqBuf)) {
     // TCP content rules: HAProxy parses the client's raw bytes as an HTTP/1 request (the
     // predefined HTTP_1.0 and HTTP_1.1 ACLs); no answer yet while the head is incomplete.
     thread_local http::RequestParser parser;
@@ -279,15 +279,15 @@ constexpr FetchDef kFetches[] = {
     {"base32", f_base32, no_args(), nullptr, Type::kSint, kReq, "int"},
     {"base32+src", f_base32_src, no_args(), nullptr, Type::kBin, kReq | kUseL4Cli},
     {"baseq", f_baseq, no_args(), nullptr, Type::kStr, kReq},
-    {"capture.req.hdr", f_capture_req_hdr, args(1, ArgType::kSint), nullptr, Type::kStr, kReq},
+    {"capture.req.hdr", f_capture_req_hdr, args(1, ArgType::kSint), nullptr, Type::kStr, kUseHttpReqLine},
     // HAProxy declares it with the response's fetches: request rules may not name it.
     {"capture.res.hdr", f_capture_res_hdr, args(1, ArgType::kSint), nullptr, Type::kStr,
      kUseHttpRes},
-    {"unique-id", f_unique_id, no_args(), nullptr, Type::kStr, kReq},
-    {"capture.req.method", f_capture_method, no_args(), nullptr, Type::kStr, kReq},
-    {"capture.req.uri", f_capture_uri, no_args(), nullptr, Type::kStr, kReq},
-    {"capture.req.ver", f_capture_req_ver, no_args(), nullptr, Type::kStr, kReq},
-    {"method", f_method, no_args(), nullptr, Type::kMeth, kReq, "meth"},
+    {"unique-id", f_unique_id, no_args(), nullptr, Type::kStr, kUseHttpReqLine},
+    {"capture.req.method", f_capture_method, no_args(), nullptr, Type::kStr, kUseHttpReqLine},
+    {"capture.req.uri", f_capture_uri, no_args(), nullptr, Type::kStr, kUseHttpReqLine},
+    {"capture.req.ver", f_capture_req_ver, no_args(), nullptr, Type::kStr, kUseHttpReqLine},
+    {"method", f_method, no_args(), nullptr, Type::kMeth, kUseHttpReqLine, "meth"},
     {"path", f_path, no_args(), nullptr, Type::kStr, kReq, "str"},
     {"pathq", f_pathq, no_args(), nullptr, Type::kStr, kReq},
     {"query", f_query, no_args(), nullptr, Type::kStr, kReq},
@@ -296,8 +296,8 @@ constexpr FetchDef kFetches[] = {
     {"req.body_param", f_body_param, args(0, ArgType::kStr, ArgType::kStr), nullptr, Type::kStr,
      kBody},
     {"req.body_size", f_req_body_size, no_args(), nullptr, Type::kSint, kBody},
-    {"req.ver", f_req_ver, no_args(), nullptr, Type::kStr, kReq},
-    {"req_ver", f_req_ver, no_args(), nullptr, Type::kStr, kReq, "str"},
+    {"req.ver", f_req_ver, no_args(), nullptr, Type::kStr, kUseHttpReqLine},
+    {"req_ver", f_req_ver, no_args(), nullptr, Type::kStr, kUseHttpReqLine, "str"},
     {"url", f_url, no_args(), nullptr, Type::kStr, kReq, "str"},
     {"url32", f_url32, no_args(), nullptr, Type::kSint, kReq},
     {"url32+src", f_url32_src, no_args(), nullptr, Type::kBin, kReq | kUseL4Cli},

@@ -29,6 +29,13 @@ bool f_hdr(const Arg* a, Sample& out, const Ctx& ctx, FetchIter& it) {
   return header_fetch(msg<Res>(ctx).headers, a, Full, out, it);
 }
 
+// hdr(): req.hdr() where the request's headers are (request rules), res.hdr() past them
+// (response rules, logs).
+bool f_hdr_either(const Arg* a, Sample& out, const Ctx& ctx, FetchIter& it) {
+  const bool res = !ctx.has(kUseHttpReq) && ctx.res.headers;
+  return header_fetch(res ? ctx.res.headers : ctx.req.headers, a, false, out, it);
+}
+
 template <bool Res, bool Full>
 bool f_hdr_cnt(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
   if (!msg<Res>(ctx).headers) return false;
@@ -213,8 +220,8 @@ constexpr ArgSpec kName = args(0, ArgType::kStr);
 constexpr FetchDef kFetches[] = {
     // HAProxy declares it with the request's fetches: request rules may name it (and get no
     // sample there, the response not being known yet).
-    {"capture.res.ver", f_capture_res_ver, no_args(), nullptr, Type::kStr, kReq},
-    {"hdr", f_hdr<false, false>, kNameOcc, check_occurrence, Type::kStr, kReq, "str"},
+    {"capture.res.ver", f_capture_res_ver, no_args(), nullptr, Type::kStr, kUseHttpReqLine},
+    {"hdr", f_hdr_either, kNameOcc, check_occurrence, Type::kStr, kUseHttpReqLine, "str"},
     {"hdr_cnt", f_hdr_cnt<false, false>, kName, nullptr, Type::kSint, kReq, "int"},
     {"hdr_ip", f_hdr_ip<false>, kNameOcc, check_occurrence, Type::kIpv4, kReq, "ip"},
     {"hdr_val", f_hdr_val<false>, kNameOcc, check_occurrence, Type::kSint, kReq, "int"},

@@ -198,7 +198,7 @@ bool f_fc_http_major(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   int64_t v = 0;
   if (!ctx.env->query(Q::kFcHttpMajor, &v)) {
     std::string_view ver = ctx.req.version;
-    if (!ctx.has(kUseHttpReq) || ver.size() < 6 || ver.substr(0, 5) != "HTTP/" ||
+    if (!ctx.has(kUseHttpReqLine) || ver.size() < 6 || ver.substr(0, 5) != "HTTP/" ||
         ver[5] < '0' || ver[5] > '9')
       return false;
     v = ver[5] - '0';

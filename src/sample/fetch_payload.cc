@@ -212,7 +212,7 @@ bool f_rdp_cookie_cnt(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
 // req.proto_http: whether the bytes start with a complete, valid HTTP/1 request head; true
 // wherever the HTTP request is already parsed.
 bool f_proto_http(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
-  if (ctx.has(kUseHttpReq) && !ctx.req.method.empty()) {
+  if (ctx.has(kUseHttpReqLine) && !ctx.req.method.empty()) {
     out = Sample::boolean(true);
     return true;
   }

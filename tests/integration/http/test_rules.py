@@ -405,7 +405,7 @@ def test_rewritten_request_head_is_bounded_by_bufsize(cfg, sluice, origin):
 
 
 def test_rewritten_response_head_is_bounded_by_bufsize(cfg, sluice, origin):
-    port = _start(sluice, cfg, origin, fe="http-response add-header X-Big %[url]%[url]%[url]%[url]")
+    port = _start(sluice, cfg, origin, fe="http-response add-header X-Big %[capture.req.uri]%[capture.req.uri]%[capture.req.uri]%[capture.req.uri]")
     assert _req(port, path="/" + "a" * 5000).raw == error_page(500)
     assert _req(port, path="/" + "a" * 100).status == 200
 

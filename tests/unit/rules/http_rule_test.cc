@@ -310,16 +310,21 @@ TEST_F(RuleTest, ResponseSide) {
   HeadEdit res;
   res.headers = q.m.rhs;
   std::vector<HttpRule> rs = {rule("del-header server", RuleSide::kResponse),
-                              rule("set-header X-Status %[status]-%[path]", RuleSide::kResponse),
+                              rule("set-header X-Status %[status]-%[capture.req.uri]", RuleSide::kResponse),
                               rule("replace-value set-cookie (.*) \\1;Secure", RuleSide::kResponse),
                               rule("set-header X-Seen 1 if { res.hdr(x-status) -m found }", RuleSide::kResponse),
-                              rule("deny deny_status 503 if { status 500 } { path_beg /a }", RuleSide::kResponse)};
+                              // HAProxy: the request's URI is gone here, an ACL on it never
+                              // matches (and its negation always does).
+                              rule("set-header X-Never 1 if { path_beg /a }", RuleSide::kResponse),
+                              rule("set-header X-Always 1 unless { path_beg /a }", RuleSide::kResponse),
+                              rule("deny deny_status 503 if { status 500 } { capture.req.uri -m beg /a }", RuleSide::kResponse)};
   auto v = apply_rules(rs, RuleSide::kResponse, res, q.view);
   EXPECT_EQ(v.kind, Kind::kDeny);
   EXPECT_EQ(v.status, 503);
   std::string s;
   for (const auto& h : res.headers) s += std::string(h.name) + ": " + std::string(h.value) + "\n";
-  EXPECT_EQ(s, "Set-Cookie: a=1;Secure\nX-Status: 500-/a/b\nX-Seen: 1\n");
+  EXPECT_EQ(s, "Set-Cookie: a=1;Secure\nX-Status: 500-/a/b?x=1\nX-Seen: 1\nX-Always: 1\n");
+  EXPECT_EQ(rule("set-header X-Never 1 if { path_beg /a }", RuleSide::kResponse).warnings.size(), 1u);
 }
 
 TEST_F(RuleTest, ParseDetails) {

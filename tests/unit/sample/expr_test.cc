@@ -6,7 +6,7 @@
 namespace sluice::sample {
 namespace {
 
-std::string parse_error(std::string_view text, uint32_t avail = kAtHttpResponse) {
+std::string parse_error(std::string_view text, uint32_t avail = kAtAny) {
   ParseCtx pc;
   pc.avail = avail;
   auto r = Expr::parse(text, pc);

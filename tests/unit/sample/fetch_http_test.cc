@@ -16,7 +16,7 @@ struct Req {
   net::SocketAddress src = net::SocketAddress::ipv4(0x7f000001, 5555);
   Ctx ctx;
   Req(std::string_view target, std::vector<http::Header> h) : hs(std::move(h)) {
-    ctx.avail = kAtHttpResponse;
+    ctx.avail = kAtAny;
     ctx.req.method = "GET";
     ctx.req.target = target;
     ctx.req.version = "HTTP/1.1";

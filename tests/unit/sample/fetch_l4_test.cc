@@ -46,7 +46,7 @@ class TestEnv : public Env {
   int listener_id() const override { return so_id; }
 };
 
-std::string parse_error(std::string_view text, uint32_t avail = kAtHttpResponse) {
+std::string parse_error(std::string_view text, uint32_t avail = kAtAny) {
   ParseCtx pc;
   pc.avail = avail;
   auto r = Expr::parse(text, pc);
