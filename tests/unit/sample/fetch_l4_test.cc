@@ -414,3 +414,31 @@ TEST(FetchL4, RowsAndRefusals) {
 
 }  // namespace
 }  // namespace sluice::sample
+
+namespace sluice::sample {
+namespace {
+
+// HAProxy 3.5's places: response rules and log formats have what outlives the request (its
+// method, version, captures, unique id), not its headers, URI or body.
+TEST(FetchPlaces, TheRequestPastItsRules) {
+  auto needs = [](const char* fetch) {
+    return fmt::format("sample fetch <{}> may not be reliably used here because it needs 'HTTP "
+                       "request headers' which is not available here",
+                       fetch);
+  };
+  for (const char* f : {"path", "url", "query", "base", "req.cook_names", "req.hdrs",
+                        "req.timer.hdr", "url_port"}) {
+    EXPECT_EQ(parse_error(f, kAtHttpResponse), needs(f)) << f;
+    EXPECT_EQ(parse_error(f, kAtLog), needs(f)) << f;
+    EXPECT_EQ(parse_error(f, kAtHttpRequest), "ok") << f;
+  }
+  for (const char* f : {"method", "req.ver", "capture.req.uri", "capture.req.method",
+                        "capture.req.ver", "unique-id", "capture.res.ver"}) {
+    EXPECT_EQ(parse_error(f, kAtHttpResponse), "ok") << f;
+    EXPECT_EQ(parse_error(f, kAtLog), "ok") << f;
+    EXPECT_EQ(parse_error(f, kAtHttpRequest), "ok") << f;
+  }
+}
+
+}  // namespace
+}  // namespace sluice::sample
