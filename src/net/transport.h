@@ -208,4 +208,12 @@ class RawTransport final : public Transport {
   bool held_ = false;   // the last send() had `more`: bytes may wait for the FIN or a push
 };
 
+// Reads and drops what the peer already sent (at most 64 KiB), before a close that refuses
+// it: a close over unread bytes would be a reset instead of a FIN.
+inline void discard_input(Transport& t) {
+  char scratch[4096];
+  for (int i = 0; i < 16 && t.recv(scratch, sizeof scratch).status == IoStatus::kOk; ++i) {
+  }
+}
+
 }  // namespace sluice::net

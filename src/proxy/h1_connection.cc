@@ -112,9 +112,7 @@ void H1Connection::start() {
       if (v == rules::TcpVerdict::kSilentDrop) {
         close_mode_ = net::CloseMode::kReset;
       } else {
-        char scratch[4096];
-        for (int i = 0; i < 16 && cio_.recv(scratch, sizeof scratch).status == net::IoStatus::kOk; ++i) {
-        }
+        net::discard_input(cio_);
       }
       finish({Cause::kProxy, FinalState::kRequest});
       return;
@@ -426,8 +424,7 @@ void H1Connection::begin_transaction() {
   if (!fe_.settings.tcp_content_rules.empty()) {
     const rules::TcpVerdict v = txn_.content_verdict(cio_.fd(), *tx_);
     if (v != rules::TcpVerdict::kAccept) {
-      // silent-drop: the client gets nothing, not even the FIN (a reset that a hop limit of
-      // one keeps on this host, as HAProxy does).
+      // silent-drop: the client gets nothing, not even the FIN (net::silence_close()).
       if (v == rules::TcpVerdict::kSilentDrop) drop_silently();
       finish({Cause::kProxy, FinalState::kRequest});
       return;

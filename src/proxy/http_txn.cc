@@ -393,7 +393,6 @@ void HttpTxn::add_forwardfor(rules::HeadEdit& edit) const {
     edit.headers.push_back({edit.keep(name), edit.keep(client_.host_string())});
 }
 
-
 void HttpTxn::keep_request(const rules::HeadEdit& edit, HttpCodecs& codecs) {
   // Response rules may look at the request: an owned copy past the buffer.
   rules::HeadEdit& copy = codecs.req_copy;

@@ -217,11 +217,7 @@ void TcpSession::reject(bool backend) {
   finish({Cause::kProxy, FinalState::kRequest});
 }
 
-void TcpSession::drain_client() {
-  char scratch[4096];
-  for (int i = 0; i < 16 && cio_.recv(scratch, sizeof scratch).status == net::IoStatus::kOk; ++i) {
-  }
-}
+void TcpSession::drain_client() { net::discard_input(cio_); }
 
 // Most clients speak first, and on a local network their first bytes are usually there by the
 // time the connection is accepted (HAProxy reads right after accept too). Having them before
