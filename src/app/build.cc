@@ -1,5 +1,6 @@
 #include "app/build.h"
 
+#include "base/host.h"
 #include "http/http.h"
 #include "sample/vars.h"
 
@@ -184,9 +185,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
   if (!g.node.empty()) {
     ps.node = g.node;
   } else {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    ps.node = host;
+    ps.node = base::host_name();
   }
   ps.description = g.description;
   for (const auto& t : g.logs) ps.global_logs.push_back(to_runtime(t));

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "base/host.h"
 #include "base/regex.h"
 #include "base/version.h"
 #include "config/preprocessor_condition.h"
@@ -26,12 +27,6 @@ struct SourceFile {
   std::string name;
   std::string text;
 };
-
-std::string host_name() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
-  return buf;
-}
 
 LoadResult run(const std::vector<SourceFile>& files, const LoadOptions& options,
                const DiagnosticSink& sink, bool apply_env) {
@@ -50,7 +45,7 @@ LoadResult run(const std::vector<SourceFile>& files, const LoadOptions& options,
         p.env.set("HAPROXY_CFGFILES", names, true);
         // HAProxy's order is -L, then `localpeer`, then the host name; sluice has neither of
         // the first two.
-        p.env.set("HAPROXY_LOCALPEER", host_name(), true);
+        p.env.set("HAPROXY_LOCALPEER", base::host_name(), true);
         // Section order is judged afresh in the full pass: pass 1 saw every section already.
         p.seen_non_global = false;
       }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/clock.h"
+#include "base/host.h"
 #include "net/socket.h"
 #include "log/format.h"
 #include "rules/internal.h"
@@ -20,10 +21,7 @@ int64_t ask(const RequestView& v, sample::Env::Query q, int64_t dflt) {
 }
 
 std::string_view host_name() {
-  static const std::string name = [] {
-    char buf[256] = {};
-    return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string();
-  }();
+  static const std::string name = base::host_name();
   return name;
 }
 

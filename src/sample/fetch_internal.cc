@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "base/host.h"
 #include "http/http.h"
 #include "sample/tables.h"
 
@@ -159,11 +160,7 @@ bool f_env(const Arg* a, Sample& out, const Ctx&, FetchIter&) {
 }
 
 bool f_hostname(const Arg*, Sample& out, const Ctx&, FetchIter&) {
-  static const std::string name = [] {
-    char buf[256] = {};
-    if (gethostname(buf, sizeof(buf) - 1) != 0) return std::string();
-    return std::string(buf);
-  }();
+  static const std::string name = base::host_name();
   out = Sample::string(name, kConst);
   return true;
 }
