@@ -58,6 +58,7 @@ void kw_http_rule(Parser& p, Line& l) {
   std::string raw = payload_fetch_refusal(
       r.value().cond, fmt::format("an '{}' rule", l.args[0]), px);
   if (!raw.empty()) throw ConfigError{l.where + raw};
+  r.value().loc = rules::RuleLoc::at(l.loc.file, l.loc.line);
   // `capture <expr> len <n>` declares the frontend's next request capture slot.
   if (r.value().capture_len > 0) {
     if (px.capture_request.empty() && px.capture_response.empty()) px.capture_loc = l.loc;
@@ -93,6 +94,7 @@ void add_tcp_rule(Parser& p, Line& l, rules::TcpRuleStage stage, std::vector<Tcp
   const std::string in = fmt::format("{} '{}'", Parser::type_word(px), px.name);
   auto r = rules::parse_tcp_rule(tail(l, 2), stage, px.acls, in, !(px.caps & kFe));
   if (!r.ok()) throw ConfigError{l.where + r.error().message};
+  r.value().loc = rules::RuleLoc::at(l.loc.file, l.loc.line);
   // `capture <expr> len <n>` declares the frontend's next request capture slot, as
   // http-request capture does.
   if (r.value().action == rules::TcpRule::Action::kCapture) {

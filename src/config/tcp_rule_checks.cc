@@ -32,21 +32,31 @@ std::string_view action_word(const rules::TcpRule& r) {
 void Parser::check_tcp_rules(const ProxyConfig& p) {
   const std::string px = fmt::format("{} '{}'", type_word(p), p.name);
   if (p.mode == Mode::kHttp) {
-    // An HTTP connection runs its frontend's session rules once accepted, and its content
-    // rules when a request head is complete; a backend's content rules and the response rules
-    // belong to TCP sessions so far.
+    // An HTTP connection runs its frontend's session rules once accepted, its frontend's
+    // content rules when a request head is complete, a backend's content rules when the
+    // request enters it, and the backend's response rules when the response head is complete.
     for (const auto& r : p.tcp_request_content) {
-      if (!(p.caps & ProxyConfig::kFrontend)) {
-        fatal(at(r.loc) + fmt::format("'tcp-request content' rules in an HTTP mode backend ({}) are "
-                                      "not supported by sluice yet.", px), false);
-      } else if (r.rule.action == rules::TcpRule::Action::kClose) {
+      using A = rules::TcpRule::Action;
+      if (r.rule.action == A::kClose ||
+          (!(p.caps & ProxyConfig::kFrontend) && r.rule.action == A::kSilentDrop)) {
         fatal(at(r.loc) + fmt::format("'tcp-request content {}' in HTTP mode ({}) is not supported "
                                       "by sluice yet.", action_word(r.rule), px), false);
       }
     }
-    for (const auto& r : p.tcp_response_content)
-      fatal(at(r.loc) + fmt::format("'tcp-response content' rules in HTTP mode ({}) are not "
-                                    "supported by sluice yet.", px), false);
+    for (const auto& r : p.tcp_response_content) {
+      using A = rules::TcpRule::Action;
+      const rules::PayloadUse u =
+          rules::payload_fetch(std::vector<rules::TcpRule>{r.rule}, sample::kUseResBuf);
+      if (!u.fetch.empty()) {
+        fatal(at(r.loc) + fmt::format("fetch '{}' reads the raw response, which HTTP mode does not "
+                                      "keep: not supported by sluice in 'tcp-response content' of "
+                                      "HTTP mode {}.", u.fetch, px), false);
+      } else if (r.rule.action != A::kAccept && r.rule.action != A::kReject &&
+                 r.rule.action != A::kClose && r.rule.action != A::kVar) {
+        fatal(at(r.loc) + fmt::format("'tcp-response content {}' in HTTP mode ({}) is not supported "
+                                      "by sluice yet.", action_word(r.rule), px), false);
+      }
+    }
     return;
   }
   // A backend's content rules judge what has arrived when the session reaches it.

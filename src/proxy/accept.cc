@@ -188,13 +188,16 @@ rules::TcpVerdict Worker::session_verdict(const Listener& l, int fd, rules::Requ
 }
 
 rules::TcpVerdict Worker::content_verdict(const Listener& l, int fd, rules::RequestView& view,
-                                          const StreamTimes* stream, rules::TcpAddrs addrs) {
+                                          const StreamTimes* stream, rules::TcpAddrs addrs,
+                                          const rules::RuleLoc** last) {
   ProxyEnv env(process_, id_, &l, *l.proxy);
   env.stream = stream;
   view.env = &env;
   view.cli_fd = fd;
-  view.avail = sample::kAtTcpContent;
-  const rules::TcpVerdict v = rules::run_tcp_rules(l.proxy->settings.tcp_content_rules, view, addrs);
+  // HTTP mode: the parsed request (the configuration refused the raw bytes' fetches).
+  view.avail = sample::kAtHttpRequest & ~sample::kUseReqBuf;
+  const rules::TcpVerdict v =
+      rules::run_tcp_rules(l.proxy->settings.tcp_content_rules, view, addrs, last);
   view.env = nullptr;
   if (v == rules::TcpVerdict::kReject || v == rules::TcpVerdict::kSilentDrop)
     fe_counters(l.proxy->index).dreq.add();

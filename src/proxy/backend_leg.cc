@@ -74,6 +74,7 @@ void BackendLeg::reuse() {
   t_connect_ms_ = w_.loop().now_ms();
   has_target_ = has_source_ = false;
   reused_ = true;
+  err_ = kNoErr;
   w_.be_counters(be_->index).reuse.add();
   server_counters().reuse.add();
   state_ = State::kConnecting;
@@ -87,14 +88,20 @@ void BackendLeg::reuse() {
 // (bounded by timeout connect).
 BackendLeg::RetryAction BackendLeg::fail(const ConnectError& e) {
   leave_queue();
+  err_ = e.timeout || e.side == ConnectError::Side::kQueue
+             ? kNoErr
+             : static_cast<uint8_t>(log::conn_error_of_errno(e.err));
   auto& bc = w_.be_counters(be_->index);
   if (!e.retryable || retries_ >= be_->settings.retries) {
+    // bc_err keeps the error of the attempt given up on; a retry's connection replaces it
+    // (HAProxy reports none while waiting to retry).
     if (srv_) server_counters().econ.add();
     bc.econ.add();
     state_ = State::kFailed;
     return RetryAction::kGiveUp;
   }
   ++retries_;
+  err_ = kNoErr;
   if (redispatch_now(be_->settings, *be_->backend, *srv_, retries_)) {
     lb::Server* old = srv_;
     take(true);
@@ -144,6 +151,7 @@ void BackendLeg::reset() {
   redispatched_ = false;
   t_queued_ms_ = t_connect_ms_ = t_connected_ms_ = 0;
   has_target_ = has_source_ = reused_ = false;
+  err_ = kNoErr;
 }
 
 }  // namespace sluice::proxy

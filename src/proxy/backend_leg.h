@@ -39,6 +39,7 @@
 #include <string>
 
 #include "lb/server.h"
+#include "log/conn_error.h"
 #include "log/termination.h"
 #include "net/address.h"
 #include "net/socket.h"
@@ -181,7 +182,25 @@ class BackendLeg {
   uint64_t connect_ms() const { return t_connect_ms_; }
   uint64_t connected_ms() const { return t_connected_ms_; }
 
+  // bc_err: HAProxy's error code of the server connection. The last attempt's when it failed
+  // on an error (a connect timeout reports none, as in HAProxy), 0 while one is up without an
+  // error, nothing before any attempt. `note_error()`: the connection failed later (a read or a
+  // write, errno).
+  bool error_code(int64_t* out) const {
+    if (err_ != kNoErr) {
+      *out = static_cast<int64_t>(err_);
+      return true;
+    }
+    if (!t_connected_ms_) return false;
+    *out = 0;
+    return true;
+  }
+  void note_error(int err) {
+    if (err_ == kNoErr || err_ == 0) err_ = static_cast<uint8_t>(log::conn_error_of_errno(err));
+  }
+
  private:
+  static constexpr uint8_t kNoErr = 0xff;
   // take_server() with this leg's context; `redispatch` prefers another server than srv_.
   bool take(bool redispatch);
   // What connect() reports for net's error: out of line, as it is rare.
@@ -211,6 +230,7 @@ class BackendLeg {
   uint16_t local_port_;
   State state_ = State::kIdle;
   bool redispatched_ = false;   // moved to another server after a failure
+  uint8_t err_ = kNoErr;        // bc_err's log::ConnError, kNoErr: none to report
   int retries_ = 0;             // attempts after the first
   uint64_t t_queued_ms_ = 0;
   uint64_t t_connect_ms_ = 0;
@@ -259,6 +279,7 @@ inline BackendLeg::PickResult BackendLeg::pick(const std::string* key) {
   new (&target_.a) net::SocketAddress(srv_->target(net::SocketAddress::ipv4(0, local_port_)));
   has_target_ = true;
   reused_ = false;
+  err_ = kNoErr;
   auto r = net::connect_nonblocking(target_.a, &in_progress, opts);
   if (!r.ok()) {
     *err = connect_failure(r.error());

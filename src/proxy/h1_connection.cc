@@ -133,6 +133,7 @@ void H1Connection::start() {
 
 void H1Connection::on_client_io(uint32_t events) {
   if (phase_ == Phase::kClosed) return;
+  ++txn_.calls;
   const net::Readiness r = net::decode_readiness(events);
   if (r.readable()) c_rd_ = true;
   if (r.writable()) c_wr_ = true;
@@ -140,12 +141,16 @@ void H1Connection::on_client_io(uint32_t events) {
   // A hang-up alone (both directions shut, as after a half-close each way) is an end of stream,
   // not an error: the bytes before it are still read and forwarded. A reset comes with an
   // error, and a failed read or write says so too.
-  if (r.error()) c_err_ = true;
+  if (r.error()) {
+    c_err_ = true;
+    if (!txn_.fc_err) client_failed(cio_.connect_error());   // the socket's pending error
+  }
   pump();
 }
 
 void H1Connection::on_server_io(uint32_t events) {
   if (phase_ == Phase::kClosed) return;
+  ++txn_.calls;
   if (!sc_) {
     // Our private idle connection (http-reuse never) was closed by the server, or it sent bytes
     // nobody asked for (room to write alone says nothing: see ServerConn::on_io()).
@@ -286,7 +291,10 @@ bool H1Connection::read_client() {
   }
   if (n <= 0) {
     c_eof_ = true;
-    c_err_ = c_err_ || n == -2;
+    if (n == -2) {
+      c_err_ = true;
+      client_failed(errno);
+    }
     return true;
   }
   uint64_t now = w_.loop().now_ms();
@@ -330,6 +338,7 @@ bool H1Connection::write_client() {
   }
   if (n == -1) return false;
   // The client is gone.
+  client_failed(errno);
   if (phase_ == Phase::kClosing) {
     close_now();
   } else {
@@ -422,7 +431,8 @@ void H1Connection::begin_transaction() {
   // `tcp-request content` rules: in HTTP mode HAProxy runs them once a request is there, before
   // any HTTP processing, and again for each request of the connection.
   if (!fe_.settings.tcp_content_rules.empty()) {
-    const rules::TcpVerdict v = txn_.content_verdict(cio_.fd(), *tx_);
+    const rules::TcpVerdict v =
+        txn_.content_verdict(cio_.fd(), tx_->req_parser.head(), *tx_);
     if (v != rules::TcpVerdict::kAccept) {
       // silent-drop: the client gets nothing, not even the FIN (net::silence_close()).
       if (v == rules::TcpVerdict::kSilentDrop) drop_silently();

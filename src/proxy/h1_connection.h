@@ -58,6 +58,7 @@
 #include "proxy/out_queue.h"
 #include "core/event_loop.h"
 #include "http/http.h"
+#include "log/conn_error.h"
 #include "log/termination.h"
 #include "net/address.h"
 #include "net/transport.h"
@@ -161,6 +162,10 @@ class H1Connection final : public Session {
   void enter_tunnel();
   bool tunnel();
   void out_of_memory();
+  // A read or write on the client failed with `err`: fc_err's code.
+  void client_failed(int err) {
+    if (!txn_.fc_err) txn_.fc_err = static_cast<uint8_t>(log::conn_error_of_errno(err));
+  }
 
   uint64_t deadline() const;
   void arm_timeout();

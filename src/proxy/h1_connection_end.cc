@@ -162,6 +162,7 @@ void H1Connection::arm_timeout() {
 
 void H1Connection::on_timer(core::Timer&) {
   if (phase_ == Phase::kClosed) return;
+  ++txn_.calls;
   uint64_t now = w_.loop().now_ms();
   uint64_t d = deadline();
   if (d == 0) return;

@@ -291,6 +291,7 @@ bool H1Connection::write_server() {
     return true;
   }
   if (n == -1) return false;
+  txn_.leg().note_error(errno);
   // The server connection is dead. A reused idle connection that dies before answering makes
   // the client retry on a new connection of its own: closed silently, no response, no log
   // (RFC 9112 9.3.1), as HAProxy does.
@@ -315,7 +316,10 @@ bool H1Connection::read_server() {
   if (n == -1) return false;
   if (n <= 0) {
     s_eof_ = true;
-    s_err_ = s_err_ || n == -2;
+    if (n == -2) {
+      s_err_ = true;
+      txn_.leg().note_error(errno);
+    }
     return true;
   }
   s_last_ms_ = w_.loop().now_ms();

@@ -94,10 +94,16 @@ rules::TcpVerdict HttpTxn::session_verdict(int client_fd) {
   return v;
 }
 
-rules::TcpVerdict HttpTxn::content_verdict(int client_fd, HttpCodecs& codecs) {
+rules::TcpVerdict HttpTxn::content_verdict(int client_fd, const http::RequestHead& head,
+                                           HttpCodecs& codecs) {
   // The rules may set variables and fill capture slots for the request that follows, and
-  // change the stream's addresses (set-src, set-dst...) as http-request rules do.
+  // change the stream's addresses (set-src, set-dst...) as http-request rules do. They read
+  // the request as received (HAProxy runs them once it is parsed).
   rules::RequestView view;
+  view.req.method = head.method;
+  view.req.target = head.target;
+  view.req.version = head.version;
+  view.req.headers = &head.headers;
   attach_vars(view, &codecs);
   const auto& fcap = fe_.settings.h;
   if (caps_.empty() && (!fcap.capture_request.empty() || !fcap.capture_response.empty()))
@@ -112,7 +118,8 @@ rules::TcpVerdict HttpTxn::content_verdict(int client_fd, HttpCodecs& codecs) {
     if (!stream_.addrs) stream_.addrs = std::make_unique<rules::StreamAddrs>();
     addrs = {&stream_.addrs->src, &stream_.addrs->dst};
   }
-  const rules::TcpVerdict v = w_.content_verdict(l_, client_fd, view, this, addrs);
+  const rules::TcpVerdict v =
+      w_.content_verdict(l_, client_fd, view, this, addrs, &stream_.last_rule);
   if (addrs.src) {
     if (view.src == addrs.src) stream_.addrs->src_set = true;
     if (view.dst == addrs.dst) stream_.addrs->dst_set = true;
@@ -126,6 +133,24 @@ rules::TcpVerdict HttpTxn::content_verdict(int client_fd, HttpCodecs& codecs) {
   t_head_ms = 0;
   status = -1;
   return v;
+}
+
+bool HttpTxn::backend_content_allowed(rules::RequestView& view) {
+  // The backend's `tcp-request content` rules, when the request enters it (before its
+  // http-request rules), on the parsed request as HAProxy runs them in HTTP mode.
+  rules::TcpAddrs addrs;
+  if (be_->settings.tcp_content_rewrites) {
+    if (!stream_.addrs) stream_.addrs = std::make_unique<rules::StreamAddrs>();
+    addrs = {&stream_.addrs->src, &stream_.addrs->dst};
+  }
+  const rules::TcpVerdict v =
+      rules::run_tcp_rules(be_->settings.tcp_content_rules, view, addrs, &stream_.last_rule);
+  if (addrs.src) {
+    if (view.src == addrs.src) stream_.addrs->src_set = true;
+    if (view.dst == addrs.dst) stream_.addrs->dst_set = true;
+    adopt_addresses(view);
+  }
+  return v != rules::TcpVerdict::kReject;   // silent-drop is refused here (configuration)
 }
 
 rules::RequestView HttpTxn::view_of_request(rules::HeadEdit& edit) {
@@ -324,6 +349,13 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& e
   auto& bc = w_.be_counters(be_->index);
   bc.req_tot.add();
   bc.req_rate.add(w_.loop().now_ms());
+  if (be_ != &fe_ && !be_->settings.tcp_content_rules.empty() && !backend_content_allowed(view)) {
+    // A reject: the request is denied, closed without an answer (logged -1 PR, no server).
+    bc.dreq.add();
+    w_.fe_counters(fe_.index).dreq.add();
+    *reply_ = LocalReply{-1, {Cause::kProxy, FinalState::kRequest}, {}, true, false, true};
+    return false;
+  }
   if (be_ != &fe_ && !be_->settings.h.request_rules.empty()) {
     if (answer(run_rules(be_->settings.h.request_rules, rules::RuleSide::kRequest, edit, view),
                *be_))
@@ -493,6 +525,7 @@ void HttpTxn::next_request(uint64_t now) {
   leg_.reset();   // its timings, retries and redispatch
   status = -1;
   term = {};
+  calls = 0;
   bytes_out = 0;
   method_ = http::Method::kGet;   // until the next head says otherwise (a 408 has no method)
   logged = false;
@@ -501,6 +534,7 @@ void HttpTxn::next_request(uint64_t now) {
   vars_codecs_ = nullptr;
   if (!caps_.empty()) caps_.reset(fe_.settings.h.capture_request, fe_.settings.h.capture_response);
   // What rules changed of the previous stream.
+  stream_.last_rule = nullptr;
   stream_.log_level = 0;
   stream_.timeouts_set = 0;
   if (stream_.addrs) {

@@ -50,9 +50,11 @@ class HttpTxn final : public StreamTimes {
 
   // --- Request.
   // `tcp-request content` rules (HTTP mode runs them for each request, before any HTTP
-  // processing; their variables and captures are this transaction's). kReject or kSilentDrop:
+  // processing, with the parsed request `head` to read; their variables and captures are
+  // this transaction's). kReject or kSilentDrop:
   // refused, the record says so (logged `PR`, no status); else kAccept.
-  rules::TcpVerdict content_verdict(int client_fd, HttpCodecs& codecs);
+  rules::TcpVerdict content_verdict(int client_fd, const http::RequestHead& head,
+                                    HttpCodecs& codecs);
   // `tcp-request session` rules, once when the connection is accepted: their variables are the
   // session's, set-src / set-dst the connection's. kAccept, kReject or kSilentDrop (the caller
   // closes, without a log line: no stream began).
@@ -204,6 +206,8 @@ class HttpTxn final : public StreamTimes {
   mutable uint64_t stream_id = 0;
   mutable bool has_stream_id = false;
   bool reused_server_conn = false;   // the request went out on a connection from the idle pool
+  uint8_t fc_err = 0;                // fc_err: the client connection's log::ConnError
+  uint32_t calls = 0;                // cpu_calls: the events the connection handled for it
   int server_fd = -1;                // its server connection's socket, -1: none
   uint64_t accept_ms() const override { return t_accept_ms_; }
   uint64_t stream_number() const override {
@@ -221,9 +225,14 @@ class HttpTxn final : public StreamTimes {
   // The timer and byte-count fetches while rules run (the request's timers are known on the
   // response side only: during request rules HAProxy has not set them yet).
   bool stream_query(sample::Env::Query q, bool response_side, int64_t* out) const override;
+  bool stream_text(sample::Env::TextQuery q, std::string_view* out) const override;
 
  private:
   bool route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& env);
+  bool backend_content_allowed(rules::RequestView& view);
+  // The backend's `tcp-response content` rules on a response head: kReply when they reject
+  // it (closed without an answer) or close the server (a 502).
+  Next response_content(int code, rules::HeadEdit& edit, HttpCodecs& codecs);
   void add_forwardfor(rules::HeadEdit& edit) const;
   void make_unique_id(rules::HeadEdit& edit, rules::RequestView& view);
   bool serve_stats(const Proxy& px, const rules::HeadEdit& edit);
@@ -275,6 +284,7 @@ class HttpTxn final : public StreamTimes {
   // The codecs that hold this transaction's txn/req/res variables, for the log line; null
   // once they are given back or the next request begins.
   HttpCodecs* vars_codecs_ = nullptr;
+  mutable char term_text_[2] = {'-', '-'};   // txn.sess_term_state's text
   BackendLeg leg_;
 };
 

@@ -33,6 +33,9 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
   // The server's own status, whatever the client ends up getting (a response rule's answer, a
   // 502 for a bad first chunk): the server row counts what servers sent.
   count_server_status(rh.status);
+  if (!be_->settings.tcp_response_rules.empty() &&
+      response_content(rh.status, edit, codecs) == Next::kReply)
+    return Next::kReply;
   if (!has_response_rules()) return Next::kForward;
   if (fe_.settings.h.response_rules.empty() && be_http().response_rules.empty()) {
     after_response(rh.status, edit, &codecs);
@@ -80,6 +83,32 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
     return Next::kReply;
   }
   after_response(rh.status, edit, &codecs);
+  return Next::kForward;
+}
+
+HttpTxn::Next HttpTxn::response_content(int code, rules::HeadEdit& edit, HttpCodecs& codecs) {
+  // HAProxy runs them in HTTP mode once the response head is there, before the http-response
+  // rules; the configuration refused the fetches of the raw response and the actions other
+  // than accept, reject, close and the variables.
+  ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
+  rules::RequestView view = view_of_response(code, edit, &codecs, env);
+  const rules::TcpVerdict v =
+      rules::run_tcp_rules(be_->settings.tcp_response_rules, view, {}, &stream_.last_rule);
+  if (v == rules::TcpVerdict::kReject) {
+    // The response is denied: the client gets nothing and the stream ends as HAProxy's (PD).
+    w_.be_counters(be_->index).dresp.add();
+    w_.fe_counters(fe_.index).dresp.add();
+    leg_.server_counters().dresp.add();
+    *reply_ = LocalReply{-1, {Cause::kProxy, FinalState::kData}, {}, true, false, false};
+    return Next::kReply;
+  }
+  if (v == rules::TcpVerdict::kClose) {
+    // The server connection is closed before its response went anywhere: a 502 (SH).
+    const log::Termination t{Cause::kServerClose, FinalState::kHeaders};
+    count_server_error(502, t);
+    *reply_ = error_reply(502, t, false);
+    return Next::kReply;
+  }
   return Next::kForward;
 }
 
@@ -206,6 +235,12 @@ bool HttpTxn::stream_query(sample::Env::Query q, bool response_side, int64_t* ou
       *out = stream_.timeout_ms[t];
       return true;
     }
+    case Q::kFcErr: *out = fc_err; return true;
+    case Q::kCpuCalls: *out = calls; return true;
+    case Q::kLastRuleLine:
+      if (!stream_.last_rule) return false;
+      *out = stream_.last_rule->line;
+      return true;
     default:
       break;
   }
@@ -214,6 +249,25 @@ bool HttpTxn::stream_query(sample::Env::Query q, bool response_side, int64_t* ou
   fill_times(r);
   if (!response_side) r.tr = -1;   // HAProxy notes the request's time once its rules ran
   return log::stream_query(r, q, false, out);
+}
+
+bool HttpTxn::stream_text(sample::Env::TextQuery q, std::string_view* out) const {
+  using TQ = sample::Env::TextQuery;
+  switch (q) {
+    case TQ::kTermState:   // "--" while the stream runs, as HAProxy's
+      term_text_[0] = log::cause_letter(term.cause);
+      term_text_[1] = log::state_letter(term.state);
+      *out = std::string_view(term_text_, 2);
+      return true;
+    case TQ::kLastRuleFile:
+    case TQ::kLastEntity:
+      if (!stream_.last_rule) return false;
+      *out = q == TQ::kLastRuleFile ? stream_.last_rule->file()
+                                    : std::string_view(stream_.last_rule->where);
+      return true;
+    default:
+      return false;
+  }
 }
 
 void HttpTxn::log(uint64_t now, bool early) {

@@ -5,6 +5,7 @@
 #include "base/clock.h"
 #include "lb/backend.h"
 #include "lb/server.h"
+#include "log/conn_error.h"
 #include "log/line.h"
 #include "proxy/backend_leg.h"
 #include "proxy/worker.h"
@@ -27,6 +28,22 @@ bool ProxyEnv::query(Query q, int64_t* out) const {
   }
   switch (q) {
     case Query::kActConn: return answer(p_.actconn().current());
+    case Query::kCpuUsageThr:
+    case Query::kCpuUsageGrp:
+    case Query::kCpuUsageProc: {
+      // This worker's share, or the average of its group's or of all workers.
+      const auto& ws = p_.workers();
+      if (static_cast<std::size_t>(thread_) >= ws.size()) return false;
+      const Worker& me = *ws[static_cast<std::size_t>(thread_)];
+      if (q == Query::kCpuUsageThr) return answer(me.cpu_usage());
+      int64_t sum = 0, n = 0;
+      for (const auto& w : ws) {
+        if (q == Query::kCpuUsageGrp && w->group() != me.group()) continue;
+        sum += w->cpu_usage();
+        ++n;
+      }
+      return answer(n ? sum / n : 0);
+    }
     case Query::kUptime:
       return answer(static_cast<int64_t>((base::monotonic_ms() - p_.start_mono_ms()) / 1000));
     // No set-priority-*, no task profiling (HAProxy's values are 0 without
@@ -35,7 +52,7 @@ bool ProxyEnv::query(Query q, int64_t* out) const {
     case Query::kPrioOffset:
     case Query::kCpuNsTot:
     case Query::kLatNsTot:
-    case Query::kFcErr:
+    case Query::kFcErr:   // a stream that saw no error on its client connection
     case Query::kFcGlitches:
     case Query::kFcHandshakeMs:   // no TLS, no PROXY protocol: nothing between accept and data
       return answer(0);
@@ -88,6 +105,7 @@ bool leg_query(const BackendLeg& leg, bool http, bool reused, sample::Env::Query
   switch (q) {
     case Q::kConnRetries: return answer(leg.retries());
     case Q::kRedispatched: return answer(leg.redispatched() ? 1 : 0);
+    case Q::kBcErr: return leg.error_code(out);
     default: break;
   }
   // The rest describes the server connection: nothing before there is one.
@@ -95,7 +113,6 @@ bool leg_query(const BackendLeg& leg, bool http, bool reused, sample::Env::Query
   switch (q) {
     case Q::kBcConnectMs: return answer(static_cast<int64_t>(leg.connected_ms() - leg.connect_ms()));
     case Q::kBcReused: return answer(reused ? 1 : 0);
-    case Q::kBcErr:
     case Q::kBcGlitches: return answer(0);
     case Q::kBcNbStreams:
     case Q::kBcStreamsLimit: return answer(1);
@@ -246,6 +263,14 @@ bool ProxyEnv::proxy_stat(ProxyStat st, std::string_view proxy, std::string_view
 }
 
 bool ProxyEnv::text(TextQuery q, std::string_view* out) const {
+  if (q == TextQuery::kTermState && rec) {
+    // A log line: how the stream ended.
+    term_[0] = log::cause_letter(rec->term.cause);
+    term_[1] = log::state_letter(rec->term.state);
+    *out = std::string_view(term_, 2);
+    return true;
+  }
+  if (stream && stream->stream_text(q, out)) return true;
   switch (q) {
     case TextQuery::kDefaultBackend: {
       int i = fe_.settings.default_backend;
@@ -261,8 +286,10 @@ bool ProxyEnv::text(TextQuery q, std::string_view* out) const {
       // with no short name.
       const bool fc = q == TextQuery::kFcErrStr || q == TextQuery::kFcErrName;
       int64_t code = -1;
-      if (!query(fc ? Query::kFcErr : Query::kBcErr, &code) || code != 0) return false;
-      *out = q == TextQuery::kFcErrStr || q == TextQuery::kBcErrStr ? "Success" : "";
+      if (!query(fc ? Query::kFcErr : Query::kBcErr, &code)) return false;
+      const auto e = static_cast<log::ConnError>(code);
+      *out = q == TextQuery::kFcErrStr || q == TextQuery::kBcErrStr ? log::conn_error_text(e)
+                                                                    : log::conn_error_name(e);
       return true;
     }
     default:

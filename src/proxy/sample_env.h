@@ -62,6 +62,7 @@ class ProxyEnv final : public sample::Env {
   int thread_;   // 0-based
   const Listener* l_;
   const Proxy& fe_;
+  mutable char term_[2] = {'-', '-'};   // txn.sess_term_state's text of a log line
 };
 
 // What a stream's backend leg answers: txn.conn_retries and txn.redispatched, and once its

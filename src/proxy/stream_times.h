@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <string_view>
 
 #include "sample/context.h"
 
@@ -11,6 +12,8 @@ namespace sluice::proxy {
 class StreamTimes {
  public:
   virtual bool stream_query(sample::Env::Query q, bool response_side, int64_t* out) const = 0;
+  // Its texts: txn.sess_term_state ("--" until it ends), last_rule_file and last_entity.
+  virtual bool stream_text(sample::Env::TextQuery q, std::string_view* out) const = 0;
   // The process-wide stream number (%rt, txn.id32), taken on first use.
   virtual uint64_t stream_number() const = 0;
   // When the client connection was accepted (monotonic ms): fc.timer.total counts from it.

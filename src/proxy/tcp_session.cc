@@ -357,6 +357,7 @@ void TcpSession::on_connect_failed(const ConnectError& e) {
 
 void TcpSession::on_io(bool client, uint32_t events) {
   if (state_ == State::kClosed) return;
+  ++calls_;
   const net::Readiness r = net::decode_readiness(events);
   // A hang-up (both directions shut) counts as an error here: a relay reads its FIN as the 0
   // that follows instead of taking a short read for the end of stream.
@@ -446,6 +447,7 @@ bool TcpSession::relay(bool to_server) {
       } else if (r.status == net::IoStatus::kAgain) {
         rd = false;
       } else {
+        note_error(!to_server, r.err);
         finish(to_server ? log::Termination{Cause::kClientClose, FinalState::kData} : log::Termination{Cause::kServerClose, FinalState::kData});
         return false;
       }
@@ -471,6 +473,7 @@ bool TcpSession::relay(bool to_server) {
       wr = false;
     } else {
       // The peer we write to is gone.
+      note_error(to_server, w.err);
       finish(to_server ? log::Termination{Cause::kServerClose, FinalState::kData} : log::Termination{Cause::kClientClose, FinalState::kData});
       return false;
     }
@@ -553,6 +556,7 @@ void TcpSession::arm_timeout() {
 
 void TcpSession::on_timer(core::Timer&) {
   if (state_ == State::kClosed) return;
+  ++calls_;
   uint64_t now = w_.loop().now_ms();
   uint64_t d = deadline();
   if (d == 0) return;

@@ -77,6 +77,7 @@ class TcpSession final : public Session, public StreamTimes {
   // The timer and byte-count fetches in its rules: the queue time once routed, the accept
   // date; no request timers, and the byte counts are 0 until the end (HAProxy's answers).
   bool stream_query(sample::Env::Query q, bool response_side, int64_t* out) const override;
+  bool stream_text(sample::Env::TextQuery q, std::string_view* out) const override;
 
  private:
   struct End : core::IoHandler {
@@ -110,6 +111,11 @@ class TcpSession final : public Session, public StreamTimes {
   void arm_timeout();
   uint64_t deadline() const;
   void finish(log::Termination term);
+  // A read or write on one side failed with `err` (fc_err, bc_err).
+  void note_error(bool server, int err) {
+    if (server) leg_.note_error(err);
+    else if (!fc_err_) fc_err_ = static_cast<uint8_t>(log::conn_error_of_errno(err));
+  }
   // `tcp-request content` rules; false when they rejected the session (already finished).
   bool content_allowed();
   // What rules keep for the session: variables, a local address rewritten by set-dst and the
@@ -215,6 +221,11 @@ class TcpSession final : public Session, public StreamTimes {
   bool no_log_ = false;         // closed by tcp-request session rules: no log line (HAProxy)
   bool client_reset_ = false;   // silent-drop: the client is closed with a reset
   bool denied_ = false;         // a rule ended it before a server: -1 timers in the log
+  uint8_t fc_err_ = 0;          // fc_err: the client connection's log::ConnError
+  mutable char term_text_[2] = {'-', '-'};   // txn.sess_term_state's text
+  uint32_t calls_ = 0;          // cpu_calls: the events this session handled
+  // The last final tcp-request / tcp-response content rule that matched (last_rule_*).
+  const rules::RuleLoc* last_rule_ = nullptr;
   core::Timer timer_;
   log::Termination last_term_;   // termination state for the log
 };

@@ -45,7 +45,7 @@ rules::TcpVerdict TcpSession::run_rules(const std::vector<rules::TcpRule>& list,
   env.stream = this;
   v.env = &env;
   const rules::TcpVerdict verdict =
-      rules::run_tcp_rules(list, v, {&client_, rd_ ? &rd_->local : nullptr});
+      rules::run_tcp_rules(list, v, {&client_, rd_ ? &rd_->local : nullptr}, &last_rule_);
   if (rd_ && v.dst == &rd_->local) rd_->local_set = true;
   return verdict;
 }
@@ -56,12 +56,49 @@ bool TcpSession::stream_query(sample::Env::Query q, bool, int64_t* out) const {
     *out = static_cast<int64_t>(t_accept_wall_us_);
     return true;
   }
+  switch (q) {
+    case Q::kFcErr: *out = fc_err_; return true;
+    case Q::kCpuCalls: *out = calls_; return true;
+    case Q::kLastRuleLine:
+      if (!last_rule_) return false;
+      *out = last_rule_->line;
+      return true;
+    case Q::kCurClientTimeout:
+    case Q::kCurServerTimeout:
+    case Q::kCurTunnelTimeout:
+      // The log line of a finished session reads the timeouts its sides ended with: HAProxy
+      // 3.5 gives the client's own timeout and 0 for the server side and the tunnel once the
+      // streams are shut, whichever side closed first, as after a failed connect. While the
+      // session runs, the proxies' settings answer (ProxyEnv).
+      if (state_ != State::kClosed) return false;
+      *out = q == Q::kCurClientTimeout ? fe_.settings.timeouts.client : 0;
+      return true;
+    default: break;
+  }
   if (leg_query(leg_, false, false, q, out)) return true;
   log::Record r;
   r.date_wall_us = t_accept_wall_us_;
   if (be_) r.tw = static_cast<long>(t_routed_ms_ - t_accept_ms_);
   if (leg_.connected_ms()) r.tc = static_cast<long>(leg_.connected_ms() - t_routed_ms_);
   return log::stream_query(r, q, false, out);
+}
+
+bool TcpSession::stream_text(sample::Env::TextQuery q, std::string_view* out) const {
+  using TQ = sample::Env::TextQuery;
+  switch (q) {
+    case TQ::kTermState:   // "--" while the session runs
+      term_text_[0] = log::cause_letter(last_term_.cause);
+      term_text_[1] = log::state_letter(last_term_.state);
+      *out = std::string_view(term_text_, 2);
+      return true;
+    case TQ::kLastRuleFile:
+    case TQ::kLastEntity:
+      if (!last_rule_) return false;
+      *out = q == TQ::kLastRuleFile ? last_rule_->file() : std::string_view(last_rule_->where);
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool TcpSession::request_verdict(rules::TcpVerdict v, bool backend) {

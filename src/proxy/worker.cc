@@ -1,5 +1,6 @@
 #include "proxy/worker.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -309,7 +310,24 @@ namespace {
 constexpr uint64_t kBufferTrimPeriodMs = 1000;
 }  // namespace
 
+void Worker::sample_cpu() {
+  timespec cpu{}, wall{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) != 0 || clock_gettime(CLOCK_MONOTONIC, &wall) != 0)
+    return;
+  const auto ns = [](const timespec& t) {
+    return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(t.tv_nsec);
+  };
+  const uint64_t c = ns(cpu), w = ns(wall);
+  if (wall_sample_ns_ && w > wall_sample_ns_) {
+    const uint64_t pct = (c - cpu_sample_ns_) * 100 / (w - wall_sample_ns_);
+    cpu_usage_.store(static_cast<uint8_t>(std::min<uint64_t>(pct, 100)), std::memory_order_relaxed);
+  }
+  cpu_sample_ns_ = c;
+  wall_sample_ns_ = w;
+}
+
 void Worker::trim_buffers() {
+  sample_cpu();
   buffers_.trim();
   if (!sessions_.empty() || buffers_.cached() > buffers_.trim_floor())
     loop_.timers().arm(trim_timer_, loop_.now_ms() + kBufferTrimPeriodMs);

@@ -128,6 +128,9 @@ class Worker : public core::TimerHandler {
   int id() const { return id_; }   // 0-based
   int tid() const { return id_ + 1; }   // global thread id, 1-based
   int group() const { return process_.group_of(id_ + 1); }
+  // cpu_usage_thr: the percent of a CPU this worker's thread used between its last two
+  // samples (one a second while it has sessions). Any thread reads it.
+  int cpu_usage() const { return cpu_usage_.load(std::memory_order_relaxed); }
   Process& process() { return process_; }
   core::EventLoop& loop() { return loop_; }
   core::BufferPool& buffers() { return buffers_; }
@@ -247,9 +250,11 @@ class Worker : public core::TimerHandler {
   // `tcp-request content` rules of `l`'s frontend for the HTTP stream `stream` on `fd`; a
   // reject or a silent-drop is counted as a denied request (dreq, as HAProxy does) and the
   // caller ends the stream. `view` brings the stream's addresses, variables and captures;
-  // set-src / set-dst write `addrs` (null: no rule of the set has them). Worker-local.
+  // set-src / set-dst write `addrs` (null: no rule of the set has them); `*last` takes the
+  // final rule that decided. Worker-local.
   rules::TcpVerdict content_verdict(const Listener& l, int fd, rules::RequestView& view,
-                                    const StreamTimes* stream, rules::TcpAddrs addrs);
+                                    const StreamTimes* stream, rules::TcpAddrs addrs,
+                                    const rules::RuleLoc** last);
   // The backend `use_backend` rules of `l`'s frontend choose for a TCP session on `fd` from
   // `peer` (`view` also carries the client's buffered bytes), else its default backend (may be
   // null). Worker-local.
@@ -331,6 +336,9 @@ class Worker : public core::TimerHandler {
   std::vector<stats::ErrorSnapshot> errors_;   // index: proxy * 2 + response; wall_us 0: none
   void purge_idle();
   void trim_buffers();
+  void sample_cpu();
+  std::atomic<uint8_t> cpu_usage_{0};
+  uint64_t cpu_sample_ns_ = 0, wall_sample_ns_ = 0;   // the last sample (thread CPU, monotonic)
   std::thread thread_;
 };
 

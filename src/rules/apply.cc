@@ -181,6 +181,7 @@ Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit&
   Verdict out;
   for (const auto& r : rules) {
     if (!r.cond.empty() && !r.cond.eval(view)) continue;
+    if (stream && r.is_final()) stream->last_rule = &r.loc;
     switch (r.action) {
       case Action::kSetHeader:
       case Action::kAddHeader: {

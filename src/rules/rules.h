@@ -195,7 +195,26 @@ struct StreamAddrs {
   net::SocketAddress src, dst;   // the stream's addresses once set
   bool src_set = false, dst_set = false;
 };
+// Where a rule was written (the configuration sets it): what last_rule_file, last_rule_line
+// and last_entity report of the last final rule that matched. Empty in rules built by tests.
+struct RuleLoc {
+  std::string where;       // "file:line", last_entity's text
+  uint32_t file_len = 0;   // the file's part of `where`
+  int line = 0;
+  static RuleLoc at(std::string_view file, int line) {
+    RuleLoc l;
+    l.where = std::string(file) + ":" + std::to_string(line);
+    l.file_len = static_cast<uint32_t>(file.size());
+    l.line = line;
+    return l;
+  }
+  std::string_view file() const { return std::string_view(where).substr(0, file_len); }
+};
+
 struct StreamEdit {
+  // The last final rule that matched (accept, allow, deny, return, redirect...), null before
+  // one did; the caller clears it between streams.
+  const RuleLoc* last_rule = nullptr;
   // set-log-level: HAProxy's encoding, 0 unchanged, -1 silent, else the syslog level + 1.
   int8_t log_level = 0;
   // set-timeout: bit (1 << kind) set when timeout_ms[kind] replaces the proxy's.
@@ -228,6 +247,7 @@ class HttpRule {
     kSetSrc, kSetSrcPort, kSetDst, kSetDstPort,  // <expr> (requests)
   };
   Action action = Action::kAllow;
+  RuleLoc loc;
   std::string name;              // header name for header actions
   ValueFormat value;             // set-header/add-header value, set-path, redirect target
   std::string regex_text;        // replace-header / replace-value
@@ -347,6 +367,7 @@ struct TcpRule {
     kCapture,      // tcp-request content capture <expr> len <n>: the next request slot
   };
   Action action = Action::kAccept;
+  RuleLoc loc;
   Condition cond;
   VarAction var;
   std::shared_ptr<const sample::Expr> expr;
@@ -383,9 +404,10 @@ struct PayloadUse {
   std::string fetch;
   std::string acl;
 };
-PayloadUse payload_fetch(const Condition& cond);
+// `buffers`: which raw buffers count (sample::kUseReqBuf, sample::kUseResBuf).
+PayloadUse payload_fetch(const Condition& cond, uint32_t buffers = sample::kUseReqBuf);
 // The same over a rule set, expressions of actions included (a set-var of req.payload).
-PayloadUse payload_fetch(const std::vector<TcpRule>& rules);
+PayloadUse payload_fetch(const std::vector<TcpRule>& rules, uint32_t buffers = sample::kUseReqBuf);
 
 // Whether a rule set may have no answer until more bytes come or inspect-delay ends: it reads
 // the client's bytes, or WAIT_END. The session then reads first and waits (TcpSession).
@@ -406,7 +428,9 @@ struct TcpAddrs {
 
 // Declaration order; a final action whose condition matches decides, the others run and the
 // evaluation goes on; no decision accepts. `v` must be final for connection and session rules.
-TcpVerdict run_tcp_rules(const std::vector<TcpRule>& rules, RequestView& v, TcpAddrs addrs = {});
+// `last`, when given, is pointed at the location of the final rule that decided.
+TcpVerdict run_tcp_rules(const std::vector<TcpRule>& rules, RequestView& v, TcpAddrs addrs = {},
+                         const RuleLoc** last = nullptr);
 // Accept/reject only (connection rules): true = accept.
 bool tcp_rules_accept(const std::vector<TcpRule>& rules, const RequestView& v);
 TcpVerdict tcp_rules_verdict(const std::vector<TcpRule>& rules, const RequestView& v);

@@ -298,24 +298,23 @@ bool uses_dst(const std::vector<TcpRule>& rules) {
   return false;
 }
 
-PayloadUse payload_fetch(const Condition& cond) {
+PayloadUse payload_fetch(const Condition& cond, uint32_t buffers) {
   for (const auto& g : cond.groups_)
     for (const auto& t : g)
       for (const auto& term : t.acl->terms)
-        if (term->expr.use() & sample::kUseReqBuf) return {term->keyword, t.acl->name};
+        if (term->expr.use() & buffers) return {term->keyword, t.acl->name};
   return {};
 }
 
-PayloadUse payload_fetch(const std::vector<TcpRule>& rules) {
+PayloadUse payload_fetch(const std::vector<TcpRule>& rules, uint32_t buffers) {
   for (const auto& r : rules) {
-    PayloadUse u = payload_fetch(r.cond);
+    PayloadUse u = payload_fetch(r.cond, buffers);
     if (!u.fetch.empty()) return u;
     for (const sample::Expr* e : {r.expr.get(), r.var.expr.get()})
-      if (e && (e->use() & sample::kUseReqBuf)) return {std::string(e->fetch().name), ""};
+      if (e && (e->use() & buffers)) return {std::string(e->fetch().name), ""};
     PayloadUse in_fmt;
     r.var.fmt.for_each_expr([&](const sample::Expr& e) {
-      if (in_fmt.fetch.empty() && (e.use() & sample::kUseReqBuf))
-        in_fmt = {std::string(e.fetch().name), ""};
+      if (in_fmt.fetch.empty() && (e.use() & buffers)) in_fmt = {std::string(e.fetch().name), ""};
     });
     if (!in_fmt.fetch.empty()) return in_fmt;
   }
@@ -399,13 +398,15 @@ void rewrite(const TcpRule& r, RequestView& v, const TcpAddrs& addrs) {
 
 }  // namespace
 
-TcpVerdict run_tcp_rules(const std::vector<TcpRule>& rules, RequestView& v, TcpAddrs addrs) {
+TcpVerdict run_tcp_rules(const std::vector<TcpRule>& rules, RequestView& v, TcpAddrs addrs,
+                         const RuleLoc** last) {
   for (const auto& r : rules) {
     if (!r.cond.empty()) {
       Match m = r.cond.eval_partial(v);
       if (m == Match::kMiss) return TcpVerdict::kWait;
       if (m == Match::kFail) continue;
     }
+    if (last && r.is_final()) *last = &r.loc;
     switch (r.action) {
       case Action::kAccept: return TcpVerdict::kAccept;
       case Action::kReject: return TcpVerdict::kReject;

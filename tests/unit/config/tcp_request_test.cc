@@ -206,14 +206,19 @@ TEST(TcpRequest, SessionAndResponseRulesKept) {
                     "because it uses keyword 'req.len' which is incompatible with 'frontend "
                     "tcp-request session rule'"))
       << r.all();
-  // HTTP mode runs session rules too (once per connection), but not response rules yet.
+  // HTTP mode runs session rules too (once per connection), and response rules on response
+  // heads, without the raw response's fetches.
   r = parse(fe("  tcp-request session set-var(sess.a) src\n  tcp-request session set-dst ipv4(1.2.3.4)\n"
                "  tcp-request session silent-drop\n", "http"));
   EXPECT_TRUE(r.r.model) << r.all();
   EXPECT_EQ(proxy(r, "f").tcp_request_session.size(), 3u);
   r = parse("backend b\n  mode http\n  tcp-response content accept\n  server s 127.0.0.1:80\n");
-  EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'tcp-response content' rules in HTTP mode (backend 'b') "
-                    "are not supported by sluice yet."))
+  EXPECT_TRUE(r.r.model) << r.all();
+  r = parse("backend b\n  mode http\n  tcp-response content reject if { res.len gt 0 }\n"
+            "  server s 127.0.0.1:80\n");
+  EXPECT_TRUE(r.has("parsing [f.cfg:3] : fetch 'res.len' reads the raw response, which HTTP "
+                    "mode does not keep: not supported by sluice in 'tcp-response content' of "
+                    "HTTP mode backend 'b'."))
       << r.all();
 }
 

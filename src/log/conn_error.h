@@ -1,0 +1,36 @@
+#pragma once
+// HAProxy's connection error codes (its CO_ER_* numbering, which fc_err and bc_err return and
+// logs carry), for the errors sluice can meet on a plain TCP connection: the errno of a failed
+// connect, read or write. The PROXY-protocol, TLS and SOCKS4 codes of HAProxy's list keep their
+// numbers but sluice never produces them yet.
+#include <cstdint>
+#include <string_view>
+
+namespace sluice::log {
+
+enum class ConnError : uint8_t {
+  kNone = 0,
+  kSockErr = 6,      // any other socket error
+  kFreePorts = 9,    // EADDRNOTAVAIL: no free local port
+  kAddrInUse = 10,   // EADDRINUSE
+  kRefused = 47,     // ECONNREFUSED
+  kReset = 48,       // ECONNRESET
+  kUnreach = 49,     // ENETUNREACH
+  kNoMem = 50,       // ENOMEM
+  kBadF = 51,        // EBADF
+  kFault = 52,       // EFAULT
+  kInval = 53,       // EINVAL
+  kNotConn = 54,     // ENOTCONN
+  kNotSock = 55,     // ENOTSOCK
+  kNoBufs = 56,      // ENOBUFS
+  kPipe = 57,        // EPIPE
+};
+
+// The code of a failed system call's errno (0: none).
+ConnError conn_error_of_errno(int err);
+// fc_err_str / bc_err_str: "Success" for none, "ECONNREFUSED returned by OS", ...
+std::string_view conn_error_text(ConnError e);
+// fc_err_name / bc_err_name: "" for none, "EREFUSED", ...
+std::string_view conn_error_name(ConnError e);
+
+}  // namespace sluice::log
