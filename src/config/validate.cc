@@ -26,7 +26,9 @@ void Parser::compile_log_formats(ProxyConfig& p) {
               false);
         return;
       }
-      p.log_fmt = std::make_shared<const log::Format>(std::move(f.value()));
+      // A format without any node (empty, or only `%{+json}o`-like options) is no format:
+      // HAProxy then logs "Connect from" lines as without one.
+      if (!f.value().empty()) p.log_fmt = std::make_shared<const log::Format>(std::move(f.value()));
       break;
     }
   }

@@ -32,6 +32,14 @@ TEST(LogFormatKeywords, CustomFormatCompiled) {
   EXPECT_FALSE(p.option_tcplog);
 }
 
+// A format of options alone has no node: no traffic line, the "Connect from" lines of a proxy
+// without a format instead (HAProxy 3.5 does the same).
+TEST(LogFormatKeywords, OptionsAloneAreNoFormat) {
+  auto r = parse(lf_fe("  log-format \"%{+json}o\"\n"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_FALSE(proxy(r, "f").log_fmt);
+}
+
 TEST(LogFormatKeywords, ParseErrorsWithFileAndLine) {
   auto r = parse(lf_fe("  log-format \"%ci %zz\"\n"));
   EXPECT_FALSE(r.r.model);
