@@ -84,6 +84,22 @@ class ResettingServer:
         self.sock.close()
 
 
+def echo_frontend(port: int) -> str:
+    """An HTTP frontend that answers every request itself: the servers of these tests."""
+    return f"""frontend echo
+  mode http
+  bind 127.0.0.1:{port}
+  http-request return status 200 content-type text/plain string ok
+"""
+
+
+def start_named(sluice, tmp_path, name: str, cfg: str, ports: list[int]):
+    """sluice on `cfg` written to `name` (the rules' file:line name it), and that path."""
+    path = tmp_path / name
+    path.write_text(cfg)
+    return sluice(str(path), wait_ports=ports), path
+
+
 HTTP_HEAD = """global
   log stdout format raw local0
 defaults
@@ -120,13 +136,8 @@ backend b
   http-request allow if {{ path /ballow }}
   http-response allow if {{ var(txn.p) -m str /brallow }}
   server s 127.0.0.1:{echo}
-frontend echo
-  bind 127.0.0.1:{echo}
-  http-request return status 200 content-type text/plain string ok
-"""
-    path = tmp_path / "rules.cfg"
-    path.write_text(cfg)
-    s = sluice(str(path), wait_ports=[port, echo])
+""" + echo_frontend(echo)
+    s, path = start_named(sluice, tmp_path, "rules.cfg", cfg, [port, echo])
     paths = ["/tcpacc", "/allow", "/redir", "/deny", "/rdeny", "/aallow", "/bacc", "/ballow",
              "/brallow", "/none"]
     got = [status(get(port, p)) for p in paths]
@@ -228,14 +239,8 @@ backend be
   server s1 127.0.0.1:{echo}
 backend gone
   server s1 127.0.0.1:{dead}
-frontend echo
-  mode http
-  bind 127.0.0.1:{echo}
-  http-request return status 200 content-type text/plain string ok
-"""
-    path = tmp_path / "tcp.cfg"
-    path.write_text(cfg)
-    s = sluice(str(path), wait_ports=[port, port2, echo])
+""" + echo_frontend(echo)
+    s, path = start_named(sluice, tmp_path, "tcp.cfg", cfg, [port, port2, echo])
     assert status(get(port, "/")) == 200   # the server closes first
     # The client closes first: its FIN goes to the server, which then closes too.
     with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
@@ -274,13 +279,8 @@ backend b
   tcp-response content reject if {{ var(txn.p) -m str /rrej }}
   tcp-response content close if {{ var(txn.p) -m str /rclose }}
   server s 127.0.0.1:{echo}
-frontend echo
-  bind 127.0.0.1:{echo}
-  http-request return status 200 content-type text/plain string ok
-"""
-    path = tmp_path / "b.cfg"
-    path.write_text(cfg)
-    s = sluice(str(path), wait_ports=[port, echo])
+""" + echo_frontend(echo)
+    s, path = start_named(sluice, tmp_path, "b.cfg", cfg, [port, echo])
     got = [status(get(port, p)) for p in ["/brej", "/bacc", "/rrej", "/rclose", "/x"]]
     assert got == [-1, 200, -1, 502, 200]
     lines = wait_lines(s, "B ", 5)
