@@ -70,6 +70,10 @@ ConnectError BackendLeg::connect_failure(const base::Error& e) {
   return server ? ConnectError::server(e.sys_errno) : ConnectError::local(e.sys_errno);
 }
 
+void BackendLeg::note_error(int err) {
+  if (err_ == kNoErr || err_ == 0) err_ = static_cast<uint8_t>(log::conn_error_of_errno(err));
+}
+
 void BackendLeg::reuse() {
   t_connect_ms_ = w_.loop().now_ms();
   has_target_ = has_source_ = false;

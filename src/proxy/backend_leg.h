@@ -195,9 +195,7 @@ class BackendLeg {
     *out = 0;
     return true;
   }
-  void note_error(int err) {
-    if (err_ == kNoErr || err_ == 0) err_ = static_cast<uint8_t>(log::conn_error_of_errno(err));
-  }
+  [[gnu::cold]] void note_error(int err);
 
  private:
   static constexpr uint8_t kNoErr = 0xff;

@@ -141,11 +141,17 @@ void H1Connection::on_client_io(uint32_t events) {
   // A hang-up alone (both directions shut, as after a half-close each way) is an end of stream,
   // not an error: the bytes before it are still read and forwarded. A reset comes with an
   // error, and a failed read or write says so too.
-  if (r.error()) {
-    c_err_ = true;
-    if (!txn_.fc_err) client_failed(cio_.connect_error());   // the socket's pending error
-  }
+  if (r.error()) client_error_event();
   pump();
+}
+
+void H1Connection::client_failed(int err) {
+  if (!txn_.fc_err) txn_.fc_err = static_cast<uint8_t>(log::conn_error_of_errno(err));
+}
+
+void H1Connection::client_error_event() {
+  c_err_ = true;
+  if (!txn_.fc_err) client_failed(cio_.connect_error());   // the socket's pending error
 }
 
 void H1Connection::on_server_io(uint32_t events) {

@@ -162,10 +162,10 @@ class H1Connection final : public Session {
   void enter_tunnel();
   bool tunnel();
   void out_of_memory();
-  // A read or write on the client failed with `err`: fc_err's code.
-  void client_failed(int err) {
-    if (!txn_.fc_err) txn_.fc_err = static_cast<uint8_t>(log::conn_error_of_errno(err));
-  }
+  // A read or write on the client failed with `err`: fc_err's code. Cold, out of line.
+  [[gnu::cold, gnu::noinline]] void client_failed(int err);
+  // The loop reported an error on the client socket: c_err_, and fc_err from its SO_ERROR.
+  [[gnu::cold, gnu::noinline]] void client_error_event();
 
   uint64_t deadline() const;
   void arm_timeout();

@@ -355,6 +355,11 @@ void TcpSession::on_connect_failed(const ConnectError& e) {
   }
 }
 
+void TcpSession::note_error(bool server, int err) {
+  if (server) leg_.note_error(err);
+  else if (!fc_err_) fc_err_ = static_cast<uint8_t>(log::conn_error_of_errno(err));
+}
+
 void TcpSession::on_io(bool client, uint32_t events) {
   if (state_ == State::kClosed) return;
   ++calls_;
@@ -447,7 +452,7 @@ bool TcpSession::relay(bool to_server) {
       } else if (r.status == net::IoStatus::kAgain) {
         rd = false;
       } else {
-        note_error(!to_server, r.err);
+        io_err_ = r.err;
         finish(to_server ? log::Termination{Cause::kClientClose, FinalState::kData} : log::Termination{Cause::kServerClose, FinalState::kData});
         return false;
       }
@@ -473,7 +478,7 @@ bool TcpSession::relay(bool to_server) {
       wr = false;
     } else {
       // The peer we write to is gone.
-      note_error(to_server, w.err);
+      io_err_ = w.err;
       finish(to_server ? log::Termination{Cause::kServerClose, FinalState::kData} : log::Termination{Cause::kClientClose, FinalState::kData});
       return false;
     }
@@ -641,6 +646,7 @@ void TcpSession::finish(log::Termination term) {
   bool was_established = state_ == State::kEstablished;
   state_ = State::kClosed;
   last_term_ = term;
+  if (io_err_) note_error(term.server_side(), io_err_);
   if (w_.process().settings().debug) trace(log::letters(term).c_str());   // -d only
   w_.loop().timers().cancel(timer_);
   // option nolinger: a reset. Otherwise the close carries the last bytes and the FIN.

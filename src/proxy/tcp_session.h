@@ -111,11 +111,9 @@ class TcpSession final : public Session, public StreamTimes {
   void arm_timeout();
   uint64_t deadline() const;
   void finish(log::Termination term);
-  // A read or write on one side failed with `err` (fc_err, bc_err).
-  void note_error(bool server, int err) {
-    if (server) leg_.note_error(err);
-    else if (!fc_err_) fc_err_ = static_cast<uint8_t>(log::conn_error_of_errno(err));
-  }
+  // A read or write on one side failed with `err` (fc_err, bc_err). Out of line and cold:
+  // the relay's hot path stays as it was.
+  [[gnu::cold, gnu::noinline]] void note_error(bool server, int err);
   // `tcp-request content` rules; false when they rejected the session (already finished).
   bool content_allowed();
   // What rules keep for the session: variables, a local address rewritten by set-dst and the
@@ -222,8 +220,9 @@ class TcpSession final : public Session, public StreamTimes {
   bool client_reset_ = false;   // silent-drop: the client is closed with a reset
   bool denied_ = false;         // a rule ended it before a server: -1 timers in the log
   uint8_t fc_err_ = 0;          // fc_err: the client connection's log::ConnError
-  mutable char term_text_[2] = {'-', '-'};   // txn.sess_term_state's text
+  mutable char term_text_[2];   // txn.sess_term_state's text, written when asked
   uint32_t calls_ = 0;          // cpu_calls: the events this session handled
+  int io_err_ = 0;              // the errno of the read or write that ended the session
   // The last final tcp-request / tcp-response content rule that matched (last_rule_*).
   const rules::RuleLoc* last_rule_ = nullptr;
   core::Timer timer_;
