@@ -334,6 +334,9 @@ void TcpSession::on_connected() {
   s_last_ms_ = leg_.connected_ms();
   s_wr_ = true;
   res_inspect_ = !be_->settings.tcp_response_rules.empty();
+  // The response analysis begins: HAProxy empties the req.* variables (its one store of req.*
+  // and res.*), so tcp-response rules and the log line do not see them.
+  if (rd_ && rd_->req.count()) rd_->req.clear();
   if (fe_.settings.logasap && fe_.settings.log_format && !fe_.settings.logs.empty()) {
     logged_ = log_session(true);
   }
@@ -688,6 +691,12 @@ void TcpSession::finish(log::Termination term) {
 
 bool TcpSession::log_session(bool early) {
   const auto& s = fe_.settings;
+  // The response analysis is over by then: res.* is gone too (req.* also, when the session
+  // ended before a server connection), as HAProxy 3.5 logs a TCP session.
+  if (rd_) {
+    if (rd_->req.count()) rd_->req.clear();
+    if (rd_->res.count()) rd_->res.clear();
+  }
   // dontlognull: nothing moved yet (a logasap line waits for the end then).
   if (s.dontlognull && bytes_in_ == 0 && bytes_out_ == 0) return false;
   uint64_t now = w_.loop().now_ms();

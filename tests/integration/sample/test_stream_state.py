@@ -330,3 +330,32 @@ backend b
         rc, _, err = run_sluice(["-c", "-f", str(cfg)])
         assert rc != 0
         assert f"[{cfg}:7]" in err and words in err, err
+
+
+def test_tcp_request_and_response_variables_pruned(sluice):
+    """TCP mode: req.* is gone once the response analysis begins (tcp-response rules do not
+    see it) and res.* by the log line; txn.* and sess.* last, as HAProxy 3.5 logs them."""
+    port, echo = free_port(), free_port()
+    cfg = f"""global
+  log stdout format raw local0
+defaults
+  mode tcp
+  log global
+  timeout client 5s
+  timeout server 5s
+  timeout connect 1s
+frontend f
+  bind 127.0.0.1:{port}
+  log-format "V req=%[var(req.a)] res=%[var(res.b)] txn=%[var(txn.c)] sess=%[var(sess.d)] rr=%[var(txn.rr)]"
+  tcp-request session set-var(sess.d) str(d)
+  tcp-request content set-var(req.a) str(a)
+  tcp-request content set-var(txn.c) str(c)
+  default_backend b
+backend b
+  tcp-response content set-var(txn.rr) var(req.a)
+  tcp-response content set-var(res.b) str(b)
+  server s 127.0.0.1:{echo}
+""" + echo_frontend(echo)
+    s = sluice(cfg, wait_ports=[port, echo])
+    assert status(get(port, "/")) == 200
+    assert wait_lines(s, "V ", 1) == ["req=- res=- txn=c sess=d rr=-"]
