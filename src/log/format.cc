@@ -123,7 +123,8 @@ bool Format::uses(Alias a) const {
 bool Format::uses_http() const {
   for (const auto& n : nodes_) {
     if (n.kind == Node::Kind::kExpr &&
-        (n.expr->use() & (sample::kUseHttpReq | sample::kUseHttpReqLine | sample::kUseHttpRes)))
+        (n.expr->use() & (sample::kUseHttpReq | sample::kUseHttpReqLine | sample::kUseHttpRes |
+                          sample::kUseHttpResLine)))
       return true;
     if (n.kind == Node::Kind::kAlias)
       for (const auto& a : kAliases)

@@ -757,7 +757,8 @@ bool TcpSession::log_session(bool early) {
   env.srv = srv;
   env.stream = this;
   sample::Ctx ctx;
-  ctx.avail = log::kLogAvail & ~(sample::kUseHttpReq | sample::kUseHttpReqLine | sample::kUseHttpRes);
+  ctx.avail = log::kLogAvail & ~(sample::kUseHttpReq | sample::kUseHttpReqLine | sample::kUseHttpRes |
+                                 sample::kUseHttpResLine);
   ctx.src = &client_;
   ctx.dst = r.local;
   ctx.dst_port = rd_ && rd_->local_set ? rd_->local.port() : l_.port;

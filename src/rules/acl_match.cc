@@ -169,7 +169,8 @@ bool AclTerm::eval(const RequestView& v) const {
 }
 
 bool AclTerm::response_only() const {
-  constexpr uint32_t kRes = sample::kUseHttpRes | sample::kUseHttpResBody | sample::kUseResBuf;
+  constexpr uint32_t kRes = sample::kUseHttpRes | sample::kUseHttpResLine |
+                            sample::kUseHttpResBody | sample::kUseResBuf;
   return (expr.use() & kRes) != 0;
 }
 

@@ -47,6 +47,13 @@ enum Use : uint32_t {
   // SMP_USE_HRQHP): its method and version, the captures, the unique id. Response rules and
   // log formats have it; the headers, URI and body themselves (kUseHttpReq) they do not.
   kUseHttpReqLine = 1u << 16,
+  // Where kUseServer is, so are these (HAProxy's SMP_USE_L4SRV, L5SRV): the server
+  // connection's addresses, timers and state ("server address"), its multiplexer
+  // ("server-side connection").
+  kUseL4Srv = 1u << 17,
+  kUseL5Srv = 1u << 18,
+  // Where kUseHttpRes is, so is this (SMP_USE_HRSHP, "HTTP response"): the status and version.
+  kUseHttpResLine = 1u << 19,
 };
 // The name HAProxy's messages give the first bit of `bits`.
 std::string_view use_name(uint32_t bits);
@@ -60,9 +67,11 @@ constexpr uint32_t kAtTcpContent =
 constexpr uint32_t kAtHttpRequest =
     kAtTcpContent | kUseHttpReq | kUseHttpReqLine | kUseHttpReqBody;
 constexpr uint32_t kAtHttpResponse = (kAtHttpRequest & ~(kUseHttpReq | kUseHttpReqBody)) |
-                                     kUseBackend | kUseServer | kUseResBuf | kUseHttpRes |
+                                     kUseBackend | kUseServer | kUseL4Srv | kUseL5Srv |
+                                     kUseResBuf | kUseHttpRes | kUseHttpResLine |
                                      kUseHttpResBody | kUseResStats;
-constexpr uint32_t kAtTcpResponse = kAtTcpContent | kUseBackend | kUseServer | kUseResBuf |
+constexpr uint32_t kAtTcpResponse = kAtTcpContent | kUseBackend | kUseServer | kUseL4Srv |
+                                    kUseL5Srv | kUseResBuf |
                                     kUseResStats;
 constexpr uint32_t kAtLog = kAtHttpResponse | kUseTxnEnd;
 // Every bit: where only the syntax is checked (an ACL's definition, a default parse context);

@@ -282,7 +282,7 @@ constexpr FetchDef kFetches[] = {
     {"capture.req.hdr", f_capture_req_hdr, args(1, ArgType::kSint), nullptr, Type::kStr, kUseHttpReqLine},
     // HAProxy declares it with the response's fetches: request rules may not name it.
     {"capture.res.hdr", f_capture_res_hdr, args(1, ArgType::kSint), nullptr, Type::kStr,
-     kUseHttpRes},
+     kUseHttpResLine},
     {"unique-id", f_unique_id, no_args(), nullptr, Type::kStr, kUseHttpReqLine},
     {"capture.req.method", f_capture_method, no_args(), nullptr, Type::kStr, kUseHttpReqLine},
     {"capture.req.uri", f_capture_uri, no_args(), nullptr, Type::kStr, kUseHttpReqLine},

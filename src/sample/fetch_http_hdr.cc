@@ -246,16 +246,16 @@ constexpr FetchDef kFetches[] = {
     {"res.hdr_val", f_hdr_val<true>, kNameOcc, check_occurrence, Type::kSint, kRes},
     {"res.hdrs", f_hdrs<true>, no_args(), nullptr, Type::kStr, kRes},
     {"res.hdrs_bin", f_hdrs_bin<true>, no_args(), nullptr, Type::kBin, kRes},
-    {"res.ver", f_res_ver, no_args(), nullptr, Type::kStr, kRes},
+    {"res.ver", f_res_ver, no_args(), nullptr, Type::kStr, kUseHttpResLine},
     {"resp_ver", f_res_ver, no_args(), nullptr, Type::kStr, kRes, "str"},
     {"shdr", f_hdr<true, false>, kNameOcc, check_occurrence, Type::kStr, kRes, "str"},
     {"shdr_cnt", f_hdr_cnt<true, false>, kName, nullptr, Type::kSint, kRes, "int"},
     {"shdr_ip", f_hdr_ip<true>, kNameOcc, check_occurrence, Type::kIpv4, kRes, "ip"},
     {"shdr_val", f_hdr_val<true>, kNameOcc, check_occurrence, Type::kSint, kRes, "int"},
-    {"status", f_status, no_args(), nullptr, Type::kSint, kRes, "int"},
+    {"status", f_status, no_args(), nullptr, Type::kSint, kUseHttpResLine, "int"},
     // HAProxy's txn.status is the status logged, also of a response it produced itself; the
     // context has the response's status only.
-    {"txn.status", f_status, no_args(), nullptr, Type::kSint, kRes},
+    {"txn.status", f_status, no_args(), nullptr, Type::kSint, kUseHttpResLine},
 };
 
 }  // namespace

@@ -321,9 +321,11 @@ std::string check_pp_tlv(Arg* a, const ParseCtx&) {
 
 constexpr uint32_t kL4 = kUseL4Cli;
 constexpr uint32_t kBe = kUseBackend;
-// HAProxy names the server connection's data "server address" in its messages; sluice's
-// Use bits have one "server" bit for both.
+// The server itself ("server"), its connection's addresses and state ("server address") and
+// its multiplexer ("server-side connection"), as HAProxy's messages name them.
 constexpr uint32_t kSrv = kUseServer;
+constexpr uint32_t kSrvAddr = kUseL4Srv;
+constexpr uint32_t kSrvConn = kUseL5Srv;
 constexpr ArgSpec kUnit = args(0, ArgType::kStr);
 template <TcpField F>
 constexpr FetchFn kCliTime = f_tcp_time<F, false>;
@@ -411,25 +413,25 @@ constexpr FetchDef kFetches[] = {
     // The server and its connection.
     {"srv_name", f_srv_name, no_args(), nullptr, Type::kStr, kSrv, "str"},
     {"srv_id", f_srv_id, no_args(), nullptr, Type::kSint, kSrv, "int"},
-    {"bc_src", f_bc_src, no_args(), nullptr, Type::kIpv4, kSrv, "ip"},
-    {"bc_src_port", f_bc_src_port, no_args(), nullptr, Type::kSint, kSrv, "int"},
-    {"bc_dst", f_bc_dst, no_args(), nullptr, Type::kIpv4, kSrv, "ip"},
-    {"bc_dst_port", f_bc_dst_port, no_args(), nullptr, Type::kSint, kSrv, "int"},
+    {"bc_src", f_bc_src, no_args(), nullptr, Type::kIpv4, kSrvAddr, "ip"},
+    {"bc_src_port", f_bc_src_port, no_args(), nullptr, Type::kSint, kSrvAddr, "int"},
+    {"bc_dst", f_bc_dst, no_args(), nullptr, Type::kIpv4, kSrvAddr, "ip"},
+    {"bc_dst_port", f_bc_dst_port, no_args(), nullptr, Type::kSint, kSrvAddr, "int"},
     // HAProxy lets bc_rtt/bc_rttvar run anywhere (nothing without a server connection).
     {"bc_rtt", kSrvTime<TcpField::kRtt>, kUnit, check_rtt_unit, Type::kSint, kL4, "int"},
     {"bc_rttvar", kSrvTime<TcpField::kRttVar>, kUnit, check_rtt_unit, Type::kSint, kL4, "int"},
-    {"bc_err", f_query<Q::kBcErr>, no_args(), nullptr, Type::kSint, kSrv, "int"},
-    {"bc_err_str", f_text<TQ::kBcErrStr>, no_args(), nullptr, Type::kStr, kSrv, "str"},
-    {"bc_err_name", f_text<TQ::kBcErrName>, no_args(), nullptr, Type::kStr, kSrv, "str"},
-    {"bc_http_major", f_query<Q::kBcHttpMajor>, no_args(), nullptr, Type::kSint, kSrv, "int"},
-    {"bc_glitches", f_query<Q::kBcGlitches>, no_args(), nullptr, Type::kSint, kSrv, "int"},
-    {"bc_nb_streams", f_query<Q::kBcNbStreams>, no_args(), nullptr, Type::kSint, kSrv, "int"},
+    {"bc_err", f_query<Q::kBcErr>, no_args(), nullptr, Type::kSint, kSrvAddr, "int"},
+    {"bc_err_str", f_text<TQ::kBcErrStr>, no_args(), nullptr, Type::kStr, kSrvAddr, "str"},
+    {"bc_err_name", f_text<TQ::kBcErrName>, no_args(), nullptr, Type::kStr, kSrvAddr, "str"},
+    {"bc_http_major", f_query<Q::kBcHttpMajor>, no_args(), nullptr, Type::kSint, kSrvAddr, "int"},
+    {"bc_glitches", f_query<Q::kBcGlitches>, no_args(), nullptr, Type::kSint, kSrvAddr, "int"},
+    {"bc_nb_streams", f_query<Q::kBcNbStreams>, no_args(), nullptr, Type::kSint, kSrvConn, "int"},
     {"bc_settings_streams_limit", f_query<Q::kBcStreamsLimit>, no_args(), nullptr, Type::kSint,
-     kSrv, "int"},
-    {"bc_reused", f_query_bool<Q::kBcReused>, no_args(), nullptr, Type::kBool, kSrv, "bool"},
-    {"bc_srv_queue", f_query<Q::kBcSrvQueue>, no_args(), nullptr, Type::kSint, kSrv, "int"},
-    {"bc_be_queue", f_query<Q::kBcBeQueue>, no_args(), nullptr, Type::kSint, kSrv, "int"},
-    {"bc.timer.connect", f_query<Q::kBcConnectMs>, no_args(), nullptr, Type::kSint, kSrv, "int"},
+     kSrvConn, "int"},
+    {"bc_reused", f_query_bool<Q::kBcReused>, no_args(), nullptr, Type::kBool, kSrvAddr, "bool"},
+    {"bc_srv_queue", f_query<Q::kBcSrvQueue>, no_args(), nullptr, Type::kSint, kSrvAddr, "int"},
+    {"bc_be_queue", f_query<Q::kBcBeQueue>, no_args(), nullptr, Type::kSint, kSrvAddr, "int"},
+    {"bc.timer.connect", f_query<Q::kBcConnectMs>, no_args(), nullptr, Type::kSint, kSrvAddr, "int"},
     // The transaction's timers and byte counts (HAProxy's sections 7.3.2 and 7.3.6), where
     // HAProxy lets them stand: the numbers of the log's %Ta %Tu %Ti %Tq %TR %Tw %Tr %Td %U %B.
     {"txn.timer.total", f_query<Q::kTxnTotalMs>, no_args(), nullptr, Type::kSint, kUseTxnStats,
@@ -440,7 +442,7 @@ constexpr FetchDef kFetches[] = {
      "int"},
     {"req.timer.tq", f_query<Q::kReqTqMs>, no_args(), nullptr, Type::kSint, kUseHttpReq, "int"},
     {"req.timer.hdr", f_query<Q::kReqHdrMs>, no_args(), nullptr, Type::kSint, kUseHttpReq, "int"},
-    {"req.timer.queue", f_query<Q::kReqQueueMs>, no_args(), nullptr, Type::kSint, kSrv, "int"},
+    {"req.timer.queue", f_query<Q::kReqQueueMs>, no_args(), nullptr, Type::kSint, kSrvAddr, "int"},
     {"res.timer.hdr", f_query<Q::kResHdrMs>, no_args(), nullptr, Type::kSint, kUseHttpRes, "int"},
     {"res.timer.data", f_query<Q::kResDataMs>, no_args(), nullptr, Type::kSint, kUseResStats,
      "int"},

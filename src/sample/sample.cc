@@ -270,7 +270,8 @@ std::string_view use_name(uint32_t bits) {
       "HTTP request headers", "HTTP request body", "backend", "server", "response buffer",
       "HTTP response headers", "HTTP response body", "transaction end",
       "request buffer statistics", "response buffer statistics", "transaction statistics",
-      "HTTP request", "HTTP request headers"};
+      "HTTP request", "HTTP request headers", "server address", "server-side connection",
+      "HTTP response"};
   for (std::size_t i = 0; i < std::size(kNames); ++i)
     if (bits & (1u << i)) return kNames[i];
   return "nothing";

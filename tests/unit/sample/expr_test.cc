@@ -1,6 +1,7 @@
 // Sample expressions: parsing (HAProxy's messages), types and casts, evaluation, variables.
 #include "sample/expr.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace sluice::sample {
@@ -168,7 +169,28 @@ TEST(SampleExpr, ResponseCapturesWhereHaproxyTakesThem) {
   EXPECT_EQ(eval_text("capture.res.ver"), "<none>");
   EXPECT_EQ(parse_error("capture.res.hdr(0)", kAtHttpRequest),
             "sample fetch <capture.res.hdr> may not be reliably used here because it needs "
-            "'HTTP response headers' which is not available here");
+            "'HTTP response' which is not available here");
+}
+
+// The names HAProxy 3.5's messages give what a fetch needs, where sluice once said only
+// 'server' or 'HTTP response headers'.
+TEST(SampleExpr, WhatAFetchNeedsAsHaproxyNamesIt) {
+  const auto needs = [](std::string_view fetch, std::string_view what) {
+    return fmt::format("sample fetch <{}> may not be reliably used here because it needs '{}' "
+                       "which is not available here", fetch, what);
+  };
+  EXPECT_EQ(parse_error("status", kAtHttpRequest), needs("status", "HTTP response"));
+  EXPECT_EQ(parse_error("res.ver", kAtHttpRequest), needs("res.ver", "HTTP response"));
+  EXPECT_EQ(parse_error("res.hdr(a)", kAtHttpRequest), needs("res.hdr", "HTTP response headers"));
+  EXPECT_EQ(parse_error("bc_src", kAtHttpRequest), needs("bc_src", "server address"));
+  EXPECT_EQ(parse_error("txn.redispatched", kAtHttpRequest),
+            needs("txn.redispatched", "server address"));
+  EXPECT_EQ(parse_error("bc_nb_streams", kAtHttpRequest),
+            needs("bc_nb_streams", "server-side connection"));
+  EXPECT_EQ(parse_error("srv_name", kAtHttpRequest), needs("srv_name", "server"));
+  // Where the server and the response are, all of them are.
+  for (const char* f : {"status", "res.ver", "bc_src", "bc_nb_streams", "srv_name"})
+    EXPECT_EQ(parse_error(f, kAtHttpResponse), "ok") << f;
 }
 
 }  // namespace

@@ -372,7 +372,7 @@ TEST(FetchInternal, TableRows) {
                        Row{"nbsrv", Type::kSint, kUseInternal, "int"},
                        Row{"srv_is_up", Type::kBool, kUseInternal, "bool"},
                        Row{"uuid", Type::kStr, kUseInternal, "str"},
-                       Row{"txn.conn_retries", Type::kSint, kUseServer, "int"},
+                       Row{"txn.conn_retries", Type::kSint, kUseL4Srv, "int"},
                        Row{"var", Type::kAny, kUseInternal, ""}}) {
     const FetchDef* f = find_fetch(r.name);
     ASSERT_NE(f, nullptr) << r.name;
@@ -386,7 +386,7 @@ TEST(FetchInternal, TableRows) {
             "fetch method 'table_cnt' is not supported by sluice yet (it needs stick tables)");
   EXPECT_EQ(parse_error("txn.conn_retries", ParseCtx{kAtHttpRequest}),
             "sample fetch <txn.conn_retries> may not be reliably used here because it needs "
-            "'server' which is not available here");
+            "'server address' which is not available here");
 }
 
 }  // namespace

@@ -144,12 +144,12 @@ TEST(FetchL4, ServerConnection) {
   EXPECT_EQ(eval("bc_dst"), "<none>");
   EXPECT_EQ(eval("bc_rtt"), "<none>");
   EXPECT_EQ(parse_error("bc_dst", kAtHttpRequest),
-            "sample fetch <bc_dst> may not be reliably used here because it needs 'server' "
-            "which is not available here");
+            "sample fetch <bc_dst> may not be reliably used here because it needs 'server "
+            "address' which is not available here");
   EXPECT_EQ(parse_error("bc_rtt", kAtTcpConnection), "ok");
   EXPECT_EQ(parse_error("bc.timer.connect", kAtHttpRequest),
             "sample fetch <bc.timer.connect> may not be reliably used here because it needs "
-            "'server' which is not available here");
+            "'server address' which is not available here");
 }
 
 // A connected loopback TCP pair; closes both on destruction.
@@ -360,7 +360,7 @@ TEST(FetchL4, TransactionTimersWhereTheyStand) {
   EXPECT_EQ(parse_error("request_date", kAtTcpSession), needs("HTTP request", "request_date"));
   EXPECT_EQ(parse_error("req.timer.idle", kAtTcpSession),
             needs("HTTP request headers", "req.timer.idle"));
-  EXPECT_EQ(parse_error("req.timer.queue", kAtHttpRequest), needs("server", "req.timer.queue"));
+  EXPECT_EQ(parse_error("req.timer.queue", kAtHttpRequest), needs("server address", "req.timer.queue"));
   EXPECT_EQ(parse_error("res.timer.hdr", kAtHttpRequest),
             needs("HTTP response headers", "res.timer.hdr"));
   for (auto f : {"txn.timer.total", "req.timer.queue", "res.timer.hdr", "res.timer.data",
