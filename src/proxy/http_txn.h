@@ -228,7 +228,11 @@ class HttpTxn final : public StreamTimes {
   bool stream_text(sample::Env::TextQuery q, std::string_view* out) const override;
 
  private:
-  bool route(rules::HeadEdit& edit, rules::RequestView& view, ProxyEnv& env);
+  // What the request's expressions read (the sample context, the proxy around it), built on
+  // first use: a request that meets no rule, use_backend, unique id or hashing balance costs
+  // no 400-byte context (http_txn.cc).
+  class RequestScope;
+  bool route(rules::HeadEdit& edit, RequestScope& rs);
   bool backend_content_allowed(rules::RequestView& view);
   // The backend's `tcp-response content` rules on a response head: kReply when they reject
   // it (closed without an answer) or close the server (a 502).
@@ -258,7 +262,14 @@ class HttpTxn final : public StreamTimes {
   // line_target and version; false when none was kept.
   bool received_line(sample::HttpMsg& m) const;
   void keep_request_line(const http::RequestHead& head);
-  sample::Captures* captures() { return caps_.empty() ? nullptr : &caps_; }
+  sample::Captures* captures() { return caps_.get(); }
+  // The frontend's capture slots for this connection, sized on first use (the frontend has
+  // some); next_request() clears the values.
+  void make_captures() {
+    if (caps_) return;
+    caps_ = std::make_unique<sample::Captures>();
+    caps_->reset(fe_.settings.h.capture_request, fe_.settings.h.capture_response);
+  }
 
   Worker& w_;
   Listener& l_;
@@ -269,7 +280,9 @@ class HttpTxn final : public StreamTimes {
   http::Method method_ = http::Method::kGet;
   bool http11_ = true;
   bool have_req_copy_ = false;   // codecs.req_copy holds the request for response rules
-  sample::Captures caps_;   // the frontend's capture slots, sized when it has some
+  // The frontend's capture slots, when it has some (out of line: a connection without them
+  // neither builds nor destroys four vectors).
+  std::unique_ptr<sample::Captures> caps_;
   rules::StreamEdit stream_;   // set-log-level, set-timeout, set-src... of this request
   std::unique_ptr<net::SocketAddress> conn_src_;   // the connection's source, once set-src ran
   // The connection's local address once a tcp-request session rule set it (set-dst...).
@@ -279,12 +292,13 @@ class HttpTxn final : public StreamTimes {
   bool lb_key_set_ = false;   // *lb_key_ holds this request's balance key
   // sess.* variables, for the connection's life; only when the configuration names one. The
   // session's room (tune.vars.sess-max-size) counts them and its transactions' variables.
-  sample::VarAccount sess_room_{sample::var_limits().sess};
+  // Its limit is set when variables first use it (attach_vars).
+  sample::VarAccount sess_room_;
   std::unique_ptr<sample::VarStore> sess_vars_;
   // The codecs that hold this transaction's txn/req/res variables, for the log line; null
   // once they are given back or the next request begins.
   HttpCodecs* vars_codecs_ = nullptr;
-  mutable char term_text_[2] = {'-', '-'};   // txn.sess_term_state's text
+  mutable char term_text_[2];   // txn.sess_term_state's text, written when asked
   BackendLeg leg_;
 };
 

@@ -29,7 +29,7 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
   // begins: what the request side set there is gone for the response rules and the log.
   if (codecs.req_vars.count()) codecs.req_vars.clear();
   if (codecs.res_vars.count()) codecs.res_vars.clear();
-  if (!caps_.empty()) caps_.capture_headers(true, rh.headers);
+  if (caps_) caps_->capture_headers(true, rh.headers);
   // The server's own status, whatever the client ends up getting (a response rule's answer, a
   // 502 for a bad first chunk): the server row counts what servers sent.
   count_server_status(rh.status);
@@ -300,9 +300,11 @@ void HttpTxn::log(uint64_t now, bool early) {
   r.retries = leg_.retries();
   r.redispatched = leg_.redispatched();
   r.req_capture_slots = s.h.capture_request.size();
-  r.req_captures = caps_.req();
   r.res_capture_slots = s.h.capture_response.size();
-  r.res_captures = caps_.res();
+  if (caps_) {
+    r.req_captures = caps_->req();
+    r.res_captures = caps_->res();
+  }
   r.request_line = req_line;
   // What only log-format aliases and %[...] read.
   r.logasap = s.logasap;

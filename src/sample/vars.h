@@ -96,6 +96,8 @@ class VarAccount {
   std::size_t used() const { return used_; }
   // The level above (a transaction's txn total moves between sessions with its codecs).
   void set_up(VarAccount* up) { up_ = up; }
+  // The limit, for an account made before it is known to be needed (0: none).
+  void set_max(std::size_t max) { max_ = max; }
 
   // The process level alone: what a store without an account (proc variables) checks.
   static bool process_fits(std::size_t delta);
