@@ -212,6 +212,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       bs.maxconn = b.maxconn;
       bs.id = b.id;
       bs.unix_mode = b.unix_mode;
+      bs.accept_proxy = b.accept_proxy;
       // HAProxy's order: bind backlog, frontend backlog, bind maxconn, frontend maxconn, 1024.
       bs.backlog = b.backlog > 0   ? b.backlog
                    : p.backlog > 0 ? p.backlog
@@ -232,6 +233,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       ss.backup = sv.backup;
       ss.disabled = sv.disabled || p.disabled;
       ss.slowstart_ms = sv.slowstart_ms;
+      ss.send_proxy = sv.send_proxy;
       s.servers.push_back(std::move(ss));
     }
     s.balance = balance_settings(p);

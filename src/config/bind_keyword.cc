@@ -28,9 +28,9 @@ void kw_bind(Parser& p, Line& l) {
   b.addrs = std::move(r.value());
   std::string head = fmt::format("{}'bind {}'", l.where, l.args[1]);
   static const std::vector<std::string_view> kOpts = {"name", "maxconn", "backlog", "mode",
-                                                      "thread", "shards", "id"};
+                                                      "thread", "shards", "id", "accept-proxy"};
   static constexpr std::string_view kHaproxyOpts[] = {
-      "accept-netscaler-cip", "accept-proxy", "allow-0rtt", "alpn", "ca-file", "crt", "crt-list",
+      "accept-netscaler-cip", "allow-0rtt", "alpn", "ca-file", "crt", "crt-list",
       "defer-accept", "expose-fd", "gid", "group", "interface", "level", "namespace", "nice",
       "npn", "proto", "quic-cc-algo", "severity-output", "ssl", "strict-sni",
       "tcp-ut", "tfo", "tls-ticket-keys", "transparent", "uid", "user", "v4v6",
@@ -38,6 +38,11 @@ void kw_bind(Parser& p, Line& l) {
   };
   for (std::size_t i = 2; i < l.args.size();) {
     const std::string& o = l.args[i];
+    if (o == "accept-proxy") {   // a flag: no value
+      b.accept_proxy = true;
+      ++i;
+      continue;
+    }
     bool has_v = i + 1 < l.args.size();
     std::string v = has_v ? l.args[i + 1] : "";
     if (o == "name") {

@@ -79,6 +79,7 @@ struct BindConfig {
   int backlog = 0;                        // `backlog`, 0 = inherit (see effective_backlog)
   int unix_mode = -1;                     // `mode` (octal) for UNIX sockets, -1 = umask
   int id = 0;                             // `id`, 0 = automatic
+  bool accept_proxy = false;              // `accept-proxy`: a PROXY protocol header first
   std::vector<ThreadSetConfig> threads;   // `thread` (repeatable; empty = all threads)
   ShardsConfig shards;
 };
@@ -94,6 +95,7 @@ struct ServerConfig {
   bool backup = false;
   bool disabled = false;
   uint32_t slowstart_ms = 0;    // `slowstart <time>`, rounded up to seconds; 0 = none
+  int send_proxy = 0;           // `send-proxy` 1, `send-proxy-v2` 2, 0 none
   // Health check (`check`, `inter`...). Defaults are HAProxy's.
   bool check = false;
   uint32_t inter_ms = 2000;

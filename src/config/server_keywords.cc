@@ -43,13 +43,14 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
                           const std::string& head) {
   static const std::vector<std::string_view> kOpts = {
       "weight", "maxconn", "backup", "disabled", "enabled", "slowstart", "check", "no-check",
-      "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down"};
+      "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down",
+      "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2"};
   static constexpr std::string_view kHaproxyOpts[] = {
       "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check-ssl",
       "check-send-proxy", "cookie", "crt", "error-limit",
       "id", "init-addr", "maxqueue", "minconn", "observe", "on-error",
       "on-marked-up", "pool-max-conn", "pool-purge-delay", "proto",
-      "redir", "resolvers", "resolve-prefer", "send-proxy", "send-proxy-v2",
+      "redir", "resolvers", "resolve-prefer", "proxy-v2-options", "set-proxy-v2-tlv-fmt",
       "sni", "source", "ssl", "track", "verify", "verifyhost", "ws", "tfo", "namespace",
       "usesrc", "resolve-opts", "socks4", "no-ssl", "guid", "hash-key",
   };
@@ -134,6 +135,13 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       ++i;
     } else if (o == "enabled") {
       s.disabled = false;
+      ++i;
+    } else if (o == "send-proxy" || o == "send-proxy-v2") {
+      // A PROXY protocol header (v1 text, v2 binary) opens each connection to the server.
+      s.send_proxy = o == "send-proxy" ? 1 : 2;
+      ++i;
+    } else if (o == "no-send-proxy" || o == "no-send-proxy-v2") {
+      if (s.send_proxy == (o == "no-send-proxy" ? 1 : 2)) s.send_proxy = 0;
       ++i;
     } else if (std::find(std::begin(kHaproxyOpts), std::end(kHaproxyOpts), o) != std::end(kHaproxyOpts)) {
       throw ConfigError{fmt::format("{} : '{}' is not supported by sluice yet.", head, o)};

@@ -39,6 +39,10 @@ struct ServerSettings {
   bool backup = false;
   bool disabled = false;
   uint32_t slowstart_ms = 0;  // 0 = none
+  // `send-proxy` (1) / `send-proxy-v2` (2): each connection to the server opens with a PROXY
+  // protocol header carrying the client's addresses; such a connection serves that client
+  // only (never shared through the idle pool). 0: none.
+  int send_proxy = 0;
 };
 
 enum class AdminState : uint8_t { kReady, kDrain, kMaint };

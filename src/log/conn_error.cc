@@ -36,8 +36,31 @@ ConnError conn_error_of_errno(int err) {
   return ConnError::kSockErr;
 }
 
+namespace {
+struct PrxEntry {
+  ConnError code;
+  std::string_view text;
+  std::string_view name;
+};
+constexpr PrxEntry kPrx[] = {
+    {ConnError::kPrxEmpty, "Connection closed while waiting for PROXY protocol header",
+     "PRX_EMPTY"},
+    {ConnError::kPrxAbort, "Connection error while waiting for PROXY protocol header",
+     "PRX_ABORT"},
+    {ConnError::kPrxTimeout, "Timeout while waiting for PROXY protocol header", "PRX_TIMEOUT"},
+    {ConnError::kPrxTruncated, "Truncated PROXY protocol header received", "PRX_TRUNCATED"},
+    {ConnError::kPrxNotHdr, "Received something which does not look like a PROXY protocol header",
+     "PRX_NOT_HDR"},
+    {ConnError::kPrxBadHdr, "Received an invalid PROXY protocol header", "PRX_BAD_HDR"},
+    {ConnError::kPrxBadProto, "Received an unhandled protocol in the PROXY protocol header",
+     "PRX_BAD_PROTO"},
+};
+}  // namespace
+
 std::string_view conn_error_text(ConnError c) {
   if (c == ConnError::kNone) return "Success";
+  for (const PrxEntry& e : kPrx)
+    if (e.code == c) return e.text;
   if (c == ConnError::kSockErr) return "General socket error";
   for (const Entry& e : kEntries)
     if (e.code == c) return e.text;
@@ -46,6 +69,8 @@ std::string_view conn_error_text(ConnError c) {
 
 std::string_view conn_error_name(ConnError c) {
   if (c == ConnError::kNone) return "";
+  for (const PrxEntry& e : kPrx)
+    if (e.code == c) return e.name;
   if (c == ConnError::kSockErr) return "SOCK_ERR";
   for (const Entry& e : kEntries)
     if (e.code == c) return e.name;

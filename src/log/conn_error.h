@@ -13,6 +13,14 @@ enum class ConnError : uint8_t {
   kSockErr = 6,      // any other socket error
   kFreePorts = 9,    // EADDRNOTAVAIL: no free local port
   kAddrInUse = 10,   // EADDRINUSE
+  // A PROXY protocol header (bind ... accept-proxy) that never came right.
+  kPrxEmpty = 11,       // the connection closed before any byte
+  kPrxAbort = 12,       // the connection failed while waiting
+  kPrxTimeout = 13,     // timeout client while waiting
+  kPrxTruncated = 14,
+  kPrxNotHdr = 15,
+  kPrxBadHdr = 16,
+  kPrxBadProto = 17,
   kRefused = 47,     // ECONNREFUSED
   kReset = 48,       // ECONNRESET
   kUnreach = 49,     // ENETUNREACH

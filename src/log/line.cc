@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "log/format_internal.h"
 
 namespace sluice::log {
 
@@ -90,6 +91,15 @@ void append_escaped(std::string& out, std::string_view s, bool capture) {
       out += ch;
     }
   }
+}
+
+std::string connection_error_line(const net::SocketAddress& client, uint64_t accept_wall_us,
+                                  std::string_view frontend, std::string_view bind,
+                                  std::string_view text) {
+  char date[64];
+  const std::size_t n = date_text(date, sizeof date, accept_wall_us, true, true);
+  return fmt::format("{}:{} [{}] {}/{}: {}", client.host_string(), client.port(),
+                     std::string_view(date, n), frontend, bind, text);
 }
 
 std::string tcplog_line(const Record& r) {

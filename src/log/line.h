@@ -83,6 +83,12 @@ bool is_error(const Record& r);
 // "%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq"
 std::string tcplog_line(const Record& r);
 
+// The line of a connection that failed before it became a stream (a PROXY protocol header
+// that never came right), as HAProxy logs one: "%ci:%cp [%t] <frontend>/<bind>: <text>".
+std::string connection_error_line(const net::SocketAddress& client, uint64_t accept_wall_us,
+                                  std::string_view frontend, std::string_view bind,
+                                  std::string_view text);
+
 // "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq
 //  %hr %hs %{+Q}r"
 std::string httplog_line(const Record& r);

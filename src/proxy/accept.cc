@@ -19,6 +19,7 @@
 #include "net/transport.h"
 #include "proxy/balance_key.h"
 #include "proxy/h1_connection.h"
+#include "proxy/proxy_header.h"
 #include "proxy/sample_env.h"
 #include "proxy/server_pick.h"
 #include "proxy/tcp_session.h"
@@ -289,12 +290,33 @@ void Worker::drain_handoffs() {
 
 void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged,
                            ConnSlots&& slots) {
-  Proxy& fe = *l.proxy;
-  activity_.sess_started.add();
   if (!charged) {
     l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
         1, std::memory_order_relaxed);
   }
+  if (l.line && l.line->settings.accept_proxy) [[unlikely]] {
+    // The PROXY protocol header first: the session begins once it is read.
+    auto* w = new ProxyHeaderWait(*this, l, fd, peer);
+    w->slots = std::move(slots);
+    session_opened(w);
+    w->start();
+    return;
+  }
+  open_session(l, fd, peer, std::move(slots), nullptr);
+}
+
+void Worker::begin_session(Listener& l, int fd, const net::SocketAddress& peer,
+                           std::shared_ptr<const net::pp::Header> pp, ConnSlots&& slots) {
+  open_session(l, fd, peer, std::move(slots), &pp);
+}
+
+// Inlined into start_session(): a call of its own, or a shared_ptr built and destroyed for
+// every connection, cost about 40 instructions per connection.
+[[gnu::always_inline]] inline void Worker::open_session(
+    Listener& l, int fd, const net::SocketAddress& peer, ConnSlots&& slots,
+    std::shared_ptr<const net::pp::Header>* pp) {
+  Proxy& fe = *l.proxy;
+  activity_.sess_started.add();
   auto& fc = fe_counters(fe.index);
   uint64_t now = loop_.now_ms();
   fc.conn_tot.add();
@@ -309,6 +331,7 @@ void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, 
     net::apply_keepalive(fd, fe.settings.cli_keepalive);
   Session* s = fe.settings.http ? static_cast<Session*>(new H1Connection(*this, l, fd, peer))
                                 : static_cast<Session*>(new TcpSession(*this, l, fd, peer));
+  if (pp) [[unlikely]] s->adopt_proxy_header(std::move(*pp));
   s->slots = std::move(slots);
   session_opened(s);
   // A hand-off queued before this worker soft-stopped starts after its on_soft_stop() walk:

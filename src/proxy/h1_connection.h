@@ -90,6 +90,9 @@ class H1Connection final : public Session {
   }
 
   void start() override;
+  void adopt_proxy_header(std::shared_ptr<const net::pp::Header> h) override {
+    txn_.adopt_proxy_header(std::move(h));
+  }
   void abort(const char* reason) override;
   // silent-drop: the close becomes a reset that does not leave this host.
   void drop_silently();
@@ -162,6 +165,10 @@ class H1Connection final : public Session {
   void enter_tunnel();
   bool tunnel();
   void out_of_memory();
+  // The PROXY protocol header (`send-proxy` 1, `send-proxy-v2` 2) of this client for the
+  // server; send_preamble() sends what is left of it (false, errno set, until all is gone).
+  std::string proxy_header_for_server(int version) const;
+  bool send_preamble(net::RawTransport& io);
   // A read or write on the client failed with `err`: fc_err's code. Cold, out of line.
   [[gnu::cold, gnu::noinline]] void client_failed(int err);
   // The loop reported an error on the client socket: c_err_, and fc_err from its SO_ERROR.
@@ -179,6 +186,9 @@ class H1Connection final : public Session {
   Proxy& fe_;
   ServerConn* sc_ = nullptr;       // server connection in use (or kept private)
   ServerConn* private_ = nullptr;  // `http-reuse never`: this client's own server connection
+  // send-proxy: the PROXY protocol header still to send on a new server connection, before
+  // the request.
+  std::string srv_preamble_;
   net::RawTransport cio_;   // the client connection
   ClientEnd cend_;
   Phase phase_ = Phase::kIdle;

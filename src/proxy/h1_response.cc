@@ -309,7 +309,10 @@ void H1Connection::detach_server(bool reusable) {
     sin_ = nullptr;
   }
   if (reusable && !s_eof_ && !s_hup_ && to_srv_.size() == 0) {
-    if (txn_.backend()->settings.h.reuse == HttpSettings::Reuse::kNever) {
+    // A connection that opened with this client's PROXY header (send-proxy) serves only it.
+    const lb::Server* srv = txn_.leg().server();
+    if (txn_.backend()->settings.h.reuse == HttpSettings::Reuse::kNever ||
+        (srv && srv->settings().send_proxy)) {
       private_ = sc_;   // stays ours (owner unchanged) until the client leaves
     } else {
       w_.park_idle(sc_);

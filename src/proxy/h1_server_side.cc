@@ -16,6 +16,8 @@
 #include "base/strings.h"
 #include "http/forward.h"
 #include "proxy/h1_internal.h"
+#include "net/proxy_protocol.h"
+#include "net/socket.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
 #include "proxy/worker.h"
@@ -185,6 +187,10 @@ void H1Connection::start_connect() {
   }
   reused_conn_ = false;
   txn_.reused_server_conn = false;
+  // send-proxy: the PROXY protocol header goes first on the new connection.
+  srv_preamble_.clear();
+  if (int v = txn_.leg().server()->settings().send_proxy) [[unlikely]]
+    srv_preamble_ = proxy_header_for_server(v);
   // The request is sent right after connect() (below): its first segment carries the ACK
   // (option tcp-smart-connect, on by default).
   net::ConnectOptions opts;
@@ -224,6 +230,11 @@ void H1Connection::start_connect() {
   }
   if (to_srv_.size() > 0) {
     bool ready = true;
+    if (!srv_preamble_.empty() && !send_preamble(conn->io)) {
+      if (errno != EAGAIN && errno != ENOTCONN) on_connect_failed(ConnectError::server(errno));
+      else arm_timeout();
+      return;
+    }
     ssize_t n = write_some(conn->io, to_srv_, ready);
     if (n > 0) {
       on_connected();
@@ -237,6 +248,28 @@ void H1Connection::start_connect() {
     }
   }
   arm_timeout();
+}
+
+std::string H1Connection::proxy_header_for_server(int version) const {
+  // The client's addresses as the session sees them (a PROXY header received, set-src...).
+  const net::SocketAddress* local = txn_.local_addr();
+  net::SocketAddress dst;
+  if (local) dst = *local;
+  else net::local_address(cio_.fd(), &dst);
+  return version == 1 ? net::pp::build_v1(txn_.client(), dst)
+                      : net::pp::build_v2(txn_.client(), dst);
+}
+
+bool H1Connection::send_preamble(net::RawTransport& io) {
+  net::IoResult r = io.send(srv_preamble_.data(), srv_preamble_.size(), true);
+  if (r.status == net::IoStatus::kOk) {
+    srv_preamble_.erase(0, r.n);
+    if (srv_preamble_.empty()) return true;
+    errno = EAGAIN;
+    return false;
+  }
+  errno = r.status == net::IoStatus::kAgain ? EAGAIN : r.err;
+  return false;
 }
 
 void H1Connection::on_connected() {
@@ -262,6 +295,7 @@ void H1Connection::on_connect_failed(const ConnectError& e) {
     sc_ = nullptr;
   }
   s_connecting_ = false;
+  srv_preamble_.clear();
   switch (txn_.leg().fail(e)) {
     case BackendLeg::RetryAction::kGiveUp:
       server_error(503, e.term());
@@ -283,6 +317,18 @@ bool H1Connection::write_server() {
     return false;
   }
   const bool client_held = to_srv_.size() >= kHighWater;
+  if (!srv_preamble_.empty()) [[unlikely]] {
+    if (!send_preamble(sc_->io)) {
+      if (errno == EAGAIN) {
+        s_wr_ = false;
+        return false;
+      }
+      txn_.leg().note_error(errno);
+      if (!res_head_sent_) server_error(502, {Cause::kServerClose, FinalState::kHeaders});
+      else server_abort({Cause::kServerClose, FinalState::kData});
+      return false;
+    }
+  }
   ssize_t n = write_some(sc_->io, to_srv_, s_wr_);
   if (n > 0) {
     txn_.req_sent += static_cast<uint64_t>(n);

@@ -59,6 +59,16 @@ class HttpTxn final : public StreamTimes {
   // session's, set-src / set-dst the connection's. kAccept, kReject or kSilentDrop (the caller
   // closes, without a log line: no stream began).
   rules::TcpVerdict session_verdict(int client_fd);
+  // The connection's PROXY protocol header, for its life: its destination is the connection's
+  // local address.
+  void adopt_proxy_header(std::shared_ptr<const net::pp::Header> h) {
+    if (h->has_addresses) {
+      conn_dst_ = std::make_unique<net::SocketAddress>(h->dst);
+      leg_.set_local_port(h->dst.port());
+    }
+    pp_ = std::move(h);
+  }
+  const net::pp::Header* proxy_header() const override { return pp_.get(); }
   enum class Next : uint8_t { kForward, kReply };
   // A complete request head: `head` as parsed, `edit` the head the server will get (the mux
   // normalized its target and fields). Runs the rules and picks the backend; on kForward the
@@ -287,6 +297,7 @@ class HttpTxn final : public StreamTimes {
   std::unique_ptr<net::SocketAddress> conn_src_;   // the connection's source, once set-src ran
   // The connection's local address once a tcp-request session rule set it (set-dst...).
   std::unique_ptr<net::SocketAddress> conn_dst_;
+  std::shared_ptr<const net::pp::Header> pp_;   // accept-proxy: the header received
   LocalReply* reply_ = nullptr;   // the codecs' reply, during on_request() and on_response()
   std::string* lb_key_ = nullptr;
   bool lb_key_set_ = false;   // *lb_key_ holds this request's balance key

@@ -51,6 +51,9 @@ class ProxyEnv final : public sample::Env {
   bool proxy_stat(ProxyStat s, std::string_view proxy, std::string_view server,
                   int64_t* out) const override;
   bool text(TextQuery q, std::string_view* out) const override;
+  const net::pp::Header* proxy_header() const override {
+    return stream ? stream->proxy_header() : nullptr;
+  }
   bool query(Query q, int64_t* out) const override;
 
  private:

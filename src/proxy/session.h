@@ -7,7 +7,10 @@
 
 #include "core/event_loop.h"
 #include "core/timer_wheel.h"
+#include <memory>
+
 #include "net/address.h"
+#include "net/proxy_protocol.h"
 #include "proxy/conn_slots.h"
 
 namespace sluice::lb {
@@ -64,6 +67,10 @@ class Session : public core::Deferred, public core::TimerHandler, public Describ
   virtual void flush_sends() {}
   // `shutdown session`: both sides closed at once, as for a hard stop.
   void kill() override { abort("shutdown session"); }
+  // The connection began with the PROXY protocol header `h` (before start()): its destination
+  // is the connection's local address (dst, %fi:%fp, mapped server ports) when it carries
+  // addresses, and its TLVs answer the fc_pp_* fetches.
+  virtual void adopt_proxy_header(std::shared_ptr<const net::pp::Header> h) {}
 
   ConnSlots slots;              // given back by Worker::session_closed()
   std::size_t slot = 0;         // position in the worker's session list

@@ -91,6 +91,9 @@ struct BindSettings {
   int backlog = 0;                        // already resolved (never 0 here); per socket
   int unix_mode = -1;
   int id = 0;                             // `id` of the first listener, 0 = automatic
+  // `accept-proxy`: each connection starts with a PROXY protocol header (v1 or v2), whose
+  // addresses become the connection's (proxy/proxy_header.h).
+  bool accept_proxy = false;
   // Shard plan, per address (same order as addrs): each shard is one kernel socket and lists
   // the global thread ids (1-based) that watch it. Empty = one shard served by every thread.
   std::vector<std::vector<std::vector<int>>> shards;

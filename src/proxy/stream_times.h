@@ -14,6 +14,8 @@ class StreamTimes {
   virtual bool stream_query(sample::Env::Query q, bool response_side, int64_t* out) const = 0;
   // Its texts: txn.sess_term_state ("--" until it ends), last_rule_file and last_entity.
   virtual bool stream_text(sample::Env::TextQuery q, std::string_view* out) const = 0;
+  // The PROXY protocol header the connection began with, null for none.
+  virtual const net::pp::Header* proxy_header() const = 0;
   // The process-wide stream number (%rt, txn.id32), taken on first use.
   virtual uint64_t stream_number() const = 0;
   // When the client connection was accepted (monotonic ms): fc.timer.total counts from it.

@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/strings.h"
 #include "log/line.h"
+#include "net/proxy_protocol.h"
 #include "net/socket.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
@@ -300,7 +301,7 @@ void TcpSession::start_connect() {
     pump();
     return;
   }
-  if (have_data) {
+  if (have_data && !leg_.server()->settings().send_proxy) {
     // On loopback and fast links the handshake is usually done by now: send at once. Still
     // connecting: EAGAIN, and the connect event comes as usual; refused: the error, which
     // send() has now consumed from the socket, so it is handled here.
@@ -329,6 +330,9 @@ void TcpSession::out_of_memory() {
 }
 
 void TcpSession::on_connected() {
+  if (int v = leg_.server()->settings().send_proxy) [[unlikely]] {
+    if (!send_proxy_header(v)) return;
+  }
   state_ = State::kEstablished;
   leg_.connected();
   s_last_ms_ = leg_.connected_ms();
@@ -340,6 +344,25 @@ void TcpSession::on_connected() {
   if (fe_.settings.logasap && fe_.settings.log_format && !fe_.settings.logs.empty()) {
     logged_ = log_session(true);
   }
+}
+
+bool TcpSession::send_proxy_header(int version) {
+  // send-proxy: the PROXY protocol header opens the connection, with the client's addresses
+  // as the session sees them. A freshly connected socket takes its hundred bytes whole; a
+  // socket that does not is failing, and the session ends as a server failure.
+  const net::SocketAddress* local = local_address();
+  net::SocketAddress dst;
+  if (local) dst = *local;
+  else net::local_address(cio_.fd(), &dst);
+  const std::string h = version == 1 ? net::pp::build_v1(client_, dst)
+                                     : net::pp::build_v2(client_, dst);
+  const net::IoResult r = sio_.send(h.data(), h.size(), true);
+  if (r.status == net::IoStatus::kOk && r.n == h.size()) return true;
+  if (r.status == net::IoStatus::kError) leg_.note_error(r.err);
+  leg_.connected();   // the connection was up: Tc is logged
+  state_ = State::kEstablished;
+  finish({Cause::kServerClose, FinalState::kConnect});
+  return false;
 }
 
 void TcpSession::on_connect_failed(const ConnectError& e) {

@@ -66,6 +66,16 @@ class TcpSession final : public Session, public StreamTimes {
   ~TcpSession() override;
 
   void start() override;
+  void adopt_proxy_header(std::shared_ptr<const net::pp::Header> h) override {
+    if (h->has_addresses) {
+      if (!rd_) rd_ = std::make_unique<RuleData>();
+      rd_->local = h->dst;
+      rd_->local_set = true;
+      leg_.set_local_port(h->dst.port());
+    }
+    pp_ = std::move(h);
+  }
+  const net::pp::Header* proxy_header() const override { return pp_.get(); }
   void abort(const char* reason) override;
   bool retry_from_queue() override;
   bool uses_server(const lb::Server* srv) const override { return leg_.server() == srv; }
@@ -104,6 +114,8 @@ class TcpSession final : public Session, public StreamTimes {
   void enter_queue();
   void leave_queue();
   void on_connected();
+  // send-proxy (1) / send-proxy-v2 (2): the header to the server; false when the session ended.
+  bool send_proxy_header(int version);
   void out_of_memory();
   void on_connect_failed(const ConnectError& e);
   void pump();
@@ -223,6 +235,7 @@ class TcpSession final : public Session, public StreamTimes {
   mutable char term_text_[2];   // txn.sess_term_state's text, written when asked
   uint32_t calls_ = 0;          // cpu_calls: the events this session handled
   int io_err_ = 0;              // the errno of the read or write that ended the session
+  std::shared_ptr<const net::pp::Header> pp_;   // accept-proxy: the header received
   // The last final tcp-request / tcp-response content rule that matched (last_rule_*).
   const rules::RuleLoc* last_rule_ = nullptr;
   core::Timer timer_;

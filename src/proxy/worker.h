@@ -269,6 +269,11 @@ class Worker : public core::TimerHandler {
   // `use_backend %[...]`: the backend called what `name` renders for `view`, or null.
   // Worker-local.
   Proxy* backend_named(const rules::ValueFormat& name, const rules::RequestView& view);
+  // The session of a connection, once its PROXY protocol header (`pp`, null without
+  // accept-proxy) was read (ProxyHeaderWait): it comes from `peer` and takes `slots` over; the
+  // listener's count for this thread already includes it. Worker-local.
+  void begin_session(Listener& l, int fd, const net::SocketAddress& peer,
+                     std::shared_ptr<const net::pp::Header> pp, ConnSlots&& slots);
 
  private:
   void thread_main();
@@ -282,6 +287,9 @@ class Worker : public core::TimerHandler {
   // from and destroyed per connection.
   void start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged,
                      ConnSlots&& slots);
+  // The session itself (counted, built, started); `pp`: the PROXY header it began with.
+  void open_session(Listener& l, int fd, const net::SocketAddress& peer, ConnSlots&& slots,
+                    std::shared_ptr<const net::pp::Header>* pp);
   void register_listeners();
   // Stops watching a listener that hit a limit; false if it was already paused.
   bool unwatch(ListenerWatch& watch);

@@ -15,6 +15,7 @@
 
 #include "http/http.h"
 #include "net/address.h"
+#include "net/proxy_protocol.h"
 #include "sample/sample.h"
 
 namespace sluice::sample {
@@ -228,6 +229,9 @@ class Env {
     kBcErrName,
   };
   virtual bool text(TextQuery q, std::string_view* out) const { return false; }
+  // The PROXY protocol header the connection began with (bind ... accept-proxy), null for
+  // none: fc_rcvd_proxy, fc_pp_authority, fc_pp_unique_id, fc_pp_tlv().
+  virtual const net::pp::Header* proxy_header() const { return nullptr; }
 };
 // An Env that knows nothing (tests, places with no proxy around them). Inline: every Ctx
 // starts with it.

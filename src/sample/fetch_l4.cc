@@ -4,9 +4,9 @@
 // counts of sections 7.3.2 and 7.3.6 (txn.timer.*, req.timer.*, res.timer.*, request_date,
 // bytes_in/out), which Env answers with the log's numbers.
 //
-// src/dst and fc_src/fc_dst read the same addresses for now: they differ in HAProxy once the
-// PROXY protocol or `set-src`/`set-dst` replaced the stream's addresses, and sluice has
-// neither yet. Whoever lands them gives Ctx the connection's own addresses for the fc_* ones.
+// src/dst and fc_src/fc_dst read the same addresses: a PROXY protocol header's addresses are
+// the connection's (as in HAProxy, for both); they differ in HAProxy once `http-request
+// set-src`/`set-dst` replaced the stream's, which sluice does not tell apart yet.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -273,15 +273,23 @@ bool f_request_date(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
 }
 
 // ---- PROXY protocol -------------------------------------------------------------------------
-// sluice does not read the PROXY protocol yet: fc_rcvd_proxy is false and the fc_pp_* fetches
-// give nothing, until that lands (it then fills Ctx with what the header carried).
+// What the connection's PROXY protocol header carried (bind ... accept-proxy), through Env.
 
-bool f_fc_rcvd_proxy(const Arg*, Sample& out, const Ctx&, FetchIter&) {
-  out = Sample::boolean(false);
+bool f_fc_rcvd_proxy(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
+  out = Sample::boolean(ctx.env->proxy_header() != nullptr);
   return true;
 }
 
-bool f_nothing(const Arg*, Sample&, const Ctx&, FetchIter&) { return false; }
+// A v2 TLV's value: fc_pp_authority (0x02), fc_pp_unique_id (0x05), fc_pp_tlv(<type>).
+template <int Type>
+bool f_pp_tlv(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
+  const net::pp::Header* h = ctx.env->proxy_header();
+  if (!h) return false;
+  const net::pp::Tlv* t = h->tlv(static_cast<uint8_t>(Type >= 0 ? Type : a[0].sint));
+  if (!t) return false;
+  out = Sample::string(t->value);
+  return true;
+}
 
 // fc_pp_tlv(<type>): a number 0..255 (decimal or 0x hex) or a type's name, any case. The
 // number lands in sint.
@@ -369,9 +377,9 @@ constexpr FetchDef kFetches[] = {
     {"fc.timer.total", f_query<Q::kFcTotalMs>, no_args(), nullptr, Type::kSint, kL4, "int"},
     {"accept_date", f_accept_date, kUnit, check_accept_unit, Type::kSint, kL4, "int"},
     {"fc_rcvd_proxy", f_fc_rcvd_proxy, no_args(), nullptr, Type::kBool, kL4, "bool"},
-    {"fc_pp_authority", f_nothing, no_args(), nullptr, Type::kStr, kL4, "str"},
-    {"fc_pp_unique_id", f_nothing, no_args(), nullptr, Type::kStr, kL4, "str"},
-    {"fc_pp_tlv", f_nothing, args(1, ArgType::kStr), check_pp_tlv, Type::kStr, kL4, "str"},
+    {"fc_pp_authority", f_pp_tlv<net::pp::kTlvAuthority>, no_args(), nullptr, Type::kStr, kL4, "str"},
+    {"fc_pp_unique_id", f_pp_tlv<net::pp::kTlvUniqueId>, no_args(), nullptr, Type::kStr, kL4, "str"},
+    {"fc_pp_tlv", f_pp_tlv<-1>, args(1, ArgType::kStr), check_pp_tlv, Type::kStr, kL4, "str"},
     // The frontend and the listener.
     {"fe_name", f_fe_name, no_args(), nullptr, Type::kStr, kL4, "str"},
     {"fe_id", f_fe_id, no_args(), nullptr, Type::kSint, kL4, "int"},

@@ -1,0 +1,157 @@
+#include "proxy/proxy_header.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <string>
+
+#include "base/clock.h"
+#include "log/line.h"
+#include "net/proxy_protocol.h"
+#include "net/socket.h"
+#include "proxy/worker.h"
+
+namespace sluice::proxy {
+
+namespace {
+log::ConnError code_of(net::pp::Error e) {
+  using E = net::pp::Error;
+  switch (e) {
+    case E::kTruncated: return log::ConnError::kPrxTruncated;
+    case E::kNotHeader: return log::ConnError::kPrxNotHdr;
+    case E::kBadHeader: return log::ConnError::kPrxBadHdr;
+    case E::kBadProto: return log::ConnError::kPrxBadProto;
+    case E::kNone: break;
+  }
+  return log::ConnError::kPrxBadHdr;
+}
+}  // namespace
+
+ProxyHeaderWait::ProxyHeaderWait(Worker& w, Listener& l, int fd, const net::SocketAddress& peer)
+    : w_(w),
+      l_(l),
+      fd_(fd),
+      peer_(peer),
+      accept_ms_(w.loop().now_ms()),
+      accept_wall_us_(base::wall_us()) {}
+
+ProxyHeaderWait::~ProxyHeaderWait() = default;
+
+void ProxyHeaderWait::start() {
+  if (!w_.loop().add(fd_, EPOLLIN | EPOLLRDHUP | EPOLLET, this)) {
+    w_.fe_counters(l_.proxy->index).eint.add();
+    net::close_socket(fd_);
+    fd_ = -1;
+    w_.release_thread_load(l_);
+    close();
+    return;
+  }
+  // `timeout client` bounds the wait, as HAProxy bounds its handshakes.
+  if (uint32_t t = l_.proxy->settings.timeouts.client)
+    w_.loop().timers().arm(timer_, accept_ms_ + t);
+  try_read(false);   // the header usually came with the connection
+}
+
+void ProxyHeaderWait::on_io(uint32_t events) {
+  if (done_) return;
+  if (events & EPOLLERR) {
+    fail(log::ConnError::kPrxAbort);
+    return;
+  }
+  try_read((events & (EPOLLRDHUP | EPOLLHUP)) != 0);
+}
+
+void ProxyHeaderWait::on_timer(core::Timer&) {
+  if (!done_) fail(log::ConnError::kPrxTimeout);
+}
+
+void ProxyHeaderWait::try_read(bool hup) {
+  // Peeked, so that what follows the header stays in the socket for the session; a header is
+  // at most kMaxV2 bytes.
+  char buf[net::pp::kMaxV2];
+  const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_PEEK);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+    fail(log::ConnError::kPrxAbort);
+    return;
+  }
+  net::pp::Header h;
+  const net::pp::Result r = net::pp::parse(std::string_view(buf, static_cast<std::size_t>(n)), &h);
+  if (r.status == net::pp::Status::kError) {
+    fail(code_of(r.error));
+    return;
+  }
+  if (r.status == net::pp::Status::kIncomplete) {
+    // The rest may come (a slow sender, bounded by the timer), unless the peer has closed:
+    // with nothing sent (a peek of 0 bytes is its FIN), or after a part of a header.
+    if (n == 0) fail(log::ConnError::kPrxEmpty);
+    else if (hup) fail(log::ConnError::kPrxTruncated);
+    return;
+  }
+  // Complete: take exactly its bytes.
+  std::size_t left = h.length;
+  while (left > 0) {
+    const ssize_t got = ::recv(fd_, buf, left, 0);
+    if (got <= 0) {
+      if (got < 0 && errno == EINTR) continue;
+      fail(log::ConnError::kPrxAbort);
+      return;
+    }
+    left -= static_cast<std::size_t>(got);
+  }
+  done_ = true;
+  w_.loop().timers().cancel(timer_);
+  w_.loop().remove(fd_);
+  const int fd = fd_;
+  fd_ = -1;
+  ConnSlots s = std::move(slots);
+  Listener& l = l_;
+  Worker& w = w_;
+  const net::SocketAddress src = h.has_addresses ? h.src : peer_;
+  auto pp = std::make_shared<const net::pp::Header>(std::move(h));
+  close();   // this object is gone from the worker's list (and freed after the batch)
+  w.begin_session(l, fd, src, std::move(pp), std::move(s));
+}
+
+void ProxyHeaderWait::fail(log::ConnError why) {
+  if (done_) return;
+  done_ = true;
+  w_.loop().timers().cancel(timer_);
+  const ProxySettings& fs = l_.proxy->settings;
+  if (!fs.logs.empty()) {
+    const BindSettings& b = l_.line->settings;
+    const std::string bind = b.name.empty() ? std::to_string(l_.id) : b.name;
+    w_.logs().send(fs.logs, kInfo,
+                   log::connection_error_line(peer_, accept_wall_us_, fs.name, bind,
+                                              log::conn_error_text(why)));
+  }
+  w_.loop().remove(fd_);
+  net::close_with_reset(fd_);
+  fd_ = -1;
+  w_.release_thread_load(l_);
+  close();
+}
+
+void ProxyHeaderWait::abort(const char*) {
+  if (done_) return;
+  done_ = true;
+  w_.loop().timers().cancel(timer_);
+  w_.loop().remove(fd_);
+  net::close_with_reset(fd_);
+  fd_ = -1;
+  w_.release_thread_load(l_);
+  close();
+}
+
+void ProxyHeaderWait::close() { w_.session_closed(this); }
+
+void ProxyHeaderWait::describe(SessionInfo* info) const {
+  info->listener = &l_;
+  info->client = peer_;
+  info->accept_ms = accept_ms_;
+  info->expire_ms = timer_.armed() ? timer_.expiry() : 0;
+  info->state = "PROXY";
+  info->client_fd = fd_;
+}
+
+}  // namespace sluice::proxy

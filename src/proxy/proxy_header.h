@@ -1,0 +1,52 @@
+#pragma once
+// `bind ... accept-proxy`: a connection of such a listener starts with a PROXY protocol header
+// (net/proxy_protocol.h) that a load balancer in front sends. This waits for it on the worker
+// that accepted the connection, reads exactly its bytes, and starts the real session with the
+// addresses it carries (the client's becomes src, the destination dst, everywhere: rules,
+// logs, forwardfor, balance source). A header that is not one, or does not come within
+// `timeout client`, closes the connection and is logged as HAProxy logs it
+// ("<ci>:<cp> [<date>] <frontend>/<bind>: <fc_err_str>"). Worker-local.
+#include <cstdint>
+
+#include "core/event_loop.h"
+#include "core/timer_wheel.h"
+#include "log/conn_error.h"
+#include "net/address.h"
+#include "proxy/session.h"
+
+namespace sluice::proxy {
+
+class Worker;
+
+class ProxyHeaderWait final : public Session, public core::IoHandler {
+ public:
+  ProxyHeaderWait(Worker& w, Listener& l, int fd, const net::SocketAddress& peer);
+  ~ProxyHeaderWait() override;
+
+  void start() override;
+  void abort(const char* reason) override;
+  bool retry_from_queue() override { return false; }
+  bool uses_server(const lb::Server*) const override { return false; }
+  void describe(SessionInfo* info) const override;
+
+ private:
+  void on_io(uint32_t events) override;
+  void on_timer(core::Timer& t) override;
+  // Reads what has arrived; hands the connection on once the header is complete.
+  // `hup`: the peer has closed (what has arrived is all there will be).
+  void try_read(bool hup);
+  // Ends without a session: logged with `why` (HAProxy's fc_err), the socket closed.
+  void fail(log::ConnError why);
+  void close();
+
+  Worker& w_;
+  Listener& l_;
+  int fd_;
+  net::SocketAddress peer_;
+  uint64_t accept_ms_;
+  uint64_t accept_wall_us_;
+  core::Timer timer_{this};
+  bool done_ = false;
+};
+
+}  // namespace sluice::proxy

@@ -1,0 +1,274 @@
+"""The PROXY protocol: `bind ... accept-proxy` (v1 and v2, the addresses it carries become the
+connection's everywhere), its refusals and their log lines, and `server ... send-proxy` /
+`send-proxy-v2` in both modes. The log lines of refused headers are HAProxy's (2.6 and 3.5
+write "<ci>:<cp> [<date>] <frontend>/<bind>: <fc_err_str>", the bind named by its `name` or
+its number). Side by side with Debian's HAProxy 2.6 where it is installed: sluice behind it
+(haproxy sends the header) and in front of it (sluice sends it)."""
+from __future__ import annotations
+
+import re
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+from sluice_harness import free_port, wait_until
+from side_by_side import debian_haproxy
+
+V2_SIG = b"\r\n\r\n\x00\r\nQUIT\n"
+
+HEAD = """global
+  log stdout format raw local0
+defaults
+  mode http
+  log global
+  timeout client 1s
+  timeout server 5s
+  timeout connect 1s
+"""
+
+
+def exchange(port: int, first: bytes, request: bytes = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+             split: float = 0.0) -> bytes:
+    """Sends `first` (a PROXY header, or part of one), then after `split` seconds the
+    request; returns what came back (b"" when closed without an answer)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+        c.sendall(first)
+        if split:
+            time.sleep(split)
+        if request:
+            try:
+                c.sendall(request)
+            except OSError:
+                return b""
+        got = b""
+        while True:
+            try:
+                d = c.recv(65536)
+            except (ConnectionResetError, socket.timeout):
+                break
+            if not d:
+                break
+            got += d
+            if b"\r\n\r\n" in got and got.endswith(b"]"):
+                break
+        return got
+
+
+def closed(c: socket.socket) -> bool:
+    """The peer closed without an answer (a FIN or, as HAProxy does, a reset)."""
+    try:
+        return c.recv(100) == b""
+    except ConnectionResetError:
+        return True
+
+
+def body(resp: bytes) -> str:
+    return resp.split(b"\r\n\r\n", 1)[1].decode() if b"\r\n\r\n" in resp else ""
+
+
+def v2_header(src: tuple[str, int], dst: tuple[str, int], tlvs: bytes = b"") -> bytes:
+    addrs = socket.inet_aton(src[0]) + socket.inet_aton(dst[0]) + struct.pack("!HH", src[1], dst[1])
+    payload = addrs + tlvs
+    return V2_SIG + bytes([0x21, 0x11]) + struct.pack("!H", len(payload)) + payload
+
+
+def accept_config(port: int, name: str = "") -> str:
+    return HEAD + f"""frontend f
+  bind 127.0.0.1:{port} accept-proxy{' name ' + name if name else ''}
+  log-format "L %ci:%cp %fi:%fp %ST fe=%[fc_err] pp=%[fc_rcvd_proxy] a=%[fc_pp_authority] u=%[fc_pp_unique_id] t=%[fc_pp_tlv(0xe0)]"
+  http-request return status 200 content-type text/plain lf-string "[src=%[src]:%[src_port] dst=%[dst]:%[dst_port]]"
+"""
+
+
+def log_lines(s, prefix: str = "") -> list[str]:
+    return [ln for ln in s.stdout().splitlines() if ln.startswith(prefix)]
+
+
+def test_accept_proxy_v1_v2_and_unknown(sluice):
+    """The header's addresses are the connection's for rules and logs; UNKNOWN and a v2 LOCAL
+    keep the socket's own; a header cut in two pieces is waited for."""
+    port = free_port()
+    s = sluice(accept_config(port), wait_ports=[port])
+    r1 = exchange(port, b"PROXY TCP4 1.2.3.4 5.6.7.8 1111 2222\r\n")
+    assert body(r1) == "[src=1.2.3.4:1111 dst=5.6.7.8:2222]"
+    tlvs = (b"\x02" + struct.pack("!H", 11) + b"example.com" + b"\x05" + struct.pack("!H", 3) +
+            b"uid" + b"\xe0" + struct.pack("!H", 2) + b"zz")
+    r2 = exchange(port, v2_header(("10.0.0.1", 40000), ("10.0.0.2", 443), tlvs))
+    assert body(r2) == "[src=10.0.0.1:40000 dst=10.0.0.2:443]"
+    r3 = exchange(port, b"PROXY UNKNOWN\r\n")
+    assert body(r3).startswith("[src=127.0.0.1:") and body(r3).endswith(f"dst=127.0.0.1:{port}]")
+    r4 = exchange(port, V2_SIG + b"\x20\x00\x00\x00")   # LOCAL: a health check of the sender
+    assert body(r4).startswith("[src=127.0.0.1:")
+    r5 = exchange(port, b"PROXY TCP6 2001:db8::1 ", request=b"::2 7 8\r\nGET / HTTP/1.1\r\n\r\n",
+                  split=0.2)
+    assert body(r5) == "[src=2001:db8::1:7 dst=::2:8]"
+    wait_until(lambda: len(log_lines(s, "L ")) >= 5, 5)
+    lines = log_lines(s, "L ")   # in any order: each worker thread logs its own
+    assert "L 1.2.3.4:1111 5.6.7.8:2222 200 fe=0 pp=1 a=- u=- t=-" in lines
+    assert "L 10.0.0.1:40000 10.0.0.2:443 200 fe=0 pp=1 a=example.com u=uid t=zz" in lines
+    assert "L 2001:db8::1:7 ::2:8 200 fe=0 pp=1 a=- u=- t=-" in lines
+
+
+def test_refused_headers_are_logged_and_closed(sluice):
+    """Not a header, an invalid one, an unhandled protocol, a connection closed before any
+    byte, one closed in the middle, and one that stalls past `timeout client`: each closed
+    without an answer and logged as HAProxy logs it."""
+    port = free_port()
+    s = sluice(accept_config(port, "edge"), wait_ports=[port])
+    assert exchange(port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", request=b"") == b""
+    assert exchange(port, b"PROXY TCP4 1.2.3.4 5.6.7.8 1111\r\n") == b""
+    assert exchange(port, b"PROXY UDP4 1.2.3.4 5.6.7.8 1 2\r\n") == b""
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+        c.sendall(b"PROXY TCP4 1.2")
+        c.shutdown(socket.SHUT_WR)
+        assert closed(c)
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+        c.sendall(b"PROXY TCP4 1.2")
+        c.settimeout(5)
+        t0 = time.monotonic()
+        assert closed(c)
+        assert time.monotonic() - t0 >= 0.8   # timeout client 1s
+    want = [
+        "Received something which does not look like a PROXY protocol header",
+        "Received an invalid PROXY protocol header",
+        "Received an unhandled protocol in the PROXY protocol header",
+        "Connection closed while waiting for PROXY protocol header",
+        "Truncated PROXY protocol header received",
+        "Timeout while waiting for PROXY protocol header",
+    ]
+    wait_until(lambda: len([l for l in s.stdout().splitlines() if " f/edge: " in l]) >= 6, 5)
+    got = [l for l in s.stdout().splitlines() if " f/edge: " in l]
+    pat = re.compile(r"^127\.0\.0\.1:\d+ \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d\.\d{3}\] f/edge: (.*)$")
+    # Each worker thread logs its own connections: the order may differ from the clients'.
+    assert sorted(pat.match(l).group(1) for l in got) == sorted(want), got
+    assert not log_lines(s, "L ")
+
+
+class Recorder:
+    """A server that records what each connection sent (up to the end of a request head) and
+    answers 200."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.got: list[bytes] = []
+        self.stop = False
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self) -> None:
+        while not self.stop:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                continue
+            c.settimeout(2)
+            data = b""
+            try:
+                while b"\r\n\r\n" not in data:
+                    d = c.recv(4096)
+                    if not d:
+                        break
+                    data += d
+                self.got.append(data)
+                c.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
+            except OSError:
+                pass
+            c.close()
+
+    def close(self) -> None:
+        self.stop = True
+        self.t.join(5)
+        self.sock.close()
+
+
+@pytest.mark.parametrize("mode", ["http", "tcp"])
+def test_send_proxy_v1_and_v2(sluice, mode):
+    """Each new server connection opens with the client's addresses, v1 text or v2 binary;
+    the request follows untouched."""
+    rec = Recorder()
+    p1, p2 = free_port(), free_port()
+    cfg = HEAD.replace("mode http", f"mode {mode}") + f"""frontend a
+  bind 127.0.0.1:{p1}
+  default_backend b1
+frontend c
+  bind 127.0.0.1:{p2}
+  default_backend b2
+backend b1
+  server s 127.0.0.1:{rec.port} send-proxy
+backend b2
+  server s 127.0.0.1:{rec.port} send-proxy-v2
+"""
+    try:
+        sluice(cfg, wait_ports=[p1, p2])
+        for port in (p1, p2):
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                c.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+                got = b""
+                while not got.endswith(b"ok"):
+                    d = c.recv(4096)
+                    if not d:
+                        break
+                    got += d
+                assert got.startswith(b"HTTP/1.1 200"), got
+                cport = c.getsockname()[1]
+        wait_until(lambda: len(rec.got) >= 2, 5)
+    finally:
+        rec.close()
+    v1, v2 = rec.got
+    line, rest = v1.split(b"\r\n", 1)
+    m = re.match(rb"^PROXY TCP4 127\.0\.0\.1 127\.0\.0\.1 (\d+) (\d+)$", line)
+    assert m and int(m.group(2)) == p1, v1
+    assert rest.startswith(b"GET /x HTTP/1.1\r\n")
+    assert v2.startswith(V2_SIG + b"\x21\x11\x00\x0c")
+    src_port, dst_port = struct.unpack("!HH", v2[24:28])
+    assert v2[16:24] == socket.inet_aton("127.0.0.1") * 2
+    assert (src_port, dst_port) == (cport, p2)
+    assert v2[28:].startswith(b"GET /x HTTP/1.1\r\n")
+
+
+def test_with_debian_haproxy_both_ways(sluice, tmp_path):
+    """HAProxy 2.6 sends the header to sluice (accept-proxy), and sluice sends it to HAProxy
+    2.6 (send-proxy-v2): the client's address arrives at the end of each chain."""
+    haproxy = debian_haproxy()
+    if not haproxy:
+        pytest.skip("Debian's haproxy is not installed")
+    import subprocess
+    hp_front, hp_back, s_in, s_out = free_port(), free_port(), free_port(), free_port()
+    hcfg = tmp_path / "h.cfg"
+    hcfg.write_text(HEAD + f"""frontend hf
+  bind 127.0.0.1:{hp_front}
+  default_backend to_sluice
+backend to_sluice
+  server s 127.0.0.1:{s_in} send-proxy-v2
+frontend hb
+  bind 127.0.0.1:{hp_back} accept-proxy
+  http-request return status 200 content-type text/plain lf-string "[hsrc=%[src] hdst=%[dst]:%[dst_port]]"
+""")
+    scfg = accept_config(s_in) + f"""frontend out
+  bind 127.0.0.1:{s_out}
+  default_backend to_haproxy
+backend to_haproxy
+  server h 127.0.0.1:{hp_back} send-proxy-v2
+"""
+    p = subprocess.Popen([haproxy, "-f", str(hcfg), "-db"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        sluice(scfg, wait_ports=[s_in, s_out])
+        from sluice_harness import is_listening
+        wait_until(lambda: is_listening(hp_front) and is_listening(hp_back), 5)
+        via_haproxy = exchange(hp_front, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", request=b"")
+        assert body(via_haproxy).startswith("[src=127.0.0.1:") and f"dst=127.0.0.1:{hp_front}]" in body(via_haproxy)
+        via_sluice = exchange(s_out, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", request=b"")
+        assert body(via_sluice) == f"[hsrc=127.0.0.1 hdst=127.0.0.1:{s_out}]"
+    finally:
+        p.kill()
+        p.wait()
