@@ -23,6 +23,7 @@ std::string_view action_word(const rules::TcpRule& r) {
     case A::kSetSrcPort: return "set-src-port";
     case A::kSetDstPort: return "set-dst-port";
     case A::kCapture: return "capture";
+    case A::kExpectProxy: return "expect-proxy";
   }
   return {};
 }

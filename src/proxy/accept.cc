@@ -87,7 +87,10 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
     process_.cum_conns().fetch_add(1, std::memory_order_relaxed);
     // Before the hand-off and before any session state: a rejected connection costs nothing
     // more (HAProxy evaluates these rules at the same point).
-    if (!fe.settings.tcp_connection_rules.empty() && !connection_allowed(l, fd, peer)) continue;
+    bool expect_proxy = false;
+    if (!fe.settings.tcp_connection_rules.empty() &&
+        !connection_allowed(l, fd, peer, &expect_proxy))
+      continue;
     // Multi-queue accept: the connection may run on a less loaded thread of the shard. Its
     // slots are process-wide (global, frontend, bind line); the listener's per-thread count
     // (`given`, released at close by the thread that ran the session) is charged to the
@@ -97,7 +100,7 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
     if (target != this) {
       auto& given = l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(target->id())])];
       given.fetch_add(1, std::memory_order_relaxed);
-      Handoff h{fd, &l, peer, std::move(slots)};
+      Handoff h{fd, &l, peer, std::move(slots), expect_proxy};
       if (target->push_handoff(h)) {
         activity_.accq_pushed.add();
         target->loop().wake_if_sleeping();
@@ -107,7 +110,7 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
       given.fetch_sub(1, std::memory_order_relaxed);
       activity_.accq_full.add();
     }
-    start_session(l, fd, peer, /*charged=*/false, std::move(slots));
+    start_session(l, fd, peer, /*charged=*/false, std::move(slots), expect_proxy);
   }
 }
 
@@ -126,14 +129,16 @@ rules::RequestView tcp_rule_view(const Listener& l, int fd, const net::SocketAdd
   return v;
 }
 
-bool Worker::connection_allowed(Listener& l, int fd, net::SocketAddress& peer) {
+bool Worker::connection_allowed(Listener& l, int fd, net::SocketAddress& peer,
+                                bool* expect_proxy) {
   Proxy& fe = *l.proxy;
   net::SocketAddress local;
   rules::RequestView view = tcp_rule_view(l, fd, peer, local);
   ProxyEnv env(process_, id_, &l, fe);
   view.env = &env;
   // set-src / set-src-port rewrite the peer the session will be started with.
-  const rules::TcpVerdict v = rules::run_tcp_rules(fe.settings.tcp_connection_rules, view, {&peer, nullptr});
+  const rules::TcpVerdict v =
+      rules::run_tcp_rules(fe.settings.tcp_connection_rules, view, {&peer, nullptr, expect_proxy});
   if (v != rules::TcpVerdict::kReject && v != rules::TcpVerdict::kSilentDrop) return true;
   // As HAProxy: the connection counts (conn_tot, conn_rate, and maxconnrate already took it)
   // but never becomes a session (no stot, no log line); `dcon` says why (a reject; a
@@ -278,7 +283,8 @@ void Worker::drain_handoffs() {
   Handoff h;
   while (accq_.pop(&h)) {
     if (loop_.is_running()) {
-      start_session(*h.listener, h.fd, h.peer, /*charged=*/true, std::move(h.slots));
+      start_session(*h.listener, h.fd, h.peer, /*charged=*/true, std::move(h.slots),
+                    h.expect_proxy);
       continue;
     }
     // The loop is gone (hard stop): give the connection and its slots back.
@@ -289,12 +295,12 @@ void Worker::drain_handoffs() {
 }
 
 void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged,
-                           ConnSlots&& slots) {
+                           ConnSlots&& slots, bool expect_proxy) {
   if (!charged) {
     l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
         1, std::memory_order_relaxed);
   }
-  if (l.line && l.line->settings.accept_proxy) [[unlikely]] {
+  if (expect_proxy || (l.line && l.line->settings.accept_proxy)) [[unlikely]] {
     // The PROXY protocol header first: the session begins once it is read.
     auto* w = new ProxyHeaderWait(*this, l, fd, peer);
     w->slots = std::move(slots);

@@ -117,6 +117,7 @@ struct Handoff {
   Listener* listener = nullptr;
   net::SocketAddress peer;
   ConnSlots slots;   // travels with the connection
+  bool expect_proxy = false;   // a tcp-request connection rule wants a PROXY header first
 };
 
 class Worker : public core::TimerHandler {
@@ -285,8 +286,9 @@ class Worker : public core::TimerHandler {
   // (a multi-queue hand-off is charged by the thread that pushed it). The session takes
   // `slots` over. A reference, not a value: a by-value token is one more object built, moved
   // from and destroyed per connection.
+  // `expect_proxy`: a PROXY header comes first (as with the bind line's accept-proxy).
   void start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged,
-                     ConnSlots&& slots);
+                     ConnSlots&& slots, bool expect_proxy = false);
   // The session itself (counted, built, started); `pp`: the PROXY header it began with.
   void open_session(Listener& l, int fd, const net::SocketAddress& peer, ConnSlots&& slots,
                     std::shared_ptr<const net::pp::Header>* pp);
@@ -311,7 +313,8 @@ class Worker : public core::TimerHandler {
   bool limits_have_room(const Listener& l) const;
   // `tcp-request connection` rules on a connection just accepted; on a reject, closes it with
   // a reset, counts it and gives its slots back. Worker-local.
-  bool connection_allowed(Listener& l, int fd, net::SocketAddress& peer);
+  // `*expect_proxy`: an `expect-proxy layer4` rule matched.
+  bool connection_allowed(Listener& l, int fd, net::SocketAddress& peer, bool* expect_proxy);
 
   Process& process_;
   int id_;

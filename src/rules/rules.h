@@ -365,6 +365,7 @@ struct TcpRule {
     kVar,          // set-var / set-var-fmt / unset-var (var)
     kSetSrc, kSetDst, kSetSrcPort, kSetDstPort,   // <expr>
     kCapture,      // tcp-request content capture <expr> len <n>: the next request slot
+    kExpectProxy,  // tcp-request connection expect-proxy layer4: a PROXY header comes first
   };
   Action action = Action::kAccept;
   RuleLoc loc;
@@ -424,6 +425,8 @@ enum class TcpVerdict : uint8_t { kAccept, kReject, kWait, kClose, kSilentDrop }
 struct TcpAddrs {
   net::SocketAddress* src = nullptr;
   net::SocketAddress* dst = nullptr;
+  // expect-proxy layer4 (connection rules): set when one matched.
+  bool* expect_proxy = nullptr;
 };
 
 // Declaration order; a final action whose condition matches decides, the others run and the

@@ -78,7 +78,6 @@ std::string_view what_it_needs(std::string_view action) {
     std::string_view action, need;
   };
   static constexpr Need kNeeds[] = {
-      {"expect-proxy", "the PROXY protocol"},
       {"expect-netscaler-cip", "NetScaler client IP insertion"},
       {"send-spoe-group", "SPOE"},
       {"set-retries", "per-stream retries"},
@@ -188,6 +187,17 @@ base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpR
     if (len <= 0 || len > INT32_MAX) return fail("length must be > 0");
     r.capture_len = static_cast<int>(len);
     i = words.size() > 3 ? 4 : 3;
+  } else if (action == "expect-proxy") {
+    // The connection starts with a PROXY protocol header (as `bind ... accept-proxy`).
+    if (stage != TcpRuleStage::kConnection)
+      return base::Error::text(fmt::format("'expect-proxy layer4' is not allowed in '{}' rules{}",
+                                           where, in_text));
+    const std::string_view layer = words.size() > 1 ? std::string_view(words[1]) : "";
+    if (layer != "layer4")
+      return base::Error::text(fmt::format("'{} expect-proxy' only supports 'layer4'{} (got '{}')",
+                                           where, in_text, layer));
+    r.action = Action::kExpectProxy;
+    i = 2;
   } else if (is_var_action(action)) {
     r.action = Action::kVar;
     auto n = parse_var_action(words, avail, &r.var);
@@ -417,6 +427,9 @@ TcpVerdict run_tcp_rules(const std::vector<TcpRule>& rules, RequestView& v, TcpA
       case Action::kSetDst:
       case Action::kSetSrcPort:
       case Action::kSetDstPort: rewrite(r, v, addrs); break;
+      case Action::kExpectProxy:
+        if (addrs.expect_proxy) *addrs.expect_proxy = true;
+        break;
       case Action::kCapture: {
         sample::Sample smp;
         if (v.captures && r.expr->eval(v, smp) && sample::cast(smp, sample::Type::kStr, v.sc()))

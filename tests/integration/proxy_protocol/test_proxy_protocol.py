@@ -272,3 +272,32 @@ backend to_haproxy
     finally:
         p.kill()
         p.wait()
+
+
+def test_expect_proxy_from_trusted_sources_only(sluice):
+    """tcp-request connection expect-proxy layer4 if <cond>: a PROXY header is awaited from the
+    sources the condition names (the connection rules see the socket's own address), the
+    others are served as they come."""
+    port = free_port()
+    cfg = HEAD + f"""frontend f
+  bind 127.0.0.1:{port}
+  tcp-request connection expect-proxy layer4 if {{ src 127.0.0.1 }}
+  http-request return status 200 content-type text/plain lf-string "[src=%[src]:%[src_port] dst=%[dst]:%[dst_port]]"
+frontend g
+  bind 127.0.0.2:{port}
+  tcp-request connection expect-proxy layer4 if {{ src 127.0.0.1 }}
+  http-request return status 200 content-type text/plain lf-string "[src=%[src]]"
+"""
+    sluice(cfg, wait_ports=[port])
+    r = exchange(port, b"PROXY TCP4 1.2.3.4 5.6.7.8 1111 2222\r\n")
+    assert body(r) == "[src=1.2.3.4:1111 dst=5.6.7.8:2222]"
+    assert exchange(port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", request=b"") == b""
+    with socket.create_connection(("127.0.0.2", port), timeout=5, source_address=("127.0.0.2", 0)) as c:
+        c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        got = b""
+        while not got.endswith(b"]"):
+            d = c.recv(4096)
+            if not d:
+                break
+            got += d
+    assert body(got) == "[src=127.0.0.2]"

@@ -154,9 +154,13 @@ TEST(TcpRequest, PayloadFetchesRefusedElsewhere) {
 
 TEST(TcpRequest, UnsupportedActionsAndStages) {
   const auto err = first_error;
-  EXPECT_EQ(err("tcp-request connection expect-proxy layer4"),
-            "parsing [f.cfg:7] : 'tcp-request connection expect-proxy' is not supported by sluice "
-            "yet (it needs the PROXY protocol).");
+  // expect-proxy: HAProxy 3.5's messages.
+  EXPECT_EQ(err("tcp-request connection expect-proxy layer5"),
+            "parsing [f.cfg:7] : 'tcp-request connection expect-proxy' only supports 'layer4' in "
+            "frontend 'f' (got 'layer5')");
+  EXPECT_EQ(err("tcp-request session expect-proxy layer4"),
+            "parsing [f.cfg:7] : 'expect-proxy layer4' is not allowed in 'tcp-request session' "
+            "rules in frontend 'f'");
   EXPECT_EQ(err("tcp-request content set-bc-mark 1"),
             "parsing [f.cfg:7] : 'tcp-request content set-bc-mark' is not supported by sluice yet "
             "(it needs socket marks).");

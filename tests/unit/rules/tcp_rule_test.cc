@@ -154,8 +154,8 @@ TEST_F(TcpRuleTest, StageWarnings) {
 
 TEST_F(TcpRuleTest, ActionErrors) {
   // HAProxy 3.5's words for what it refuses, and sluice's for what it lacks, naming the need.
-  EXPECT_EQ(error("expect-proxy layer4"), "'tcp-request connection expect-proxy' is not supported "
-                                          "by sluice yet (it needs the PROXY protocol).");
+  EXPECT_EQ(error("expect-proxy"),
+            "'tcp-request connection expect-proxy' only supports 'layer4' (got '')");
   EXPECT_EQ(error("track-sc0 src"), "'tcp-request connection track-sc0' is not supported by sluice "
                                     "yet (it needs stick tables).");
   EXPECT_EQ(error("sc-inc-gpc0(0)", TcpRuleStage::kSession),
