@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 import socket
 import struct
-import threading
 import time
 
 import pytest
 
+from fake_servers import TcpServer
 from sluice_harness import free_port, wait_until
 from side_by_side import debian_haproxy
 
@@ -148,53 +148,24 @@ def test_refused_headers_are_logged_and_closed(sluice):
     assert not log_lines(s, "L ")
 
 
-class Recorder:
-    """A server that records what each connection sent (up to the end of a request head) and
-    answers 200."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.got: list[bytes] = []
-        self.stop = False
-        self.t = threading.Thread(target=self.run, daemon=True)
-        self.t.start()
-
-    def run(self) -> None:
-        while not self.stop:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                continue
-            c.settimeout(2)
-            data = b""
-            try:
-                while b"\r\n\r\n" not in data:
-                    d = c.recv(4096)
-                    if not d:
-                        break
-                    data += d
-                self.got.append(data)
-                c.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
-            except OSError:
-                pass
-            c.close()
-
-    def close(self) -> None:
-        self.stop = True
-        self.t.join(5)
-        self.sock.close()
+def record_and_answer(c: socket.socket, srv) -> None:
+    """What a connection sent up to the end of a request head, recorded; answered 200."""
+    c.settimeout(2)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        d = c.recv(4096)
+        if not d:
+            break
+        data += d
+    srv.add_result(data)
+    c.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
 
 
 @pytest.mark.parametrize("mode", ["http", "tcp"])
 def test_send_proxy_v1_and_v2(sluice, mode):
     """Each new server connection opens with the client's addresses, v1 text or v2 binary;
     the request follows untouched."""
-    rec = Recorder()
+    rec = TcpServer(record_and_answer)
     p1, p2 = free_port(), free_port()
     cfg = HEAD.replace("mode http", f"mode {mode}") + f"""frontend a
   bind 127.0.0.1:{p1}
@@ -220,10 +191,10 @@ backend b2
                     got += d
                 assert got.startswith(b"HTTP/1.1 200"), got
                 cport = c.getsockname()[1]
-        wait_until(lambda: len(rec.got) >= 2, 5)
+        wait_until(lambda: len(rec.results) >= 2, 5)
     finally:
-        rec.close()
-    v1, v2 = rec.got
+        rec.stop()
+    v1, v2 = rec.results
     line, rest = v1.split(b"\r\n", 1)
     m = re.match(rb"^PROXY TCP4 127\.0\.0\.1 127\.0\.0\.1 (\d+) (\d+)$", line)
     assert m and int(m.group(2)) == p1, v1

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 import socket
 import struct
-import threading
 import time
 
+from fake_servers import TcpServer
 from sluice_harness import free_port, line_of, refused_port, run_sluice, wait_until
 
 
@@ -51,37 +51,11 @@ def reset_close(c: socket.socket) -> None:
     c.close()
 
 
-class ResettingServer:
-    """Accepts, reads the request and resets the connection (a server that fails)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.stop = False
-        self.t = threading.Thread(target=self.run, daemon=True)
-        self.t.start()
-
-    def run(self) -> None:
-        while not self.stop:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                continue
-            c.settimeout(2)
-            try:
-                c.recv(65536)
-            except OSError:
-                pass
-            reset_close(c)
-
-    def close(self) -> None:
-        self.stop = True
-        self.t.join(5)
-        self.sock.close()
+def reset_after_request(c: socket.socket, _srv) -> None:
+    """A server that fails: reads the request and resets the connection."""
+    c.settimeout(2)
+    c.recv(65536)
+    reset_close(c)
 
 
 def echo_frontend(port: int) -> str:
@@ -169,7 +143,7 @@ def test_connection_error_codes(sluice):
     parsed), and one that resets while its request waits to be retried (no server error
     then: the failed attempt was given back)."""
     port = free_port()
-    srv = ResettingServer()
+    srv = TcpServer(reset_after_request)
     dead = refused_port()
     cfg = HTTP_HEAD + f"""frontend f
   bind 127.0.0.1:{port}
@@ -196,7 +170,7 @@ backend rst
         reset_close(c)
         lines = wait_lines(s, "E ", 4)
     finally:
-        srv.close()
+        srv.stop()
     calls = [int(re.search(r" cc=(\d+)$", ln).group(1)) for ln in lines if " cc=" in ln]
     assert len(calls) == 3 and all(n >= 1 for n in calls), lines
     lines = [re.sub(r" cc=\d+$", "", ln) for ln in lines]
