@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "base/crc.h"
 #include "sample/codec.h"
 #include "sample/tables.h"
 #include "sample/var_read.h"
@@ -36,25 +37,6 @@ uint32_t avalanche(uint32_t a) {
   a = (a + 0xfd7046c5) + (a << 3);
   a = (a ^ 0xb55a4f09) ^ (a >> 16);
   return a * 3221225473u;
-}
-
-// Reflected CRC-32 tables: IEEE 802.3 (0xEDB88320) and Castagnoli (0x82F63B78).
-constexpr std::array<uint32_t, 256> crc_table(uint32_t poly) {
-  std::array<uint32_t, 256> t{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = c & 1 ? (c >> 1) ^ poly : c >> 1;
-    t[i] = c;
-  }
-  return t;
-}
-
-template <uint32_t kPoly>
-uint32_t crc(std::string_view in) {
-  static constexpr auto kTable = crc_table(kPoly);
-  uint32_t c = ~uint32_t{0};
-  for (char ch : in) c = kTable[(c ^ static_cast<uint8_t>(ch)) & 0xff] ^ (c >> 8);
-  return ~c;
 }
 
 uint32_t djb2(std::string_view in) {
@@ -213,8 +195,8 @@ bool c_hmac(const Arg* a, Sample& s, const Ctx& ctx) {
 constexpr ArgSpec kOptInt = args(0, ArgType::kSint);
 
 constexpr ConvDef kConvs[] = {
-    {"crc32", c_hash32<crc<0xEDB88320u>>, kOptInt, nullptr, Type::kBin, Type::kSint},
-    {"crc32c", c_hash32<crc<0x82F63B78u>>, kOptInt, nullptr, Type::kBin, Type::kSint},
+    {"crc32", c_hash32<base::crc32>, kOptInt, nullptr, Type::kBin, Type::kSint},
+    {"crc32c", c_hash32<base::crc32c>, kOptInt, nullptr, Type::kBin, Type::kSint},
     {"digest", c_digest, args(1, ArgType::kStr), check_digest, Type::kBin, Type::kBin},
     {"djb2", c_hash32<djb2>, kOptInt, nullptr, Type::kBin, Type::kSint},
     {"hmac", c_hmac, args(2, ArgType::kStr, ArgType::kStr), check_hmac, Type::kBin, Type::kBin},
