@@ -234,6 +234,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       ss.disabled = sv.disabled || p.disabled;
       ss.slowstart_ms = sv.slowstart_ms;
       ss.send_proxy = sv.send_proxy;
+      ss.pp2_options = sv.pp2_options;
       s.servers.push_back(std::move(ss));
     }
     s.balance = balance_settings(p);

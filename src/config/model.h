@@ -96,6 +96,7 @@ struct ServerConfig {
   bool disabled = false;
   uint32_t slowstart_ms = 0;    // `slowstart <time>`, rounded up to seconds; 0 = none
   int send_proxy = 0;           // `send-proxy` 1, `send-proxy-v2` 2, 0 none
+  uint8_t pp2_options = 0;      // `proxy-v2-options`: net::pp::kOpt* bits
   // Health check (`check`, `inter`...). Defaults are HAProxy's.
   bool check = false;
   uint32_t inter_ms = 2000;

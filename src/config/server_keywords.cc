@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "net/address.h"
+#include "net/proxy_protocol.h"
 
 namespace sluice::config::proxy_kw {
 
@@ -44,13 +45,13 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
   static const std::vector<std::string_view> kOpts = {
       "weight", "maxconn", "backup", "disabled", "enabled", "slowstart", "check", "no-check",
       "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down",
-      "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2"};
+      "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2", "proxy-v2-options"};
   static constexpr std::string_view kHaproxyOpts[] = {
       "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check-ssl",
       "check-send-proxy", "cookie", "crt", "error-limit",
       "id", "init-addr", "maxqueue", "minconn", "observe", "on-error",
       "on-marked-up", "pool-max-conn", "pool-purge-delay", "proto",
-      "redir", "resolvers", "resolve-prefer", "proxy-v2-options", "set-proxy-v2-tlv-fmt",
+      "redir", "resolvers", "resolve-prefer", "set-proxy-v2-tlv-fmt",
       "sni", "source", "ssl", "track", "verify", "verifyhost", "ws", "tfo", "namespace",
       "usesrc", "resolve-opts", "socks4", "no-ssl", "guid", "hash-key",
   };
@@ -140,10 +141,32 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       // A PROXY protocol header (v1 text, v2 binary) opens each connection to the server.
       s.send_proxy = o == "send-proxy" ? 1 : 2;
       ++i;
+    } else if (o == "proxy-v2-options") {
+      // What send-proxy-v2 adds as TLVs: HAProxy's words for an unknown one; the TLS ones
+      // need TLS.
+      std::string_view list = v;
+      s.pp2_options = 0;
+      while (true) {
+        const std::size_t comma = list.find(',');
+        const std::string_view opt = list.substr(0, comma);
+        if (opt == "unique-id") s.pp2_options |= net::pp::kOptUniqueId;
+        else if (opt == "crc32c") s.pp2_options |= net::pp::kOptCrc32c;
+        else if (opt == "authority") s.pp2_options |= net::pp::kOptAuthority;
+        else if (opt == "ssl" || opt == "cert-cn" || opt == "ssl-cipher" || opt == "cert-sig" ||
+                 opt == "cert-key")
+          throw ConfigError{fmt::format("{} : 'proxy-v2-options {}' is not supported by sluice yet "
+                                        "(it needs TLS).", head, opt)};
+        else
+          throw ConfigError{fmt::format("{} : '{}' : proxy v2 option not implemented.", head, opt)};
+        if (comma == std::string_view::npos) break;
+        list.remove_prefix(comma + 1);
+      }
+      i += 2;
     } else if (o == "no-send-proxy" || o == "no-send-proxy-v2") {
       if (s.send_proxy == (o == "no-send-proxy" ? 1 : 2)) s.send_proxy = 0;
       ++i;
-    } else if (std::find(std::begin(kHaproxyOpts), std::end(kHaproxyOpts), o) != std::end(kHaproxyOpts)) {
+    } else if (std::find(std::begin(kHaproxyOpts), std::end(kHaproxyOpts), o) != std::end(kHaproxyOpts) ||
+               o.rfind("set-proxy-v2-tlv-fmt(", 0) == 0) {
       throw ConfigError{fmt::format("{} : '{}' is not supported by sluice yet.", head, o)};
     } else {
       throw ConfigError{fmt::format("{} : unknown keyword '{}'{}", head, o, did_you_mean(o, kOpts))};

@@ -43,6 +43,8 @@ struct ServerSettings {
   // protocol header carrying the client's addresses; such a connection serves that client
   // only (never shared through the idle pool). 0: none.
   int send_proxy = 0;
+  // `proxy-v2-options`: the TLVs send-proxy-v2 adds (net::pp::kOpt* bits).
+  uint8_t pp2_options = 0;
 };
 
 enum class AdminState : uint8_t { kReady, kDrain, kMaint };

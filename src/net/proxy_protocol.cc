@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "base/crc.h"
+
 namespace sluice::net::pp {
 
 namespace {
@@ -197,7 +199,7 @@ std::string build_v1(const SocketAddress& src, const SocketAddress& dst) {
 }
 
 std::string build_v2(const SocketAddress& src, const SocketAddress& dst,
-                     const std::vector<Tlv>& tlvs) {
+                     const std::vector<Tlv>& tlvs, bool crc32c) {
   std::string out(kV2Sig, sizeof(kV2Sig));
   const int f = src.family();
   const bool inet = (f == AF_INET || f == AF_INET6) && dst.family() == f;
@@ -225,8 +227,19 @@ std::string build_v2(const SocketAddress& src, const SocketAddress& dst,
     put16(body, static_cast<uint16_t>(n));
     body.append(t.value, 0, n);
   }
+  std::size_t crc_at = 0;
+  if (crc32c) {
+    body.push_back(static_cast<char>(kTlvCrc32c));
+    put16(body, 4);
+    crc_at = 16 + body.size();
+    body.append(4, '\0');
+  }
   put16(out, static_cast<uint16_t>(std::min<std::size_t>(body.size(), 0xffff)));
   out += body;
+  if (crc32c) {
+    const uint32_t c = base::crc32c(out);
+    for (int i = 0; i < 4; ++i) out[crc_at + static_cast<std::size_t>(i)] = static_cast<char>(c >> (24 - 8 * i));
+  }
   return out;
 }
 

@@ -48,6 +48,11 @@ inline constexpr uint8_t kTlvCrc32c = 0x03;
 inline constexpr uint8_t kTlvNoop = 0x04;
 inline constexpr uint8_t kTlvUniqueId = 0x05;
 
+// `server ... proxy-v2-options`: the TLVs sluice adds to the v2 headers it sends.
+inline constexpr uint8_t kOptUniqueId = 1;    // the stream's unique id (unique-id-format)
+inline constexpr uint8_t kOptCrc32c = 2;      // a CRC32C of the header
+inline constexpr uint8_t kOptAuthority = 4;   // the authority a received header carried
+
 struct Header {
   int version = 0;            // 1 or 2
   std::size_t length = 0;     // bytes the header takes
@@ -74,7 +79,8 @@ Result parse(std::string_view bytes, Header* out);
 // The headers sluice sends to a server for a connection from `src` to `dst` (both of one
 // family, else v1's "UNKNOWN" and v2's LOCAL-less UNSPEC form, as HAProxy sends them).
 std::string build_v1(const SocketAddress& src, const SocketAddress& dst);
+// `crc32c`: a CRC32C TLV (0x03) checksums the whole header, as the specification says.
 std::string build_v2(const SocketAddress& src, const SocketAddress& dst,
-                     const std::vector<Tlv>& tlvs = {});
+                     const std::vector<Tlv>& tlvs = {}, bool crc32c = false);
 
 }  // namespace sluice::net::pp

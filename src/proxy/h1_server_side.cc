@@ -19,6 +19,7 @@
 #include "net/proxy_protocol.h"
 #include "net/socket.h"
 #include "net/transport.h"
+#include "proxy/proxy_header.h"
 #include "proxy/server_pick.h"
 #include "proxy/worker.h"
 
@@ -256,8 +257,11 @@ std::string H1Connection::proxy_header_for_server(int version) const {
   net::SocketAddress dst;
   if (local) dst = *local;
   else net::local_address(cio_.fd(), &dst);
-  return version == 1 ? net::pp::build_v1(txn_.client(), dst)
-                      : net::pp::build_v2(txn_.client(), dst);
+  if (version == 1) return net::pp::build_v1(txn_.client(), dst);
+  return net::pp::build_v2(txn_.client(), dst,
+                           proxy_v2_tlvs(txn_.leg().server()->settings().pp2_options,
+                                         txn_.proxy_header(), txn_.unique_id),
+                           txn_.leg().server()->settings().pp2_options & net::pp::kOptCrc32c);
 }
 
 bool H1Connection::send_preamble(net::RawTransport& io) {

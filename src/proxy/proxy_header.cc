@@ -27,6 +27,18 @@ log::ConnError code_of(net::pp::Error e) {
 }
 }  // namespace
 
+std::vector<net::pp::Tlv> proxy_v2_tlvs(uint8_t opts, const net::pp::Header* received,
+                                        std::string_view unique_id) {
+  std::vector<net::pp::Tlv> tlvs;
+  if (opts & net::pp::kOptAuthority) {
+    if (const net::pp::Tlv* a = received ? received->tlv(net::pp::kTlvAuthority) : nullptr)
+      tlvs.push_back(*a);
+  }
+  if ((opts & net::pp::kOptUniqueId) && !unique_id.empty())
+    tlvs.push_back(net::pp::Tlv{net::pp::kTlvUniqueId, std::string(unique_id)});
+  return tlvs;
+}
+
 ProxyHeaderWait::ProxyHeaderWait(Worker& w, Listener& l, int fd, const net::SocketAddress& peer)
     : w_(w),
       l_(l),

@@ -7,16 +7,25 @@
 // `timeout client`, closes the connection and is logged as HAProxy logs it
 // ("<ci>:<cp> [<date>] <frontend>/<bind>: <fc_err_str>"). Worker-local.
 #include <cstdint>
+#include <string_view>
+#include <vector>
 
 #include "core/event_loop.h"
 #include "core/timer_wheel.h"
 #include "log/conn_error.h"
 #include "net/address.h"
+#include "net/proxy_protocol.h"
 #include "proxy/session.h"
 
 namespace sluice::proxy {
 
 class Worker;
+
+// The TLVs of a v2 header sent to a server whose `proxy-v2-options` are `opts`: the
+// authority `received` carried (a PROXY header the client connection began with), the
+// stream's unique id.
+std::vector<net::pp::Tlv> proxy_v2_tlvs(uint8_t opts, const net::pp::Header* received,
+                                        std::string_view unique_id);
 
 class ProxyHeaderWait final : public Session, public core::IoHandler {
  public:

@@ -17,6 +17,7 @@
 #include "net/proxy_protocol.h"
 #include "net/socket.h"
 #include "net/transport.h"
+#include "proxy/proxy_header.h"
 #include "proxy/server_pick.h"
 #include "proxy/worker.h"
 
@@ -354,8 +355,11 @@ bool TcpSession::send_proxy_header(int version) {
   net::SocketAddress dst;
   if (local) dst = *local;
   else net::local_address(cio_.fd(), &dst);
-  const std::string h = version == 1 ? net::pp::build_v1(client_, dst)
-                                     : net::pp::build_v2(client_, dst);
+  const uint8_t opts = leg_.server()->settings().pp2_options;
+  const std::string h =
+      version == 1 ? net::pp::build_v1(client_, dst)
+                   : net::pp::build_v2(client_, dst, proxy_v2_tlvs(opts, pp_.get(), {}),
+                                       opts & net::pp::kOptCrc32c);
   const net::IoResult r = sio_.send(h.data(), h.size(), true);
   if (r.status == net::IoStatus::kOk && r.n == h.size()) return true;
   if (r.status == net::IoStatus::kError) leg_.note_error(r.err);

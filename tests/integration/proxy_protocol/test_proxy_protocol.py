@@ -69,6 +69,15 @@ def body(resp: bytes) -> str:
     return resp.split(b"\r\n\r\n", 1)[1].decode() if b"\r\n\r\n" in resp else ""
 
 
+def crc32c(data: bytes) -> int:
+    c = 0xFFFFFFFF
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    return c ^ 0xFFFFFFFF
+
+
 def v2_header(src: tuple[str, int], dst: tuple[str, int], tlvs: bytes = b"") -> bytes:
     addrs = socket.inet_aton(src[0]) + socket.inet_aton(dst[0]) + struct.pack("!HH", src[1], dst[1])
     payload = addrs + tlvs
@@ -178,11 +187,22 @@ backend b1
 backend b2
   server s 127.0.0.1:{rec.port} send-proxy-v2
 """
+    if mode == "http":
+        # The TLVs proxy-v2-options adds: the unique id, and a CRC32C of the header.
+        p3 = free_port()
+        cfg += f"""frontend d
+  bind 127.0.0.1:{p3}
+  unique-id-format id-%[req.hdr(x-id)]
+  default_backend b3
+backend b3
+  server s 127.0.0.1:{rec.port} send-proxy-v2 proxy-v2-options unique-id,crc32c
+"""
     try:
-        sluice(cfg, wait_ports=[p1, p2])
-        for port in (p1, p2):
+        ports = (p1, p2, p3) if mode == "http" else (p1, p2)
+        sluice(cfg, wait_ports=list(ports))
+        for port in ports:
             with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
-                c.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+                c.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\nX-Id: 42\r\n\r\n")
                 got = b""
                 while not got.endswith(b"ok"):
                     d = c.recv(4096)
@@ -190,11 +210,12 @@ backend b2
                         break
                     got += d
                 assert got.startswith(b"HTTP/1.1 200"), got
-                cport = c.getsockname()[1]
-        wait_until(lambda: len(rec.results) >= 2, 5)
+                if port == p2:
+                    cport = c.getsockname()[1]
+        wait_until(lambda: len(rec.results) >= len(ports), 5)
     finally:
         rec.stop()
-    v1, v2 = rec.results
+    v1, v2 = rec.results[:2]
     line, rest = v1.split(b"\r\n", 1)
     m = re.match(rb"^PROXY TCP4 127\.0\.0\.1 127\.0\.0\.1 (\d+) (\d+)$", line)
     assert m and int(m.group(2)) == p1, v1
@@ -204,6 +225,20 @@ backend b2
     assert v2[16:24] == socket.inet_aton("127.0.0.1") * 2
     assert (src_port, dst_port) == (cport, p2)
     assert v2[28:].startswith(b"GET /x HTTP/1.1\r\n")
+    if mode == "http":
+        v3 = rec.results[2]
+        assert v3.startswith(V2_SIG + b"\x21\x11")
+        length = struct.unpack("!H", v3[14:16])[0]
+        tlvs, off = {}, 28
+        while off < 16 + length:
+            t, n = v3[off], struct.unpack("!H", v3[off + 1:off + 3])[0]
+            tlvs[t] = (off + 3, v3[off + 3:off + 3 + n])
+            off += 3 + n
+        assert tlvs[0x05][1] == b"id-42"
+        crc_at, crc = tlvs[0x03]
+        zeroed = v3[:crc_at] + b"\0\0\0\0" + v3[crc_at + 4:16 + length]
+        assert struct.unpack("!I", crc)[0] == crc32c(zeroed)
+        assert v3[16 + length:].startswith(b"GET /x HTTP/1.1\r\n")
 
 
 def test_with_debian_haproxy_both_ways(sluice, tmp_path):

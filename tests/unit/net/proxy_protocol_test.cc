@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "base/crc.h"
+
 namespace sluice::net::pp {
 namespace {
 
@@ -121,6 +123,18 @@ TEST(ProxyProtocol, BuildersRoundTrip) {
   EXPECT_EQ(h.src.to_string(), "1.2.3.4:1111");
   EXPECT_EQ(h.dst.to_string(), "5.6.7.8:2222");
   EXPECT_EQ(h.tlv(kTlvUniqueId)->value, "abc");
+  // A CRC32C TLV: the checksum of the whole header with its own four bytes at zero.
+  const std::string with_crc = build_v2(a, b, {Tlv{kTlvUniqueId, "abc"}}, true);
+  ASSERT_EQ(parse(with_crc, &h).status, Status::kDone);
+  ASSERT_NE(h.tlv(kTlvCrc32c), nullptr);
+  const std::string sum = h.tlv(kTlvCrc32c)->value;
+  ASSERT_EQ(sum.size(), 4u);
+  std::string zeroed = with_crc;
+  zeroed.replace(with_crc.size() - 4, 4, std::string(4, '\0'));
+  const uint32_t want = base::crc32c(zeroed);
+  const auto* s = reinterpret_cast<const unsigned char*>(sum.data());
+  EXPECT_EQ((uint32_t{s[0]} << 24) | (uint32_t{s[1]} << 16) | (uint32_t{s[2]} << 8) | s[3], want);
+  EXPECT_EQ(base::crc32c("123456789"), 0xE3069283u);   // the check value of CRC-32C
   // Mixed families: nothing to say about the addresses.
   sockaddr_in6 s6{};
   s6.sin6_family = AF_INET6;
