@@ -110,7 +110,11 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
       given.fetch_sub(1, std::memory_order_relaxed);
       activity_.accq_full.add();
     }
-    start_session(l, fd, peer, /*charged=*/false, std::move(slots), expect_proxy);
+    if (expect_proxy) [[unlikely]] {
+      start_proxied_session(l, fd, peer, /*charged=*/false, std::move(slots));
+      continue;
+    }
+    start_session(l, fd, peer, /*charged=*/false, std::move(slots));
   }
 }
 
@@ -283,8 +287,10 @@ void Worker::drain_handoffs() {
   Handoff h;
   while (accq_.pop(&h)) {
     if (loop_.is_running()) {
-      start_session(*h.listener, h.fd, h.peer, /*charged=*/true, std::move(h.slots),
-                    h.expect_proxy);
+      if (h.expect_proxy) [[unlikely]]
+        start_proxied_session(*h.listener, h.fd, h.peer, /*charged=*/true, std::move(h.slots));
+      else
+        start_session(*h.listener, h.fd, h.peer, /*charged=*/true, std::move(h.slots));
       continue;
     }
     // The loop is gone (hard stop): give the connection and its slots back.
@@ -295,20 +301,29 @@ void Worker::drain_handoffs() {
 }
 
 void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged,
-                           ConnSlots&& slots, bool expect_proxy) {
+                           ConnSlots&& slots) {
+  if (l.line && l.line->settings.accept_proxy) [[unlikely]] {
+    start_proxied_session(l, fd, peer, charged, std::move(slots));
+    return;
+  }
   if (!charged) {
     l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
         1, std::memory_order_relaxed);
   }
-  if (expect_proxy || (l.line && l.line->settings.accept_proxy)) [[unlikely]] {
-    // The PROXY protocol header first: the session begins once it is read.
-    auto* w = new ProxyHeaderWait(*this, l, fd, peer);
-    w->slots = std::move(slots);
-    session_opened(w);
-    w->start();
-    return;
-  }
   open_session(l, fd, peer, std::move(slots), nullptr);
+}
+
+void Worker::start_proxied_session(Listener& l, int fd, const net::SocketAddress& peer,
+                                   bool charged, ConnSlots&& slots) {
+  if (!charged) {
+    l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
+        1, std::memory_order_relaxed);
+  }
+  // The PROXY protocol header first: the session begins once it is read.
+  auto* w = new ProxyHeaderWait(*this, l, fd, peer);
+  w->slots = std::move(slots);
+  session_opened(w);
+  w->start();
 }
 
 void Worker::begin_session(Listener& l, int fd, const net::SocketAddress& peer,

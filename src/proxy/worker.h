@@ -286,9 +286,13 @@ class Worker : public core::TimerHandler {
   // (a multi-queue hand-off is charged by the thread that pushed it). The session takes
   // `slots` over. A reference, not a value: a by-value token is one more object built, moved
   // from and destroyed per connection.
-  // `expect_proxy`: a PROXY header comes first (as with the bind line's accept-proxy).
   void start_session(Listener& l, int fd, const net::SocketAddress& peer, bool charged,
-                     ConnSlots&& slots, bool expect_proxy = false);
+                     ConnSlots&& slots);
+  // The same for a connection that begins with a PROXY protocol header (accept-proxy on its
+  // bind line, or expect-proxy): the session starts once the header is read. Out of line.
+  [[gnu::noinline]] void start_proxied_session(Listener& l, int fd,
+                                               const net::SocketAddress& peer, bool charged,
+                                               ConnSlots&& slots);
   // The session itself (counted, built, started); `pp`: the PROXY header it began with.
   void open_session(Listener& l, int fd, const net::SocketAddress& peer, ConnSlots&& slots,
                     std::shared_ptr<const net::pp::Header>* pp);
