@@ -57,6 +57,17 @@ def exchange(port: int, first: bytes, request: bytes = b"GET / HTTP/1.1\r\nHost:
         return got
 
 
+def read_until(c: socket.socket, end: bytes) -> bytes:
+    """What the peer sends until it ends with `end` (or closes)."""
+    got = b""
+    while not got.endswith(end):
+        d = c.recv(4096)
+        if not d:
+            break
+        got += d
+    return got
+
+
 def closed(c: socket.socket) -> bool:
     """The peer closed without an answer (a FIN or, as HAProxy does, a reset)."""
     try:
@@ -203,12 +214,7 @@ backend b3
         for port in ports:
             with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
                 c.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\nX-Id: 42\r\n\r\n")
-                got = b""
-                while not got.endswith(b"ok"):
-                    d = c.recv(4096)
-                    if not d:
-                        break
-                    got += d
+                got = read_until(c, b"ok")
                 assert got.startswith(b"HTTP/1.1 200"), got
                 if port == p2:
                     cport = c.getsockname()[1]
@@ -300,10 +306,5 @@ frontend g
     assert exchange(port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", request=b"") == b""
     with socket.create_connection(("127.0.0.2", port), timeout=5, source_address=("127.0.0.2", 0)) as c:
         c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        got = b""
-        while not got.endswith(b"]"):
-            d = c.recv(4096)
-            if not d:
-                break
-            got += d
+        got = read_until(c, b"]")
     assert body(got) == "[src=127.0.0.2]"
