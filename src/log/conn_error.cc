@@ -6,27 +6,45 @@ namespace sluice::log {
 
 namespace {
 struct Entry {
-  int err;
   ConnError code;
+  int err;   // the errno it stands for; 0: none (the PROXY protocol's, a general error)
   std::string_view text;
   std::string_view name;
 };
 // HAProxy 3.5's texts and names, checked with its fc_err_str / bc_err_str / *_err_name.
 constexpr Entry kEntries[] = {
-    {ECONNREFUSED, ConnError::kRefused, "ECONNREFUSED returned by OS", "EREFUSED"},
-    {ECONNRESET, ConnError::kReset, "ECONNRESET returned by OS", "ERESET"},
-    {ENETUNREACH, ConnError::kUnreach, "ENETUNREACH returned by OS", "EUNREACH"},
-    {ENOMEM, ConnError::kNoMem, "ENOMEM returned by OS", "ENOMEM"},
-    {EBADF, ConnError::kBadF, "EBADF returned by OS", "EBADF"},
-    {EFAULT, ConnError::kFault, "EFAULT returned by OS", "EFAULT"},
-    {EINVAL, ConnError::kInval, "EINVAL returned by OS", "EINVAL"},
-    {ENOTCONN, ConnError::kNotConn, "ENCONN returned by OS", "ENCONN"},
-    {ENOTSOCK, ConnError::kNotSock, "ENSOCK returned by OS", "ENSOCK"},
-    {ENOBUFS, ConnError::kNoBufs, "ENOBUFS returned by OS", "ENOBUFS"},
-    {EPIPE, ConnError::kPipe, "EPIPE returned by OS", "EPIPE"},
-    {EADDRNOTAVAIL, ConnError::kFreePorts, "no free ports", "FREE_PORTS"},
-    {EADDRINUSE, ConnError::kAddrInUse, "local address already in use", "ADDR_INUSE"},
+    {ConnError::kSockErr, 0, "General socket error", "SOCK_ERR"},
+    {ConnError::kFreePorts, EADDRNOTAVAIL, "no free ports", "FREE_PORTS"},
+    {ConnError::kAddrInUse, EADDRINUSE, "local address already in use", "ADDR_INUSE"},
+    {ConnError::kPrxEmpty, 0, "Connection closed while waiting for PROXY protocol header",
+     "PRX_EMPTY"},
+    {ConnError::kPrxAbort, 0, "Connection error while waiting for PROXY protocol header",
+     "PRX_ABORT"},
+    {ConnError::kPrxTimeout, 0, "Timeout while waiting for PROXY protocol header", "PRX_TIMEOUT"},
+    {ConnError::kPrxTruncated, 0, "Truncated PROXY protocol header received", "PRX_TRUNCATED"},
+    {ConnError::kPrxNotHdr, 0,
+     "Received something which does not look like a PROXY protocol header", "PRX_NOT_HDR"},
+    {ConnError::kPrxBadHdr, 0, "Received an invalid PROXY protocol header", "PRX_BAD_HDR"},
+    {ConnError::kPrxBadProto, 0, "Received an unhandled protocol in the PROXY protocol header",
+     "PRX_BAD_PROTO"},
+    {ConnError::kRefused, ECONNREFUSED, "ECONNREFUSED returned by OS", "EREFUSED"},
+    {ConnError::kReset, ECONNRESET, "ECONNRESET returned by OS", "ERESET"},
+    {ConnError::kUnreach, ENETUNREACH, "ENETUNREACH returned by OS", "EUNREACH"},
+    {ConnError::kNoMem, ENOMEM, "ENOMEM returned by OS", "ENOMEM"},
+    {ConnError::kBadF, EBADF, "EBADF returned by OS", "EBADF"},
+    {ConnError::kFault, EFAULT, "EFAULT returned by OS", "EFAULT"},
+    {ConnError::kInval, EINVAL, "EINVAL returned by OS", "EINVAL"},
+    {ConnError::kNotConn, ENOTCONN, "ENCONN returned by OS", "ENCONN"},
+    {ConnError::kNotSock, ENOTSOCK, "ENSOCK returned by OS", "ENSOCK"},
+    {ConnError::kNoBufs, ENOBUFS, "ENOBUFS returned by OS", "ENOBUFS"},
+    {ConnError::kPipe, EPIPE, "EPIPE returned by OS", "EPIPE"},
 };
+
+const Entry* entry(ConnError c) {
+  for (const Entry& e : kEntries)
+    if (e.code == c) return &e;
+  return nullptr;
+}
 }  // namespace
 
 ConnError conn_error_of_errno(int err) {
@@ -36,45 +54,15 @@ ConnError conn_error_of_errno(int err) {
   return ConnError::kSockErr;
 }
 
-namespace {
-struct PrxEntry {
-  ConnError code;
-  std::string_view text;
-  std::string_view name;
-};
-constexpr PrxEntry kPrx[] = {
-    {ConnError::kPrxEmpty, "Connection closed while waiting for PROXY protocol header",
-     "PRX_EMPTY"},
-    {ConnError::kPrxAbort, "Connection error while waiting for PROXY protocol header",
-     "PRX_ABORT"},
-    {ConnError::kPrxTimeout, "Timeout while waiting for PROXY protocol header", "PRX_TIMEOUT"},
-    {ConnError::kPrxTruncated, "Truncated PROXY protocol header received", "PRX_TRUNCATED"},
-    {ConnError::kPrxNotHdr, "Received something which does not look like a PROXY protocol header",
-     "PRX_NOT_HDR"},
-    {ConnError::kPrxBadHdr, "Received an invalid PROXY protocol header", "PRX_BAD_HDR"},
-    {ConnError::kPrxBadProto, "Received an unhandled protocol in the PROXY protocol header",
-     "PRX_BAD_PROTO"},
-};
-}  // namespace
-
 std::string_view conn_error_text(ConnError c) {
   if (c == ConnError::kNone) return "Success";
-  for (const PrxEntry& e : kPrx)
-    if (e.code == c) return e.text;
-  if (c == ConnError::kSockErr) return "General socket error";
-  for (const Entry& e : kEntries)
-    if (e.code == c) return e.text;
-  return "Unknown error";
+  const Entry* e = entry(c);
+  return e ? e->text : "Unknown error";
 }
 
 std::string_view conn_error_name(ConnError c) {
-  if (c == ConnError::kNone) return "";
-  for (const PrxEntry& e : kPrx)
-    if (e.code == c) return e.name;
-  if (c == ConnError::kSockErr) return "SOCK_ERR";
-  for (const Entry& e : kEntries)
-    if (e.code == c) return e.name;
-  return "";
+  const Entry* e = entry(c);
+  return e ? e->name : "";
 }
 
 }  // namespace sluice::log

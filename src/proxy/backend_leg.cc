@@ -71,7 +71,8 @@ ConnectError BackendLeg::connect_failure(const base::Error& e) {
 }
 
 void BackendLeg::note_error(int err) {
-  if (err_ == kNoErr || err_ == 0) err_ = static_cast<uint8_t>(log::conn_error_of_errno(err));
+  // The first error stands (a reset seen while reading, then the write that fails after it).
+  if (err_ == kNoErr) err_ = static_cast<uint8_t>(log::conn_error_of_errno(err));
 }
 
 void BackendLeg::reuse() {

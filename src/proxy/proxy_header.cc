@@ -52,10 +52,8 @@ ProxyHeaderWait::~ProxyHeaderWait() = default;
 void ProxyHeaderWait::start() {
   if (!w_.loop().add(fd_, EPOLLIN | EPOLLRDHUP | EPOLLET, this)) {
     w_.fe_counters(l_.proxy->index).eint.add();
-    net::close_socket(fd_);
-    fd_ = -1;
-    w_.release_thread_load(l_);
-    close();
+    done_ = true;
+    drop(false);
     return;
   }
   // `timeout client` bounds the wait, as HAProxy bounds its handshakes.
@@ -137,18 +135,18 @@ void ProxyHeaderWait::fail(log::ConnError why) {
                    log::connection_error_line(peer_, accept_wall_us_, fs.name, bind,
                                               log::conn_error_text(why)));
   }
-  w_.loop().remove(fd_);
-  net::close_with_reset(fd_);
-  fd_ = -1;
-  w_.release_thread_load(l_);
-  close();
+  drop(true);
 }
 
 void ProxyHeaderWait::abort(const char*) {
   if (done_) return;
   done_ = true;
   w_.loop().timers().cancel(timer_);
-  w_.loop().remove(fd_);
+  drop(true);
+}
+
+void ProxyHeaderWait::drop(bool watched) {
+  if (watched) w_.loop().remove(fd_);
   net::close_with_reset(fd_);
   fd_ = -1;
   w_.release_thread_load(l_);

@@ -47,6 +47,9 @@ class ProxyHeaderWait final : public Session, public core::IoHandler {
   // Ends without a session: logged with `why` (HAProxy's fc_err), the socket closed.
   void fail(log::ConnError why);
   void close();
+  // Closes the socket with a reset (`watched`: leaves the loop first), gives the listener's
+  // count back and ends this object.
+  void drop(bool watched);
 
   Worker& w_;
   Listener& l_;
