@@ -160,7 +160,7 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"server", "enabled", "cancels `disabled`"},
         {"server", "send-proxy", "each connection to the server opens with a PROXY protocol v1 header carrying the client's addresses (as the session sees them); such a connection serves that client only (never shared through the idle pool); `no-send-proxy` cancels it"},
         {"server", "send-proxy-v2", "the same with the binary v2 header; `no-send-proxy-v2` cancels it"},
-        {"server", "proxy-v2-options <opt>[,<opt>...]", "TLVs of the v2 header: unique-id (the stream's unique id), crc32c (a checksum of the header), authority (the authority TLV the client's own PROXY header carried); ssl, cert-cn, ssl-cipher, cert-sig and cert-key need TLS and are refused"},
+        {"server", "proxy-v2-options <opt>[,<opt>...]", "TLVs of the v2 header: unique-id (the stream's unique id), crc32c (a checksum of the header), authority (the authority TLV the client's own PROXY header carried); ssl, cert-cn, ssl-cipher, cert-sig and cert-key need TLS and are refused; without send-proxy-v2 it does nothing (a warning says so; HAProxy is silent)"},
         {"timeout", "connect <time>", "connection to a server"},
         {"timeout", "client <time>", "client inactivity"},
         {"timeout", "server <time>", "server inactivity"},

@@ -194,6 +194,9 @@ void kw_server(Parser& p, Line& l) {
   if (!r.ok()) throw ConfigError{fmt::format("{} : {}", head, r.error().message)};
   s.addr = r.value();
   parse_server_options(p, l, 3, s, head);
+  // HAProxy takes proxy-v2-options without send-proxy-v2 and sends nothing: say so.
+  if (s.pp2_options && s.send_proxy != 2)
+    p.warning(fmt::format("{} : 'proxy-v2-options' has no effect without 'send-proxy-v2'.", head));
   px.servers.push_back(std::move(s));
 }
 

@@ -39,6 +39,19 @@ TEST(ProxyProtocolKeywords, BindAndServerOptions) {
             net::pp::kOptUniqueId | net::pp::kOptCrc32c | net::pp::kOptAuthority);
 }
 
+// HAProxy 3.5 takes proxy-v2-options without send-proxy-v2 and sends no header: a warning
+// with the line says it does nothing.
+TEST(ProxyProtocolKeywords, OptionsWithoutSendProxyV2Warn) {
+  auto r = parse("backend b\n  server s 1.1.1.1:1 send-proxy proxy-v2-options crc32c\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.contains("[f.cfg:2] : 'server b/s' : 'proxy-v2-options' has no effect without "
+                         "'send-proxy-v2'."))
+      << r.all();
+  r = parse("backend b\n  default-server proxy-v2-options crc32c\n"
+            "  server s 1.1.1.1:1 send-proxy-v2\n");
+  EXPECT_FALSE(r.contains("has no effect")) << r.all();
+}
+
 TEST(ProxyProtocolKeywords, Errors) {
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 send-proxy-v2 proxy-v2-options foo\n")
                   .contains("'server b/s' : 'foo' : proxy v2 option not implemented."));
