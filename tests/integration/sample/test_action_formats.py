@@ -21,13 +21,15 @@ REQ = ("a%[req.hdr(nope)]b s=%s b=%b f=%f ft=%ft ci=%{+Q}ci fi=%fi fp=%{+X}fp r=
        "sc=%sc rc=%rc sq=%sq bq=%bq ts=%ts tsc=%tsc si=%si sp=%sp hr=%hr rt=%rt")
 RES = "s=%s b=%b si=%si sp=%sp ST=%ST rt=%rt Tw=%Tw"
 
-CONFIG = """
+DEFAULTS = """
 defaults
   mode http
   timeout client 5s
   timeout server 5s
   timeout connect 2s
-frontend fe
+"""
+
+CONFIG = DEFAULTS + """frontend fe
   bind 127.0.0.1:{port}
   http-request set-header X-A "{req}"
   http-request set-header X-T "t=%Ts%ms pid=%pid"
@@ -92,13 +94,7 @@ def test_log_format_aliases_in_rule_formats():
         server.stop()
 
 
-CAPTURE_CONFIG = """
-defaults
-  mode http
-  timeout client 5s
-  timeout server 5s
-  timeout connect 2s
-frontend fe
+CAPTURE_CONFIG = DEFAULTS + """frontend fe
   bind 127.0.0.1:{port}
   http-request set-query %[query,regsub(&?debug=[^&]*,)]
   http-request set-var(txn.q) "capture.req.uri"
