@@ -165,9 +165,7 @@ class H1Connection final : public Session {
   void enter_tunnel();
   bool tunnel();
   void out_of_memory();
-  // The PROXY protocol header (`send-proxy` 1, `send-proxy-v2` 2) of this client for the
-  // server; send_preamble() sends what is left of it (false, errno set, until all is gone).
-  std::string proxy_header_for_server(int version) const;
+  // Sends what is left of srv_preamble_ (false, errno set, until all of it is gone).
   bool send_preamble(net::RawTransport& io);
   // A read or write on the client failed with `err`: fc_err's code. Cold, out of line.
   [[gnu::cold, gnu::noinline]] void client_failed(int err);

@@ -16,8 +16,6 @@
 #include "base/strings.h"
 #include "http/forward.h"
 #include "proxy/h1_internal.h"
-#include "net/proxy_protocol.h"
-#include "net/socket.h"
 #include "net/transport.h"
 #include "proxy/proxy_header.h"
 #include "proxy/server_pick.h"
@@ -190,8 +188,9 @@ void H1Connection::start_connect() {
   txn_.reused_server_conn = false;
   // send-proxy: the PROXY protocol header goes first on the new connection.
   srv_preamble_.clear();
-  if (int v = txn_.leg().server()->settings().send_proxy) [[unlikely]]
-    srv_preamble_ = proxy_header_for_server(v);
+  if (const lb::ServerSettings& ss = txn_.leg().server()->settings(); ss.send_proxy) [[unlikely]]
+    srv_preamble_ = proxy_header_for(ss, txn_.client(), txn_.local_addr(), cio_.fd(),
+                                     txn_.proxy_header(), txn_.unique_id);
   // The request is sent right after connect() (below): its first segment carries the ACK
   // (option tcp-smart-connect, on by default).
   net::ConnectOptions opts;
@@ -249,19 +248,6 @@ void H1Connection::start_connect() {
     }
   }
   arm_timeout();
-}
-
-std::string H1Connection::proxy_header_for_server(int version) const {
-  // The client's addresses as the session sees them (a PROXY header received, set-src...).
-  const net::SocketAddress* local = txn_.local_addr();
-  net::SocketAddress dst;
-  if (local) dst = *local;
-  else net::local_address(cio_.fd(), &dst);
-  if (version == 1) return net::pp::build_v1(txn_.client(), dst);
-  return net::pp::build_v2(txn_.client(), dst,
-                           proxy_v2_tlvs(txn_.leg().server()->settings().pp2_options,
-                                         txn_.proxy_header(), txn_.unique_id),
-                           txn_.leg().server()->settings().pp2_options & net::pp::kOptCrc32c);
 }
 
 bool H1Connection::send_preamble(net::RawTransport& io) {

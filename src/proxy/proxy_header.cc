@@ -27,8 +27,14 @@ log::ConnError code_of(net::pp::Error e) {
 }
 }  // namespace
 
-std::vector<net::pp::Tlv> proxy_v2_tlvs(uint8_t opts, const net::pp::Header* received,
-                                        std::string_view unique_id) {
+std::string proxy_header_for(const lb::ServerSettings& srv, const net::SocketAddress& client,
+                             const net::SocketAddress* local, int client_fd,
+                             const net::pp::Header* received, std::string_view unique_id) {
+  net::SocketAddress dst;
+  if (local) dst = *local;
+  else net::local_address(client_fd, &dst);
+  if (srv.send_proxy == 1) return net::pp::build_v1(client, dst);
+  const uint8_t opts = srv.pp2_options;
   std::vector<net::pp::Tlv> tlvs;
   if (opts & net::pp::kOptAuthority) {
     if (const net::pp::Tlv* a = received ? received->tlv(net::pp::kTlvAuthority) : nullptr)
@@ -36,7 +42,7 @@ std::vector<net::pp::Tlv> proxy_v2_tlvs(uint8_t opts, const net::pp::Header* rec
   }
   if ((opts & net::pp::kOptUniqueId) && !unique_id.empty())
     tlvs.push_back(net::pp::Tlv{net::pp::kTlvUniqueId, std::string(unique_id)});
-  return tlvs;
+  return net::pp::build_v2(client, dst, tlvs, opts & net::pp::kOptCrc32c);
 }
 
 ProxyHeaderWait::ProxyHeaderWait(Worker& w, Listener& l, int fd, const net::SocketAddress& peer)

@@ -7,11 +7,12 @@
 // `timeout client`, closes the connection and is logged as HAProxy logs it
 // ("<ci>:<cp> [<date>] <frontend>/<bind>: <fc_err_str>"). Worker-local.
 #include <cstdint>
+#include <string>
 #include <string_view>
-#include <vector>
 
 #include "core/event_loop.h"
 #include "core/timer_wheel.h"
+#include "lb/server.h"
 #include "log/conn_error.h"
 #include "net/address.h"
 #include "net/proxy_protocol.h"
@@ -21,11 +22,13 @@ namespace sluice::proxy {
 
 class Worker;
 
-// The TLVs of a v2 header sent to a server whose `proxy-v2-options` are `opts`: the
-// authority `received` carried (a PROXY header the client connection began with), the
-// stream's unique id.
-std::vector<net::pp::Tlv> proxy_v2_tlvs(uint8_t opts, const net::pp::Header* received,
-                                        std::string_view unique_id);
+// The header `send-proxy` (v1) or `send-proxy-v2` sends to `srv` for a client at `client`
+// reaching `local` (null: asked of the kernel for `client_fd`), as the session sees them.
+// The v2 header carries what `proxy-v2-options` asks: the authority `received` carried (the
+// PROXY header the client connection began with), the stream's unique id, a CRC32C.
+std::string proxy_header_for(const lb::ServerSettings& srv, const net::SocketAddress& client,
+                             const net::SocketAddress* local, int client_fd,
+                             const net::pp::Header* received, std::string_view unique_id);
 
 class ProxyHeaderWait final : public Session, public core::IoHandler {
  public:

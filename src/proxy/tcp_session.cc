@@ -14,7 +14,6 @@
 #include "base/clock.h"
 #include "base/strings.h"
 #include "log/line.h"
-#include "net/proxy_protocol.h"
 #include "net/socket.h"
 #include "net/transport.h"
 #include "proxy/proxy_header.h"
@@ -331,8 +330,8 @@ void TcpSession::out_of_memory() {
 }
 
 void TcpSession::on_connected() {
-  if (int v = leg_.server()->settings().send_proxy) [[unlikely]] {
-    if (!send_proxy_header(v)) return;
+  if (leg_.server()->settings().send_proxy) [[unlikely]] {
+    if (!send_proxy_header()) return;
   }
   state_ = State::kEstablished;
   leg_.connected();
@@ -347,19 +346,12 @@ void TcpSession::on_connected() {
   }
 }
 
-bool TcpSession::send_proxy_header(int version) {
+bool TcpSession::send_proxy_header() {
   // send-proxy: the PROXY protocol header opens the connection, with the client's addresses
   // as the session sees them. A freshly connected socket takes its hundred bytes whole; a
   // socket that does not is failing, and the session ends as a server failure.
-  const net::SocketAddress* local = local_address();
-  net::SocketAddress dst;
-  if (local) dst = *local;
-  else net::local_address(cio_.fd(), &dst);
-  const uint8_t opts = leg_.server()->settings().pp2_options;
-  const std::string h =
-      version == 1 ? net::pp::build_v1(client_, dst)
-                   : net::pp::build_v2(client_, dst, proxy_v2_tlvs(opts, pp_.get(), {}),
-                                       opts & net::pp::kOptCrc32c);
+  const std::string h = proxy_header_for(leg_.server()->settings(), client_, local_address(),
+                                         cio_.fd(), pp_.get(), {});
   const net::IoResult r = sio_.send(h.data(), h.size(), true);
   if (r.status == net::IoStatus::kOk && r.n == h.size()) return true;
   if (r.status == net::IoStatus::kError) leg_.note_error(r.err);

@@ -114,8 +114,8 @@ class TcpSession final : public Session, public StreamTimes {
   void enter_queue();
   void leave_queue();
   void on_connected();
-  // send-proxy (1) / send-proxy-v2 (2): the header to the server; false when the session ended.
-  bool send_proxy_header(int version);
+  // send-proxy / send-proxy-v2: the header to the server; false when the session ended.
+  bool send_proxy_header();
   void out_of_memory();
   void on_connect_failed(const ConnectError& e);
   void pump();
