@@ -319,6 +319,12 @@ void Worker::start_proxied_session(Listener& l, int fd, const net::SocketAddress
     l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
         1, std::memory_order_relaxed);
   }
+  // A connection now (conn_tot, conn_rate, smax), whether its header comes right or not,
+  // as HAProxy counts it; a session once the header is read.
+  auto& fc = fe_counters(l.proxy->index);
+  fc.conn_tot.add();
+  fc.conn_rate.add(loop_.now_ms());
+  fc.smax.raise_to(static_cast<uint64_t>(l.proxy->feconn.current()));
   // The PROXY protocol header first: the session begins once it is read.
   auto* w = new ProxyHeaderWait(*this, l, fd, peer);
   w->slots = std::move(slots);
@@ -340,8 +346,10 @@ void Worker::begin_session(Listener& l, int fd, const net::SocketAddress& peer,
   activity_.sess_started.add();
   auto& fc = fe_counters(fe.index);
   uint64_t now = loop_.now_ms();
-  fc.conn_tot.add();
-  fc.conn_rate.add(now);
+  if (!pp) {   // a connection that began with a PROXY header was counted when accepted
+    fc.conn_tot.add();
+    fc.conn_rate.add(now);
+  }
   // With tcp-request session rules the session counts once they let it through.
   if (fe.settings.tcp_session_rules.empty()) {
     fc.stot.add();

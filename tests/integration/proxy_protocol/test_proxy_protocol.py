@@ -308,3 +308,22 @@ frontend g
         c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         got = read_until(c, b"]")
     assert body(got) == "[src=127.0.0.2]"
+
+
+def test_refused_header_counts_a_connection_not_a_session(sluice):
+    """As HAProxy 3.5 counts them: a connection whose header is refused is in the frontend's
+    conn_tot, but is no session and no request; one whose header is read is both."""
+    from sluice_harness import cli, parse_show_stat, short_tmpdir, stat_row
+    port = free_port()
+    sock = f"{short_tmpdir()}/s.sock"
+    cfg = accept_config(port).replace("global\n", f"global\n  stats socket {sock} level admin\n", 1)
+    sluice(cfg, wait_ports=[port], wait_unix=[sock])
+    assert exchange(port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", request=b"") == b""
+    assert body(exchange(port, b"PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n")).startswith("[src=1.2.3.4")
+
+    def row():
+        return stat_row(parse_show_stat(cli(sock, "show stat"))[1], "f", "FRONTEND")
+
+    wait_until(lambda: row()["req_tot"] == "1", 5)
+    r = row()
+    assert (r["conn_tot"], r["stot"], r["req_tot"]) == ("2", "1", "1"), r
