@@ -5,7 +5,7 @@
 // Thread rules: pick() is called by any thread at any time and takes no lock (leastconn is
 // the one exception, see leastconn.h). rebuild() is called by the owning Backend with its
 // writer mutex held, after a weight or usable state changed: the algorithm builds a new
-// immutable snapshot from the servers' eweight()/usable() and publishes it (snapshot.h).
+// immutable snapshot from the servers' eweight()/usable() and publishes it (base/published.h).
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -3,7 +3,7 @@
 // worker without locks. Run-time changes (weights, usable state, slow start) go through the
 // writer methods below, which are serialized by one mutex that no pick ever waits on: they
 // update the server's atomics and make every algorithm publish a new immutable snapshot
-// (snapshot.h), so a change takes effect on every thread at its next pick.
+// (base/published.h), so a change takes effect on every thread at its next pick.
 #include <atomic>
 #include <cstdint>
 #include <functional>

@@ -9,7 +9,7 @@
 #include "lb/algorithm.h"
 #include "lb/hash_table.h"
 #include "lb/roundrobin.h"
-#include "lb/snapshot.h"
+#include "base/published.h"
 
 namespace sluice::lb {
 
@@ -27,7 +27,7 @@ class KeyHash : public Algorithm {
   HashSettings h_;
   const char* name_;
   std::string hdr_name_;
-  Published<HashTable> table_;
+  base::Published<HashTable> table_;
   RoundRobin fallback_;
 };
 

@@ -5,7 +5,7 @@
 // order. A draw is one index into a weighted slot table (a snapshot, like roundrobin's), so a
 // pick costs O(draws) whatever the number of servers. The random source is per thread.
 #include "lb/algorithm.h"
-#include "lb/snapshot.h"
+#include "base/published.h"
 
 namespace sluice::lb {
 
@@ -26,7 +26,7 @@ class Random : public Algorithm {
   };
   std::vector<Server*> servers_;
   int draws_;
-  Published<Slots> slots_;
+  base::Published<Slots> slots_;
 };
 
 }  // namespace sluice::lb

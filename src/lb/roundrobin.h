@@ -6,14 +6,14 @@
 // is exact over all threads together.
 //
 // Dynamic: rebuild() (a weight, usable or slow-start change) publishes a new schedule as an
-// immutable snapshot (snapshot.h); picks already running finish on the old one. Building
+// immutable snapshot (base/published.h); picks already running finish on the old one. Building
 // costs O(schedule length x servers), off the pick path.
 #include <atomic>
 #include <cstdint>
 #include <vector>
 
 #include "lb/algorithm.h"
-#include "lb/snapshot.h"
+#include "base/published.h"
 
 namespace sluice::lb {
 
@@ -42,7 +42,7 @@ class RoundRobin : public Algorithm {
   std::unique_ptr<Schedule> build() const;
 
   std::vector<Server*> servers_;
-  Published<Schedule> schedule_;
+  base::Published<Schedule> schedule_;
   alignas(64) std::atomic<uint64_t> cursor_{0};
 };
 

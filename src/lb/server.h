@@ -23,7 +23,7 @@
 #include <mutex>
 #include <string>
 
-#include "lb/snapshot.h"
+#include "base/published.h"
 #include "net/address.h"
 
 namespace sluice::lb {
@@ -202,7 +202,7 @@ class Server {
 
   // The address to connect to for a client that connected to `client_dst`. Reads the
   // currently published endpoint. Any thread; must not be called while the calling thread
-  // holds another snapshot Guard (one hazard slot per thread, see snapshot.h).
+  // holds another snapshot Guard (one hazard slot per thread, see base/published.h).
   net::SocketAddress target(const net::SocketAddress& client_dst) const;
   // A copy of the current endpoint (the configured one until `set server addr`). Any thread,
   // same Guard rule as target().
@@ -246,7 +246,7 @@ class Server {
   std::atomic<int> conns_{0};
   ConnObserver* observer_ = nullptr;
   uint64_t up_since_ms_ = 0;   // writer side only
-  Published<ServerEndpoint> endpoint_;
+  base::Published<ServerEndpoint> endpoint_;
   std::mutex endpoint_writer_;
   std::atomic<int> maxconn_;
   CheckState check_;

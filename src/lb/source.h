@@ -6,7 +6,7 @@
 #include "lb/algorithm.h"
 #include "lb/hash_table.h"
 #include "lb/roundrobin.h"
-#include "lb/snapshot.h"
+#include "base/published.h"
 
 namespace sluice::lb {
 
@@ -20,7 +20,7 @@ class SourceHash : public Algorithm {
  private:
   std::vector<Server*> servers_;
   HashSettings h_;
-  Published<HashTable> table_;
+  base::Published<HashTable> table_;
   RoundRobin fallback_;
 };
 

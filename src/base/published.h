@@ -17,7 +17,7 @@
 #include <memory>
 #include <vector>
 
-namespace sluice::lb {
+namespace sluice::base {
 
 namespace hazard {
 struct alignas(64) Slot {
@@ -91,4 +91,4 @@ class Published {
   std::vector<const T*> retired_;   // writer side only
 };
 
-}  // namespace sluice::lb
+}  // namespace sluice::base

@@ -1,9 +1,9 @@
-#include "lb/snapshot.h"
+#include "base/published.h"
 
 #include <cstdio>
 #include <cstdlib>
 
-namespace sluice::lb::hazard {
+namespace sluice::base::hazard {
 
 namespace {
 
@@ -34,7 +34,7 @@ Slot* claim() {
       return &g_slots[i];
     }
   }
-  std::fputs("sluice: lb: more than 2048 threads read server snapshots\n", stderr);
+  std::fputs("sluice: more than 2048 threads read published snapshots\n", stderr);
   std::abort();
 }
 
@@ -52,4 +52,4 @@ bool in_use(const void* p) {
   return false;
 }
 
-}  // namespace sluice::lb::hazard
+}  // namespace sluice::base::hazard
