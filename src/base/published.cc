@@ -9,29 +9,33 @@ namespace {
 
 // nbthread is at most 1024; the rest is room for the main thread, CLI and test threads.
 constexpr int kSlots = 2048;
-Slot g_slots[kSlots];
-std::atomic<int> g_high{0};   // slots [0, g_high) may have been claimed
+struct Slots {
+  Slot slot[kSlots];
+  std::atomic<int> high{0};   // slots [0, high) may have been claimed
+};
+Slots g_domains[kDomains];
 
 struct Owner {
-  Slot* slot = nullptr;
+  Slot* slot[kDomains] = {};
   ~Owner() {
-    if (slot) {
-      slot->ptr.store(nullptr, std::memory_order_release);
-      slot->owned.store(false, std::memory_order_release);
+    for (Slot* s : slot) {
+      if (!s) continue;
+      s->ptr.store(nullptr, std::memory_order_release);
+      s->owned.store(false, std::memory_order_release);
     }
   }
 };
 thread_local Owner t_owner;
 
-Slot* claim() {
+Slot* claim(Slots& d) {
   for (int i = 0; i < kSlots; ++i) {
     bool expected = false;
-    if (!g_slots[i].owned.load(std::memory_order_relaxed) &&
-        g_slots[i].owned.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
-      int h = g_high.load(std::memory_order_relaxed);
-      while (h < i + 1 && !g_high.compare_exchange_weak(h, i + 1, std::memory_order_seq_cst)) {
+    if (!d.slot[i].owned.load(std::memory_order_relaxed) &&
+        d.slot[i].owned.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+      int h = d.high.load(std::memory_order_relaxed);
+      while (h < i + 1 && !d.high.compare_exchange_weak(h, i + 1, std::memory_order_seq_cst)) {
       }
-      return &g_slots[i];
+      return &d.slot[i];
     }
   }
   std::fputs("sluice: more than 2048 threads read published snapshots\n", stderr);
@@ -40,15 +44,17 @@ Slot* claim() {
 
 }  // namespace
 
-Slot& my_slot() {
-  if (!t_owner.slot) t_owner.slot = claim();
-  return *t_owner.slot;
+Slot& my_slot(Domain d) {
+  const auto i = static_cast<int>(d);
+  if (!t_owner.slot[i]) t_owner.slot[i] = claim(g_domains[i]);
+  return *t_owner.slot[i];
 }
 
-bool in_use(const void* p) {
-  int h = g_high.load(std::memory_order_seq_cst);
+bool in_use(Domain d, const void* p) {
+  const Slots& s = g_domains[static_cast<int>(d)];
+  int h = s.high.load(std::memory_order_seq_cst);
   for (int i = 0; i < h; ++i)
-    if (g_slots[i].ptr.load(std::memory_order_seq_cst) == p) return true;
+    if (s.slot[i].ptr.load(std::memory_order_seq_cst) == p) return true;
   return false;
 }
 

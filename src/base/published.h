@@ -10,9 +10,12 @@
 // thus bounded by (live snapshot + snapshots still being read), not by the number of
 // changes, which matters for slow start and flapping health checks.
 //
-// One slot per thread: a thread holds at most one Guard at a time (asserted in debug builds).
-// Slots are claimed on a thread's first read and given back when the thread exits.
+// One slot per thread and domain: a thread holds at most one Guard of a domain at a time.
+// Users whose reads may nest pick different domains (the balance algorithms read theirs while
+// a rule reads a map's). Slots are claimed on a thread's first read and given back when the
+// thread exits.
 #include <atomic>
+#include <cstdint>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -24,10 +27,13 @@ struct alignas(64) Slot {
   std::atomic<const void*> ptr{nullptr};
   std::atomic<bool> owned{false};
 };
-// The calling thread's slot. Any thread.
-Slot& my_slot();
-// True if some thread's slot holds `p`. Writer side.
-bool in_use(const void* p);
+// Who reads snapshots; a domain's slots are separate from another's.
+enum class Domain : uint8_t { kBalance, kPatterns };
+inline constexpr int kDomains = 2;
+// The calling thread's slot in domain `d`. Any thread.
+Slot& my_slot(Domain d);
+// True if some thread's slot of domain `d` holds `p`. Writer side.
+bool in_use(Domain d, const void* p);
 }  // namespace hazard
 
 template <class T>
@@ -48,7 +54,8 @@ class Published {
     hazard::Slot* s_;
   };
 
-  explicit Published(std::unique_ptr<T> first) : cur_(first.release()) {}
+  explicit Published(std::unique_ptr<T> first, hazard::Domain d = hazard::Domain::kBalance)
+      : cur_(first.release()), domain_(d) {}
   Published(const Published&) = delete;
   Published& operator=(const Published&) = delete;
   ~Published() {
@@ -58,7 +65,7 @@ class Published {
 
   // The current snapshot, valid while the Guard lives. Any thread.
   Guard read() const {
-    hazard::Slot& s = hazard::my_slot();
+    hazard::Slot& s = hazard::my_slot(domain_);
     const T* p = cur_.load(std::memory_order_acquire);
     for (;;) {
       s.ptr.store(p, std::memory_order_seq_cst);
@@ -81,13 +88,14 @@ class Published {
   void reclaim() {
     std::vector<const T*> keep;
     for (const T* r : retired_) {
-      if (hazard::in_use(r)) keep.push_back(r);
+      if (hazard::in_use(domain_, r)) keep.push_back(r);
       else delete r;
     }
     retired_.swap(keep);
   }
 
   std::atomic<const T*> cur_;
+  hazard::Domain domain_;
   std::vector<const T*> retired_;   // writer side only
 };
 

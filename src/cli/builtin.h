@@ -45,4 +45,7 @@ std::string help_text(const std::vector<std::string>& words, bool unknown, bool 
 void cmd_get_var(const CommandContext& ctx, const std::vector<std::string>& words, std::string* out);
 void cmd_set_var(const CommandContext& ctx, const std::vector<std::string>& words, std::string* out);
 
+// The maps' and ACLs' commands (map_commands.cc).
+std::vector<Command> map_commands();
+
 }  // namespace sluice::cli

@@ -217,7 +217,7 @@ const char* level_name(Level level) {
 
 std::vector<Command> builtin_commands() {
   // Usage and help texts are HAProxy's, so that `help` output reads the same.
-  return {
+  std::vector<Command> table = {
       {{"help"}, "", "", Level::kUser, cmd_help},
       {{"prompt"}, "", "", Level::kUser, cmd_prompt},
       {{"quit"}, "", "", Level::kUser, cmd_quit},
@@ -256,6 +256,8 @@ std::vector<Command> builtin_commands() {
       {{"set", "var"}, "set var <name> [fmt|expr] {<fmt>|<expr>}",
        "set variable from an expression or a format", Level::kOperator, cmd_set_var, nullptr, true},
   };
+  for (auto& c : map_commands()) table.push_back(std::move(c));
+  return table;
 }
 
 void register_command(Command command) {

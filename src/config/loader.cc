@@ -18,6 +18,7 @@
 #include "config/preprocessor_condition.h"
 #include "config/parser.h"
 #include "config/tokenizer.h"
+#include "pattern/pattern.h"
 
 namespace sluice::config {
 
@@ -32,6 +33,8 @@ LoadResult run(const std::vector<SourceFile>& files, const LoadOptions& options,
                const DiagnosticSink& sink, bool apply_env) {
   LoadResult result;
   Parser p(options, sink);
+  // Pattern files belong to one configuration: a new load reads them afresh.
+  pattern::Registry::global().reset();
   try {
     p.env.set("HAPROXY_BRANCH", base::kHaproxyCompatVersion, true);
     p.env.set("HAPROXY_STARTUP_VERSION", base::kVersion, false);
@@ -60,6 +63,7 @@ LoadResult run(const std::vector<SourceFile>& files, const LoadOptions& options,
       ConfigModel m;
       for (const auto& f : files) m.files.push_back(f.name);
       if (p.finish(&m)) result.model = std::move(m);
+      if (result.model) pattern::Registry::global().finalize_ids();
     }
     if (apply_env && result.model) p.env.apply_to_process();
   } catch (const std::exception& e) {

@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "config/preprocessor_condition.h"
+#include "pattern/pattern.h"
 
 namespace sluice::config {
 
@@ -131,6 +132,7 @@ void Parser::parse_file(std::string_view text, const std::string& name, int pass
     while (pos < text.size() && !stop_file_) {
       ++line_no;
       cur_line = line_no;
+      pattern::set_config_line(cur_file, cur_line);
       auto lf = text.find('\n', pos);
       std::size_t end = lf == std::string_view::npos ? text.size() : lf;
       std::string_view raw = text.substr(pos, end - pos);

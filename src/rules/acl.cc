@@ -110,83 +110,30 @@ bool compatible(MatchMethod m, sample::Type t) {
   return sample::can_cast(t, method_type(m));
 }
 
-bool parse_i64(std::string_view s, int64_t* out) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-// "3.1" -> 3 << 16 | 1, "3" -> 3 << 16: `req_ssl_ver`'s patterns (HAProxy's dotted versions).
-bool parse_dotted(std::string_view s, int64_t* out) {
-  auto dot = s.find('.');
-  int64_t major = 0, minor = 0;
-  if (!parse_i64(s.substr(0, dot), &major) || major < 0 || major > 65535) return false;
-  if (dot != std::string_view::npos &&
-      (!parse_i64(s.substr(dot + 1), &minor) || minor < 0 || minor > 65535))
-    return false;
-  *out = major << 16 | minor;
-  return true;
-}
-
-base::Result<IntRange> parse_int_pattern(std::string_view op, std::string_view s, bool dotted) {
-  if (dotted) {
-    // Versions: a value or a range, no operators.
-    IntRange r;
-    auto colon = s.find(':');
-    std::string_view lo = s.substr(0, colon);
-    std::string_view hi = colon == std::string_view::npos ? lo : s.substr(colon + 1);
-    bool ok = (lo.empty() || parse_dotted(lo, &r.min)) && (hi.empty() || parse_dotted(hi, &r.max)) &&
-              !(lo.empty() && hi.empty()) && op.empty();
-    if (!ok) return base::Error::text(fmt::format("'{}' is not a dotted number", s));
-    return r;
-  }
-  IntRange r;
-  auto bad = [&] { return base::Error::text(fmt::format("'{}' is not a number", s)); };
-  auto bad_range = [&] { return base::Error::text(fmt::format("'{}' is not a valid number range", s)); };
-  if (!op.empty()) {
-    int64_t v = 0;
-    if (!parse_i64(s, &v))
-      return base::Error::text(fmt::format("'{}' is not a valid integer after operator '{}'", s, op));
-    if (op == "eq" || op == "ne") {
-      r.min = r.max = v;
-      r.negate = op == "ne";
-    } else if (op == "lt") {
-      if (v == INT64_MIN) return bad();
-      r.max = v - 1;
-    } else if (op == "le") {
-      r.max = v;
-    } else if (op == "gt") {
-      if (v == INT64_MAX) return bad();
-      r.min = v + 1;
-    } else {
-      r.min = v;
-    }
-    return r;
-  }
-  auto colon = s.find(':');
-  if (colon == std::string_view::npos) {
-    int64_t v = 0;
-    if (!parse_i64(s, &v)) return bad();
-    r.min = r.max = v;
-    return r;
-  }
-  std::string_view lo = s.substr(0, colon), hi = s.substr(colon + 1);
-  if (lo.empty() && hi.empty()) return bad_range();
-  if (!lo.empty() && !parse_i64(lo, &r.min)) return bad_range();
-  if (!hi.empty() && !parse_i64(hi, &r.max)) return bad_range();
-  if (r.min > r.max) return bad_range();
-  return r;
-}
-
 bool is_op(std::string_view w) {
   return w == "eq" || w == "ne" || w == "lt" || w == "le" || w == "gt" || w == "ge";
 }
 
-int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
+// The file of a `-f`, loaded for the term (a Ref shared with every other user of the file).
+base::Result<std::shared_ptr<pattern::Expr>> file_patterns(const std::string& file, bool map,
+                                                           const pattern::Kind& kind) {
+  auto& reg = pattern::Registry::global();
+  bool created = false;
+  auto ref = reg.file_ref(file, map, &created);
+  if (!ref.ok()) return ref.error();
+  if (created) {
+    auto loaded = ref.value()->load_file();
+    if (!loaded.ok()) return loaded.error();
+  }
+  ref.value()->add_flags(pattern::Ref::kAcl);
+  const auto& where = pattern::config_line();
+  ref.value()->add_use(fmt::format("{} at file '{}' line {}", map ? "map" : "acl", where.file, where.line));
+  auto e = std::make_shared<pattern::Expr>(ref.value(), kind);
+  std::size_t bad = 0;
+  auto compiled = ref.value()->compile(*e, &bad);
+  if (!compiled.ok())
+    return base::Error::text(fmt::format("{} at line {} of file '{}'", compiled.error().message, bad, file));
+  return e;
 }
 
 }  // namespace
@@ -238,6 +185,9 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
   term->expr = std::move(e.value());
   term->method = derived ? derived_method : default_method(term->expr);
   const sample::Type type = term->expr.type();
+  std::vector<std::string> files;
+  bool map_files = false;
+  int unique_id = -1;
   std::size_t i = begin + 1;
   for (; i < end; ++i) {
     const std::string& w = words[i];
@@ -259,73 +209,69 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
       if (!compatible(found->method, type))
         return base::Error::text(fmt::format("matching method '{}' cannot be used with fetch keyword '{}'", m, kw));
       term->method = found->method;
-    } else if (w == "-f" || w == "-M" || w == "-u") {
-      return base::Error::text(fmt::format("ACL option '{}' is not supported by sluice yet{}", w,
-                                           w == "-f" ? " (patterns from files); write the patterns on the line" : ""));
+    } else if (w == "-f") {
+      if (i + 1 >= end) return base::Error::text("'-f' expects a file name");
+      files.push_back(words[++i]);
+    } else if (w == "-M") {
+      map_files = true;
+    } else if (w == "-u") {
+      if (i + 1 >= end) return base::Error::text("'-u' expects a unique identifier");
+      const std::string& id = words[++i];
+      auto [p, ec] = std::from_chars(id.data(), id.data() + id.size(), unique_id);
+      if (ec != std::errc() || p != id.data() + id.size() || unique_id < 0)
+        return base::Error::text(fmt::format("'-u' expects a positive integer as unique identifier (got '{}')", id));
     } else {
       return base::Error::text(fmt::format(
           "'{}' is not a valid ACL option. Please use '--' before any pattern beginning with a '-'", w));
     }
   }
   MatchMethod m = term->method;
-  if (m == M::kFound || m == M::kBool) {
-    if (i < end)
-      return base::Error::text(fmt::format("'-m {}' takes no pattern (got '{}')",
-                                           m == M::kFound ? "found" : "bool", words[i]));
-    return term;
+  pattern::Kind kind;
+  kind.method = m;
+  kind.icase = term->icase;
+  kind.dotted = kw == "req_ssl_ver" && m == M::kInt && !term->expr.has_converters();
+  // The files first, then the line's own patterns (HAProxy's order of pattern references).
+  std::vector<std::shared_ptr<pattern::Expr>> from_files;
+  for (const auto& f : files) {
+    auto fe = file_patterns(f, map_files, kind);
+    if (!fe.ok()) return fe.error();
+    from_files.push_back(fe.value());
   }
-  if (i >= end)
+  if ((m == M::kFound || m == M::kBool) && i < end)
+    return base::Error::text(fmt::format("'-m {}' takes no pattern (got '{}')",
+                                         m == M::kFound ? "found" : "bool", words[i]));
+  if (m != M::kFound && m != M::kBool && i >= end && files.empty())
     return base::Error::text(fmt::format(
         "no pattern to match against was provided for ACL keyword '{}' (use '-m found' to test "
         "for existence)", crit));
+  auto inl = pattern::Registry::global().inline_ref(unique_id);
+  if (!inl.ok()) return inl.error();
+  const auto& where = pattern::config_line();
+  inl.value()->set_inline_desc(fmt::format("acl '{}' file '{}' line {}", kw, where.file, where.line));
   std::string op;
-  const bool dotted = kw == "req_ssl_ver" && m == M::kInt && !term->expr.has_converters();
   for (; i < end; ++i) {
     const std::string& w = words[i];
-    switch (m) {
-      case M::kInt:
-      case M::kLen: {
-        if (op.empty() && is_op(w) && !dotted) {
-          op = w;
-          continue;
-        }
-        auto r = parse_int_pattern(op, w, dotted);
-        if (!r.ok()) return r.error();
-        term->ints.push_back(r.value());
-        op.clear();
-        break;
-      }
-      case M::kIp: {
-        auto n = parse_network(w);
-        if (!n.ok()) return n.error();
-        term->nets.push_back(n.value());
-        break;
-      }
-      case M::kReg: {
-        auto re = std::make_unique<base::Regex>();
-        std::string why;
-        // HAProxy's text: "regex '(' is invalid (error=missing closing parenthesis, erroffset=1)".
-        if (!re->compile(w, &why, term->icase, false)) return base::Error::text(why);
-        term->regexes.push_back(std::move(re));
-        break;
-      }
-      case M::kBin: {
-        if (w.size() % 2)
-          return base::Error::text(fmt::format("'{}' is not a valid hexadecimal binary string", w));
-        std::string bin;
-        for (std::size_t k = 0; k < w.size(); k += 2) {
-          int hi = hexval(w[k]), lo = hexval(w[k + 1]);
-          if (hi < 0 || lo < 0)
-            return base::Error::text(fmt::format("'{}' is not a valid hexadecimal binary string", w));
-          bin += static_cast<char>(hi * 16 + lo);
-        }
-        term->strings.push_back(std::move(bin));
-        break;
-      }
-      default: term->strings.push_back(w); break;
+    // An operator and its value are one entry ("ge 5"); req_ssl_ver's dotted versions take none.
+    if ((m == M::kInt || m == M::kLen) && op.empty() && is_op(w) && !kind.dotted) {
+      op = w;
+      continue;
     }
+    std::string key = op.empty() ? w : op + " " + w;
+    op.clear();
+    pattern::Item probe;
+    auto parsed = pattern::parse_key(kind, key, probe);
+    if (!parsed.ok()) return parsed.error();
+    inl.value()->add_loaded(std::move(key), {});
   }
   if (!op.empty()) return base::Error::text(fmt::format("missing value after operator '{}'", op));
+  auto own = std::make_shared<pattern::Expr>(inl.value(), kind);
+  // A regex that does not compile fails here with HAProxy's text: "regex '(' is invalid
+  // (error=missing closing parenthesis, erroffset=1)".
+  auto compiled = inl.value()->compile(*own, nullptr);
+  if (!compiled.ok()) return compiled.error();
+  // Patterns on the line are tried first: they are the cheap, common case.
+  term->patterns.push_back(std::move(own));
+  for (auto& fe : from_files) term->patterns.push_back(std::move(fe));
   return term;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/regex.h"
+#include "pattern/pattern.h"
 #include "rules/rules.h"
 #include "sample/expr.h"
 
@@ -29,15 +30,7 @@ std::string addr_host(const net::SocketAddress& a);
 inline bool is_cond_word(std::string_view w) { return w == "if" || w == "unless"; }
 
 // How an ACL term compares samples with its patterns (HAProxy's -m methods).
-enum class MatchMethod : uint8_t {
-  kFound, kBool, kInt, kIp, kBin, kStr, kBeg, kEnd, kSub, kReg, kLen, kDir, kDom, kMeth
-};
-
-struct IntRange {
-  int64_t min = INT64_MIN;
-  int64_t max = INT64_MAX;
-  bool negate = false;   // `ne` (sluice's own)
-};
+using MatchMethod = pattern::Method;
 
 // An expression standing as one word of a rule (set-var, capture, set-src...), which must be
 // all of it; `shown` names it in HAProxy's message for a fetch not available at `avail`.
@@ -90,10 +83,9 @@ class AclTerm {
   std::string keyword;   // the criterion's keyword as written ("path_beg", "req.hdr")
   detail::MatchMethod method = detail::MatchMethod::kStr;
   bool icase = false;
-  std::vector<std::string> strings;   // str/beg/end/sub/dir/dom/meth; bin: the bytes
-  std::vector<detail::IntRange> ints;
-  std::vector<Network> nets;
-  std::vector<std::unique_ptr<base::Regex>> regexes;
+  // The patterns: those on the line (first), then one list per -f file, each a Ref compiled
+  // for the method (pattern/pattern.h), which the CLI may change at run time.
+  std::vector<std::shared_ptr<pattern::Expr>> patterns;
   std::string text;   // the expression as written, for messages
 
   // Every sample the expression yields, until one matches a pattern.

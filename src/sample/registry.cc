@@ -44,7 +44,8 @@ const Index<ConvDef>& conv_index() {
                                    tables::hash_convs(), tables::encode_convs(),
                                    tables::misc_convs(), tables::json_convs(),
                                    tables::rfc7239_convs(), tables::cond_convs(),
-                                   tables::fix_convs(), tables::mqtt_convs()});
+                                   tables::fix_convs(), tables::mqtt_convs(),
+                                   tables::map_convs()});
   return idx;
 }
 
@@ -87,7 +88,7 @@ constexpr Unsupported kConvs[] = {
     {"jwt_*", "it needs JWT support"},          {"aes_*", "it needs TLS"},
     {"protobuf", "it needs gRPC support"},      {"ungrpc", "it needs gRPC support"},
     {"table_*", "it needs stick tables"},       {"in_table", "it needs stick tables"},
-    {"map*", "it needs maps"},                  {"51d.*", "it needs 51Degrees"},
+    {"51d.*", "it needs 51Degrees"},
     {"da-csv-conv", "it needs DeviceAtlas"},    {"x509_v_err_str", "it needs TLS"},
     {"eth.*", "it needs the bind option tcp-ss"}, {"ip.*", "it needs the bind option tcp-ss"},
     {"tcp.*", "it needs the bind option tcp-ss"},

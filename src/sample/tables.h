@@ -29,6 +29,7 @@ std::span<const ConvDef> rfc7239_convs();       // conv_rfc7239.cc: rfc7239_*, d
 std::span<const ConvDef> cond_convs();          // conv_cond.cc: when
 std::span<const ConvDef> fix_convs();           // conv_fix.cc: fix_tag_value, fix_is_valid
 std::span<const ConvDef> mqtt_convs();          // conv_mqtt.cc: mqtt_is_valid, mqtt_field_value
+std::span<const ConvDef> map_convs();           // conv_map.cc: map, map_<match>[_<output>]
 
 // A run of digits as a 32-bit number, wrapping as HAProxy's tag and type numbers do (FIX tags,
 // MQTT packet types); false when `s` is empty or not all digits.
