@@ -1,7 +1,7 @@
 // The maps' and ACLs' commands (HAProxy's map.c CLI): show, get, add, set, del, clear, prepare
 // and commit, on `#<id>` or a file name, with `@<version>` where HAProxy takes one. Changes go
-// through pattern::Ref, which republishes the compiled lists to every worker. As in HAProxy,
-// reading needs the operator level and changing the admin level.
+// through pattern::Ref, which republishes the compiled lists to every worker. As in HAProxy
+// 3.5, every one of them needs the admin level.
 #include <charconv>
 
 #include <fmt/format.h>
@@ -250,7 +250,7 @@ std::vector<Command> map_commands() {
     out.push_back({{"get", n}, fmt::format("get {0} <{0}> <value>", n),
                    m ? "report the keys and values matching a sample for a map"
                      : "report the patterns matching a sample for an ACL",
-                   Level::kOperator,
+                   Level::kAdmin,
                    [k](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
                      get(k, w, o);
                    }});
@@ -269,7 +269,7 @@ std::vector<Command> map_commands() {
     out.push_back({{"show", n}, m ? "show map [@<ver>] [map]" : "show acl [@<ver>] <acl>",
                    m ? "report available maps or dump a map's contents"
                      : "report available acls or dump an acl's contents",
-                   Level::kOperator,
+                   Level::kAdmin,
                    [k](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
                      show(k, w, o);
                    }});

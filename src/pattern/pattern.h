@@ -40,9 +40,9 @@ enum class Method : uint8_t {
 // HAProxy's name, as `-m` and `get map`'s `type=` write it.
 std::string_view method_name(Method m);
 
-// What a map's values are read as: the converter's output type (map_*_int, map_*_ip).
-// kNone: an ACL, whose entries have no value.
-enum class ValueType : uint8_t { kNone, kStr, kInt, kIp };
+// What a map's values are read as: the converter's output type (map_*_int, map_*_ip); kKey
+// gives the key that matched instead (map_*_key). kNone: an ACL, whose entries have no value.
+enum class ValueType : uint8_t { kNone, kStr, kInt, kIp, kKey };
 
 struct IntRange {
   int64_t min = INT64_MIN;

@@ -1,8 +1,8 @@
 // map_<match>[_<output>](<file>[,<default>]) (HAProxy's section 7.3.1): looks the sample up in a
 // map file (pattern/pattern.h) with a match method, and gives the value of the entry found,
-// read as a string, an integer or an address, or the default when nothing matches (no sample
-// without one). `map(file)` is `map_str`. map_regm substitutes the regex's groups (\1) in the
-// value. The file is read once at start-up and then follows the CLI's changes.
+// read as a string, an integer (_int) or an address (_ip), or the key that matched (_key), or
+// the default when nothing matches (no sample without one; the _key forms have none). `map(file)` is `map_str`. map_regm
+// substitutes the regex's groups (\1) in the value. The file is read once at start-up and then follows the CLI's changes.
 #include <arpa/inet.h>
 
 #include <cstring>
@@ -115,11 +115,11 @@ bool c_map(const Arg* a, Sample& smp, const Ctx& ctx) {
         return;
       }
     }
-    set_out(V, it, it.value, smp, sc);
+    set_out(V, it, V == ValueType::kKey ? it.key : it.value, smp, sc);
   });
   if (found) return true;
   if (!a[1].given) return false;
-  if (V == ValueType::kStr) {
+  if (V == ValueType::kStr || V == ValueType::kKey) {
     smp = Sample::string(a[1].str, kConst);
     return true;
   }
@@ -133,22 +133,24 @@ constexpr Type in_type(Method m) {
 
 template <Method M, ValueType V>
 constexpr ConvDef def(std::string_view name) {
-  constexpr ArgSpec spec = V == ValueType::kInt ? args(1, ArgType::kStr, ArgType::kSint)
-                                                : args(1, ArgType::kStr, ArgType::kStr);
+  // The _key forms take no default (HAProxy).
+  constexpr ArgSpec spec = V == ValueType::kInt   ? args(1, ArgType::kStr, ArgType::kSint)
+                           : V == ValueType::kKey ? args(1, ArgType::kStr)
+                                                  : args(1, ArgType::kStr, ArgType::kStr);
   constexpr Type out = V == ValueType::kInt ? Type::kSint : V == ValueType::kIp ? Type::kAny : Type::kStr;
   return ConvDef{name, c_map<M, V>, spec, check_map<M, V>, in_type(M), out};
 }
 
-#define SLUICE_MAP_FORMS(NAME, M)                                                      \
-  def<M, ValueType::kStr>("map_" NAME), def<M, ValueType::kStr>("map_" NAME "_str"),   \
-      def<M, ValueType::kInt>("map_" NAME "_int"), def<M, ValueType::kIp>("map_" NAME "_ip")
+#define SLUICE_MAP_FORMS(NAME, M)                                                   \
+  def<M, ValueType::kStr>("map_" NAME), def<M, ValueType::kInt>("map_" NAME "_int"), \
+      def<M, ValueType::kIp>("map_" NAME "_ip"), def<M, ValueType::kKey>("map_" NAME "_key")
 
 constexpr ConvDef kConvs[] = {
     def<Method::kStr, ValueType::kStr>("map"),
     SLUICE_MAP_FORMS("str", Method::kStr),   SLUICE_MAP_FORMS("beg", Method::kBeg),
     SLUICE_MAP_FORMS("sub", Method::kSub),   SLUICE_MAP_FORMS("dir", Method::kDir),
     SLUICE_MAP_FORMS("dom", Method::kDom),   SLUICE_MAP_FORMS("end", Method::kEnd),
-    SLUICE_MAP_FORMS("reg", Method::kReg),   SLUICE_MAP_FORMS("regm", Method::kRegm),
+    SLUICE_MAP_FORMS("reg", Method::kReg),   def<Method::kRegm, ValueType::kStr>("map_regm"),
     SLUICE_MAP_FORMS("int", Method::kInt),   SLUICE_MAP_FORMS("ip", Method::kIp),
 };
 

@@ -59,10 +59,10 @@ def test_unknown_command_suggestions_per_keyword(cfg, sluice, short_tmp):
         sug = _suggestions(text)
         assert 1 <= len(sug) <= 5, sug
         assert all(l.startswith("  set ") for l in sug), sug
-    # HAProxy 3.5 lists get acl, get map, get var and get weight here; sluice has the last two.
+    # HAProxy 3.5 lists get acl, get map, get var and get weight here.
     sug = _suggestions(cli(sock, "get foo"))
-    assert [l.split()[1] for l in sug] == ["var", "weight"], sug
-    assert sug[0].startswith("  get var <name> "), sug
+    assert [l.split()[1] for l in sug] == ["acl", "map", "var", "weight"], sug
+    assert sug[0].startswith("  get acl <acl> <value> "), sug
 
 
 def test_clear_counters(cfg, sluice, servers, short_tmp):

@@ -365,12 +365,14 @@ TEST(cliProtocol, UnknownSecondWordSuggestsSameFirstWord) {
     EXPECT_LE(s.size(), 5u) << typed;
     for (const auto& l : s) EXPECT_EQ(l.rfind("  set ", 0), 0u) << typed << l;
   }
-  // HAProxy 3.5 lists get acl, get map, get var and get weight; sluice has the last two.
+  // HAProxy 3.5 lists get acl, get map, get var and get weight.
   auto g = run(Level::kAdmin, {"get foo\n"});
   auto s = suggestions(g.out);
-  ASSERT_EQ(s.size(), 2u) << g.out;
-  EXPECT_EQ(s[0].rfind("  get var ", 0), 0u);
-  EXPECT_EQ(s[1].rfind("  get weight ", 0), 0u);
+  ASSERT_EQ(s.size(), 4u) << g.out;
+  EXPECT_EQ(s[0].rfind("  get acl ", 0), 0u);
+  EXPECT_EQ(s[1].rfind("  get map ", 0), 0u);
+  EXPECT_EQ(s[2].rfind("  get var ", 0), 0u);
+  EXPECT_EQ(s[3].rfind("  get weight ", 0), 0u);
 }
 
 TEST(cliProtocol, UnknownAtMostFiveSuggestions) {

@@ -239,7 +239,9 @@ TEST(Acl, Errors) {
                     "ACL expression 'foo'."))
       << r.all();
   EXPECT_TRUE(parse(fe("  acl a@ path /\n")).has("parsing [f.cfg:8] : character '@' is not permitted in acl name 'a@'."));
-  EXPECT_TRUE(parse(fe("  acl a src -f /x.lst\n")).contains("not supported by sluice yet"));
+  EXPECT_TRUE(parse(fe("  acl a src -f /nonexistent/x.lst\n"))
+                  .has("parsing [f.cfg:8] : error detected while parsing ACL 'a' : failed to open pattern "
+                       "file </nonexistent/x.lst>."));
   EXPECT_TRUE(parse(fe("  acl a path_beg\n")).contains("no pattern to match against"));
   EXPECT_TRUE(parse("defaults\n  acl a path /\n").has("parsing [f.cfg:2] : 'acl' not allowed in anonymous 'defaults' section."));
   EXPECT_TRUE(parse("defaults d\n  acl a path /\n").has(

@@ -292,7 +292,10 @@ TEST(Acl, Errors) {
   EXPECT_EQ(acl_error("foo(a) bar"),
             "error detected while parsing ACL 'x' : unknown fetch method 'foo' in ACL expression 'foo(a)'.");
   EXPECT_NE(acl_error("path_beg").find("no pattern to match against"), std::string::npos);
-  EXPECT_NE(acl_error("src -f /etc/ips.lst").find("'-f' is not supported by sluice yet"), std::string::npos);
+  EXPECT_EQ(acl_error("src -f /nonexistent/ips.lst"),
+            "error detected while parsing ACL 'x' : failed to open pattern file </nonexistent/ips.lst>.");
+  EXPECT_EQ(acl_error("hdr(a) -u x foo"),
+            "error detected while parsing ACL 'x' : '-u' expects a positive integer as unique identifier (got 'x').");
   EXPECT_EQ(acl_error("path,foo /a"),
             "error detected while parsing ACL 'x' : unknown converter 'foo' in ACL expression 'path,foo'.");
   EXPECT_EQ(acl_error("path,lower(x) /a"),
