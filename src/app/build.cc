@@ -49,6 +49,7 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   h.request_rules = p.http_request_rules;
   h.response_rules = p.http_response_rules;
   h.after_response_rules = p.http_after_response_rules;
+  h.redirect_rules = p.redirect_rules;
   for (const auto& e : p.errorfiles) h.errorfiles.emplace_back(e.status, normalise_errorfile(e.response));
   h.monitor_uri = p.monitor_uri;
   h.monitor_fail = p.monitor_fail;

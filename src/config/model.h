@@ -309,6 +309,7 @@ struct ProxyConfig {
   std::vector<rules::HttpRule> http_request_rules;
   std::vector<rules::HttpRule> http_response_rules;
   std::vector<rules::HttpRule> http_after_response_rules;
+  std::vector<rules::HttpRule> redirect_rules;   // the `redirect` keyword, in order
   std::vector<UseBackendConfig> use_backends;   // frontend, in order; first match wins
   std::vector<UseServerConfig> use_servers;     // backend, in order; first usable match wins
   // `tcp-request connection|session` (frontends), `tcp-request content` (frontends: before

@@ -108,6 +108,7 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"capture", kFLB, 0, kw_capture, "request|response header <name> len <n>: the field's value (the last one when repeated), cut to <n> bytes, logged by option httplog as {a|b} in declaration order, with the slots of `declare capture` and `http-request capture ... len`; frontends only (a backend warns); `capture cookie` is not supported yet"},
     {"declare", kDFLB, 0, kw_declare, "capture request|response len <n>: a capture slot without a header, after those declared before it, for `http-request capture ... id <n>`, `http-response capture`, `http-after-response capture` and the capture-req / capture-res converters; logged by option httplog in the {a|b} of its direction; frontends and listens"},
     {"stats", kDFLB, 0, kw_stats, "enable | uri <prefix> | refresh <delay> | realm <realm> | auth <user>:<password> | scope <proxy>|. | hide-version | show-legends | show-node [<name>] | show-desc [<text>]: the HTTP statistics page (HTML, `;csv`, `;typed`, `;json`), HTTP mode only; `stats admin` and `stats http-request` are not supported yet"},
+    {"redirect", kFLB, 0, kw_redirect, "location|prefix|scheme <to> [code 301|302|303|307|308] [drop-query] [keep-query] [append-slash] [ignore-empty] [set-cookie <c>] [set-cookie-fmt <fmt>] [clear-cookie <c>] [if|unless <cond>]: run after the proxy's http-request rules (and its stats page), in order; <to> is plain text (the http-request action takes a log-format string); not in defaults"},
     {"description", kFLB, 0, kw_description, "<text...>: kept with the proxy; HAProxy shows it on its HTML stats page, sluice's page (stats uri) does not show per-proxy descriptions"},
 };
 
@@ -117,7 +118,7 @@ constexpr std::string_view kHaproxyProxy[] = {
     "external-check", "filter", "force-persist", "fullconn", "guid", "hash-balance-factor",
     "hash-key", "http-error", "http-send-name-header", "ignore-persist", "load-server-state-from-file",
     "log-steps", "max-keep-alive-queue", "max-session-srv-conns",
-    "persist", "rate-limit", "redirect", "retry-on", "server-state-file-name",
+    "persist", "rate-limit", "retry-on", "server-state-file-name",
     "server-template", "source", "stick", "stick-table", "tcp-check",
     "use-fcgi-app",
     "quic-initial", "dispatch", "transparent",

@@ -78,6 +78,7 @@ void kw_hash_type(Parser& p, Line& l);
 
 void kw_acl(Parser& p, Line& l);
 void kw_http_rule(Parser& p, Line& l);
+void kw_redirect(Parser& p, Line& l);
 void kw_tcp_request(Parser& p, Line& l);
 void kw_tcp_response(Parser& p, Line& l);
 void kw_use_backend(Parser& p, Line& l);

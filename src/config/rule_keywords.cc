@@ -51,6 +51,9 @@ void kw_http_rule(Parser& p, Line& l) {
     p.fatal(l.where + msg);
     throw AbortLoad{};
   }
+  if (req && !px.redirect_rules.empty())
+    p.warning(fmt::format("{}a 'http-request' rule placed after a 'redirect' rule will still be "
+                          "processed before.", l.where));
   if (!list.empty() && list.back().is_final() && list.back().cond.empty())
     p.warning(fmt::format("{}previous '{}' action is final and has no condition attached, further "
                           "entries are NOOP.", l.where, l.args[0]));
@@ -66,6 +69,27 @@ void kw_http_rule(Parser& p, Line& l) {
     px.capture_request.push_back(CaptureConfig{"", r.value().capture_len});
   }
   list.push_back(std::move(r.value()));
+}
+
+// `redirect location|prefix|scheme <to> [options] [if|unless <cond>]`.
+void kw_redirect(Parser& p, Line& l) {
+  ProxyState& ps = p.cur_proxy();
+  if (ps.is_defaults)
+    throw ConfigError{fmt::format("{}'redirect' not allowed in 'defaults' section.", l.where)};
+  ProxyConfig& px = ps.cfg;
+  auto r = rules::parse_redirect_rule(tail(l, 1), px.acls);
+  if (!r.ok()) {
+    std::string msg = r.error().message;
+    const std::string head = "error detected while parsing ";
+    if (msg.rfind(head, 0) == 0)
+      msg = fmt::format("error detected in {} '{}' while parsing {}", Parser::type_word(px), px.name,
+                        msg.substr(head.size()));
+    throw ConfigError{l.where + msg};
+  }
+  std::string raw = payload_fetch_refusal(r.value().cond, "a 'redirect' rule", px);
+  if (!raw.empty()) throw ConfigError{l.where + raw};
+  r.value().loc = rules::RuleLoc::at(l.loc.file, l.loc.line);
+  px.redirect_rules.push_back(std::move(r.value()));
 }
 
 // ---- tcp-request connection|session|content|inspect-delay, tcp-response content ----

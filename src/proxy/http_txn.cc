@@ -37,11 +37,14 @@ std::string HttpTxn::reply_bytes(int status, const rules::Verdict& v) {
 
 // The response of `redirect`. Only the temporary codes say `cache-control: no-cache`: a
 // permanent redirect (301, 308) stays cacheable, as HAProxy writes them.
-std::string HttpTxn::redirect_bytes(int status, std::string_view location) {
+std::string HttpTxn::redirect_bytes(int status, std::string_view location, std::string_view set_cookie) {
   bool temporary = status == 302 || status == 303 || status == 307;
-  return fmt::format("HTTP/1.1 {} {}\r\ncontent-length: 0\r\nlocation: {}\r\n{}\r\n", status,
-                     http::default_reason(status), location,
-                     temporary ? "cache-control: no-cache\r\n" : "");
+  std::string out = fmt::format("HTTP/1.1 {} {}\r\ncontent-length: 0\r\nlocation: {}\r\n{}", status,
+                                http::default_reason(status), location,
+                                temporary ? "cache-control: no-cache\r\n" : "");
+  if (!set_cookie.empty()) out += fmt::format("set-cookie: {}\r\n", set_cookie);
+  out += "\r\n";
+  return out;
 }
 
 namespace {
@@ -319,7 +322,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
         w_.fe_counters(fe_.index).intercepted.add();
         int st = v.status ? v.status : 302;
         *reply_ = LocalReply{st, {Cause::kLocal, FinalState::kRequest},
-                            redirect_bytes(st, v.location), false, true, true};
+                            redirect_bytes(st, v.location, v.set_cookie), false, true, true};
         return true;
       }
       case rules::Verdict::Kind::kService:
@@ -347,6 +350,9 @@ bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
       return false;
   }
   if (serve_stats(fe_, edit)) return false;
+  if (!fh.redirect_rules.empty() &&
+      answer(run_rules(fh.redirect_rules, rules::RuleSide::kRequest, edit, rs.view()), fe_))
+    return false;
   // use_backend sees the request as the frontend's rules left it (set-path...), as in HAProxy:
   // apply_rules worked on its own copy of the view.
   if (rs.built()) {
@@ -398,6 +404,10 @@ bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
       return false;
   }
   if (be_ != &fe_ && serve_stats(*be_, edit)) return false;
+  if (be_ != &fe_ && !be_->settings.h.redirect_rules.empty() &&
+      answer(run_rules(be_->settings.h.redirect_rules, rules::RuleSide::kRequest, edit, rs.view()),
+             *be_))
+    return false;
   if (!be_->settings.use_servers.empty()) leg_.force(use_server(*be_, rs.view()));
   // The value a hashing algorithm (uri, hdr, url_param, rdp-cookie, hash) hashes.
   const auto& bal = be_->settings.balance;

@@ -255,7 +255,7 @@ class HttpTxn final : public StreamTimes {
   void count_status(int status);   // frontend and backend
   // The messages of `return` (and `deny` with a payload) and of `redirect` rules.
   static std::string reply_bytes(int status, const rules::Verdict& v);
-  static std::string redirect_bytes(int status, std::string_view location);
+  static std::string redirect_bytes(int status, std::string_view location, std::string_view set_cookie = {});
   rules::RequestView view_of_request(rules::HeadEdit& edit);
   // The view response rules see: the client, the request kept for them, the response.
   rules::RequestView view_of_response(int status, rules::HeadEdit& edit, HttpCodecs* codecs,

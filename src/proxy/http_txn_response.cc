@@ -67,7 +67,7 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
         break;
       case rules::Verdict::Kind::kRedirect:
         st = v.status ? v.status : 302;
-        bytes = redirect_bytes(st, v.location);
+        bytes = redirect_bytes(st, v.location, v.set_cookie);
         break;
       case rules::Verdict::Kind::kContinue:
       case rules::Verdict::Kind::kService:   // request rules only

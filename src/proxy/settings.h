@@ -48,6 +48,8 @@ struct HttpSettings {
   std::vector<rules::HttpRule> request_rules;
   std::vector<rules::HttpRule> response_rules;
   std::vector<rules::HttpRule> after_response_rules;   // http-after-response
+  // `redirect` rules: after the request rules and the stats page, before use_backend.
+  std::vector<rules::HttpRule> redirect_rules;
   // status -> the complete response to send instead of the built-in page (already normalised
   // by the H1 encoder); an empty string means: send nothing and close.
   std::vector<std::pair<int, std::string>> errorfiles;

@@ -100,18 +100,31 @@ void fill_reply(const HttpRule& r, const RequestView& view, Verdict& v) {
   }
 }
 
-std::string redirect_location(const HttpRule& r, const RequestView& view) {
+// The Location of a redirect rule, as HAProxy builds it: `location` as given (with the
+// request's query after it for keep-query); `prefix` and `scheme` followed by the request's
+// path and query (no query with drop-query), a `/` at the very end with append-slash (after
+// the query, when one is kept, as HAProxy does). False: ignore-empty and the location is
+// empty, the rule does not apply.
+bool redirect_location(const HttpRule& r, const RequestView& view, std::string& loc) {
   std::string dest;
   r.value.render(view, dest);
-  if (r.redirect_kind == 0) return dest;
   std::string_view target = view.req.target;
+  if (r.redirect_kind == 0) {
+    if (dest.empty() && r.ignore_empty) return false;
+    loc = std::move(dest);
+    if (r.keep_query) {
+      auto q = target.find('?');
+      if (q != std::string_view::npos) loc.append(target.substr(q));
+    }
+    return true;
+  }
   std::string_view path = path_of(target);
   std::string_view rest;   // path and query
   if (!path.empty()) {
     rest = target.substr(static_cast<std::size_t>(path.data() - target.data()));
     if (r.drop_query) rest = rest.substr(0, rest.find('?'));
   }
-  std::string loc;
+  loc.clear();
   if (r.redirect_kind == 1) {
     if (dest != "/") loc = dest;
   } else {
@@ -128,7 +141,23 @@ std::string redirect_location(const HttpRule& r, const RequestView& view) {
   } else {
     loc.append(rest);
   }
-  return loc;
+  if (r.append_slash && loc.back() != '/') loc += '/';
+  return true;
+}
+
+// The Set-Cookie value of a redirect rule, empty when it sets none.
+std::string redirect_cookie(const HttpRule& r, const RequestView& view) {
+  switch (r.cookie) {
+    case HttpRule::Cookie::kNone: return {};
+    case HttpRule::Cookie::kSet: return r.cookie_text + "; path=/;";
+    case HttpRule::Cookie::kClear: return r.cookie_text + "; path=/; Max-Age=0;";
+    case HttpRule::Cookie::kSetFmt: {
+      std::string c;
+      r.cookie_fmt.render(view, c);
+      return c + "; path=/;";
+    }
+  }
+  return {};
 }
 
 // The target with its path and query (origin-form: all of it; absolute-form: after the
@@ -231,9 +260,10 @@ Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit&
         fill_reply(r, view, out);
         return out;
       case Action::kRedirect:
+        if (!redirect_location(r, view, out.location)) break;   // ignore-empty
         out.kind = Verdict::Kind::kRedirect;
         out.status = r.reply.status ? r.reply.status : 302;
-        out.location = redirect_location(r, view);
+        out.set_cookie = redirect_cookie(r, view);
         return out;
       case Action::kAllow:
         return out;

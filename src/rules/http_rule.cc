@@ -103,9 +103,11 @@ struct Ctx {
   std::string kw;     // "http-request"
   std::string full;   // "http-request set-header"
   const std::string& base_dir;
+  bool keyword = false;   // the `redirect` keyword, not an action
 
   uint32_t avail() const { return side_avail(side); }
   base::Error action_error(const std::string& why) const {
+    if (keyword) return base::Error::text(fmt::format("error detected while parsing {} rule : {}.", full, why));
     return base::Error::text(fmt::format("error detected while parsing '{}' rule : {}.", full, why));
   }
 };
@@ -207,44 +209,60 @@ base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) 
   return i;
 }
 
-base::Result<std::size_t> parse_redirect(const Ctx& c, std::size_t i, HttpRule& r) {
+// `literal`: the `redirect` keyword, whose location, prefix and scheme are plain text.
+base::Result<std::size_t> parse_redirect(const Ctx& c, std::size_t i, HttpRule& r, bool literal = false) {
   const auto& w = c.words;
   bool have_type = false;
   r.reply.status = 302;
+  auto text = [&](const std::string& v) -> base::Result<ValueFormat> {
+    if (!literal) return ValueFormat::parse(v, c.avail());
+    ValueFormat f;
+    f.parts_.push_back(ValueFormat::Part{v, nullptr});
+    return f;
+  };
   while (i < w.size() && !detail::is_cond_word(w[i])) {
     const std::string& o = w[i];
-    bool has_v = i + 1 < w.size();
+    const bool has_v = i + 1 < w.size();
+    const bool takes_v = o == "location" || o == "prefix" || o == "scheme" || o == "code" ||
+                         o == "set-cookie" || o == "set-cookie-fmt" || o == "clear-cookie";
+    if (takes_v && !has_v) return c.action_error(fmt::format("missing argument for '{}'", o));
     if (o == "location" || o == "prefix" || o == "scheme") {
-      if (!has_v) return c.action_error(fmt::format("'redirect {}' expects an argument", o));
       if (c.side == RuleSide::kResponse && o != "location")
         return c.action_error(fmt::format("'redirect {}' is not possible on the response path, only 'location' is", o));
-      auto f = ValueFormat::parse(w[i + 1], c.avail());
+      auto f = text(w[i + 1]);
       if (!f.ok()) return c.action_error(f.error().message);
       r.value = std::move(f.value());
       r.redirect_kind = o == "location" ? 0 : o == "prefix" ? 1 : 2;
       have_type = true;
       i += 2;
     } else if (o == "code") {
-      if (!has_v) return c.action_error("'redirect code' expects an argument");
       const std::string& v = w[i + 1];
       if (v != "301" && v != "302" && v != "303" && v != "307" && v != "308")
-        return c.action_error(fmt::format("'redirect': unsupported HTTP code '{}' (must be one of 301, 302, 303, 307 or 308)", v));
+        return c.action_error(fmt::format("'code': unsupported HTTP code '{}' (must be one of 301, 302, 303, 307 or 308)", v));
       r.reply.status = std::stoi(v);
       i += 2;
-    } else if (o == "drop-query") {
-      r.drop_query = true;
+    } else if (o == "set-cookie" || o == "clear-cookie") {
+      r.cookie = o == "set-cookie" ? HttpRule::Cookie::kSet : HttpRule::Cookie::kClear;
+      r.cookie_text = w[i + 1];
+      i += 2;
+    } else if (o == "set-cookie-fmt") {
+      auto f = ValueFormat::parse(w[i + 1], c.avail());
+      if (!f.ok()) return c.action_error(f.error().message);
+      r.cookie = HttpRule::Cookie::kSetFmt;
+      r.cookie_fmt = std::move(f.value());
+      i += 2;
+    } else if (o == "drop-query" || o == "keep-query" || o == "append-slash" || o == "ignore-empty") {
+      (o == "drop-query" ? r.drop_query : o == "keep-query" ? r.keep_query
+                                        : o == "append-slash" ? r.append_slash : r.ignore_empty) = true;
       ++i;
-    } else if (o == "append-slash" || o == "set-cookie" || o == "clear-cookie" || o == "ignore-empty" ||
-               o == "keep-query") {
-      return base::Error::text(fmt::format("'{} {}' is not supported by sluice yet.", c.full, o));
     } else {
       return c.action_error(fmt::format(
-          "'redirect': expects 'code', 'prefix', 'location', 'scheme', 'set-cookie', 'clear-cookie', "
-          "'drop-query', 'ignore-empty' or 'append-slash' (was '{}')", o));
+          "expects 'code', 'prefix', 'location', 'scheme', 'set-cookie', 'set-cookie-fmt', "
+          "'clear-cookie', 'drop-query', 'keep-query', 'ignore-empty' or 'append-slash' (was '{}')", o));
     }
   }
   if (!have_type)
-    return c.action_error("'redirect': missing redirect type ('location', 'prefix' or 'scheme')");
+    return c.action_error("redirection type expected ('prefix', 'location', or 'scheme')");
   r.reply.kind = Verdict::Kind::kRedirect;
   return i;
 }
@@ -491,6 +509,26 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       std::string w = r.cond.mark_request_only(fmt::format("{} http-response header rule", section));
       if (!w.empty()) r.warnings.push_back(std::move(w));
     }
+  }
+  return r;
+}
+
+base::Result<HttpRule> parse_redirect_rule(const std::vector<std::string>& words,
+                                           const AclRegistry& acls) {
+  static const std::string kNoDir;
+  Ctx c{words, RuleSide::kRequest, "redirect", "redirect", kNoDir, true};
+  HttpRule r;
+  r.action = Action::kRedirect;
+  auto n = parse_redirect(c, 0, r, true);
+  if (!n.ok()) return n.error();
+  std::size_t i = n.value();
+  if (i < words.size()) {
+    std::vector<std::string> cw(words.begin() + static_cast<std::ptrdiff_t>(i), words.end());
+    auto cond = parse_condition(cw, acls);
+    if (!cond.ok())
+      return base::Error::text(fmt::format("error detected while parsing redirect rule : error in "
+                                           "condition: {}.", cond.error().message));
+    r.cond = std::move(cond.value());
   }
   return r;
 }

@@ -174,6 +174,7 @@ struct Verdict {
   bool has_body = false;        // return: a payload was given (else the default error page
                                 // for that status when one exists, like HAProxy)
   std::string location;         // redirect: the Location value
+  std::string set_cookie;       // redirect: a Set-Cookie value (set-cookie, clear-cookie)
   std::vector<std::pair<std::string, std::string>> extra_headers;   // return `hdr` items
 };
 
@@ -244,7 +245,15 @@ class HttpRule {
   std::shared_ptr<const void> regex;   // compiled (base/regex), opaque here
   Verdict reply;                 // deny / return / redirect templates
   int redirect_kind = 0;         // 0 location, 1 prefix, 2 scheme
-  bool drop_query = false;       // redirect option
+  bool drop_query = false;       // redirect options
+  bool keep_query = false;
+  bool append_slash = false;
+  bool ignore_empty = false;
+  // set-cookie <c> / clear-cookie <c> (the text) or set-cookie-fmt <fmt> (cookie_fmt).
+  enum class Cookie : uint8_t { kNone, kSet, kClear, kSetFmt };
+  Cookie cookie = Cookie::kNone;
+  std::string cookie_text;
+  ValueFormat cookie_fmt;
   bool reply_lf = false;         // return/deny `lf-string` / `lf-file`: `value` renders the body
   RuleSide side = RuleSide::kRequest;
   Condition cond;
@@ -297,6 +306,13 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
                                        const AclRegistry& acls, const std::string& base_dir = "",
                                        std::string_view section = "frontend",
                                        const RuleOwner& owner = {});
+
+// The `redirect` keyword's line (after `redirect`): the rule HAProxy keeps in the proxy's
+// redirect list, run after the http-request rules. Unlike the http-request action, its
+// location, prefix and scheme are plain text, not log-format strings. Errors: "error detected
+// while parsing redirect rule : <why>."
+base::Result<HttpRule> parse_redirect_rule(const std::vector<std::string>& words,
+                                           const AclRegistry& acls);
 
 // Runs `rules` in order on `edit` (the view is refreshed from `edit` as rules change it: for
 // kRequest `edit` is the request (method, target, headers), for kResponse it is the response

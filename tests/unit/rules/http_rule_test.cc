@@ -421,11 +421,14 @@ TEST_F(RuleTest, Errors) {
             std::string::npos);
   EXPECT_EQ(error("return content-type text/plain lf-string %[path]"), "");
   EXPECT_NE(error("return hdr X").find("'hdr' expects <name> and <fmt>"), std::string::npos);
-  EXPECT_NE(error("redirect").find("missing redirect type"), std::string::npos);
-  EXPECT_NE(error("redirect location").find("expects an argument"), std::string::npos);
+  EXPECT_EQ(error("redirect"),
+            "error detected while parsing 'http-request redirect' rule : redirection type expected "
+            "('prefix', 'location', or 'scheme').");
+  EXPECT_EQ(error("redirect location"),
+            "error detected while parsing 'http-request redirect' rule : missing argument for 'location'.");
   EXPECT_NE(error("redirect location /x code 304").find("unsupported HTTP code '304'"), std::string::npos);
   EXPECT_NE(error("redirect location /x foo").find("(was 'foo')"), std::string::npos);
-  EXPECT_EQ(error("redirect prefix /x append-slash"), "'http-request redirect append-slash' is not supported by sluice yet.");
+  EXPECT_EQ(error("redirect prefix /x append-slash drop-query keep-query ignore-empty set-cookie a=b"), "");
   EXPECT_NE(error("redirect prefix /x", RuleSide::kResponse).find("only 'location'"), std::string::npos);
   EXPECT_EQ(error("allow foo"),
             "'http-request allow' expects either 'if' or 'unless' followed by a condition but found 'foo'.");
