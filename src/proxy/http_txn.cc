@@ -20,21 +20,6 @@ namespace sluice::proxy {
 using log::Cause;
 using log::FinalState;
 
-// The response of `return` (and of `deny` with a payload): content-length, content-type, then
-// the rule's `hdr` fields, names lower-cased as the H1 encoder writes them.
-std::string HttpTxn::reply_bytes(int status, const rules::Verdict& v) {
-  std::string out = fmt::format("HTTP/1.1 {} {}\r\ncontent-length: {}\r\n", status,
-                                http::default_reason(status), v.body.size());
-  if (!v.content_type.empty()) out += fmt::format("content-type: {}\r\n", v.content_type);
-  for (const auto& [n, val] : v.extra_headers) {
-    for (char c : n) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    out += fmt::format(": {}\r\n", val);
-  }
-  out += "\r\n";
-  out += v.body;
-  return out;
-}
-
 // The response of `redirect`. Only the temporary codes say `cache-control: no-cache`: a
 // permanent redirect (301, 308) stays cacheable, as HAProxy writes them.
 std::string HttpTxn::redirect_bytes(int status, std::string_view location, std::string_view set_cookie) {
@@ -301,7 +286,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
   // already arrived whole is passed over (skip_body) so that the connection stays usable.
   auto reply = [&](const rules::Verdict& v, int st, log::Termination t) {
     if (v.errorpage && http::has_error_page(st)) *reply_ = error_reply(st, t, false, true, true);
-    else *reply_ = LocalReply{st, t, reply_bytes(st, v), false, true, true};
+    else *reply_ = LocalReply{st, t, rules::reply_bytes(st, v), false, true, true};
   };
   auto answer = [&](const rules::Verdict& v, Proxy& px) {
     auto& pc = (&px == &fe_) ? w_.fe_counters(fe_.index) : w_.be_counters(px.index);

@@ -253,8 +253,7 @@ class HttpTxn final : public StreamTimes {
   void serve_metrics(const rules::HeadEdit& edit);
   void service_reply(stats::Reply r);
   void count_status(int status);   // frontend and backend
-  // The messages of `return` (and `deny` with a payload) and of `redirect` rules.
-  static std::string reply_bytes(int status, const rules::Verdict& v);
+  // The message of `redirect` rules.
   static std::string redirect_bytes(int status, std::string_view location, std::string_view set_cookie = {});
   rules::RequestView view_of_request(rules::HeadEdit& edit);
   // The view response rules see: the client, the request kept for them, the response.

@@ -78,7 +78,7 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
     } else if (v.errorpage && http::has_error_page(st)) {
       *reply_ = error_reply(st, t, false);
     } else {
-      *reply_ = LocalReply{st, t, reply_bytes(st, v), false, true, false};
+      *reply_ = LocalReply{st, t, rules::reply_bytes(st, v), false, true, false};
     }
     return Next::kReply;
   }

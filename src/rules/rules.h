@@ -314,6 +314,10 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
 base::Result<HttpRule> parse_redirect_rule(const std::vector<std::string>& words,
                                            const AclRegistry& acls);
 
+// The response of `return` (and of `deny` with a payload): content-length, content-type, then
+// the rule's `hdr` fields, names lower-cased as the H1 encoder writes them.
+std::string reply_bytes(int status, const Verdict& v);
+
 // Runs `rules` in order on `edit` (the view is refreshed from `edit` as rules change it: for
 // kRequest `edit` is the request (method, target, headers), for kResponse it is the response
 // and view.res.headers follows edit.headers while view.req.headers stays the request's).
