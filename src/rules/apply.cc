@@ -198,13 +198,13 @@ bool regex_replace_whole(const base::Regex& re, std::string_view part, const std
 }  // namespace
 
 std::string reply_bytes(int status, const Verdict& v) {
-  std::string out = fmt::format("HTTP/1.1 {} {}\r\ncontent-length: {}\r\n", status,
-                                http::default_reason(status), v.body.size());
-  if (!v.content_type.empty()) out += fmt::format("content-type: {}\r\n", v.content_type);
+  std::string out = fmt::format("HTTP/1.1 {} {}\r\n", status, http::default_reason(status));
   for (const auto& [n, val] : v.extra_headers) {
     for (char c : n) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     out += fmt::format(": {}\r\n", val);
   }
+  out += fmt::format("content-length: {}\r\n", v.body.size());
+  if (!v.content_type.empty()) out += fmt::format("content-type: {}\r\n", v.content_type);
   out += "\r\n";
   out += v.body;
   return out;

@@ -314,8 +314,9 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
 base::Result<HttpRule> parse_redirect_rule(const std::vector<std::string>& words,
                                            const AclRegistry& acls);
 
-// The response of `return` (and of `deny` with a payload): content-length, content-type, then
-// the rule's `hdr` fields, names lower-cased as the H1 encoder writes them.
+// The response of `return` (and of `deny` with a payload, and of `http-error`): the rule's `hdr`
+// fields (names lower-cased as the H1 encoder writes them), then content-length and
+// content-type, in HAProxy 3.5's order.
 std::string reply_bytes(int status, const Verdict& v);
 
 // Runs `rules` in order on `edit` (the view is refreshed from `edit` as rules change it: for
