@@ -18,8 +18,10 @@ Slots g_domains[kDomains];
 struct Owner {
   Slot* slot[kDomains] = {};
   ~Owner() {
-    for (Slot* s : slot) {
+    for (int i = 0; i < kDomains; ++i) {
+      Slot* s = slot[i];
       if (!s) continue;
+      t_slots[i] = nullptr;
       s->ptr.store(nullptr, std::memory_order_release);
       s->owned.store(false, std::memory_order_release);
     }
@@ -44,9 +46,10 @@ Slot* claim(Slots& d) {
 
 }  // namespace
 
-Slot& my_slot(Domain d) {
+Slot& claim_slot(Domain d) {
   const auto i = static_cast<int>(d);
   if (!t_owner.slot[i]) t_owner.slot[i] = claim(g_domains[i]);
+  t_slots[i] = t_owner.slot[i];
   return *t_owner.slot[i];
 }
 

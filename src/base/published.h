@@ -30,8 +30,16 @@ struct alignas(64) Slot {
 // Who reads snapshots; a domain's slots are separate from another's.
 enum class Domain : uint8_t { kBalance, kPatterns };
 inline constexpr int kDomains = 2;
+// The slot of a thread that has none yet (claimed, and given back when the thread exits).
+Slot& claim_slot(Domain d);
+// The calling thread's slots, once claimed: read inline on every snapshot read.
+inline thread_local Slot* t_slots[kDomains] = {};
 // The calling thread's slot in domain `d`. Any thread.
-Slot& my_slot(Domain d);
+inline Slot& my_slot(Domain d) {
+  Slot* s = t_slots[static_cast<int>(d)];
+  if (s) [[likely]] return *s;
+  return claim_slot(d);
+}
 // True if some thread's slot of domain `d` holds `p`. Writer side.
 bool in_use(Domain d, const void* p);
 }  // namespace hazard
