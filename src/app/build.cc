@@ -4,6 +4,7 @@
 #include "http/http.h"
 #include "sample/vars.h"
 
+#include <netinet/in.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -236,11 +237,44 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       ss.slowstart_ms = sv.slowstart_ms;
       ss.send_proxy = sv.send_proxy;
       ss.pp2_options = sv.pp2_options;
+      ss.cookie = sv.cookie;
+      // HAProxy: a server without its own cookie gets the dynamic one (key, address, port).
+      if (ss.cookie.empty() && p.cookie.dynamic && !p.dynamic_cookie_key.empty() &&
+          !p.cookie.name.empty()) {
+        const sockaddr* sa = ss.addr.sa();
+        if (sa->sa_family == AF_INET) {
+          const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+          ss.cookie = proxy::dynamic_cookie(p.dynamic_cookie_key, &in->sin_addr, 4, ss.addr.port());
+        } else if (sa->sa_family == AF_INET6) {
+          const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+          ss.cookie = proxy::dynamic_cookie(p.dynamic_cookie_key, &in6->sin6_addr, 16, ss.addr.port());
+        }
+      }
       s.servers.push_back(std::move(ss));
     }
     s.balance = balance_settings(p);
     s.balance_expr = p.balance_expr;
     for (const auto& u : p.use_servers) s.use_servers.push_back({u.cond, u.server_index, u.dynamic});
+    if (!p.cookie.name.empty()) {
+      auto c = std::make_shared<proxy::CookieSettings>();
+      c->name = p.cookie.name;
+      c->mode = static_cast<proxy::CookieSettings::Mode>(p.cookie.mode);
+      c->indirect = p.cookie.indirect;
+      c->nocache = p.cookie.nocache;
+      c->postonly = p.cookie.postonly;
+      c->preserve = p.cookie.preserve;
+      c->httponly = p.cookie.httponly;
+      c->secure = p.cookie.secure;
+      c->domain = p.cookie.domain;
+      c->attrs = p.cookie.attrs;
+      c->maxidle_s = p.cookie.maxidle_s;
+      c->maxlife_s = p.cookie.maxlife_s;
+      for (const auto& ss : s.servers) c->server_cookies.push_back(ss.cookie);
+      s.cookie = std::move(c);
+    }
+    s.persist = p.option_persist;
+    for (const auto& r : p.persist_rules) s.persist_rules.push_back({r.cond, r.force});
+    s.cookie_step = s.cookie || !s.persist_rules.empty();
     s.retries = p.retries;
     s.redispatch = p.redispatch;
     s.timeouts.connect = p.timeouts.connect;
@@ -302,6 +336,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     // Capture slots exist in both modes (a TCP session's tcp-request content capture).
     for (const auto& c : p.capture_request) s.h.capture_request.emplace_back(c.name, c.len);
     for (const auto& c : p.capture_response) s.h.capture_response.emplace_back(c.name, c.len);
+    if (p.mode == config::Mode::kHttp) {
+      s.h.capture_cookie = p.capture_cookie;
+      s.h.capture_cookie_len = p.capture_cookie_len;
+    }
     if (s.http) {
       http_settings(p, s.h);
       stats_page(p, ps.node, ps.description, s.h.stats);

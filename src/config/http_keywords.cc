@@ -26,8 +26,7 @@ constexpr std::size_t kMaxErrorFile = 15360;   // tune.bufsize - tune.maxrewrite
 
 void kw_capture(Parser& p, Line& l) {
   const std::string kind = l.args.size() > 1 ? l.args[1] : "";
-  if (kind == "cookie")
-    throw ConfigError{l.where + "'capture cookie' is not supported by sluice yet."};
+  if (kind == "cookie") return capture_cookie(p, l);
   if (kind != "request" && kind != "response")
     throw ConfigError{l.where + "'capture' expects 'cookie' or 'request header' or 'response header'."};
   if (l.args.size() != 6 || l.args[2] != "header" || l.args[4] != "len")

@@ -108,6 +108,28 @@ struct ServerConfig {
   bool has_check_addr = false;  // `addr`
   net::SocketAddress check_addr;
   bool shutdown_on_down = false;   // `on-marked-down shutdown-sessions`
+  std::string cookie;              // `cookie <value>`: the persistence cookie's value ("" none)
+};
+
+// `cookie <name> [rewrite|insert|prefix] [indirect] [nocache] ...`: cookie-based server
+// persistence of a backend (empty name: none).
+struct CookieConfig {
+  SourceLoc loc;
+  std::string name;
+  enum class Mode : uint8_t { kNone, kRewrite, kInsert, kPrefix };
+  Mode mode = Mode::kNone;
+  bool indirect = false, nocache = false, postonly = false, preserve = false;
+  bool httponly = false, secure = false, dynamic = false;
+  std::string domain;       // "a; domain=b" for several `domain` options, as HAProxy writes them
+  std::string attrs;        // the `attr` values joined with "; "
+  uint32_t maxidle_s = 0, maxlife_s = 0;
+};
+
+// `force-persist | ignore-persist { if | unless } <cond>` (backends), in order.
+struct PersistRuleConfig {
+  SourceLoc loc;
+  bool force = false;       // force-persist, else ignore-persist
+  rules::Condition cond;
 };
 
 // `option httpchk`, `http-check send` and `http-check expect`.
@@ -340,6 +362,16 @@ struct ProxyConfig {
   std::vector<CaptureConfig> capture_request;   // in declaration order
   std::vector<CaptureConfig> capture_response;
   SourceLoc capture_loc;                        // the first `capture` line
+  // `capture cookie <name> len <n>` (frontends): %CC and %CS; "" none.
+  std::string capture_cookie;
+  int capture_cookie_len = 0;
+  SourceLoc capture_cookie_loc;
+  // Cookie persistence (backends): `cookie`, `dynamic-cookie-key`, `option persist`,
+  // `force-persist` / `ignore-persist`.
+  CookieConfig cookie;
+  std::string dynamic_cookie_key;
+  bool option_persist = false;
+  std::vector<PersistRuleConfig> persist_rules;
 };
 
 enum class CliLevel { kUser, kOperator, kAdmin };

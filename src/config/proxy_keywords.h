@@ -84,6 +84,14 @@ void kw_tcp_response(Parser& p, Line& l);
 void kw_use_backend(Parser& p, Line& l);
 void kw_use_server(Parser& p, Line& l);
 
+// ---- cookie persistence: cookie, dynamic-cookie-key, force-persist, ignore-persist, and
+// `capture cookie` (cookie_keywords.cc) ----
+
+void kw_cookie(Parser& p, Line& l);
+void kw_dynamic_cookie_key(Parser& p, Line& l);
+void kw_persist_rule(Parser& p, Line& l);
+void capture_cookie(Parser& p, Line& l);
+
 // ---- HTTP features: capture, stats, monitor-uri, monitor, http-reuse, errorfile (http_keywords.cc) ----
 
 void kw_capture(Parser& p, Line& l);

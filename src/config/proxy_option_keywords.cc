@@ -27,6 +27,7 @@ constexpr OptionDef kOptions[] = {
     {"dontlognull", kFe, true, false, "do not log connections that carried no data"},
     {"log-separate-errors", kFe, true, false, "lines HAProxy counts as errors (a termination state other than `--` or `L`, a redispatch, retries, a status of 500 or more, an HTTP request that never parsed) are logged at level `err` instead of `info`"},
     {"logasap", kFe, true, false, "log HTTP transactions when the response head is forwarded and TCP sessions when the server connection is established, instead of at the end; %B, %Ta, %Tt and %Tu are then written `+`-prefixed, as HAProxy does"},
+    {"persist", kBe, true, false, "a request whose persistence cookie names a server that is down (failed checks or maintenance) still goes to that server (logged `D` in the cookie flags); with `option redispatch` a failed connection then moves it to another server"},
     {"allbackups", kBe, true, false, "all usable backup servers share the load when no active server is up (default: the first backup only)"},
     {"tcp-check", kBe, false, true, "health checks only connect (the default check; `tcp-check` rules are not supported yet)"},
     {"httpchk", kBe, false, true, "[<method>] [<uri>] [<version>] [<host>]: HTTP health checks, default `OPTIONS / HTTP/1.0`; any 2xx/3xx passes unless `http-check expect` says otherwise; headers hidden after the version (`HTTP/1.1\\r\\nHost:\\ x`) are refused, as HAProxy 3.5 does: use `http-check send`"},
@@ -52,7 +53,7 @@ constexpr std::string_view kHaproxyOptions[] = {
     "http-ignore-probes", "http-no-delay", "http-pretend-keepalive",
     "http-restrict-req-hdr-names", "http-use-proxy-header",
     "independent-streams", "ldap-check", "log-health-checks",
-    "mysql-check", "originalto", "persist",
+    "mysql-check", "originalto",
     "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "socket-stats", "splice-auto",
     "splice-request", "splice-response", "spop-check", "ssl-hello-chk",
     "tcp-smart-accept", "transparent",
@@ -205,6 +206,8 @@ void kw_option(Parser& p, Line& l) {
     px.option_log_separate_errors = l.prefix == Prefix::kNone;
   } else if (name == "logasap") {
     px.option_logasap = l.prefix == Prefix::kNone;
+  } else if (name == "persist") {
+    px.option_persist = l.prefix == Prefix::kNone;
   } else if (name == "allbackups") {
     px.option_allbackups = l.prefix == Prefix::kNone;
   } else if (name == "clitcpka") {

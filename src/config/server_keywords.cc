@@ -45,10 +45,11 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
   static const std::vector<std::string_view> kOpts = {
       "weight", "maxconn", "backup", "disabled", "enabled", "slowstart", "check", "no-check",
       "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down",
-      "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2", "proxy-v2-options"};
+      "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2", "proxy-v2-options",
+      "cookie"};
   static constexpr std::string_view kHaproxyOpts[] = {
       "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check-ssl",
-      "check-send-proxy", "cookie", "crt", "error-limit",
+      "check-send-proxy", "crt", "error-limit",
       "id", "init-addr", "maxqueue", "minconn", "observe", "on-error",
       "on-marked-up", "pool-max-conn", "pool-purge-delay", "proto",
       "redir", "resolvers", "resolve-prefer", "set-proxy-v2-tlv-fmt",
@@ -121,6 +122,12 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       if (v != "shutdown-sessions")
         throw ConfigError{fmt::format("{} : 'on-marked-down' expects 'shutdown-sessions' but got '{}'.", head, v)};
       s.shutdown_on_down = true;
+      i += 2;
+    } else if (o == "cookie") {
+      // QUIRK kept from HAProxy 3.5: the message ends with two dots.
+      if (v.empty())
+        throw ConfigError{fmt::format("{} : 'cookie' expects <value> as argument..", head)};
+      s.cookie = v;
       i += 2;
     } else if (o == "check") {
       s.check = true;

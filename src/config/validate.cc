@@ -334,6 +334,26 @@ bool Parser::finish(ConfigModel* model) {
                 false);
         p.stats.enabled = false;
       }
+      if (!p.capture_cookie.empty() && (p.caps & ProxyConfig::kFrontend)) {
+        warning(fmt::format("'capture' statement ignored for proxy '{}' as it requires HTTP mode.",
+                            p.name),
+                false);
+        p.capture_cookie.clear();
+      }
+      if (!p.cookie.name.empty() && (p.caps & ProxyConfig::kBackend)) {
+        warning(fmt::format("cookie will be ignored for {} '{}' (needs 'mode http').",
+                            type_word(p), p.name),
+                false);
+        p.cookie = CookieConfig{};
+      }
+      if (p.caps & ProxyConfig::kBackend)
+        for (auto& srv : p.servers)
+          if (!srv.cookie.empty()) {
+            warning(fmt::format("{} '{}' : ignoring cookie for server '{}' as HTTP mode is disabled.",
+                                type_word(p), p.name, srv.name),
+                    false);
+            srv.cookie.clear();
+          }
       if (!p.monitor_uri.empty() && (p.caps & ProxyConfig::kFrontend)) {
         warning(fmt::format("monitor-uri will be ignored for proxy '{}' (needs 'mode http').",
                             p.name),
@@ -367,6 +387,13 @@ bool Parser::finish(ConfigModel* model) {
               false);
       p.capture_request.clear();
       p.capture_response.clear();
+    }
+    if (!p.capture_cookie.empty() && !(p.caps & ProxyConfig::kFrontend)) {
+      warning(fmt::format("parsing [{}:{}] : 'capture' ignored because {} '{}' has no frontend "
+                          "capability.",
+                          p.capture_cookie_loc.file, p.capture_cookie_loc.line, type_word(p), p.name),
+              false);
+      p.capture_cookie.clear();
     }
     if (!p.monitor_uri.empty() && !(p.caps & ProxyConfig::kFrontend)) {
       warning(fmt::format("parsing [{}:{}] : 'monitor-uri' ignored because {} '{}' has no "

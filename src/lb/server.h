@@ -45,6 +45,9 @@ struct ServerSettings {
   int send_proxy = 0;
   // `proxy-v2-options`: the TLVs send-proxy-v2 adds (net::pp::kOpt* bits).
   uint8_t pp2_options = 0;
+  // The persistence cookie's value (`cookie <value>`, or the dynamic one); "" none. Shown by
+  // `show stat`; the backend's CookieSettings keeps the copy the data path reads.
+  std::string cookie;
 };
 
 enum class AdminState : uint8_t { kReady, kDrain, kMaint };

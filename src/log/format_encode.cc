@@ -341,10 +341,10 @@ void alias_value(Writer& w, const Node& n, LineState& st) {
     case Alias::kb: w.text(r.backend); break;
     case Alias::ks: w.text(r.server); break;
     case Alias::kID: w.text(r.unique_id); break;
-    case Alias::kCC:
-    case Alias::kCS:
+    case Alias::kCC: w.text(r.has_cli_cookie ? r.cli_cookie : std::string_view{}); break;
+    case Alias::kCS: w.text(r.has_srv_cookie ? r.srv_cookie : std::string_view{}); break;
     case Alias::ksslc:
-    case Alias::ksslv: w.text({}); break;   // no cookie capture, no TLS
+    case Alias::ksslv: w.text({}); break;   // no TLS
     case Alias::kTh: w.integer(r.th); break;
     case Alias::kTi: w.integer(r.ti); break;
     case Alias::kTR: w.integer(r.tr); break;
@@ -366,8 +366,8 @@ void alias_value(Writer& w, const Node& n, LineState& st) {
       std::size_t len = 0;
       for (char c : letters(r.term)) buf[len++] = c;   // two letters, no allocation (SSO)
       if (n.alias == Alias::ktsc) {
-        buf[len++] = '-';   // no cookie persistence
-        buf[len++] = '-';
+        buf[len++] = r.cookie_flags[0];
+        buf[len++] = r.cookie_flags[1];
       }
       w.rawtext(std::string_view(buf, len));
       break;

@@ -246,10 +246,10 @@ const ReqLine& LineState::req() {
         case Alias::kb: put_text(out, r.backend, true, o); break;
         case Alias::ks: put_text(out, r.server, true, o); break;
         case Alias::kID: put_text(out, r.unique_id, true, o); break;
-        case Alias::kCC:
-        case Alias::kCS:
+        case Alias::kCC: put_text(out, r.cli_cookie, r.has_cli_cookie, o); break;
+        case Alias::kCS: put_text(out, r.srv_cookie, r.has_srv_cookie, o); break;
         case Alias::ksslc:
-        case Alias::ksslv: put_text(out, {}, false, o); break;   // no cookie capture, no TLS
+        case Alias::ksslv: put_text(out, {}, false, o); break;   // no TLS
         case Alias::kTh: put_int(out, r.th); break;
         case Alias::kTi: put_int(out, r.ti); break;
         case Alias::kTR: put_int(out, r.tr); break;
@@ -277,7 +277,7 @@ const ReqLine& LineState::req() {
         case Alias::kts: append_letters(out, r.term); break;
         case Alias::ktsc:
           append_letters(out, r.term);
-          out += "--";   // no cookie persistence
+          out.append(r.cookie_flags, 2);
           break;
         case Alias::kac: put_int(out, r.actconn); break;
         case Alias::kfc: put_int(out, r.feconn); break;

@@ -111,12 +111,13 @@ std::string tcplog_line(const Record& r) {
 }
 
 std::string httplog_line(const Record& r) {
-  // %CC %CS are "-" (no cookie capture) and the cookie flags of %tsc are "--".
+  auto cookie = [](bool has, std::string_view v) { return has && !v.empty() ? v : std::string_view("-"); };
   std::string line = fmt::format(
-      "{}:{} [{}] {} {}/{} {}/{}/{}/{}/{} {} {} - - {}-- {}/{}/{}/{}/{} 0/0 ",
+      "{}:{} [{}] {} {}/{} {}/{}/{}/{}/{} {} {} {} {} {}{} {}/{}/{}/{}/{} 0/0 ",
       r.client->host_string(), r.client->port(), base::log_date(r.date_wall_us), r.frontend,
       r.backend, r.server, r.tr, r.tw, r.tc, r.tresp, r.total, r.status, r.bytes_out,
-      letters(r.term), r.actconn, r.feconn, r.beconn, r.srvconn,
+      cookie(r.has_cli_cookie, r.cli_cookie), cookie(r.has_srv_cookie, r.srv_cookie),
+      letters(r.term), std::string_view(r.cookie_flags, 2), r.actconn, r.feconn, r.beconn, r.srvconn,
       retries_field(r.retries, r.redispatched));
   append_captures(line, r.req_capture_slots, r.req_captures);
   append_captures(line, r.res_capture_slots, r.res_captures);

@@ -53,6 +53,11 @@ struct Record {
   uint64_t request_counter = 0;      // %rt
   uint64_t log_counter = 0;          // %lc: lines this frontend logged before
   std::string_view unique_id;        // %ID
+  // `capture cookie`: %CC (request) and %CS (response); "-" when absent.
+  std::string_view cli_cookie, srv_cookie;
+  bool has_cli_cookie = false, has_srv_cookie = false;
+  // The persistence flags of %tsc (request cookie, response cookie): "--" without them.
+  char cookie_flags[2] = {'-', '-'};
   std::string_view hostname;         // %H
   int pid = 0;                       // %pid
   // option logasap: %B, %Ta, %Tt and %Tu are written "+"-prefixed (what was known when the

@@ -393,13 +393,54 @@ bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
       answer(run_rules(be_->settings.h.redirect_rules, rules::RuleSide::kRequest, edit, rs.view()),
              *be_))
     return false;
-  if (!be_->settings.use_servers.empty()) leg_.force(use_server(*be_, rs.view()));
+  if (be_->settings.cookie_step || !fe_.settings.h.capture_cookie.empty()) {
+    cookie_request(edit, rs);
+    if (ck_->server >= 0) {
+      leg_.force(be_->backend->servers()[static_cast<std::size_t>(ck_->server)].get());
+    } else if (!be_->settings.use_servers.empty()) {
+      leg_.force(use_server(*be_, rs.view()));
+    }
+  } else if (!be_->settings.use_servers.empty()) {
+    leg_.force(use_server(*be_, rs.view()));
+  }
   // The value a hashing algorithm (uri, hdr, url_param, rdp-cookie, hash) hashes.
   const auto& bal = be_->settings.balance;
   lb_key_set_ = bal.kind != lb::BalanceKind::kSource && lb::hashes(bal.kind) &&
                 http_key(bal, be_->settings.balance_expr.get(), edit.target, edit.headers,
                          rs.view(), *lb_key_);
   return true;
+}
+
+// force-persist / ignore-persist (the first match), then the Cookie fields: `capture cookie`
+// and the server the persistence cookie names, which takes the request before use-server and
+// load balancing (HAProxy's order).
+void HttpTxn::cookie_request(rules::HeadEdit& edit, RequestScope& rs) {
+  if (!ck_) ck_ = std::make_unique<CookieTxn>();
+  else ck_->reset();
+  CookieTxn& t = *ck_;
+  t.active = true;
+  const ProxySettings& bs = be_->settings;
+  for (const auto& r : bs.persist_rules) {
+    if (!r.cond.eval(rs.view())) continue;
+    (r.force ? t.force : t.ignore) = true;
+    break;
+  }
+  t.cacheable = method_ == http::Method::kGet || method_ == http::Method::kHead;
+  struct States final : ServerStates {
+    explicit States(const lb::Backend& b) : b_(b) {}
+    bool running(int i) const override {
+      const lb::Server& s = *b_.servers()[static_cast<std::size_t>(i)];
+      return s.check_up() && s.admin_state() != lb::AdminState::kMaint;
+    }
+    const lb::Backend& b_;
+  } states(*be_->backend);
+  CookieRequest in;
+  in.ck = bs.cookie.get();
+  in.capture = fe_.settings.h.capture_cookie;
+  in.capture_len = fe_.settings.h.capture_cookie_len;
+  in.persist = bs.persist;
+  in.now_s = static_cast<uint32_t>(base::wall_us() / 1000000);
+  if (request_cookies(in, states, edit.headers, edit.storage, t)) edit.changed = true;
 }
 
 // option forwardfor: added if either side asks, unless the client is in an `except` network
@@ -565,6 +606,7 @@ void HttpTxn::next_request(uint64_t now) {
   server_fd = -1;
   vars_codecs_ = nullptr;
   if (caps_) caps_->reset(fe_.settings.h.capture_request, fe_.settings.h.capture_response);
+  if (ck_) ck_->reset();
   // What rules changed of the previous stream.
   stream_.last_rule = nullptr;
   stream_.log_level = 0;

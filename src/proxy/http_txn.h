@@ -243,6 +243,11 @@ class HttpTxn final : public StreamTimes {
   // no 400-byte context (http_txn.cc).
   class RequestScope;
   bool route(rules::HeadEdit& edit, RequestScope& rs);
+  // Cookie persistence and `capture cookie` (proxy/cookie.h): the request's step once its
+  // backend's rules ran (force-persist / ignore-persist, the server the cookie names), and the
+  // response's after the http-response rules.
+  void cookie_request(rules::HeadEdit& edit, RequestScope& rs);
+  void cookie_response(int code, rules::HeadEdit& edit);
   bool backend_content_allowed(rules::RequestView& view);
   // The backend's `tcp-response content` rules on a response head: kReply when they reject
   // it (closed without an answer) or close the server (a 502).
@@ -308,6 +313,8 @@ class HttpTxn final : public StreamTimes {
   // The codecs that hold this transaction's txn/req/res variables, for the log line; null
   // once they are given back or the next request begins.
   HttpCodecs* vars_codecs_ = nullptr;
+  // The persistence step's state, made by the first request that runs it (kept for the next).
+  std::unique_ptr<CookieTxn> ck_;
   mutable char term_text_[2];   // txn.sess_term_state's text, written when asked
   BackendLeg leg_;
 };

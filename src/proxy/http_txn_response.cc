@@ -36,8 +36,12 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
   if (!be_->settings.tcp_response_rules.empty() &&
       response_content(rh.status, edit, codecs) == Next::kReply)
     return Next::kReply;
-  if (!has_response_rules()) return Next::kForward;
+  if (!has_response_rules()) {
+    if (ck_ && ck_->active) cookie_response(rh.status, edit);
+    return Next::kForward;
+  }
   if (fe_.settings.h.response_rules.empty() && be_http().response_rules.empty()) {
+    if (ck_ && ck_->active) cookie_response(rh.status, edit);
     after_response(rh.status, edit, &codecs);
     return Next::kForward;
   }
@@ -82,8 +86,26 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
     }
     return Next::kReply;
   }
+  if (ck_ && ck_->active) cookie_response(rh.status, edit);
   after_response(rh.status, edit, &codecs);
   return Next::kForward;
+}
+
+// The server's Set-Cookie fields and insert mode's own (proxy/cookie.h), after the
+// http-response rules and before http-after-response, as in HAProxy.
+void HttpTxn::cookie_response(int code, rules::HeadEdit& edit) {
+  CookieTxn& t = *ck_;
+  const lb::Server* srv = leg_.server();
+  CookieResponse in;
+  in.ck = be_->settings.cookie.get();
+  in.capture = fe_.settings.h.capture_cookie;
+  in.capture_len = fe_.settings.h.capture_cookie_len;
+  in.server = srv ? static_cast<int>(srv->index()) : -1;
+  in.direct = srv && t.server == in.server && !leg_.redispatched();
+  in.post = method_ == http::Method::kPost;
+  in.status = code;
+  in.now_s = static_cast<uint32_t>(base::wall_us() / 1000000);
+  if (response_cookies(in, edit.headers, edit.storage, t)) edit.changed = true;
 }
 
 HttpTxn::Next HttpTxn::response_content(int code, rules::HeadEdit& edit, HttpCodecs& codecs) {
@@ -306,6 +328,17 @@ void HttpTxn::log(uint64_t now, bool early) {
     r.res_captures = caps_->res();
   }
   r.request_line = req_line;
+  if (ck_ && ck_->active) {
+    r.has_cli_cookie = ck_->has_cli;
+    r.cli_cookie = ck_->cli;
+    r.has_srv_cookie = ck_->has_srv;
+    r.srv_cookie = ck_->srv;
+  }
+  if (be_ && be_->settings.cookie && be_->settings.cookie->log_flags()) {
+    const bool a = ck_ && ck_->active;
+    r.cookie_flags[0] = a ? ck_->ck : 'N';
+    r.cookie_flags[1] = a ? ck_->sck : 'N';
+  }
   // What only log-format aliases and %[...] read.
   r.logasap = s.logasap;
   r.local = local_addr();

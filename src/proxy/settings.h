@@ -11,6 +11,7 @@
 #include "lb/server.h"
 #include "net/address.h"
 #include "net/socket.h"
+#include "proxy/cookie.h"
 #include "rules/rules.h"
 #include "stats/http_service.h"
 
@@ -57,6 +58,9 @@ struct HttpSettings {
   stats::PageSettings stats;
   // `capture request|response header` (frontends): field name and length, in order.
   std::vector<std::pair<std::string, int>> capture_request, capture_response;
+  // `capture cookie <name> len <n>` (frontends): "" none.
+  std::string capture_cookie;
+  int capture_cookie_len = 0;
   // `monitor-uri` (frontends): "" none; `monitor fail` conditions, ORed.
   std::string monitor_uri;
   std::vector<rules::Condition> monitor_fail;
@@ -130,6 +134,17 @@ struct ProxySettings {
     std::shared_ptr<const rules::ValueFormat> dynamic;
   };
   std::vector<UseServer> use_servers;
+  // Cookie persistence (proxy/cookie.h): null without `cookie`. `option persist`, and the
+  // force-persist / ignore-persist rules in order (the first match decides).
+  std::shared_ptr<const CookieSettings> cookie;
+  bool persist = false;
+  struct PersistRule {
+    rules::Condition cond;
+    bool force = false;
+  };
+  std::vector<PersistRule> persist_rules;
+  // cookie or persist rules: the request runs the persistence step (one test otherwise).
+  bool cookie_step = false;
   int retries = 3;
   int redispatch = 0;
   Timeouts timeouts;

@@ -198,6 +198,7 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
       // Without traffic no pick moves a slow start on: the weights shown must not lag.
       be.catch_up_slowstart(now);
       ps.algo = be.algorithm_name();
+      if (p.settings.cookie) ps.cookie = p.settings.cookie->name;
       ps.backend.scur = static_cast<uint64_t>(std::max(0, p.be_conns.load(std::memory_order_relaxed)));
       ps.backend.last_sess_s = age_s(be_last, now);
       ps.backend_qcur = static_cast<uint64_t>(std::max(0, p.queued.load(std::memory_order_relaxed)));
@@ -216,6 +217,7 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
         const auto& st = srv.settings();
         ss.name = st.name;
         ss.id = st.id;
+        ss.cookie = st.cookie;
         // The address `set server addr` published last, not the configured one.
         const lb::ServerEndpoint ep = srv.endpoint();
         ss.addr = ep.addr.to_string();

@@ -35,6 +35,7 @@ struct Counters {
 struct ServerSnapshot {
   std::string name;
   int id = 0;
+  std::string cookie;            // persistence cookie value ("" none)
   std::string addr;              // "127.0.0.1:8080"
   std::string host;              // "127.0.0.1"
   int port = 0;
@@ -99,6 +100,7 @@ struct ProxySnapshot {
   bool is_backend = false;
   std::string mode;              // "tcp", "http"
   std::string algo;              // "roundrobin"
+  std::string cookie;            // the backend's persistence cookie name ("" none)
   std::string frontend_status;   // "OPEN", "STOP"
   std::string backend_status;    // "UP", "DOWN"
   int maxconn = 0;               // frontend slim

@@ -327,6 +327,7 @@ void stat_rows(const ProxySnapshot& px, const StatFilter& o, std::vector<StatRow
         v[kCheckHealth] = snum(s.check_health);
       }
       if (o.show_legends) v[kAddr] = s.addr;
+      if (o.show_legends && !s.cookie.empty()) v[kCookie] = s.cookie;
       v[kSrvIcur] = "0";
       v[kIdleConnCur] = v[kSafeConnCur] = "0";
       v[kUsedConnCur] = num(s.c.scur);
@@ -381,6 +382,7 @@ void stat_rows(const ProxySnapshot& px, const StatFilter& o, std::vector<StatRow
     }
     v[kCompIn] = v[kCompOut] = v[kCompByp] = v[kCompRsp] = "0";
     if (o.show_legends) v[kAlgo] = px.algo.empty() ? "unknown" : px.algo;
+    if (o.show_legends && !px.cookie.empty()) v[kCookie] = px.cookie;
     if (px.mode == "http") v[kCacheLookups] = v[kCacheHits] = "0";
     v[kUweight] = snum(uweight);
     v[kAggServerStatus] = v[kAggServerCheckStatus] = v[kAggCheckStatus] = "0";

@@ -531,7 +531,6 @@ TEST(Capture, KeywordsAndMessages) {
   bad("capture response header ct len", "'capture response' expects 'header' <header_name> 'len' <len>.");
   bad("capture request header Host len 0",
       "'capture request header' : invalid length '0', expects 1 to 65535.");
-  bad("capture cookie SRV len 10", "'capture cookie' is not supported by sluice yet.");
   r = parse("backend b\n  mode http\n  capture request header Host len 4\n");
   ASSERT_TRUE(r.r.model) << r.all();
   EXPECT_TRUE(r.has("parsing [f.cfg:3] : 'capture' ignored because backend 'b' has no frontend capability."))
