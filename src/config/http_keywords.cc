@@ -1,5 +1,5 @@
 // HTTP features of a proxy: capture, the statistics page (stats), monitor-uri / monitor fail,
-// http-reuse and errorfile.
+// http-reuse (errorfile and its kin: error_keywords.cc).
 #include "config/proxy_keywords.h"
 
 #include <algorithm>
@@ -15,10 +15,6 @@
 namespace sluice::config::proxy_kw {
 
 namespace {
-
-constexpr int kErrorCodes[] = {200, 400, 401, 403, 404, 405, 407, 408, 410, 413, 414,
-                               421, 422, 425, 429, 431, 500, 501, 502, 503, 504};
-constexpr std::size_t kMaxErrorFile = 15360;   // tune.bufsize - tune.maxrewrite
 
 }  // namespace
 
@@ -207,48 +203,6 @@ void kw_http_reuse(Parser& p, Line& l) {
     }
   }
   throw ConfigError{fmt::format("{}'{}' only supports 'never', 'safe', 'aggressive', 'always'", l.where, l.args[0])};
-}
-
-void kw_errorfile(Parser& p, Line& l) {
-  if (l.args.size() != 3 || l.args[1].empty() || l.args[2].empty())
-    throw ConfigError{fmt::format("{}'{}' expects <status_code> and <file> as arguments.", l.where, l.args[0])};
-  auto code = parse_strict_int(l.args[1], 0, 999);
-  if (!code || std::find(std::begin(kErrorCodes), std::end(kErrorCodes), *code) == std::end(kErrorCodes))
-    throw ConfigError{fmt::format("{}status code '{}' not handled.", l.where, l.args[1])};
-  const std::string& file = l.args[2];
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError{fmt::format("{}error opening file '{}'.", l.where, file)};
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec) && std::filesystem::is_directory(file, ec))
-    throw ConfigError{fmt::format("{}error reading file '{}'.", l.where, file)};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw ConfigError{fmt::format("{}error reading file '{}'.", l.where, file)};
-  std::string data = ss.str();
-  if (data.size() > kMaxErrorFile)
-    throw ConfigError{fmt::format("{}error file '{}' is too large ({} bytes, at most {}).", l.where, file,
-                                  data.size(), kMaxErrorFile)};
-  if (!data.empty()) {
-    // The file must be a complete response head; a body must match its Content-Length.
-    http::ResponseParser parser;
-    auto st = parser.parse(data);
-    if (st != http::ParseStatus::kComplete)
-      throw ConfigError{fmt::format("{}'{}': unable to parse headers ({}).", l.where, file,
-                                    st == http::ParseStatus::kIncomplete ? "incomplete response head"
-                                                                          : http::to_string(parser.error()))};
-    const auto& h = parser.head();
-    std::size_t body = data.size() - parser.consumed();
-    if (h.body == http::BodyKind::kChunked)
-      throw ConfigError{fmt::format("{}'{}': chunk-encoded payload not supported.", l.where, file)};
-    if (h.has_content_length && h.content_length != body)
-      throw ConfigError{fmt::format("{}'{}': payload size does not match the announced content-length "
-                                    "({} != {}).", l.where, file, body, h.content_length)};
-  }
-  auto& list = p.cur_proxy().cfg.errorfiles;
-  int status = static_cast<int>(*code);
-  list.erase(std::remove_if(list.begin(), list.end(), [&](const ErrorFileConfig& e) { return e.status == status; }),
-             list.end());
-  list.push_back(ErrorFileConfig{status, std::move(data), l.loc});
 }
 
 }  // namespace sluice::config::proxy_kw

@@ -160,10 +160,16 @@ struct ForwardForConfig {
 
 // `errorfile <code> <file>`: the whole raw response read at parse time (empty = send nothing
 // and close).
+// One errorfile, errorloc or http-error line, or (`section` set) an `errorfiles` line naming
+// an http-errors section and its codes (all when empty), resolved once the configuration is
+// read. Later lines override earlier ones for a status, as in HAProxy.
 struct ErrorFileConfig {
   int status = 0;
   std::string response;
   SourceLoc loc;
+  std::string section;
+  std::vector<int> codes;
+  bool builtin = false;   // http-error ... default-errorfiles: back to the built-in page
 };
 
 // `use_backend <name> [if|unless <cond>]`.

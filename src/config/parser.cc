@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "config/preprocessor_condition.h"
+#include "config/proxy_keywords.h"
 #include "pattern/pattern.h"
 
 namespace sluice::config {
@@ -17,7 +18,7 @@ constexpr std::size_t kMaxNestedIf = 100;
 
 // Section keywords of HAProxy that sluice does not support: refused by name.
 constexpr std::string_view kOtherSections[] = {
-    "peers", "resolvers", "userlist", "mailers", "http-errors", "ring", "cache",
+    "peers", "resolvers", "userlist", "mailers", "ring", "cache",
     "log-forward", "log-profile", "crt-store", "acme", "traces", "fcgi-app", "healthcheck",
     "namespace_list", "program",
 };
@@ -398,6 +399,21 @@ void Parser::handle_section(Line& l, int pass) {
     }
     return;
   }
+  if (kw == "http-errors") {
+    seen_non_global = true;
+    section_ = Section::kSkip;
+    if (pass == 1) return;
+    if (l.args.size() < 2 || l.args[1].empty())
+      throw ConfigError{fmt::format("{}missing name for http-errors section.", l.where)};
+    for (const auto& s : http_errors)
+      if (s.name == l.args[1])
+        throw ConfigError{fmt::format("parsing [{}:{}]: http-errors section '{}' already exists "
+                                      "(declared at {}:{}).", l.loc.file, l.loc.line, l.args[1],
+                                      s.loc.file, s.loc.line)};
+    http_errors.push_back(HttpErrors{l.args[1], l.loc, {}});
+    section_ = Section::kHttpErrors;
+    return;
+  }
   if (is_other) {
     seen_non_global = true;
     section_ = Section::kUnsupported;
@@ -417,6 +433,10 @@ void Parser::dispatch(Line& l, int pass) {
     return;
   }
   if (section_ == Section::kUnsupported || section_ == Section::kSkip) return;
+  if (section_ == Section::kHttpErrors) {
+    if (pass == 2) proxy_kw::http_errors_line(*this, l);
+    return;
+  }
   if (section_ == Section::kGlobal) {
     if (pass == 1 && kw != "setenv" && kw != "presetenv" && kw != "unsetenv" && kw != "resetenv")
       return;

@@ -131,6 +131,15 @@ class Parser {
   bool maxaccept_set = false;
   std::string cur_file;
   int cur_line = 0;
+  // `http-errors <name>` sections, in order: their errorfile lines.
+  struct HttpErrors {
+    std::string name;
+    SourceLoc loc;
+    std::vector<ErrorFileConfig> files;
+  };
+  std::vector<HttpErrors> http_errors;
+  // errorfiles lines and http replies naming sections, resolved against http_errors (validate.cc).
+  bool resolve_errorfiles(ProxyConfig& p);
 
   ProxyState& cur_proxy();
   bool in_defaults() const { return section_ == Section::kDefaults; }
@@ -141,7 +150,7 @@ class Parser {
   std::string address_word(const Line& l, std::size_t idx, std::string_view what);
 
  private:
-  enum class Section { kNone, kGlobal, kDefaults, kProxy, kUnsupported, kSkip };
+  enum class Section { kNone, kGlobal, kDefaults, kProxy, kUnsupported, kSkip, kHttpErrors };
 
   void process_line(std::string_view raw, int pass);
   bool handle_directive(std::string_view raw, const std::vector<Word>& words, int pass);

@@ -100,7 +100,13 @@ void kw_stats(Parser& p, Line& l);
 void kw_monitor_uri(Parser& p, Line& l);
 void kw_monitor(Parser& p, Line& l);
 void kw_http_reuse(Parser& p, Line& l);
+// ---- errorfile, errorfiles, errorloc*, http-error, http-errors sections (error_keywords.cc) ----
 void kw_errorfile(Parser& p, Line& l);
+void kw_errorfiles(Parser& p, Line& l);
+void kw_errorloc(Parser& p, Line& l);
+void kw_http_error(Parser& p, Line& l);
+// A line of an http-errors section.
+void http_errors_line(Parser& p, Line& l);
 
 // ---- log formats: log-format, unique-id-format, unique-id-header, log-tag (log_format_keywords.cc) ----
 

@@ -140,6 +140,9 @@ bool Parser::finish(ConfigModel* model) {
         }
     }
   }
+  bool errorfiles_ok = true;
+  for (auto& p : px) errorfiles_ok = resolve_errorfiles(p) && errorfiles_ok;
+  if (!errorfiles_ok) return false;
   int next_id = 2;
   for (auto& p : px) {
     if (p.id != 0) continue;

@@ -270,6 +270,17 @@ class ChunkedDecoder {
 // others verbatim; names are lower-cased when `lower_names`.
 void append_request_head(const RequestHead& h, std::string& out, bool lower_names = true);
 void append_response_head(const ResponseHead& h, std::string& out, bool lower_names = true);
+
+// A response written by hand (errorfile, http-errors, an http reply's `errorfile`): empty when
+// `data` is a complete head whose body matches its content-length (or is empty), else
+// HAProxy's reason ("unable to parse headers (...)", "chunk-encoded payload not supported",
+// "payload size does not match the announced content-length (a != b)").
+std::string check_raw_response(std::string_view data);
+// `raw` with its head re-encoded as the H1 encoder writes heads (lower-case names), the body
+// unchanged; as given when it does not parse.
+std::string normalise_raw_response(const std::string& raw);
+// The status of a raw response's status line; 0 when it has none.
+int raw_response_status(std::string_view raw);
 // The status line of `h` with other fields (a rewritten list).
 void append_response_head(const ResponseHead& h, const std::vector<Header>& headers,
                           std::string& out, bool lower_names = true);

@@ -285,7 +285,8 @@ bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
   // deny / return: the proxy's page for the status, or the rule's own response. A body that
   // already arrived whole is passed over (skip_body) so that the connection stays usable.
   auto reply = [&](const rules::Verdict& v, int st, log::Termination t) {
-    if (v.errorpage && http::has_error_page(st)) *reply_ = error_reply(st, t, false, true, true);
+    if (v.raw) *reply_ = LocalReply{st, t, *v.raw, false, true, true};
+    else if (v.errorpage && http::has_error_page(st)) *reply_ = error_reply(st, t, false, true, true);
     else *reply_ = LocalReply{st, t, rules::reply_bytes(st, v), false, true, true};
   };
   auto answer = [&](const rules::Verdict& v, Proxy& px) {

@@ -79,6 +79,8 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
     }
     if (!bytes.empty()) {
       *reply_ = LocalReply{st, t, std::move(bytes), false, true, false};
+    } else if (v.raw) {
+      *reply_ = LocalReply{st, t, *v.raw, false, true, false};
     } else if (v.errorpage && http::has_error_page(st)) {
       *reply_ = error_reply(st, t, false);
     } else {

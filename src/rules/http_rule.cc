@@ -173,8 +173,23 @@ base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) 
       r.reply.errorpage = true;
       ++payloads;
       ++i;
-    } else if (o == "errorfile" || o == "errorfiles") {
-      return base::Error::text(fmt::format("'{} {}' is not supported by sluice yet.", c.full, o));
+    } else if (o == "errorfile") {
+      if (!has_v) return c.action_error(fmt::format("'{}' expects an argument", o));
+      std::ifstream in(w[i + 1], std::ios::binary);
+      if (!in) return c.action_error(fmt::format("error opening file '{}'.", w[i + 1]));
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      std::string data = ss.str();
+      std::string bad = http::check_raw_response(data);
+      if (!bad.empty()) return c.action_error(fmt::format("'{}': {}.", w[i + 1], bad));
+      r.reply.raw = std::make_shared<const std::string>(http::normalise_raw_response(data));
+      ++payloads;
+      i += 2;
+    } else if (o == "errorfiles") {
+      if (!has_v) return c.action_error(fmt::format("'{}' expects an argument", o));
+      r.reply_errorfiles = w[i + 1];
+      ++payloads;
+      i += 2;
     } else if (o == "hdr") {
       if (i + 2 >= w.size()) return c.action_error("'hdr' expects <name> and <fmt> as arguments");
       const std::string& name = w[i + 1];

@@ -174,6 +174,9 @@ struct Verdict {
   bool has_body = false;        // return: a payload was given (else the default error page
                                 // for that status when one exists, like HAProxy)
   std::string location;         // redirect: the Location value
+  // An http reply's `errorfile <file>` (or `errorfiles <name>`, resolved once the
+  // configuration is loaded): the whole response, sent as it is; null otherwise.
+  std::shared_ptr<const std::string> raw;
   std::string set_cookie;       // redirect: a Set-Cookie value (set-cookie, clear-cookie)
   std::vector<std::pair<std::string, std::string>> extra_headers;   // return `hdr` items
 };
@@ -244,6 +247,7 @@ class HttpRule {
   std::string regex_text;        // replace-header / replace-value
   std::shared_ptr<const void> regex;   // compiled (base/regex), opaque here
   Verdict reply;                 // deny / return / redirect templates
+  std::string reply_errorfiles;  // `errorfiles <name>`: the http-errors section (resolved later)
   int redirect_kind = 0;         // 0 location, 1 prefix, 2 scheme
   bool drop_query = false;       // redirect options
   bool keep_query = false;
