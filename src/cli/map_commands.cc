@@ -37,6 +37,34 @@ bool take_version(const std::vector<std::string>& words, std::size_t& i, uint32_
   return true;
 }
 
+// The list named by words[i] (`#<id>` or a file), or null with HAProxy's answer in *out.
+std::shared_ptr<pattern::Ref> ref_at(const Kind& k, const std::vector<std::string>& words, std::size_t i,
+                                     std::string* out) {
+  auto ref = i < words.size() ? pattern::Registry::global().find(words[i], k.map) : nullptr;
+  if (!ref) *out += unknown(k);
+  return ref;
+}
+
+// `[@<ver>] <id>` from words[2] for clear and commit: false (answered) when malformed or
+// when the identifier is missing.
+bool version_and_id(const Kind& k, const std::vector<std::string>& words, std::size_t* i,
+                    uint32_t* ver, bool* given, bool need_version, std::string* out) {
+  *i = 2;
+  if (!take_version(words, *i, ver, given)) {
+    *out += "Invalid version number.\n";
+    return false;
+  }
+  if (need_version && !*given) {
+    *out += "Missing version number.\n";
+    return false;
+  }
+  if (*i >= words.size()) {
+    *out += fmt::format("Missing {} identifier.\n", k.title);
+    return false;
+  }
+  return true;
+}
+
 std::string with_period(std::string msg) {
   if (!msg.empty() && msg.back() != '.') msg += '.';
   return msg + "\n";
@@ -164,55 +192,24 @@ void del(const Kind& k, const std::vector<std::string>& words, std::string* out)
 }
 
 void clear(const Kind& k, const std::vector<std::string>& words, std::string* out) {
-  std::size_t i = 2;
+  std::size_t i = 0;
   uint32_t ver = 0;
   bool given = false;
-  if (!take_version(words, i, &ver, &given)) {
-    *out += "Invalid version number.\n";
-    return;
-  }
-  if (i >= words.size()) {
-    *out += fmt::format("Missing {} identifier.\n", k.title);
-    return;
-  }
-  auto ref = pattern::Registry::global().find(words[i], k.map);
-  if (!ref) {
-    *out += unknown(k);
-    return;
-  }
-  ref->clear(given ? ver : ref->curr_gen());
+  if (!version_and_id(k, words, &i, &ver, &given, false, out)) return;
+  if (auto ref = ref_at(k, words, i, out)) ref->clear(given ? ver : ref->curr_gen());
 }
 
 void prepare(const Kind& k, const std::vector<std::string>& words, std::string* out) {
-  auto ref = words.size() > 2 ? pattern::Registry::global().find(words[2], k.map) : nullptr;
-  if (!ref) {
-    *out += unknown(k);
-    return;
-  }
-  *out += fmt::format("New version created: {}\n", ref->prepare());
+  if (auto ref = ref_at(k, words, 2, out)) *out += fmt::format("New version created: {}\n", ref->prepare());
 }
 
 void commit(const Kind& k, const std::vector<std::string>& words, std::string* out) {
-  std::size_t i = 2;
+  std::size_t i = 0;
   uint32_t ver = 0;
   bool given = false;
-  if (!take_version(words, i, &ver, &given)) {
-    *out += "Invalid version number.\n";
-    return;
-  }
-  if (!given) {
-    *out += "Missing version number.\n";
-    return;
-  }
-  if (i >= words.size()) {
-    *out += fmt::format("Missing {} identifier.\n", k.title);
-    return;
-  }
-  auto ref = pattern::Registry::global().find(words[i], k.map);
-  if (!ref) {
-    *out += unknown(k);
-    return;
-  }
+  if (!version_and_id(k, words, &i, &ver, &given, true, out)) return;
+  auto ref = ref_at(k, words, i, out);
+  if (!ref) return;
   auto r = ref->commit(ver);
   if (!r.ok()) *out += with_period(r.error().message);
 }
