@@ -137,10 +137,10 @@ Index::Index(const Kind& kind, std::vector<Item> items, std::vector<std::unique_
   }
 }
 
-bool Index::tree() const {
-  switch (kind_.method) {
+bool Index::tree(const Kind& kind) {
+  switch (kind.method) {
     case Method::kStr:
-    case Method::kBeg: return !kind_.icase;
+    case Method::kBeg: return !kind.icase;
     case Method::kIp: return true;
     default: return false;
   }

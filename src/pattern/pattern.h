@@ -92,7 +92,9 @@ class Index {
 
   std::size_t size() const { return items_.size(); }
   // `get map`'s idx=: "tree" where a tree (here: a hash or sorted index) is used, else "list".
-  bool tree() const;
+  // A property of the kind, not of the entries.
+  static bool tree(const Kind& kind);
+  bool tree() const { return tree(kind_); }
 
  private:
   const Item* find_ip_tables(bool v6, const uint8_t* bytes) const;

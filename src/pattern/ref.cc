@@ -25,7 +25,7 @@ Expr::Expr(std::shared_ptr<Ref> ref, const Kind& kind)
 
 Expr::~Expr() { ref_->detach(this); }
 
-bool Expr::tree() const { return index_->read()->tree(); }
+bool Expr::tree() const { return Index::tree(kind_); }
 
 void Expr::publish(std::vector<Item> items, std::vector<std::unique_ptr<base::Regex>> regexes) {
   index_->publish(std::make_unique<Index>(kind_, std::move(items), std::move(regexes)));
@@ -301,8 +301,10 @@ std::string Ref::get(std::string_view text) const {
       }
       return idx.find_str(text, g);
     };
+    // Known before the lookup: nothing may read a snapshot of this domain inside it (a second
+    // Guard would give up the lookup's hazard slot while `it` is in use).
+    const char* idx = e->tree() ? "tree" : "list";
     bool found = e->lookup(find, [&](const Item& it, const base::Regex::Groups&) {
-      const char* idx = e->tree() ? "tree" : "list";
       if (!map) {
         out += fmt::format("match=yes, idx={}, pattern=\"{}\"\n", idx, it.key);
         return;
