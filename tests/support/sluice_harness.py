@@ -373,6 +373,13 @@ def run_sluice(args: Sequence[str], timeout: float = 20.0, env: dict | None = No
         return rc, out.read().decode(errors="replace"), err.read().decode(errors="replace")
 
 
+def config_refused(path, message: str) -> None:
+    """`sluice -c -f path` fails and its stderr says `message`."""
+    rc, _, err = run_sluice(["-c", "-f", str(path)])
+    assert rc != 0, f"{path} was accepted"
+    assert message in err, (message, err)
+
+
 class Sluice:
     """One sluice process in the foreground. Output is captured to files in `workdir`.
 

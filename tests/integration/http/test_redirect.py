@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 
-from sluice_harness import HTTP_DEFAULTS, free_port, run_sluice
+from sluice_harness import HTTP_DEFAULTS, config_refused, free_port
 
 
 def ask(port: int, target: str, headers: str = "Host: ex.com\r\n", version: str = "1.1") -> dict:
@@ -122,14 +122,11 @@ frontend f
     bind 127.0.0.1:{free_port()}
     {rule}
 """)
-        rc, _, err = run_sluice(["-c", "-f", str(path)])
-        assert rc != 0, rule
-        assert message in err, (rule, err)
+        config_refused(path, message)
     path = cfg(f"""
 {HTTP_DEFAULTS}
     redirect prefix /d
 frontend f
     bind 127.0.0.1:{free_port()}
 """)
-    rc, _, err = run_sluice(["-c", "-f", str(path)])
-    assert rc != 0 and "'redirect' not allowed in 'defaults' section." in err, err
+    config_refused(path, "'redirect' not allowed in 'defaults' section.")

@@ -13,7 +13,7 @@ import socket
 import threading
 import time
 
-from sluice_harness import HTTP_DEFAULTS, cli, free_port, line_of, run_sluice
+from sluice_harness import HTTP_DEFAULTS, cli, config_refused, free_port, line_of
 
 
 def get(port: int, path: str = "/", headers: dict | None = None) -> tuple[int, str]:
@@ -287,9 +287,7 @@ frontend f
     bind 127.0.0.1:{free_port()}
     {rule}
 """)
-        rc, _, err = run_sluice(["-c", "-f", str(path)])
-        assert rc != 0, rule
-        assert message in err, (rule, err)
+        config_refused(path, message)
 
 
 def test_map_changes_under_load(cfg, sluice, short_tmp, tmp_path):
