@@ -18,7 +18,7 @@ std::string be(const std::string& body, const std::string& srv = "  server s 127
          "backend b\n" + body + srv;
 }
 
-void bad(const std::string& line, const std::string& msg) {
+void refused(const std::string& line, const std::string& msg) {
   auto r = parse(be("  " + line + "\n"));
   EXPECT_FALSE(r.r.model) << line;
   EXPECT_TRUE(r.contains(msg)) << line << "\n" << r.all();
@@ -54,24 +54,24 @@ TEST(Cookie, Options) {
 }
 
 TEST(Cookie, Messages) {
-  bad("cookie", "[f.cfg:7] : 'cookie' expects <cookie_name> as argument.");
-  bad("cookie SRV bogus", "[f.cfg:7] : 'cookie' supports 'rewrite', 'insert', 'prefix', 'indirect', "
+  refused("cookie", "[f.cfg:7] : 'cookie' expects <cookie_name> as argument.");
+  refused("cookie SRV bogus", "[f.cfg:7] : 'cookie' supports 'rewrite', 'insert', 'prefix', 'indirect', "
                           "'nocache', 'postonly', 'domain', 'maxidle', 'dynamic', 'maxlife' and "
                           "'attr' options.");
-  bad("cookie SRV insert rewrite", "[f.cfg:7] : cookie 'rewrite', 'insert' and 'prefix' modes are incompatible.");
-  bad("cookie SRV preserve", "[f.cfg:7] : cookie 'preserve' requires at least 'insert' or 'indirect'.");
-  bad("cookie SRV domain", "parsing [f.cfg:7]: 'domain' expects <domain> as argument.");
-  bad("cookie SRV insert maxidle", "parsing [f.cfg:7]: 'maxidle' expects <idletime> in seconds as argument.");
-  bad("cookie SRV insert maxlife", "parsing [f.cfg:7]: 'maxlife' expects <lifetime> in seconds as argument.");
-  bad("cookie SRV insert maxidle 1x", "parsing [f.cfg:7]: unexpected character 'x' in argument to <maxidle>.");
-  bad("cookie SRV insert maxidle 100000d",
+  refused("cookie SRV insert rewrite", "[f.cfg:7] : cookie 'rewrite', 'insert' and 'prefix' modes are incompatible.");
+  refused("cookie SRV preserve", "[f.cfg:7] : cookie 'preserve' requires at least 'insert' or 'indirect'.");
+  refused("cookie SRV domain", "parsing [f.cfg:7]: 'domain' expects <domain> as argument.");
+  refused("cookie SRV insert maxidle", "parsing [f.cfg:7]: 'maxidle' expects <idletime> in seconds as argument.");
+  refused("cookie SRV insert maxlife", "parsing [f.cfg:7]: 'maxlife' expects <lifetime> in seconds as argument.");
+  refused("cookie SRV insert maxidle 1x", "parsing [f.cfg:7]: unexpected character 'x' in argument to <maxidle>.");
+  refused("cookie SRV insert maxidle 100000d",
       "parsing [f.cfg:7]: timer overflow in argument <100000d> to <maxidle>, maximum value is "
       "2147483647 s (~68 years).");
-  bad("cookie SRV insert attr", "parsing [f.cfg:7]: 'attr' expects <value> as argument.");
-  bad("cookie SRV insert attr a;b", "parsing [f.cfg:7]: character '%x3B' is not permitted in attribute value.");
-  bad("dynamic-cookie-key", "[f.cfg:7] : 'dynamic-cookie-key' expects <secret_key> as argument.");
-  bad("force-persist", "[f.cfg:7] : 'force-persist' requires either 'if' or 'unless' followed by a condition.");
-  bad("ignore-persist foo", "[f.cfg:7] : 'ignore-persist' requires either 'if' or 'unless' followed by a condition.");
+  refused("cookie SRV insert attr", "parsing [f.cfg:7]: 'attr' expects <value> as argument.");
+  refused("cookie SRV insert attr a;b", "parsing [f.cfg:7]: character '%x3B' is not permitted in attribute value.");
+  refused("dynamic-cookie-key", "[f.cfg:7] : 'dynamic-cookie-key' expects <secret_key> as argument.");
+  refused("force-persist", "[f.cfg:7] : 'force-persist' requires either 'if' or 'unless' followed by a condition.");
+  refused("ignore-persist foo", "[f.cfg:7] : 'ignore-persist' requires either 'if' or 'unless' followed by a condition.");
   auto r = parse(be("", "  server s 127.0.0.1:80 cookie\n"));
   EXPECT_FALSE(r.r.model);
   EXPECT_TRUE(r.contains("[f.cfg:7] : 'server b/s' : 'cookie' expects <value> as argument..")) << r.all();
