@@ -343,6 +343,8 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     if (s.http) {
       http_settings(p, s.h);
       stats_page(p, ps.node, ps.description, s.h.stats);
+      s.h.stats_rules = p.stats.http_request;
+      s.h.stats_admin = p.stats.admin;
     }
     plan.proxies.push_back(std::move(s));
   }

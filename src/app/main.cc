@@ -261,6 +261,7 @@ int run(int argc, char** argv) {
     hooks.restart_check = [&checks](lb::Server& s) { checks.restart(s); };
     control.set_health_hooks(std::move(hooks));
   }
+  process.set_server_control(&control);
   cli::register_server_commands();
   if (auto r = open_stats_sockets(model.global, process, stats, &control); !r.ok()) {
     alert(r.error().message);

@@ -150,9 +150,26 @@ void kw_stats(Parser& p, Line& l) {
     st.show_desc = true;
     st.desc.clear();
     for (std::size_t i = 2; i < l.args.size(); ++i) st.desc += (i > 2 ? " " : "") + l.args[i];
-  } else if (kw == "admin" || kw == "http-request" || kw == "show-modules") {
-    // Admin actions from the page (POST) and its access rules are not implemented: accepting
-    // the line would hand an operator a page that silently refuses what it was told to allow.
+  } else if (kw == "admin") {
+    if (p.cur_proxy().is_defaults)
+      throw ConfigError{l.where + "'stats admin' not allowed in 'defaults' section."};
+    if (l.args.size() < 4 || (arg != "if" && arg != "unless"))
+      throw ConfigError{l.where + "'stats admin' requires either 'if' or 'unless' followed by a "
+                                  "condition."};
+    auto c = rules::parse_condition(tail(l, 2), p.cur_proxy().cfg.acls);
+    if (!c.ok())
+      throw ConfigError{fmt::format("{}error detected while parsing a 'stats admin' rule : {}.",
+                                    l.where, c.error().message)};
+    st.admin.push_back(std::move(c.value()));
+    enable();
+  } else if (kw == "http-request") {
+    if (p.cur_proxy().is_defaults)
+      throw ConfigError{l.where + "'stats' not allowed in 'defaults' section."};
+    stats_http_request(p, l);
+    enable();
+  } else if (kw == "show-modules") {
+    // The page shows no per-module statistics (sluice has no such modules): accepting the
+    // line would promise columns that never come.
     throw ConfigError{fmt::format("{}'stats {}' is not supported yet.", l.where, kw)};
   } else if (kw == "socket" || kw == "timeout" || kw == "maxconn" || kw == "bind-process") {
     throw ConfigError{fmt::format("{}'stats {}' is only allowed in the 'global' section.",

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "auth/userlist.h"
 #include "base/host.h"
 #include "base/regex.h"
 #include "base/version.h"
@@ -35,6 +36,7 @@ LoadResult run(const std::vector<SourceFile>& files, const LoadOptions& options,
   Parser p(options, sink);
   // Pattern files belong to one configuration: a new load reads them afresh.
   pattern::Registry::global().reset();
+  auth::Registry::global().reset();
   try {
     p.env.set("HAPROXY_BRANCH", base::kHaproxyCompatVersion, true);
     p.env.set("HAPROXY_STARTUP_VERSION", base::kVersion, false);

@@ -229,6 +229,11 @@ struct StatsPageConfig {
   std::string node;                      // show-node <name>; "" = the global node name
   bool show_desc = false;
   std::string desc;                      // show-desc <text>; "" = the global description
+  // `stats http-request <action> [if|unless <cond>]`: run on the requests the page claims,
+  // after the proxy's own http-request rules (HAProxy's order); exclusive with auth / realm.
+  std::vector<rules::HttpRule> http_request;
+  // `stats admin if|unless <cond>` lines, ORed: the page's admin forms and POST actions.
+  std::vector<rules::Condition> admin;
 };
 
 struct ProxyConfig {

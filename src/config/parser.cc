@@ -18,7 +18,7 @@ constexpr std::size_t kMaxNestedIf = 100;
 
 // Section keywords of HAProxy that sluice does not support: refused by name.
 constexpr std::string_view kOtherSections[] = {
-    "peers", "resolvers", "userlist", "mailers", "ring", "cache",
+    "peers", "resolvers", "mailers", "ring", "cache",
     "log-forward", "log-profile", "crt-store", "acme", "traces", "fcgi-app", "healthcheck",
     "namespace_list", "program",
 };
@@ -414,6 +414,14 @@ void Parser::handle_section(Line& l, int pass) {
     section_ = Section::kHttpErrors;
     return;
   }
+  if (kw == "userlist") {
+    seen_non_global = true;
+    section_ = Section::kSkip;
+    if (pass == 1) return;
+    section_ = Section::kUserlist;
+    proxy_kw::userlist_section(*this, l);
+    return;
+  }
   if (is_other) {
     seen_non_global = true;
     section_ = Section::kUnsupported;
@@ -435,6 +443,10 @@ void Parser::dispatch(Line& l, int pass) {
   if (section_ == Section::kUnsupported || section_ == Section::kSkip) return;
   if (section_ == Section::kHttpErrors) {
     if (pass == 2) proxy_kw::http_errors_line(*this, l);
+    return;
+  }
+  if (section_ == Section::kUserlist) {
+    if (pass == 2) proxy_kw::userlist_line(*this, l);
     return;
   }
   if (section_ == Section::kGlobal) {

@@ -2,6 +2,7 @@
 // The configuration parser's state, shared by the section and keyword parsers of config/.
 // Internal to config/; main thread only.
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -10,6 +11,10 @@
 #include "config/loader.h"
 #include "config/model.h"
 #include "config/tokenizer.h"
+
+namespace sluice::auth {
+class Userlist;
+}
 
 namespace sluice::config {
 
@@ -138,6 +143,8 @@ class Parser {
     std::vector<ErrorFileConfig> files;
   };
   std::vector<HttpErrors> http_errors;
+  // The `userlist` section being read; null in a duplicated one (its lines are ignored).
+  std::shared_ptr<auth::Userlist> cur_userlist;
   // errorfiles lines and http replies naming sections, resolved against http_errors (validate.cc).
   bool resolve_errorfiles(ProxyConfig& p);
 
@@ -150,7 +157,7 @@ class Parser {
   std::string address_word(const Line& l, std::size_t idx, std::string_view what);
 
  private:
-  enum class Section { kNone, kGlobal, kDefaults, kProxy, kUnsupported, kSkip, kHttpErrors };
+  enum class Section { kNone, kGlobal, kDefaults, kProxy, kUnsupported, kSkip, kHttpErrors, kUserlist };
 
   void process_line(std::string_view raw, int pass);
   bool handle_directive(std::string_view raw, const std::vector<Word>& words, int pass);

@@ -78,6 +78,8 @@ void kw_hash_type(Parser& p, Line& l);
 
 void kw_acl(Parser& p, Line& l);
 void kw_http_rule(Parser& p, Line& l);
+// `stats http-request ...` (rule_keywords.cc; kw_stats hands it the line).
+void stats_http_request(Parser& p, Line& l);
 void kw_redirect(Parser& p, Line& l);
 void kw_tcp_request(Parser& p, Line& l);
 void kw_tcp_response(Parser& p, Line& l);
@@ -107,6 +109,9 @@ void kw_errorloc(Parser& p, Line& l);
 void kw_http_error(Parser& p, Line& l);
 // A line of an http-errors section.
 void http_errors_line(Parser& p, Line& l);
+// `userlist <name>` and the lines of its section (userlist_keywords.cc).
+void userlist_section(Parser& p, Line& l);
+void userlist_line(Parser& p, Line& l);
 
 // ---- log formats: log-format, unique-id-format, unique-id-header, log-tag (log_format_keywords.cc) ----
 

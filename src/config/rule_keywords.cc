@@ -28,18 +28,18 @@ void kw_acl(Parser& p, Line& l) {
   if (!r.ok()) throw ConfigError{l.where + r.error().message};
 }
 
-void kw_http_rule(Parser& p, Line& l) {
-  refuse_rules_in_defaults(p, l);
+namespace {
+
+// An http-request / http-response / http-after-response rule from the words of `l` after
+// `first`, with its proxy's messages; a bad rule aborts the whole load, as in HAProxy. The
+// caller prints the rule's warnings (after its own).
+rules::HttpRule proxy_http_rule(Parser& p, Line& l, std::size_t first, rules::RuleSide side,
+                                const std::string& what) {
   ProxyConfig& px = p.cur_proxy().cfg;
-  bool req = l.args[0] == "http-request";
-  bool after = l.args[0] == "http-after-response";
-  auto side = req ? rules::RuleSide::kRequest
-                  : after ? rules::RuleSide::kAfterResponse : rules::RuleSide::kResponse;
-  auto& list = req ? px.http_request_rules : after ? px.http_after_response_rules : px.http_response_rules;
   // Relative `file` paths are relative to the working directory, as in HAProxy.
   rules::RuleOwner owner{px.name, (px.caps & ProxyConfig::kFrontend) != 0,
                         (px.caps & ProxyConfig::kBackend) != 0};
-  auto r = rules::parse_http_rule(tail(l, 1), side, px.acls, "",
+  auto r = rules::parse_http_rule(tail(l, first), side, px.acls, "",
                                   px.type == "backend" ? "backend" : "frontend", owner);
   if (!r.ok()) {
     std::string msg = r.error().message;
@@ -47,19 +47,10 @@ void kw_http_rule(Parser& p, Line& l) {
     if (msg.rfind(head, 0) == 0)
       msg = fmt::format("error detected in {} '{}' while parsing '{}", Parser::type_word(px), px.name,
                         msg.substr(head.size()));
-    // A bad rule aborts the whole load, as in HAProxy.
     p.fatal(l.where + msg);
     throw AbortLoad{};
   }
-  if (req && !px.redirect_rules.empty())
-    p.warning(fmt::format("{}a 'http-request' rule placed after a 'redirect' rule will still be "
-                          "processed before.", l.where));
-  if (!list.empty() && list.back().is_final() && list.back().cond.empty())
-    p.warning(fmt::format("{}previous '{}' action is final and has no condition attached, further "
-                          "entries are NOOP.", l.where, l.args[0]));
-  for (const auto& w : r.value().warnings) p.warning(l.where + w);
-  std::string raw = payload_fetch_refusal(
-      r.value().cond, fmt::format("an '{}' rule", l.args[0]), px);
+  std::string raw = payload_fetch_refusal(r.value().cond, fmt::format("an '{}' rule", what), px);
   if (!raw.empty()) throw ConfigError{l.where + raw};
   r.value().loc = rules::RuleLoc::at(l.loc.file, l.loc.line);
   // `capture <expr> len <n>` declares the frontend's next request capture slot.
@@ -68,7 +59,43 @@ void kw_http_rule(Parser& p, Line& l) {
     r.value().capture_id = static_cast<int>(px.capture_request.size());
     px.capture_request.push_back(CaptureConfig{"", r.value().capture_len});
   }
-  list.push_back(std::move(r.value()));
+  return std::move(r.value());
+}
+
+void warn_after_final(Parser& p, const Line& l, const std::vector<rules::HttpRule>& list,
+                      std::string_view what) {
+  if (!list.empty() && list.back().is_final() && list.back().cond.empty())
+    p.warning(fmt::format("{}previous '{}' action is final and has no condition attached, further "
+                          "entries are NOOP.", l.where, what));
+}
+
+}  // namespace
+
+void kw_http_rule(Parser& p, Line& l) {
+  refuse_rules_in_defaults(p, l);
+  ProxyConfig& px = p.cur_proxy().cfg;
+  bool req = l.args[0] == "http-request";
+  bool after = l.args[0] == "http-after-response";
+  auto side = req ? rules::RuleSide::kRequest
+                  : after ? rules::RuleSide::kAfterResponse : rules::RuleSide::kResponse;
+  auto& list = req ? px.http_request_rules : after ? px.http_after_response_rules : px.http_response_rules;
+  rules::HttpRule rule = proxy_http_rule(p, l, 1, side, l.args[0]);
+  if (req && !px.redirect_rules.empty())
+    p.warning(fmt::format("{}a 'http-request' rule placed after a 'redirect' rule will still be "
+                          "processed before.", l.where));
+  warn_after_final(p, l, list, l.args[0]);
+  for (const auto& w : rule.warnings) p.warning(l.where + w);
+  list.push_back(std::move(rule));
+}
+
+// `stats http-request <action> [if|unless <cond>]`: any http-request action, as HAProxy
+// parses them, run on the requests the stats page claims.
+void stats_http_request(Parser& p, Line& l) {
+  auto& list = p.cur_proxy().cfg.stats.http_request;
+  rules::HttpRule rule = proxy_http_rule(p, l, 2, rules::RuleSide::kRequest, "stats http-request");
+  warn_after_final(p, l, list, "stats http-request");
+  for (const auto& w : rule.warnings) p.warning(l.where + w);
+  list.push_back(std::move(rule));
 }
 
 // `redirect location|prefix|scheme <to> [options] [if|unless <cond>]`.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "auth/userlist.h"
 #include "config/parser.h"
 
 namespace sluice::config {
@@ -140,6 +141,10 @@ bool Parser::finish(ConfigModel* model) {
         }
     }
   }
+  // Userlists: the names expressions gave, the users and groups the sections link.
+  std::vector<std::string> auth_errors = auth::Registry::global().finish();
+  for (auto& e : auth_errors) fatal(std::move(e), false);
+  if (!auth_errors.empty()) return false;
   bool errorfiles_ok = true;
   for (auto& p : px) errorfiles_ok = resolve_errorfiles(p) && errorfiles_ok;
   if (!errorfiles_ok) return false;
@@ -312,6 +317,13 @@ bool Parser::finish(ConfigModel* model) {
                             at->file, at->line, side, type_word(p), p.name, side),
                 false);
     }
+    // `stats auth` is itself a last `stats http-request auth` rule in HAProxy, which refuses
+    // to mix it with explicit rules.
+    if (p.stats.enabled && !p.stats.http_request.empty() &&
+        (!p.stats.auth.empty() || !p.stats.realm.empty()))
+      fatal(fmt::format("proxy '{}': stats 'auth'/'realm' and 'http-request' can't be used at the "
+                        "same time.", p.name),
+            false);
     if (p.mode == Mode::kTcp) {
       // HTTP-only settings in a TCP proxy: HAProxy's warnings, and they are dropped.
       std::string who = fmt::format("{} '{}'", type_word(p), p.name);

@@ -218,6 +218,8 @@ bool H1Connection::step() {
     case Phase::kIdle:
       SLUICE_STEP(read_client());
       SLUICE_STEP(parse_request());
+      // A `100 Continue` for a body awaited before the transaction (wait_body()).
+      if (phase_ == Phase::kIdle && body_wait_) SLUICE_STEP(write_client());
       break;
     case Phase::kQueued:
     case Phase::kConnect:
@@ -354,6 +356,7 @@ bool H1Connection::write_client() {
 }
 
 bool H1Connection::parse_request() {
+  if (body_wait_) return wait_body();
   std::string_view in = view_of(cin_);
   if (std::size_t blank = std::min(in.find_first_not_of("\r\n"), in.size()); blank > 0) {
     // CR/LF before a request line are skipped in any number (1.1): dropped here so that they
@@ -408,10 +411,66 @@ bool H1Connection::parse_request() {
       // for `show errors`, as HAProxy records it.
       if (tx_->req_parser.tolerated() != http::ParseError::kNone)
         txn_.capture_error(false, in, tx_->req_parser.tolerated());
+      if (txn_.wants_body_first(tx_->req_parser.head())) {
+        body_wait_ = true;
+        // A client waiting for `100 Continue` before it sends the body is told to go on.
+        if (tx_->req_parser.head().expect_continue) to_cli_.append("HTTP/1.1 100 Continue\r\n\r\n");
+        wait_body();
+        return true;
+      }
       begin_transaction();
       return true;
   }
   return false;
+}
+
+// Still in kIdle, so `timeout http-request` bounds the wait, as it bounds HAProxy's. The
+// transaction begins with the whole body (kComplete), or with kTooLarge once the buffer is full
+// or the client stopped sending before the end; a malformed chunked body is a 400.
+bool H1Connection::wait_body() {
+  using B = stats::ServiceRequest::Body;
+  const http::RequestHead& head = tx_->req_parser.head();
+  std::string_view body = view_of(cin_).substr(tx_->req_parser.consumed());
+  std::string& out = tx_->req_body;
+  out.clear();
+  B state = B::kNotRead;
+  if (head.body == http::BodyKind::kContentLength) {
+    if (body.size() >= head.content_length) {
+      out.assign(body.substr(0, static_cast<std::size_t>(head.content_length)));
+      state = B::kComplete;
+    }
+  } else if (head.body == http::BodyKind::kChunked) {
+    http::ChunkedDecoder dec = tx_->req_chunks;   // its limits; a scratch copy
+    dec.reset();
+    std::size_t pos = 0;
+    for (bool more = true; more;) {
+      http::ChunkEvent ev = dec.next(body.substr(pos));
+      pos += ev.consumed;
+      using K = http::ChunkEvent::Kind;
+      switch (ev.kind) {
+        case K::kData: out.append(ev.data); break;
+        case K::kTrailer: break;
+        case K::kDone: state = B::kComplete; more = false; break;
+        case K::kNeedMore: more = false; break;
+        case K::kError:
+          body_wait_ = false;
+          txn_.capture_error(false, view_of(cin_), dec.error());
+          reject_request(400, {Cause::kProxy, FinalState::kRequest});
+          return true;
+      }
+    }
+  } else {
+    state = B::kComplete;
+  }
+  if (state == B::kNotRead) {
+    if (!c_eof_ && !(cin_->room() == 0 && cin_->head == 0)) return false;
+    state = B::kTooLarge;
+    out.clear();
+  }
+  body_wait_ = false;
+  txn_.set_request_body(state, out);
+  begin_transaction();
+  return true;
 }
 
 void H1Connection::reject_request(int status, log::Termination term) {

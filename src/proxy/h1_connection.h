@@ -9,7 +9,8 @@
 //
 // Phases (phase_, driven by step()); each edge names the function that takes it:
 //
-//   kIdle: wait for a request head (http-request / http-keep-alive timeouts)
+//   kIdle: wait for a request head (http-request / http-keep-alive timeouts), and for its
+//     |   body when the transaction wants it first (wait_body(): a stats admin POST)
 //     | parse_request() -> begin_transaction() -> txn_.on_request() -> connect_server()
 //     |   (a local answer instead: reply() of txn_.reply() -> kExchange, no server)
 //     v
@@ -128,6 +129,9 @@ class H1Connection final : public Session {
   bool read_client();
   bool write_client();
   bool parse_request();
+  // A head the transaction wants with its body (HttpTxn::wants_body_first()): true once the
+  // transaction began.
+  bool wait_body();
   void begin_transaction();
   bool request_body();
   void reject_request(int status, log::Termination term);
@@ -231,6 +235,7 @@ class H1Connection final : public Session {
   bool keepalive_promised_ = false;  // the response head told the client the connection stays
   bool server_close_ = false;      // do not reuse the server connection afterwards
   bool upgrade_ = false;           // request asked for a protocol upgrade
+  bool body_wait_ = false;         // kIdle: a complete head waits for its body (wait_body())
   bool reused_conn_ = false;       // the server connection came from the idle pool
   bool expect_tunnel_ = false;     // CONNECT
   bool first_request_ = true;

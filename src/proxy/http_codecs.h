@@ -37,6 +37,9 @@ struct HttpCodecs {
   // and the value `balance uri` / `balance hdr()` hashes.
   LocalReply reply;
   std::string lb_key;
+  // A request body read whole before the transaction began (H1Connection::wait_body()),
+  // chunks decoded.
+  std::string req_body;
   // The transaction's variables (set-var(txn.x), req.x, res.x): cleared with the transaction,
   // keeping their storage for the next one. Their bytes count in reqres_room (req and res
   // together), then txn_room, then the session's (HttpTxn links txn_room to it while the

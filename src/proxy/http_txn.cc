@@ -315,6 +315,12 @@ bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
         w_.fe_counters(fe_.index).intercepted.add();
         serve_metrics(edit);
         return true;
+      case rules::Verdict::Kind::kAuth:
+        // Counted and logged as HAProxy does: an intercepted request, `LR--`.
+        w_.fe_counters(fe_.index).intercepted.add();
+        *reply_ = unauthorized_reply(v.realm.empty() ? px.settings.name : v.realm,
+                                     {Cause::kLocal, FinalState::kRequest});
+        return true;
     }
     SLUICE_BUG("HttpTxn::route: a verdict without a case");
     return false;
@@ -335,7 +341,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
     if (answer(run_rules(fh.request_rules, rules::RuleSide::kRequest, edit, rs.view()), fe_))
       return false;
   }
-  if (serve_stats(fe_, edit)) return false;
+  if (fh.stats.enabled && serve_stats(fe_, edit, rs, answer)) return false;
   if (!fh.redirect_rules.empty() &&
       answer(run_rules(fh.redirect_rules, rules::RuleSide::kRequest, edit, rs.view()), fe_))
     return false;
@@ -389,7 +395,8 @@ bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
                *be_))
       return false;
   }
-  if (be_ != &fe_ && serve_stats(*be_, edit)) return false;
+  if (be_ != &fe_ && be_->settings.h.stats.enabled && serve_stats(*be_, edit, rs, answer))
+    return false;
   if (be_ != &fe_ && !be_->settings.h.redirect_rules.empty() &&
       answer(run_rules(be_->settings.h.redirect_rules, rules::RuleSide::kRequest, edit, rs.view()),
              *be_))
@@ -510,17 +517,61 @@ void HttpTxn::keep_request(const rules::HeadEdit& edit, HttpCodecs& codecs) {
   have_req_copy_ = true;
 }
 
-// `stats uri` (the page of `px`, the frontend or the backend): the service says whether the
-// request is the page's and what to answer. True when the request was answered.
-bool HttpTxn::serve_stats(const Proxy& px, const rules::HeadEdit& edit) {
-  const stats::PageSettings& sp = px.settings.h.stats;
-  if (!sp.enabled) return false;
+// `stats uri` (the page of `px`, the frontend or the backend): when the service claims the
+// request, the proxy's `stats http-request` rules run on it (HAProxy's order: after the
+// proxy's own http-request rules), its `stats admin` conditions say whether the admin actions
+// are open, and the service answers. True when the request was answered.
+bool HttpTxn::serve_stats(Proxy& px, rules::HeadEdit& edit, RequestScope& rs,
+                          const AnswerFn& answer) {
+  const HttpSettings& h = px.settings.h;
+  if (!stats::HttpService::claims(service_request(method_, edit), h.stats)) return false;
+  if (!h.stats_rules.empty()) {
+    rules::Verdict v = run_rules(h.stats_rules, rules::RuleSide::kRequest, edit, rs.view());
+    if (v.kind == rules::Verdict::Kind::kAuth) {
+      // The stats rules' realm defaults to the page's, not to the proxy's name.
+      w_.fe_counters(fe_.index).intercepted.add();
+      *reply_ = unauthorized_reply(v.realm.empty() ? std::string_view("HAProxy Statistics")
+                                                   : std::string_view(v.realm),
+                                   {Cause::kLocal, FinalState::kRequest});
+      return true;
+    }
+    if (answer(v, px)) return true;
+    // A rule may have rewritten the target out of the page's prefix.
+    if (!stats::HttpService::claims(service_request(method_, edit), h.stats)) return false;
+  }
+  stats::ServiceRequest req = service_request(method_, edit);
+  for (const auto& c : h.stats_admin) {
+    if (!c.eval(rs.view())) continue;
+    req.admin = true;
+    break;
+  }
+  req.body_state = body_state_;
+  req.body = body_;
   StatsView view(w_.process());
-  stats::Reply r = stats::HttpService(view).stats_page(service_request(method_, edit), sp);
+  stats::HttpService service(view, w_.process().server_control());
+  stats::Reply r = service.stats_page(req, h.stats);
+  if (r.kind == stats::Reply::Kind::kNeedBody) {
+    // The mux did not wait for the body (wants_body_first() said no): as if it did not fit.
+    req.body_state = stats::ServiceRequest::Body::kTooLarge;
+    r = service.stats_page(req, h.stats);
+  }
   if (r.kind == stats::Reply::Kind::kNotMine) return false;
   w_.fe_counters(fe_.index).intercepted.add();
   service_reply(std::move(r));
   return true;
+}
+
+bool HttpTxn::wants_body_first(const http::RequestHead& head) const {
+  // A POST without a body too: the page then reads an empty form.
+  if (head.method_id != http::Method::kPost) return false;
+  // The target as received: a rule that rewrites it into the page's prefix is not foreseen
+  // (the page then answers the POST as one whose body did not fit).
+  stats::ServiceRequest req;
+  req.method = stats::ServiceRequest::Method::kPost;
+  req.target = head.target;
+  for (const Proxy* px : w_.process().stats_admin_proxies())
+    if (stats::HttpService::claims(req, px->settings.h.stats)) return true;
+  return false;
 }
 
 // `use-service prometheus-exporter`.
@@ -535,15 +586,11 @@ void HttpTxn::service_reply(stats::Reply r) {
   using K = stats::Reply::Kind;
   switch (r.kind) {
     case K::kNotMine:
+    case K::kNeedBody:   // serve_stats() asked again
       break;
-    case K::kUnauthorized: {
-      std::string page = http::error_page(401);
-      std::size_t end = page.find("\r\n\r\n");
-      page.insert(end, fmt::format("\r\nwww-authenticate: Basic realm=\"{}\"", r.realm));
-      *reply_ = LocalReply{401, {Cause::kProxy, FinalState::kRequest}, std::move(page), false,
-                          true, true};
+    case K::kUnauthorized:
+      *reply_ = unauthorized_reply(r.realm, {Cause::kProxy, FinalState::kRequest});
       return;
-    }
     case K::kRedirect:
       *reply_ = LocalReply{
           303, {Cause::kLocal, FinalState::kRequest},
@@ -573,6 +620,15 @@ void HttpTxn::service_reply(stats::Reply r) {
   }
   *reply_ = LocalReply{200, {Cause::kLocal, FinalState::kRequest}, std::move(bytes), false, true,
                       true};
+}
+
+// A 401 asking for Basic credentials in `realm` (`http-request auth`, the stats page): the
+// built-in page, whatever errorfile the proxy has for 401, as in HAProxy.
+LocalReply HttpTxn::unauthorized_reply(std::string_view realm, log::Termination t) const {
+  std::string page = http::error_page(401);
+  std::size_t end = page.find("\r\n\r\n");
+  page.insert(end, fmt::format("\r\nwww-authenticate: Basic realm=\"{}\"", realm));
+  return LocalReply{401, t, std::move(page), false, true, true};
 }
 
 LocalReply HttpTxn::error_reply(int st, log::Termination t, bool close_after,
@@ -620,6 +676,8 @@ void HttpTxn::next_request(uint64_t now) {
   unique_id.clear();
   has_stream_id = false;
   have_req_copy_ = false;
+  body_state_ = stats::ServiceRequest::Body::kNotRead;
+  body_ = {};
   // An idle keep-alive connection keeps no request line.
   std::string().swap(req_line);
 }

@@ -22,6 +22,7 @@
 //
 // Worker-local, as its connection.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -70,6 +71,15 @@ class HttpTxn final : public StreamTimes {
   }
   const net::pp::Header* proxy_header() const override { return pp_.get(); }
   enum class Next : uint8_t { kForward, kReply };
+  // Whether the mux must wait for the request's body (in its buffer) before on_request():
+  // a POST that the stats page of a proxy with `stats admin` may take (its form is the body).
+  bool wants_body_first(const http::RequestHead& head) const;
+  // What the mux found of that body, for on_request(): kComplete with the whole body (chunks
+  // decoded; `body` lives until the transaction ends), or kTooLarge.
+  void set_request_body(stats::ServiceRequest::Body state, std::string_view body) {
+    body_state_ = state;
+    body_ = body;
+  }
   // A complete request head: `head` as parsed, `edit` the head the server will get (the mux
   // normalized its target and fields). Runs the rules and picks the backend; on kForward the
   // leg is attached to backend() and `edit` is final, on kReply reply() says what to answer.
@@ -104,6 +114,7 @@ class HttpTxn final : public StreamTimes {
   // --- Local answers.
   // The page for `status`: the backend's errorfile, the frontend's, or sluice's own (which
   // closes the connection after 400 and 408).
+  LocalReply unauthorized_reply(std::string_view realm, log::Termination term) const;
   LocalReply error_reply(int status, log::Termination term, bool close_after,
                          bool announce_close = true, bool skip_body = false) const;
   // kReply: the answer is the codecs' `reply` (moved out by the mux).
@@ -254,7 +265,10 @@ class HttpTxn final : public StreamTimes {
   Next response_content(int code, rules::HeadEdit& edit, HttpCodecs& codecs);
   void add_forwardfor(rules::HeadEdit& edit) const;
   void make_unique_id(rules::HeadEdit& edit, rules::RequestView& view);
-  bool serve_stats(const Proxy& px, const rules::HeadEdit& edit);
+  // `answer` is route()'s handling of a rule verdict (deny, return, redirect...): true when
+  // it answered.
+  using AnswerFn = std::function<bool(const rules::Verdict&, Proxy&)>;
+  bool serve_stats(Proxy& px, rules::HeadEdit& edit, RequestScope& rs, const AnswerFn& answer);
   void serve_metrics(const rules::HeadEdit& edit);
   void service_reply(stats::Reply r);
   void count_status(int status);   // frontend and backend
@@ -294,6 +308,8 @@ class HttpTxn final : public StreamTimes {
   http::Method method_ = http::Method::kGet;
   bool http11_ = true;
   bool have_req_copy_ = false;   // codecs.req_copy holds the request for response rules
+  stats::ServiceRequest::Body body_state_ = stats::ServiceRequest::Body::kNotRead;
+  std::string_view body_;        // set_request_body()
   // The frontend's capture slots, when it has some (out of line: a connection without them
   // neither builds nor destroys four vectors).
   std::unique_ptr<sample::Captures> caps_;

@@ -75,6 +75,7 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
         break;
       case rules::Verdict::Kind::kContinue:
       case rules::Verdict::Kind::kService:   // request rules only
+      case rules::Verdict::Kind::kAuth:
         break;
     }
     if (!bytes.empty()) {

@@ -53,6 +53,8 @@ Proxy& Process::add_proxy(ProxySettings settings) {
     total_servers_ += static_cast<int>(p->backend->servers().size());
   }
   for (auto& b : p->settings.binds) p->bind_lines.push_back(std::make_unique<BindLine>(b));
+  if (p->settings.h.stats.enabled && !p->settings.h.stats_admin.empty())
+    stats_admin_.push_back(p.get());
   for (int side = 0; side < 2; ++side) {
     if (!(side ? p->settings.frontend : p->settings.backend)) continue;
     auto& v = by_name_[side];

@@ -198,6 +198,12 @@ class Process {
   const std::vector<std::unique_ptr<Listener>>& listeners() const { return listeners_; }
   const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
   int total_servers() const { return total_servers_; }
+  // What changes servers at run time (the CLI's, and the stats page's admin actions): set by
+  // the main thread before start(); null in processes without one (tests). Any thread after.
+  void set_server_control(stats::ServerControl* c) { server_control_ = c; }
+  stats::ServerControl* server_control() const { return server_control_; }
+  // The proxies whose stats page has `stats admin` (a POST to it waits for its body first).
+  const std::vector<const Proxy*>& stats_admin_proxies() const { return stats_admin_; }
   lb::Server* server_by_global_index(int i) const { return servers_[static_cast<std::size_t>(i)]; }
 
   AcceptRate& accept_rate() { return accept_rate_; }
@@ -266,6 +272,8 @@ class Process {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<lb::Server*> servers_;
   int total_servers_ = 0;
+  stats::ServerControl* server_control_ = nullptr;
+  std::vector<const Proxy*> stats_admin_;
   std::atomic<uint64_t> stream_ids_{0};
   ConnLimit actconn_;
   AcceptRate accept_rate_;

@@ -56,6 +56,10 @@ struct HttpSettings {
   std::vector<std::pair<int, std::string>> errorfiles;
   // `stats uri` and friends: the statistics page, served by stats::HttpService.
   stats::PageSettings stats;
+  // `stats http-request` rules, run on the requests the page claims after the proxy's own
+  // http-request rules, and the `stats admin` conditions (ORed) that open its admin actions.
+  std::vector<rules::HttpRule> stats_rules;
+  std::vector<rules::Condition> stats_admin;
   // `capture request|response header` (frontends): field name and length, in order.
   std::vector<std::pair<std::string, int>> capture_request, capture_response;
   // `capture cookie <name> len <n>` (frontends): "" none.

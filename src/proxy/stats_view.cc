@@ -203,7 +203,9 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
       ps.backend.last_sess_s = age_s(be_last, now);
       ps.backend_qcur = static_cast<uint64_t>(std::max(0, p.queued.load(std::memory_order_relaxed)));
       ps.backend_qmax = static_cast<uint64_t>(std::max(0, p.queued_max.load(std::memory_order_relaxed)));
-      ps.backend_status = (be.usable_active() + be.usable_backup()) > 0 ? "UP" : "DOWN";
+      // A backend without any server is UP for HAProxy (it only counts servers that failed).
+      ps.backend_status =
+          be.servers().empty() || (be.usable_active() + be.usable_backup()) > 0 ? "UP" : "DOWN";
       ps.backend_lastchg_s = static_cast<int64_t>((now - p_.start_mono_ms()) / 1000);
       // fullconn: HAProxy's default is 10% of the sum of the maxconns of the frontends that
       // use this backend, at least 1.

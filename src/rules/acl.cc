@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "auth/userlist.h"
 #include "rules/internal.h"
 
 namespace sluice::rules {
@@ -185,6 +186,8 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
   term->expr = std::move(e.value());
   term->method = derived ? derived_method : default_method(term->expr);
   const sample::Type type = term->expr.type();
+  // http_auth_group's patterns are group names of its userlist, unless -m says otherwise.
+  bool auth_groups = !term->expr.has_converters() && term->expr.fetch().match == "auth";
   std::vector<std::string> files;
   bool map_files = false;
   int unique_id = -1;
@@ -209,6 +212,7 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
       if (!compatible(found->method, type))
         return base::Error::text(fmt::format("matching method '{}' cannot be used with fetch keyword '{}'", m, kw));
       term->method = found->method;
+      auth_groups = false;
     } else if (w == "-f") {
       if (i + 1 >= end) return base::Error::text("'-f' expects a file name");
       files.push_back(words[++i]);
@@ -224,6 +228,18 @@ base::Result<std::shared_ptr<AclTerm>> parse_acl_expr(const std::vector<std::str
       return base::Error::text(fmt::format(
           "'{}' is not a valid ACL option. Please use '--' before any pattern beginning with a '-'", w));
     }
+  }
+  if (auth_groups) {
+    if (!files.empty()) return base::Error::text("'-f' cannot be used with http_auth_group");
+    for (; i < end; ++i) term->auth_groups.push_back(words[i]);
+    const auto& at = pattern::config_line();
+    auto ul = std::static_pointer_cast<auth::Userlist>(
+        std::const_pointer_cast<void>(term->expr.fetch_args()[0].obj));
+    term->auth_userlist = ul;
+    auth::Registry::global().require_groups(ul, term->auth_groups,
+                                            fmt::format("parsing [{}:{}]", at.file, at.line),
+                                            fmt::format("acl '{}'", crit));
+    return term;
   }
   MatchMethod m = term->method;
   pattern::Kind kind;

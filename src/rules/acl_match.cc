@@ -1,5 +1,6 @@
 // ACL matching: every sample the term's expression yields against its patterns, with the
 // term's match method (HAProxy's pattern matching, section 7.1).
+#include "auth/userlist.h"
 #include "rules/internal.h"
 
 namespace sluice::rules {
@@ -65,9 +66,26 @@ bool sample_matches(const AclTerm& t, Sample s, sample::Scratch& sc) {
   }
 }
 
+// http_auth_group: the fetch gave the name of a user the userlist accepted.
+bool in_auth_groups(const AclTerm& t, std::string_view user) {
+  const auto& ul = *static_cast<const auth::Userlist*>(t.auth_userlist.get());
+  const auth::User* u = ul.find(user);
+  if (!u) return false;
+  for (const auto& g : t.auth_groups) {
+    int idx = ul.group_index(g);
+    if (idx >= 0 && ul.in_group(*u, static_cast<uint32_t>(idx))) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Match AclTerm::eval_partial(const RequestView& v) const {
+  if (auth_userlist) {
+    Sample s;
+    return expr.eval(v, s) && s.type == Type::kStr && in_auth_groups(*this, s.str) ? Match::kPass
+                                                                                    : Match::kFail;
+  }
   sample::FetchIter it;
   it.iterate = true;
   bool may_change = false;

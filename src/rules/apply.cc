@@ -283,6 +283,7 @@ Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit&
       case Action::kAllow:
         return out;
       case Action::kUseService:
+      case Action::kAuth:
         out = r.reply;
         return out;
       case Action::kSetVar: {

@@ -33,11 +33,12 @@ constexpr ActionName kActions[] = {
     {"set-query", Action::kSetQuery, true},         {"set-pathq", Action::kSetPathq, true},
     {"replace-path", Action::kReplacePath, true},   {"replace-pathq", Action::kReplacePathq, true},
     {"replace-uri", Action::kReplaceUri, true},
+    {"auth", Action::kAuth, true},
 };
 
 // HAProxy actions sluice does not implement yet.
 constexpr std::string_view kHaproxyRequestActions[] = {
-    "add-acl", "attach-srv", "auth", "cache-use", "del-acl", "del-map",
+    "add-acl", "attach-srv", "cache-use", "del-acl", "del-map",
     "disable-l7-retry", "do-log", "do-resolve", "early-hint", "normalize-uri", "pause", "reject",
     "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0",
     "sc-inc-gpc1", "sc-set-gpt", "sc-set-gpt0", "send-spoe-group", "set-bandwidth-limit",
@@ -485,6 +486,18 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       i = 2;
       if (i < words.size() && words[i] == "reason" && i + 1 < words.size()) {
         r.reason = words[i + 1];
+        i += 2;
+      }
+      break;
+    }
+    case Action::kAuth: {
+      // `auth [realm <realm>]`: the realm is plain text; without it, the proxy's name.
+      r.reply.kind = Verdict::Kind::kAuth;
+      r.reply.status = 401;
+      i = 1;
+      if (i < words.size() && words[i] == "realm") {
+        if (i + 1 >= words.size() || words[i + 1].empty()) return c.action_error("missing realm value.\n");
+        r.reply.realm = words[i + 1];
         i += 2;
       }
       break;

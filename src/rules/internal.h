@@ -87,6 +87,10 @@ class AclTerm {
   // for the method (pattern/pattern.h), which the CLI may change at run time.
   std::vector<std::shared_ptr<pattern::Expr>> patterns;
   std::string text;   // the expression as written, for messages
+  // `http_auth_group(<userlist>) <group>...` (its own match method): the user whose
+  // credentials the userlist accepts belongs to one of these groups. Null for other terms.
+  std::shared_ptr<const void> auth_userlist;   // an auth::Userlist
+  std::vector<std::string> auth_groups;
 
   // Every sample the expression yields, until one matches a pattern.
   bool eval(const RequestView& v) const;

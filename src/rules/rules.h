@@ -164,8 +164,9 @@ struct HeadEdit {
 
 // What the rules decided for a message.
 struct Verdict {
-  // kService: `use-service`; the only service is the Prometheus exporter.
-  enum class Kind : uint8_t { kContinue, kDeny, kReturn, kRedirect, kService };
+  // kService: `use-service`; the only service is the Prometheus exporter. kAuth: `auth`, a 401
+  // asking for credentials in `realm` (empty: the proxy's name).
+  enum class Kind : uint8_t { kContinue, kDeny, kReturn, kRedirect, kService, kAuth };
   Kind kind = Kind::kContinue;
   int status = 0;               // deny: deny_status (default 403); return; redirect code
   std::string content_type;     // return
@@ -174,6 +175,7 @@ struct Verdict {
   bool has_body = false;        // return: a payload was given (else the default error page
                                 // for that status when one exists, like HAProxy)
   std::string location;         // redirect: the Location value
+  std::string realm;            // auth
   // An http reply's `errorfile <file>` (or `errorfiles <name>`, resolved once the
   // configuration is loaded): the whole response, sent as it is; null otherwise.
   std::shared_ptr<const std::string> raw;
@@ -239,6 +241,7 @@ class HttpRule {
     kSetLogLevel,                                // <level> | silent
     kSetTimeout,                                 // client|server|tunnel <time>|<expr>
     kSetSrc, kSetSrcPort, kSetDst, kSetDstPort,  // <expr> (requests)
+    kAuth,                                       // [realm <realm>] (requests)
   };
   Action action = Action::kAllow;
   RuleLoc loc;
@@ -290,7 +293,7 @@ class HttpRule {
   // deny, return, redirect, allow and use-service stop the evaluation when their condition matches.
   bool is_final() const {
     return action == Action::kDeny || action == Action::kReturn || action == Action::kRedirect ||
-           action == Action::kAllow || action == Action::kUseService;
+           action == Action::kAllow || action == Action::kUseService || action == Action::kAuth;
   }
 };
 

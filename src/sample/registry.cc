@@ -34,7 +34,7 @@ const Index<FetchDef>& fetch_index() {
   static const Index<FetchDef> idx({tables::internal_fetches(), tables::l4_fetches(),
                                     tables::payload_fetches(), tables::http_fetches(),
                                     tables::http_hdr_fetches(), tables::http_cookie_fetches(),
-                                    tables::vars_fetches()});
+                                    tables::http_auth_fetches(), tables::vars_fetches()});
   return idx;
 }
 
@@ -70,7 +70,7 @@ constexpr Unsupported kFetches[] = {
     {"wurfl-*", "it needs WURFL"},      {"quic_*", "it needs QUIC"},
     {"req.ssl_*", "it needs TLS"},      {"res.ssl_*", "it needs TLS"},
     {"jwt_*", "it needs JWT support"},  {"ocsp_*", "it needs TLS"},
-    {"lua.*", "it needs Lua"},          {"http_auth*", "it needs userlists"},
+    {"lua.*", "it needs Lua"},
     {"http_first_req", "it needs the connection's request count"},
     {"server_status", "it needs the status as the server sent it"},
     {"waiting_entity", "it needs the stream's waiting state"},

@@ -16,6 +16,7 @@ std::span<const FetchDef> payload_fetches();    // fetch_payload.cc: 7.3.5
 std::span<const FetchDef> http_fetches();       // fetch_http.cc: 7.3.6, request line, body
 std::span<const FetchDef> http_hdr_fetches();   // fetch_http_hdr.cc: 7.3.6, headers, status
 std::span<const FetchDef> http_cookie_fetches();   // fetch_http_cookie.cc: 7.3.6, cookies
+std::span<const FetchDef> http_auth_fetches();   // fetch_http_auth.cc: 7.3.6, http_auth*
 std::span<const FetchDef> vars_fetches();       // fetch_vars.cc: 7.3.2, dump_all_vars
 
 std::span<const ConvDef> string_convs();        // conv_string.cc

@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "base/strings.h"
+#include "stats/admin.h"
 
 namespace sluice::stats {
 namespace {
@@ -18,16 +19,6 @@ bool iequals(std::string_view a, std::string_view b) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
-}
-
-// The part of a request-target the stats URI prefix is compared with: from the path on (an
-// absolute-form target's scheme and authority are skipped).
-std::string_view uri_from_path(std::string_view target) {
-  if (target.empty() || target[0] == '/') return target;
-  std::size_t scheme = target.find("://");
-  if (scheme == std::string_view::npos) return target;
-  std::size_t path = target.find('/', scheme + 3);
-  return path == std::string_view::npos ? std::string_view("/") : target.substr(path);
 }
 
 // `Authorization: Basic <base64 of user:password>` naming one of `accounts`.
@@ -45,7 +36,7 @@ bool authorized(std::optional<std::string_view> authorization,
   return std::find(accounts.begin(), accounts.end(), plain) != accounts.end();
 }
 
-// The value after `key` in the stats options (`scope=`, `;st=`), up to `;`, `&`, a space or
+// The value after `key` in the stats options (`scope=`), up to `;`, `&`, a space or
 // the end; "" when absent.
 std::string_view stats_option(std::string_view opts, std::string_view key) {
   std::size_t at = opts.find(key);
@@ -61,26 +52,67 @@ std::string_view query_of(std::string_view target) {
   return q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
 }
 
+// The result code of `;st=`: the four characters after it, whatever they are (HAProxy shows
+// "Unexpected result." for an unknown code, and no banner when fewer than four follow).
+std::string_view status_code(std::string_view opts) {
+  std::size_t at = opts.find(";st=");
+  if (at == std::string_view::npos || opts.size() - at - 4 < 4) return {};
+  return opts.substr(at + 4, 4);
+}
+
+Reply redirect_status(const PageSettings& sp, AdminStatus status) {
+  Reply r;
+  r.kind = Reply::Kind::kRedirect;
+  // Always the configured prefix, whatever options the POST's target carried.
+  r.location = sp.uri + ";st=" + std::string(admin_status_code(status));
+  return r;
+}
+
 }  // namespace
+
+Reply HttpService::admin_post(const ServiceRequest& req, const PageSettings& sp) const {
+  // Without admin rights the body is not even read. Without a ServerControl (a process
+  // that cannot change its servers) there is nothing to apply it to either.
+  if (!req.admin || !control_) return redirect_status(sp, AdminStatus::kDeny);
+  using B = ServiceRequest::Body;
+  if (req.body_state == B::kNotRead) {
+    Reply r;
+    r.kind = Reply::Kind::kNeedBody;
+    return r;
+  }
+  if (req.body_state == B::kTooLarge) return redirect_status(sp, AdminStatus::kExcd);
+  return redirect_status(sp, apply_admin_form(parse_admin_form(req.body), *control_));
+}
+
+// The part of a request-target the stats URI prefix is compared with: from the path on (an
+// absolute-form target's scheme and authority are skipped).
+std::string_view stats_uri_path(std::string_view target) {
+  if (target.empty() || target[0] == '/') return target;
+  std::size_t scheme = target.find("://");
+  if (scheme == std::string_view::npos) return target;
+  std::size_t path = target.find('/', scheme + 3);
+  return path == std::string_view::npos ? std::string_view("/") : target.substr(path);
+}
+
+bool HttpService::claims(const ServiceRequest& req, const PageSettings& sp) {
+  using M = ServiceRequest::Method;
+  if (!sp.enabled) return false;
+  if (req.method != M::kGet && req.method != M::kHead && req.method != M::kPost) return false;
+  return stats_uri_path(req.target).starts_with(sp.uri);
+}
 
 Reply HttpService::stats_page(const ServiceRequest& req, const PageSettings& sp) const {
   Reply r;
-  if (!sp.enabled) return r;
+  if (!claims(req, sp)) return r;
   using M = ServiceRequest::Method;
-  if (req.method != M::kGet && req.method != M::kHead && req.method != M::kPost) return r;
-  std::string_view uri = uri_from_path(req.target);
-  if (!uri.starts_with(sp.uri)) return r;
+  std::string_view uri = stats_uri_path(req.target);
   if (!sp.auth.empty() && !authorized(req.authorization, sp.auth)) {
     r.kind = Reply::Kind::kUnauthorized;
     r.realm = sp.realm;
     return r;
   }
   std::string_view opts = uri.substr(sp.uri.size());
-  if (req.method == M::kPost) {
-    r.kind = Reply::Kind::kRedirect;
-    r.location = sp.uri + ";st=DENY";
-    return r;
-  }
+  if (req.method == M::kPost) return admin_post(req, sp);
   StatsPageQuery q;
   using F = StatsPageQuery::Format;
   bool json_schema = opts.find(";json-schema") != std::string_view::npos;
@@ -106,7 +138,8 @@ Reply HttpService::stats_page(const ServiceRequest& req, const PageSettings& sp)
   q.hide_version = sp.hide_version;
   q.node = sp.node;
   q.desc = sp.desc;
-  q.status = std::string(stats_option(opts, ";st="));
+  q.status = std::string(status_code(opts));
+  q.admin = req.admin;
   r.kind = Reply::Kind::kPage;
   r.content_type = q.format == F::kHtml   ? "text/html"
                    : q.format == F::kJson ? "application/json"

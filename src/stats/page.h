@@ -30,6 +30,9 @@ struct StatsPageQuery {
   std::string node;                       // shown when not empty
   std::string desc;
   std::string status;                     // `;st=<CODE>`: the result banner
+  // `stats admin` applies: each backend with servers is a form (a checkbox per server, the
+  // action select) that posts to the page's own URL.
+  bool admin = false;
   // Prometheus only: which metric groups (`scope=` query parameters; all by default).
   bool prom_global = true, prom_frontend = true, prom_backend = true, prom_server = true;
 };

@@ -424,12 +424,34 @@ TEST_F(ErrorFile, Errors) {
 }
 
 // `stats ...`: any of uri, refresh, realm, auth and scope enables the page; defaults pass it
-// on; HAProxy's messages for missing arguments; admin actions are refused, not ignored.
+// on; HAProxy's messages for missing arguments.
 // `line` written in frontend f (line 8 of fe()'s configuration) is refused with `msg`.
 void bad(const std::string& line, const std::string& msg) {
   auto r = parse(fe("  " + line + "\n"));
   EXPECT_FALSE(r.r.model) << line;
   EXPECT_TRUE(r.has("parsing [f.cfg:8] : " + msg)) << r.all();
+}
+
+// `stats admin if|unless <cond>` and `stats http-request` rules: kept in order, they enable
+// the page; refused in defaults and beside `stats auth|realm`, as in HAProxy.
+TEST(StatsPage, AdminAndRules) {
+  auto r = parse(fe("  stats admin if { src 10.0.0.0/8 }\n  stats admin unless TRUE\n"
+                    "  stats http-request deny if { path /x }\n  stats http-request allow\n"));
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& st = r.r.model->proxies[0].stats;
+  EXPECT_TRUE(st.enabled);
+  EXPECT_EQ(st.admin.size(), 2u);
+  ASSERT_EQ(st.http_request.size(), 2u);
+  EXPECT_EQ(st.http_request[0].action, rules::HttpRule::Action::kDeny);
+  EXPECT_EQ(st.http_request[1].action, rules::HttpRule::Action::kAllow);
+  EXPECT_TRUE(parse("defaults\n  stats admin if TRUE\n")
+                  .has("parsing [f.cfg:2] : 'stats admin' not allowed in 'defaults' section."));
+  EXPECT_TRUE(parse("defaults\n  stats http-request deny\n")
+                  .has("parsing [f.cfg:2] : 'stats' not allowed in 'defaults' section."));
+  auto both = parse(fe("  stats auth a:b\n  stats http-request deny\n"));
+  EXPECT_FALSE(both.r.model);
+  EXPECT_TRUE(both.contains("proxy 'f': stats 'auth'/'realm' and 'http-request' can't be used at "
+                            "the same time.")) << both.all();
 }
 
 TEST(StatsPage, KeywordsAndInheritance) {
@@ -471,8 +493,10 @@ TEST(StatsPage, Errors) {
   bad("stats auth", "'auth' needs a user:password account.");
   bad("stats auth admin", "'stats auth' : 'admin' is not a user:password account.");
   bad("stats scope", "'scope' needs a proxy name.");
-  bad("stats admin if TRUE", "'stats admin' is not supported yet.");
-  bad("stats http-request deny", "'stats http-request' is not supported yet.");
+  bad("stats admin", "'stats admin' requires either 'if' or 'unless' followed by a condition.");
+  bad("stats admin when TRUE",
+      "'stats admin' requires either 'if' or 'unless' followed by a condition.");
+  bad("stats show-modules", "'stats show-modules' is not supported yet.");
   bad("stats socket /tmp/x", "'stats socket' is only allowed in the 'global' section.");
   bad("stats enable now", "'stats enable' : unexpected extra argument 'now'.");
 }

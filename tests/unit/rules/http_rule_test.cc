@@ -358,7 +358,9 @@ TEST_F(RuleTest, Errors) {
   EXPECT_NE(error("set-headr X y").find("Did you mean 'set-header' maybe ?"), std::string::npos);
   EXPECT_NE(error("").find("(missing argument)"), std::string::npos);
   EXPECT_EQ(error("tarpit"), "'http-request tarpit' is not supported by sluice yet.");
-  EXPECT_EQ(error("auth realm x"), "'http-request auth' is not supported by sluice yet.");
+  EXPECT_EQ(error("auth realm x"), "");
+  EXPECT_EQ(error("auth realm"),
+            "error detected while parsing 'http-request auth' rule : missing realm value.\n.");
   EXPECT_EQ(error("set-var(txn.x) str(a)"), "");
   EXPECT_EQ(error("set-var(txn.x)"),
             "error detected while parsing 'http-request set-var(txn.x)' rule : missing fetch method.");

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fake_control.h"
 #include "fake_source.h"
 
 namespace sluice::stats {
@@ -73,7 +74,98 @@ TEST(statsHttpService, PostIsDenied) {
   Reply r = ask("/stats", page(), M::kPost);
   EXPECT_EQ(r.kind, K::kRedirect);
   EXPECT_EQ(r.location, "/stats;st=DENY");
-  EXPECT_NE(ask("/stats;st=DENY").body.find("Action denied. (DENY)"), std::string::npos);
+  EXPECT_NE(ask("/stats;st=DENY").body.find("<b>Action denied.</b>"), std::string::npos);
+}
+
+// A POST with `stats admin` applying, against the fake control.
+struct AdminPost {
+  testing::FakeSource src;
+  testing::FakeControl control;
+  ServiceRequest req;
+  AdminPost() {
+    req.method = M::kPost;
+    req.target = "/stats;up;st=NONE";
+    req.admin = true;
+  }
+  Reply send(ServerControl* c) const { return HttpService(src, c).stats_page(req, page()); }
+  Reply send() { return send(&control); }
+};
+
+TEST(statsHttpService, AdminPost) {
+  AdminPost p;
+  // The body first: the transaction waits for it and asks again.
+  EXPECT_EQ(p.send().kind, K::kNeedBody);
+  p.req.body_state = ServiceRequest::Body::kComplete;
+  p.req.body = "s=s1&s=s2&action=maint&b=%233";
+  Reply r = p.send();
+  EXPECT_EQ(r.kind, K::kRedirect);
+  // Always the configured prefix, whatever the POST's target carried.
+  EXPECT_EQ(r.location, "/stats;st=DONE");
+  EXPECT_EQ(p.control.calls, (std::vector<std::string>{"admin s2 maint", "admin s1 maint"}));
+  p.req.body = "s=s1&s=zz&action=ready&b=be";
+  EXPECT_EQ(p.send().location, "/stats;st=PART");
+  p.req.body = "";
+  EXPECT_EQ(p.send().location, "/stats;st=NONE");
+  p.req.body = "s=s1&action=ready&b=nobe";
+  EXPECT_EQ(p.send().location, "/stats;st=ERRP");
+  p.req.body_state = ServiceRequest::Body::kTooLarge;
+  EXPECT_EQ(p.send().location, "/stats;st=EXCD");
+  // Without admin rights, or without a control to apply it: denied, the body unread.
+  p.req.body_state = ServiceRequest::Body::kNotRead;
+  EXPECT_EQ(p.send(nullptr).location, "/stats;st=DENY");
+  p.req.admin = false;
+  EXPECT_EQ(p.send().location, "/stats;st=DENY");
+}
+
+TEST(statsHttpService, Claims) {
+  PageSettings s = page();
+  ServiceRequest r;
+  r.target = "/stats;csv";
+  EXPECT_TRUE(HttpService::claims(r, s));
+  r.target = "http://h:8080/stats?x";
+  EXPECT_TRUE(HttpService::claims(r, s));
+  r.target = "/other";
+  EXPECT_FALSE(HttpService::claims(r, s));
+  r.target = "/stats";
+  r.method = M::kOther;
+  EXPECT_FALSE(HttpService::claims(r, s));
+  r.method = M::kPost;
+  EXPECT_TRUE(HttpService::claims(r, s));
+  s.enabled = false;
+  EXPECT_FALSE(HttpService::claims(r, s));
+}
+
+TEST(statsHttpService, AdminPage) {
+  testing::FakeSource src;
+  ServiceRequest r;
+  r.target = "/stats";
+  EXPECT_EQ(HttpService(src).stats_page(r, page()).body.find("<form method=\"post\">"),
+            std::string::npos);
+  r.admin = true;
+  EXPECT_NE(HttpService(src).stats_page(r, page()).body.find("<form method=\"post\">"),
+            std::string::npos);
+}
+
+TEST(statsHttpService, StatusCodeOption) {
+  auto banner = [](std::string_view target) {
+    std::string body = ask(target).body;
+    std::size_t at = body.find("<p><div class=");
+    if (at == std::string::npos) return std::string();
+    return body.substr(at, body.find("</div>", at) + 6 - at);
+  };
+  EXPECT_EQ(banner("/stats;st=DONE"),
+            "<p><div class=active_up><a class=lfsb href=\"/stats\" title=\"Remove this "
+            "message\">[X]</a> Action processed successfully.</div>");
+  // The first four characters are the code, whatever follows; fewer than four: no banner.
+  EXPECT_NE(banner("/stats;st=DONEXX").find("Action processed successfully."), std::string::npos);
+  EXPECT_NE(banner("/stats;st=NONE?scope=be").find("Nothing has changed."), std::string::npos);
+  EXPECT_NE(banner("/stats;st=done").find("Unexpected result."), std::string::npos);
+  EXPECT_NE(banner("/stats;st=DON;").find("Unexpected result."), std::string::npos);
+  EXPECT_EQ(banner("/stats;st=DON"), "");
+  EXPECT_EQ(banner("/stats;st="), "");
+  // The [X] keeps `;up` and the scope, not `;norefresh`.
+  EXPECT_NE(banner("/stats;up;norefresh;st=DONE?scope=be").find("href=\"/stats;up?scope=be\""),
+            std::string::npos);
 }
 
 TEST(statsHttpService, BasicAuth) {
