@@ -49,6 +49,7 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   h.accept_unsafe_requests = p.accept_unsafe_requests;
   h.request_rules = p.http_request_rules;
   h.response_rules = p.http_response_rules;
+  h.buffer_request = p.option_http_buffer_request;
   h.after_response_rules = p.http_after_response_rules;
   h.redirect_rules = p.redirect_rules;
   for (const auto& e : p.errorfiles) h.errorfiles.emplace_back(e.status, normalise_errorfile(e.response));
@@ -317,6 +318,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       for (const auto& r : *list)
         s.tcp_rule_data = s.tcp_rule_data || r.action == rules::TcpRule::Action::kVar ||
                           r.action == rules::TcpRule::Action::kCapture ||
+    s.timeouts.tarpit = p.timeouts.tarpit;
                           r.action == rules::TcpRule::Action::kSetDst ||
                           r.action == rules::TcpRule::Action::kSetDstPort;
     }

@@ -52,6 +52,7 @@ struct Timeouts {
   uint32_t check = 0;           // `timeout check`: a whole health check (0 = the server's inter)
   uint32_t http_request = 0;    // `timeout http-request`: until the end of the request head
   uint32_t http_keep_alive = 0; // `timeout http-keep-alive`: idle between requests
+  uint32_t tarpit = 0;          // `timeout tarpit`: how long `tarpit` holds its answer (0: none)
 };
 
 // `shards` on a bind line; a bind line created without it copies the global
@@ -402,6 +403,7 @@ struct CpuMapConfig {
   std::vector<int> groups;        // selected 1-based group ids
   std::vector<int> threads;       // selected 1-based local thread ids; empty = all
   bool group_range = false;       // written as a range/set of several groups
+  bool option_http_buffer_request = false;   // read the request body before the rules
   bool thread_range = false;
   std::vector<int> cpus;
 };

@@ -67,7 +67,7 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"mode", kDFLB, 0, kw_mode, "tcp (default) | http. `log` and `spop` are not supported"},
     {"bind", kFL, kFe, kw_bind, "<addr>[,<addr>...] [name <s>] [maxconn <n>] [backlog <n>] [mode <octal>] [thread <set>] [shards <n>] [id <n>] [accept-proxy]"},
     {"default_backend", kDFL, kFe, kw_default_backend, "<backend>: where connections go"},
-    {"timeout", kDFLB, 0, kw_timeout, "connect|client|server|tunnel|client-fin|server-fin|queue|check|http-request|http-keep-alive <time> (ms by default)"},
+    {"timeout", kDFLB, 0, kw_timeout, "connect|client|server|tunnel|client-fin|server-fin|queue|check|http-request|http-keep-alive|tarpit <time> (ms by default)"},
     {"maxconn", kDFL, kFe, kw_maxconn, "<n>: frontend connection limit (0 = global maxconn)"},
     {"backlog", kDFL, kFe, kw_backlog, "<n>: listen backlog"},
     {"retries", kDLB, kBe, kw_retries, "<n>: connection retries (default 3)"},
@@ -94,7 +94,7 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"disabled", kDFLB, 0, kw_disabled, "the proxy is not started"},
     {"enabled", kDFLB, 0, kw_enabled, "cancels `disabled`"},
     {"acl", kDFLB, 0, kw_acl, "<name> <criterion> [-i] [-m <method>] [-n] [--] <values>...: lines with the same name are ORed; see \"HTTP rules\" below for the criteria; not in defaults"},
-    {"http-request", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, set-path, deny, return, redirect, allow, auth [realm <realm>], use-service prometheus-exporter, capture <expr> len|id <n>, set-log-level, set-timeout client|server|tunnel, set-src, set-src-port, set-dst, set-dst-port; not in defaults; ignored (warning) in TCP mode"},
+    {"http-request", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, set-path, deny, tarpit, reject, silent-drop, return, redirect, allow, auth [realm <realm>], use-service prometheus-exporter, capture <expr> len|id <n>, set-log-level, set-timeout client|server|tunnel, set-src, set-src-port, set-dst, set-dst-port; not in defaults; ignored (warning) in TCP mode"},
     {"http-response", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, deny, return, redirect location, allow, capture <expr> id <n>, set-log-level, set-timeout client|server|tunnel; not in defaults; ignored (warning) in TCP mode"},
     {"http-after-response", kDFLB, 0, kw_http_rule, "<action> [<args>] [if|unless <cond>]: set-header, add-header, del-header, replace-header, replace-value, set-status, set-var, set-var-fmt, unset-var, allow, capture <expr> id <n>, set-log-level; run on every response, the server's and sluice's own (errors, redirects, return), after http-response; not in defaults; ignored (warning) in TCP mode"},
     {"tcp-request", kDFLB, 0, kw_tcp_request, "connection|session|content <action> [if|unless <cond>] | inspect-delay <time>: actions accept, reject, silent-drop, set-var(<var>[,<cond>...]) <expr>, set-var-fmt(<var>) <fmt>, unset-var(<var>), set-src|set-dst|set-src-port|set-dst-port <expr> (connection rules: accept, reject, silent-drop, set-src, set-src-port, expect-proxy layer4); connection and session rules in frontends, content rules in frontends (before the backend is chosen; in TCP mode they read the client's bytes: req.len, req.payload, req.ssl_sni, req.proto_http, HTTP, WAIT_END..., waiting up to inspect-delay for bytes that may still change the answer) and backends (once the session reaches them; in HTTP mode when the request enters the backend); content rules also capture <expr> len <n> (frontends); inherited from a named defaults section as in HAProxy; track-sc*, sc-*, do-resolve, use-service, switch-mode and the socket-option actions are not supported yet"},
@@ -186,6 +186,7 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
   }();
   return docs;
 }
+        {"timeout", "tarpit <time>", "how long `http-request tarpit` holds its answer (that of the backend once one is chosen, else the frontend's); unset: no delay, as in HAProxy 3.5"},
 
 bool is_known_haproxy_proxy_keyword(std::string_view kw) {
   return std::find(std::begin(proxy_kw::kHaproxyProxy), std::end(proxy_kw::kHaproxyProxy), kw) !=

@@ -42,6 +42,7 @@ constexpr OptionDef kOptions[] = {
     {"srvtcpka", kBe, true, false, "TCP keep-alive probes (SO_KEEPALIVE) on server connections; tuned by srvtcpka-cnt/-idle/-intvl"},
     {"tcpka", kFe | kBe, true, false, "clitcpka and srvtcpka together (each where the proxy has that side)"},
     {"nolinger", kFe | kBe, true, false, "close this proxy's connections (client side in a frontend, server side in a backend) with a reset instead of a FIN: no FIN_WAIT or TIME_WAIT left, unsent data is dropped"},
+    {"http-buffer-request", kFe | kBe, true, false, "read the request's body (up to a buffer, tune.bufsize) before the http-request rules, so that req.body, req.body_len, req.body_param... see it; `timeout http-request` bounds the wait (408). In a backend sluice waits before the frontend's rules already (the backend is not known yet); a client expecting `100 Continue` gets it from sluice, and the Expect field is not forwarded"},
     {"tcp-smart-connect", kBe, true, false, "the handshake's last ACK rides on the first request segment (TCP_DEFER_ACCEPT on the connecting socket) when the request is ready at connect time; on by default in sluice (off in HAProxy), `no option tcp-smart-connect` turns it off"},
 };
 
@@ -49,7 +50,7 @@ constexpr std::string_view kHaproxyOptions[] = {
     "abortonclose", "accept-unsafe-violations-in-http-response", "accept-invalid-http-response",
     "checkcache", "contstats", "disable-h2-upgrade", "dontlog-normal",
     "external-check", "forwarded", "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
-    "http-buffer-request", "http-drop-request-trailers", "http-drop-response-trailers",
+    "http-drop-request-trailers", "http-drop-response-trailers",
     "http-ignore-probes", "http-no-delay", "http-pretend-keepalive",
     "http-restrict-req-hdr-names", "http-use-proxy-header",
     "independent-streams", "ldap-check", "log-health-checks",
@@ -214,6 +215,8 @@ void kw_option(Parser& p, Line& l) {
     px.option_clitcpka = l.prefix == Prefix::kNone;
   } else if (name == "srvtcpka") {
     px.option_srvtcpka = l.prefix == Prefix::kNone;
+  } else if (name == "http-buffer-request") {
+    px.option_http_buffer_request = l.prefix == Prefix::kNone;
   } else if (name == "tcpka") {
     px.option_clitcpka = px.option_srvtcpka = l.prefix == Prefix::kNone;
   } else if (name == "nolinger") {

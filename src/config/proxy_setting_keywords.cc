@@ -52,8 +52,9 @@ void kw_timeout(Parser& p, Line& l) {
       {"check", kBe, &Timeouts::check},
       {"http-request", kFe, &Timeouts::http_request},
       {"http-keep-alive", kFe, &Timeouts::http_keep_alive},
+      {"tarpit", kFe | kBe, &Timeouts::tarpit},
   };
-  static constexpr std::string_view kUnsupported[] = {"handshake", "tarpit", "client-hs"};
+  static constexpr std::string_view kUnsupported[] = {"handshake", "client-hs"};
   const Kind* k = nullptr;
   for (const auto& c : kKinds)
     if (c.name == kind) k = &c;

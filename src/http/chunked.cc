@@ -163,4 +163,26 @@ ChunkEvent ChunkedDecoder::next(std::string_view in) {
   return ev;
 }
 
+ChunkEvent::Kind decode_chunks(std::string_view in, ChunkedDecoder dec, std::string* out,
+                               ParseError* error) {
+  dec.reset();
+  for (std::size_t pos = 0;;) {
+    ChunkEvent ev = dec.next(in.substr(pos));
+    pos += ev.consumed;
+    switch (ev.kind) {
+      case ChunkEvent::Kind::kData:
+        out->append(ev.data);
+        break;
+      case ChunkEvent::Kind::kTrailer:
+        break;
+      case ChunkEvent::Kind::kError:
+        if (error) *error = dec.error();
+        return ev.kind;
+      case ChunkEvent::Kind::kDone:
+      case ChunkEvent::Kind::kNeedMore:
+        return ev.kind;
+    }
+  }
+}
+
 }  // namespace sluice::http

@@ -266,6 +266,12 @@ class ChunkedDecoder {
   ParseError error_ = ParseError::kNone;
 };
 
+// The payload of the chunks at the start of `in` (a chunked body as far as it arrived) appended
+// to `out`, with a fresh copy of `dec` (its limits): kDone when the last chunk and the
+// trailers are there, kNeedMore when more should follow, kError (and `*error`) when malformed.
+ChunkEvent::Kind decode_chunks(std::string_view in, ChunkedDecoder dec, std::string* out,
+                               ParseError* error = nullptr);
+
 // Head serialization, for forwarding after rewrites. Versions >= 1.1 are written HTTP/1.1,
 // others verbatim; names are lower-cased when `lower_names`.
 void append_request_head(const RequestHead& h, std::string& out, bool lower_names = true);

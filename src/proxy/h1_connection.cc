@@ -221,6 +221,13 @@ bool H1Connection::step() {
       // A `100 Continue` for a body awaited before the transaction (wait_body()).
       if (phase_ == Phase::kIdle && body_wait_) SLUICE_STEP(write_client());
       break;
+    case Phase::kTarpit:
+      // Nothing to do but wait for the timer; a client that resets gives up the answer.
+      if (c_err_) {
+        finish({Cause::kClientClose, FinalState::kTarpit});
+        return false;
+      }
+      break;
     case Phase::kQueued:
     case Phase::kConnect:
       if (c_err_) {
@@ -413,8 +420,12 @@ bool H1Connection::parse_request() {
         txn_.capture_error(false, in, tx_->req_parser.tolerated());
       if (txn_.wants_body_first(tx_->req_parser.head())) {
         body_wait_ = true;
-        // A client waiting for `100 Continue` before it sends the body is told to go on.
-        if (tx_->req_parser.head().expect_continue) to_cli_.append("HTTP/1.1 100 Continue\r\n\r\n");
+        // A client waiting for `100 Continue` before it sends the body is told to go on; the
+        // server will not be asked again (begin_transaction() drops the Expect field).
+        if (tx_->req_parser.head().expect_continue) {
+          to_cli_.append("HTTP/1.1 100 Continue\r\n\r\n");
+          continue_sent_ = true;
+        }
         wait_body();
         return true;
       }
@@ -440,24 +451,15 @@ bool H1Connection::wait_body() {
       state = B::kComplete;
     }
   } else if (head.body == http::BodyKind::kChunked) {
-    http::ChunkedDecoder dec = tx_->req_chunks;   // its limits; a scratch copy
-    dec.reset();
-    std::size_t pos = 0;
-    for (bool more = true; more;) {
-      http::ChunkEvent ev = dec.next(body.substr(pos));
-      pos += ev.consumed;
-      using K = http::ChunkEvent::Kind;
-      switch (ev.kind) {
-        case K::kData: out.append(ev.data); break;
-        case K::kTrailer: break;
-        case K::kDone: state = B::kComplete; more = false; break;
-        case K::kNeedMore: more = false; break;
-        case K::kError:
-          body_wait_ = false;
-          txn_.capture_error(false, view_of(cin_), dec.error());
-          reject_request(400, {Cause::kProxy, FinalState::kRequest});
-          return true;
-      }
+    http::ParseError error = http::ParseError::kNone;
+    switch (http::decode_chunks(body, tx_->req_chunks, &out, &error)) {
+      case http::ChunkEvent::Kind::kDone: state = B::kComplete; break;
+      case http::ChunkEvent::Kind::kError:
+        body_wait_ = false;
+        txn_.capture_error(false, view_of(cin_), error);
+        reject_request(400, {Cause::kProxy, FinalState::kRequest});
+        return true;
+      default: break;
     }
   } else {
     state = B::kComplete;
@@ -465,7 +467,7 @@ bool H1Connection::wait_body() {
   if (state == B::kNotRead) {
     if (!c_eof_ && !(cin_->room() == 0 && cin_->head == 0)) return false;
     state = B::kTooLarge;
-    out.clear();
+    if (head.body == http::BodyKind::kContentLength) out.assign(body);
   }
   body_wait_ = false;
   txn_.set_request_body(state, out);
@@ -516,12 +518,25 @@ void H1Connection::begin_transaction() {
   req_skip_ = 0;
   req_rechunk_ = false;
 
+  if (!txn_.body_was_read()) {
+    std::string_view after = view_of(cin_).substr(tx_->req_parser.consumed());
+    if (req_body_ == http::BodyKind::kContentLength) {
+      std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(after.size(), req_left_));
+      txn_.set_pending_body(after.substr(0, n), false, n == req_left_);
+    } else if (req_body_ == http::BodyKind::kChunked) {
+      txn_.set_pending_body(after, true, false);
+    }
+  }
   rules::HeadEdit& edit = fresh_edit(tx_->req_edit, head.headers);
   edit.method = head.method;
   edit.target = http::normalize_target(head, edit.storage);
   // Whether the forwarded request still asks for an upgrade: an empty or unusable Upgrade is
   // dropped, and a 101 answering such a request is a 502, as in HAProxy 3.5.
   upgrade_ = http::rewrite_request_fields(head, edit.headers, edit.storage);
+  if (continue_sent_) {
+    continue_sent_ = false;
+    std::erase_if(edit.headers, [](const http::Header& h) { return http::iequals(h.name, "expect"); });
+  }
 
   bool forward = txn_.on_request(head, edit, *tx_) == HttpTxn::Next::kForward;
   if (forward && !serialize_server_head(edit)) {
@@ -532,7 +547,14 @@ void H1Connection::begin_transaction() {
   if (!forward) {
     LocalReply& r = tx_->reply;
     if (r.skip_body) skip_buffered_body();
-    reply(std::move(r));
+    if (r.silent) drop_silently();
+    if (r.delay_ms > 0) {
+      // tarpit: the answer stays in tx_->reply until the timer sends it (on_timer()).
+      tarpit_until_ = w_.loop().now_ms() + r.delay_ms;
+      phase_ = Phase::kTarpit;
+    } else {
+      reply(std::move(r));
+    }
   }
   // The head's views die here: everything needed was copied.
   consume(cin_, tx_->req_parser.consumed() + req_skip_);

@@ -12,7 +12,8 @@
 //   kIdle: wait for a request head (http-request / http-keep-alive timeouts), and for its
 //     |   body when the transaction wants it first (wait_body(): a stats admin POST)
 //     | parse_request() -> begin_transaction() -> txn_.on_request() -> connect_server()
-//     |   (a local answer instead: reply() of txn_.reply() -> kExchange, no server)
+//     |   (a local answer instead: reply() of txn_.reply() -> kExchange, no server; a
+//     |   tarpit's answer waits in kTarpit until its delay is over, then reply())
 //     v
 //   kConnect: a server picked (leg().pick() in connect_server()), then connecting
 //     |       (leg().connect()) or reusing a private or idle server connection (leg().reuse()),
@@ -118,7 +119,8 @@ class H1Connection final : public Session {
   };
   // kLinger: sluice's FIN was sent; the client's input is read and dropped until its own FIN
   // (or a short deadline), so that the close resets nothing a client could still retry.
-  enum class Phase { kIdle, kQueued, kConnect, kExchange, kTunnel, kClosing, kLinger, kClosed };
+  enum class Phase { kIdle, kTarpit, kQueued, kConnect, kExchange, kTunnel, kClosing, kLinger,
+                     kClosed };
 
   void on_client_io(uint32_t events);
   void on_timer(core::Timer& t) override;
@@ -236,6 +238,7 @@ class H1Connection final : public Session {
   bool server_close_ = false;      // do not reuse the server connection afterwards
   bool upgrade_ = false;           // request asked for a protocol upgrade
   bool body_wait_ = false;         // kIdle: a complete head waits for its body (wait_body())
+  bool continue_sent_ = false;     // sluice answered its Expect: 100-continue itself
   bool reused_conn_ = false;       // the server connection came from the idle pool
   bool expect_tunnel_ = false;     // CONNECT
   bool first_request_ = true;
@@ -243,6 +246,7 @@ class H1Connection final : public Session {
   // How the client connection closes when not the default (a silent-drop's reset).
   net::CloseMode close_mode_ = net::CloseMode::kPushedFin;
   uint64_t stop_grace_ms_ = 0;     // soft stop: an idle connection's next request is awaited until then
+  uint64_t tarpit_until_ = 0;      // kTarpit: when the held answer (tx_->reply) goes out
   uint64_t linger_until_ms_ = 0;   // kLinger: the client's FIN is awaited until then
   uint32_t requests_ = 0;
 

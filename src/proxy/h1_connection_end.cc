@@ -108,6 +108,8 @@ uint64_t H1Connection::deadline() const {
         if (ka) consider(txn_.t_idle_ms + ka);
       }
       return d;
+    case Phase::kTarpit:
+      return tarpit_until_;
     case Phase::kQueued:    // timeout queue
     case Phase::kConnect:   // timeout connect, or the due time of a retry
       return txn_.leg().deadline();
@@ -201,6 +203,10 @@ void H1Connection::on_timer(core::Timer&) {
       finish({Cause::kClientTimeout, FinalState::kRequest});
       return;
     }
+    case Phase::kTarpit:
+      reply(std::move(tx_->reply));
+      pump();
+      return;
     case Phase::kQueued:
       // An expired queue wait counts as a failed connection, as in HAProxy: a 503 (sQ).
       on_connect_failed(ConnectError::queue_timeout());
@@ -326,6 +332,7 @@ void H1Connection::describe(SessionInfo* info) const {
   info->requests = requests_;
   switch (phase_) {
     case Phase::kIdle: info->state = txn_.t_first_byte_ms ? "REQ" : "IDLE"; break;
+    case Phase::kTarpit: info->state = "TARPIT"; break;
     case Phase::kQueued: info->state = "QUEUED"; break;
     case Phase::kConnect: info->state = "CON"; break;
     case Phase::kExchange: info->state = "EST"; break;

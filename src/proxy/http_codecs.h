@@ -23,6 +23,8 @@ struct LocalReply {
   bool close_after = false;       // the connection closes after it
   bool announce_close = true;     // a page sent before closing says `connection: close`
   bool skip_body = false;         // a request body already received whole is passed over
+  uint32_t delay_ms = 0;          // tarpit: sent after this long (the client waits, counted Tw)
+  bool silent = false;            // silent-drop: nothing sent, the close not even seen
 };
 
 struct HttpCodecs {

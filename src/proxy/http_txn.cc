@@ -202,6 +202,18 @@ class HttpTxn::RequestScope {
     v.req.version = head_.version;
     v.req.line_method = head_.method;
     v.req.line_target = head_.target;
+    if (t_.body_state_ != stats::ServiceRequest::Body::kNotRead) {
+      v.req.body = t_.body_;
+      v.req.body_final = t_.body_state_ == stats::ServiceRequest::Body::kComplete;
+    } else if (t_.pending_chunked_) {
+      codecs_.req_body.clear();
+      v.req.body_final = http::decode_chunks(t_.pending_body_, codecs_.req_chunks,
+                                             &codecs_.req_body) == http::ChunkEvent::Kind::kDone;
+      v.req.body = codecs_.req_body;
+    } else {
+      v.req.body = t_.pending_body_;
+      v.req.body_final = t_.pending_whole_;
+    }
     v.env = &*env_;
     v.avail = sample::kAtHttpRequest;
     t_.attach_vars(v, &codecs_);
@@ -314,6 +326,28 @@ bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
       case rules::Verdict::Kind::kService:
         w_.fe_counters(fe_.index).intercepted.add();
         serve_metrics(edit);
+        return true;
+      case rules::Verdict::Kind::kTarpit: {
+        // A deny held for `timeout tarpit` of the proxy in charge (the backend once chosen),
+        // logged `PT--`, as in HAProxy.
+        pc.dreq.add();
+        if (&px != &fe_) w_.fe_counters(fe_.index).dreq.add();
+        reply(v, v.status ? v.status : 500, {Cause::kProxy, FinalState::kTarpit});
+        reply_->delay_ms = (be_ ? be_ : &fe_)->settings.timeouts.tarpit;
+        killed_request = true;
+        tarpit_ms = reply_->delay_ms;
+        return true;
+      }
+      case rules::Verdict::Kind::kReject:
+      case rules::Verdict::Kind::kSilentDrop:
+        // Closed without an answer, `PR--` and status -1, counted as denied and among the
+        // "other" responses, as HAProxy 3.5 counts them.
+        pc.dreq.add();
+        if (&px != &fe_) w_.fe_counters(fe_.index).dreq.add();
+        count_status(-1);
+        *reply_ = LocalReply{-1, {Cause::kProxy, FinalState::kRequest}, {}, true, false, true};
+        reply_->silent = v.kind == rules::Verdict::Kind::kSilentDrop;
+        killed_request = true;
         return true;
       case rules::Verdict::Kind::kAuth:
         // Counted and logged as HAProxy does: an intercepted request, `LR--`.
@@ -562,6 +596,7 @@ bool HttpTxn::serve_stats(Proxy& px, rules::HeadEdit& edit, RequestScope& rs,
 }
 
 bool HttpTxn::wants_body_first(const http::RequestHead& head) const {
+  if (fe_.buffer_bodies && head.body != http::BodyKind::kNone) return true;
   // A POST without a body too: the page then reads an empty form.
   if (head.method_id != http::Method::kPost) return false;
   // The target as received: a rule that rewrites it into the page's prefix is not foreseen
@@ -652,6 +687,8 @@ void HttpTxn::next_request(uint64_t now) {
   t_idle_ms = now;
   t_first_byte_ms = t_first_byte_wall_us = 0;
   t_head_ms = t_response_ms = 0;
+  killed_request = false;
+  tarpit_ms = -1;
   leg_.reset();   // its timings, retries and redispatch
   status = -1;
   term = {};
@@ -678,6 +715,8 @@ void HttpTxn::next_request(uint64_t now) {
   have_req_copy_ = false;
   body_state_ = stats::ServiceRequest::Body::kNotRead;
   body_ = {};
+  pending_body_ = {};
+  pending_chunked_ = pending_whole_ = false;
   // An idle keep-alive connection keeps no request line.
   std::string().swap(req_line);
 }

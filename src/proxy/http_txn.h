@@ -72,13 +72,24 @@ class HttpTxn final : public StreamTimes {
   const net::pp::Header* proxy_header() const override { return pp_.get(); }
   enum class Next : uint8_t { kForward, kReply };
   // Whether the mux must wait for the request's body (in its buffer) before on_request():
-  // a POST that the stats page of a proxy with `stats admin` may take (its form is the body).
+  // `option http-buffer-request`, or a POST that the stats page of a proxy with `stats admin`
+  // may take (its form is the body).
   bool wants_body_first(const http::RequestHead& head) const;
   // What the mux found of that body, for on_request(): kComplete with the whole body (chunks
-  // decoded; `body` lives until the transaction ends), or kTooLarge.
+  // decoded; `body` lives until the transaction ends), or kTooLarge with what arrived before
+  // the buffer filled up or the client stopped sending (req.body reads it, not the stats page).
   void set_request_body(stats::ServiceRequest::Body state, std::string_view body) {
     body_state_ = state;
     body_ = body;
+  }
+  // Without that wait: what arrived of the body with the head, as it is in the mux's buffer
+  // (valid during on_request()): req.body reads it, as HAProxy's reads what it buffered.
+  // `chunked`: still chunk-encoded (decoded when an expression asks); `whole`: all of it.
+  bool body_was_read() const { return body_state_ != stats::ServiceRequest::Body::kNotRead; }
+  void set_pending_body(std::string_view raw, bool chunked, bool whole) {
+    pending_body_ = raw;
+    pending_chunked_ = chunked;
+    pending_whole_ = whole;
   }
   // A complete request head: `head` as parsed, `edit` the head the server will get (the mux
   // normalized its target and fields). Runs the rules and picks the backend; on kForward the
@@ -211,6 +222,10 @@ class HttpTxn final : public StreamTimes {
   uint64_t t_first_byte_ms = 0;    // first byte of this request, 0 none yet
   uint64_t t_first_byte_wall_us = 0;
   uint64_t t_head_ms = 0;          // request head complete (queue and connect times: leg())
+  // tarpit, reject, silent-drop: HAProxy logs TR as -1 (the request analysis never ended) and
+  // a tarpit's delay as Tw.
+  bool killed_request = false;
+  long tarpit_ms = -1;
   uint64_t t_response_ms = 0;      // response head complete
   uint64_t bytes_out = 0;          // server -> client bytes (%B)
   uint64_t req_sent = 0;           // request bytes written to the server
@@ -310,6 +325,9 @@ class HttpTxn final : public StreamTimes {
   bool have_req_copy_ = false;   // codecs.req_copy holds the request for response rules
   stats::ServiceRequest::Body body_state_ = stats::ServiceRequest::Body::kNotRead;
   std::string_view body_;        // set_request_body()
+  std::string_view pending_body_;   // set_pending_body()
+  bool pending_chunked_ = false;
+  bool pending_whole_ = false;
   // The frontend's capture slots, when it has some (out of line: a connection without them
   // neither builds nor destroys four vectors).
   std::unique_ptr<sample::Captures> caps_;

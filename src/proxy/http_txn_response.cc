@@ -76,6 +76,9 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
       case rules::Verdict::Kind::kContinue:
       case rules::Verdict::Kind::kService:   // request rules only
       case rules::Verdict::Kind::kAuth:
+      case rules::Verdict::Kind::kTarpit:
+      case rules::Verdict::Kind::kReject:
+      case rules::Verdict::Kind::kSilentDrop:
         break;
     }
     if (!bytes.empty()) {
@@ -222,6 +225,8 @@ void HttpTxn::fill_times(log::Record& r) const {
   // Tw: from the end of the head to the first connection attempt; -1 when never routed.
   if (t_head_ms && (t_connect || t_queued || leg_.server()))
     r.tw = t_queued && t_connect ? span(t_queued, t_connect) : 0;
+  if (killed_request) r.tr = -1;
+  if (tarpit_ms >= 0) r.tw = tarpit_ms;
   if (t_connected) r.tc = span(t_connect, t_connected);
   if (t_response_ms) r.tresp = span(t_connected, t_response_ms);
   r.ti = t_first_byte_ms && t_first_byte_ms >= t_idle_ms

@@ -77,6 +77,8 @@ base::Result<void> Process::bind_all() {
   for (auto& p : proxies_) {
     int t = p->settings.default_backend;
     if (t >= 0) {
+  bool any_buffers = false;
+  for (const auto& p : proxies_) any_buffers = any_buffers || p->settings.h.buffer_request;
       p->target = proxies_[static_cast<std::size_t>(t)].get();
     } else if (p->settings.frontend && p->settings.backend) {
       p->target = p.get();   // a listen section serves itself
@@ -84,6 +86,13 @@ base::Result<void> Process::bind_all() {
     if (!p->settings.frontend) continue;
     // Listener ids are deterministic: a bind line's `id` goes to its first socket
     // and the next ids to its further sockets, in (address, shard) order; two lines whose
+    if (p->settings.frontend && any_buffers) {
+      bool buffers = p->settings.h.buffer_request || (p->target && p->target->settings.h.buffer_request);
+      for (const auto& u : p->settings.use_backends)
+        buffers = buffers || u.dynamic ||
+                  proxies_[static_cast<std::size_t>(u.backend)]->settings.h.buffer_request;
+      p->buffer_bodies = buffers;
+    }
     // blocks overlap are an error. Lines without an `id` take the lowest ids no line claimed.
     auto sockets_of = [&](const BindSettings& bs) {
       int n = 0;

@@ -133,6 +133,9 @@ struct Proxy {
   std::unique_ptr<lb::Backend> backend;      // when settings.backend
   Proxy* target = nullptr;                   // backend serving this frontend, or null
   int server_base = 0;                       // first global server index of this backend
+  // Frontends: a request's body is read before its rules run (`option http-buffer-request`
+  // here, or on a backend its rules may pick: they are not known before the rules).
+  bool buffer_bodies = false;
   std::atomic<uint64_t> log_count{0};       // traffic lines this frontend logged (%lc)
   std::atomic<int> be_conns{0};              // current sessions on the backend side
   // Sessions waiting for a server slot (every usable server at its maxconn), process-wide,

@@ -28,6 +28,7 @@ struct Timeouts {
   uint32_t queue = 0;     // resolved: `timeout queue`, else `timeout connect`
   uint32_t http_request = 0;
   uint32_t http_keep_alive = 0;
+  uint32_t tarpit = 0;
 };
 
 // HTTP-mode settings of a proxy: connection management, header manipulations, error pages.
@@ -46,6 +47,7 @@ struct HttpSettings {
   ForwardFor forwardfor;
   bool httplog = false;
   bool accept_unsafe_requests = false;        // option accept-unsafe-violations-in-http-request
+  bool buffer_request = false;                // option http-buffer-request
   std::vector<rules::HttpRule> request_rules;
   std::vector<rules::HttpRule> response_rules;
   std::vector<rules::HttpRule> after_response_rules;   // http-after-response

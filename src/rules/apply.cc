@@ -271,8 +271,13 @@ Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit&
         break;
       }
       case Action::kDeny:
+      case Action::kTarpit:
       case Action::kReturn:
         fill_reply(r, view, out);
+        return out;
+      case Action::kReject:
+      case Action::kSilentDrop:
+        out = r.reply;
         return out;
       case Action::kRedirect:
         if (!redirect_location(r, view, out.location)) break;   // ignore-empty

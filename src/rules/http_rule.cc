@@ -34,19 +34,21 @@ constexpr ActionName kActions[] = {
     {"replace-path", Action::kReplacePath, true},   {"replace-pathq", Action::kReplacePathq, true},
     {"replace-uri", Action::kReplaceUri, true},
     {"auth", Action::kAuth, true},
+    {"tarpit", Action::kTarpit, true},              {"reject", Action::kReject, true},
+    {"silent-drop", Action::kSilentDrop, true},
 };
 
 // HAProxy actions sluice does not implement yet.
 constexpr std::string_view kHaproxyRequestActions[] = {
     "add-acl", "attach-srv", "cache-use", "del-acl", "del-map",
-    "disable-l7-retry", "do-log", "do-resolve", "early-hint", "normalize-uri", "pause", "reject",
+    "disable-l7-retry", "do-log", "do-resolve", "early-hint", "normalize-uri", "pause",
     "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0",
     "sc-inc-gpc1", "sc-set-gpt", "sc-set-gpt0", "send-spoe-group", "set-bandwidth-limit",
     "set-bc-mark", "set-bc-tos", "set-fc-mark", "set-fc-tos",
     "set-map", "set-mark", "set-nice",
     "set-priority-class", "set-priority-offset", "set-retries",
-    "set-tos", "silent-drop",
-    "strict-mode", "tarpit", "track-sc0", "track-sc1", "track-sc2",
+    "set-tos",
+    "strict-mode", "track-sc0", "track-sc1", "track-sc2",
     "wait-for-body", "wait-for-handshake",
 };
 // What `http-after-response` takes besides them (HAProxy 3.5's list).
@@ -132,7 +134,7 @@ base::Result<std::string> read_file(const std::string& path, const std::string& 
 // deny_status, which sends the proxy's error page for its status (default-errorfiles).
 base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) {
   const auto& w = c.words;
-  bool is_deny = r.action == Action::kDeny;
+  bool is_deny = r.action == Action::kDeny || r.action == Action::kTarpit;
   int payloads = 0;
   while (i < w.size() && !detail::is_cond_word(w[i])) {
     const std::string& o = w[i];
@@ -435,9 +437,17 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       break;
     }
     case Action::kDeny:
+    case Action::kTarpit:
     case Action::kReturn: {
-      r.reply.kind = r.action == Action::kDeny ? Verdict::Kind::kDeny : Verdict::Kind::kReturn;
-      r.reply.status = r.action == Action::kReturn ? 200 : side == RuleSide::kRequest ? 403 : 502;
+      r.reply.kind = r.action == Action::kDeny     ? Verdict::Kind::kDeny
+                     : r.action == Action::kTarpit ? Verdict::Kind::kTarpit
+                                                   : Verdict::Kind::kReturn;
+      // HAProxy's default statuses: 200 for return, 403 for deny (502 in responses), 500
+      // for tarpit.
+      r.reply.status = r.action == Action::kReturn   ? 200
+                       : r.action == Action::kTarpit ? 500
+                       : side == RuleSide::kRequest  ? 403
+                                                     : 502;
       auto n = parse_reply(c, 1, r);
       if (!n.ok()) return n.error();
       i = n.value();
@@ -490,6 +500,15 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       }
       break;
     }
+    case Action::kReject:
+    case Action::kSilentDrop:
+      r.reply.kind = r.action == Action::kReject ? Verdict::Kind::kReject : Verdict::Kind::kSilentDrop;
+      i = 1;
+      if (r.action == Action::kSilentDrop && i < words.size() && words[i] == "rst-ttl")
+        return base::Error::text(fmt::format(
+            "'{} silent-drop rst-ttl' is not supported by sluice yet (its silent-drop closes in TCP "
+            "repair mode, or sends the reset with a hop limit of 1).", kw));
+      break;
     case Action::kAuth: {
       // `auth [realm <realm>]`: the realm is plain text; without it, the proxy's name.
       r.reply.kind = Verdict::Kind::kAuth;

@@ -165,8 +165,11 @@ struct HeadEdit {
 // What the rules decided for a message.
 struct Verdict {
   // kService: `use-service`; the only service is the Prometheus exporter. kAuth: `auth`, a 401
-  // asking for credentials in `realm` (empty: the proxy's name).
-  enum class Kind : uint8_t { kContinue, kDeny, kReturn, kRedirect, kService, kAuth };
+  // asking for credentials in `realm` (empty: the proxy's name). kTarpit: a deny answered after
+  // `timeout tarpit`. kReject, kSilentDrop: the connection closes without an answer (silently:
+  // no FIN, no reset reaching the client).
+  enum class Kind : uint8_t { kContinue, kDeny, kReturn, kRedirect, kService, kAuth, kTarpit,
+                              kReject, kSilentDrop };
   Kind kind = Kind::kContinue;
   int status = 0;               // deny: deny_status (default 403); return; redirect code
   std::string content_type;     // return
@@ -242,6 +245,8 @@ class HttpRule {
     kSetTimeout,                                 // client|server|tunnel <time>|<expr>
     kSetSrc, kSetSrcPort, kSetDst, kSetDstPort,  // <expr> (requests)
     kAuth,                                       // [realm <realm>] (requests)
+    kTarpit,                                     // like deny, answered after timeout tarpit
+    kReject, kSilentDrop,                        // close without an answer (requests)
   };
   Action action = Action::kAllow;
   RuleLoc loc;
@@ -293,7 +298,8 @@ class HttpRule {
   // deny, return, redirect, allow and use-service stop the evaluation when their condition matches.
   bool is_final() const {
     return action == Action::kDeny || action == Action::kReturn || action == Action::kRedirect ||
-           action == Action::kAllow || action == Action::kUseService || action == Action::kAuth;
+           action == Action::kAllow || action == Action::kUseService || action == Action::kAuth ||
+           action == Action::kTarpit || action == Action::kReject || action == Action::kSilentDrop;
   }
 };
 

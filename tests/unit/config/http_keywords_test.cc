@@ -296,7 +296,8 @@ TEST(HttpRules, ErrorsAbortWithLocation) {
       "expects exactly 2 arguments."));
   EXPECT_TRUE(parse(fe("  http-response deny if nope\n")).has(
       "parsing [f.cfg:8] : error detected while parsing an 'http-response deny' condition : no such ACL : 'nope'."));
-  EXPECT_TRUE(parse(fe("  http-request tarpit\n")).has("parsing [f.cfg:8] : 'http-request tarpit' is not supported by sluice yet."));
+  EXPECT_TRUE(parse(fe("  http-request normalize-uri path-merge-slashes\n")).has(
+      "parsing [f.cfg:8] : 'http-request normalize-uri' is not supported by sluice yet."));
   EXPECT_TRUE(parse(fe("  http-request set-var(txn.a) str(b)\n")).r.model);
   EXPECT_TRUE(parse(fe("  http-request set-var(txn.a)\n")).has(
       "parsing [f.cfg:8] : error detected in frontend 'f' while parsing 'http-request set-var(txn.a)' "
@@ -623,6 +624,16 @@ TEST(Capture, Declare) {
   // A backend's rule names a slot of each stream's frontend: not checked here.
   r = parse("backend b\n  mode http\n  http-request capture req.hdr(host) id 3\n");
   EXPECT_TRUE(r.r.model) << r.all();
+}
+
+// `option http-buffer-request`: frontends and backends, inherited from defaults, `no option`
+// cancels it.
+TEST(HttpMode, BufferRequest) {
+  auto r = parse("defaults\n  option http-buffer-request\nfrontend f\n  bind :1\n"
+                 "  default_backend b\nbackend b\n  no option http-buffer-request\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(proxy(r, "f").option_http_buffer_request);
+  EXPECT_FALSE(proxy(r, "b").option_http_buffer_request);
 }
 
 }  // namespace

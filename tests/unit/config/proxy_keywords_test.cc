@@ -65,7 +65,9 @@ TEST(Proxy, Timeouts) {
   EXPECT_TRUE(parse("defaults\n  timeout clientt 1s\n").has(
       "parsing [f.cfg:2] : 'timeout' supports 'client', 'server', 'connect', 'check', 'queue', 'handshake', "
       "'http-keep-alive', 'http-request', 'tunnel', 'tarpit', 'client-fin' and 'server-fin' (got 'clientt')"));
-  EXPECT_TRUE(parse("defaults\n  timeout tarpit 1s\n").has("parsing [f.cfg:2] : 'timeout tarpit' is not supported by sluice yet."));
+  EXPECT_EQ(proxy(parse("defaults\n  timeout tarpit 1s\nfrontend f\n  bind :1\n"), "f").timeouts.tarpit,
+            1000u);
+  EXPECT_TRUE(parse("defaults\n  timeout handshake 1s\n").has("parsing [f.cfg:2] : 'timeout handshake' is not supported by sluice yet."));
   r = parse("defaults\n  timeout client 10sec\n");
   EXPECT_TRUE(r.r.model);
   EXPECT_TRUE(r.has("unexpected character 'e' after the timer value '10sec', only (us=microseconds,ms=milliseconds,s=seconds,m=minutes,h=hours,d=days) are supported. This will be reported as an error in next versions."));

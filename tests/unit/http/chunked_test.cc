@@ -172,5 +172,21 @@ TEST(ChunkedDecoder, DoneAndErrorAreSticky) {
   EXPECT_EQ(e.next("0\r\n\r\n").kind, ChunkEvent::Kind::kDone);
 }
 
+// decode_chunks: the payload of what arrived, and whether the body ended.
+TEST(DecodeChunks, PrefixOfABody) {
+  std::string out;
+  EXPECT_EQ(decode_chunks("5\r\nhello\r\n3;x=y\r\nabc\r\n0\r\nT: v\r\n\r\n", ChunkedDecoder(), &out),
+            ChunkEvent::Kind::kDone);
+  EXPECT_EQ(out, "helloabc");
+  out.clear();
+  EXPECT_EQ(decode_chunks("5\r\nhello\r\n3\r\nab", ChunkedDecoder(), &out),
+            ChunkEvent::Kind::kNeedMore);
+  EXPECT_EQ(out, "helloab");
+  out.clear();
+  ParseError e = ParseError::kNone;
+  EXPECT_EQ(decode_chunks("zz\r\n", ChunkedDecoder(), &out, &e), ChunkEvent::Kind::kError);
+  EXPECT_NE(e, ParseError::kNone);
+}
+
 }  // namespace
 }  // namespace sluice::http

@@ -195,6 +195,32 @@ TEST_F(RuleTest, Deny) {
   EXPECT_EQ(v.status, 502);
 }
 
+// tarpit: a deny whose default status is 500; reject and silent-drop: final, no answer.
+TEST_F(RuleTest, TarpitRejectSilentDrop) {
+  Req q(basic());
+  auto v = run({"tarpit if { path_beg /a }", "set-header B 2"}, q);
+  EXPECT_EQ(v.kind, Kind::kTarpit);
+  EXPECT_EQ(v.status, 500);
+  EXPECT_TRUE(v.errorpage);
+  EXPECT_EQ(q.hdrs().find("B: 2"), std::string::npos);
+  Req q2(basic());
+  v = run({"tarpit deny_status 403"}, q2);
+  EXPECT_EQ(v.kind, Kind::kTarpit);
+  EXPECT_EQ(v.status, 403);
+  Req q3(basic());
+  v = run({"tarpit status 429 content-type text/plain string slow"}, q3);
+  EXPECT_EQ(v.status, 429);
+  EXPECT_EQ(v.body, "slow");
+  Req q4(basic());
+  EXPECT_EQ(run({"reject", "deny"}, q4).kind, Kind::kReject);
+  Req q5(basic());
+  EXPECT_EQ(run({"silent-drop if { path_beg /a }", "deny"}, q5).kind, Kind::kSilentDrop);
+  EXPECT_NE(error("reject foo").find("'if' or 'unless'"), std::string::npos) << error("reject foo");
+  EXPECT_NE(error("silent-drop rst-ttl 5").find("not supported by sluice yet"), std::string::npos);
+  EXPECT_NE(error("tarpit deny_status 99").find("status code"), std::string::npos);
+  EXPECT_NE(error("reject", RuleSide::kResponse).find("'http-response' expects"), std::string::npos);
+}
+
 TEST_F(RuleTest, Return) {
   Req q(basic());
   auto v = run({"return"}, q);
@@ -357,7 +383,6 @@ TEST_F(RuleTest, Errors) {
   EXPECT_NE(unknown.find(", but got 'foo'."), std::string::npos);
   EXPECT_NE(error("set-headr X y").find("Did you mean 'set-header' maybe ?"), std::string::npos);
   EXPECT_NE(error("").find("(missing argument)"), std::string::npos);
-  EXPECT_EQ(error("tarpit"), "'http-request tarpit' is not supported by sluice yet.");
   EXPECT_EQ(error("auth realm x"), "");
   EXPECT_EQ(error("auth realm"),
             "error detected while parsing 'http-request auth' rule : missing realm value.\n.");
@@ -370,7 +395,6 @@ TEST_F(RuleTest, Errors) {
             "'set-var(txn.x)' extracts information from 'HTTP response headers', none of which is "
             "available here.");
   EXPECT_EQ(error("lua.foo"), "'http-request lua.foo' is not supported by sluice yet.");
-  EXPECT_EQ(error("silent-drop"), "'http-request silent-drop' is not supported by sluice yet.");
   EXPECT_EQ(error("track-sc0 src"), "'http-request track-sc0' is not supported by sluice yet.");
   EXPECT_EQ(error("wait-for-body time 1s"), "'http-request wait-for-body' is not supported by sluice yet.");
   EXPECT_EQ(error("set-path /x", RuleSide::kResponse), "'http-response set-path' is not supported by sluice yet.");
