@@ -5,6 +5,8 @@
 #include "sample/vars.h"
 
 #include <netinet/in.h>
+
+#include <algorithm>
 #include <sched.h>
 #include <unistd.h>
 
@@ -47,9 +49,9 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   h.forwardfor.if_none = p.forwardfor.if_none;
   h.httplog = p.option_httplog;
   h.accept_unsafe_requests = p.accept_unsafe_requests;
+  h.buffer_request = p.option_http_buffer_request;
   h.request_rules = p.http_request_rules;
   h.response_rules = p.http_response_rules;
-  h.buffer_request = p.option_http_buffer_request;
   h.after_response_rules = p.http_after_response_rules;
   h.redirect_rules = p.redirect_rules;
   for (const auto& e : p.errorfiles) h.errorfiles.emplace_back(e.status, normalise_errorfile(e.response));
@@ -182,6 +184,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
   if (g.max_sess_rate > 0 && (ps.max_conn_rate == 0 || g.max_sess_rate < ps.max_conn_rate))
     ps.max_conn_rate = g.max_sess_rate;
   ps.bufsize = static_cast<uint32_t>(g.tune_bufsize);
+  // HAProxy: tune.maxrewrite defaults to 1024 and is at most half a buffer.
+  ps.maxrewrite = std::min(g.tune_maxrewrite < 0 ? 1024 : g.tune_maxrewrite, g.tune_bufsize / 2);
+  ps.http_maxhdr = g.tune_http_maxhdr;
+  ps.http_logurilen = g.tune_http_logurilen;
   ps.hard_stop_after_ms = g.hard_stop_after_ms;
   ps.grace_ms = g.grace_ms;
   ps.log_tag = g.log_tag.empty() ? "sluice" : g.log_tag;
@@ -239,6 +245,9 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       ss.send_proxy = sv.send_proxy;
       ss.pp2_options = sv.pp2_options;
       ss.cookie = sv.cookie;
+      ss.pool_max_conn = sv.pool_max_conn;
+      ss.pool_purge_delay_ms = sv.pool_purge_delay_ms;
+      ss.max_reuse = sv.max_reuse;
       // HAProxy: a server without its own cookie gets the dynamic one (key, address, port).
       if (ss.cookie.empty() && p.cookie.dynamic && !p.dynamic_cookie_key.empty() &&
           !p.cookie.name.empty()) {
@@ -302,8 +311,14 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.srv_keepalive = {p.option_srvtcpka, p.srvtcpka_cnt, p.srvtcpka_idle, p.srvtcpka_intvl};
     s.nolinger = p.option_nolinger;
     s.smart_connect = p.option_tcp_smart_connect;
+    // HAProxy: on in HTTP mode unless `no option tcp-smart-accept`.
+    s.smart_accept = p.option_tcp_smart_accept > 0 ||
+                     (p.option_tcp_smart_accept == 0 && p.mode == config::Mode::kHttp);
+    s.socket_stats = p.option_socket_stats;
+    s.dontlog_normal = p.option_dontlog_normal;
     s.timeouts.http_request = p.timeouts.http_request;
     s.timeouts.http_keep_alive = p.timeouts.http_keep_alive;
+    s.timeouts.tarpit = p.timeouts.tarpit;
     // Inherited rules come first in each list (parser: the defaults section's), as HAProxy
     // runs a defaults section's rules before the proxy's own.
     for (const auto& r : p.tcp_request_connection) s.tcp_connection_rules.push_back(r.rule);
@@ -318,7 +333,6 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       for (const auto& r : *list)
         s.tcp_rule_data = s.tcp_rule_data || r.action == rules::TcpRule::Action::kVar ||
                           r.action == rules::TcpRule::Action::kCapture ||
-    s.timeouts.tarpit = p.timeouts.tarpit;
                           r.action == rules::TcpRule::Action::kSetDst ||
                           r.action == rules::TcpRule::Action::kSetDstPort;
     }

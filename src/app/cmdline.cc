@@ -28,6 +28,7 @@ std::string usage_text(const char* argv0) {
       "        -d enters debug mode (foreground, connection traces on stderr) ; -dD config diagnostics\n"
       "        -D goes daemon ; -p writes the daemon's pid into <pidfile>\n"
       "        -C changes to directory <dir> before loading files.\n"
+      "        -L set local peer name (default to hostname)\n"
       "        -c check mode : only check config files and exit\n"
       "        -cc check condition : evaluate a condition and exit (0 true, 1 false, 2 error)\n"
       "        -n sets the maximum total # of connections (uses ulimit -n)\n"
@@ -119,7 +120,13 @@ std::string parse_command_line(int argc, char** argv, CommandLine* out, bool* sh
       return fmt::format("'{}': master-worker mode is not supported by sluice (use -D with -p, or run it in the foreground under a process manager)", a);
     } else if (a == "-x") {
       return "'-x': fetching listening sockets from an old process is not supported by sluice; use -sf with SO_REUSEPORT (the default) for reloads";
-    } else if (a == "-L" || a == "-m" || a == "-N") {
+    } else if (a == "-L") {
+      // HAProxy's local peer name: $HAPROXY_LOCALPEER for the configuration, and what a
+      // `localpeer` line may no longer change.
+      const char* v = need_value("-L");
+      if (!v || !*v) return "'-L' expects a local peer name";
+      out->localpeer = v;
+    } else if (a == "-m" || a == "-N") {
       return fmt::format("'{}' is not supported by sluice", a);
     } else if (a == "-h" || a == "--help") {
       *show_usage = true;

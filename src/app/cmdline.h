@@ -19,6 +19,7 @@ struct CommandLine {
   bool explain = false;                    // --explain: print the thread and shard plan
   std::string pidfile;                     // -p
   std::string chdir;                       // -C
+  std::string localpeer;                   // -L: the local peer name
   std::string condition;                   // -cc
   bool has_condition = false;
   int version = 0;                         // 1 for -v, 2 for -vv

@@ -187,6 +187,7 @@ int run(int argc, char** argv) {
   config::LoadOptions lo;
   lo.paths = cmd.config_paths;
   lo.diag = cmd.diag;
+  lo.localpeer = cmd.localpeer;
   config::LoadResult loaded = config::load(lo, [](const config::Diagnostic& d) { print(d); });
   if (!loaded.model) return 1;
   config::ConfigModel& model = *loaded.model;

@@ -142,10 +142,12 @@ void capture_cookie(Parser& p, Line& l) {
     throw ConfigError{fmt::format("{}'capture cookie' : invalid length '{}', expects an integer.",
                                   l.where, l.args[4])};
   int len = static_cast<int>(*n);
-  if (len >= 64) {
-    p.warning(fmt::format("truncating capture length to 63 bytes for {} '{}'.",
+  // tune.http.cookielen (63 by default) bounds it, with HAProxy's warning.
+  const int max_len = p.global.tune_http_cookielen;
+  if (len > max_len) {
+    p.warning(fmt::format("truncating capture length to {} bytes for {} '{}'.", max_len,
                           Parser::type_word(px), px.name));
-    len = 63;
+    len = max_len;
   }
   px.capture_cookie = l.args[2];
   px.capture_cookie_len = len;

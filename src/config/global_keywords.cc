@@ -13,6 +13,7 @@
 #include "config/log_keyword.h"
 #include "config/parser.h"
 #include "config/thread_keywords.h"
+#include "config/tunable_keywords.h"
 #include "config/units.h"
 #include "net/address.h"
 
@@ -328,16 +329,16 @@ void kw_resetenv(Parser& p, Line& l) {
 }
 
 constexpr std::string_view kHaproxyGlobal[] = {
-    "cluster-secret", "external-check", "insecure-fork-wanted", "localpeer", "log-send-hostname", "lua-load",
+    "cluster-secret", "external-check", "log-send-hostname", "lua-load",
     "master-worker", "mworker-max-reloads", "nbproc", "noepoll", "nopoll", "nosplice",
     "numa-cpu-mapping", "quiet", "set-dumpable", "spread-checks",
     "cpu-set", "cpu-affinity",
     "ssl-server-verify", "strict-limits", "ulimit-n", "unix-bind", "busy-polling",
     "max-spread-checks", "maxsslconn", "maxpipes", "maxzlibmem",
     "expose-experimental-directives", "h1-case-adjust", "httpclient.resolvers.disabled",
-    "tune.maxpollevents", "tune.runqueue-depth", "tune.http.maxhdr", "tune.ssl.default-dh-param", "tune.idle-pool.shared",
+    "tune.maxpollevents", "tune.runqueue-depth", "tune.ssl.default-dh-param",
     "tune.rcvbuf.client", "tune.sndbuf.client", "tune.rcvbuf.server", "tune.sndbuf.server",
-    "tune.recv_enough", "tune.pipesize", "tune.maxrewrite", "ssl-engine", "stats",
+    "tune.recv_enough", "tune.pipesize", "ssl-engine", "stats",
 };
 
 const std::vector<KeywordDef> kGlobalKeywords = {
@@ -391,6 +392,15 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"tune.vars.sess-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of one session's variables, its transactions' included"},
     {"tune.vars.txn-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of one transaction's txn, req and res variables"},
     {"tune.vars.reqres-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of a transaction's req and res variables together"},
+    {"tune.maxrewrite", kInGlobal, 0, kw_maxrewrite, "<n>: the room of a buffer kept for rewrites (default 1024, at most half of tune.bufsize): a request or response head larger than tune.bufsize minus this is refused (431 / 502); strict integer"},
+    {"tune.http.maxhdr", kInGlobal, 0, kw_http_maxhdr, "<1..32767>: the most header fields of a message, its start line counted as one (default 101): a request with more is answered 400, a response with more 502, as in HAProxy"},
+    {"tune.http.cookielen", kInGlobal, 0, kw_http_cookielen, "<n>: the longest `capture cookie` value (default 63); longer `len` values are lowered to it; strict integer"},
+    {"tune.http.logurilen", kInGlobal, 0, kw_http_logurilen, "<n>: the request line in log lines (%r, %HM, %HU, %HP, %HQ, %HV) is cut to n bytes (default 1024), as measured on HAProxy 3.5; strict integer"},
+    {"tune.idle-pool.shared", kInGlobal, 0, kw_idle_pool_shared, "on|off|full: checked; no effect: sluice keeps one idle server-connection pool per thread and never hands an idle connection to another thread, which is `off`"},
+    {"tune.h1.zero-copy-fwd-recv", kInGlobal, 0, kw_h1_zero_copy, "on|off: checked; no effect: sluice has no pipes and already forwards a body as the buffer it was read into"},
+    {"tune.h1.zero-copy-fwd-send", kInGlobal, 0, kw_h1_zero_copy, "on|off: checked; no effect: sluice has no pipes and already forwards a body as the buffer it was read into"},
+    {"insecure-fork-wanted", kInGlobal, 0, kw_insecure_fork_wanted, "accepted; no effect: HAProxy forbids fork() without it, sluice never forks once started (no external checks, no Lua) and sets no such restriction"},
+    {"localpeer", kInGlobal, 0, kw_localpeer, "<name>: the local peer name (default: -L, else the host name), in $HAPROXY_LOCALPEER from the first line of the configuration on; set twice, or with -L, it is an error as in HAProxy; sluice has no peers section, so nothing else uses it yet"},
 };
 
 }  // namespace

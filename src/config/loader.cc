@@ -41,6 +41,11 @@ LoadResult run(const std::vector<SourceFile>& files, const LoadOptions& options,
     p.env.set("HAPROXY_BRANCH", base::kHaproxyCompatVersion, true);
     p.env.set("HAPROXY_STARTUP_VERSION", base::kVersion, false);
     p.env.unset("HAPROXY_CFGFILES");
+    // HAProxy's order is -L, then `localpeer` (a pass-1 keyword, which refuses to change a
+    // name already set), then the host name.
+    p.global.localpeer = options.localpeer.empty() ? base::host_name() : options.localpeer;
+    p.localpeer_locked = !options.localpeer.empty();
+    p.env.set("HAPROXY_LOCALPEER", p.global.localpeer, true);
     // Two passes as HAProxy: the first runs only the env keywords of `global`, so that a
     // variable set late in `global` is already visible to earlier lines in the second.
     for (int pass = 1; pass <= 2 && !p.aborted() && p.fatals() == 0; ++pass) {
@@ -48,9 +53,7 @@ LoadResult run(const std::vector<SourceFile>& files, const LoadOptions& options,
         std::string names;
         for (const auto& f : files) names += (names.empty() ? "" : ";") + f.name;
         p.env.set("HAPROXY_CFGFILES", names, true);
-        // HAProxy's order is -L, then `localpeer`, then the host name; sluice has neither of
-        // the first two.
-        p.env.set("HAPROXY_LOCALPEER", base::host_name(), true);
+        p.env.set("HAPROXY_LOCALPEER", p.global.localpeer, true);
         // Section order is judged afresh in the full pass: pass 1 saw every section already.
         p.seen_non_global = false;
       }

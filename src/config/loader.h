@@ -24,6 +24,7 @@ using DiagnosticSink = std::function<void(const Diagnostic&)>;
 struct LoadOptions {
   std::vector<std::string> paths;   // -f arguments, in order; directories expand to *.cfg
   bool diag = false;                // -dD: run `.diag` directives
+  std::string localpeer;            // -L <name>: the local peer name ("" = not given)
 };
 
 struct LoadResult {

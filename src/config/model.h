@@ -110,6 +110,14 @@ struct ServerConfig {
   net::SocketAddress check_addr;
   bool shutdown_on_down = false;   // `on-marked-down shutdown-sessions`
   std::string cookie;              // `cookie <value>`: the persistence cookie's value ("" none)
+  bool id_custom = false;          // `id <n>` written (id then holds it); else numbered at the end
+  // The idle server-connection pool (http-reuse): `pool-max-conn` (-1 unlimited, 0 none),
+  // `pool-low-conn` (accepted: sluice never takes another thread's idle connections),
+  // `pool-purge-delay` (ms an idle connection is kept), `max-reuse` (-1 unlimited).
+  int pool_max_conn = -1;
+  int pool_low_conn = 0;
+  uint32_t pool_purge_delay_ms = 5000;
+  int max_reuse = -1;
 };
 
 // `cookie <name> [rewrite|insert|prefix] [indirect] [nocache] ...`: cookie-based server
@@ -296,6 +304,18 @@ struct ProxyConfig {
   // `option tcp-smart-connect`: the handshake's last ACK rides on the first request bytes. On
   // by default in sluice (HAProxy: off); `no option tcp-smart-connect` turns it off.
   bool option_tcp_smart_connect = true;
+  // `option tcp-smart-accept` (frontends): 1, `no option tcp-smart-accept`: -1, 0 = not written
+  // (HAProxy's default: on in HTTP mode). On: TCP_QUICKACK off on the listening sockets.
+  int option_tcp_smart_accept = 0;
+  // `option http-no-delay`: sluice sends without delay already (see its help text).
+  bool option_http_no_delay = false;
+  // `option socket-stats` (frontends): show stat has one row per listener.
+  bool option_socket_stats = false;
+  // `option dontlog-normal` (frontends): lines log::is_error() calls normal are not sent.
+  bool option_dontlog_normal = false;
+  // `log-steps` (frontends): bit i for HAProxy's step i in the order its message lists them
+  // (accept, request, connect, response, close, http-req, ...); 0 = not set (close).
+  unsigned log_steps = 0;
 
   // Health checks: `option tcp-check` (connect only, the default) or `option httpchk`.
   enum class CheckType { kTcp, kHttp };
@@ -383,6 +403,7 @@ struct ProxyConfig {
   CookieConfig cookie;
   std::string dynamic_cookie_key;
   bool option_persist = false;
+  bool option_http_buffer_request = false;   // read the request body before the rules
   std::vector<PersistRuleConfig> persist_rules;
 };
 
@@ -403,7 +424,6 @@ struct CpuMapConfig {
   std::vector<int> groups;        // selected 1-based group ids
   std::vector<int> threads;       // selected 1-based local thread ids; empty = all
   bool group_range = false;       // written as a range/set of several groups
-  bool option_http_buffer_request = false;   // read the request body before the rules
   bool thread_range = false;
   std::vector<int> cpus;
 };
@@ -455,6 +475,13 @@ struct GlobalConfig {
   // tune.vars.{global,proc,sess,txn,reqres,check}-max-size (0 = unlimited), applied when the
   // workers start. The global `set-var` lines are run while parsing, as HAProxy does.
   sample::VarLimits vars_limits;
+  int tune_maxrewrite = -1;          // -1: not set (1024, at most half of tune.bufsize)
+  int tune_http_maxhdr = 101;        // header fields of a message, start line included
+  int tune_http_cookielen = 63;      // the longest `capture cookie` length
+  int tune_http_logurilen = 1024;    // the request line in logs: at most this minus 1 bytes
+  // `-L <name>`, else `localpeer <name>`, else the host name: HAProxy's local peer name, also
+  // in $HAPROXY_LOCALPEER while the configuration is read. Set by the loader.
+  std::string localpeer;
 };
 
 struct ConfigModel {

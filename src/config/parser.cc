@@ -123,6 +123,7 @@ std::string Parser::address_word(const Line& l, std::size_t idx, std::string_vie
 void Parser::parse_file(std::string_view text, const std::string& name, int pass) {
   cur_file = name;
   cur_line = 0;
+  cur_pass = pass;
   conds_.clear();
   stop_file_ = false;
   file_had_error_ = false;
@@ -230,7 +231,8 @@ void Parser::process_line(std::string_view raw, int pass) {
   // Pass 1 only checks the lines it runs: others may use variables that a later setenv
   // defines, or HAPROXY_CFGFILES, which only exists in pass 2.
   bool env_kw = words[0].text == "setenv" || words[0].text == "presetenv" ||
-                words[0].text == "unsetenv" || words[0].text == "resetenv";
+                words[0].text == "unsetenv" || words[0].text == "resetenv" ||
+                words[0].text == "localpeer";
   for (std::size_t i = 0; i < words.size() && (pass == 2 || env_kw); ++i) {
     if (!words[i].text.empty()) continue;
     std::string msg = fmt::format(
@@ -450,7 +452,8 @@ void Parser::dispatch(Line& l, int pass) {
     return;
   }
   if (section_ == Section::kGlobal) {
-    if (pass == 1 && kw != "setenv" && kw != "presetenv" && kw != "unsetenv" && kw != "resetenv")
+    if (pass == 1 && kw != "setenv" && kw != "presetenv" && kw != "unsetenv" && kw != "resetenv" &&
+        kw != "localpeer")
       return;
     std::vector<std::string_view> names;
     for (const auto& k : global_keyword_table()) {

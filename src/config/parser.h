@@ -134,6 +134,9 @@ class Parser {
   bool pidfile_set = false;
   bool uid_set = false, gid_set = false, chroot_set = false;
   bool maxaccept_set = false;
+  // `localpeer` ran (pass 1) or -L gave the name: a later `localpeer` is an error, as in HAProxy.
+  bool localpeer_locked = false;
+  int cur_pass = 0;
   std::string cur_file;
   int cur_line = 0;
   // `http-errors <name>` sections, in order: their errorfile lines.

@@ -10,6 +10,7 @@
 
 #include "base/strings.h"
 #include "config/log_keyword.h"
+#include "config/tunable_keywords.h"
 
 namespace sluice::config {
 
@@ -84,6 +85,7 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"log-format-sd", kDFLB, 0, kw_log_format_sd, "<format>: the structured data of the traffic lines sent to `format rfc5424` targets (log-format language; other formats ignore it); ignored (warning) in backends"},
     {"error-log-format", kDFLB, 0, kw_error_log_format, "<format>: the log format of the HTTP errors logged without a transaction (a request that never parsed: 400, 408), instead of the log format; ignored (warning) in backends"},
     {"log-tag", kDFLB, 0, kw_log_tag, "<tag>: the syslog tag of this proxy's traffic lines (default: the global log-tag)"},
+    {"log-steps", kDFL, 0, kw_log_steps, "close | <step>[,<step>...] | all: the values HAProxy accepts (accept, request, connect, response, close, http-req, http-res, http-after-res, tcp-req-conn, tcp-req-sess, tcp-req-cont, tcp-res-cont, all) are checked; sluice logs a transaction once, at its end, so only `close` (the default) is accepted and any other step is refused as not supported yet; ignored (warning) in backends"},
     {"log", kDFLB, 0, kw_log, "global | <target> [len <n>] [format <f>] <facility> [max [min]]; `no log` clears"},
     {"server", kLB, kBe, kw_server, "<name> <addr>[:port] [weight 0..256] [maxconn <n>] [backup] [disabled] [enabled] [slowstart <time>] [check] [inter|fastinter|downinter <time>] [rise|fall <n>] [port <n>] [addr <ip>] [on-marked-down shutdown-sessions] [send-proxy|send-proxy-v2] [proxy-v2-options <opts>]"},
     {"default-server", kDLB, kBe, kw_default_server, "[server options]: defaults for the `server` lines that follow"},
@@ -126,7 +128,7 @@ constexpr std::string_view kHaproxyProxy[] = {
     "email-alert",
     "external-check", "filter", "fullconn", "guid", "hash-balance-factor",
     "hash-key", "http-send-name-header", "load-server-state-from-file",
-    "log-steps", "max-keep-alive-queue", "max-session-srv-conns",
+    "max-keep-alive-queue", "max-session-srv-conns",
     "persist", "rate-limit", "retry-on", "server-state-file-name",
     "server-template", "source", "stick", "stick-table", "tcp-check",
     "use-fcgi-app",
@@ -172,6 +174,11 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"server", "send-proxy-v2", "the same with the binary v2 header; `no-send-proxy-v2` cancels it"},
         {"server", "proxy-v2-options <opt>[,<opt>...]", "TLVs of the v2 header: unique-id (the stream's unique id), crc32c (a checksum of the header), authority (the authority TLV the client's own PROXY header carried); ssl, cert-cn, ssl-cipher, cert-sig and cert-key need TLS and are refused; without send-proxy-v2 it does nothing (a warning says so; HAProxy is silent)"},
         {"server", "cookie <value>", "the persistence cookie's value of this server (backend `cookie`); several servers may share one (the first running one takes the request); default-server sets it for the servers that follow"},
+        {"server", "id <n>", "the server's numeric id (1 to 2147483647; HAProxy's `sid` in show stat, `#<n>` on the CLI); unique in its backend (HAProxy's error otherwise), not in default-server; the others take the first free id counting from 1, as HAProxy numbers them"},
+        {"server", "pool-max-conn <n>", "idle connections kept for this server, all threads together (-1 unlimited, the default; 0 none); sluice also keeps at most 256 per thread"},
+        {"server", "pool-low-conn <n>", "accepted; no effect: in HAProxy a thread takes another thread's idle connection only while it has more than n; sluice's threads never take each other's"},
+        {"server", "pool-purge-delay <time>", "how long an idle connection is kept (default 5s; 0 keeps none); sluice closes each one once it has been idle that long (HAProxy closes half of them per period)"},
+        {"server", "max-reuse <n>", "how many times a pooled connection is reused (-1 unlimited, the default; 0 never): it closes after carrying n + 1 requests; private connections (http-reuse never, send-proxy) are not counted"},
         {"timeout", "connect <time>", "connection to a server"},
         {"timeout", "client <time>", "client inactivity"},
         {"timeout", "server <time>", "server inactivity"},
@@ -179,6 +186,7 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"timeout", "client-fin <time>", "half-closed client side"},
         {"timeout", "server-fin <time>", "half-closed server side"},
         {"timeout", "http-request <time>", "HTTP: longest wait for a complete request head (408 on expiry); unset: only `timeout client` applies. Frontend side: in a backend it warns and is ignored"},
+        {"timeout", "tarpit <time>", "how long `http-request tarpit` holds its answer (that of the backend once one is chosen, else the frontend's); unset: no delay, as in HAProxy 3.5"},
         {"timeout", "http-keep-alive <time>", "HTTP: idle time allowed between requests of a connection (silent close); unset: `timeout http-request`. Frontend side: in a backend it warns and is ignored"},
     };
     proxy_kw::append_option_docs(&d);
@@ -186,7 +194,6 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
   }();
   return docs;
 }
-        {"timeout", "tarpit <time>", "how long `http-request tarpit` holds its answer (that of the backend once one is chosen, else the frontend's); unset: no delay, as in HAProxy 3.5"},
 
 bool is_known_haproxy_proxy_keyword(std::string_view kw) {
   return std::find(std::begin(proxy_kw::kHaproxyProxy), std::end(proxy_kw::kHaproxyProxy), kw) !=

@@ -43,21 +43,27 @@ constexpr OptionDef kOptions[] = {
     {"tcpka", kFe | kBe, true, false, "clitcpka and srvtcpka together (each where the proxy has that side)"},
     {"nolinger", kFe | kBe, true, false, "close this proxy's connections (client side in a frontend, server side in a backend) with a reset instead of a FIN: no FIN_WAIT or TIME_WAIT left, unsent data is dropped"},
     {"http-buffer-request", kFe | kBe, true, false, "read the request's body (up to a buffer, tune.bufsize) before the http-request rules, so that req.body, req.body_len, req.body_param... see it; `timeout http-request` bounds the wait (408). In a backend sluice waits before the frontend's rules already (the backend is not known yet); a client expecting `100 Continue` gets it from sluice, and the Expect field is not forwarded"},
+    {"dontlog-normal", kFe, true, false, "do not log the transactions and TCP sessions that HAProxy calls normal: no error termination, no retry or redispatch, an HTTP status below 500 (what `option log-separate-errors` logs at `info`)"},
+    {"socket-stats", kFe, true, false, "`show stat` lists this frontend's listeners, one row each (type 2, `svname` the bind line's `name`, else `sock-<n>`), also without `-1` filters"},
+    {"tcp-smart-accept", kFe, true, false, "TCP_QUICKACK off on this frontend's TCP listening sockets, as HAProxy 3.5 does (seen with strace; TCP_DEFER_ACCEPT is its bind option `defer-accept`, not this): on by default in HTTP mode, `no option tcp-smart-accept` turns it off. Linux 6.x does not pass it on to the accepted sockets, so the ACK of the request is not delayed either way"},
+    {"splice-auto", kFe | kBe, true, false, "accepted; no effect: sluice has no pipes and does not splice (it moves the buffer a body was read into, which already avoids a copy between the two sides)"},
+    {"splice-request", kFe | kBe, true, false, "accepted; no effect: sluice does not splice (see splice-auto)"},
+    {"splice-response", kFe | kBe, true, false, "accepted; no effect: sluice does not splice (see splice-auto)"},
+    {"http-no-delay", kFe | kBe, true, false, "accepted; no effect: sluice already sends without delay (TCP_NODELAY on every HTTP client and server socket, and MSG_MORE only on a write that the rest of the same flush, or the FIN, follows at once), which is what this option asks of HAProxy"},
     {"tcp-smart-connect", kBe, true, false, "the handshake's last ACK rides on the first request segment (TCP_DEFER_ACCEPT on the connecting socket) when the request is ready at connect time; on by default in sluice (off in HAProxy), `no option tcp-smart-connect` turns it off"},
 };
 
 constexpr std::string_view kHaproxyOptions[] = {
     "abortonclose", "accept-unsafe-violations-in-http-response", "accept-invalid-http-response",
-    "checkcache", "contstats", "disable-h2-upgrade", "dontlog-normal",
+    "checkcache", "contstats", "disable-h2-upgrade",
     "external-check", "forwarded", "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
     "http-drop-request-trailers", "http-drop-response-trailers",
-    "http-ignore-probes", "http-no-delay", "http-pretend-keepalive",
+    "http-ignore-probes", "http-pretend-keepalive",
     "http-restrict-req-hdr-names", "http-use-proxy-header",
     "independent-streams", "ldap-check", "log-health-checks",
     "mysql-check", "originalto",
-    "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "socket-stats", "splice-auto",
-    "splice-request", "splice-response", "spop-check", "ssl-hello-chk",
-    "tcp-smart-accept", "transparent",
+    "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "spop-check", "ssl-hello-chk",
+    "transparent",
     "idle-close-on-response", "http_proxy",
 };
 
@@ -191,7 +197,9 @@ void kw_option(Parser& p, Line& l) {
     choose_log_format(p, l, kind, kw);
     return;
   }
-  no_extra(l, 2);
+  if (l.args.size() > 2)   // HAProxy 3.5 names the option
+    throw ConfigError{fmt::format("{}'option {}' cannot handle unexpected argument '{}'.", l.where,
+                                  name, l.args[2])};
   if (name == "accept-unsafe-violations-in-http-request" || name == "accept-invalid-http-request") {
     if (name == "accept-invalid-http-request")
       p.warning(fmt::format("{}option 'accept-invalid-http-request' is deprecated. Please use 'option "
@@ -207,6 +215,8 @@ void kw_option(Parser& p, Line& l) {
     px.option_log_separate_errors = l.prefix == Prefix::kNone;
   } else if (name == "logasap") {
     px.option_logasap = l.prefix == Prefix::kNone;
+  } else if (name == "http-buffer-request") {
+    px.option_http_buffer_request = l.prefix == Prefix::kNone;
   } else if (name == "persist") {
     px.option_persist = l.prefix == Prefix::kNone;
   } else if (name == "allbackups") {
@@ -215,12 +225,18 @@ void kw_option(Parser& p, Line& l) {
     px.option_clitcpka = l.prefix == Prefix::kNone;
   } else if (name == "srvtcpka") {
     px.option_srvtcpka = l.prefix == Prefix::kNone;
-  } else if (name == "http-buffer-request") {
-    px.option_http_buffer_request = l.prefix == Prefix::kNone;
   } else if (name == "tcpka") {
     px.option_clitcpka = px.option_srvtcpka = l.prefix == Prefix::kNone;
   } else if (name == "nolinger") {
     px.option_nolinger = l.prefix == Prefix::kNone;
+  } else if (name == "dontlog-normal") {
+    px.option_dontlog_normal = l.prefix == Prefix::kNone;
+  } else if (name == "socket-stats") {
+    px.option_socket_stats = l.prefix == Prefix::kNone;
+  } else if (name == "tcp-smart-accept") {
+    px.option_tcp_smart_accept = l.prefix == Prefix::kNone ? 1 : l.prefix == Prefix::kNo ? -1 : 0;
+  } else if (name == "http-no-delay") {
+    px.option_http_no_delay = l.prefix == Prefix::kNone;
   } else if (name == "tcp-smart-connect") {
     px.option_tcp_smart_connect = l.prefix != Prefix::kNo;   // `default option` = sluice's default
   }

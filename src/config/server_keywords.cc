@@ -38,6 +38,46 @@ uint32_t server_time(Parser& p, const std::string& head, const std::string& o, c
   return t.value;
 }
 
+// `id <n>` and the idle-pool options (pool-max-conn, pool-low-conn, pool-purge-delay,
+// max-reuse), HAProxy 3.5's messages. HAProxy reads the counts with atoi(); sluice wants
+// integers.
+void parse_pool_option(Parser& p, const Line& l, ServerConfig& s, const std::string& head,
+                       const std::string& o, bool has_v, const std::string& v) {
+  if (o == "id") {
+    if (s.name.empty())
+      throw ConfigError{fmt::format("[{}:{}] : 'id' option is not accepted in default-server sections",
+                                    l.loc.file, l.loc.line)};
+    if (!has_v || v.empty()) throw ConfigError{fmt::format("{} : 'id' : expects an integer argument.", head)};
+    auto n = parse_strict_int(v, LLONG_MIN, LLONG_MAX);
+    if (!n || *n < 1 || *n > 4294967295LL)
+      throw ConfigError{fmt::format("{} : 'id' : custom id has to be between 1 and 4294967295..", head)};
+    if (*n > INT_MAX)
+      throw ConfigError{fmt::format("{} : 'id' : sluice takes ids up to {}, got '{}'.", head, INT_MAX, v)};
+    s.id = static_cast<int>(*n);
+    s.id_custom = true;
+    return;
+  }
+  // QUIRK kept from HAProxy 3.5: these messages end with two dots.
+  if (!has_v || v.empty()) throw ConfigError{fmt::format("{} : '{}' expects <value> as argument..", head, o)};
+  if (o == "pool-purge-delay") {
+    auto t = parse_time(v, TimeUnit::kMs);
+    if (t.status == TimeValue::Status::kOverflow)
+      throw ConfigError{fmt::format("{} : timer overflow in argument <{}> to <{}> of server {}, maximum value is 2147483647 ms (~24.8 days)..", head, v, o, s.name)};
+    if (t.status != TimeValue::Status::kOk)
+      throw ConfigError{fmt::format("{} : unexpected character '{}' in argument to <{}>..", head, t.bad, o)};
+    if (t.trailing) p.warning(time_trailing_warning(t.trailing, v));
+    s.pool_purge_delay_ms = t.value;
+    return;
+  }
+  auto n = parse_strict_int(v, LLONG_MIN, LLONG_MAX);
+  if (!n) throw ConfigError{fmt::format("{} : '{}' expects an integer argument, got '{}'.", head, o, v)};
+  const long long lo = o == "pool-low-conn" ? 0 : -1;
+  if (*n < lo || *n > INT_MAX)
+    throw ConfigError{fmt::format("{} : '{}' must be >= {}.", head, o, lo)};
+  (o == "pool-max-conn" ? s.pool_max_conn : o == "pool-low-conn" ? s.pool_low_conn : s.max_reuse) =
+      static_cast<int>(*n);
+}
+
 // The options of a `server` or `default-server` line, from args[first] on, applied over `s`
 // (which starts as the section's default-server settings).
 void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerConfig& s,
@@ -46,12 +86,12 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       "weight", "maxconn", "backup", "disabled", "enabled", "slowstart", "check", "no-check",
       "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down",
       "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2", "proxy-v2-options",
-      "cookie"};
+      "cookie", "id", "pool-max-conn", "pool-low-conn", "pool-purge-delay", "max-reuse"};
   static constexpr std::string_view kHaproxyOpts[] = {
       "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check-ssl",
       "check-send-proxy", "crt", "error-limit",
-      "id", "init-addr", "maxqueue", "minconn", "observe", "on-error",
-      "on-marked-up", "pool-max-conn", "pool-purge-delay", "proto",
+      "init-addr", "maxqueue", "minconn", "observe", "on-error",
+      "on-marked-up", "proto",
       "redir", "resolvers", "resolve-prefer", "set-proxy-v2-tlv-fmt",
       "sni", "source", "ssl", "track", "verify", "verifyhost", "ws", "tfo", "namespace",
       "usesrc", "resolve-opts", "socks4", "no-ssl", "guid", "hash-key",
@@ -172,6 +212,10 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
     } else if (o == "no-send-proxy" || o == "no-send-proxy-v2") {
       if (s.send_proxy == (o == "no-send-proxy" ? 1 : 2)) s.send_proxy = 0;
       ++i;
+    } else if (o == "id" || o == "pool-max-conn" || o == "pool-low-conn" || o == "pool-purge-delay" ||
+               o == "max-reuse") {
+      parse_pool_option(p, l, s, head, o, has_v, v);
+      i += 2;
     } else if (std::find(std::begin(kHaproxyOpts), std::end(kHaproxyOpts), o) != std::end(kHaproxyOpts) ||
                o.rfind("set-proxy-v2-tlv-fmt(", 0) == 0) {
       throw ConfigError{fmt::format("{} : '{}' is not supported by sluice yet.", head, o)};
@@ -200,7 +244,14 @@ void kw_server(Parser& p, Line& l) {
   auto r = net::parse_server_address(addr);
   if (!r.ok()) throw ConfigError{fmt::format("{} : {}", head, r.error().message)};
   s.addr = r.value();
+  s.id_custom = false;
+  s.id = 0;
   parse_server_options(p, l, 3, s, head);
+  if (s.id_custom)
+    for (const ServerConfig& o : px.servers)
+      if (o.id_custom && o.id == s.id)
+        throw ConfigError{fmt::format("{} : 'id' : custom id {} already used at {}:{} ('server {}').",
+                                      head, s.id, o.loc.file, o.loc.line, o.name)};
   // HAProxy takes proxy-v2-options without send-proxy-v2 and sends nothing: say so.
   if (s.pp2_options && s.send_proxy != 2)
     p.warning(fmt::format("{} : 'proxy-v2-options' has no effect without 'send-proxy-v2'.", head));

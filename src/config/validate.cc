@@ -162,10 +162,19 @@ bool Parser::finish(ConfigModel* model) {
   for (std::size_t i = 0; i < px.size(); ++i) {
     ProxyConfig& p = px[i];
     int errors_before = fatals_;
+    // Server ids: `id <n>` ones kept (duplicates were refused while parsing); the others take
+    // the first free id from a counter that moves past every server, as HAProxy numbers them.
+    std::set<int> custom_ids;
+    for (const auto& s : p.servers)
+      if (s.id_custom) custom_ids.insert(s.id);
     int sid = 1;
     std::map<std::string, int> seen;
     for (auto& s : p.servers) {
-      s.id = sid++;
+      if (!s.id_custom) {
+        while (custom_ids.count(sid)) ++sid;
+        s.id = sid;
+      }
+      ++sid;
       auto [it, fresh] = seen.emplace(s.name, s.loc.line);
       if (!fresh)
         fatal(fmt::format("[{}:{}] : 'server {}/{}' : another server named '{}' was already defined "

@@ -48,6 +48,12 @@ struct ServerSettings {
   // The persistence cookie's value (`cookie <value>`, or the dynamic one); "" none. Shown by
   // `show stat`; the backend's CookieSettings keeps the copy the data path reads.
   std::string cookie;
+  // The idle server-connection pool (proxy::Worker): idle connections kept for this server
+  // across threads (-1 unlimited, 0 none), how long one stays idle, how many times one is
+  // reused (-1 unlimited, 0 never).
+  int pool_max_conn = -1;
+  uint32_t pool_purge_delay_ms = 5000;
+  int max_reuse = -1;
 };
 
 enum class AdminState : uint8_t { kReady, kDrain, kMaint };

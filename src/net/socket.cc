@@ -195,6 +195,11 @@ void set_nodelay(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+void set_quickack_off(int fd) {
+  int zero = 0;
+  setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &zero, sizeof zero);
+}
+
 void close_socket(int fd) {
   if (fd >= 0) close(fd);
 }

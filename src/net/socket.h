@@ -105,6 +105,8 @@ void stop_listening(int fd);
 
 // TCP_NODELAY (accepted sockets inherit it from their listener).
 void set_nodelay(int fd);
+// TCP_QUICKACK off on a listening socket (option tcp-smart-accept). Best effort.
+void set_quickack_off(int fd);
 
 // close(), for descriptors sluice opened (listeners, connections never handed to a transport).
 void close_socket(int fd);

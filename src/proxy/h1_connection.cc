@@ -13,6 +13,7 @@
 #include "base/strings.h"
 #include "http/forward.h"
 #include "proxy/h1_internal.h"
+#include "proxy/http_limits.h"
 #include "net/socket.h"
 #include "net/transport.h"
 #include "proxy/server_pick.h"
@@ -42,12 +43,8 @@ H1Connection::H1Connection(Worker& w, Listener& l, int fd, const net::SocketAddr
 
 
 void H1Connection::start_codecs() {
-  http::Limits lim;
-  auto bufsize = static_cast<std::size_t>(w_.process().settings().bufsize);
-  // A start line longer than the buffer can hold is a 414; the head limit leaves HAProxy's
-  // tune.maxrewrite (1024) for rewrites.
-  lim.max_request_line = bufsize > 2 ? bufsize - 2 : bufsize;
-  lim.max_head = bufsize > 1024 ? bufsize - 1024 : bufsize;
+  // tune.bufsize, tune.maxrewrite and tune.http.maxhdr.
+  http::Limits lim = http_limits(w_.process().settings());
   http::Limits req = lim;
   req.accept_unsafe_requests = fe_.settings.h.accept_unsafe_requests;
   auto& spares = w_.spare_codecs();

@@ -107,6 +107,14 @@ LogWriter::~LogWriter() = default;
 
 void LogWriter::send_traffic(const ProxySettings& s, const log::Format& fmt,
                              const log::Record& r, const sample::Ctx* ctx, int level, bool session_error) {
+  // option dontlog-normal: what HAProxy calls normal (not an error for log-separate-errors)
+  // is not logged.
+  if (s.dontlog_normal && !session_error && !log::is_error(r)) return;
+  if (r.request_line.size() > uri_limit) {
+    log::Record cut = r;
+    cut.request_line = r.request_line.substr(0, uri_limit);
+    return send_traffic(s, fmt, cut, ctx, level, session_error);
+  }
   line_.clear();
   fmt.render(r, ctx, line_);
   sd_.clear();

@@ -55,6 +55,9 @@ class LogWriter {
   void send_traffic(const ProxySettings& s, const log::Format& fmt, const log::Record& r,
                     const sample::Ctx* ctx, int level = -1, bool session_error = false);
   const std::string& host() const { return host_; }
+  // tune.http.logurilen: the request line of a traffic line is cut to this many bytes, as
+  // HAProxy stores it for its logs (%r and the parts taken from it). Set before traffic.
+  std::size_t uri_limit = 1024;
   int pid() const { return pid_; }
 
   // Process-wide count of dropped lines. Any thread.

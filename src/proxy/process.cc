@@ -49,7 +49,10 @@ Proxy& Process::add_proxy(ProxySettings settings) {
     p->backend = std::make_unique<lb::Backend>(p->settings.name, p->settings.servers, p->settings.balance);
     // A server that comes up or gets more weight can take sessions waiting in the queue.
     p->backend->set_on_change([this, px = p.get()] { server_slot_freed(*px); });
-    for (auto& s : p->backend->servers()) servers_.push_back(s.get());
+    for (auto& s : p->backend->servers()) {
+      servers_.push_back(s.get());
+      idle_pooled_.emplace_back(0);
+    }
     total_servers_ += static_cast<int>(p->backend->servers().size());
   }
   for (auto& b : p->settings.binds) p->bind_lines.push_back(std::make_unique<BindLine>(b));
@@ -74,18 +77,15 @@ Proxy* Process::proxy_named(std::string_view name, bool frontend) const {
 }
 
 base::Result<void> Process::bind_all() {
+  bool any_buffers = false;
+  for (const auto& p : proxies_) any_buffers = any_buffers || p->settings.h.buffer_request;
   for (auto& p : proxies_) {
     int t = p->settings.default_backend;
     if (t >= 0) {
-  bool any_buffers = false;
-  for (const auto& p : proxies_) any_buffers = any_buffers || p->settings.h.buffer_request;
       p->target = proxies_[static_cast<std::size_t>(t)].get();
     } else if (p->settings.frontend && p->settings.backend) {
       p->target = p.get();   // a listen section serves itself
     }
-    if (!p->settings.frontend) continue;
-    // Listener ids are deterministic: a bind line's `id` goes to its first socket
-    // and the next ids to its further sockets, in (address, shard) order; two lines whose
     if (p->settings.frontend && any_buffers) {
       bool buffers = p->settings.h.buffer_request || (p->target && p->target->settings.h.buffer_request);
       for (const auto& u : p->settings.use_backends)
@@ -93,6 +93,9 @@ base::Result<void> Process::bind_all() {
                   proxies_[static_cast<std::size_t>(u.backend)]->settings.h.buffer_request;
       p->buffer_bodies = buffers;
     }
+    if (!p->settings.frontend) continue;
+    // Listener ids are deterministic: a bind line's `id` goes to its first socket
+    // and the next ids to its further sockets, in (address, shard) order; two lines whose
     // blocks overlap are an error. Lines without an `id` take the lowest ids no line claimed.
     auto sockets_of = [&](const BindSettings& bs) {
       int n = 0;
@@ -167,6 +170,10 @@ base::Result<void> Process::bind_all() {
             // sockets inherit the option from the listener: no system call per connection.
             net::set_nodelay(l->fd);
           }
+          // option tcp-smart-accept (HTTP mode's default): TCP_QUICKACK off on the listener, as
+          // HAProxy sets it.
+          if (p->settings.smart_accept && a.kind != net::ListenAddress::Kind::kUnix)
+            net::set_quickack_off(l->fd);
           if (a.kind == net::ListenAddress::Kind::kInet) {
             l->port = a.addr.port();
           } else if (a.kind == net::ListenAddress::Kind::kInheritedFd) {

@@ -3,6 +3,7 @@
 // Built on the main thread (all sockets bound before any worker starts); afterwards shared
 // read-mostly by the workers. Mutable shared state is limited to the atomics below.
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -132,10 +133,10 @@ struct Proxy {
   std::vector<std::unique_ptr<BindLine>> bind_lines;
   std::unique_ptr<lb::Backend> backend;      // when settings.backend
   Proxy* target = nullptr;                   // backend serving this frontend, or null
-  int server_base = 0;                       // first global server index of this backend
   // Frontends: a request's body is read before its rules run (`option http-buffer-request`
   // here, or on a backend its rules may pick: they are not known before the rules).
   bool buffer_bodies = false;
+  int server_base = 0;                       // first global server index of this backend
   std::atomic<uint64_t> log_count{0};       // traffic lines this frontend logged (%lc)
   std::atomic<int> be_conns{0};              // current sessions on the backend side
   // Sessions waiting for a server slot (every usable server at its maxconn), process-wide,
@@ -208,6 +209,9 @@ class Process {
   // The proxies whose stats page has `stats admin` (a POST to it waits for its body first).
   const std::vector<const Proxy*>& stats_admin_proxies() const { return stats_admin_; }
   lb::Server* server_by_global_index(int i) const { return servers_[static_cast<std::size_t>(i)]; }
+  // Idle connections to a server parked in the workers' pools, all threads together
+  // (pool-max-conn). Any thread.
+  std::atomic<int>& idle_pooled(int i) { return idle_pooled_[static_cast<std::size_t>(i)]; }
 
   AcceptRate& accept_rate() { return accept_rate_; }
   // The process-wide stream number (%rt, the id in unique-id-format), from 0.
@@ -274,6 +278,7 @@ class Process {
   std::vector<std::unique_ptr<SpecialListener>> specials_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<lb::Server*> servers_;
+  std::deque<std::atomic<int>> idle_pooled_;   // per global server index
   int total_servers_ = 0;
   stats::ServerControl* server_control_ = nullptr;
   std::vector<const Proxy*> stats_admin_;

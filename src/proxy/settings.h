@@ -177,6 +177,9 @@ struct ProxySettings {
   net::TcpKeepalive srv_keepalive;        // option srvtcpka / tcpka, srvtcpka-*
   bool nolinger = false;                  // option nolinger: close with a reset
   bool smart_connect = true;              // option tcp-smart-connect
+  bool smart_accept = false;              // option tcp-smart-accept: TCP_QUICKACK off on listeners
+  bool socket_stats = false;              // option socket-stats: listener rows in show stat
+  bool dontlog_normal = false;            // option dontlog-normal: only log::is_error() lines
   bool http = false;                      // mode http
   HttpSettings h;
   // `tcp-request connection|content` (frontend side; layer-4 conditions only). Connection
@@ -238,6 +241,9 @@ struct ProcessSettings {
   bool debug = false;                     // -d: trace connections on stderr
   bool reuseport = true;                  // -dR turns SO_REUSEPORT off
   std::vector<LogTarget> global_logs;     // for process events (start, stop)
+  int maxrewrite = 1024;                  // tune.maxrewrite, resolved (at most bufsize / 2)
+  int http_maxhdr = 101;                  // tune.http.maxhdr: fields + start line
+  int http_logurilen = 1024;              // tune.http.logurilen: logged request line < this
 };
 
 }  // namespace sluice::proxy

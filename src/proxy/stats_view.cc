@@ -193,6 +193,16 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
       accumulate(ps.backend, w->be_counters(p.index), now, be_last);
     }
     ps.frontend.scur = static_cast<uint64_t>(std::max(0, p.feconn.current()));
+    // `option socket-stats`: one row per listener, as HAProxy keeps counters per listener only
+    // then. sluice counts connections per listener (current and total); the rest stays 0.
+    if (p.settings.frontend && p.settings.socket_stats) {
+      for (auto& li : listeners()) {
+        if (li.proxy != ps.name) continue;
+        li.c.scur = li.cur_conns;
+        li.c.stot = li.c.conn_tot = li.cum_conns;
+        ps.listeners.push_back(std::move(li));
+      }
+    }
     if (p.settings.backend) {
       auto& be = *p.backend;
       // Without traffic no pick moves a slow start on: the weights shown must not lag.

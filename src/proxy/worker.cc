@@ -22,7 +22,9 @@ Worker::Worker(Process& process, int id, base::ClockSource clock)
       logs_(process.settings().log_tag, process.settings().node),
       fe_(process.proxies().size()),
       be_(process.proxies().size()),
-      srv_(static_cast<std::size_t>(process.total_servers())) {}
+      srv_(static_cast<std::size_t>(process.total_servers())) {
+  logs_.uri_limit = static_cast<std::size_t>(std::max(0, process.settings().http_logurilen));
+}
 
 Worker::~Worker() {
   if (thread_.joinable()) thread_.join();
@@ -185,9 +187,10 @@ void Worker::unqueue_session(Session* s) {
   if (it != waiting_.end()) waiting_.erase(it);
 }
 
-// Idle server connections live `pool-purge-delay` (HAProxy's default, 5 s) after their last use.
+// Idle server connections live the server's `pool-purge-delay` (HAProxy's default, 5 s) after
+// their last use; `pool-max-conn` bounds them per server over all threads, `max-reuse` the
+// requests one carries.
 namespace {
-constexpr uint64_t kPoolPurgeDelayMs = 5000;
 // Most idle connections kept per server and thread.
 constexpr std::size_t kPoolMaxPerServer = 256;
 }  // namespace
@@ -215,6 +218,7 @@ ServerConn* Worker::take_idle(int srv_global, bool safe_only) {
     if (safe_only && c->requests < 2) continue;
     list.erase(std::next(it).base());
     --idle_count_;
+    process_.idle_pooled(srv_global).fetch_sub(1, std::memory_order_relaxed);
     c->pooled = false;
     return c;
   }
@@ -226,16 +230,31 @@ void Worker::park_idle(ServerConn* c) {
   auto& list = idle_[static_cast<std::size_t>(c->srv_global)];
   c->owner = nullptr;
   c->idle_since_ms = loop_.now_ms();
-  if (soft_stopping_) {
+  const lb::ServerSettings& ss = process_.server_by_global_index(c->srv_global)->settings();
+  // max-reuse N: a connection that carried N + 1 requests was reused N times: it closes.
+  const bool worn = ss.max_reuse >= 0 && c->requests > static_cast<uint32_t>(ss.max_reuse);
+  if (soft_stopping_ || worn || ss.pool_max_conn == 0 || ss.pool_purge_delay_ms == 0) {
     close_server_conn(c);
     return;
   }
+  std::atomic<int>& pooled = process_.idle_pooled(c->srv_global);
   // Full: the oldest idle connection makes room (the newest is the likeliest to stay usable).
-  if (list.size() >= kPoolMaxPerServer) close_server_conn(list.front());
+  // pool-max-conn counts every thread's: this thread's oldest makes room, and without one of
+  // its own this connection closes.
+  if (list.size() >= kPoolMaxPerServer) {
+    close_server_conn(list.front());
+  } else if (ss.pool_max_conn > 0 && pooled.load(std::memory_order_relaxed) >= ss.pool_max_conn) {
+    if (list.empty()) {
+      close_server_conn(c);
+      return;
+    }
+    close_server_conn(list.front());
+  }
   list.push_back(c);
   c->pooled = true;
   ++idle_count_;
-  if (!purge_timer_.armed()) loop_.timers().arm(purge_timer_, loop_.now_ms() + kPoolPurgeDelayMs);
+  pooled.fetch_add(1, std::memory_order_relaxed);
+  loop_.timers().arm_lazy(purge_timer_, c->idle_since_ms + ss.pool_purge_delay_ms);
 }
 
 void Worker::close_server_conn(ServerConn* c) {
@@ -247,6 +266,7 @@ void Worker::close_server_conn(ServerConn* c) {
     if (it != list.end()) {
       list.erase(it);
       --idle_count_;
+      process_.idle_pooled(c->srv_global).fetch_sub(1, std::memory_order_relaxed);
     }
     c->pooled = false;
   }
@@ -258,12 +278,15 @@ void Worker::close_server_conn(ServerConn* c) {
 void Worker::purge_idle() {
   uint64_t now = loop_.now_ms();
   uint64_t next = 0;
-  for (auto& list : idle_) {
+  for (std::size_t i = 0; i < idle_.size(); ++i) {
+    auto& list = idle_[i];
+    if (list.empty()) continue;
+    const uint64_t delay = process_.server_by_global_index(static_cast<int>(i))->settings().pool_purge_delay_ms;
     // Oldest first: stop at the first one still young enough.
-    while (!list.empty() && list.front()->idle_since_ms + kPoolPurgeDelayMs <= now)
+    while (!list.empty() && list.front()->idle_since_ms + delay <= now)
       close_server_conn(list.front());
     if (!list.empty()) {
-      uint64_t due = list.front()->idle_since_ms + kPoolPurgeDelayMs;
+      uint64_t due = list.front()->idle_since_ms + delay;
       if (next == 0 || due < next) next = due;
     }
   }

@@ -177,8 +177,8 @@ TEST(Proxy, TcpSocketOptions) {
   EXPECT_TRUE(r.has("parsing [f.cfg:13] : 'srvtcpka-*' tunings have no effect in backend 'b' "
                     "without 'option srvtcpka' or 'option tcpka'.")) << r.all();
   EXPECT_EQ(r.r.warnings, 2) << r.all();
-  // Still refused: the one TCP option sluice does not implement.
-  EXPECT_TRUE(parse("defaults\n  option tcp-smart-accept\n").has("parsing [f.cfg:2] : 'option tcp-smart-accept' is not supported by sluice yet."));
+  // Still refused: a TCP option sluice does not implement.
+  EXPECT_TRUE(parse("defaults\n  option transparent\n").has("parsing [f.cfg:2] : 'option transparent' is not supported by sluice yet."));
 }
 
 TEST(Proxy, LogGlobal) {

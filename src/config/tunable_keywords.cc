@@ -1,0 +1,161 @@
+// Global tunables and `log-steps`: see tunable_keywords.h. Messages are HAProxy 3.5's where it
+// has one; sluice wants integers where HAProxy reads them with atol() (a word is then 0).
+#include "config/tunable_keywords.h"
+
+#include <climits>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "config/units.h"
+
+namespace sluice::config {
+
+namespace {
+
+std::string arg(const Line& l, std::size_t i) { return i < l.args.size() ? l.args[i] : ""; }
+
+void no_more(const Line& l, std::size_t n) {
+  if (l.args.size() > n)
+    throw ConfigError{fmt::format("{}'{}' cannot handle unexpected argument '{}'.", l.where,
+                                  l.args[0], l.args[n])};
+}
+
+// A non-negative integer argument: HAProxy's message for a missing one, sluice's for a word.
+int count_arg(const Line& l, long long lo, long long hi) {
+  const std::string v = arg(l, 1);
+  if (v.empty()) throw ConfigError{fmt::format("{}'{}' expects an integer argument.", l.where, l.args[0])};
+  auto n = parse_strict_int(v, LLONG_MIN, LLONG_MAX);
+  if (!n)
+    throw ConfigError{fmt::format("{}'{}' expects an integer argument, got '{}'.", l.where, l.args[0], v)};
+  if (*n < lo || *n > hi)
+    throw ConfigError{fmt::format("{}'{}' expects a value between {} and {}, got '{}'.", l.where,
+                                  l.args[0], lo, hi, v)};
+  no_more(l, 2);
+  return static_cast<int>(*n);
+}
+
+}  // namespace
+
+// on|full share idle server connections between threads in HAProxy. sluice's idle pool is one
+// per worker thread and never lends a connection to another thread, which is `off`: the
+// values are checked and change nothing.
+void kw_idle_pool_shared(Parser&, Line& l) {
+  const std::string v = arg(l, 1);
+  if (v != "on" && v != "off" && v != "full")
+    throw ConfigError{fmt::format("{}'{}' expects 'full', 'on' or 'off' but got '{}'.", l.where,
+                                  l.args[0], v)};
+  no_more(l, 2);
+}
+
+void kw_maxrewrite(Parser& p, Line& l) {
+  const std::string v = arg(l, 1);
+  if (v.empty()) throw ConfigError{fmt::format("{}'{}' expects an integer argument.", l.where, l.args[0])};
+  auto n = parse_strict_int(v, LLONG_MIN, INT_MAX);
+  if (n && *n < 0)
+    throw ConfigError{fmt::format("{}'{}' expects a positive integer argument.", l.where, l.args[0])};
+  if (!n)
+    throw ConfigError{fmt::format("{}'{}' expects an integer argument, got '{}'.", l.where, l.args[0], v)};
+  no_more(l, 2);
+  p.global.tune_maxrewrite = static_cast<int>(*n);
+}
+
+void kw_http_maxhdr(Parser& p, Line& l) {
+  auto n = parse_strict_int(arg(l, 1), 1, 32767);
+  if (!n)
+    throw ConfigError{fmt::format("{}'{}' expects a numeric value between 1 and 32767", l.where, l.args[0])};
+  no_more(l, 2);
+  p.global.tune_http_maxhdr = static_cast<int>(*n);
+}
+
+void kw_http_cookielen(Parser& p, Line& l) {
+  p.global.tune_http_cookielen = count_arg(l, 0, INT_MAX);
+}
+
+void kw_http_logurilen(Parser& p, Line& l) {
+  p.global.tune_http_logurilen = count_arg(l, 0, INT_MAX);
+}
+
+// HAProxy's zero-copy forwarding hands a buffer from one mux to the other (or a pipe, with
+// splicing). sluice already forwards a body as the buffer it was read into and has no pipes:
+// the switch is checked and changes nothing.
+void kw_h1_zero_copy(Parser&, Line& l) {
+  const std::string v = arg(l, 1);
+  if (v != "on" && v != "off")
+    throw ConfigError{fmt::format("{}'{}' expects 'on' or 'off'.", l.where, l.args[0])};
+  no_more(l, 2);
+}
+
+// HAProxy forbids fork() unless this is set (external checks, Lua's popen). sluice never forks
+// after start-up and installs no such restriction: accepted, it changes nothing.
+void kw_insecure_fork_wanted(Parser&, Line& l) { no_more(l, 1); }
+
+// Run in pass 1 (like setenv), so that $HAPROXY_LOCALPEER holds it for every line of pass 2.
+void kw_localpeer(Parser& p, Line& l) {
+  if (p.cur_pass != 1) return;
+  if (arg(l, 1).empty())
+    throw ConfigError{fmt::format("{}'{}' expects a name as an argument.", l.where, l.args[0])};
+  no_more(l, 2);
+  // QUIRK kept from HAProxy 3.5: a second `localpeer` gets the -L message too.
+  if (p.localpeer_locked)
+    throw ConfigError{fmt::format("{}'{}' ignored since it is already set by using the '-L' "
+                                  "command line argument.", l.where, l.args[0])};
+  p.global.localpeer = l.args[1];
+  p.localpeer_locked = true;
+  p.env.set("HAPROXY_LOCALPEER", p.global.localpeer, true);
+}
+
+// HAProxy 3.1+: the steps of a transaction that produce a log line. sluice logs a transaction
+// once, at its end (`close`, the default; `option logasap` moves it to the response), so only
+// that step is accepted; every other valid name is refused as not supported yet.
+void kw_log_steps(Parser& p, Line& l) {
+  static constexpr std::string_view kSteps[] = {
+      "accept", "request", "connect", "response", "close", "http-req", "http-res",
+      "http-after-res", "tcp-req-conn", "tcp-req-sess", "tcp-req-cont", "tcp-res-cont"};
+  ProxyState& ps = p.cur_proxy();
+  if (!ps.is_defaults && !(ps.cfg.caps & ProxyConfig::kFrontend)) {
+    p.warning(fmt::format("{}log-steps will be ignored because {} '{}' has no frontend capability",
+                          l.where, Parser::type_word(ps.cfg), ps.cfg.name));
+    return;
+  }
+  // HAProxy reads the first argument only and ignores the others ("accept, close" passes).
+  if (l.args.size() > 2)
+    p.warning(fmt::format("{}'log-steps' : '{}' and what follows are ignored, as HAProxy does; "
+                          "write the steps as one comma-separated word.", l.where, l.args[2]));
+  const std::string v = arg(l, 1);
+  if (v.empty()) return;   // HAProxy: no step, nothing changes
+  unsigned bits = 0;
+  if (v == "all") {
+    bits = (1u << std::size(kSteps)) - 1;
+  } else {
+    std::string_view rest = v;
+    while (true) {
+      const std::size_t comma = rest.find(',');
+      const std::string_view name = rest.substr(0, comma);
+      std::size_t i = 0;
+      while (i < std::size(kSteps) && kSteps[i] != name) ++i;
+      if (i == std::size(kSteps)) {
+        std::string all;
+        for (auto s : kSteps) all += (all.empty() ? "" : ", ") + std::string(s);
+        throw ConfigError{fmt::format("{}invalid log step name ({}). Expected values are: {}",
+                                      l.where, name, all)};
+      }
+      bits |= 1u << i;
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  constexpr unsigned kClose = 1u << 4;
+  if (bits & ~kClose) {
+    std::string names;
+    for (std::size_t i = 0; i < std::size(kSteps); ++i)
+      if ((bits & ~kClose) & (1u << i)) names += (names.empty() ? "" : ",") + std::string(kSteps[i]);
+    throw ConfigError{fmt::format("{}'log-steps {}' : step(s) '{}' are not supported by sluice yet: "
+                                  "it logs a transaction once, at its end ('close').",
+                                  l.where, v, names)};
+  }
+  ps.cfg.log_steps = bits;
+}
+
+}  // namespace sluice::config

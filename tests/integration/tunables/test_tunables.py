@@ -1,0 +1,112 @@
+"""HAProxy tunables that change behaviour: tune.http.maxhdr (400 over it), tune.http.logurilen
+(the logged request line), option dontlog-normal, option socket-stats (listener rows), server
+`id` (show stat's sid) and -L ($HAPROXY_LOCALPEER). Expected values were measured on HAProxy 3.5."""
+import socket
+import subprocess
+
+import pytest
+
+from sluice_harness import free_port, short_tmpdir, show_stat, sluice_bin
+
+
+def request(port, head: str) -> str:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(head.encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data.split(b"\r\n")[0].decode()
+
+
+def get_with_fields(port, n_fields: int) -> str:
+    """A request with n_fields header fields, Host included."""
+    extra = "".join(f"X{i}: v\r\n" for i in range(n_fields - 1))
+    return request(port, f"GET / HTTP/1.1\r\nHost: a\r\n{extra}\r\n")
+
+
+def config(port, log_port, glob="", fe=""):
+    return f"""
+global
+    log 127.0.0.1:{log_port} format raw local0
+{glob}
+defaults
+    mode http
+    log global
+    option httplog
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+frontend f
+    bind 127.0.0.1:{port}
+{fe}
+    http-request return status 500 content-type text/plain string bad if {{ path /fail }}
+    http-request return status 200 content-type text/plain string ok
+"""
+
+
+# The limit is computed by proxy::http_limits() (proxy/http_limits.h), which
+# H1Connection::start_codecs() uses.
+def test_maxhdr_counts_the_start_line(cfg, sluice, udp_log):
+    # HAProxy 3.5 with maxhdr 5: Host + 3 fields pass, Host + 4 is a 400.
+    port = free_port()
+    sluice(cfg(config(port, udp_log.port, "    tune.http.maxhdr 5")), wait_ports=[port])
+    assert " 200 " in get_with_fields(port, 4)
+    assert " 400 " in get_with_fields(port, 5)
+
+
+def test_logurilen_cuts_the_logged_request_line(cfg, sluice, udp_log):
+    port = free_port()
+    sluice(cfg(config(port, udp_log.port, "    tune.http.logurilen 20")), wait_ports=[port])
+    assert " 200 " in request(port, "GET /abcdefghijklmnopqrstuvwxyz HTTP/1.1\r\nHost: a\r\n\r\n")
+    msg = udp_log.wait_for(lambda m: "GET /" in m)
+    # HAProxy 3.5 logs "GET /abcdefghijklmno": 20 bytes.
+    assert '"GET /abcdefghijklmno"' in msg, msg
+
+
+def test_dontlog_normal_logs_errors_only(cfg, sluice, udp_log):
+    port = free_port()
+    sluice(cfg(config(port, udp_log.port, fe="    option dontlog-normal")), wait_ports=[port])
+    assert " 200 " in request(port, "GET /ok HTTP/1.1\r\nHost: a\r\n\r\n")
+    assert " 500 " in request(port, "GET /fail HTTP/1.1\r\nHost: a\r\n\r\n")
+    msg = udp_log.wait_for(lambda m: "GET /fail" in m)
+    assert " 500 " in msg, msg
+    assert not [m for m in udp_log.texts() if "GET /ok" in m]
+
+
+def test_socket_stats_and_server_ids(cfg, sluice, udp_log):
+    port = free_port()
+    sock = short_tmpdir() + "/s.sock"
+    text = config(port, udp_log.port, f"    stats socket {sock} level admin",
+                  "    option socket-stats\n    bind 127.0.0.1:" + str(free_port()) + " name second")
+    text += """
+backend b
+    server s1 127.0.0.1:1
+    server s2 127.0.0.1:2 id 1
+    server s3 127.0.0.1:3
+"""
+    sluice(cfg(text), wait_ports=[port], wait_unix=[sock])
+    rows = show_stat(sock)
+    listeners = [r for r in rows if r["pxname"] == "f" and r["type"] == "3"]
+    assert [r["svname"] for r in listeners] == ["sock-1", "second"], rows
+    assert all(r["status"] == "OPEN" for r in listeners)
+    request(port, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+    rows = show_stat(sock)
+    assert [r["stot"] for r in rows if r["svname"] == "sock-1"] == ["1"]
+    sids = {r["svname"]: r["sid"] for r in rows if r["pxname"] == "b" and r["type"] == "2"}
+    assert sids == {"s1": "2", "s2": "1", "s3": "4"}, sids   # HAProxy 3.5 numbers them so
+
+
+def test_dash_L_sets_the_local_peer(cfg):
+    path = cfg('global\n    .notice "lp=$HAPROXY_LOCALPEER"\n')
+    out = subprocess.run([sluice_bin(), "-c", "-L", "node7", "-f", str(path)],
+                         capture_output=True, text=True, timeout=20)
+    assert out.returncode == 0, out.stderr
+    assert "'lp=node7'" in out.stderr, out.stderr
+    path = cfg("global\n    localpeer other\n", "twice.cfg")
+    out = subprocess.run([sluice_bin(), "-c", "-L", "node7", "-f", str(path)],
+                         capture_output=True, text=True, timeout=20)
+    assert out.returncode != 0
+    assert "'localpeer' ignored since it is already set by using the '-L' command line argument." in out.stderr
