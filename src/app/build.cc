@@ -47,6 +47,22 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   h.forwardfor.has_except = p.forwardfor.has_except;
   h.forwardfor.except = p.forwardfor.except;
   h.forwardfor.if_none = p.forwardfor.if_none;
+  h.forwarded.enabled = p.forwarded.enabled;
+  h.forwarded.proto = p.forwarded.proto;
+  using FwItem = proxy::HttpSettings::Forwarded::Item;
+  using FwPart = proxy::HttpSettings::Forwarded::Part;
+  auto fw_item = [](const config::ForwardedConfig::Item& c) {
+    return FwItem{static_cast<FwPart>(c.part), c.expr};
+  };
+  h.forwarded.host = fw_item(p.forwarded.host);
+  h.forwarded.by = fw_item(p.forwarded.by);
+  h.forwarded.by_port = fw_item(p.forwarded.by_port);
+  h.forwarded.for_ = fw_item(p.forwarded.for_);
+  h.forwarded.for_port = fw_item(p.forwarded.for_port);
+  h.originalto.enabled = p.originalto.enabled;
+  h.originalto.header = p.originalto.header;
+  h.originalto.has_except = p.originalto.has_except;
+  h.originalto.except = p.originalto.except;
   h.httplog = p.option_httplog;
   h.accept_unsafe_requests = p.accept_unsafe_requests;
   h.buffer_request = p.option_http_buffer_request;

@@ -167,6 +167,30 @@ struct ForwardForConfig {
   bool if_none = false;
 };
 
+// `option forwarded [proto] [host|host-expr <e>] [by|by-expr <e>] [by_port|by_port-expr <e>]
+// [for|for-expr <e>] [for_port|for_port-expr <e>]` (RFC 7239, backends). Each node part is off,
+// the connection's own value, or an expression (compiled when the configuration is checked).
+struct ForwardedConfig {
+  bool enabled = false;
+  SourceLoc loc;
+  bool proto = false;
+  enum class Part : uint8_t { kOff, kAuto, kExpr };
+  struct Item {
+    Part part = Part::kOff;
+    std::string text;                               // kExpr: as written
+    std::shared_ptr<const sample::Expr> expr;       // kExpr: compiled
+  };
+  Item host, by, by_port, for_, for_port;
+};
+
+// `option originalto [except <net>] [header <name>]`: the connection's destination address.
+struct OriginalToConfig {
+  bool enabled = false;
+  std::string header = "x-original-to";
+  bool has_except = false;
+  rules::Network except;
+};
+
 // `errorfile <code> <file>`: the whole raw response read at parse time (empty = send nothing
 // and close).
 // One errorfile, errorloc or http-error line, or (`section` set) an `errorfiles` line naming
@@ -355,6 +379,8 @@ struct ProxyConfig {
   HttpConnMode http_conn_mode = HttpConnMode::kKeepAlive;
   bool http_conn_mode_set = false;   // written in this proxy (or inherited from defaults)
   ForwardForConfig forwardfor;
+  ForwardedConfig forwarded;
+  OriginalToConfig originalto;
   bool option_httplog = false;
   SourceLoc httplog_loc;                 // where `option httplog` was written (TCP-mode warning)
   bool accept_unsafe_requests = false;   // option accept-unsafe-violations-in-http-request

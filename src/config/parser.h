@@ -108,6 +108,8 @@ class Parser {
   // Part of finish(): a frontend's log-format and unique-id-format (validate.cc).
   void compile_log_formats(ProxyConfig& p);
   void compile_balance(ProxyConfig& p);
+  // Part of finish(): the expressions of `option forwarded` (forwarded_keywords.cc).
+  void compile_forwarded(ProxyConfig& p);
   // Part of finish(): what sluice's TCP rule sets cannot do yet in this proxy (tcp_rule_checks.cc).
   void check_tcp_rules(const ProxyConfig& p);
 

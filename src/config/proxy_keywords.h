@@ -78,6 +78,10 @@ void kw_hash_type(Parser& p, Line& l);
 
 void kw_acl(Parser& p, Line& l);
 void kw_http_rule(Parser& p, Line& l);
+// `option forwarded ...` and `option originalto ...` (forwarded_keywords.cc; kw_option hands
+// them the line).
+void option_forwarded(Parser& p, Line& l);
+void option_originalto(Parser& p, Line& l);
 // `stats http-request ...` (rule_keywords.cc; kw_stats hands it the line).
 void stats_http_request(Parser& p, Line& l);
 void kw_redirect(Parser& p, Line& l);

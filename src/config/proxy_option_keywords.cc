@@ -35,6 +35,8 @@ constexpr OptionDef kOptions[] = {
     {"http-server-close", kFe | kBe, true, true, "HTTP connection mode: the client side stays persistent, the server connection closes after each response"},
     {"httpclose", kFe | kBe, true, true, "HTTP connection mode: close after each response (frontend: client side; backend: server side; listen: both)"},
     {"forwardfor", kFe | kBe, false, true, "[except <net>] [header <name>] [if-none]: append `x-forwarded-for: <client ip>` (nothing for UNIX clients); HTTP mode only (warns and is ignored in TCP mode)"},
+    {"forwarded", kBe, true, true, "[proto] [host|host-expr <expr>] [by|by-expr <expr>] [by_port|by_port-expr <expr>] [for|for-expr <expr>] [for_port|for_port-expr <expr>]: add an RFC 7239 `forwarded` field (after any the client sent) with the request's scheme, its Host, the address and port the client connected to and the client's address and port, or the expressions' values (obfuscated identifiers); without parameters `proto` and `for`; a port without its node is dropped with HAProxy's warning; HTTP mode only"},
+    {"originalto", kFe | kBe, true, false, "[except <net>] [header <name>]: add `x-original-to: <the address the client connected to>` (unless it is in `except`); the backend's header name wins; HTTP mode only"},
     {"httplog", kFe, false, true, "[clf]: HAProxy's HTTP log format (or its CLF variant); in TCP mode it warns and falls back to tcplog; ignored in backends"},
     {"accept-unsafe-violations-in-http-request", kFe, true, false, "relax the request parser as HAProxy does (bytes >= 0x80 and `#` in the target, NUL in a value, non-tchar field names dropped, HTTP/0.9 GET and odd version tokens, unchecked authority, WebSocket without a valid key), and admit bare LF and obs-fold; HTTP mode only"},
     {"accept-invalid-http-request", kFe, true, false, "deprecated alias of accept-unsafe-violations-in-http-request (warns)"},
@@ -56,12 +58,12 @@ constexpr OptionDef kOptions[] = {
 constexpr std::string_view kHaproxyOptions[] = {
     "abortonclose", "accept-unsafe-violations-in-http-response", "accept-invalid-http-response",
     "checkcache", "contstats", "disable-h2-upgrade",
-    "external-check", "forwarded", "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
+    "external-check", "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
     "http-drop-request-trailers", "http-drop-response-trailers",
     "http-ignore-probes", "http-pretend-keepalive",
     "http-restrict-req-hdr-names", "http-use-proxy-header",
     "independent-streams", "ldap-check", "log-health-checks",
-    "mysql-check", "originalto",
+    "mysql-check",
     "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "spop-check", "ssl-hello-chk",
     "transparent",
     "idle-close-on-response", "http_proxy",
@@ -151,6 +153,14 @@ void kw_option(Parser& p, Line& l) {
       px.http_conn_mode = HttpConnMode::kKeepAlive;   // `no option X` cancels X only
     }
     px.http_conn_mode_set = true;
+    return;
+  }
+  if (name == "forwarded") {
+    option_forwarded(p, l);
+    return;
+  }
+  if (name == "originalto") {
+    option_originalto(p, l);
     return;
   }
   if (name == "forwardfor") {

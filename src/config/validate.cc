@@ -352,6 +352,14 @@ bool Parser::finish(ConfigModel* model) {
         warning(fmt::format("'option forwardfor' ignored for {} as it requires HTTP mode.", who), false);
         p.forwardfor.enabled = false;
       }
+      if (p.forwarded.enabled) {
+        warning(fmt::format("'option forwarded' ignored for {} as it requires HTTP mode.", who), false);
+        p.forwarded = ForwardedConfig{};
+      }
+      if (p.originalto.enabled) {
+        warning(fmt::format("'option originalto' ignored for {} as it requires HTTP mode.", who), false);
+        p.originalto = OriginalToConfig{};
+      }
       if (p.stats.enabled) {
         warning(fmt::format("'stats' statement ignored for proxy '{}' as it requires HTTP mode.",
                             p.name),
@@ -403,6 +411,7 @@ bool Parser::finish(ConfigModel* model) {
     }
     compile_log_formats(p);
     compile_balance(p);
+    compile_forwarded(p);
     if ((!p.capture_request.empty() || !p.capture_response.empty()) &&
         !(p.caps & ProxyConfig::kFrontend)) {
       warning(fmt::format("parsing [{}:{}] : 'capture' ignored because {} '{}' has no frontend "

@@ -39,6 +39,7 @@ H1Connection::H1Connection(Worker& w, Listener& l, int fd, const net::SocketAddr
       txn_(w, l, *this, client),
       timer_(this) {
   cend_.s = this;
+  txn_.set_client_fd(fd);
 }
 
 

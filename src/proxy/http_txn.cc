@@ -265,7 +265,9 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   // Response rules read the request line as received too (capture.req.uri, .method, .ver).
   if (!keep_line && has_response_rules()) keep_request_line(head);
   if (!forward) return Next::kReply;
+  if (be_->settings.h.forwarded.enabled) add_forwarded(edit, rs.view());
   add_forwardfor(edit);
+  add_originalto(edit);
   return Next::kForward;
 }
 

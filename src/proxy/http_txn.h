@@ -70,6 +70,8 @@ class HttpTxn final : public StreamTimes {
     pp_ = std::move(h);
   }
   const net::pp::Header* proxy_header() const override { return pp_.get(); }
+  // The client connection's socket, for what the transaction asks the kernel about it.
+  void set_client_fd(int fd) { client_fd_ = fd; }
   enum class Next : uint8_t { kForward, kReply };
   // Whether the mux must wait for the request's body (in its buffer) before on_request():
   // `option http-buffer-request`, or a POST that the stats page of a proxy with `stats admin`
@@ -279,6 +281,14 @@ class HttpTxn final : public StreamTimes {
   // it (closed without an answer) or close the server (a 502).
   Next response_content(int code, rules::HeadEdit& edit, HttpCodecs& codecs);
   void add_forwardfor(rules::HeadEdit& edit) const;
+  // `option forwarded` (the backend's) and `option originalto`, after the rules
+  // (http_txn_forward.cc).
+  void add_forwarded(rules::HeadEdit& edit, rules::RequestView& view);
+  void add_originalto(rules::HeadEdit& edit);
+  // The address the client connected to: the bind address, or the kernel's answer on a
+  // wildcard bind (asked once, then kept as the connection's), or what the PROXY header and
+  // set-dst said.
+  const net::SocketAddress* connection_dst();
   void make_unique_id(rules::HeadEdit& edit, rules::RequestView& view);
   // `answer` is route()'s handling of a rule verdict (deny, return, redirect...): true when
   // it answered.
@@ -335,6 +345,7 @@ class HttpTxn final : public StreamTimes {
   std::unique_ptr<net::SocketAddress> conn_src_;   // the connection's source, once set-src ran
   // The connection's local address once a tcp-request session rule set it (set-dst...).
   std::unique_ptr<net::SocketAddress> conn_dst_;
+  int client_fd_ = -1;   // set_client_fd()
   std::shared_ptr<const net::pp::Header> pp_;   // accept-proxy: the header received
   LocalReply* reply_ = nullptr;   // the codecs' reply, during on_request() and on_response()
   std::string* lb_key_ = nullptr;

@@ -45,6 +45,26 @@ struct HttpSettings {
     bool if_none = false;
   };
   ForwardFor forwardfor;
+  // `option forwarded` (backends): each part off, the connection's own value, or an expression.
+  struct Forwarded {
+    bool enabled = false;
+    bool proto = false;
+    enum class Part : uint8_t { kOff, kAuto, kExpr };
+    struct Item {
+      Part part = Part::kOff;
+      std::shared_ptr<const sample::Expr> expr;
+    };
+    Item host, by, by_port, for_, for_port;
+  };
+  Forwarded forwarded;
+  // `option originalto`.
+  struct OriginalTo {
+    bool enabled = false;
+    std::string header = "x-original-to";
+    bool has_except = false;
+    rules::Network except;
+  };
+  OriginalTo originalto;
   bool httplog = false;
   bool accept_unsafe_requests = false;        // option accept-unsafe-violations-in-http-request
   bool buffer_request = false;                // option http-buffer-request

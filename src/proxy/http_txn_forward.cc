@@ -1,0 +1,144 @@
+// What the request tells the server about the client's connection besides x-forwarded-for:
+// `option forwarded` (RFC 7239) and `option originalto`, as HAProxy 3.5 writes them.
+#include <arpa/inet.h>
+
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "net/socket.h"
+#include "proxy/http_txn.h"
+
+namespace sluice::proxy {
+namespace {
+
+// A node or port of the Forwarded field from an expression's sample: addresses as addresses
+// (IPv6 in brackets), anything else as its text (an obfuscated identifier such as `_hidden`).
+bool sample_text(const sample::Sample& s, bool node, std::string* out) {
+  char buf[INET6_ADDRSTRLEN];
+  switch (s.type) {
+    case sample::Type::kIpv4:
+      if (!inet_ntop(AF_INET, &s.v4, buf, sizeof buf)) return false;
+      *out = buf;
+      return true;
+    case sample::Type::kIpv6:
+      if (!inet_ntop(AF_INET6, &s.v6, buf, sizeof buf)) return false;
+      *out = node ? fmt::format("[{}]", buf) : std::string(buf);
+      return true;
+    case sample::Type::kSint:
+    case sample::Type::kBool:
+      *out = std::to_string(s.sint);
+      return true;
+    default:
+      out->assign(s.str);
+      return !out->empty();
+  }
+}
+
+// An address as a Forwarded node: IPv6 in brackets, "unknown" when there is none (a UNIX
+// socket).
+std::string node_of(const net::SocketAddress* a) {
+  if (!a || (a->family() != AF_INET && a->family() != AF_INET6)) return "unknown";
+  return a->family() == AF_INET6 ? fmt::format("[{}]", a->host_string()) : a->host_string();
+}
+
+// RFC 7239's quoting: a value with a port or an IPv6 address (anything beyond a token) is a
+// quoted-string.
+void append_param(std::string& out, std::string_view name, const std::string& value,
+                  bool always_quote = false) {
+  if (!out.empty()) out += ';';
+  out += name;
+  out += '=';
+  bool quote = always_quote || value.find_first_of(":[]\" ") != std::string::npos;
+  if (!quote) {
+    out += value;
+    return;
+  }
+  out += '"';
+  for (char c : value) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+}  // namespace
+
+const net::SocketAddress* HttpTxn::connection_dst() {
+  const net::SocketAddress* a = local_addr();
+  if (a && !a->is_any()) return a;
+  if (client_fd_ < 0 || l_.addr.kind != net::ListenAddress::Kind::kInet) return a;
+  // A wildcard bind: the kernel says which address the client reached (once per connection).
+  net::SocketAddress local;
+  if (!net::local_address(client_fd_, &local)) return a;
+  conn_dst_ = std::make_unique<net::SocketAddress>(local);
+  return local_addr();
+}
+
+void HttpTxn::add_forwarded(rules::HeadEdit& edit, rules::RequestView& view) {
+  using Part = HttpSettings::Forwarded::Part;
+  const HttpSettings::Forwarded& fw = be_->settings.h.forwarded;
+  // The value of one part: the connection's own (`own`), or the expression's; false: none.
+  auto value = [&](const HttpSettings::Forwarded::Item& item, bool node, auto own,
+                   std::string* out) {
+    if (item.part == Part::kAuto) {
+      *out = own();
+      return true;
+    }
+    sample::Sample s;
+    return item.expr && item.expr->eval(view, s) && sample_text(s, node, out);
+  };
+  std::string f;
+  if (fw.proto) append_param(f, "proto", "http");
+  if (fw.host.part != Part::kOff) {
+    std::string host;
+    auto own = [&] {
+      for (const auto& h : edit.headers)
+        if (http::iequals(h.name, "host")) return std::string(h.value);
+      return std::string();
+    };
+    if (value(fw.host, false, own, &host) || fw.host.part == Part::kAuto)
+      append_param(f, "host", host, true);
+  }
+  const net::SocketAddress* dst = nullptr;
+  for (auto [node, port, name, is_by] :
+       {std::tuple{&fw.by, &fw.by_port, "by", true}, std::tuple{&fw.for_, &fw.for_port, "for", false}}) {
+    if (node->part == Part::kOff) continue;
+    if (is_by && !dst) dst = connection_dst();
+    const net::SocketAddress* a = is_by ? dst : &client_;
+    std::string n;
+    if (!value(*node, true, [&] { return node_of(a); }, &n)) continue;
+    if (port->part != Part::kOff) {
+      std::string p;
+      auto own = [&] { return a && a->port() ? std::to_string(a->port()) : std::string(); };
+      if (value(*port, false, own, &p) && !p.empty()) n += ":" + p;
+    }
+    append_param(f, name, n);
+  }
+  // After the last Forwarded field the request carries, as one more element of its list.
+  for (auto it = edit.headers.rbegin(); it != edit.headers.rend(); ++it) {
+    if (!http::iequals(it->name, "forwarded")) continue;
+    it->value = edit.keep(fmt::format("{},{}", it->value, f));
+    edit.changed = true;
+    return;
+  }
+  edit.headers.push_back({edit.keep(std::string("forwarded")), edit.keep(std::move(f))});
+  edit.changed = true;
+}
+
+void HttpTxn::add_originalto(rules::HeadEdit& edit) {
+  const auto& fh = fe_.settings.h;
+  const auto& bh = be_->settings.h;
+  const bool fe_ot = fh.originalto.enabled, be_ot = be_ != &fe_ && bh.originalto.enabled;
+  if (!fe_ot && !be_ot) return;
+  const net::SocketAddress* dst = connection_dst();
+  if (!dst || (dst->family() != AF_INET && dst->family() != AF_INET6)) return;
+  if ((fe_ot && fh.originalto.has_except && fh.originalto.except.contains(*dst)) ||
+      (be_ot && bh.originalto.has_except && bh.originalto.except.contains(*dst)))
+    return;
+  const std::string& name = be_ot ? bh.originalto.header : fh.originalto.header;
+  edit.headers.push_back({edit.keep(name), edit.keep(dst->host_string())});
+  edit.changed = true;
+}
+
+}  // namespace sluice::proxy
