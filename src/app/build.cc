@@ -66,6 +66,9 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   h.httplog = p.option_httplog;
   h.accept_unsafe_requests = p.accept_unsafe_requests;
   h.buffer_request = p.option_http_buffer_request;
+  h.ignore_probes = p.option_http_ignore_probes;
+  h.abortonclose = p.option_abortonclose;
+  h.restrict_hdr_names = static_cast<proxy::HttpSettings::HdrNames>(p.restrict_req_hdr_names);
   h.request_rules = p.http_request_rules;
   h.response_rules = p.http_response_rules;
   h.after_response_rules = p.http_after_response_rules;

@@ -430,6 +430,12 @@ struct ProxyConfig {
   std::string dynamic_cookie_key;
   bool option_persist = false;
   bool option_http_buffer_request = false;   // read the request body before the rules
+  bool option_http_ignore_probes = false;    // silent close of connections that sent nothing
+  bool option_abortonclose = false;          // drop queued/connecting requests of closed clients
+  // `option http-restrict-req-hdr-names`: kUnset (not written), or what to do with request
+  // fields whose names are not letters, digits and '-'.
+  enum class HdrNames : uint8_t { kPreserve, kDelete, kReject, kUnset };
+  HdrNames restrict_req_hdr_names = HdrNames::kUnset;
   std::vector<PersistRuleConfig> persist_rules;
 };
 

@@ -37,6 +37,9 @@ constexpr OptionDef kOptions[] = {
     {"forwardfor", kFe | kBe, false, true, "[except <net>] [header <name>] [if-none]: append `x-forwarded-for: <client ip>` (nothing for UNIX clients); HTTP mode only (warns and is ignored in TCP mode)"},
     {"forwarded", kBe, true, true, "[proto] [host|host-expr <expr>] [by|by-expr <expr>] [by_port|by_port-expr <expr>] [for|for-expr <expr>] [for_port|for_port-expr <expr>]: add an RFC 7239 `forwarded` field (after any the client sent) with the request's scheme, its Host, the address and port the client connected to and the client's address and port, or the expressions' values (obfuscated identifiers); without parameters `proto` and `for`; a port without its node is dropped with HAProxy's warning; HTTP mode only"},
     {"originalto", kFe | kBe, true, false, "[except <net>] [header <name>]: add `x-original-to: <the address the client connected to>` (unless it is in `except`); the backend's header name wins; HTTP mode only"},
+    {"http-ignore-probes", kFe, true, false, "a connection closed or timed out before sending a single byte (a browser's speculative pre-connection) is closed silently: no 400 or 408, no log line, no error counted"},
+    {"http-restrict-req-hdr-names", kFe | kBe, false, false, "preserve|delete|reject: what happens to request fields whose names hold anything but letters, digits and `-` (`x_user`, `x.id`) once the rules ran: kept (the default), removed before the request goes to the server, or the request is answered with a 403 (denied); the backend's setting wins; HTTP mode only"},
+    {"abortonclose", kFe | kBe, true, false, "(in the frontend or the backend) a request whose client closed its connection while it waited in the queue or for the server connection is dropped (logged CQ-- or CC--, status -1) instead of being sent to a server no one will hear"},
     {"httplog", kFe, false, true, "[clf]: HAProxy's HTTP log format (or its CLF variant); in TCP mode it warns and falls back to tcplog; ignored in backends"},
     {"accept-unsafe-violations-in-http-request", kFe, true, false, "relax the request parser as HAProxy does (bytes >= 0x80 and `#` in the target, NUL in a value, non-tchar field names dropped, HTTP/0.9 GET and odd version tokens, unchecked authority, WebSocket without a valid key), and admit bare LF and obs-fold; HTTP mode only"},
     {"accept-invalid-http-request", kFe, true, false, "deprecated alias of accept-unsafe-violations-in-http-request (warns)"},
@@ -56,12 +59,11 @@ constexpr OptionDef kOptions[] = {
 };
 
 constexpr std::string_view kHaproxyOptions[] = {
-    "abortonclose", "accept-unsafe-violations-in-http-response", "accept-invalid-http-response",
+    "accept-unsafe-violations-in-http-response", "accept-invalid-http-response",
     "checkcache", "contstats", "disable-h2-upgrade",
     "external-check", "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
     "http-drop-request-trailers", "http-drop-response-trailers",
-    "http-ignore-probes", "http-pretend-keepalive",
-    "http-restrict-req-hdr-names", "http-use-proxy-header",
+    "http-pretend-keepalive", "http-use-proxy-header",
     "independent-streams", "ldap-check", "log-health-checks",
     "mysql-check",
     "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "spop-check", "ssl-hello-chk",
@@ -163,6 +165,24 @@ void kw_option(Parser& p, Line& l) {
     option_originalto(p, l);
     return;
   }
+  if (name == "http-restrict-req-hdr-names") {
+    static constexpr std::string_view kModes[] = {"preserve", "delete", "reject"};
+    if (l.args.size() < 3)
+      throw ConfigError{l.where + "missing parameter. option 'http-restrict-req-hdr-names' "
+                                  "expects 'preserve', 'reject' or 'delete' option."};
+    int m = -1;
+    for (int i = 0; i < 3; ++i)
+      if (l.args[2] == kModes[i]) m = i;
+    if (m < 0)
+      throw ConfigError{fmt::format("{}invalid parameter '{}'. option 'http-restrict-req-hdr-names' "
+                                    "expects 'preserve', 'reject' or 'delete' option.", l.where,
+                                    l.args[2])};
+    if (l.args.size() > 3)
+      throw ConfigError{fmt::format("{}'option' cannot handle unexpected argument '{}'.", l.where,
+                                    l.args[3])};
+    px.restrict_req_hdr_names = static_cast<ProxyConfig::HdrNames>(m);
+    return;
+  }
   if (name == "forwardfor") {
     ForwardForConfig ff;
     ff.enabled = true;
@@ -225,6 +245,10 @@ void kw_option(Parser& p, Line& l) {
     px.option_log_separate_errors = l.prefix == Prefix::kNone;
   } else if (name == "logasap") {
     px.option_logasap = l.prefix == Prefix::kNone;
+  } else if (name == "http-ignore-probes") {
+    px.option_http_ignore_probes = l.prefix == Prefix::kNone;
+  } else if (name == "abortonclose") {
+    px.option_abortonclose = l.prefix == Prefix::kNone;
   } else if (name == "http-buffer-request") {
     px.option_http_buffer_request = l.prefix == Prefix::kNone;
   } else if (name == "persist") {

@@ -228,7 +228,8 @@ bool H1Connection::step() {
       break;
     case Phase::kQueued:
     case Phase::kConnect:
-      if (c_err_) {
+      // option abortonclose: a client that closed its side no longer waits for the answer.
+      if (c_err_ || ((c_hup_ || c_eof_) && aborts_on_close())) {
         finish(phase_ == Phase::kQueued ? log::Termination{Cause::kClientClose, FinalState::kQueue} : log::Termination{Cause::kClientClose, FinalState::kConnect});
         return false;
       }
@@ -375,7 +376,9 @@ bool H1Connection::parse_request() {
     if (c_eof_) {
       // Closed between requests: silent after a keep-alive response; on a fresh connection
       // HAProxy logs it as a 400 CR that nobody receives.
-      if (!first_request_ || (fe_.settings.dontlognull)) txn_.quiet = true;
+      // option http-ignore-probes: a browser's pre-connection that was never used.
+      if (!first_request_ || fe_.settings.dontlognull || fe_.settings.h.ignore_probes)
+        txn_.quiet = true;
       txn_.status = first_request_ ? 400 : -1;
       if (!txn_.quiet) txn_.req_line = "<BADREQ>";
       finish({Cause::kClientClose, FinalState::kRequest});
@@ -418,6 +421,12 @@ bool H1Connection::parse_request() {
         txn_.capture_error(false, in, tx_->req_parser.tolerated());
       if (txn_.wants_body_first(tx_->req_parser.head())) {
         body_wait_ = true;
+        body_wait_expired_ = false;
+        // wait-for-body: its time, unless something else wants the whole body.
+        body_wait_until_ = !fe_.buffer_bodies && fe_.body_wait_ms &&
+                                   tx_->req_parser.head().body != http::BodyKind::kNone
+                               ? w_.loop().now_ms() + fe_.body_wait_ms
+                               : 0;
         // A client waiting for `100 Continue` before it sends the body is told to go on; the
         // server will not be asked again (begin_transaction() drops the Expect field).
         if (tx_->req_parser.head().expect_continue) {
@@ -463,14 +472,35 @@ bool H1Connection::wait_body() {
     state = B::kComplete;
   }
   if (state == B::kNotRead) {
-    if (!c_eof_ && !(cin_->room() == 0 && cin_->head == 0)) return false;
+    // wait-for-body: `at-least` bytes are enough; its time over first is a 408, as HAProxy
+    // 3.5 answers it (TR -1, the request line logged).
+    const uint64_t got = head.body == http::BodyKind::kChunked ? out.size() : body.size();
+    const uint64_t least = fe_.body_wait_ms ? fe_.body_wait_at_least : 0;
+    if (body_wait_expired_) {
+      body_wait_ = false;
+      body_wait_expired_ = false;
+      body_timeout(head);
+      return true;
+    }
+    const bool enough = body_wait_until_ != 0 && least && got >= least;
+    if (!c_eof_ && !(cin_->room() == 0 && cin_->head == 0) && !enough) return false;
     state = B::kTooLarge;
     if (head.body == http::BodyKind::kContentLength) out.assign(body);
   }
   body_wait_ = false;
+  body_wait_until_ = 0;
+  body_wait_expired_ = false;
   txn_.set_request_body(state, out);
   begin_transaction();
   return true;
+}
+
+void H1Connection::body_timeout(const http::RequestHead& head) {
+  txn_.count_bad_request();
+  txn_.req_line = fmt::format("{} {} {}", head.method, head.target, head.version);
+  txn_.killed_request = true;
+  if (cin_) cin_->reset();
+  error_reply(408, {Cause::kClientTimeout, FinalState::kRequest}, true);
 }
 
 void H1Connection::reject_request(int status, log::Termination term) {

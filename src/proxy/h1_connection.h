@@ -134,6 +134,13 @@ class H1Connection final : public Session {
   // A head the transaction wants with its body (HttpTxn::wants_body_first()): true once the
   // transaction began.
   bool wait_body();
+  // A body awaited before the transaction did not come in time: 408 (the head is logged).
+  void body_timeout(const http::RequestHead& head);
+  // option abortonclose, in the frontend or the transaction's backend.
+  bool aborts_on_close() const {
+    return fe_.settings.h.abortonclose ||
+           (txn_.backend() && txn_.backend()->settings.h.abortonclose);
+  }
   void begin_transaction();
   bool request_body();
   void reject_request(int status, log::Termination term);
@@ -239,6 +246,9 @@ class H1Connection final : public Session {
   bool upgrade_ = false;           // request asked for a protocol upgrade
   bool body_wait_ = false;         // kIdle: a complete head waits for its body (wait_body())
   bool continue_sent_ = false;     // sluice answered its Expect: 100-continue itself
+  // wait-for-body: when its time is over (0: no such limit), and whether it is.
+  uint64_t body_wait_until_ = 0;
+  bool body_wait_expired_ = false;
   bool reused_conn_ = false;       // the server connection came from the idle pool
   bool expect_tunnel_ = false;     // CONNECT
   bool first_request_ = true;

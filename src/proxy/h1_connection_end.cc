@@ -97,6 +97,7 @@ uint64_t H1Connection::deadline() const {
     case Phase::kIdle:
       // Soft stop: a connection with no request byte yet waits for it a short while only.
       if (stop_grace_ms_ && !txn_.t_first_byte_ms) consider(stop_grace_ms_);
+      if (body_wait_until_) consider(body_wait_until_);
       if (first_request_) {
         if (http_req) consider(txn_.t_idle_ms + http_req);
       } else if (txn_.t_first_byte_ms) {
@@ -175,12 +176,33 @@ void H1Connection::on_timer(core::Timer&) {
   const Timeouts& fto = fe_.settings.timeouts;
   switch (phase_) {
     case Phase::kIdle: {
+      if (body_wait_ && body_wait_until_ && now >= body_wait_until_) {
+        // wait-for-body's time: wait_body() decides whether what came is enough.
+        body_wait_until_ = 0;
+        body_wait_expired_ = true;
+        pump();
+        return;
+      }
       bool received = cin_ && cin_->size() > 0 &&
                       view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos;
       if (stop_grace_ms_ && !received && now >= stop_grace_ms_) {
         // Soft stop, and no request came in the grace: closed with a FIN, silently.
         txn_.quiet = true;
         begin_linger();
+        pump();
+        return;
+      }
+      if (!received && first_request_ && fe_.settings.h.ignore_probes) {
+        // option http-ignore-probes: a pre-connection that never carried a request is closed
+        // silently, without a 408, a log line or an error counted.
+        txn_.quiet = true;
+        finish({Cause::kClientTimeout, FinalState::kRequest});
+        return;
+      }
+      if (body_wait_) {
+        // The head came, its body did not (http-buffer-request, wait-for-body, a stats POST).
+        body_wait_ = false;
+        body_timeout(tx_->req_parser.head());
         pump();
         return;
       }

@@ -264,7 +264,7 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   const bool forward = route(edit, rs);
   // Response rules read the request line as received too (capture.req.uri, .method, .ver).
   if (!keep_line && has_response_rules()) keep_request_line(head);
-  if (!forward) return Next::kReply;
+  if (!forward || restrict_header_names(edit)) return Next::kReply;
   if (be_->settings.h.forwarded.enabled) add_forwarded(edit, rs.view());
   add_forwardfor(edit);
   add_originalto(edit);
@@ -598,7 +598,7 @@ bool HttpTxn::serve_stats(Proxy& px, rules::HeadEdit& edit, RequestScope& rs,
 }
 
 bool HttpTxn::wants_body_first(const http::RequestHead& head) const {
-  if (fe_.buffer_bodies && head.body != http::BodyKind::kNone) return true;
+  if ((fe_.buffer_bodies || fe_.body_wait_ms) && head.body != http::BodyKind::kNone) return true;
   // A POST without a body too: the page then reads an empty form.
   if (head.method_id != http::Method::kPost) return false;
   // The target as received: a rule that rewrites it into the page's prefix is not foreseen

@@ -74,8 +74,8 @@ class HttpTxn final : public StreamTimes {
   void set_client_fd(int fd) { client_fd_ = fd; }
   enum class Next : uint8_t { kForward, kReply };
   // Whether the mux must wait for the request's body (in its buffer) before on_request():
-  // `option http-buffer-request`, or a POST that the stats page of a proxy with `stats admin`
-  // may take (its form is the body).
+  // `option http-buffer-request`, `http-request wait-for-body`, or a POST that the stats page
+  // of a proxy with `stats admin` may take (its form is the body).
   bool wants_body_first(const http::RequestHead& head) const;
   // What the mux found of that body, for on_request(): kComplete with the whole body (chunks
   // decoded; `body` lives until the transaction ends), or kTooLarge with what arrived before
@@ -284,6 +284,9 @@ class HttpTxn final : public StreamTimes {
   // `option forwarded` (the backend's) and `option originalto`, after the rules
   // (http_txn_forward.cc).
   void add_forwarded(rules::HeadEdit& edit, rules::RequestView& view);
+  // `option http-restrict-req-hdr-names delete|reject`: true when the request is answered (a
+  // 403, reply_).
+  bool restrict_header_names(rules::HeadEdit& edit);
   void add_originalto(rules::HeadEdit& edit);
   // The address the client connected to: the bind address, or the kernel's answer on a
   // wildcard bind (asked once, then kept as the connection's), or what the PROXY header and

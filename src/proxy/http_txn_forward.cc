@@ -1,7 +1,11 @@
-// What the request tells the server about the client's connection besides x-forwarded-for:
-// `option forwarded` (RFC 7239) and `option originalto`, as HAProxy 3.5 writes them.
+// The request as it leaves for the server, once the rules ran: `option
+// http-restrict-req-hdr-names`, and what it tells the server about the client's connection
+// besides x-forwarded-for: `option forwarded` (RFC 7239) and `option originalto`, as HAProxy
+// 3.5 writes them.
 #include <arpa/inet.h>
 
+#include <algorithm>
+#include <cctype>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -139,6 +143,27 @@ void HttpTxn::add_originalto(rules::HeadEdit& edit) {
   const std::string& name = be_ot ? bh.originalto.header : fh.originalto.header;
   edit.headers.push_back({edit.keep(name), edit.keep(dst->host_string())});
   edit.changed = true;
+}
+
+bool HttpTxn::restrict_header_names(rules::HeadEdit& edit) {
+  using M = HttpSettings::HdrNames;
+  M mode = be_->settings.h.restrict_hdr_names;
+  if (mode == M::kUnset) mode = fe_.settings.h.restrict_hdr_names;
+  if (mode != M::kDelete && mode != M::kReject) return false;
+  auto bad = [](const http::Header& h) {
+    for (char c : h.name)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-')) return true;
+    return false;
+  };
+  if (mode == M::kDelete) {
+    if (std::erase_if(edit.headers, bad) > 0) edit.changed = true;
+    return false;
+  }
+  if (std::none_of(edit.headers.begin(), edit.headers.end(), bad)) return false;
+  w_.fe_counters(fe_.index).dreq.add();
+  if (be_ != &fe_) w_.be_counters(be_->index).dreq.add();
+  *reply_ = error_reply(403, {log::Cause::kProxy, log::FinalState::kRequest}, false, true, true);
+  return true;
 }
 
 }  // namespace sluice::proxy

@@ -78,7 +78,17 @@ Proxy* Process::proxy_named(std::string_view name, bool frontend) const {
 
 base::Result<void> Process::bind_all() {
   bool any_buffers = false;
-  for (const auto& p : proxies_) any_buffers = any_buffers || p->settings.h.buffer_request;
+  // The first wait-for-body rule of a proxy's http-request rules, or null.
+  auto wait_rule = [](const Proxy& px) -> const rules::HttpRule* {
+    for (const auto& r : px.settings.h.request_rules)
+      if (r.action == rules::HttpRule::Action::kWaitForBody) return &r;
+    return nullptr;
+  };
+  const rules::HttpRule* any_wait = nullptr;
+  for (const auto& p : proxies_) {
+    any_buffers = any_buffers || p->settings.h.buffer_request;
+    if (!any_wait) any_wait = wait_rule(*p);
+  }
   for (auto& p : proxies_) {
     int t = p->settings.default_backend;
     if (t >= 0) {
@@ -92,6 +102,16 @@ base::Result<void> Process::bind_all() {
         buffers = buffers || u.dynamic ||
                   proxies_[static_cast<std::size_t>(u.backend)]->settings.h.buffer_request;
       p->buffer_bodies = buffers;
+    }
+    if (p->settings.frontend && any_wait) {
+      const rules::HttpRule* w = wait_rule(*p);
+      if (!w && p->target) w = wait_rule(*p->target);
+      for (const auto& u : p->settings.use_backends)
+        if (!w) w = u.dynamic ? any_wait : wait_rule(*proxies_[static_cast<std::size_t>(u.backend)]);
+      if (w) {
+        p->body_wait_ms = std::max<uint32_t>(w->wait_ms, 1);
+        p->body_wait_at_least = w->wait_at_least;
+      }
     }
     if (!p->settings.frontend) continue;
     // Listener ids are deterministic: a bind line's `id` goes to its first socket

@@ -136,6 +136,12 @@ struct Proxy {
   // Frontends: a request's body is read before its rules run (`option http-buffer-request`
   // here, or on a backend its rules may pick: they are not known before the rules).
   bool buffer_bodies = false;
+  // Frontends: `http-request wait-for-body` here or in a backend its rules may pick (the first
+  // such rule's limits): the body is awaited before the rules until it is whole, the buffer
+  // is full or `body_wait_at_least` bytes came; `body_wait_ms` passing first is a 408, as in
+  // HAProxy 3.5.
+  uint32_t body_wait_ms = 0;
+  uint64_t body_wait_at_least = 0;
   int server_base = 0;                       // first global server index of this backend
   std::atomic<uint64_t> log_count{0};       // traffic lines this frontend logged (%lc)
   std::atomic<int> be_conns{0};              // current sessions on the backend side

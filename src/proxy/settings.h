@@ -68,6 +68,11 @@ struct HttpSettings {
   bool httplog = false;
   bool accept_unsafe_requests = false;        // option accept-unsafe-violations-in-http-request
   bool buffer_request = false;                // option http-buffer-request
+  bool ignore_probes = false;                 // option http-ignore-probes
+  bool abortonclose = false;                  // option abortonclose (backends)
+  // option http-restrict-req-hdr-names; kUnset: the other proxy's setting, else kPreserve.
+  enum class HdrNames : uint8_t { kPreserve, kDelete, kReject, kUnset };
+  HdrNames restrict_hdr_names = HdrNames::kUnset;
   std::vector<rules::HttpRule> request_rules;
   std::vector<rules::HttpRule> response_rules;
   std::vector<rules::HttpRule> after_response_rules;   // http-after-response

@@ -287,6 +287,8 @@ Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit&
         return out;
       case Action::kAllow:
         return out;
+      case Action::kWaitForBody:
+        break;   // the mux waited before the rules (proxy::HttpTxn::wants_body_first())
       case Action::kUseService:
       case Action::kAuth:
         out = r.reply;

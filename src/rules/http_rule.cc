@@ -3,11 +3,13 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "base/time_units.h"
 #include "rules/internal.h"
 
 namespace sluice::rules {
@@ -35,7 +37,7 @@ constexpr ActionName kActions[] = {
     {"replace-uri", Action::kReplaceUri, true},
     {"auth", Action::kAuth, true},
     {"tarpit", Action::kTarpit, true},              {"reject", Action::kReject, true},
-    {"silent-drop", Action::kSilentDrop, true},
+    {"silent-drop", Action::kSilentDrop, true},      {"wait-for-body", Action::kWaitForBody, true},
 };
 
 // HAProxy actions sluice does not implement yet.
@@ -49,7 +51,7 @@ constexpr std::string_view kHaproxyRequestActions[] = {
     "set-priority-class", "set-priority-offset", "set-retries",
     "set-tos",
     "strict-mode", "track-sc0", "track-sc1", "track-sc2",
-    "wait-for-body", "wait-for-handshake",
+    "wait-for-handshake",
 };
 // What `http-after-response` takes besides them (HAProxy 3.5's list).
 constexpr std::string_view kAfterResponseActions[] = {
@@ -126,6 +128,25 @@ base::Result<std::string> read_file(const std::string& path, const std::string& 
   if (data.size() > kMaxReplyFile)
     return base::Error::text(fmt::format("file '{}' is too large ({} bytes, at most {})", p, data.size(), kMaxReplyFile));
   return data;
+}
+
+// HAProxy's size syntax: digits with an optional k, m or g (powers of 1024).
+std::optional<uint64_t> parse_bytes(std::string_view w) {
+  uint64_t v = 0;
+  std::size_t i = 0;
+  for (; i < w.size() && w[i] >= '0' && w[i] <= '9'; ++i) {
+    if (v > (UINT64_MAX - 9) / 10) return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(w[i] - '0');
+  }
+  if (i == 0) return std::nullopt;
+  if (i == w.size()) return v;
+  if (i + 1 != w.size()) return std::nullopt;
+  switch (w[i] | 0x20) {
+    case 'k': return v << 10;
+    case 'm': return v << 20;
+    case 'g': return v << 30;
+    default: return std::nullopt;
+  }
 }
 
 // deny / return options: [status|deny_status <code>] [content-type <t>]
@@ -517,6 +538,27 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
       if (i < words.size() && words[i] == "realm") {
         if (i + 1 >= words.size() || words[i + 1].empty()) return c.action_error("missing realm value.\n");
         r.reply.realm = words[i + 1];
+        i += 2;
+      }
+      break;
+    }
+    case Action::kWaitForBody: {
+      // wait-for-body time <time> [at-least <bytes>]
+      if (words.size() < 2 || words[1] != "time")
+        return c.action_error("expects time <time> [ at-least <bytes> ]");
+      if (words.size() < 3) return c.action_error("missing argument for 'time'");
+      base::TimeValue t = base::parse_time(words[2], base::TimeUnit::kMs);
+      if (t.status == base::TimeValue::Status::kBadChar)
+        return c.action_error(fmt::format("unexpected character '{}'", t.bad));
+      if (t.status != base::TimeValue::Status::kOk)
+        return c.action_error(fmt::format("invalid time '{}'", words[2]));
+      r.wait_ms = t.value;
+      i = 3;
+      if (i < words.size() && words[i] == "at-least") {
+        if (i + 1 >= words.size()) return c.action_error("missing argument for 'at-least'");
+        auto n = parse_bytes(words[i + 1]);
+        if (!n) return c.action_error(fmt::format("invalid size '{}'", words[i + 1]));
+        r.wait_at_least = *n;
         i += 2;
       }
       break;

@@ -247,6 +247,9 @@ class HttpRule {
     kAuth,                                       // [realm <realm>] (requests)
     kTarpit,                                     // like deny, answered after timeout tarpit
     kReject, kSilentDrop,                        // close without an answer (requests)
+    // time <t> [at-least <bytes>] (requests): the mux waits for the body before the rules
+    // run (see wait_ms), so that the rule itself has nothing left to do.
+    kWaitForBody,
   };
   Action action = Action::kAllow;
   RuleLoc loc;
@@ -287,6 +290,8 @@ class HttpRule {
   // id (declare_capture_slots()).
   int capture_id = -1;
   int capture_len = 0;
+  uint32_t wait_ms = 0;          // wait-for-body: time
+  uint64_t wait_at_least = 0;    // wait-for-body: at-least (bytes; 0 none)
   // set-log-level: StreamEdit::log_level's encoding.
   int8_t log_level = 0;
   // set-timeout: which one, and its time in ms (0: `expr` gives it, in ms).

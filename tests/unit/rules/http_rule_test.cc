@@ -396,7 +396,18 @@ TEST_F(RuleTest, Errors) {
             "available here.");
   EXPECT_EQ(error("lua.foo"), "'http-request lua.foo' is not supported by sluice yet.");
   EXPECT_EQ(error("track-sc0 src"), "'http-request track-sc0' is not supported by sluice yet.");
-  EXPECT_EQ(error("wait-for-body time 1s"), "'http-request wait-for-body' is not supported by sluice yet.");
+  EXPECT_EQ(error("wait-for-body time 1s at-least 1k"), "");
+  EXPECT_EQ(rule("wait-for-body time 1s at-least 1k").wait_at_least, 1024u);
+  EXPECT_EQ(rule("wait-for-body time 1500").wait_ms, 1500u);
+  EXPECT_EQ(error("wait-for-body"), "error detected while parsing 'http-request wait-for-body' "
+                                    "rule : expects time <time> [ at-least <bytes> ].");
+  EXPECT_EQ(error("wait-for-body time"), "error detected while parsing 'http-request "
+                                         "wait-for-body' rule : missing argument for 'time'.");
+  EXPECT_EQ(error("wait-for-body time 1x"), "error detected while parsing 'http-request "
+                                            "wait-for-body' rule : unexpected character 'x'.");
+  EXPECT_EQ(error("wait-for-body time 1s at-least"),
+            "error detected while parsing 'http-request wait-for-body' rule : missing argument "
+            "for 'at-least'.");
   EXPECT_EQ(error("set-path /x", RuleSide::kResponse), "'http-response set-path' is not supported by sluice yet.");
   EXPECT_EQ(error("set-status 500", RuleSide::kResponse), "");
   EXPECT_NE(error("set-status 99", RuleSide::kResponse).find("set-status"), std::string::npos);
