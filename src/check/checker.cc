@@ -58,8 +58,9 @@ void Checker::close_socket() {
 void Checker::on_timer(core::Timer&) {
   uint64_t now = loop_.now_ms();
   if (phase_ == Phase::kIdle) {
-    // Maintenance pauses the check (HAProxy); look again after one interval.
-    if (srv_.admin_state() == lb::AdminState::kMaint) {
+    // Maintenance pauses the check (HAProxy), resolution maintenance too (init-addr none:
+    // there is no address to check); look again after one interval.
+    if (srv_.admin_state() == lb::AdminState::kMaint || srv_.settings().unresolved) {
       loop_.timers().arm(timer_, now + s_.intervals.inter_ms);
       return;
     }

@@ -103,6 +103,10 @@ void change_addr(const CommandContext& ctx, stats::ServerRef ref, const Words& w
     case stats::AddrResult::Status::kPortMapped:
       *out += "can't change <port> when port map is enabled\n";
       return;
+    case stats::AddrResult::Status::kNoFamily:
+      *out += "Update for the current server address family is only supported through "
+              "configuration file.\n";
+      return;
     case stats::AddrResult::Status::kOk: break;
   }
   std::string msg;

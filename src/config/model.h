@@ -109,6 +109,12 @@ struct ServerConfig {
   bool has_check_addr = false;  // `addr`
   net::SocketAddress check_addr;
   bool shutdown_on_down = false;   // `on-marked-down shutdown-sessions`
+  // `init-addr last,libc,none,<ip>`: how a server whose address is a host name gets its
+  // first address, tried in order ("last": the server-state file, which sluice has not;
+  // "libc": the resolver; "none": no address, the server in maintenance; else an IP).
+  // Empty: HAProxy's default (last,libc).
+  std::vector<std::string> init_addr;
+  bool unresolved = false;         // init-addr none applied: no address yet
   std::string cookie;              // `cookie <value>`: the persistence cookie's value ("" none)
   bool id_custom = false;          // `id <n>` written (id then holds it); else numbered at the end
   // The idle server-connection pool (http-reuse): `pool-max-conn` (-1 unlimited, 0 none),

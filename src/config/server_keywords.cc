@@ -1,6 +1,8 @@
 // `server` and `default-server` lines and the server options they share.
 #include "config/proxy_keywords.h"
 
+#include <arpa/inet.h>
+
 #include <cctype>
 #include <climits>
 #include <cstdint>
@@ -14,6 +16,12 @@
 namespace sluice::config::proxy_kw {
 
 namespace {
+
+bool literal_ip(const std::string& s) {
+  in_addr a4;
+  in6_addr a6;
+  return inet_pton(AF_INET, s.c_str(), &a4) == 1 || inet_pton(AF_INET6, s.c_str(), &a6) == 1;
+}
 
 // A time argument of a server option (`inter 2s`, `slowstart 10s`), HAProxy's messages.
 uint32_t server_time(Parser& p, const std::string& head, const std::string& o, const std::string& v,
@@ -86,11 +94,12 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       "weight", "maxconn", "backup", "disabled", "enabled", "slowstart", "check", "no-check",
       "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down",
       "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2", "proxy-v2-options",
-      "cookie", "id", "pool-max-conn", "pool-low-conn", "pool-purge-delay", "max-reuse"};
+      "cookie", "id", "pool-max-conn", "pool-low-conn", "pool-purge-delay", "max-reuse",
+      "init-addr"};
   static constexpr std::string_view kHaproxyOpts[] = {
       "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check-ssl",
       "check-send-proxy", "crt", "error-limit",
-      "init-addr", "maxqueue", "minconn", "observe", "on-error",
+      "maxqueue", "minconn", "observe", "on-error",
       "on-marked-up", "proto",
       "redir", "resolvers", "resolve-prefer", "set-proxy-v2-tlv-fmt",
       "sni", "source", "ssl", "track", "verify", "verifyhost", "ws", "tfo", "namespace",
@@ -157,6 +166,20 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
         throw ConfigError{fmt::format("{} : 'addr' : invalid address '{}'.", head, v)};
       s.has_check_addr = true;
       s.check_addr = r.value().addr;
+      i += 2;
+    } else if (o == "init-addr") {
+      s.init_addr.clear();
+      std::string_view rest = v;
+      while (!rest.empty()) {
+        std::size_t comma = rest.find(',');
+        std::string m(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        if (m.empty()) continue;
+        if (m != "last" && m != "libc" && m != "none" && !literal_ip(m))
+          throw ConfigError{fmt::format("{} : 'init-addr' : unknown init-addr method '{}', "
+                                        "supported methods are 'libc', 'last', 'none'..", head, m)};
+        s.init_addr.push_back(std::move(m));
+      }
       i += 2;
     } else if (o == "on-marked-down") {
       if (v != "shutdown-sessions")
@@ -227,6 +250,61 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
 
 }  // namespace
 
+namespace {
+
+// The host part of a server address word (`host:port`, `[v6]:port`, `host`), and whether it is
+// already an IP address (init-addr then has nothing to do).
+std::string host_part(std::string_view text) {
+  if (text.starts_with("[")) {
+    std::size_t end = text.find(']');
+    return std::string(text.substr(1, end == std::string_view::npos ? text.size() : end - 1));
+  }
+  std::size_t colon = text.find(':');
+  if (colon != std::string_view::npos && text.find(':', colon + 1) == std::string_view::npos)
+    return std::string(text.substr(0, colon));
+  return std::string(text);
+}
+
+// A host name that did not resolve (`failed`: the name the resolver refused), or (with
+// init-addr) one that resolved (`failed` empty): the first init-addr method that gives an
+// address wins, as in HAProxy.
+void apply_init_addr(ServerConfig& s, const std::string& addr, const std::string& failed,
+                     const std::string& head) {
+  const bool resolved = failed.empty();
+  std::string host = resolved ? host_part(addr) : failed;
+  if (resolved && literal_ip(host)) return;
+  const bool written = !s.init_addr.empty();
+  std::vector<std::string> methods = written ? s.init_addr : std::vector<std::string>{"last", "libc"};
+  // The address with a placeholder host: its port (or port map) as written.
+  auto with_host = [&](const std::string& ip) {
+    std::string text = addr;
+    std::size_t at = text.find(host);
+    std::string rep = ip.find(':') != std::string::npos && !addr.starts_with("[") ? "[" + ip + "]" : ip;
+    text.replace(at, host.size(), rep);
+    auto r = net::parse_server_address(text);
+    if (!r.ok()) throw ConfigError{fmt::format("{} : {}", head, r.error().message)};
+    return r.value();
+  };
+  for (const std::string& m : methods) {
+    if (m == "last") continue;   // no server-state file in sluice
+    if (m == "libc") {
+      if (resolved) return;
+      continue;
+    }
+    if (m == "none") {
+      s.addr = with_host("0.0.0.0");
+      s.unresolved = true;
+      return;
+    }
+    s.addr = with_host(m);
+    return;
+  }
+  throw ConfigError{fmt::format("{} : {} address '{}'.", head,
+                                written ? "no method found to resolve" : "could not resolve", host)};
+}
+
+}  // namespace
+
 void kw_server(Parser& p, Line& l) {
   ProxyState& ps = p.cur_proxy();
   ProxyConfig& px = ps.cfg;
@@ -242,11 +320,22 @@ void kw_server(Parser& p, Line& l) {
   s.addr_text = l.args[2];
   std::string addr = p.address_word(l, 2, "server");
   auto r = net::parse_server_address(addr);
-  if (!r.ok()) throw ConfigError{fmt::format("{} : {}", head, r.error().message)};
-  s.addr = r.value();
+  // A host name that does not resolve may still be fine: init-addr (after the options) says.
+  const bool resolved = r.ok();
+  static constexpr std::string_view kUnresolved = "could not resolve address '";
+  if (!r.ok() && !r.error().message.starts_with(kUnresolved))
+    throw ConfigError{fmt::format("{} : {}", head, r.error().message)};
+  std::string failed;
+  if (!resolved) {
+    const std::string& m = r.error().message;
+    failed = m.substr(kUnresolved.size(), m.rfind('\'') - kUnresolved.size());
+  }
+  if (resolved) s.addr = r.value();
   s.id_custom = false;
   s.id = 0;
+  s.unresolved = false;
   parse_server_options(p, l, 3, s, head);
+  if (!resolved || !s.init_addr.empty()) apply_init_addr(s, addr, failed, head);
   if (s.id_custom)
     for (const ServerConfig& o : px.servers)
       if (o.id_custom && o.id == s.id)

@@ -101,7 +101,8 @@ namespace {
 // Whether a server takes new load-balanced connections, from its three states (read with the
 // backend's writer lock held, under which they are written).
 bool serves(const Server& s) {
-  return s.admin_state() == AdminState::kReady && s.check_up() && !s.stopping();
+  return s.admin_state() == AdminState::kReady && s.check_up() && !s.stopping() &&
+         !s.settings().unresolved;
 }
 }  // namespace
 

@@ -38,6 +38,10 @@ struct ServerSettings {
   int maxconn = 0;            // 0 = unlimited
   bool backup = false;
   bool disabled = false;
+  // `init-addr none` left it without an address: in maintenance (HAProxy's "MAINT
+  // (resolution)") for good, whatever the admin state says; sluice has no DNS resolvers to
+  // give it one later.
+  bool unresolved = false;
   uint32_t slowstart_ms = 0;  // 0 = none
   // `send-proxy` (1) / `send-proxy-v2` (2): each connection to the server opens with a PROXY
   // protocol header carrying the client's addresses; such a connection serves that client
@@ -140,7 +144,7 @@ class Server {
  public:
   Server(ServerSettings settings, int index)
       : s_(std::move(settings)), index_(index), weight_(s_.weight), eweight_(s_.weight),
-        admin_up_(!s_.disabled),
+        admin_up_(!s_.disabled && !s_.unresolved),
         admin_state_(s_.disabled ? AdminState::kMaint : AdminState::kReady),
         endpoint_(std::make_unique<ServerEndpoint>(
             ServerEndpoint{s_.addr, s_.port_mapped, s_.port_offset})),

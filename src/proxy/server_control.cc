@@ -188,6 +188,10 @@ stats::AddrResult ServerControlImpl::set_addr(stats::ServerRef ref, std::string_
     r.status = stats::AddrResult::Status::kInvalidAddr;
     return r;
   }
+  if (s.settings().unresolved) {
+    r.status = stats::AddrResult::Status::kNoFamily;
+    return r;
+  }
   r.old_ip = cur.addr.host_string();
   r.new_ip = addr.host_string();
   r.old_port = cur.port_mapped ? 0 : cur.addr.port();

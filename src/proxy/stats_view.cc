@@ -88,7 +88,8 @@ void fill_check_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64_
   ss.chkdown = cs.chkdown.load(std::memory_order_relaxed);
   ss.downtime_s = cs.downtime_at(now) / 1000;
   if (uint64_t t = srv.last_change_ms(); t && now >= t) ss.lastchg_s = static_cast<int64_t>((now - t) / 1000);
-  if (srv.admin_state() == lb::AdminState::kMaint) return;   // MAINT wins over everything
+  // MAINT wins over everything, resolution maintenance (init-addr none) too.
+  if (srv.admin_state() == lb::AdminState::kMaint || srv.settings().unresolved) return;
   std::string progress =
       health < top ? fmt::format(" {}/{}", health - cs.rise + 1, cs.fall) : std::string();
   // Stopping (spec 3.5 rule 5) comes before the drain of a running server (rule 4).
@@ -232,8 +233,10 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
         ss.cookie = st.cookie;
         // The address `set server addr` published last, not the configured one.
         const lb::ServerEndpoint ep = srv.endpoint();
-        ss.addr = ep.addr.to_string();
-        ss.host = ep.addr.host_string();
+        if (!st.unresolved) {   // init-addr none: no address to show (HAProxy: empty, "-")
+          ss.addr = ep.addr.to_string();
+          ss.host = ep.addr.host_string();
+        }
         ss.port = ep.port_mapped ? 0 : ep.addr.port();
         ss.weight = srv.weight();
         ss.eweight = srv.eweight();
@@ -245,15 +248,19 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
         // Administrative state first (spec 3.5: MAINT wins over everything), then the
         // operational state that the health verdict (or `set server health`) gives.
         const lb::AdminState adm = srv.admin_state();
-        ss.admin_state = adm == lb::AdminState::kMaint   ? 0x01
-                         : adm == lb::AdminState::kDrain ? 0x08
-                                                         : 0;
-        ss.op_state = adm == lb::AdminState::kMaint ? 0
+        // init-addr none: HAProxy's resolution maintenance (SRV_ADMF_RMAINT).
+        const bool rmaint = st.unresolved;
+        ss.admin_state = (adm == lb::AdminState::kMaint   ? 0x01
+                          : adm == lb::AdminState::kDrain ? 0x08
+                                                          : 0) |
+                         (rmaint ? 0x20 : 0);
+        ss.op_state = adm == lb::AdminState::kMaint || rmaint ? 0
                       : !srv.check_up()             ? 0
                       : srv.stopping()              ? 3
                       : srv.throttle() >= 0         ? 1   // starting: warming up
                                                     : 2;
         ss.status = adm == lb::AdminState::kMaint   ? "MAINT"
+                    : rmaint                        ? "MAINT (resolution)"
                     : !srv.check_up()               ? "DOWN"
                     : srv.stopping()                ? "NOLB"
                     : adm == lb::AdminState::kDrain ? "DRAIN"

@@ -45,7 +45,9 @@ enum class HealthResult {
 
 // Outcome of `set server addr`: the old and new address and port, as HAProxy prints them.
 struct AddrResult {
-  enum class Status { kOk, kInvalidAddr, kPortMapped } status = Status::kOk;
+  // kNoFamily: the server has no address yet (init-addr none): HAProxy only lets the
+  // configuration give it one.
+  enum class Status { kOk, kInvalidAddr, kPortMapped, kNoFamily } status = Status::kOk;
   std::string old_ip, new_ip;
   int old_port = 0, new_port = 0;
 };

@@ -1,0 +1,66 @@
+"""`server ... init-addr last,libc,none,<ip>` (and on default-server): a server whose host name
+does not resolve at start-up stops the start unless init-addr says what to do. `none` starts
+it without an address, in maintenance ("MAINT (resolution)"), and the CLI cannot give it one;
+an IP gives it that address. The name used ("no..such") is refused by the resolver library
+itself, so that no DNS query leaves the machine. HAProxy 3.5 refuses that name before any
+resolution ("Can't create DNS resolution for server"); with "nosuch.invalid" instead (which
+needs a resolver that answers), its texts and states are the ones expected here."""
+from __future__ import annotations
+
+import socket
+
+import sluice_harness as h
+from sluice_harness import HTTP_DEFAULTS, config_refused, free_port, run_sluice
+
+
+def test_start_up_choices(cfg):
+    base = f"{HTTP_DEFAULTS}\nbackend b\n"
+    path = cfg(base + "    server s no..such:80\n")
+    config_refused(path, f"[{path}:{h.line_of(path, 'server s')}] : 'server b/s' : could not "
+                         "resolve address 'no..such'.")
+    path = cfg(base + "    server s no..such:80 init-addr last\n")
+    config_refused(path, "'server b/s' : no method found to resolve address 'no..such'.")
+    config_refused(cfg(base + "    server s no..such:80 init-addr foo\n"),
+                   "'server b/s' : 'init-addr' : unknown init-addr method 'foo', supported "
+                   "methods are 'libc', 'last', 'none'..")
+    for ok in ("    server s no..such:80 init-addr none\n",
+               "    server s no..such:80 init-addr last,libc,10.1.2.3\n",
+               "    default-server init-addr none\n    server s no..such:80\n",
+               "    server s localhost:80 init-addr none\n"):
+        rc, _, err = run_sluice(["-c", "-f", str(cfg(base + ok))])
+        assert rc == 0, (ok, err)
+
+
+def test_servers_without_address(cfg, sluice, short_tmp):
+    port = free_port()
+    sock = f"{short_tmp}/s.sock"
+    text = f"""
+global
+    stats socket {sock} level admin
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{port}
+    default_backend b
+backend b
+    server s no..such:80 init-addr none check
+    server t no..such:80 init-addr libc,127.0.0.2
+"""
+    sluice(cfg(text), wait_ports=[port])
+    rows = h.show_stat(sock)
+    s, t = h.stat_row(rows, "b", "s"), h.stat_row(rows, "b", "t")
+    assert (s["status"], s["addr"]) == ("MAINT (resolution)", ""), s
+    assert (t["status"], t["addr"]) == ("no check", "127.0.0.2:80"), t
+    state = h.cli(sock, "show servers state b").splitlines()
+    line = next(l.split() for l in state if l.startswith("3 b 1 s "))
+    assert (line[4], line[5], line[6]) == ("-", "0", "32"), line
+    assert h.cli(sock, "set server b/s addr 127.0.0.1 port 9").strip() == (
+        "Update for the current server address family is only supported through configuration "
+        "file.")
+    h.cli(sock, "set server b/s state ready")
+    assert h.stat_row(h.show_stat(sock), "b", "s")["status"] == "MAINT (resolution)"
+    # Traffic goes to t only (an unused address: the connection is refused, a 503).
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+        c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        got = c.recv(100)
+    assert got.startswith(b"HTTP/1.1 503 "), got
+    assert h.stat_row(h.show_stat(sock), "b", "t")["econ"] != "0"
