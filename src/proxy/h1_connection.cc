@@ -546,7 +546,7 @@ void H1Connection::begin_transaction() {
   req_skip_ = 0;
   req_rechunk_ = false;
 
-  if (!txn_.body_was_read()) {
+  if (req_body_ != http::BodyKind::kNone && !txn_.body_was_read()) {
     std::string_view after = view_of(cin_).substr(tx_->req_parser.consumed());
     if (req_body_ == http::BodyKind::kContentLength) {
       std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(after.size(), req_left_));

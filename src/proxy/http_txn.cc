@@ -264,10 +264,16 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   const bool forward = route(edit, rs);
   // Response rules read the request line as received too (capture.req.uri, .method, .ver).
   if (!keep_line && has_response_rules()) keep_request_line(head);
-  if (!forward || restrict_header_names(edit)) return Next::kReply;
-  if (be_->settings.h.forwarded.enabled) add_forwarded(edit, rs.view());
+  if (!forward) return Next::kReply;
+  const HttpSettings& fh = fe_.settings.h;
+  const HttpSettings& bh = be_->settings.h;
+  using HN = HttpSettings::HdrNames;
+  const HN names = bh.restrict_hdr_names != HN::kUnset ? bh.restrict_hdr_names : fh.restrict_hdr_names;
+  if ((names == HN::kDelete || names == HN::kReject) && restrict_header_names(edit))
+    return Next::kReply;
+  if (bh.forwarded.enabled) add_forwarded(edit, rs.view());
   add_forwardfor(edit);
-  add_originalto(edit);
+  if (fh.originalto.enabled || bh.originalto.enabled) add_originalto(edit);
   return Next::kForward;
 }
 
@@ -597,10 +603,8 @@ bool HttpTxn::serve_stats(Proxy& px, rules::HeadEdit& edit, RequestScope& rs,
   return true;
 }
 
-bool HttpTxn::wants_body_first(const http::RequestHead& head) const {
-  if ((fe_.buffer_bodies || fe_.body_wait_ms) && head.body != http::BodyKind::kNone) return true;
+bool HttpTxn::stats_admin_post(const http::RequestHead& head) const {
   // A POST without a body too: the page then reads an empty form.
-  if (head.method_id != http::Method::kPost) return false;
   // The target as received: a rule that rewrites it into the page's prefix is not foreseen
   // (the page then answers the POST as one whose body did not fit).
   stats::ServiceRequest req;

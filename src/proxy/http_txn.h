@@ -76,7 +76,11 @@ class HttpTxn final : public StreamTimes {
   // Whether the mux must wait for the request's body (in its buffer) before on_request():
   // `option http-buffer-request`, `http-request wait-for-body`, or a POST that the stats page
   // of a proxy with `stats admin` may take (its form is the body).
-  bool wants_body_first(const http::RequestHead& head) const;
+  bool wants_body_first(const http::RequestHead& head) const {
+    if (head.body != http::BodyKind::kNone && (fe_.buffer_bodies || fe_.body_wait_ms)) return true;
+    return head.method_id == http::Method::kPost && !w_.process().stats_admin_proxies().empty() &&
+           stats_admin_post(head);
+  }
   // What the mux found of that body, for on_request(): kComplete with the whole body (chunks
   // decoded; `body` lives until the transaction ends), or kTooLarge with what arrived before
   // the buffer filled up or the client stopped sending (req.body reads it, not the stats page).
@@ -287,6 +291,8 @@ class HttpTxn final : public StreamTimes {
   // `option http-restrict-req-hdr-names delete|reject`: true when the request is answered (a
   // 403, reply_).
   bool restrict_header_names(rules::HeadEdit& edit);
+  // A POST the stats page of a proxy with `stats admin` may take.
+  bool stats_admin_post(const http::RequestHead& head) const;
   void add_originalto(rules::HeadEdit& edit);
   // The address the client connected to: the bind address, or the kernel's answer on a
   // wildcard bind (asked once, then kept as the connection's), or what the PROXY header and

@@ -218,7 +218,7 @@ ServerConn* Worker::take_idle(int srv_global, bool safe_only) {
     if (safe_only && c->requests < 2) continue;
     list.erase(std::next(it).base());
     --idle_count_;
-    process_.idle_pooled(srv_global).fetch_sub(1, std::memory_order_relaxed);
+    uncount_pooled(c);
     c->pooled = false;
     return c;
   }
@@ -237,13 +237,15 @@ void Worker::park_idle(ServerConn* c) {
     close_server_conn(c);
     return;
   }
-  std::atomic<int>& pooled = process_.idle_pooled(c->srv_global);
+  // The process-wide count (a cache line all threads write) is kept only for the servers
+  // that have a pool-max-conn to compare it with.
+  std::atomic<int>* pooled = ss.pool_max_conn > 0 ? &process_.idle_pooled(c->srv_global) : nullptr;
   // Full: the oldest idle connection makes room (the newest is the likeliest to stay usable).
   // pool-max-conn counts every thread's: this thread's oldest makes room, and without one of
   // its own this connection closes.
   if (list.size() >= kPoolMaxPerServer) {
     close_server_conn(list.front());
-  } else if (ss.pool_max_conn > 0 && pooled.load(std::memory_order_relaxed) >= ss.pool_max_conn) {
+  } else if (pooled && pooled->load(std::memory_order_relaxed) >= ss.pool_max_conn) {
     if (list.empty()) {
       close_server_conn(c);
       return;
@@ -253,8 +255,17 @@ void Worker::park_idle(ServerConn* c) {
   list.push_back(c);
   c->pooled = true;
   ++idle_count_;
-  pooled.fetch_add(1, std::memory_order_relaxed);
+  if (pooled) {
+    pooled->fetch_add(1, std::memory_order_relaxed);
+    c->pool_counted = true;
+  }
   loop_.timers().arm_lazy(purge_timer_, c->idle_since_ms + ss.pool_purge_delay_ms);
+}
+
+void Worker::uncount_pooled(ServerConn* c) {
+  if (!c->pool_counted) return;
+  process_.idle_pooled(c->srv_global).fetch_sub(1, std::memory_order_relaxed);
+  c->pool_counted = false;
 }
 
 void Worker::close_server_conn(ServerConn* c) {
@@ -266,7 +277,7 @@ void Worker::close_server_conn(ServerConn* c) {
     if (it != list.end()) {
       list.erase(it);
       --idle_count_;
-      process_.idle_pooled(c->srv_global).fetch_sub(1, std::memory_order_relaxed);
+      uncount_pooled(c);
     }
     c->pooled = false;
   }

@@ -61,6 +61,7 @@ struct ServerConn : core::IoHandler, core::Deferred {
   uint32_t requests = 0;          // requests it carried
   uint64_t idle_since_ms = 0;
   bool pooled = false;            // in the worker's idle list
+  bool pool_counted = false;      // counted in Process::idle_pooled() (pool-max-conn)
   // Cleared once the server's FIN (or an error) was seen: until then sluice is the one closing,
   // and it closes with a reset so that no TIME_WAIT holds the ephemeral port (net::close_with_reset).
   bool reset_on_close = true;
@@ -222,6 +223,8 @@ class Worker : public core::TimerHandler {
   void park_idle(ServerConn* c);
   // Closes a server connection (owned or idle) and frees it after this loop iteration.
   void close_server_conn(ServerConn* c);
+  // A pooled connection leaves the pool-max-conn count (when it was in it).
+  void uncount_pooled(ServerConn* c);
   std::size_t idle_conns() const { return idle_count_; }
 
   // Accept path (accept.cc). Worker-local unless stated.
