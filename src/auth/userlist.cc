@@ -17,13 +17,7 @@ namespace sluice::auth {
 
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
+using base::iequals;
 
 // Equal strings, in a time that depends on their lengths only.
 bool same_secret(std::string_view a, std::string_view b) {

@@ -16,6 +16,20 @@ std::string closest_match(std::string_view word, const std::vector<std::string_v
 
 bool starts_with(std::string_view s, std::string_view prefix);
 
+// ASCII case-insensitive equality. Inline: HTTP field names are compared this way many times
+// per message.
+inline bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+    if (x == y) continue;
+    // Equal apart from case only if both are the same letter.
+    unsigned lx = x | 0x20u;
+    if (lx != (y | 0x20u) || lx - 'a' > 25u) return false;
+  }
+  return true;
+}
+
 // HAProxy's log date with milliseconds, local time: "30/Nov/2026:18:33:24.011" (logs, show
 // sess, show errors).
 std::string log_date(uint64_t wall_us);

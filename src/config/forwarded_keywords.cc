@@ -91,13 +91,8 @@ void option_originalto(Parser& p, Line& l) {
   for (std::size_t i = 2; i < l.args.size();) {
     const std::string& w = l.args[i];
     if (w == "except") {
-      auto n = i + 1 < l.args.size() ? rules::parse_network(l.args[i + 1])
-                                     : base::Result<rules::Network>(base::Error::text(""));
-      if (!n.ok())
-        throw ConfigError{l.where + "'option originalto except' expects <address>[/mask] as "
-                                    "argument."};
       ot.has_except = true;
-      ot.except = n.value();
+      ot.except = except_network(l, i + 1, "originalto");
       i += 2;
     } else if (w == "header") {
       if (i + 1 >= l.args.size() || l.args[i + 1].empty())

@@ -27,6 +27,15 @@ void no_extra(const Line& l, std::size_t n) {
                                   l.args[0], l.args[n])};
 }
 
+rules::Network except_network(const Line& l, std::size_t i, std::string_view option) {
+  auto n = i < l.args.size() ? rules::parse_network(l.args[i])
+                             : base::Result<rules::Network>(base::Error::text(""));
+  if (!n.ok())
+    throw ConfigError{fmt::format("{}'option {} except' expects <address>[/mask] as argument.",
+                                  l.where, option)};
+  return n.value();
+}
+
 // sluice reads every integer strictly where HAProxy uses atol() (documented difference:
 // `maxconn 12abc` is an error, not 12).
 int strict_int(const Line& l, std::size_t idx, long long lo, long long hi, std::string_view kw) {

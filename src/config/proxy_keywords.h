@@ -26,6 +26,8 @@ inline constexpr unsigned kBe = ProxyConfig::kBackend;
 std::string did_you_mean(std::string_view w, const std::vector<std::string_view>& names);
 // HAProxy's error for a word after the `n` the keyword takes.
 void no_extra(const Line& l, std::size_t n);
+// The network after `except` (args[i]) of `option forwardfor|originalto`, or HAProxy's error.
+rules::Network except_network(const Line& l, std::size_t i, std::string_view option);
 // args[idx] as an integer in lo..hi, or HAProxy's error naming `kw`.
 int strict_int(const Line& l, std::size_t idx, long long lo, long long hi, std::string_view kw);
 // HAProxy's messages for a time argument out of range (below 2^31 ms, at least 1 ms when not 0).

@@ -189,12 +189,8 @@ void kw_option(Parser& p, Line& l) {
     for (std::size_t i = 2; i < l.args.size();) {
       const std::string& w = l.args[i];
       if (w == "except") {
-        auto n = i + 1 < l.args.size() ? rules::parse_network(l.args[i + 1])
-                                       : base::Result<rules::Network>(base::Error::text(""));
-        if (!n.ok())
-          throw ConfigError{fmt::format("{}'option forwardfor except' expects <address>[/mask] as argument.", l.where)};
         ff.has_except = true;
-        ff.except = n.value();
+        ff.except = except_network(l, i + 1, "forwardfor");
         i += 2;
       } else if (w == "header") {
         if (i + 1 >= l.args.size())

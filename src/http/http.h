@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "base/strings.h"
 
 namespace sluice::http {
 
@@ -303,19 +304,8 @@ std::string_view default_reason(int status);
 
 // Token helpers shared with the proxy layer.
 bool is_tchar(unsigned char c);
-// ASCII case-insensitive equality. Inline: field names are compared this way many times per
-// message.
-inline bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
-    if (x == y) continue;
-    // Equal apart from case only if both are the same letter.
-    unsigned lx = x | 0x20u;
-    if (lx != (y | 0x20u) || lx - 'a' > 25u) return false;
-  }
-  return true;
-}
+// ASCII case-insensitive equality (base/strings.h).
+using base::iequals;
 bool valid_authority(std::string_view a);
 
 }  // namespace sluice::http

@@ -13,13 +13,7 @@
 namespace sluice::stats {
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
+using base::iequals;
 
 // `Authorization: Basic <base64 of user:password>` naming one of `accounts`.
 bool authorized(std::optional<std::string_view> authorization,

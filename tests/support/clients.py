@@ -34,6 +34,16 @@ def echo_roundtrip(port: int, payload: bytes = b"ping\n", host: str = "127.0.0.1
         return recv_exact(s, len(payload), timeout)
 
 
+def exchange(port: int, raw: bytes, timeout: float = 5.0, host: str = "127.0.0.1") -> bytes:
+    """Sends `raw` and reads until the server closes (the last request says close)."""
+    with socket.create_connection((host, port), timeout=timeout) as c:
+        c.sendall(raw)
+        got = b""
+        while d := c.recv(65536):
+            got += d
+        return got
+
+
 def recv_exact(sock: socket.socket, n: int, timeout: float = 5.0) -> bytes:
     deadline = time.monotonic() + timeout * slow_factor()
     buf = bytearray()

@@ -7,11 +7,11 @@ wrapper that runs it with -db)."""
 from __future__ import annotations
 
 import base64
-import socket
 import warnings
 
 import pytest
 
+from clients import exchange
 from sluice_harness import HTTP_DEFAULTS, config_refused, free_port, line_of, run_sluice
 
 with warnings.catch_warnings():
@@ -43,18 +43,6 @@ UNAUTHORIZED = (b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 112\r\ncache-cont
 
 def basic(user: str, pw: str) -> str:
     return "Basic " + base64.b64encode(f"{user}:{pw}".encode()).decode()
-
-
-def exchange(port: int, raw: bytes, timeout: float = 5) -> bytes:
-    """Sends `raw` and reads until the server closes (Connection: close on the last request)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as c:
-        c.sendall(raw)
-        got = b""
-        while True:
-            d = c.recv(65536)
-            if not d:
-                return got
-            got += d
 
 
 def get(port: int, path: str = "/", auth: str | None = None) -> tuple[int, bytes]:

@@ -7,20 +7,11 @@ from __future__ import annotations
 
 import socket
 
-import pytest
 
-from http_origin import HttpOrigin
 from sluice_harness import HTTP_DEFAULTS, config_refused, free_port, has_ipv6_loopback, run_sluice
 
 SHOW = ('http-request return status 200 content-type text/plain lf-string '
         '"fwd=[%[req.fhdr(forwarded)]] xo=[%[req.hdr(x-original-to)]] xo2=[%[req.hdr(x-orig)]]\\n"')
-
-
-@pytest.fixture
-def origin():
-    o = HttpOrigin()
-    yield o
-    o.stop()
 
 
 def get(port: int, path: str, headers: str = "Host: www.x\r\n", host: str = "127.0.0.1") -> bytes:

@@ -9,20 +9,12 @@ from __future__ import annotations
 import socket
 import time
 
-import pytest
 
-from http_origin import HttpOrigin, pattern_bytes, pattern_sha256
+from http_origin import pattern_bytes, pattern_sha256
 from sluice_harness import HTTP_DEFAULTS, free_port
 
 RETURN = ('http-request return status 200 content-type text/plain lf-string '
           '"len=%[req.body_len] body=%[req.body] p=%[req.body_param(p)]\\n" if { path /show }')
-
-
-@pytest.fixture
-def origin():
-    o = HttpOrigin()
-    yield o
-    o.stop()
 
 
 def config(port: int, port_plain: int, origin_port: int) -> str:

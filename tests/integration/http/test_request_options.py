@@ -7,21 +7,12 @@ from __future__ import annotations
 import socket
 import time
 
-import pytest
 
 import sluice_harness as h
-from http_origin import HttpOrigin
 from sluice_harness import free_port, wait_until
 
 SHOW = ('http-request return status 200 content-type text/plain lf-string '
         '"len=%[req.body_len]\\n"')
-
-
-@pytest.fixture
-def origin():
-    o = HttpOrigin()
-    yield o
-    o.stop()
 
 
 def complete(got: bytes) -> bool:

@@ -11,6 +11,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 from stats_browser import Chromium, chromium_bin  # noqa: E402
+from stats_layout import start_layout  # noqa: E402
 from http_origin import HttpOrigin  # noqa: E402
 
 
@@ -39,3 +40,19 @@ def promtool():
     if path is None:
         pytest.skip("promtool not installed: apt-get install prometheus")
     return path
+
+
+@pytest.fixture
+def layout(tmp_path, short_tmp, origin):
+    """Starts the stats layout; layout(stats_lines=...) -> a running Layout, killed at teardown."""
+    started = []
+
+    def start(stats_lines: str = ""):
+        lay = start_layout(tmp_path / f"layout{len(started)}", short_tmp, origin,
+                           stats_lines=stats_lines)
+        started.append(lay)
+        return lay
+
+    yield start
+    for lay in started:
+        lay.proc.kill()

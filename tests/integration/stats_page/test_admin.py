@@ -8,11 +8,11 @@ from __future__ import annotations
 import base64
 import socket
 
-import pytest
 
 import sluice_harness as h
+from clients import exchange
 from sluice_harness import HTTP_DEFAULTS, config_refused, free_port
-from stats_layout import SERVER_STATES, start_layout
+from stats_layout import SERVER_STATES
 
 
 def redirect(location: str) -> bytes:
@@ -20,18 +20,6 @@ def redirect(location: str) -> bytes:
     return (b"HTTP/1.1 303 See Other\r\ncache-control: no-cache\r\ncontent-type: text/plain\r\n"
             b"content-length: 0\r\nlocation: " + location.encode() + b"\r\nconnection: close\r\n"
             b"\r\n")
-
-
-def exchange(port: int, raw: bytes, timeout: float = 5) -> bytes:
-    """Sends `raw` and reads until the server closes (the last request says close)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as c:
-        c.sendall(raw)
-        got = b""
-        while True:
-            d = c.recv(65536)
-            if not d:
-                return got
-            got += d
 
 
 def post(port: int, body: str, extra: str = "") -> bytes:
@@ -42,21 +30,6 @@ def post(port: int, body: str, extra: str = "") -> bytes:
 
 def head_of(raw: bytes) -> bytes:
     return raw.partition(b"\r\n\r\n")[0] + b"\r\n\r\n"
-
-
-@pytest.fixture
-def layout(tmp_path, short_tmp, origin):
-    started = []
-
-    def start(stats_lines: str = ""):
-        lay = start_layout(tmp_path / f"layout{len(started)}", short_tmp, origin,
-                           stats_lines=stats_lines)
-        started.append(lay)
-        return lay
-
-    yield start
-    for lay in started:
-        lay.proc.kill()
 
 
 def test_admin_actions_by_post(layout):

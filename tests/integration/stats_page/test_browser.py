@@ -9,33 +9,16 @@ import re
 from html.parser import HTMLParser
 from urllib.parse import parse_qsl, urlsplit
 
-import pytest
 
 import sluice_harness as h
 from stats_browser import png_info
-from stats_layout import PROXIES, SERVER_STATES, start_layout
+from stats_layout import PROXIES, SERVER_STATES
 
 # The <select name=action> of HAProxy's admin form, in page order ("" is the empty choice).
 ADMIN_ACTIONS = ["", "ready", "drain", "maint", "dhlth", "ehlth", "hrunn", "hnolb", "hdown",
                  "dagent", "eagent", "arunn", "adown", "shutdown"]
 DONE_TEXT = "Action processed successfully."
 STATUS_WORDS = re.compile(r"\b(UP|DOWN|MAINT|DRAIN|NOLB)\b|no check")
-
-
-@pytest.fixture
-def layout(tmp_path, short_tmp, origin):
-    """Starts the stats layout; layout(stats_lines=...) -> a running Layout, killed at teardown."""
-    started = []
-
-    def start(stats_lines: str = ""):
-        lay = start_layout(tmp_path / f"layout{len(started)}", short_tmp, origin,
-                           stats_lines=stats_lines)
-        started.append(lay)
-        return lay
-
-    yield start
-    for lay in started:
-        lay.proc.kill()
 
 
 # ----------------------------------------------------------------------------------------------
