@@ -168,6 +168,11 @@ void kw_daemon(Parser& p, Line& l) {
   p.global.daemon = true;
 }
 
+void kw_expose_experimental(Parser& p, Line& l) {
+  no_extra(l, 1);
+  p.global.expose_experimental = true;
+}
+
 // ---- chroot, user/uid, group/gid: privileges dropped after binding (main.cc) ----
 
 void kw_chroot(Parser& p, Line& l) {
@@ -335,7 +340,7 @@ constexpr std::string_view kHaproxyGlobal[] = {
     "cpu-set", "cpu-affinity",
     "ssl-server-verify", "strict-limits", "ulimit-n", "unix-bind", "busy-polling",
     "max-spread-checks", "maxsslconn", "maxpipes", "maxzlibmem",
-    "expose-experimental-directives", "h1-case-adjust", "httpclient.resolvers.disabled",
+    "h1-case-adjust", "httpclient.resolvers.disabled",
     "tune.maxpollevents", "tune.runqueue-depth", "tune.ssl.default-dh-param",
     "tune.rcvbuf.client", "tune.sndbuf.client", "tune.rcvbuf.server", "tune.sndbuf.server",
     "tune.recv_enough", "tune.pipesize", "ssl-engine", "stats",
@@ -348,6 +353,7 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"log-tag", kInGlobal, 0, kw_log_tag, "<tag>: the syslog tag of every log line (default \"sluice\"); a proxy's own `log-tag` overrides it for its traffic lines"},
     {"log", kInGlobal, 0, kw_log, "<target> [len <n>] [format rfc3164|rfc5424|local|priority|short|timed|iso|raw] <facility> [max [min]]; `no log` clears"},
     {"daemon", kInGlobal, 0, kw_daemon, "run in the background"},
+    {"expose-experimental-directives", kInGlobal, 0, kw_expose_experimental, "allows the keywords HAProxy marks experimental, which refuse to load without it: `http-request normalize-uri`"},
     {"chroot", kInGlobal, 0, kw_chroot, "<dir>: chroot there once every socket is bound, before serving (as root)"},
     {"user", kInGlobal, 0, kw_uid_gid, "<name>: run as this user once every socket is bound (its uid, looked up at parse time)"},
     {"uid", kInGlobal, 0, kw_uid_gid, "<n>: run with this user id once every socket is bound"},

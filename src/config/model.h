@@ -495,6 +495,8 @@ struct GlobalConfig {
   std::vector<LogTarget> logs;
   std::string log_tag = "sluice";
   bool daemon = false;
+  // `expose-experimental-directives`: HAProxy's experimental keywords (normalize-uri) allowed.
+  bool expose_experimental = false;
   std::string pidfile;
   // `chroot`, `user`/`uid`, `group`/`gid`: applied once every socket is bound, before the
   // workers start. -1 = keep the current id.

@@ -80,6 +80,9 @@ void kw_http_rule(Parser& p, Line& l) {
                   : after ? rules::RuleSide::kAfterResponse : rules::RuleSide::kResponse;
   auto& list = req ? px.http_request_rules : after ? px.http_after_response_rules : px.http_response_rules;
   rules::HttpRule rule = proxy_http_rule(p, l, 1, side, l.args[0]);
+  if (rule.action == rules::HttpRule::Action::kNormalizeUri && !p.global.expose_experimental)
+    throw ConfigError{l.where + "'normalize-uri' action is experimental, must be allowed via a "
+                                "global 'expose-experimental-directives'"};
   if (req && !px.redirect_rules.empty())
     p.warning(fmt::format("{}a 'http-request' rule placed after a 'redirect' rule will still be "
                           "processed before.", l.where));

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "rules/internal.h"
+#include "rules/normalize_uri.h"
 #include "sample/var_read.h"
 
 namespace sluice::rules {
@@ -259,6 +260,23 @@ Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit&
               edit.changed = true;
             }
           }
+        }
+        break;
+      }
+      case Action::kNormalizeUri: {
+        if (side != RuleSide::kRequest) break;
+        std::string& norm = view.sc().next();
+        if (!normalize_uri(static_cast<Normalizer::Kind>(r.normalizer), r.normalizer_option,
+                           edit.target, &norm)) {
+          // strict, and a malformed %-sequence: HAProxy's 400.
+          out.kind = Verdict::Kind::kDeny;
+          out.status = 400;
+          out.errorpage = true;
+          return out;
+        }
+        if (norm != edit.target) {
+          edit.target = edit.keep(std::string(norm));
+          edit.changed = true;
         }
         break;
       }

@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "base/time_units.h"
 #include "rules/internal.h"
+#include "rules/normalize_uri.h"
 
 namespace sluice::rules {
 
@@ -38,12 +39,13 @@ constexpr ActionName kActions[] = {
     {"auth", Action::kAuth, true},
     {"tarpit", Action::kTarpit, true},              {"reject", Action::kReject, true},
     {"silent-drop", Action::kSilentDrop, true},      {"wait-for-body", Action::kWaitForBody, true},
+    {"normalize-uri", Action::kNormalizeUri, true},
 };
 
 // HAProxy actions sluice does not implement yet.
 constexpr std::string_view kHaproxyRequestActions[] = {
     "add-acl", "attach-srv", "cache-use", "del-acl", "del-map",
-    "disable-l7-retry", "do-log", "do-resolve", "early-hint", "normalize-uri", "pause",
+    "disable-l7-retry", "do-log", "do-resolve", "early-hint", "pause",
     "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0",
     "sc-inc-gpc1", "sc-set-gpt", "sc-set-gpt0", "send-spoe-group", "set-bandwidth-limit",
     "set-bc-mark", "set-bc-tos", "set-fc-mark", "set-fc-tos",
@@ -539,6 +541,21 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
         if (i + 1 >= words.size() || words[i + 1].empty()) return c.action_error("missing realm value.\n");
         r.reply.realm = words[i + 1];
         i += 2;
+      }
+      break;
+    }
+    case Action::kNormalizeUri: {
+      if (words.size() < 2 || words[1].empty()) return c.action_error("missing argument <normalizer>");
+      const Normalizer* n = find_normalizer(words[1]);
+      if (!n) return c.action_error(fmt::format("unknown normalizer '{}'", words[1]));
+      r.normalizer = static_cast<uint8_t>(n->kind);
+      i = 2;
+      if (i < words.size() && !detail::is_cond_word(words[i]) && !n->option.empty()) {
+        if (words[i] != n->option)
+          return c.action_error(fmt::format("unknown argument '{}' for '{}' normalizer", words[i],
+                                            n->name));
+        r.normalizer_option = true;
+        ++i;
       }
       break;
     }

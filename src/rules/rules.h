@@ -250,6 +250,7 @@ class HttpRule {
     // time <t> [at-least <bytes>] (requests): the mux waits for the body before the rules
     // run (see wait_ms), so that the rule itself has nothing left to do.
     kWaitForBody,
+    kNormalizeUri,   // <normalizer> [full|strict] (requests; rules/normalize_uri.h)
   };
   Action action = Action::kAllow;
   RuleLoc loc;
@@ -290,6 +291,8 @@ class HttpRule {
   // id (declare_capture_slots()).
   int capture_id = -1;
   int capture_len = 0;
+  uint8_t normalizer = 0;        // normalize-uri: the Normalizer::Kind
+  bool normalizer_option = false;   // normalize-uri: full / strict
   uint32_t wait_ms = 0;          // wait-for-body: time
   uint64_t wait_at_least = 0;    // wait-for-body: at-least (bytes; 0 none)
   // set-log-level: StreamEdit::log_level's encoding.

@@ -297,7 +297,12 @@ TEST(HttpRules, ErrorsAbortWithLocation) {
   EXPECT_TRUE(parse(fe("  http-response deny if nope\n")).has(
       "parsing [f.cfg:8] : error detected while parsing an 'http-response deny' condition : no such ACL : 'nope'."));
   EXPECT_TRUE(parse(fe("  http-request normalize-uri path-merge-slashes\n")).has(
-      "parsing [f.cfg:8] : 'http-request normalize-uri' is not supported by sluice yet."));
+      "parsing [f.cfg:8] : 'normalize-uri' action is experimental, must be allowed via a global "
+      "'expose-experimental-directives'"));
+  EXPECT_TRUE(parse("global\n  expose-experimental-directives\n" +
+                    fe("  http-request normalize-uri path-strip-dotdot full\n")).r.model);
+  EXPECT_TRUE(parse(fe("  http-request track-sc0 src\n")).has(
+      "parsing [f.cfg:8] : 'http-request track-sc0' is not supported by sluice yet."));
   EXPECT_TRUE(parse(fe("  http-request set-var(txn.a) str(b)\n")).r.model);
   EXPECT_TRUE(parse(fe("  http-request set-var(txn.a)\n")).has(
       "parsing [f.cfg:8] : error detected in frontend 'f' while parsing 'http-request set-var(txn.a)' "

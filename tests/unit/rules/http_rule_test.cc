@@ -396,6 +396,16 @@ TEST_F(RuleTest, Errors) {
             "available here.");
   EXPECT_EQ(error("lua.foo"), "'http-request lua.foo' is not supported by sluice yet.");
   EXPECT_EQ(error("track-sc0 src"), "'http-request track-sc0' is not supported by sluice yet.");
+  EXPECT_EQ(error("normalize-uri"), "error detected while parsing 'http-request normalize-uri' "
+                                    "rule : missing argument <normalizer>.");
+  EXPECT_EQ(error("normalize-uri foo"), "error detected while parsing 'http-request "
+                                        "normalize-uri' rule : unknown normalizer 'foo'.");
+  EXPECT_EQ(error("normalize-uri path-strip-dotdot bar"),
+            "error detected while parsing 'http-request normalize-uri' rule : unknown argument "
+            "'bar' for 'path-strip-dotdot' normalizer.");
+  EXPECT_NE(error("normalize-uri path-merge-slashes strict").find("'if' or 'unless'"),
+            std::string::npos);
+  EXPECT_EQ(error("normalize-uri percent-to-uppercase strict if TRUE"), "");
   EXPECT_EQ(error("wait-for-body time 1s at-least 1k"), "");
   EXPECT_EQ(rule("wait-for-body time 1s at-least 1k").wait_at_least, 1024u);
   EXPECT_EQ(rule("wait-for-body time 1500").wait_ms, 1500u);
