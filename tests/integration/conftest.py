@@ -100,6 +100,16 @@ def nginx(tmp_path):
 
 
 @pytest.fixture
+def origin():
+    """A recording HTTP/1.1 origin (tests/support/http_origin.py) on 127.0.0.1 and a free
+    port; stopped afterwards."""
+    from http_origin import HttpOrigin
+    o = HttpOrigin()
+    yield o
+    o.stop()
+
+
+@pytest.fixture
 def udp_log():
     r = h.UdpLogReceiver()
     yield r

@@ -14,12 +14,12 @@ from http_origin import HttpOrigin  # noqa: E402
 
 
 @pytest.fixture
-def origin():
-    """A recording HTTP/1.1 origin on 127.0.0.1 and a free port; stopped afterwards."""
-    o = HttpOrigin()
-    yield o
-    o.stop()
-    assert not o.errors, f"origin errors: {o.errors!r}"
+def origin(origin):
+    """The shared origin (tests/integration/conftest.py), and here no request it could not
+    parse."""
+    yield origin
+    origin.stop()
+    assert not origin.errors, f"origin errors: {origin.errors!r}"
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import time
 
 import pytest
 
-from http_origin import HttpOrigin
 from sluice_harness import free_port, is_listening, recv_all, wait_until
 
 ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}[+-]\d\d:\d\d"
@@ -49,13 +48,6 @@ backend be_dead
     retries 0
     server s1 127.0.0.1:1
 """
-
-
-@pytest.fixture
-def origin():
-    o = HttpOrigin()
-    yield o
-    o.stop()
 
 
 def _send_raw(port, raw):

@@ -12,14 +12,6 @@ if _HERE not in sys.path:
 
 from stats_browser import Chromium, chromium_bin  # noqa: E402
 from stats_layout import start_layout  # noqa: E402
-from http_origin import HttpOrigin  # noqa: E402
-
-
-@pytest.fixture
-def origin():
-    o = HttpOrigin()
-    yield o
-    o.stop()
 
 
 @pytest.fixture

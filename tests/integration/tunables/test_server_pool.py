@@ -10,18 +10,9 @@ from __future__ import annotations
 
 import time
 
-import pytest
 
 from clients import exchange
-from http_origin import HttpOrigin
 from sluice_harness import free_port
-
-
-@pytest.fixture
-def origin():
-    o = HttpOrigin()
-    yield o
-    o.stop()
 
 
 def conn_numbers(port: int, count: int, pause: float = 0.0) -> list[int]:
