@@ -263,7 +263,7 @@ void captures(Writer& w, std::size_t slots, std::span<const std::string> values,
 void request_part(Writer& w, Alias a, LineState& st) {
   const std::string_view line = st.r.request_line;
   w.start_text();
-  if (line.empty()) return w.encode("<BADREQ>", Esc::kUrl);
+  if (line.empty()) return w.encode(st.r.shown_request_line(), Esc::kUrl);
   if (a == Alias::kr) return w.encode(line, Esc::kUrl);
   const ReqLine& l = st.req();
   std::string_view uri = l.target;

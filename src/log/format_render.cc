@@ -294,7 +294,7 @@ const ReqLine& LineState::req() {
         case Alias::khrl: put_captures(out, r.req_capture_slots, r.req_captures, o, true); break;
         case Alias::khsl: put_captures(out, r.res_capture_slots, r.res_captures, o, true); break;
         case Alias::kr:
-          put_encoded(out, r.request_line.empty() ? std::string_view("<BADREQ>") : r.request_line, o);
+          put_encoded(out, r.shown_request_line(), o);
           break;
         case Alias::kHM:
         case Alias::kHU:

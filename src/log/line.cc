@@ -122,7 +122,7 @@ std::string httplog_line(const Record& r) {
   append_captures(line, r.req_capture_slots, r.req_captures);
   append_captures(line, r.res_capture_slots, r.res_captures);
   line += '"';
-  append_escaped(line, r.request_line.empty() ? std::string_view("<BADREQ>") : r.request_line);
+  append_escaped(line, r.shown_request_line());
   line += '"';
   return line;
 }

@@ -38,6 +38,12 @@ struct Record {
   std::size_t res_capture_slots = 0;
   std::span<const std::string> res_captures;
   std::string_view request_line;   // HTTP: %r, empty for a request that never parsed
+  // tune.http.logurilen cut the line to nothing: %r is empty, not <BADREQ>, as in HAProxy.
+  bool request_line_cut = false;
+  // %r as written: the line, or "<BADREQ>" for a request that never parsed.
+  std::string_view shown_request_line() const {
+    return request_line.empty() && !request_line_cut ? std::string_view("<BADREQ>") : request_line;
+  }
 
   // What only log-format aliases read (format.h); the fixed lines above do not.
   bool http = false;                                   // an HTTP transaction (%Ta, %Tt, %Ti)

@@ -113,6 +113,7 @@ void LogWriter::send_traffic(const ProxySettings& s, const log::Format& fmt,
   if (r.request_line.size() > uri_limit) {
     log::Record cut = r;
     cut.request_line = r.request_line.substr(0, uri_limit);
+    cut.request_line_cut = true;
     return send_traffic(s, fmt, cut, ctx, level, session_error);
   }
   line_.clear();

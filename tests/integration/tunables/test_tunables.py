@@ -66,6 +66,15 @@ def test_logurilen_cuts_the_logged_request_line(cfg, sluice, udp_log):
     assert '"GET /abcdefghijklmno"' in msg, msg
 
 
+def test_logurilen_zero_logs_an_empty_request_line(cfg, sluice, udp_log):
+    port = free_port()
+    sluice(cfg(config(port, udp_log.port, "    tune.http.logurilen 0")), wait_ports=[port])
+    assert " 200 " in request(port, "GET /zero HTTP/1.1\r\nHost: a\r\n\r\n")
+    msg = udp_log.wait_for(lambda m: " f f/<NOSRV> " in m)
+    # HAProxy 3.5: "" (the line cut to nothing), not "<BADREQ>".
+    assert msg.rstrip().endswith('""'), msg
+
+
 def test_dontlog_normal_logs_errors_only(cfg, sluice, udp_log):
     port = free_port()
     sluice(cfg(config(port, udp_log.port, fe="    option dontlog-normal")), wait_ports=[port])
