@@ -16,6 +16,14 @@ std::string closest_match(std::string_view word, const std::vector<std::string_v
 
 bool starts_with(std::string_view s, std::string_view prefix);
 
+// The value of a hexadecimal digit, -1 for any other character.
+inline int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 // ASCII case-insensitive equality. Inline: HTTP field names are compared this way many times
 // per message.
 inline bool iequals(std::string_view a, std::string_view b) {

@@ -119,29 +119,9 @@ void Parser::compile_forwarded(ProxyConfig& p) {
     if (item->part != ForwardedConfig::Part::kExpr) continue;
     const std::string where = fmt::format("{} '{}' [{}:{}]: ", type_word(p), p.name, fw.loc.file,
                                           fw.loc.line);
-    sample::ParseCtx pc;
-    pc.avail = sample::kAtAny;
-    sample::AclResolverScope acl_scope(&p.acls);
-    std::size_t end = 0;
-    auto e = sample::Expr::parse(item->text, pc, &end);
-    if (!e.ok() || end != item->text.size()) {
-      fatal(fmt::format("{}failed to parse 'option forwarded' expression '{}' in : {}.", where,
-                        item->text,
-                        e.ok() ? fmt::format("unexpected character '{}'", item->text[end])
-                               : e.error().message),
-            false);
-      continue;
-    }
     // Evaluated with the request, after the backend's rules.
-    const uint32_t avail = sample::kAtHttpRequest | sample::kUseBackend;
-    if (uint32_t missing = e.value().use() & ~avail) {
-      fatal(fmt::format("{}error detected while parsing 'option forwarded' expression '{}' "
-                        "which requires information from {}, which is not available here.",
-                        where, item->text, sample::use_name(missing)),
-            false);
-      continue;
-    }
-    item->expr = std::make_shared<const sample::Expr>(std::move(e.value()));
+    item->expr = compile_expr(p, item->text, "'option forwarded' expression", where,
+                              sample::kAtHttpRequest | sample::kUseBackend);
   }
 }
 

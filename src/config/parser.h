@@ -108,6 +108,11 @@ class Parser {
   // Part of finish(): a frontend's log-format and unique-id-format (validate.cc).
   void compile_log_formats(ProxyConfig& p);
   void compile_balance(ProxyConfig& p);
+  // A sample expression of a proxy line (`what` names it in HAProxy's messages, `where` is
+  // their prefix), which may only read `avail`; null after a fatal error.
+  std::shared_ptr<const sample::Expr> compile_expr(ProxyConfig& p, const std::string& text,
+                                                   std::string_view what,
+                                                   const std::string& where, uint32_t avail);
   // Part of finish(): the expressions of `option forwarded` (forwarded_keywords.cc).
   void compile_forwarded(ProxyConfig& p);
   // Part of finish(): what sluice's TCP rule sets cannot do yet in this proxy (tcp_rule_checks.cc).

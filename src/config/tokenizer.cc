@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
+
 extern char** environ;
 
 namespace sluice::config {
@@ -16,13 +18,6 @@ bool is_name_first(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
 }
 bool is_name_char(char c) { return is_name_first(c) || (c >= '0' && c <= '9'); }
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // Builds one line's words. A word exists once any of its characters (or an opening quote) has
 // been seen; an empty word is kept only when quotes created it, not when a `[*]` expansion
 // produced nothing.
@@ -144,8 +139,8 @@ class LineTokenizer {
         }
         break;
       case 'x': {
-        int h = i + 2 < line_.size() ? hex_value(line_[i + 2]) : -1;
-        int l = i + 3 < line_.size() ? hex_value(line_[i + 3]) : -1;
+        int h = i + 2 < line_.size() ? base::hex_value(line_[i + 2]) : -1;
+        int l = i + 3 < line_.size() ? base::hex_value(line_[i + 3]) : -1;
         if (h < 0 || l < 0) {
           fail("truncated or invalid hexadecimal sequence", i);
           return line_.size();

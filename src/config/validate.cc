@@ -76,6 +76,32 @@ void Parser::compile_log_formats(ProxyConfig& p) {
 // The balance algorithm once the mode is known: layer-7 hashes need HTTP mode, and the
 // expression of url_param, rdp-cookie and hash is compiled for the backend's place (request
 // content, with the backend known). HAProxy's messages, at the proxy's line.
+std::shared_ptr<const sample::Expr> Parser::compile_expr(ProxyConfig& p, const std::string& text,
+                                                         std::string_view what,
+                                                         const std::string& where,
+                                                         uint32_t avail) {
+  sample::ParseCtx pc;
+  pc.avail = sample::kAtAny;   // first the syntax, then what this place offers
+  sample::AclResolverScope acl_scope(&p.acls);
+  std::size_t end = 0;
+  auto e = sample::Expr::parse(text, pc, &end);
+  if (!e.ok() || end != text.size()) {
+    fatal(fmt::format("{}failed to parse {} '{}' in : {}.", where, what, text,
+                      e.ok() ? fmt::format("unexpected character '{}'", text[end])
+                             : e.error().message),
+          false);
+    return nullptr;
+  }
+  if (uint32_t missing = e.value().use() & ~avail) {
+    fatal(fmt::format("{}error detected while parsing {} '{}' which requires information from "
+                      "{}, which is not available here.",
+                      where, what, text, sample::use_name(missing)),
+          false);
+    return nullptr;
+  }
+  return std::make_shared<const sample::Expr>(std::move(e.value()));
+}
+
 void Parser::compile_balance(ProxyConfig& p) {
   if (!(p.caps & ProxyConfig::kBackend)) return;
   if (p.mode == Mode::kTcp &&
@@ -89,35 +115,17 @@ void Parser::compile_balance(ProxyConfig& p) {
   }
   if (p.balance_expr_text.empty()) return;
   const std::string where = fmt::format("{} '{}' [{}:{}]: ", type_word(p), p.name, p.loc.file, p.loc.line);
-  sample::ParseCtx pc;
-  pc.avail = sample::kAtAny;   // first the syntax, then what this place offers
-  sample::AclResolverScope acl_scope(&p.acls);
-  std::size_t end = 0;
-  auto e = sample::Expr::parse(p.balance_expr_text, pc, &end);
-  if (!e.ok() || end != p.balance_expr_text.size()) {
-    fatal(fmt::format("{}failed to parse 'balance hash' expression '{}' in : {}.", where,
-                      p.balance_expr_text,
-                      e.ok() ? fmt::format("unexpected character '{}'", p.balance_expr_text[end])
-                             : e.error().message),
-          false);
-    return;
-  }
   // HAProxy offers the request in either mode (a TCP backend's HTTP fetches find nothing in
   // sluice, which does not parse HTTP on TCP sessions: the pick falls back to round robin).
-  const uint32_t avail = sample::kAtHttpRequest | sample::kUseBackend;
-  if (uint32_t missing = e.value().use() & ~avail) {
-    fatal(fmt::format("{}error detected while parsing 'balance hash' expression '{}' which requires "
-                      "information from {}, which is not available here.",
-                      where, p.balance_expr_text, sample::use_name(missing)),
-          false);
-    return;
-  }
+  auto e = compile_expr(p, p.balance_expr_text, "'balance hash' expression", where,
+                        sample::kAtHttpRequest | sample::kUseBackend);
+  if (!e) return;
   // An HTTP proxy parses the request and keeps no raw buffer: what reads it never answers.
-  if (p.mode == Mode::kHttp && (e.value().use() & sample::kUseReqBuf))
+  if (p.mode == Mode::kHttp && (e->use() & sample::kUseReqBuf))
     warning(fmt::format("{}L6 sample fetch <{}> will be ignored in 'balance hash' expression in "
                         "HTTP mode.", where, p.balance_expr_text),
             false);
-  p.balance_expr = std::make_shared<const sample::Expr>(std::move(e.value()));
+  p.balance_expr = std::move(e);
 }
 
 bool Parser::finish(ConfigModel* model) {

@@ -1,15 +1,10 @@
 // Chunked transfer coding: sizes, extensions, CRLFs and trailers.
 #include "http/http.h"
 
+#include "base/strings.h"
+
 namespace sluice::http {
 namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool is_ctl(unsigned char c) { return c < 0x20 || c == 0x7F; }
 
@@ -36,7 +31,7 @@ ChunkEvent ChunkedDecoder::next(std::string_view in) {
     auto c = static_cast<unsigned char>(in[i]);
     switch (state_) {
       case State::kSize: {
-        int v = hex_value(static_cast<char>(c));
+        int v = base::hex_value(static_cast<char>(c));
         if (v >= 0) {
           size_ = size_ * 16 + static_cast<uint64_t>(v);
           ++digits_;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "http/http.h"
 #include "pattern/pattern.h"
 
@@ -88,13 +89,6 @@ base::Result<IntRange> parse_int(std::string_view s, bool dotted) {
   return r;
 }
 
-int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out)
@@ -146,7 +140,7 @@ base::Result<void> parse_key(const Kind& kind, std::string_view text, Item& item
         return text_error(fmt::format("'{}' is not a valid hexadecimal binary string", text));
       item.cmp.clear();
       for (std::size_t k = 0; k < text.size(); k += 2) {
-        int hi = hexval(text[k]), lo = hexval(text[k + 1]);
+        int hi = base::hex_value(text[k]), lo = base::hex_value(text[k + 1]);
         if (hi < 0 || lo < 0)
           return text_error(fmt::format("'{}' is not a valid hexadecimal binary string", text));
         item.cmp += static_cast<char>(hi * 16 + lo);

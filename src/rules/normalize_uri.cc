@@ -7,15 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "base/strings.h"
+
 namespace sluice::rules {
 namespace {
-
-int hex(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool unreserved(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -114,8 +109,8 @@ bool decode_unreserved(std::string_view t, bool strict, std::string* out) {
       *out += t[i];
       continue;
     }
-    int h = i + 2 < t.size() ? hex(t[i + 1]) : -1;
-    int l = h >= 0 ? hex(t[i + 2]) : -1;
+    int h = i + 2 < t.size() ? base::hex_value(t[i + 1]) : -1;
+    int l = h >= 0 ? base::hex_value(t[i + 2]) : -1;
     if (h < 0 || l < 0) {
       if (strict) return false;
       *out += t[i];
@@ -137,7 +132,7 @@ bool upper_percent(std::string_view t, bool strict, std::string* out) {
   out->assign(t);
   for (std::size_t i = 0; i < out->size(); ++i) {
     if ((*out)[i] != '%') continue;
-    if (i + 2 >= out->size() || hex((*out)[i + 1]) < 0 || hex((*out)[i + 2]) < 0) {
+    if (i + 2 >= out->size() || base::hex_value((*out)[i + 1]) < 0 || base::hex_value((*out)[i + 2]) < 0) {
       if (strict) return false;
       continue;
     }

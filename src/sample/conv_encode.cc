@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/strings.h"
 #include "sample/codec.h"
 #include "sample/tables.h"
 
@@ -14,13 +15,6 @@ void set_built(Sample& s, const std::string& b, Type t) {
   s.type = t;
   s.str = b;
   s.flags &= ~kConst;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 bool c_base64(const Arg*, Sample& s, const Ctx& ctx) {
@@ -79,7 +73,7 @@ bool c_base2(const Arg*, Sample& s, const Ctx& ctx) {
 bool c_hex2i(const Arg*, Sample& s, const Ctx&) {
   uint64_t v = 0;
   for (char c : s.str) {
-    int d = hex_value(c);
+    int d = base::hex_value(c);
     if (d < 0) return false;
     v = (v << 4) | static_cast<uint64_t>(d);
   }
@@ -99,8 +93,8 @@ bool c_url_dec(const Arg* a, Sample& s, const Ctx& ctx) {
     if (c == '+') {
       b += in_form ? ' ' : '+';
     } else if (c == '%') {
-      int h = i + 1 < in.size() ? hex_value(in[i + 1]) : -1;
-      int l = i + 2 < in.size() ? hex_value(in[i + 2]) : -1;
+      int h = i + 1 < in.size() ? base::hex_value(in[i + 1]) : -1;
+      int l = i + 2 < in.size() ? base::hex_value(in[i + 2]) : -1;
       if (h < 0 || l < 0) return false;
       b += static_cast<char>((h << 4) | l);
       i += 2;

@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include "base/strings.h"
+
 namespace sluice::stats {
 namespace {
 
@@ -28,13 +30,6 @@ constexpr std::array<AdminActionInfo, 13> kActions = {{
 // HAProxy reads each parameter into a 2048-byte buffer with its terminating NUL.
 constexpr std::size_t kMaxParam = 2047;
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // application/x-www-form-urlencoded: `%XX` and `+`. False on a `%` without two hex digits.
 // The text stops at a decoded NUL, as the C string HAProxy compares would.
 bool form_decode(std::string_view in, std::string* out) {
@@ -44,8 +39,8 @@ bool form_decode(std::string_view in, std::string* out) {
     if (c == '+') {
       c = ' ';
     } else if (c == '%') {
-      int hi = i + 1 < in.size() ? hex_digit(in[i + 1]) : -1;
-      int lo = i + 2 < in.size() ? hex_digit(in[i + 2]) : -1;
+      int hi = i + 1 < in.size() ? base::hex_value(in[i + 1]) : -1;
+      int lo = i + 2 < in.size() ? base::hex_value(in[i + 2]) : -1;
       if (hi < 0 || lo < 0) return false;
       c = static_cast<char>(hi * 16 + lo);
       i += 2;

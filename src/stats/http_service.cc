@@ -7,27 +7,22 @@
 #include <algorithm>
 #include <cctype>
 
+#include "auth/userlist.h"
 #include "base/strings.h"
 #include "stats/admin.h"
 
 namespace sluice::stats {
 namespace {
 
-using base::iequals;
 
 // `Authorization: Basic <base64 of user:password>` naming one of `accounts`.
 bool authorized(std::optional<std::string_view> authorization,
                 const std::vector<std::string>& accounts) {
   if (!authorization) return false;
-  std::string_view v = *authorization;
-  std::size_t sp = v.find(' ');
-  if (sp == std::string_view::npos || !iequals(v.substr(0, sp), "basic")) return false;
-  std::string_view token = v.substr(sp + 1);
-  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
-  std::string plain;
-  if (!base::base64_decode(token, &plain)) return false;
-  return std::find(accounts.begin(), accounts.end(), plain) != accounts.end();
+  const auth::Credentials c = auth::parse_authorization(*authorization);
+  if (c.method != auth::Credentials::Method::kBasic) return false;
+  const std::string account = c.user + ":" + c.pass;
+  return std::find(accounts.begin(), accounts.end(), account) != accounts.end();
 }
 
 // The value after `key` in the stats options (`scope=`), up to `;`, `&`, a space or
