@@ -252,26 +252,13 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
 
 namespace {
 
-// The host part of a server address word (`host:port`, `[v6]:port`, `host`), and whether it is
-// already an IP address (init-addr then has nothing to do).
-std::string host_part(std::string_view text) {
-  if (text.starts_with("[")) {
-    std::size_t end = text.find(']');
-    return std::string(text.substr(1, end == std::string_view::npos ? text.size() : end - 1));
-  }
-  std::size_t colon = text.find(':');
-  if (colon != std::string_view::npos && text.find(':', colon + 1) == std::string_view::npos)
-    return std::string(text.substr(0, colon));
-  return std::string(text);
-}
-
 // A host name that did not resolve (`failed`: the name the resolver refused), or (with
 // init-addr) one that resolved (`failed` empty): the first init-addr method that gives an
 // address wins, as in HAProxy.
 void apply_init_addr(ServerConfig& s, const std::string& addr, const std::string& failed,
                      const std::string& head) {
   const bool resolved = failed.empty();
-  std::string host = resolved ? host_part(addr) : failed;
+  std::string host = resolved ? net::split_host_port(addr).host : failed;
   if (resolved && literal_ip(host)) return;
   const bool written = !s.init_addr.empty();
   std::vector<std::string> methods = written ? s.init_addr : std::vector<std::string>{"last", "libc"};

@@ -119,48 +119,6 @@ long parse_port_number(std::string_view s) {
   return v > 65535 ? -1 : v;
 }
 
-// Splits "host:port", "[v6]:port", "[v6]" or "host". has_port tells whether a ':' was seen.
-struct HostPort {
-  std::string host;
-  std::string port;
-  bool has_port = false;
-  bool bracketed = false;
-  bool bad_brackets = false;
-};
-
-HostPort split_host_port(std::string_view s) {
-  HostPort hp;
-  if (s.starts_with("[")) {
-    auto close = s.find(']');
-    if (close == std::string_view::npos) {
-      hp.bad_brackets = true;
-      return hp;
-    }
-    hp.bracketed = true;
-    hp.host = std::string(s.substr(1, close - 1));
-    std::string_view rest = s.substr(close + 1);
-    if (rest.empty()) return hp;
-    if (rest[0] != ':') {
-      hp.bad_brackets = true;
-      return hp;
-    }
-    hp.has_port = true;
-    hp.port = std::string(rest.substr(1));
-    return hp;
-  }
-  // The last ':' separates the port, so an unbracketed "::1" is host ":" and port 1 (as in
-  // HAProxy); ":::80" is "::" port 80.
-  auto colon = s.rfind(':');
-  if (colon == std::string_view::npos) {
-    hp.host = std::string(s);
-    return hp;
-  }
-  hp.has_port = true;
-  hp.host = std::string(s.substr(0, colon));
-  hp.port = std::string(s.substr(colon + 1));
-  return hp;
-}
-
 // Turns a host part into an address (port 0). family AF_UNSPEC tries IPv4 then IPv6 then DNS.
 bool host_to_address(const std::string& host, int family, SocketAddress* out) {
   if (host.empty() || host == "*") {
@@ -292,6 +250,40 @@ base::Result<std::vector<ListenAddress>> parse_one_bind(std::string_view item) {
 }
 
 }  // namespace
+
+// Splits "host:port", "[v6]:port", "[v6]" or "host". has_port tells whether a ':' was seen.
+HostPort split_host_port(std::string_view s) {
+  HostPort hp;
+  if (s.starts_with("[")) {
+    auto close = s.find(']');
+    if (close == std::string_view::npos) {
+      hp.bad_brackets = true;
+      return hp;
+    }
+    hp.bracketed = true;
+    hp.host = std::string(s.substr(1, close - 1));
+    std::string_view rest = s.substr(close + 1);
+    if (rest.empty()) return hp;
+    if (rest[0] != ':') {
+      hp.bad_brackets = true;
+      return hp;
+    }
+    hp.has_port = true;
+    hp.port = std::string(rest.substr(1));
+    return hp;
+  }
+  // The last ':' separates the port, so an unbracketed "::1" is host ":" and port 1 (as in
+  // HAProxy); ":::80" is "::" port 80.
+  auto colon = s.rfind(':');
+  if (colon == std::string_view::npos) {
+    hp.host = std::string(s);
+    return hp;
+  }
+  hp.has_port = true;
+  hp.host = std::string(s.substr(0, colon));
+  hp.port = std::string(s.substr(colon + 1));
+  return hp;
+}
 
 void set_host_resolver(HostResolver resolver) { resolver_slot() = std::move(resolver); }
 

@@ -61,6 +61,17 @@ base::Result<std::vector<ListenAddress>> parse_bind_address(std::string_view tex
 // A `server` address: `addr[:port]`, `[v6][:port]`, `ipv4@`, `ipv6@`, `unix@path`, `/path`.
 // A missing port, ':' or ':0' means "use the client's destination port" (port_mapped, with
 // port_offset from `:+N` / `:-N`). Host names are resolved now (first result).
+// `host[:port]` or `[v6][:port]` as the address parsers split it: the last ':' separates the
+// port, so an unbracketed "::1" is host ":" and port 1 (as in HAProxy).
+struct HostPort {
+  std::string host;
+  std::string port;
+  bool has_port = false;
+  bool bracketed = false;
+  bool bad_brackets = false;
+};
+HostPort split_host_port(std::string_view s);
+
 struct ServerAddress {
   SocketAddress addr;
   bool port_mapped = false;
