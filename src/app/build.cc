@@ -281,6 +281,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
         }
       }
       s.servers.push_back(std::move(ss));
+      if (!sv.pp2_tlvs.empty() && sv.send_proxy == 2) {
+        s.pp2_tlv_formats.resize(s.servers.size());
+        for (const auto& t : sv.pp2_tlvs) s.pp2_tlv_formats.back().push_back({t.type, t.fmt});
+      }
     }
     s.balance = balance_settings(p);
     s.balance_expr = p.balance_expr;

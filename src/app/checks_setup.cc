@@ -2,7 +2,11 @@
 
 #include <random>
 
+#include "base/clock.h"
+#include "net/proxy_protocol.h"
 #include "proxy/log.h"
+#include "proxy/proxy_header.h"
+#include "proxy/sample_env.h"
 #include "proxy/worker.h"
 
 namespace sluice::app {
@@ -35,8 +39,39 @@ check::CheckSettings check_settings(const config::ProxyConfig& p, const config::
   c.expect.negate = hc.expect_negate;
   c.expect.arg = hc.expect_arg;
   c.shutdown_sessions = s.shutdown_on_down;
+  // HAProxy: checks send the PROXY header when asked (`check-send-proxy`: the server's
+  // version, v1 without one), or when the traffic does and the check goes where it goes (no
+  // `port` nor `addr` of its own).
+  if (s.check_send_proxy) c.send_proxy = s.send_proxy == 2 ? 2 : 1;
+  else if (!s.check_port && !s.has_check_addr) c.send_proxy = s.send_proxy;
+  c.pp2_crc32c = (s.pp2_options & net::pp::kOptCrc32c) != 0;
   return c;
 }
+
+namespace {
+// A check has no stream: its set-proxy-v2-tlv-fmt values see the backend (as the frontend
+// too, as HAProxy's checks do) and the server, and no client nor request.
+void render_check_tlvs(proxy::Worker& w, const proxy::Proxy& px, const lb::Server& srv,
+                       const std::vector<proxy::ProxySettings::Pp2TlvFormat>& formats,
+                       std::vector<net::pp::Tlv>* out) {
+  log::Record r;
+  r.date_wall_us = base::wall_us();
+  r.frontend = px.settings.name;
+  r.backend = px.settings.name;
+  r.server = srv.name();
+  r.hostname = w.logs().host();
+  r.pid = w.logs().pid();
+  proxy::ProxyEnv env(w.process(), w.id(), nullptr, px);
+  env.rec = &r;
+  env.be = &px;
+  env.srv = &srv;
+  sample::Ctx ctx;
+  ctx.avail = sample::kUseInternal | sample::kUseBackend | sample::kUseServer;
+  ctx.env = &env;
+  ctx.now_us = r.date_wall_us;
+  proxy::render_pp2_tlvs(formats, r, &ctx, out);
+}
+}  // namespace
 
 HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& model)
     : process_(process) {
@@ -84,6 +119,12 @@ void HealthChecks::start() {
         ow->loop().post([ow, target] { ow->shutdown_sessions_of(target); });
       }
     };
+    if (plan.settings.send_proxy == 2) {
+      const auto* formats = px->settings.pp2_tlvs_of(static_cast<std::size_t>(plan.server->index()));
+      if (formats) hooks.pp2_tlvs = [w, px, srv = plan.server, formats](std::vector<net::pp::Tlv>* out) {
+        render_check_tlvs(*w, *px, *srv, *formats, out);
+      };
+    }
     uint32_t inter = plan.settings.intervals.inter_ms;
     auto c = std::make_unique<check::Checker>(w->loop(), *px->backend, *plan.server,
                                               plan.settings, std::move(hooks));

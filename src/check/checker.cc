@@ -130,11 +130,29 @@ void Checker::on_io(uint32_t events) {
 
 void Checker::on_connected() {
   if (s_.type == CheckSettings::Type::kTcp) {
+    if (s_.send_proxy) {
+      // A fresh socket takes a header of a few hundred bytes whole; the check is a layer-4
+      // one and passes on the connection alone, as in HAProxy.
+      const std::string h = proxy_header();
+      [[maybe_unused]] ssize_t n = ::send(fd_, h.data(), h.size(), MSG_NOSIGNAL);
+    }
     complete(lb::CheckStatus::kL4Ok, 0, "");
     return;
   }
+  if (s_.send_proxy) request_ = proxy_header() + build_request(s_.request);
   phase_ = Phase::kSending;
   send_more();
+}
+
+std::string Checker::proxy_header() const {
+  if (s_.send_proxy == 1) {
+    net::SocketAddress src;
+    net::local_address(fd_, &src);
+    return net::pp::build_v1(src, target());
+  }
+  std::vector<net::pp::Tlv> tlvs;
+  if (hooks_.pp2_tlvs) hooks_.pp2_tlvs(&tlvs);
+  return net::pp::build_v2_local(tlvs, s_.pp2_crc32c);
 }
 
 void Checker::send_more() {

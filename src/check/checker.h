@@ -9,8 +9,8 @@
 //     (in maintenance, on_timer() only re-arms for one interval and stays kIdle;
 //      a connect that fails at once: complete(L4CON or SOCKERR) -> kIdle)
 //   kConnecting --on_io(): EPOLLOUT, no socket error--> on_connected():
-//       tcp check: complete(L4OK) -> kIdle
-//       http check: -> kSending, send_more()
+//       tcp check: complete(L4OK) -> kIdle (after sending the PROXY header, if any)
+//       http check: -> kSending, send_more() (the PROXY header, if any, then the request)
 //     on_io(): socket error -> complete(L4CON); on_timer(): timeout -> complete(L4TOUT)
 //   kSending --send_more(): request fully sent--> kReading (a send error: complete(L7RSP))
 //   kReading --read_more(): evaluate_response() done--> complete(L7OK, L7STS, L7RSP...)
@@ -28,12 +28,14 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "check/health.h"
 #include "check/http_check.h"
 #include "core/event_loop.h"
 #include "lb/backend.h"
 #include "net/address.h"
+#include "net/proxy_protocol.h"
 
 namespace sluice::check {
 
@@ -53,6 +55,12 @@ struct CheckSettings {
   HttpRequestSpec request;       // kHttp
   HttpExpect expect;             // kHttp
   bool shutdown_sessions = false;   // `on-marked-down shutdown-sessions`
+  // A PROXY protocol header opens each check connection (`check-send-proxy`, or the server's
+  // send-proxy when the check has no `port` nor `addr` of its own): 1 v1, with the check
+  // connection's own addresses; 2 v2, the LOCAL command with the set-proxy-v2-tlv-fmt values
+  // (CheckHooks::pp2_tlvs) and the CRC32C of `proxy-v2-options crc32c`; 0 none.
+  int send_proxy = 0;
+  bool pp2_crc32c = false;
 };
 
 // syslog severities (the same numbers as proxy's LogLevel).
@@ -64,6 +72,9 @@ struct CheckHooks {
   // The server was marked DOWN and has `shutdown_sessions`: close its established sessions
   // on every worker. Called on the checker's loop thread; the hook posts to the workers.
   std::function<void(lb::Server& srv)> shutdown_sessions;
+  // send_proxy 2: the TLVs the v2 header carries (the server's set-proxy-v2-tlv-fmt values
+  // for a check, which has no stream). Called on the checker's loop thread; may be empty.
+  std::function<void(std::vector<net::pp::Tlv>* out)> pp2_tlvs;
 };
 
 class Checker : public core::IoHandler, public core::TimerHandler {
@@ -103,6 +114,8 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   // Where this check connects: see CheckSettings::addr.
   net::SocketAddress target() const;
   void on_connected();
+  // The PROXY protocol header this check's connection opens with ("" none).
+  std::string proxy_header() const;
   void send_more();
   void read_more();
   void complete(lb::CheckStatus status, int code, std::string text);

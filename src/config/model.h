@@ -109,6 +109,7 @@ struct ServerConfig {
   bool has_check_addr = false;  // `addr`
   net::SocketAddress check_addr;
   bool shutdown_on_down = false;   // `on-marked-down shutdown-sessions`
+  bool check_send_proxy = false;   // `check-send-proxy`: checks open with a PROXY header
   // `init-addr last,libc,none,<ip>`: how a server whose address is a host name gets its
   // first address, tried in order ("last": the server-state file, which sluice has not;
   // "libc": the resolver; "none": no address, the server in maintenance; else an IP).
@@ -124,6 +125,14 @@ struct ServerConfig {
   int pool_low_conn = 0;
   uint32_t pool_purge_delay_ms = 5000;
   int max_reuse = -1;
+  // `set-proxy-v2-tlv-fmt(<type>) <fmt>`, in the order written (a type may repeat): TLVs
+  // send-proxy-v2 adds, each the value of its format (compiled once the proxy is parsed).
+  struct Pp2Tlv {
+    uint8_t type = 0;
+    std::string text;
+    std::shared_ptr<const log::Format> fmt;
+  };
+  std::vector<Pp2Tlv> pp2_tlvs;
 };
 
 // `cookie <name> [rewrite|insert|prefix] [indirect] [nocache] ...`: cookie-based server

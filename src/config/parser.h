@@ -107,6 +107,7 @@ class Parser {
   bool finish(ConfigModel* model);
   // Part of finish(): a frontend's log-format and unique-id-format (validate.cc).
   void compile_log_formats(ProxyConfig& p);
+  void compile_server_formats(ProxyConfig& p);
   void compile_balance(ProxyConfig& p);
   // A sample expression of a proxy line (`what` names it in HAProxy's messages, `where` is
   // their prefix), which may only read `avail`; null after a fatal error.

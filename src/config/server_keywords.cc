@@ -4,6 +4,8 @@
 #include <arpa/inet.h>
 
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <climits>
 #include <cstdint>
 #include <optional>
@@ -86,6 +88,30 @@ void parse_pool_option(Parser& p, const Line& l, ServerConfig& s, const std::str
       static_cast<int>(*n);
 }
 
+// `set-proxy-v2-tlv-fmt(<id>) <fmt>`: a TLV of type <id> (0..255, decimal, octal or hex as
+// strtoul reads it) that send-proxy-v2 adds with the format's value; the format is compiled
+// once the proxy is known (Parser::compile_server_formats). HAProxy's messages. A missing
+// format is an empty one (HAProxy sends the TLV empty).
+ServerConfig::Pp2Tlv parse_pp2_tlv(std::string_view o, std::string_view fmt_text,
+                                   const std::string& head) {
+  constexpr std::string_view kw = "set-proxy-v2-tlv-fmt";
+  std::string_view rest = o.substr(kw.size());
+  if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')')
+    throw ConfigError{fmt::format("{} : '{}' : expects set-proxy-v2-tlv(<TLV ID>).", head, o)};
+  const std::string id(rest.substr(1, rest.size() - 2));
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long n = id.empty() || id.front() == '-' ? 0 : std::strtoul(id.c_str(), &end, 0);
+  if (id.empty() || id.front() == '-' || errno != 0 || *end != '\0')
+    throw ConfigError{fmt::format("{} : '{}' : could not convert TLV ID.", head, o)};
+  if (n > 255)
+    throw ConfigError{fmt::format("{} : '{}' : the maximum allowed TLV ID is 255.", head, o)};
+  ServerConfig::Pp2Tlv t;
+  t.type = static_cast<uint8_t>(n);
+  t.text = std::string(fmt_text);
+  return t;
+}
+
 // The options of a `server` or `default-server` line, from args[first] on, applied over `s`
 // (which starts as the section's default-server settings).
 void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerConfig& s,
@@ -95,13 +121,13 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down",
       "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2", "proxy-v2-options",
       "cookie", "id", "pool-max-conn", "pool-low-conn", "pool-purge-delay", "max-reuse",
-      "init-addr"};
+      "init-addr", "set-proxy-v2-tlv-fmt", "check-send-proxy"};
   static constexpr std::string_view kHaproxyOpts[] = {
       "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check-ssl",
-      "check-send-proxy", "crt", "error-limit",
+      "crt", "error-limit",
       "maxqueue", "minconn", "observe", "on-error",
       "on-marked-up", "proto",
-      "redir", "resolvers", "resolve-prefer", "set-proxy-v2-tlv-fmt",
+      "redir", "resolvers", "resolve-prefer",
       "sni", "source", "ssl", "track", "verify", "verifyhost", "ws", "tfo", "namespace",
       "usesrc", "resolve-opts", "socks4", "no-ssl", "guid", "hash-key",
   };
@@ -195,6 +221,9 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
     } else if (o == "check") {
       s.check = true;
       ++i;
+    } else if (o == "check-send-proxy") {
+      s.check_send_proxy = true;
+      ++i;
     } else if (o == "no-check") {
       s.check = false;
       ++i;
@@ -239,8 +268,10 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
                o == "max-reuse") {
       parse_pool_option(p, l, s, head, o, has_v, v);
       i += 2;
-    } else if (std::find(std::begin(kHaproxyOpts), std::end(kHaproxyOpts), o) != std::end(kHaproxyOpts) ||
-               o.rfind("set-proxy-v2-tlv-fmt(", 0) == 0) {
+    } else if (o.rfind("set-proxy-v2-tlv-fmt", 0) == 0) {
+      s.pp2_tlvs.push_back(parse_pp2_tlv(o, has_v ? v : std::string_view(), head));
+      i += 2;
+    } else if (std::find(std::begin(kHaproxyOpts), std::end(kHaproxyOpts), o) != std::end(kHaproxyOpts)) {
       throw ConfigError{fmt::format("{} : '{}' is not supported by sluice yet.", head, o)};
     } else {
       throw ConfigError{fmt::format("{} : unknown keyword '{}'{}", head, o, did_you_mean(o, kOpts))};
@@ -331,6 +362,9 @@ void kw_server(Parser& p, Line& l) {
   // HAProxy takes proxy-v2-options without send-proxy-v2 and sends nothing: say so.
   if (s.pp2_options && s.send_proxy != 2)
     p.warning(fmt::format("{} : 'proxy-v2-options' has no effect without 'send-proxy-v2'.", head));
+  if (!s.pp2_tlvs.empty() && s.send_proxy != 2)
+    p.warning(fmt::format("{} : 'set-proxy-v2-tlv-fmt' has no effect without 'send-proxy-v2'.",
+                          head));
   px.servers.push_back(std::move(s));
 }
 

@@ -73,6 +73,25 @@ void Parser::compile_log_formats(ProxyConfig& p) {
   }
 }
 
+// `set-proxy-v2-tlv-fmt` of each server: evaluated when the connection to the server opens,
+// where the request (after the rules), the backend and the server are known. HAProxy's
+// messages, at the server's line.
+void Parser::compile_server_formats(ProxyConfig& p) {
+  for (ServerConfig& sv : p.servers) {
+    for (ServerConfig::Pp2Tlv& t : sv.pp2_tlvs) {
+      auto f = log::Format::parse(t.text, sample::kAtHttpRequest | sample::kUseBackend |
+                                              sample::kUseServer, false);
+      if (!f.ok()) {
+        fatal(fmt::format("[{}:{}] : 'server {}/{}' : {}", sv.loc.file, sv.loc.line, p.name,
+                          sv.name, f.error().message),
+              false);
+        return;
+      }
+      t.fmt = std::make_shared<const log::Format>(std::move(f.value()));
+    }
+  }
+}
+
 // The balance algorithm once the mode is known: layer-7 hashes need HTTP mode, and the
 // expression of url_param, rdp-cookie and hash is compiled for the backend's place (request
 // content, with the backend known). HAProxy's messages, at the proxy's line.
@@ -420,6 +439,7 @@ bool Parser::finish(ConfigModel* model) {
     compile_log_formats(p);
     compile_balance(p);
     compile_forwarded(p);
+    compile_server_formats(p);
     if ((!p.capture_request.empty() || !p.capture_response.empty()) &&
         !(p.caps & ProxyConfig::kFrontend)) {
       warning(fmt::format("parsing [{}:{}] : 'capture' ignored because {} '{}' has no frontend "

@@ -198,13 +198,47 @@ std::string build_v1(const SocketAddress& src, const SocketAddress& dst) {
   return out;
 }
 
-std::string build_v2(const SocketAddress& src, const SocketAddress& dst,
-                     const std::vector<Tlv>& tlvs, bool crc32c) {
+namespace {
+// A v2 header: the command byte, the family byte, the address block, the TLVs with the CRC
+// before tlvs[crc_pos].
+std::string assemble_v2(uint8_t command, uint8_t family, std::string body,
+                        const std::vector<Tlv>& tlvs, bool crc32c, std::size_t crc_pos) {
   std::string out(kV2Sig, sizeof(kV2Sig));
+  out.push_back(static_cast<char>(command));
+  out.push_back(static_cast<char>(family));
+  std::size_t crc_at = 0;
+  auto put_crc = [&] {
+    body.push_back(static_cast<char>(kTlvCrc32c));
+    put16(body, 4);
+    crc_at = 16 + body.size();
+    body.append(4, '\0');
+  };
+  for (std::size_t i = 0; i < tlvs.size(); ++i) {
+    if (crc32c && i == crc_pos) put_crc();
+    const Tlv& t = tlvs[i];
+    const std::size_t n = t.value.size();
+    // The header's length is 16 bits: a TLV that would not fit (with the CRC still to come)
+    // is left out rather than sent with a length that lies.
+    if (body.size() + 3 + n + (crc32c && crc_at == 0 ? 7 : 0) > 0xffff) continue;
+    body.push_back(static_cast<char>(t.type));
+    put16(body, static_cast<uint16_t>(n));
+    body.append(t.value, 0, n);
+  }
+  if (crc32c && crc_pos >= tlvs.size()) put_crc();
+  put16(out, static_cast<uint16_t>(body.size()));
+  out += body;
+  if (crc32c) {
+    const uint32_t c = base::crc32c(out);
+    for (int i = 0; i < 4; ++i) out[crc_at + static_cast<std::size_t>(i)] = static_cast<char>(c >> (24 - 8 * i));
+  }
+  return out;
+}
+}  // namespace
+
+std::string build_v2(const SocketAddress& src, const SocketAddress& dst,
+                     const std::vector<Tlv>& tlvs, bool crc32c, std::size_t crc_pos) {
   const int f = src.family();
   const bool inet = (f == AF_INET || f == AF_INET6) && dst.family() == f;
-  out.push_back(static_cast<char>(0x21));   // version 2, PROXY
-  out.push_back(static_cast<char>(!inet ? 0x00 : f == AF_INET ? 0x11 : 0x21));
   std::string body;
   if (inet && f == AF_INET) {
     const auto* s = reinterpret_cast<const sockaddr_in*>(src.sa());
@@ -221,26 +255,13 @@ std::string build_v2(const SocketAddress& src, const SocketAddress& dst,
     body.append(reinterpret_cast<const char*>(&s->sin6_port), 2);
     body.append(reinterpret_cast<const char*>(&d->sin6_port), 2);
   }
-  for (const Tlv& t : tlvs) {
-    const std::size_t n = std::min<std::size_t>(t.value.size(), 0xffff);
-    body.push_back(static_cast<char>(t.type));
-    put16(body, static_cast<uint16_t>(n));
-    body.append(t.value, 0, n);
-  }
-  std::size_t crc_at = 0;
-  if (crc32c) {
-    body.push_back(static_cast<char>(kTlvCrc32c));
-    put16(body, 4);
-    crc_at = 16 + body.size();
-    body.append(4, '\0');
-  }
-  put16(out, static_cast<uint16_t>(std::min<std::size_t>(body.size(), 0xffff)));
-  out += body;
-  if (crc32c) {
-    const uint32_t c = base::crc32c(out);
-    for (int i = 0; i < 4; ++i) out[crc_at + static_cast<std::size_t>(i)] = static_cast<char>(c >> (24 - 8 * i));
-  }
-  return out;
+  // Version 2, PROXY; TCP over IPv4 (0x11), over IPv6 (0x21), else UNSPEC.
+  return assemble_v2(0x21, !inet ? 0x00 : f == AF_INET ? 0x11 : 0x21, std::move(body), tlvs,
+                     crc32c, crc_pos);
+}
+
+std::string build_v2_local(const std::vector<Tlv>& tlvs, bool crc32c) {
+  return assemble_v2(0x20, 0x00, {}, tlvs, crc32c, tlvs.size());
 }
 
 }  // namespace sluice::net::pp

@@ -79,8 +79,14 @@ Result parse(std::string_view bytes, Header* out);
 // The headers sluice sends to a server for a connection from `src` to `dst` (both of one
 // family, else v1's "UNKNOWN" and v2's LOCAL-less UNSPEC form, as HAProxy sends them).
 std::string build_v1(const SocketAddress& src, const SocketAddress& dst);
-// `crc32c`: a CRC32C TLV (0x03) checksums the whole header, as the specification says.
+// `crc32c`: a CRC32C TLV (0x03) checksums the whole header, as the specification says; it
+// goes before tlvs[crc_pos] (after them all when crc_pos is past the end). A TLV that would
+// take the header past its 16-bit length is left out.
 std::string build_v2(const SocketAddress& src, const SocketAddress& dst,
-                     const std::vector<Tlv>& tlvs = {}, bool crc32c = false);
+                     const std::vector<Tlv>& tlvs = {}, bool crc32c = false,
+                     std::size_t crc_pos = SIZE_MAX);
+// The v2 header of a connection that carries no client (health checks): the LOCAL command,
+// no addresses, `tlvs` then the CRC32C when asked, as HAProxy 3.5's checks send it.
+std::string build_v2_local(const std::vector<Tlv>& tlvs, bool crc32c);
 
 }  // namespace sluice::net::pp

@@ -571,7 +571,8 @@ void H1Connection::begin_transaction() {
     txn_.rewrite_failed(*tx_);
     forward = false;
   }
-  if (forward && txn_.has_response_rules()) txn_.keep_request(edit, *tx_);
+  if (forward && (txn_.has_response_rules() || txn_.needs_request_at_connect()))
+    txn_.keep_request(edit, *tx_);
   if (!forward) {
     LocalReply& r = tx_->reply;
     if (r.skip_body) skip_buffered_body();

@@ -188,9 +188,12 @@ void H1Connection::start_connect() {
   txn_.reused_server_conn = false;
   // send-proxy: the PROXY protocol header goes first on the new connection.
   srv_preamble_.clear();
-  if (const lb::ServerSettings& ss = txn_.leg().server()->settings(); ss.send_proxy) [[unlikely]]
+  if (const lb::ServerSettings& ss = txn_.leg().server()->settings(); ss.send_proxy) [[unlikely]] {
+    std::vector<net::pp::Tlv> tlvs;
+    if (ss.send_proxy == 2) txn_.render_pp2_tlvs(*tx_, &tlvs);
     srv_preamble_ = proxy_header_for(ss, txn_.client(), txn_.local_addr(), cio_.fd(),
-                                     txn_.proxy_header(), txn_.unique_id);
+                                     txn_.proxy_header(), txn_.unique_id, std::move(tlvs));
+  }
   // The request is sent right after connect() (below): its first segment carries the ACK
   // (option tcp-smart-connect, on by default).
   net::ConnectOptions opts;

@@ -104,6 +104,12 @@ class HttpTxn final : public StreamTimes {
   // Response rules may look at the request: `edit`, as it went to the server, is copied into
   // the codecs (past the buffer its views point into). Only when has_response_rules().
   void keep_request(const rules::HeadEdit& edit, HttpCodecs& codecs);
+  // Whether the backend's servers send set-proxy-v2-tlv-fmt values, which read the request
+  // once it left (on_request() keeps it, as for response rules).
+  bool needs_request_at_connect() const { return be_ && !be_->settings.pp2_tlv_formats.empty(); }
+  // The values of the chosen server's set-proxy-v2-tlv-fmt formats (none: nothing appended).
+  // http_txn_forward.cc.
+  void render_pp2_tlvs(HttpCodecs& codecs, std::vector<net::pp::Tlv>* out);
   // The head the rules rewrote is larger than a buffer: a 500, nothing sent (as HAProxy fails a
   // rewrite that does not fit).
   void rewrite_failed(HttpCodecs& codecs) {

@@ -1,7 +1,7 @@
 // The request as it leaves for the server, once the rules ran: `option
 // http-restrict-req-hdr-names`, and what it tells the server about the client's connection
 // besides x-forwarded-for: `option forwarded` (RFC 7239) and `option originalto`, as HAProxy
-// 3.5 writes them.
+// 3.5 writes them, and the values of the server's `set-proxy-v2-tlv-fmt`.
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -10,8 +10,11 @@
 
 #include <fmt/format.h>
 
+#include "base/clock.h"
 #include "net/socket.h"
 #include "proxy/http_txn.h"
+#include "proxy/proxy_header.h"
+#include "proxy/sample_env.h"
 
 namespace sluice::proxy {
 namespace {
@@ -164,6 +167,56 @@ bool HttpTxn::restrict_header_names(rules::HeadEdit& edit) {
   if (be_ != &fe_) w_.be_counters(be_->index).dreq.add();
   *reply_ = error_reply(403, {log::Cause::kProxy, log::FinalState::kRequest}, false, true, true);
   return true;
+}
+
+// Rendered when the connection to the server opens, with the request as it left (its copy in
+// the codecs, keep_request()), the backend and the chosen server. HAProxy 3.5 evaluates these
+// at the same point, but the request's fields and path are already forwarded there and read
+// empty (its method, variables and %r still show): here they show what went to the server.
+void HttpTxn::render_pp2_tlvs(HttpCodecs& codecs, std::vector<net::pp::Tlv>* out) {
+  const lb::Server* srv = leg_.server();
+  if (!srv || !be_) return;
+  const auto* formats = be_->settings.pp2_tlvs_of(static_cast<std::size_t>(srv->index()));
+  if (!formats) return;
+  log::Record r;
+  r.client = &client_;
+  r.local = local_addr();
+  r.date_wall_us = t_first_byte_wall_us ? t_first_byte_wall_us : base::wall_us();
+  r.http = true;
+  r.frontend = fe_.settings.name;
+  r.backend = be_->settings.name;
+  r.server = srv->name();
+  r.request_line = req_line;
+  r.request_counter = stream_number();
+  r.unique_id = unique_id;
+  r.hostname = w_.logs().host();
+  r.pid = w_.logs().pid();
+  r.actconn = w_.process().actconn().current();
+  r.feconn = fe_.feconn.current();
+  r.req_capture_slots = fe_.settings.h.capture_request.size();
+  if (caps_) r.req_captures = caps_->req();
+  ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
+  env.rec = &r;
+  env.be = be_;
+  env.srv = srv;
+  env.stream = this;
+  rules::RequestView view;
+  view.env = &env;
+  view.avail = sample::kAtHttpRequest | sample::kUseBackend | sample::kUseServer;
+  attach_vars(view, &codecs);
+  view.src = &client_;
+  view.dst_port = local_port();
+  view.dst = local_addr();
+  view.captures = captures();
+  view.unique_id = unique_id;
+  view.now_us = base::wall_us();
+  if (have_req_copy_) {
+    view.req.method = codecs.req_copy.method;
+    view.req.target = codecs.req_copy.target;
+    view.req.headers = &codecs.req_copy.headers;
+  }
+  received_line(view.req);
+  proxy::render_pp2_tlvs(*formats, r, &view, out);
 }
 
 }  // namespace sluice::proxy

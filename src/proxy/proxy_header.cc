@@ -29,20 +29,34 @@ log::ConnError code_of(net::pp::Error e) {
 
 std::string proxy_header_for(const lb::ServerSettings& srv, const net::SocketAddress& client,
                              const net::SocketAddress* local, int client_fd,
-                             const net::pp::Header* received, std::string_view unique_id) {
+                             const net::pp::Header* received, std::string_view unique_id,
+                             std::vector<net::pp::Tlv> tlvs) {
   net::SocketAddress dst;
   if (local) dst = *local;
   else net::local_address(client_fd, &dst);
   if (srv.send_proxy == 1) return net::pp::build_v1(client, dst);
+  // HAProxy 3.5's order: the set-proxy-v2-tlv-fmt ones, the CRC32C, the authority, the unique
+  // id (sent, empty, when the stream has none).
   const uint8_t opts = srv.pp2_options;
-  std::vector<net::pp::Tlv> tlvs;
+  const std::size_t crc_pos = tlvs.size();
   if (opts & net::pp::kOptAuthority) {
     if (const net::pp::Tlv* a = received ? received->tlv(net::pp::kTlvAuthority) : nullptr)
       tlvs.push_back(*a);
   }
-  if ((opts & net::pp::kOptUniqueId) && !unique_id.empty())
+  if (opts & net::pp::kOptUniqueId)
     tlvs.push_back(net::pp::Tlv{net::pp::kTlvUniqueId, std::string(unique_id)});
-  return net::pp::build_v2(client, dst, tlvs, opts & net::pp::kOptCrc32c);
+  return net::pp::build_v2(client, dst, tlvs, opts & net::pp::kOptCrc32c, crc_pos);
+}
+
+void render_pp2_tlvs(const std::vector<ProxySettings::Pp2TlvFormat>& formats,
+                     const log::Record& r, const sample::Ctx* ctx,
+                     std::vector<net::pp::Tlv>* out) {
+  for (const auto& f : formats) {
+    net::pp::Tlv t{f.type, {}};
+    // An absent value is an empty TLV, as HAProxy sends it (no '-').
+    if (f.fmt) f.fmt->render(r, ctx, t.value, log::kOptNoDash);
+    out->push_back(std::move(t));
+  }
 }
 
 ProxyHeaderWait::ProxyHeaderWait(Worker& w, Listener& l, int fd, const net::SocketAddress& peer)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/event_loop.h"
 #include "core/timer_wheel.h"
@@ -16,6 +17,7 @@
 #include "log/conn_error.h"
 #include "net/address.h"
 #include "net/proxy_protocol.h"
+#include "proxy/settings.h"
 #include "proxy/session.h"
 
 namespace sluice::proxy {
@@ -24,11 +26,19 @@ class Worker;
 
 // The header `send-proxy` (v1) or `send-proxy-v2` sends to `srv` for a client at `client`
 // reaching `local` (null: asked of the kernel for `client_fd`), as the session sees them.
-// The v2 header carries what `proxy-v2-options` asks: the authority `received` carried (the
-// PROXY header the client connection began with), the stream's unique id, a CRC32C.
+// The v2 header carries `tlvs` (the server's set-proxy-v2-tlv-fmt values, render_pp2_tlvs())
+// and what `proxy-v2-options` asks: a CRC32C, the authority `received` carried (the PROXY
+// header the client connection began with), the stream's unique id.
 std::string proxy_header_for(const lb::ServerSettings& srv, const net::SocketAddress& client,
                              const net::SocketAddress* local, int client_fd,
-                             const net::pp::Header* received, std::string_view unique_id);
+                             const net::pp::Header* received, std::string_view unique_id,
+                             std::vector<net::pp::Tlv> tlvs = {});
+
+// The values of a server's `set-proxy-v2-tlv-fmt` formats for the stream `r` and `ctx`
+// describe (the request after its rules, the backend and the server), appended to `out`.
+void render_pp2_tlvs(const std::vector<ProxySettings::Pp2TlvFormat>& formats,
+                     const log::Record& r, const sample::Ctx* ctx,
+                     std::vector<net::pp::Tlv>* out);
 
 class ProxyHeaderWait final : public Session, public core::IoHandler {
  public:

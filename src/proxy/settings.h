@@ -154,6 +154,19 @@ struct ProxySettings {
   int default_backend = -1;               // index of the proxy serving this frontend, -1 none
   // Backend side.
   std::vector<lb::ServerSettings> servers;
+  // `set-proxy-v2-tlv-fmt(<type>) <fmt>` of each server, by its index in `servers` (in the
+  // order written); empty when no server of the backend has one. The values are rendered
+  // when a connection opens (proxy_header.h).
+  struct Pp2TlvFormat {
+    uint8_t type = 0;
+    std::shared_ptr<const log::Format> fmt;
+  };
+  std::vector<std::vector<Pp2TlvFormat>> pp2_tlv_formats;
+  // The formats of server `index` (null: none).
+  const std::vector<Pp2TlvFormat>* pp2_tlvs_of(std::size_t index) const {
+    if (index >= pp2_tlv_formats.size() || pp2_tlv_formats[index].empty()) return nullptr;
+    return &pp2_tlv_formats[index];
+  }
   lb::BalanceSettings balance;
   // url_param, rdp-cookie and hash: the expression whose value is hashed (null otherwise).
   std::shared_ptr<const sample::Expr> balance_expr;

@@ -350,8 +350,11 @@ bool TcpSession::send_proxy_header() {
   // send-proxy: the PROXY protocol header opens the connection, with the client's addresses
   // as the session sees them. A freshly connected socket takes its hundred bytes whole; a
   // socket that does not is failing, and the session ends as a server failure.
+  std::vector<net::pp::Tlv> tlvs;
+  if (const auto* f = be_->settings.pp2_tlvs_of(static_cast<std::size_t>(leg_.server()->index())))
+    [[unlikely]] render_pp2_tlvs(*f, &tlvs);
   const std::string h = proxy_header_for(leg_.server()->settings(), client_, local_address(),
-                                         cio_.fd(), pp_.get(), {});
+                                         cio_.fd(), pp_.get(), {}, std::move(tlvs));
   const net::IoResult r = sio_.send(h.data(), h.size(), true);
   if (r.status == net::IoStatus::kOk && r.n == h.size()) return true;
   if (r.status == net::IoStatus::kError) leg_.note_error(r.err);

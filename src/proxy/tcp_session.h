@@ -57,6 +57,7 @@
 namespace sluice::proxy {
 
 class Worker;
+class ProxyEnv;
 
 class TcpSession final : public Session, public StreamTimes {
  public:
@@ -179,6 +180,12 @@ class TcpSession final : public Session, public StreamTimes {
   // `early`: option logasap's line, when the server connection is established. False when
   // dontlognull kept it back.
   bool log_session(bool early = false);
+  // What `%[...]` reads of this session (log lines, set-proxy-v2-tlv-fmt): `ctx` filled with
+  // its addresses, variables and captures, and `env`. tcp_session_log.cc.
+  void fill_sample_ctx(sample::Ctx& ctx, ProxyEnv& env) const;
+  // The values of the server's set-proxy-v2-tlv-fmt formats, appended to `out`.
+  void render_pp2_tlvs(const std::vector<ProxySettings::Pp2TlvFormat>& formats,
+                       std::vector<net::pp::Tlv>* out) const;
   // `-d`: one line on stderr. The test is inline, as it runs several times per connection
   // and is false unless debugging; the line is built out of line (trace_line).
   void trace(const char* what) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "log/line.h"
+#include "proxy/proxy_header.h"
 #include "proxy/sample_env.h"
 #include "proxy/worker.h"
 
@@ -97,14 +98,20 @@ bool TcpSession::log_session(bool early) {
   }
   ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
   env.rec = &r;
-  env.be = be_;
-  env.srv = srv;
-  env.stream = this;
   sample::Ctx ctx;
+  fill_sample_ctx(ctx, env);
   ctx.avail = log::kLogAvail & ~(sample::kUseHttpReq | sample::kUseHttpReqLine | sample::kUseHttpRes |
                                  sample::kUseHttpResLine);
+  w_.logs().send_traffic(s, *s.log_format, r, &ctx);
+  return true;
+}
+
+void TcpSession::fill_sample_ctx(sample::Ctx& ctx, ProxyEnv& env) const {
+  env.be = be_;
+  env.srv = leg_.server();
+  env.stream = this;
   ctx.src = &client_;
-  ctx.dst = r.local;
+  ctx.dst = local_address();
   ctx.dst_port = rd_ && rd_->local_set ? rd_->local.port() : l_.port;
   if (rd_) {
     ctx.sess_vars = &rd_->sess;
@@ -115,8 +122,32 @@ bool TcpSession::log_session(bool early) {
   }
   ctx.env = &env;
   ctx.now_us = base::wall_us();
-  w_.logs().send_traffic(s, *s.log_format, r, &ctx);
-  return true;
+}
+
+// Rendered as the connection to the server opens: the backend and the server are known, the
+// request's bytes are not (HAProxy's `tcp-request content` data is gone from a TCP stream's
+// buffer once forwarded, and sluice forwards as it reads).
+void TcpSession::render_pp2_tlvs(const std::vector<ProxySettings::Pp2TlvFormat>& formats,
+                                 std::vector<net::pp::Tlv>* out) const {
+  const lb::Server* srv = leg_.server();
+  log::Record r;
+  r.client = &client_;
+  r.date_wall_us = t_accept_wall_us_;
+  r.frontend = fe_.settings.name;
+  r.backend = be_ ? std::string_view(be_->settings.name) : std::string_view("<NOSRV>");
+  r.server = srv ? std::string_view(srv->name()) : std::string_view("<NOSRV>");
+  r.local = local_address();
+  r.request_counter = stream_number();
+  r.hostname = w_.logs().host();
+  r.pid = w_.logs().pid();
+  r.actconn = w_.process().actconn().current();
+  r.feconn = fe_.feconn.current();
+  ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
+  env.rec = &r;
+  sample::Ctx ctx;
+  fill_sample_ctx(ctx, env);
+  ctx.avail = sample::kAtTcpContent | sample::kUseBackend | sample::kUseServer;
+  proxy::render_pp2_tlvs(formats, r, &ctx, out);
 }
 
 }  // namespace sluice::proxy

@@ -3,7 +3,8 @@ connection's everywhere), its refusals and their log lines, and `server ... send
 `send-proxy-v2` in both modes. The log lines of refused headers are HAProxy's (2.6 and 3.5
 write "<ci>:<cp> [<date>] <frontend>/<bind>: <fc_err_str>", the bind named by its `name` or
 its number). Side by side with Debian's HAProxy 2.6 where it is installed: sluice behind it
-(haproxy sends the header) and in front of it (sluice sends it)."""
+(haproxy sends the header) and in front of it (sluice sends it). set-proxy-v2-tlv-fmt and the
+header of health checks at the end."""
 from __future__ import annotations
 
 import re
@@ -327,3 +328,158 @@ def test_refused_header_counts_a_connection_not_a_session(sluice):
     wait_until(lambda: row()["req_tot"] == "1", 5)
     r = row()
     assert (r["conn_tot"], r["stot"], r["req_tot"]) == ("2", "1", "1"), r
+
+
+# set-proxy-v2-tlv-fmt and the PROXY header of health checks (check-send-proxy, or the
+# server's send-proxy without a check port or address): the TLV order, the LOCAL header of
+# checks and the v1 line of checks are the bytes HAProxy 3.5 sends for the same configurations.
+
+def tlvs_of(header: bytes) -> tuple[list[tuple[int, bytes]], bytes]:
+    """The TLVs of a v2 header at the start of `header`, in order, and what follows it."""
+    assert header.startswith(V2_SIG), header
+    length = struct.unpack("!H", header[14:16])[0]
+    fam = header[13]
+    off = 16 + {0x11: 12, 0x21: 36}.get(fam, 0)
+    out = []
+    while off < 16 + length:
+        t, n = header[off], struct.unpack("!H", header[off + 1:off + 3])[0]
+        out.append((t, header[off + 3:off + 3 + n]))
+        off += 3 + n
+    assert off == 16 + length, header
+    return out, header[16 + length:]
+
+
+def crc_ok(header: bytes) -> bool:
+    length = struct.unpack("!H", header[14:16])[0]
+    whole = header[:16 + length]
+    at = whole.index(b"\x03\x00\x04") + 3
+    zeroed = whole[:at] + b"\0\0\0\0" + whole[at + 4:]
+    return struct.unpack("!I", whole[at:at + 4])[0] == crc32c(zeroed)
+
+
+def test_http_tlvs_in_order_with_the_request_after_the_rules(sluice):
+    """The formats see the request as it left (a header the rules added, a variable), the
+    backend and the server; an absent value is an empty TLV; a type may repeat; they come
+    before the CRC32C and the unique id, as HAProxy 3.5 orders them."""
+    rec = TcpServer(record_and_answer)
+    port = free_port()
+    cfg = HEAD + f"""frontend f
+  bind 127.0.0.1:{port}
+  unique-id-format uid-%[req.hdr(x-id)]
+  http-request set-var(txn.h) req.hdr(host)
+  http-request set-header x-added added
+  default_backend b
+backend b
+  server s1 127.0.0.1:{rec.port} send-proxy-v2 proxy-v2-options crc32c,unique-id set-proxy-v2-tlv-fmt(0xE1) %[req.hdr(host)] set-proxy-v2-tlv-fmt(0xE2) lit set-proxy-v2-tlv-fmt(0xE1) %[var(txn.h)]-%[srv_name]-%b-%s-%[req.hdr(x-added)]-%[method]%[path] set-proxy-v2-tlv-fmt(0xE3) %[req.hdr(nosuch)]
+"""
+    try:
+        sluice(cfg, wait_ports=[port])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+            c.sendall(b"GET /x HTTP/1.1\r\nHost: example.org\r\nX-Id: 7\r\n\r\n")
+            assert read_until(c, b"ok").startswith(b"HTTP/1.1 200")
+        wait_until(lambda: rec.results, 5)
+    finally:
+        rec.stop()
+    got = rec.results[0]
+    assert got[12:14] == b"\x21\x11", got
+    tlvs, rest = tlvs_of(got)
+    assert [(t, v) for t, v in tlvs if t != 0x03] == [
+        (0xE1, b"example.org"),
+        (0xE2, b"lit"),
+        (0xE1, b"example.org-s1-b-s1-added-GET/x"),
+        (0xE3, b""),
+        (0x05, b"uid-7"),
+    ]
+    assert [t for t, _ in tlvs] == [0xE1, 0xE2, 0xE1, 0xE3, 0x03, 0x05]
+    assert crc_ok(got)
+    assert rest.startswith(b"GET /x HTTP/1.1\r\n")
+
+
+def test_tcp_tlvs_forward_a_received_tlv(sluice):
+    """In TCP mode: the client's addresses, the names, and a TLV the client's own PROXY header
+    carried (fc_pp_tlv), passed on; the unique id TLV goes empty without a unique-id-format,
+    as HAProxy 3.5 sends it."""
+    rec = TcpServer(record_and_answer)
+    port = free_port()
+    cfg = HEAD.replace("mode http", "mode tcp") + f"""frontend f
+  bind 127.0.0.1:{port} accept-proxy
+  default_backend b
+backend b
+  server s1 127.0.0.1:{rec.port} send-proxy-v2 proxy-v2-options unique-id set-proxy-v2-tlv-fmt(0xE0) %[fc_pp_tlv(0xE0)] set-proxy-v2-tlv-fmt(0xE1) %[src]:%[src_port]-%[srv_name]-%b-%s
+"""
+    try:
+        sluice(cfg, wait_ports=[port])
+        addrs = socket.inet_aton("10.1.2.3") + socket.inet_aton("10.9.9.9") + struct.pack("!HH", 1234, 80)
+        body = addrs + b"\xe0" + struct.pack("!H", 5) + b"hello"
+        pp = V2_SIG + b"\x21\x11" + struct.pack("!H", len(body)) + body
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+            c.sendall(pp + b"GET /t HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert read_until(c, b"ok").startswith(b"HTTP/1.1 200")
+        wait_until(lambda: rec.results, 5)
+    finally:
+        rec.stop()
+    got = rec.results[0]
+    assert got[16:20] == socket.inet_aton("10.1.2.3")
+    tlvs, rest = tlvs_of(got)
+    assert tlvs == [(0xE0, b"hello"), (0xE1, b"10.1.2.3:1234-s1-b-s1"), (0x05, b"")]
+    assert rest.startswith(b"GET /t HTTP/1.1\r\n")
+
+
+def first_bytes(c: socket.socket, srv) -> None:
+    """Records what a connection sends before it goes quiet or closes."""
+    c.settimeout(0.5)
+    data = b""
+    try:
+        while True:
+            d = c.recv(4096)
+            if not d:
+                break
+            data += d
+            if data.endswith(b"\r\n\r\n"):
+                break
+    except OSError:
+        pass
+    srv.add_result(data)
+    try:
+        c.sendall(b"HTTP/1.0 200 OK\r\n\r\n")
+    except OSError:
+        pass
+
+
+def test_checks_send_the_proxy_header(sluice):
+    """check-send-proxy: a v1 line with the check connection's own addresses (the server's
+    send-proxy-v2: the LOCAL v2 header, with the TLV formats and the CRC32C); a server's
+    send-proxy alone applies to its checks unless they have a port of their own; an HTTP
+    check sends its request after the header."""
+    servers = {name: TcpServer(first_bytes) for name in ("v1", "v2", "own_port", "httpchk")}
+    plain = TcpServer(first_bytes)
+    port = free_port()
+    cfg = HEAD.replace("mode http", "mode tcp") + f"""frontend f
+  bind 127.0.0.1:{port}
+  default_backend b
+backend b
+  default-server check inter 200
+  server v1 127.0.0.1:{servers['v1'].port} check-send-proxy
+  server v2 127.0.0.1:{servers['v2'].port} send-proxy-v2 check-send-proxy proxy-v2-options crc32c set-proxy-v2-tlv-fmt(0xE1) %[srv_name]
+  server p 127.0.0.1:{plain.port} send-proxy port {servers['own_port'].port}
+backend h
+  mode http
+  option httpchk GET /health
+  server hc 127.0.0.1:{servers['httpchk'].port} send-proxy check inter 200
+"""
+    try:
+        sluice(cfg, wait_ports=[port])
+        wait_until(lambda: all(len(s.results) >= 2 for s in servers.values()), 5)
+    finally:
+        for s in [*servers.values(), plain]:
+            s.stop()
+    v1 = servers["v1"].results[0]
+    m = re.match(rb"^PROXY TCP4 127\.0\.0\.1 127\.0\.0\.1 (\d+) (\d+)\r\n$", v1)
+    assert m and int(m.group(2)) == servers["v1"].port, v1
+    v2 = servers["v2"].results[0]
+    assert v2.startswith(V2_SIG + b"\x20\x00\x00\x0c\xe1\x00\x02v2\x03\x00\x04"), v2
+    assert len(v2) == 28 and crc_ok(v2)
+    # A check port of its own: a plain connect, no header.
+    assert servers["own_port"].results[0] == b""
+    hc = servers["httpchk"].results[0]
+    assert re.match(rb"^PROXY TCP4 127\.0\.0\.1 127\.0\.0\.1 \d+ \d+\r\nGET /health HTTP/1\.0\r\n", hc), hc

@@ -1,5 +1,6 @@
 // The PROXY protocol's keywords: bind accept-proxy, server send-proxy / send-proxy-v2 /
-// proxy-v2-options (and their default-server and no- forms), with HAProxy 3.5's messages.
+// proxy-v2-options / set-proxy-v2-tlv-fmt / check-send-proxy (and their default-server and no-
+// forms), with HAProxy 3.5's messages.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -58,8 +59,59 @@ TEST(ProxyProtocolKeywords, Errors) {
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 proxy-v2-options crc32c,cert-cn\n")
                   .contains("'proxy-v2-options cert-cn' is not supported by sluice yet (it needs "
                             "TLS)."));
-  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 set-proxy-v2-tlv-fmt(0xe0) x\n")
-                  .contains("is not supported by sluice yet"));
+}
+
+// set-proxy-v2-tlv-fmt(<type>) <fmt>: types as strtoul reads them, in the order written (a type
+// may repeat), a missing format empty, default-server's copied; HAProxy 3.5's messages.
+TEST(ProxyProtocolKeywords, TlvFormats) {
+  auto r = parse(
+      "backend b\n"
+      "  mode http\n"
+      "  default-server send-proxy-v2 set-proxy-v2-tlv-fmt(0xE0) %[srv_name]\n"
+      "  server s1 127.0.0.1:80 set-proxy-v2-tlv-fmt(225) %[req.hdr(host)] "
+      "set-proxy-v2-tlv-fmt(0xe1) lit set-proxy-v2-tlv-fmt(010)\n"
+      "  server s2 127.0.0.1:81 check-send-proxy\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& s = proxy(r, "b").servers;
+  ASSERT_EQ(s[0].pp2_tlvs.size(), 4u);
+  EXPECT_EQ(s[0].pp2_tlvs[0].type, 0xE0);
+  EXPECT_EQ(s[0].pp2_tlvs[1].type, 0xE1);
+  EXPECT_EQ(s[0].pp2_tlvs[1].text, "%[req.hdr(host)]");
+  EXPECT_EQ(s[0].pp2_tlvs[2].type, 0xE1);
+  EXPECT_EQ(s[0].pp2_tlvs[3].type, 8);   // octal, as strtoul reads it
+  EXPECT_EQ(s[0].pp2_tlvs[3].text, "");
+  for (const auto& t : s[0].pp2_tlvs) EXPECT_TRUE(t.fmt) << t.text;
+  EXPECT_FALSE(s[0].check_send_proxy);
+  ASSERT_EQ(s[1].pp2_tlvs.size(), 1u);
+  EXPECT_TRUE(s[1].check_send_proxy);
+
+  auto err = [](const std::string& opt) {
+    return parse("backend b\n  server s 1.1.1.1:1 send-proxy-v2 " + opt + "\n").all();
+  };
+  EXPECT_NE(err("set-proxy-v2-tlv-fmt(256) x").find(
+                "[f.cfg:2] : 'server b/s' : 'set-proxy-v2-tlv-fmt(256)' : the maximum allowed TLV "
+                "ID is 255."),
+            std::string::npos);
+  EXPECT_NE(err("set-proxy-v2-tlv-fmt(abc) x").find("'set-proxy-v2-tlv-fmt(abc)' : could not "
+                                                    "convert TLV ID."),
+            std::string::npos);
+  EXPECT_NE(err("set-proxy-v2-tlv-fmt() x").find("could not convert TLV ID."), std::string::npos);
+  EXPECT_NE(err("set-proxy-v2-tlv-fmt(0xE1 x").find("'set-proxy-v2-tlv-fmt(0xE1' : expects "
+                                                    "set-proxy-v2-tlv(<TLV ID>)."),
+            std::string::npos);
+  const std::string res = err("set-proxy-v2-tlv-fmt(1) %[res.hdr(x)]");
+  EXPECT_NE(res.find("[f.cfg:2] : 'server b/s' : "), std::string::npos) << res;
+  EXPECT_NE(res.find("sample fetch <res.hdr> may not be reliably used here because it needs "
+                     "'HTTP response headers' which is not available here"),
+            std::string::npos)
+      << res;
+  EXPECT_NE(err("set-proxy-v2-tlv-fmt(1) %[nosuch]").find("unknown fetch method 'nosuch'"),
+            std::string::npos);
+  // Without send-proxy-v2 nothing is sent: said, as for proxy-v2-options.
+  r = parse("backend b\n  server s 1.1.1.1:1 send-proxy set-proxy-v2-tlv-fmt(1) x\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.contains("'set-proxy-v2-tlv-fmt' has no effect without 'send-proxy-v2'."))
+      << r.all();
 }
 
 }  // namespace

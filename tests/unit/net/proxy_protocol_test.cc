@@ -145,5 +145,39 @@ TEST(ProxyProtocol, BuildersRoundTrip) {
   EXPECT_FALSE(h.has_addresses);
 }
 
+// The CRC32C goes where it is asked (HAProxy 3.5 sends set-proxy-v2-tlv-fmt's TLVs before it,
+// the authority and the unique id after); checks send the LOCAL command without addresses. The
+// bytes are those HAProxy 3.5 sent for a check with `set-proxy-v2-tlv-fmt(0xE1) %[srv_name]`.
+TEST(ProxyProtocol, CrcPositionAndLocal) {
+  const SocketAddress a = SocketAddress::ipv4(0x7f000001, 1111);
+  const std::string w = build_v2(a, a, {Tlv{0xE1, "x"}, Tlv{kTlvUniqueId, ""}}, true, 1);
+  const std::string addr_end = w.substr(28);
+  EXPECT_EQ(addr_end.substr(0, 4), std::string("\xe1\x00\x01x", 4));
+  EXPECT_EQ(addr_end.substr(4, 3), std::string("\x03\x00\x04", 3));
+  EXPECT_EQ(addr_end.substr(11), std::string("\x05\x00\x00", 3));
+  Header h;
+  ASSERT_EQ(parse(w, &h).status, Status::kDone);
+  EXPECT_EQ(h.length, w.size());
+
+  const std::string l = build_v2_local({Tlv{0xE1, "s1"}}, true);
+  std::string want = kSig + std::string("\x20\x00\x00\x0c\xe1\x00\x02s1\x03\x00\x04", 12);
+  ASSERT_EQ(l.size(), want.size() + 4);
+  EXPECT_EQ(l.substr(0, want.size()), want);
+  std::string zeroed = l;
+  zeroed.replace(l.size() - 4, 4, std::string(4, '\0'));
+  const uint32_t c = base::crc32c(zeroed);
+  EXPECT_EQ(l.substr(l.size() - 4), std::string({static_cast<char>(c >> 24), static_cast<char>(c >> 16),
+                                                 static_cast<char>(c >> 8), static_cast<char>(c)}));
+  EXPECT_EQ(build_v2_local({}, false), kSig + std::string("\x20\x00\x00\x00", 4));
+  ASSERT_EQ(parse(build_v2_local({}, false), &h).status, Status::kDone);
+  EXPECT_FALSE(h.has_addresses);
+  // A header never claims more than its 16-bit length holds: a TLV that does not fit is left
+  // out.
+  const std::string big = build_v2(a, a, {Tlv{0xE0, std::string(70000, 'a')}, Tlv{0xE2, "y"}});
+  ASSERT_EQ(parse(big, &h).status, Status::kDone);
+  EXPECT_EQ(h.tlv(0xE0), nullptr);
+  EXPECT_EQ(h.tlv(0xE2)->value, "y");
+}
+
 }  // namespace
 }  // namespace sluice::net::pp
