@@ -330,6 +330,14 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.error_log_format = p.error_log_fmt;
     s.log_separate_errors = p.option_log_separate_errors;
     s.logasap = p.option_logasap;
+    // log-steps: accept, request, connect, response and close are bits 0 to 4 of the model's,
+    // the values of proxy::LogStep; the rule steps (http-req...) log only through do-log
+    // actions or log-profile steps, which sluice does not have, so they add no line, as in
+    // HAProxy 3.5 without them.
+    if (p.log_steps && p.log_fmt && !p.logs.empty()) {
+      s.log_steps = p.option_logasap ? 0 : static_cast<uint8_t>(p.log_steps & 0x0f);
+      s.log_close = p.option_logasap || (p.log_steps & proxy::kLogClose) != 0;
+    }
     s.dontlognull = p.option_dontlognull;
     s.cli_keepalive = {p.option_clitcpka, p.clitcpka_cnt, p.clitcpka_idle, p.clitcpka_intvl};
     s.srv_keepalive = {p.option_srvtcpka, p.srvtcpka_cnt, p.srvtcpka_idle, p.srvtcpka_intvl};

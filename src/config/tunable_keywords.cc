@@ -106,9 +106,10 @@ void kw_localpeer(Parser& p, Line& l) {
   p.env.set("HAPROXY_LOCALPEER", p.global.localpeer, true);
 }
 
-// HAProxy 3.1+: the steps of a transaction that produce a log line. sluice logs a transaction
-// once, at its end (`close`, the default; `option logasap` moves it to the response), so only
-// that step is accepted; every other valid name is refused as not supported yet.
+// HAProxy 3.1+: the steps of a stream that produce a log line (accept, request, connect,
+// response, close: proxy::LogStep, bits 0 to 4 here). The rule steps (http-req...) select
+// log-profile formats and do-log actions; sluice has neither, so they add no line, as in
+// HAProxy without them.
 void kw_log_steps(Parser& p, Line& l) {
   static constexpr std::string_view kSteps[] = {
       "accept", "request", "connect", "response", "close", "http-req", "http-res",
@@ -145,15 +146,6 @@ void kw_log_steps(Parser& p, Line& l) {
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }
-  }
-  constexpr unsigned kClose = 1u << 4;
-  if (bits & ~kClose) {
-    std::string names;
-    for (std::size_t i = 0; i < std::size(kSteps); ++i)
-      if ((bits & ~kClose) & (1u << i)) names += (names.empty() ? "" : ",") + std::string(kSteps[i]);
-    throw ConfigError{fmt::format("{}'log-steps {}' : step(s) '{}' are not supported by sluice yet: "
-                                  "it logs a transaction once, at its end ('close').",
-                                  l.where, v, names)};
   }
   ps.cfg.log_steps = bits;
 }

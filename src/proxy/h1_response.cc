@@ -161,6 +161,7 @@ bool H1Connection::parse_response() {
   res_left_ = rh.content_length;
   tx_->res_chunks.reset();
   res_trailers_.clear();
+  txn_.log_step(kLogResponse);
   if (fe_.settings.logasap) txn_.log(w_.loop().now_ms(), true);   // option logasap
   if (tunnel) {
     enter_tunnel();

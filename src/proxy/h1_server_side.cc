@@ -270,6 +270,7 @@ void H1Connection::on_connected() {
   s_wr_ = true;
   txn_.leg().connected();
   txn_.server_fd = sc_->io.fd();
+  txn_.log_step(kLogConnect);
   s_last_ms_ = txn_.leg().connected_ms();
   phase_ = Phase::kExchange;
   tx_->res_parser.reset();

@@ -68,6 +68,7 @@ HttpTxn::HttpTxn(Worker& w, Listener& l, Session& owner, const net::SocketAddres
 void HttpTxn::first_byte(uint64_t now) {
   t_first_byte_ms = now;
   t_first_byte_wall_us = base::wall_us();
+  log_step(kLogAccept);   // HAProxy's stream begins with the request's first byte
 }
 
 rules::TcpVerdict HttpTxn::session_verdict(int client_fd) {
@@ -257,6 +258,7 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
     stream_number();
     keep_request_line(head);
   }
+  log_step(kLogRequest);
   method_ = head.method_id;
   http11_ = head.http11();
   RequestScope rs(*this, head, edit, codecs);

@@ -194,6 +194,12 @@ class HttpTxn final : public StreamTimes {
   // `early`: option logasap's line, written when the response head is forwarded (the
   // backend and server counts then include this transaction, as HAProxy's do).
   void log(uint64_t now_ms, bool early = false);
+  // `log-steps`: a line for a step of the transaction before its end, with what is known then
+  // (HAProxy 3.5's values: no status yet, -1 for the times not reached). Only steps the
+  // frontend lists, and none with option logasap (HAProxy then logs its one early line).
+  void log_step(LogStep step) {
+    if (fe_.settings.log_steps & step) [[unlikely]] emit_step(step);
+  }
   // Gives back the server slot and the backend's session count.
   void release_backend() {
     leg_.release();
@@ -330,6 +336,9 @@ class HttpTxn final : public StreamTimes {
   // line_target and version; false when none was kept.
   bool received_line(sample::HttpMsg& m) const;
   void keep_request_line(const http::RequestHead& head);
+  // The line of log() (`step` kLogClose) or of an earlier step (log_step()).
+  void emit_line(uint64_t now, bool early, LogStep step);
+  void emit_step(LogStep step);
   sample::Captures* captures() { return caps_.get(); }
   // The frontend's capture slots for this connection, sized on first use (the frontend has
   // some); next_request() clears the values.

@@ -303,6 +303,12 @@ bool HttpTxn::stream_text(sample::Env::TextQuery q, std::string_view* out) const
 void HttpTxn::log(uint64_t now, bool early) {
   if (logged) return;
   logged = true;
+  if (fe_.settings.log_close) emit_line(now, early, kLogClose);
+}
+
+void HttpTxn::emit_step(LogStep step) { emit_line(w_.loop().now_ms(), true, step); }
+
+void HttpTxn::emit_line(uint64_t now, bool early, LogStep step) {
   const auto& s = fe_.settings;
   if (!s.log_format || s.logs.empty() || quiet || stream_.log_level < 0) return;
   if (s.dontlognull && t_first_byte_ms == 0) return;
@@ -336,6 +342,15 @@ void HttpTxn::log(uint64_t now, bool early) {
     r.res_captures = caps_->res();
   }
   r.request_line = req_line;
+  const bool final = step == kLogClose;
+  if (!final) {
+    // A step before the end, as HAProxy 3.5 logs it: no status yet (0 at accept, where it
+    // has no transaction), the request's time only once its rules ran, no request line
+    // before the head.
+    r.status = step == kLogAccept ? 0 : status > 0 ? status : -1;
+    if (step == kLogRequest) r.tr = -1;
+    if (step == kLogAccept) r.request_line = "<BADREQ>";
+  }
   if (ck_ && ck_->active) {
     r.has_cli_cookie = ck_->has_cli;
     r.cli_cookie = ck_->cli;
@@ -348,7 +363,7 @@ void HttpTxn::log(uint64_t now, bool early) {
     r.cookie_flags[1] = a ? ck_->sck : 'N';
   }
   // What only log-format aliases and %[...] read.
-  r.logasap = s.logasap;
+  r.logasap = final && s.logasap;
   r.local = local_addr();
   r.server_addr = t_connected ? leg_.target() : nullptr;
   r.backend_src = t_connected ? leg_.source() : nullptr;
@@ -387,7 +402,7 @@ void HttpTxn::log(uint64_t now, bool early) {
   // A request that never parsed ("<BADREQ>": a bad or cut head, a timeout, a fresh connection
   // closed) is HAProxy's error without a stream: error-log-format's line. set-log-level:
   // that level (-1: the default, info or err).
-  const bool session_error = req_line == "<BADREQ>";
+  const bool session_error = final && req_line == "<BADREQ>";
   const log::Format& f =
       session_error && s.error_log_format ? *s.error_log_format : *s.log_format;
   int level = stream_.log_level > 0 ? stream_.log_level - 1 : -1;

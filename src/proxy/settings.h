@@ -140,6 +140,16 @@ struct BindSettings {
   std::vector<std::vector<int>> steering;
 };
 
+// `log-steps` (HAProxy 3.1+): the steps of a stream that send a log line, as bits (the
+// values of the config model's bits for these five names).
+enum LogStep : uint8_t {
+  kLogAccept = 1,     // the stream begins (HTTP: a request's first byte)
+  kLogRequest = 2,    // HTTP: the request head is parsed, before the rules
+  kLogConnect = 4,    // the server connection is established
+  kLogResponse = 8,   // HTTP: the response head is received, after the response rules
+  kLogClose = 16,     // the end: the usual line
+};
+
 struct ProxySettings {
   std::string name;
   int id = 0;
@@ -208,6 +218,10 @@ struct ProxySettings {
   std::shared_ptr<const log::Format> error_log_format;
   bool log_separate_errors = false;       // option log-separate-errors: errors at `err`
   bool logasap = false;                   // option logasap
+  // `log-steps`: the LogStep bits before the end that send a line (0: none, and always 0 with
+  // option logasap, whose line replaces them, as in HAProxy 3.5), and whether the end does.
+  uint8_t log_steps = 0;
+  bool log_close = true;
   bool log_backend_src = false;           // the format logs %bi/%bp: keep the connection's source
   // TCP socket options: the frontend's apply to accepted connections, the backend's to server
   // connections.

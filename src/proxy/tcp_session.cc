@@ -82,6 +82,7 @@ void TcpSession::start() {
                                fe_.settings.name));
   }
   if (!fe_.settings.tcp_session_rules.empty() && !session_rules()) return;
+  if (fe_.settings.log_steps & kLogAccept) [[unlikely]] log_session(true, kLogAccept);
   if (fe_.settings.tcp_inspect) {
     // Rules read the client's bytes: read what is there, judge, maybe wait for more.
     state_ = State::kInspecting;
@@ -341,6 +342,7 @@ void TcpSession::on_connected() {
   // The response analysis begins: HAProxy empties the req.* variables (its one store of req.*
   // and res.*), so tcp-response rules and the log line do not see them.
   if (rd_ && rd_->req.count()) rd_->req.clear();
+  if (fe_.settings.log_steps & kLogConnect) [[unlikely]] log_session(true, kLogConnect);
   if (fe_.settings.logasap && fe_.settings.log_format && !fe_.settings.logs.empty()) {
     logged_ = log_session(true);
   }

@@ -178,8 +178,8 @@ class TcpSession final : public Session, public StreamTimes {
   }
   // The tcplog line; finish() calls it only when the frontend has `option tcplog` and a log.
   // `early`: option logasap's line, when the server connection is established. False when
-  // dontlognull kept it back.
-  bool log_session(bool early = false);
+  // dontlognull kept it back. `step`: a log-steps line before the end (`early` then too).
+  bool log_session(bool early = false, LogStep step = kLogClose);
   // What `%[...]` reads of this session (log lines, set-proxy-v2-tlv-fmt): `ctx` filled with
   // its addresses, variables and captures, and `env`. tcp_session_log.cc.
   void fill_sample_ctx(sample::Ctx& ctx, ProxyEnv& env) const;

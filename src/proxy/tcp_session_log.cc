@@ -34,11 +34,13 @@ void TcpSession::describe(SessionInfo* info) const {
   info->server_fd = sio_.fd();
 }
 
-bool TcpSession::log_session(bool early) {
+bool TcpSession::log_session(bool early, LogStep step) {
   const auto& s = fe_.settings;
+  const bool final = step == kLogClose;
+  if (final && !early && !s.log_close) return false;   // log-steps without close
   // The response analysis is over by then: res.* is gone too (req.* also, when the session
   // ended before a server connection), as HAProxy 3.5 logs a TCP session.
-  if (rd_) {
+  if (rd_ && final) {
     if (rd_->req.count()) rd_->req.clear();
     if (rd_->res.count()) rd_->res.clear();
   }
@@ -77,7 +79,14 @@ bool TcpSession::log_session(bool early) {
                  ? std::max(0, be_->be_conns.load(std::memory_order_relaxed) - self)
                  : 0;
   r.srvconn = srv ? std::max(0, srv->current_conns() - self) : 0;
-  r.logasap = s.logasap;
+  r.logasap = final && s.logasap;
+  if (step == kLogAccept) {
+    // log-steps accept: the session has reached no backend yet.
+    r.backend = s.name;
+    r.server = "<NOSRV>";
+    r.tw = r.tc = -1;
+    r.beconn = r.srvconn = 0;
+  }
   r.retries = leg_.retries();
   r.redispatched = leg_.redispatched();
   // What only log-format aliases and %[...] read.

@@ -178,10 +178,12 @@ TEST(Tunables, LogSteps) {
                             "http-after-res, tcp-req-conn, tcp-req-sess, tcp-req-cont, tcp-res-cont";
   EXPECT_TRUE(parse(f + "foo\n").has("parsing [f.cfg:8] : invalid log step name (foo). Expected values are: " + names));
   EXPECT_TRUE(parse(f + "accept,error\n").has("parsing [f.cfg:8] : invalid log step name (error). Expected values are: " + names));
-  EXPECT_TRUE(parse(f + "accept,close\n").has(
-      "parsing [f.cfg:8] : 'log-steps accept,close' : step(s) 'accept' are not supported by sluice "
-      "yet: it logs a transaction once, at its end ('close')."));
-  EXPECT_TRUE(parse(f + "all\n").contains("not supported by sluice yet"));
+  auto steps = parse(f + "accept,connect,close\n");
+  ASSERT_TRUE(steps.r.model) << steps.all();
+  EXPECT_EQ(proxy(steps, "f").log_steps, 1u | 4u | 16u);
+  auto all = parse(f + "all\n");
+  ASSERT_TRUE(all.r.model) << all.all();
+  EXPECT_EQ(proxy(all, "f").log_steps, (1u << 12) - 1);
   auto be = parse(kDefaults + "backend b\n  log-steps close\n");
   ASSERT_TRUE(be.r.model) << be.all();
   EXPECT_TRUE(be.has("parsing [f.cfg:7] : log-steps will be ignored because backend 'b' has no frontend capability"));
