@@ -189,7 +189,7 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"server", "pool-max-conn <n>", "idle connections kept for this server, all threads together (-1 unlimited, the default; 0 none); sluice also keeps at most 256 per thread"},
         {"server", "pool-low-conn <n>", "accepted; no effect: in HAProxy a thread takes another thread's idle connection only while it has more than n; sluice's threads never take each other's"},
         {"server", "pool-purge-delay <time>", "how long an idle connection is kept (default 5s; 0 keeps none); sluice closes each one once it has been idle that long (HAProxy closes half of them per period)"},
-        {"server", "max-reuse <n>", "how many times a pooled connection is reused (-1 unlimited, the default; 0 never): it closes after carrying n + 1 requests; private connections (http-reuse never, send-proxy) are not counted"},
+        {"server", "max-reuse <n>", "how many times a pooled connection is reused (-1 unlimited, the default; 0 never): it closes after carrying n + 1 requests, private ones (http-reuse never, send-proxy: they serve one client) included"},
         {"server", "init-addr <method>[,<method>...]", "for a host name: how the server gets its first address, the first method that gives one winning: `last` (a server-state file: sluice has none, so it never gives one), `libc` (the resolver), `none` (no address: the server stays in maintenance, `MAINT (resolution)`, never checked, and the CLI cannot give it one, as in HAProxy without DNS resolvers), or an IP; default `last,libc`. Also on default-server"},
         {"timeout", "connect <time>", "connection to a server"},
         {"timeout", "client <time>", "client inactivity"},

@@ -314,7 +314,12 @@ void H1Connection::detach_server(bool reusable) {
     const lb::Server* srv = txn_.leg().server();
     if (txn_.backend()->settings.h.reuse == HttpSettings::Reuse::kNever ||
         (srv && srv->settings().send_proxy)) {
-      private_ = sc_;   // stays ours (owner unchanged) until the client leaves
+      // max-reuse counts the requests a private connection carried too.
+      const int max_reuse = srv ? srv->settings().max_reuse : -1;
+      if (max_reuse >= 0 && sc_->requests > static_cast<uint32_t>(max_reuse))
+        w_.close_server_conn(sc_);
+      else
+        private_ = sc_;   // stays ours (owner unchanged) until the client leaves
     } else {
       w_.park_idle(sc_);
     }

@@ -8,11 +8,21 @@ may not respect max-reuse ("at least HTTP/2 connections to servers will"), and i
 server connections do not; sluice does what the option asks."""
 from __future__ import annotations
 
+import socket
 import time
 
 
-from clients import exchange
+from clients import exchange, recv_exact, recv_head
 from sluice_harness import free_port
+
+
+def read_response(c: socket.socket) -> bytes:
+    """One response with a Content-Length, read whole from a kept-alive connection."""
+    got = recv_head(c)
+    head, _, body = got.partition(b"\r\n\r\n")
+    length = next(int(l.split(b":")[1]) for l in head.lower().split(b"\r\n")
+                  if l.startswith(b"content-length:"))
+    return got + recv_exact(c, length - len(body))
 
 
 def conn_numbers(port: int, count: int, pause: float = 0.0) -> list[int]:
@@ -29,7 +39,7 @@ def conn_numbers(port: int, count: int, pause: float = 0.0) -> list[int]:
     return out
 
 
-def start(cfg, sluice, origin, server_opts: str) -> int:
+def start(cfg, sluice, origin, server_opts: str, reuse: str = "always") -> int:
     port = free_port()
     text = f"""
 global
@@ -43,7 +53,7 @@ frontend f
     bind 127.0.0.1:{port}
     default_backend b
 backend b
-    http-reuse always
+    http-reuse {reuse}
     server o 127.0.0.1:{origin.port} {server_opts}
 """
     sluice(cfg(text), wait_ports=[port])
@@ -53,6 +63,20 @@ backend b
 def test_max_reuse(cfg, sluice, origin):
     port = start(cfg, sluice, origin, "max-reuse 1")
     assert conn_numbers(port, 4) == [1, 1, 2, 2]
+
+
+def test_max_reuse_private_connections(cfg, sluice, origin):
+    """http-reuse never: a client's connection to the server serves that client alone, and
+    max-reuse still bounds the requests it carries."""
+    port = start(cfg, sluice, origin, "max-reuse 1", reuse="never")
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+        got = []
+        for _ in range(4):
+            c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            head = read_response(c).partition(b"\r\n\r\n")[0].lower()
+            line = next(l for l in head.split(b"\r\n") if l.startswith(b"x-conn:"))
+            got.append(int(line.split(b":")[1]))
+    assert got == [1, 1, 2, 2]
 
 
 def test_unlimited_reuse_by_default(cfg, sluice, origin):
