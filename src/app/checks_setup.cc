@@ -15,6 +15,14 @@ check::CheckSettings check_settings(const config::ProxyConfig& p, const config::
   check::CheckSettings c;
   c.type = p.check_type == config::ProxyConfig::CheckType::kHttp ? check::CheckSettings::Type::kHttp
                                                                  : check::CheckSettings::Type::kTcp;
+  if (c.type == check::CheckSettings::Type::kTcp && p.option_tcp_check && !p.tcp_check.rules.empty()) {
+    auto rs = std::make_shared<check::RuleSet>();
+    rs->rules = p.tcp_check.rules;
+    rs->ok_info = p.tcp_check.ok_info;
+    c.rules = std::move(rs);
+    c.type = check::CheckSettings::Type::kRules;
+  }
+  c.log_checks = p.option_log_health_checks;
   c.addr = s.has_check_addr ? s.check_addr : s.addr.addr;
   // `port` wins; otherwise the server's own port (validation refused port-mapped servers
   // without a check port). With `addr` alone, the server's port still applies.
@@ -49,27 +57,45 @@ check::CheckSettings check_settings(const config::ProxyConfig& p, const config::
 }
 
 namespace {
-// A check has no stream: its set-proxy-v2-tlv-fmt values see the backend (as the frontend
-// too, as HAProxy's checks do) and the server, and no client nor request.
+// A check has no stream: its formats see the backend (as the frontend too, as HAProxy's
+// checks do), the server and what the server sent (res.payload), and no client nor request.
+struct CheckContext {
+  log::Record r;
+  proxy::ProxyEnv env;
+  sample::Ctx ctx;
+  CheckContext(proxy::Worker& w, const proxy::Proxy& px, const lb::Server& srv,
+               std::string_view received)
+      : env(w.process(), w.id(), nullptr, px) {
+    r.date_wall_us = base::wall_us();
+    r.frontend = px.settings.name;
+    r.backend = px.settings.name;
+    r.server = srv.name();
+    r.hostname = w.logs().host();
+    r.pid = w.logs().pid();
+    env.rec = &r;
+    env.be = &px;
+    env.srv = &srv;
+    ctx.avail = config::check_sample_avail();
+    ctx.env = &env;
+    ctx.now_us = r.date_wall_us;
+    ctx.res_payload = received;
+  }
+};
+
 void render_check_tlvs(proxy::Worker& w, const proxy::Proxy& px, const lb::Server& srv,
                        const std::vector<proxy::ProxySettings::Pp2TlvFormat>& formats,
                        std::vector<net::pp::Tlv>* out) {
-  log::Record r;
-  r.date_wall_us = base::wall_us();
-  r.frontend = px.settings.name;
-  r.backend = px.settings.name;
-  r.server = srv.name();
-  r.hostname = w.logs().host();
-  r.pid = w.logs().pid();
-  proxy::ProxyEnv env(w.process(), w.id(), nullptr, px);
-  env.rec = &r;
-  env.be = &px;
-  env.srv = &srv;
-  sample::Ctx ctx;
-  ctx.avail = sample::kUseInternal | sample::kUseBackend | sample::kUseServer;
-  ctx.env = &env;
-  ctx.now_us = r.date_wall_us;
-  proxy::render_pp2_tlvs(formats, r, &ctx, out);
+  CheckContext c(w, px, srv, {});
+  proxy::render_pp2_tlvs(formats, c.r, &c.ctx, out);
+}
+
+// A tcp-check log-format (send-lf, on-success...): an absent value is empty, not '-'.
+std::string render_check_format(proxy::Worker& w, const proxy::Proxy& px, const lb::Server& srv,
+                                const log::Format& f, std::string_view received) {
+  CheckContext c(w, px, srv, received);
+  std::string out;
+  f.render(c.r, &c.ctx, out, log::kOptNoDash);
+  return out;
 }
 }  // namespace
 
@@ -90,7 +116,7 @@ HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& m
       cs.rise = sc.rise;
       cs.fall = sc.fall;
       cs.health.store(sc.rise, std::memory_order_relaxed);   // UP, one failure from DOWN
-      plans_.push_back({&px, &srv, check_settings(pc, sc)});
+      plans_.push_back({&px, &srv, check_settings(pc, sc), pc.tcp_check.compiled});
     }
   }
 }
@@ -123,6 +149,14 @@ void HealthChecks::start() {
       const auto* formats = px->settings.pp2_tlvs_of(static_cast<std::size_t>(plan.server->index()));
       if (formats) hooks.pp2_tlvs = [w, px, srv = plan.server, formats](std::vector<net::pp::Tlv>* out) {
         render_check_tlvs(*w, *px, *srv, *formats, out);
+      };
+    }
+    if (!plan.formats.empty()) {
+      hooks.render = [w, px, srv = plan.server, formats = plan.formats](int index,
+                                                                       std::string_view received) {
+        if (index < 0 || static_cast<std::size_t>(index) >= formats.size()) return std::string();
+        return render_check_format(*w, *px, *srv, *formats[static_cast<std::size_t>(index)],
+                                   received);
       };
     }
     uint32_t inter = plan.settings.intervals.inter_ms;

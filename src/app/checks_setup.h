@@ -40,6 +40,8 @@ class HealthChecks {
     proxy::Proxy* proxy;
     lb::Server* server;
     check::CheckSettings settings;
+    // The log-formats of the proxy's tcp-check rules (CheckHooks::render).
+    std::vector<std::shared_ptr<const log::Format>> formats;
   };
   proxy::Process& process_;
   std::vector<Plan> plans_;

@@ -18,12 +18,6 @@ namespace {
 constexpr std::size_t kMaxResponse = 16384;
 }  // namespace
 
-std::string errno_text(int err) {
-  char buf[128];
-  // GNU strerror_r returns the message (possibly not in buf).
-  return strerror_r(err, buf, sizeof buf);
-}
-
 Checker::Checker(core::EventLoop& loop, lb::Backend& backend, lb::Server& server,
                  CheckSettings settings, CheckHooks hooks)
     : loop_(loop), be_(backend), srv_(server), s_(std::move(settings)), hooks_(std::move(hooks)),
@@ -67,11 +61,29 @@ void Checker::on_timer(core::Timer&) {
     begin();
     return;
   }
+  if (s_.type == CheckSettings::Type::kRules) {
+    // HAProxy: an empty errno text, then where it stopped (" at step 2 of tcp-check (expect
+    // string '+OK')"); an expect's tout-status says how it is reported.
+    lb::CheckStatus st = lb::CheckStatus::kL7Tout;
+    if (phase_ == Phase::kConnecting) st = lb::CheckStatus::kL4Tout;
+    else if (waiting_ && waiting_->kind == CheckRule::Kind::kExpect) st = waiting_->tout_status;
+    complete(st, 0, at_step());
+    return;
+  }
   if (phase_ == Phase::kConnecting) {
     complete(lb::CheckStatus::kL4Tout, 0, "");
   } else {
     complete(lb::CheckStatus::kL7Tout, 0, "");
   }
+}
+
+std::string Checker::at_step() const {
+  if (!waiting_) return " at initial connection step of tcp-check";
+  const auto& rules = s_.rules->rules;
+  const int step = static_cast<int>(waiting_ - rules.data()) + 1;
+  std::string t = fmt::format(" at step {} of tcp-check ({})", step, step_text(*waiting_));
+  if (!waiting_->comment.empty()) t += fmt::format(" comment: '{}'", waiting_->comment);
+  return t;
 }
 
 net::SocketAddress Checker::target() const {
@@ -88,12 +100,41 @@ void Checker::begin() {
   started_ms_ = loop_.now_ms();
   response_.clear();
   sent_ = 0;
+  loop_.timers().arm(timer_, started_ms_ + s_.timeout_ms);
+  if (s_.type == CheckSettings::Type::kRules) {
+    step_ = 0;
+    passed_ = nullptr;
+    l7_ = false;
+    waiting_ = nullptr;
+    if (!s_.rules->starts_with_connect()) {
+      open_connection(nullptr);
+      return;
+    }
+    run_rules();
+    return;
+  }
+  open_connection(nullptr);
+}
+
+void Checker::open_connection(const CheckRule* rule) {
+  close_socket();
+  net::SocketAddress to = target();
+  if (rule && rule->has_addr) {
+    const uint16_t port = to.port();
+    to = rule->addr;
+    to.set_port(port);
+  }
+  if (rule && rule->port) to.set_port(static_cast<uint16_t>(rule->port));
+  waiting_ = rule;
+  response_.clear();
+  in_eof_ = false;
   bool in_progress = false;
-  auto r = net::connect_nonblocking(target(), &in_progress);
+  auto r = net::connect_nonblocking(to, &in_progress);
+  const std::string where = s_.type == CheckSettings::Type::kRules ? at_step() : std::string();
   if (!r.ok()) {
     int err = r.error().sys_errno;
     bool local = err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
-    complete(local ? lb::CheckStatus::kSockErr : lb::CheckStatus::kL4Con, 0, errno_text(err));
+    complete(local ? lb::CheckStatus::kSockErr : lb::CheckStatus::kL4Con, 0, errno_text(err) + where);
     return;
   }
   fd_ = r.value();
@@ -102,10 +143,9 @@ void Checker::begin() {
   // bookkeeping buys nothing here.
   if (!loop_.add(fd_, EPOLLOUT | EPOLLIN | EPOLLRDHUP, this)) {
     int err = errno;
-    complete(lb::CheckStatus::kSockErr, 0, errno_text(err));
+    complete(lb::CheckStatus::kSockErr, 0, errno_text(err) + where);
     return;
   }
-  loop_.timers().arm(timer_, started_ms_ + s_.timeout_ms);
   if (!in_progress) on_connected();
 }
 
@@ -113,13 +153,14 @@ void Checker::on_io(uint32_t events) {
   if (fd_ < 0) return;
   if (phase_ == Phase::kConnecting) {
     if (events & (EPOLLERR | EPOLLHUP | EPOLLOUT)) {
+      const std::string where = s_.type == CheckSettings::Type::kRules ? at_step() : std::string();
       int err = net::pending_socket_error(fd_);
       if (err != 0) {
-        complete(lb::CheckStatus::kL4Con, 0, errno_text(err));
+        complete(lb::CheckStatus::kL4Con, 0, errno_text(err) + where);
         return;
       }
       if (events & EPOLLOUT) on_connected();
-      else if (events & (EPOLLERR | EPOLLHUP)) complete(lb::CheckStatus::kL4Con, 0, "Connection error");
+      else if (events & (EPOLLERR | EPOLLHUP)) complete(lb::CheckStatus::kL4Con, 0, "Connection error" + where);
     }
     return;
   }
@@ -129,6 +170,24 @@ void Checker::on_io(uint32_t events) {
 }
 
 void Checker::on_connected() {
+  if (s_.type == CheckSettings::Type::kRules) {
+    // The implicit connect and `connect default` send the check's PROXY header (check-send-proxy
+    // or the server's send-proxy); `connect send-proxy` sends it too, v1 unless the server
+    // says v2.
+    const bool pp = waiting_ ? waiting_->send_proxy || (waiting_->is_default && s_.send_proxy)
+                             : s_.send_proxy != 0;
+    if (pp) {
+      const int saved = s_.send_proxy;
+      s_.send_proxy = saved ? saved : 1;
+      const std::string h = proxy_header();
+      s_.send_proxy = saved;
+      [[maybe_unused]] ssize_t n = ::send(fd_, h.data(), h.size(), MSG_NOSIGNAL);
+    }
+    if (waiting_) step_ = static_cast<std::size_t>(waiting_ - s_.rules->rules.data()) + 1;
+    waiting_ = nullptr;
+    run_rules();
+    return;
+  }
   if (s_.type == CheckSettings::Type::kTcp) {
     if (s_.send_proxy) {
       // A fresh socket takes a header of a few hundred bytes whole; the check is a layer-4
@@ -164,11 +223,83 @@ void Checker::send_more() {
     }
     int err = errno;
     if (n < 0 && (err == EAGAIN || err == EINTR)) return;   // EPOLLOUT brings us back
-    complete(lb::CheckStatus::kL7Rsp, 0, errno_text(err));
+    const bool rules = s_.type == CheckSettings::Type::kRules;
+    complete(lb::CheckStatus::kL7Rsp, 0, errno_text(err) + (rules ? at_step() : std::string()));
     return;
   }
   phase_ = Phase::kReading;
   loop_.modify(fd_, EPOLLIN | EPOLLRDHUP, this);
+  if (s_.type == CheckSettings::Type::kRules) {
+    ++step_;
+    waiting_ = nullptr;
+    run_rules();
+  }
+}
+
+void Checker::run_rules() {
+  const auto& rules = s_.rules->rules;
+  while (step_ < rules.size()) {
+    const CheckRule& r = rules[step_];
+    switch (r.kind) {
+      case CheckRule::Kind::kComment:
+        ++step_;
+        continue;
+      case CheckRule::Kind::kConnect:
+        open_connection(&r);
+        return;
+      case CheckRule::Kind::kSend: {
+        // What was received so far is forgotten: the next expect judges the answer to this.
+        l7_ = true;
+        response_.clear();
+        in_eof_ = false;
+        request_ = r.fmt >= 0 ? render(r.fmt) : r.data;
+        if (r.fmt >= 0 && r.binary) {
+          std::string bytes;
+          if (!decode_hex(request_, &bytes)) bytes.clear();
+          request_ = std::move(bytes);
+        }
+        sent_ = 0;
+        waiting_ = &r;
+        phase_ = Phase::kSending;
+        loop_.modify(fd_, EPOLLOUT | EPOLLIN | EPOLLRDHUP, this);
+        send_more();   // comes back here (step_ + 1) once all is sent
+        return;
+      }
+      case CheckRule::Kind::kExpect: {
+        l7_ = true;
+        const bool lf = r.match == CheckRule::Match::kStringLf ||
+                        r.match == CheckRule::Match::kBinaryLf;
+        const std::string rendered = lf ? render(r.fmt) : std::string();
+        const bool last = in_eof_ || response_.size() >= kMaxResponse;
+        switch (evaluate_expect(r, response_, last, rendered)) {
+          case ExpectVerdict::kPass:
+            passed_ = &r;
+            ++step_;
+            continue;
+          case ExpectVerdict::kFail: {
+            const int step = static_cast<int>(step_) + 1;
+            complete(r.error_status, 0,
+                     r.on_error >= 0 ? render(r.on_error) : expect_failure_text(r, step, rendered));
+            return;
+          }
+          case ExpectVerdict::kWait:
+            waiting_ = &r;
+            phase_ = Phase::kReading;
+            loop_.modify(fd_, EPOLLIN | EPOLLRDHUP, this);
+            return;
+        }
+        return;
+      }
+    }
+  }
+  // Every step passed: the last expect's ok-status and on-success say how.
+  lb::CheckStatus st = l7_ ? lb::CheckStatus::kL7Ok : lb::CheckStatus::kL4Ok;
+  std::string info = s_.rules->ok_info;
+  if (passed_) {
+    st = passed_->ok_status;
+    if (passed_->on_success >= 0) info = render(passed_->on_success);
+  }
+  complete(st, 0, std::move(info));
 }
 
 void Checker::read_more() {
@@ -191,12 +322,18 @@ void Checker::read_more() {
     }
     int err = errno;
     if (err == EAGAIN || err == EINTR) break;
-    if (response_.empty()) {
+    if (response_.empty() && s_.type != CheckSettings::Type::kRules) {
       complete(lb::CheckStatus::kL7Rsp, 0, errno_text(err));
       return;
     }
     eof = true;
     break;
+  }
+  if (s_.type == CheckSettings::Type::kRules) {
+    // A reset or a close: what came is all there is; the expect judges it.
+    in_eof_ = in_eof_ || eof;
+    run_rules();
+    return;
   }
   HttpVerdict v = evaluate_response(response_, eof, s_.expect);
   if (v.done) complete(v.status, v.code, std::move(v.text));
@@ -207,7 +344,9 @@ void Checker::complete(lb::CheckStatus status, int code, std::string text) {
   phase_ = Phase::kIdle;
   uint64_t now = loop_.now_ms();
   auto& cs = srv_.check_state();
-  bool ok = status == lb::CheckStatus::kL4Ok || status == lb::CheckStatus::kL7Ok;
+  bool ok = lb::check_passed(status);
+  const int before = health_.health();
+  const lb::CheckStatus was = cs.status.load(std::memory_order_relaxed);
   Health::Change change = health_.report(ok);
   if (!ok && health_.last_failure_counted()) cs.chkfail.fetch_add(1, std::memory_order_relaxed);
   cs.status.store(status, std::memory_order_relaxed);
@@ -215,6 +354,7 @@ void Checker::complete(lb::CheckStatus status, int code, std::string text) {
   cs.duration_ms.store(static_cast<int64_t>(now - started_ms_), std::memory_order_relaxed);
   cs.health.store(health_.health(), std::memory_order_relaxed);
   cs.set_text(std::move(text));
+  if (s_.log_checks) log_check(status, was, before);
   // A soft-stopped server runs again after a passing check, and a DOWN one is no longer
   // stopping (HAProxy's srv_set_running / srv_set_stopped).
   if (srv_.stopping() && (ok || !health_.up())) be_.set_stopping(srv_, false, now);
@@ -260,13 +400,48 @@ void Checker::report_change(Health::Change change, uint64_t now) {
   if (!up && s_.shutdown_sessions && hooks_.shutdown_sessions) hooks_.shutdown_sessions(srv_);
 }
 
+namespace {
+// ", code: 200" where HAProxy shows one: the layer-7 results that carry a status (and an
+// invalid response that had one), the external checks.
+bool shows_code(lb::CheckStatus st, int code) {
+  using S = lb::CheckStatus;
+  return st == S::kL7Ok || st == S::kL7OkC || st == S::kL7Sts || st == S::kProcErr ||
+         st == S::kProcTout || st == S::kProcOk || (st == S::kL7Rsp && code > 0);
+}
+}  // namespace
+
+// HAProxy logs a check when its result moves the counter or changes the status: a failure
+// while not already at 0, a success while not already at the top, any new status.
+void Checker::log_check(lb::CheckStatus status, lb::CheckStatus was, int before) {
+  if (!hooks_.log) return;
+  const bool ok = lb::check_passed(status);
+  if (status == was && (ok ? before == health_.top() : before == 0)) return;
+  const auto& cs = srv_.check_state();
+  const int code = cs.code.load(std::memory_order_relaxed);
+  std::string m = fmt::format("Health check for {}server {}/{} {}, reason: {}",
+                              srv_.settings().backup ? "backup " : "", be_.name(), srv_.name(),
+                              ok ? "succeeded" : "failed", lb::check_status_desc(status));
+  if (shows_code(status, code)) m += fmt::format(", code: {}", code);
+  if (std::string text = cs.text(); !text.empty()) m += fmt::format(", info: \"{}\"", text);
+  const int h = health_.health();
+  const bool up = h >= health_.rise();
+  m += fmt::format(", check duration: {}ms, status: {}/{} {}.",
+                   cs.duration_ms.load(std::memory_order_relaxed),
+                   up ? h - health_.rise() + 1 : h, up ? health_.fall() : health_.rise(),
+                   up ? "UP" : "DOWN");
+  hooks_.log(kLogNotice, m);
+}
+
 std::string Checker::state_message(bool up, uint64_t now) {
   const auto& cs = srv_.check_state();
   lb::CheckStatus st = cs.status.load(std::memory_order_relaxed);
+  // With log-health-checks the check's own line gave the reason: the state line does not.
+  if (s_.log_checks)
+    return fmt::format("{}Server {}/{} is {}{}", srv_.settings().backup ? "Backup " : "",
+                       be_.name(), srv_.name(), up ? "UP" : "DOWN", be_.state_tail(srv_, !up));
   std::string m = fmt::format("{}Server {}/{} is {}, reason: {}", srv_.settings().backup ? "Backup " : "",
                               be_.name(), srv_.name(), up ? "UP" : "DOWN", lb::check_status_desc(st));
-  if (st == lb::CheckStatus::kL7Ok || st == lb::CheckStatus::kL7Sts ||
-      (st == lb::CheckStatus::kL7Rsp && cs.code.load(std::memory_order_relaxed) > 0))
+  if (shows_code(st, cs.code.load(std::memory_order_relaxed)))
     m += fmt::format(", code: {}", cs.code.load(std::memory_order_relaxed));
   std::string text = cs.text();
   if (!text.empty()) m += fmt::format(", info: \"{}\"", text);

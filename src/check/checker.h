@@ -27,11 +27,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "check/health.h"
 #include "check/http_check.h"
+#include "check/rules.h"
 #include "core/event_loop.h"
 #include "lb/backend.h"
 #include "net/address.h"
@@ -40,8 +42,11 @@
 namespace sluice::check {
 
 struct CheckSettings {
-  enum class Type { kTcp, kHttp };
+  // kTcp: a connect; kHttp: option httpchk's request and verdict; kRules: a tcp-check rule
+  // set (`option tcp-check` with rules, or a protocol check), in `rules`.
+  enum class Type { kTcp, kHttp, kRules };
   Type type = Type::kTcp;
+  std::shared_ptr<const RuleSet> rules;   // kRules
   // Where to connect. Parts not set on the server line (`addr`, `port`) follow the server's
   // current endpoint at each check, so that `set server addr` moves the checks with the
   // traffic (HAProxy); `addr` holds the configured values of those that are set.
@@ -61,6 +66,10 @@ struct CheckSettings {
   // (CheckHooks::pp2_tlvs) and the CRC32C of `proxy-v2-options crc32c`; 0 none.
   int send_proxy = 0;
   bool pp2_crc32c = false;
+  // `option log-health-checks`: a line for each check whose result changes the server's
+  // health or status ("Health check for server b/s succeeded, ..."), and state changes
+  // without their reason, as HAProxy 3.5 writes them.
+  bool log_checks = false;
 };
 
 // syslog severities (the same numbers as proxy's LogLevel).
@@ -75,6 +84,10 @@ struct CheckHooks {
   // send_proxy 2: the TLVs the v2 header carries (the server's set-proxy-v2-tlv-fmt values
   // for a check, which has no stream). Called on the checker's loop thread; may be empty.
   std::function<void(std::vector<net::pp::Tlv>* out)> pp2_tlvs;
+  // kRules: the value of the rule set's log-format number `index` (send-lf, the -lf patterns,
+  // on-success, on-error) for this server, `received` what the server sent since the last
+  // send (res.payload). Called on the checker's loop thread.
+  std::function<std::string(int index, std::string_view received)> render;
 };
 
 class Checker : public core::IoHandler, public core::TimerHandler {
@@ -113,12 +126,25 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   void begin();
   // Where this check connects: see CheckSettings::addr.
   net::SocketAddress target() const;
+  // Opens the check's connection (closing the previous one): `rule` a connect step, null the
+  // check's own (a plain check, or the implicit first connect of a rule set).
+  void open_connection(const CheckRule* rule);
   void on_connected();
+  // kRules: runs the steps from step_ on, until one waits for the socket or the check ends.
+  void run_rules();
+  // kRules: how the step that was running when the check failed is named in its info.
+  std::string at_step() const;
+  std::string render(int index) const {
+    return hooks_.render ? hooks_.render(index, response_) : std::string();
+  }
   // The PROXY protocol header this check's connection opens with ("" none).
   std::string proxy_header() const;
   void send_more();
   void read_more();
   void complete(lb::CheckStatus status, int code, std::string text);
+  // option log-health-checks: the line for a check that ended with `status` (the counter has
+  // already taken it; `before` is its health before, `was` the previous status).
+  void log_check(lb::CheckStatus status, lb::CheckStatus was, int before);
   void close_socket();
   void report_change(Health::Change change, uint64_t now);
   std::string state_message(bool up, uint64_t now);
@@ -136,9 +162,18 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   std::string request_;
   std::size_t sent_ = 0;
   std::string response_;
+  // kRules: the next step to run (an index in the rules), the step that waits for the socket
+  // (null: the implicit connect), what was received since the last send and whether the
+  // server closed, and the last expect that passed (its ok-status and on-success end the check).
+  std::size_t step_ = 0;
+  const CheckRule* waiting_ = nullptr;
+  bool in_eof_ = false;
+  const CheckRule* passed_ = nullptr;
+  bool l7_ = false;   // a send or an expect ran: the check is a layer-7 one
 };
 
-// Text of an errno for `last_chk` and logs ("Connection refused"). Any thread.
-std::string errno_text(int err);
+// Text of an errno for `last_chk` and logs, as HAProxy 3.5 writes it ("ECONNREFUSED returned
+// by OS (Connection refused)"). Any thread.
+inline std::string errno_text(int err) { return errno_report(err); }
 
 }  // namespace sluice::check

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "check/rules.h"
 #include "net/address.h"
 #include "log/format.h"
 #include "rules/rules.h"
@@ -167,6 +168,25 @@ struct HttpCheckConfig {
   Expect expect = Expect::kDefault;   // kDefault: any 2xx or 3xx
   bool expect_negate = false;
   std::string expect_arg;
+};
+
+// `tcp-check` rules (check/rules.h) and the log-formats they use (their texts and compiled
+// forms, index for index). `inherited`: copied from a defaults
+// section (the section's first own rule replaces them); `protocol`: the set of a protocol
+// option (`option redis-check`...), whose name it is.
+// What a check's log-formats may read: the backend, the server, what the server sent.
+constexpr uint32_t check_sample_avail() {
+  return sample::kUseInternal | sample::kUseBackend | sample::kUseServer | sample::kUseResBuf;
+}
+
+struct TcpCheckConfig {
+  std::vector<check::CheckRule> rules;
+  std::vector<std::string> formats;
+  std::vector<std::shared_ptr<const log::Format>> compiled;
+  std::string ok_info = "(tcp-check)";
+  std::string protocol;
+  bool inherited = false;
+  SourceLoc loc;
 };
 
 // HTTP connection mode (`option http-keep-alive | http-server-close | httpclose`, the last one
@@ -360,6 +380,9 @@ struct ProxyConfig {
   enum class CheckType { kTcp, kHttp };
   CheckType check_type = CheckType::kTcp;
   HttpCheckConfig http_check;
+  TcpCheckConfig tcp_check;
+  bool option_tcp_check = false;          // `option tcp-check` (or a protocol check option)
+  bool option_log_health_checks = false;  // `option log-health-checks`
   // `default-server` options, applied to every later `server` line of the section.
   ServerConfig default_server;
 

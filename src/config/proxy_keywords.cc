@@ -98,6 +98,7 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"log", kDFLB, 0, kw_log, "global | <target> [len <n>] [format <f>] <facility> [max [min]]; `no log` clears"},
     {"server", kLB, kBe, kw_server, "<name> <addr>[:port] [weight 0..256] [maxconn <n>] [backup] [disabled] [enabled] [slowstart <time>] [check] [inter|fastinter|downinter <time>] [rise|fall <n>] [port <n>] [addr <ip>] [on-marked-down shutdown-sessions] [send-proxy|send-proxy-v2] [proxy-v2-options <opts>] [set-proxy-v2-tlv-fmt(<type>) <fmt>]"},
     {"default-server", kDLB, kBe, kw_default_server, "[server options]: defaults for the `server` lines that follow"},
+    {"tcp-check", kDLB, kBe, kw_tcp_check, "comment <msg> | connect [default] [port <n>] [addr <ip>] [send-proxy] [linger] [comment <msg>] | send <string> | send-binary <hex> | send-lf <fmt> | send-binary-lf <fmt> [comment <msg>] | expect [min-recv <n>] [comment <msg>] [ok-status|error-status|tout-status <st>] [on-success|on-error <fmt>] [!] string|rstring|binary|rbinary|string-lf|binary-lf <pattern>: the steps of `option tcp-check`, run in order on the check's connections (the first connect is implicit unless a rule opens it); a send forgets what was received before it; an expect waits for its pattern (or min-recv bytes) until the server closes or `timeout check`; the failures are logged and shown in `last_chk` with HAProxy 3.5's texts (`TCPCHK did not match content 'x' at step 2`, ` at step 1 of tcp-check (expect string 'x')`); a section's first rule replaces the rules inherited from defaults. Not yet: a port expression, ssl/sni/alpn (no TLS), via-socks4, set-var and unset-var, status-code"},
     {"http-check", kDLB, kBe, kw_http_check, "send [meth <m>] [uri <u>] [ver <v>] [hdr <n> <v>]... [body <s>] | expect [!] status <codes>|rstatus <regex>|string <text>"},
     {"balance", kDLB, kBe, kw_balance, "roundrobin (the default in sluice) | static-rr | leastconn | first | source | uri [len <n>] [depth <n>] [whole] [path-only] | hdr(<name>) [use_domain_only] | url_param <param> | rdp-cookie[(<name>)] | hash <expr> | random[(<draws>)]; uri, hdr and url_param fall back to roundrobin in TCP mode (HAProxy's warning); a missing key balances like roundrobin"},
     {"hash-type", kDLB, kBe, kw_hash_type, "map-based | consistent [sdbm | djb2 | wt6 | crc32 | none [avalanche]]; default map-based sdbm, consistent alone adds avalanche"},
@@ -139,7 +140,7 @@ constexpr std::string_view kHaproxyProxy[] = {
     "hash-key", "http-send-name-header", "load-server-state-from-file",
     "max-keep-alive-queue", "max-session-srv-conns",
     "persist", "rate-limit", "retry-on", "server-state-file-name",
-    "server-template", "source", "stick", "stick-table", "tcp-check",
+    "server-template", "source", "stick", "stick-table",
     "use-fcgi-app",
     "quic-initial", "dispatch", "transparent",
 };

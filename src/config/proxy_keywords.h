@@ -70,6 +70,8 @@ void kw_default_server(Parser& p, Line& l);
 // ---- `http-check` (http_check_keyword.cc) ----
 
 void kw_http_check(Parser& p, Line& l);
+// tcp_check_keyword.cc: `tcp-check <rule>`.
+void kw_tcp_check(Parser& p, Line& l);
 
 // ---- `balance` and `hash-type` (balance_keywords.cc) ----
 

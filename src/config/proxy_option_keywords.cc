@@ -29,7 +29,8 @@ constexpr OptionDef kOptions[] = {
     {"logasap", kFe, true, false, "log HTTP transactions when the response head is forwarded and TCP sessions when the server connection is established, instead of at the end; %B, %Ta, %Tt and %Tu are then written `+`-prefixed, as HAProxy does"},
     {"persist", kBe, true, false, "a request whose persistence cookie names a server that is down (failed checks or maintenance) still goes to that server (logged `D` in the cookie flags); with `option redispatch` a failed connection then moves it to another server"},
     {"allbackups", kBe, true, false, "all usable backup servers share the load when no active server is up (default: the first backup only)"},
-    {"tcp-check", kBe, false, true, "health checks only connect (the default check; `tcp-check` rules are not supported yet)"},
+    {"tcp-check", kBe, false, true, "health checks run the `tcp-check` rules (without any: a connect, the default check); the last of tcp-check / httpchk in a section wins"},
+    {"log-health-checks", kBe, true, false, "log each check whose result moves the server's health or changes its status (`Health check for server b/s failed, reason: ..., info: \"...\", check duration: 0ms, status: 0/2 DOWN.`, at notice), and the state changes without the reason that line gave, as HAProxy 3.5 writes them; sluice's counter starts as HAProxy 2.6's (UP, one failure from DOWN), so the first lines after start-up follow 2.6 (3.5 starts it at 0)"},
     {"httpchk", kBe, false, true, "[<method>] [<uri>] [<version>] [<host>]: HTTP health checks, default `OPTIONS / HTTP/1.0`; any 2xx/3xx passes unless `http-check expect` says otherwise; headers hidden after the version (`HTTP/1.1\\r\\nHost:\\ x`) are refused, as HAProxy 3.5 does: use `http-check send`"},
     {"http-keep-alive", kFe | kBe, true, true, "HTTP connection mode (the default): persistent client and server connections; the last of http-keep-alive / http-server-close / httpclose in a section wins, `no option X` resets to keep-alive when X is the current mode"},
     {"http-server-close", kFe | kBe, true, true, "HTTP connection mode: the client side stays persistent, the server connection closes after each response"},
@@ -64,7 +65,7 @@ constexpr std::string_view kHaproxyOptions[] = {
     "external-check", "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
     "http-drop-request-trailers", "http-drop-response-trailers",
     "http-pretend-keepalive", "http-use-proxy-header",
-    "independent-streams", "ldap-check", "log-health-checks",
+    "independent-streams", "ldap-check",
     "mysql-check",
     "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "spop-check", "ssl-hello-chk",
     "transparent",
@@ -140,6 +141,7 @@ void kw_option(Parser& p, Line& l) {
       if (n >= 4) hc.headers.emplace_back("Host", l.args[5]);
     }
     px.check_type = ProxyConfig::CheckType::kHttp;
+    px.option_tcp_check = false;
     return;
   }
   if (name == "http-keep-alive" || name == "http-server-close" || name == "httpclose") {
@@ -235,6 +237,9 @@ void kw_option(Parser& p, Line& l) {
   }
   if (name == "tcp-check") {
     px.check_type = ProxyConfig::CheckType::kTcp;
+    px.option_tcp_check = true;
+  } else if (name == "log-health-checks") {
+    px.option_log_health_checks = l.prefix == Prefix::kNone;
   } else if (name == "dontlognull") {
     px.option_dontlognull = l.prefix == Prefix::kNone;
   } else if (name == "log-separate-errors") {

@@ -440,6 +440,12 @@ bool Parser::finish(ConfigModel* model) {
     compile_balance(p);
     compile_forwarded(p);
     compile_server_formats(p);
+    // HAProxy: rules without the option that runs them are dropped, said once.
+    if ((p.caps & ProxyConfig::kBackend) && !p.tcp_check.rules.empty() && !p.option_tcp_check &&
+        !p.tcp_check.inherited)
+      warning(fmt::format("{} '{}' uses tcp-check rules without 'option tcp-check', so the rules "
+                          "are ignored.", type_word(p), p.name),
+              false);
     if ((!p.capture_request.empty() || !p.capture_response.empty()) &&
         !(p.caps & ProxyConfig::kFrontend)) {
       warning(fmt::format("parsing [{}:{}] : 'capture' ignored because {} '{}' has no frontend "

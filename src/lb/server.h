@@ -73,21 +73,31 @@ struct ServerEndpoint {
 // Result of the last health check (show stat check_status, spec cli-and-stats 3.6).
 enum class CheckStatus : uint8_t {
   kUnknown, kIni, kSockErr, kL4Ok, kL4Tout, kL4Con, kL7Ok, kL7Tout, kL7Rsp, kL7Sts,
+  kL6Ok, kL6Tout, kL6Rsp, kL7OkC, kProcErr, kProcTout, kProcOk,
 };
 
 // "L4OK", "L7STS"... Any thread.
 inline const char* check_status_code(CheckStatus s) {
-  static constexpr const char* kCodes[] = {"UNK",    "INI",  "SOCKERR", "L4OK",  "L4TOUT",
-                                           "L4CON",  "L7OK", "L7TOUT",  "L7RSP", "L7STS"};
+  static constexpr const char* kCodes[] = {
+      "UNK",  "INI",    "SOCKERR", "L4OK",  "L4TOUT",  "L4CON",   "L7OK",    "L7TOUT", "L7RSP",
+      "L7STS", "L6OK",  "L6TOUT",  "L6RSP", "L7OKC",   "PROCERR", "PROCTOUT", "PROCOK"};
   return kCodes[static_cast<int>(s)];
 }
+// Whether a check that ended so passed (L4OK, L6OK, L7OK, L7OKC, PROCOK).
+inline bool check_passed(CheckStatus s) {
+  return s == CheckStatus::kL4Ok || s == CheckStatus::kL6Ok || s == CheckStatus::kL7Ok ||
+         s == CheckStatus::kL7OkC || s == CheckStatus::kProcOk;
+}
+
 // "Layer4 check passed"... (the `reason:` of state-change logs, check_desc). Any thread.
 inline const char* check_status_desc(CheckStatus s) {
   static constexpr const char* kDescs[] = {
       "Unknown",         "Initializing",          "Socket error",
       "Layer4 check passed", "Layer4 timeout",     "Layer4 connection problem",
       "Layer7 check passed", "Layer7 timeout",     "Layer7 invalid response",
-      "Layer7 wrong status"};
+      "Layer7 wrong status", "Layer6 check passed", "Layer6 timeout",
+      "Layer6 invalid response", "Layer7 check conditionally passed", "External check error",
+      "External check timeout", "External check passed"};
   return kDescs[static_cast<int>(s)];
 }
 

@@ -1,0 +1,88 @@
+#pragma once
+// The tcp-check rule language (`tcp-check connect|send|send-binary|send-lf|send-binary-lf|
+// expect|comment`): the steps a check runs in order on its connections, and the pure parts of
+// running them (the verdict of an `expect` on the bytes received so far, the texts HAProxy 3.5
+// logs for each outcome). The protocol checks (`option redis-check`, `smtpchk`...) are rule
+// sets of this language, as in HAProxy. No sockets here: check::Checker runs the steps.
+// Immutable once built; any thread.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/regex.h"
+#include "lb/server.h"
+#include "net/address.h"
+
+namespace sluice::check {
+
+struct CheckRule {
+  enum class Kind : uint8_t { kConnect, kSend, kExpect, kComment };
+  // What an expect looks for: a text or bytes anywhere in what was received, a regex on the
+  // text or on the bytes' hexadecimal dump, or a log-format rendered at each check (the
+  // -lf forms: `fmt`).
+  enum class Match : uint8_t { kString, kRstring, kBinary, kRbinary, kStringLf, kBinaryLf };
+
+  Kind kind = Kind::kComment;
+  std::string comment;   // `comment <msg>` of the rule (or the text of a `tcp-check comment`)
+
+  // kConnect: where (0 / no addr: the check's own port and address), and what it sends first.
+  int port = 0;
+  bool has_addr = false;
+  net::SocketAddress addr;
+  bool send_proxy = false;   // `send-proxy`: a PROXY header opens it (v1 unless the server's is v2)
+  bool is_default = false;   // `default`: as the check's own connection (its check-send-proxy)
+  bool linger = false;       // closed with a FIN rather than a reset
+
+  // kSend: the bytes (send, send-binary decoded) or a log-format (send-lf, send-binary-lf:
+  // `fmt`, hex-decoded when `binary`).
+  std::string data;
+  bool binary = false;
+
+  // kExpect.
+  Match match = Match::kString;
+  bool negate = false;     // `!`: passes when the pattern is absent
+  std::string pattern;     // as written (binary: the hex text), for the messages
+  std::string bytes;       // what is searched for (binary: decoded)
+  std::shared_ptr<const base::Regex> re;   // kRstring, kRbinary
+  int min_recv = -1;       // bytes to wait for before judging (-1: judge what is there)
+  lb::CheckStatus ok_status = lb::CheckStatus::kL7Ok;
+  lb::CheckStatus error_status = lb::CheckStatus::kL7Rsp;
+  lb::CheckStatus tout_status = lb::CheckStatus::kL7Tout;
+
+  // Log-format indexes into the rule set's formats (-1: none): send-lf's, the -lf pattern,
+  // `on-success` and `on-error`. Rendered by the checker's hook (check/ has no sample language).
+  int fmt = -1;
+  int on_success = -1;
+  int on_error = -1;
+};
+
+struct RuleSet {
+  std::vector<CheckRule> rules;
+  // What a check that passed every step reports: "(tcp-check)" for a rule set written by hand,
+  // the protocol check's own words otherwise (redis-check: "Redis server is ok"...).
+  std::string ok_info = "(tcp-check)";
+  // Whether the first step opens the connection itself (else an implicit connect comes first,
+  // HAProxy's "initial connection step").
+  bool starts_with_connect() const;
+};
+
+// The verdict of an expect on `in`, what was received since the last send. `last`: no more
+// will come (the server closed, or the buffer is full). `rendered`: the -lf pattern's value.
+enum class ExpectVerdict : uint8_t { kPass, kFail, kWait };
+ExpectVerdict evaluate_expect(const CheckRule& r, std::string_view in, bool last,
+                              std::string_view rendered = {});
+
+// HAProxy 3.5's texts: the info of a failed expect ("TCPCHK did not match content 'OK' at
+// step 2 comment: ..."), the description of a step for errors and timeouts ("connect port
+// 9590", "expect string '+OK'"), and an errno as it reports it ("ECONNREFUSED returned by OS
+// (Connection refused)"). Steps are numbered from 1, the implicit connect not counted.
+std::string expect_failure_text(const CheckRule& r, int step, std::string_view rendered = {});
+std::string step_text(const CheckRule& r);
+std::string errno_report(int err);
+
+// Hex text to bytes ("2b4f4b" -> "+OK"); false when it is not an even run of hex digits.
+bool decode_hex(std::string_view hex, std::string* out);
+
+}  // namespace sluice::check

@@ -1,0 +1,288 @@
+// `tcp-check comment|connect|send|send-lf|send-binary|send-binary-lf|expect`: the rule set of
+// `option tcp-check` (check/rules.h), with HAProxy 3.5's messages. The log-formats the rules
+// use are compiled once the proxy is parsed (Parser::compile_tcp_check).
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <climits>
+
+#include <fmt/format.h>
+
+#include "config/proxy_keywords.h"
+#include "config/units.h"
+
+namespace sluice::config::proxy_kw {
+
+namespace {
+
+using check::CheckRule;
+
+// A log-format of the rule set, compiled for a check (no client, no stream: the backend, the
+// server, what the server sent); its index returned.
+int add_format(TcpCheckConfig& tc, const Line& l, std::string_view what, const std::string& text) {
+  auto f = log::Format::parse(text, check_sample_avail(), false);
+  if (!f.ok())
+    throw ConfigError{fmt::format("{}'{}' : '{}' invalid log-format string ({}).", l.where, what,
+                                  text, f.error().message)};
+  tc.formats.push_back(text);
+  tc.compiled.push_back(std::make_shared<const log::Format>(std::move(f.value())));
+  return static_cast<int>(tc.formats.size() - 1);
+}
+
+lb::CheckStatus parse_status(const Line& l, std::string_view opt, const std::string& v) {
+  using S = lb::CheckStatus;
+  struct Allowed {
+    std::string_view opt;
+    std::string_view names;
+    std::vector<std::pair<std::string_view, S>> list;
+  };
+  static const Allowed kAllowed[] = {
+      {"ok-status", "'L4OK', 'L6OK', 'L7OK' or 'L7OKC'",
+       {{"L4OK", S::kL4Ok}, {"L6OK", S::kL6Ok}, {"L7OK", S::kL7Ok}, {"L7OKC", S::kL7OkC}}},
+      {"error-status", "'L4CON', 'L6RSP', 'L7RSP' or 'L7STS'",
+       {{"L4CON", S::kL4Con}, {"L6RSP", S::kL6Rsp}, {"L7RSP", S::kL7Rsp}, {"L7STS", S::kL7Sts}}},
+      {"tout-status", "'L4TOUT', 'L6TOUT' or 'L7TOUT'",
+       {{"L4TOUT", S::kL4Tout}, {"L6TOUT", S::kL6Tout}, {"L7TOUT", S::kL7Tout}}},
+  };
+  for (const Allowed& a : kAllowed) {
+    if (a.opt != opt) continue;
+    for (const auto& [name, st] : a.list)
+      if (name == v) return st;
+    throw ConfigError{fmt::format("{}'tcp-check expect' : '{}' only supports {} status (got '{}')..",
+                                  l.where, opt, a.names, v)};
+  }
+  return S::kL7Ok;
+}
+
+// HAProxy's words for a hex string that is not one.
+void hex_or_throw(const Line& l, std::string_view what, const std::string& hex, std::string* out,
+                  bool name_arg) {
+  std::string why;
+  if (hex.size() % 2 != 0) {
+    why = "an even number of hex digit is expected";
+  } else {
+    for (char c : hex)
+      if (base::hex_value(c) < 0) {
+        why = fmt::format("an hex digit is expected (found '{}')", c);
+        break;
+      }
+  }
+  if (why.empty() && check::decode_hex(hex, out)) return;
+  if (name_arg)
+    throw ConfigError{fmt::format("{}'{}' : '{}' invalid binary string ({}).", l.where, what, hex, why)};
+  throw ConfigError{fmt::format("{}'{}' : invalid binary string ({}).", l.where, what, why)};
+}
+
+CheckRule parse_connect(const Line& l) {
+  CheckRule r;
+  r.kind = CheckRule::Kind::kConnect;
+  for (std::size_t i = 2; i < l.args.size(); ++i) {
+    const std::string& o = l.args[i];
+    const bool has_v = i + 1 < l.args.size();
+    if (o == "default") {
+      r.is_default = true;   // the server's own parameters: its check-send-proxy
+    } else if (o == "port") {
+      if (!has_v)
+        throw ConfigError{fmt::format("{}'tcp-check connect' : 'port' expects a port number or a "
+                                      "sample expression as argument..", l.where)};
+      const std::string& v = l.args[++i];
+      auto n = parse_strict_int(v, 1, 65535);
+      if (!n)
+        throw ConfigError{fmt::format("{}'tcp-check connect' : 'port' takes a port number (1 to "
+                                      "65535) in sluice; a sample expression is not supported yet "
+                                      "(got '{}').", l.where, v)};
+      r.port = static_cast<int>(*n);
+    } else if (o == "addr") {
+      if (!has_v)
+        throw ConfigError{fmt::format("{}'tcp-check connect' : 'addr' expects an address as "
+                                      "argument.", l.where)};
+      const std::string& v = l.args[++i];
+      auto a = net::parse_server_address(v);
+      if (!a.ok() || a.value().addr.family() == AF_UNIX)
+        throw ConfigError{fmt::format("{}'tcp-check connect' : 'addr' : invalid address: '{}' in "
+                                      "'{}'..", l.where, v, v)};
+      r.has_addr = true;
+      r.addr = a.value().addr;
+    } else if (o == "send-proxy") {
+      r.send_proxy = true;
+    } else if (o == "linger") {
+      r.linger = true;
+    } else if (o == "comment") {
+      if (!has_v)
+        throw ConfigError{fmt::format("{}'tcp-check connect' : 'comment' expects a string as "
+                                      "argument.", l.where)};
+      r.comment = l.args[++i];
+    } else if (o == "ssl" || o == "sni" || o == "alpn") {
+      throw ConfigError{fmt::format("{}'tcp-check connect' : '{}' is not supported by sluice yet "
+                                    "(it needs TLS).", l.where, o)};
+    } else if (o == "via-socks4" || o == "proto") {
+      throw ConfigError{fmt::format("{}'tcp-check connect' : '{}' is not supported by sluice yet.",
+                                    l.where, o)};
+    } else {
+      throw ConfigError{fmt::format("{}'tcp-check connect' : expects 'comment', 'port', 'addr', "
+                                    "'send-proxy', 'ssl', 'sni', 'alpn' or 'via-socks4', "
+                                    "'linger', 'default' but got '{}' as argument..", l.where, o)};
+    }
+  }
+  return r;
+}
+
+CheckRule parse_send(TcpCheckConfig& tc, const Line& l, const std::string& sub) {
+  CheckRule r;
+  r.kind = CheckRule::Kind::kSend;
+  const std::string what = "tcp-check " + sub;
+  if (l.args.size() < 3 || l.args[2].empty())
+    throw ConfigError{fmt::format("{}'{}' : '{}' expects a {} as argument.", l.where, what,
+                                  sub == "send" ? "string" : sub, sub == "send" ? "send" : "string")};
+  const std::string& v = l.args[2];
+  if (sub == "send") {
+    r.data = v;
+  } else if (sub == "send-binary") {
+    hex_or_throw(l, what, v, &r.data, true);
+  } else {
+    r.fmt = add_format(tc, l, what, v);
+    r.binary = sub == "send-binary-lf";
+  }
+  for (std::size_t i = 3; i < l.args.size(); ++i) {
+    if (l.args[i] != "comment")
+      throw ConfigError{fmt::format("{}'{}' : expects 'comment' but got '{}' as argument..",
+                                    l.where, what, l.args[i])};
+    if (i + 1 >= l.args.size())
+      throw ConfigError{fmt::format("{}'{}' : 'comment' expects a string as argument.", l.where, what)};
+    r.comment = l.args[++i];
+  }
+  return r;
+}
+
+CheckRule parse_expect(TcpCheckConfig& tc, const Line& l) {
+  using M = CheckRule::Match;
+  CheckRule r;
+  r.kind = CheckRule::Kind::kExpect;
+  if (l.args.size() < 3)
+    throw ConfigError{fmt::format("{}'tcp-check expect' : expects at least a matching pattern as "
+                                  "arguments.", l.where)};
+  bool have_match = false;
+  for (std::size_t i = 2; i < l.args.size(); ++i) {
+    const std::string& o = l.args[i];
+    const bool has_v = i + 1 < l.args.size();
+    auto value = [&](std::string_view what) -> const std::string& {
+      if (!has_v || l.args[i + 1].empty())
+        throw ConfigError{fmt::format("{}'tcp-check expect' : '{}' expects a {} as argument.",
+                                      l.where, o, what)};
+      return l.args[++i];
+    };
+    if (o == "min-recv") {
+      const std::string& v = value("integer");
+      auto n = parse_strict_int(v, 0, INT_MAX);
+      if (!n)
+        throw ConfigError{fmt::format("{}'tcp-check expect' : 'min-recv' expects an integer "
+                                      "argument, got '{}'.", l.where, v)};
+      r.min_recv = static_cast<int>(*n);
+    } else if (o == "comment") {
+      r.comment = value("string");
+    } else if (o == "ok-status" || o == "error-status" || o == "tout-status") {
+      const lb::CheckStatus st = parse_status(l, o, value("string"));
+      (o == "ok-status" ? r.ok_status : o == "error-status" ? r.error_status : r.tout_status) = st;
+    } else if (o == "on-success" || o == "on-error") {
+      const std::string& v = value("log-format string");
+      (o == "on-success" ? r.on_success : r.on_error) = add_format(tc, l, "tcp-check expect", v);
+    } else if (o == "status-code") {
+      throw ConfigError{fmt::format("{}'tcp-check expect' : 'status-code' is not supported by "
+                                    "sluice yet.", l.where)};
+    } else if (!have_match && (o == "!" || o == "string" || o == "rstring" || o == "binary" ||
+                               o == "rbinary" || o == "string-lf" || o == "binary-lf")) {
+      std::string kind = o;
+      if (o == "!") {
+        r.negate = true;
+        if (!has_v) break;
+        kind = l.args[++i];
+      }
+      static constexpr std::pair<std::string_view, M> kKinds[] = {
+          {"string", M::kString}, {"rstring", M::kRstring}, {"binary", M::kBinary},
+          {"rbinary", M::kRbinary}, {"string-lf", M::kStringLf}, {"binary-lf", M::kBinaryLf}};
+      const auto* k = std::find_if(std::begin(kKinds), std::end(kKinds),
+                                   [&](const auto& e) { return e.first == kind; });
+      if (k == std::end(kKinds))
+        throw ConfigError{fmt::format("{}'tcp-check expect' : 'only supports min-recv, "
+                                      "'[!]binary', '[!]string', '[!]rstring', '[!]string-lf'"
+                                      "'[!]rbinary', '[!]binary-lf' or comment but got '{}' as "
+                                      "argument..", l.where, kind)};
+      if (i + 1 >= l.args.size() || l.args[i + 1].empty())
+        throw ConfigError{fmt::format("{}'tcp-check expect' : '{}' expects a <pattern> as argument.",
+                                      l.where, kind)};
+      r.match = k->second;
+      r.pattern = l.args[++i];
+      have_match = true;
+      switch (r.match) {
+        case M::kString: r.bytes = r.pattern; break;
+        case M::kBinary: hex_or_throw(l, "tcp-check expect", r.pattern, &r.bytes, false); break;
+        case M::kRstring:
+        case M::kRbinary: {
+          auto re = std::make_shared<base::Regex>();
+          std::string error;
+          if (!re->compile(r.pattern, &error))
+            throw ConfigError{fmt::format("{}'tcp-check expect' : {}.", l.where, error)};
+          r.re = std::move(re);
+          break;
+        }
+        case M::kStringLf:
+        case M::kBinaryLf: r.fmt = add_format(tc, l, "tcp-check expect", r.pattern); break;
+      }
+    } else {
+      throw ConfigError{fmt::format("{}'tcp-check expect' : 'only supports min-recv, '[!]binary', "
+                                    "'[!]string', '[!]rstring', '[!]string-lf''[!]rbinary', "
+                                    "'[!]binary-lf' or comment but got '{}' as argument..",
+                                    l.where, o)};
+    }
+  }
+  if (!have_match)
+    throw ConfigError{fmt::format("{}'tcp-check expect' : expects at least a matching pattern as "
+                                  "arguments.", l.where)};
+  return r;
+}
+
+}  // namespace
+
+void kw_tcp_check(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  TcpCheckConfig& tc = px.tcp_check;
+  const std::string sub = l.args.size() > 1 ? l.args[1] : "";
+  // The first rule of a section replaces the set it inherited (from defaults, or a protocol
+  // option), as HAProxy starts a proxy's own rule set.
+  auto begin_own = [&] {
+    if (tc.inherited || !tc.protocol.empty()) {
+      tc = TcpCheckConfig{};
+    }
+    if (tc.rules.empty()) tc.loc = l.loc;
+  };
+  CheckRule r;
+  if (sub == "comment") {
+    if (l.args.size() < 3 || l.args[2].empty())
+      throw ConfigError{fmt::format("{}'tcp-check comment' : expects a string as argument.", l.where)};
+    begin_own();
+    r.kind = CheckRule::Kind::kComment;
+    r.comment = l.args[2];
+  } else if (sub == "connect") {
+    r = parse_connect(l);
+    begin_own();
+  } else if (sub == "send" || sub == "send-binary" || sub == "send-lf" || sub == "send-binary-lf") {
+    begin_own();
+    r = parse_send(tc, l, sub);
+  } else if (sub == "expect") {
+    begin_own();
+    r = parse_expect(tc, l);
+  } else if (sub.starts_with("set-var") || sub.starts_with("unset-var")) {
+    throw ConfigError{fmt::format("{}'tcp-check {}' is not supported by sluice yet.", l.where, sub)};
+  } else {
+    throw ConfigError{fmt::format("{}'tcp-check' only supports 'comment', 'connect', 'send', "
+                                  "'send-binary', 'expect', 'set-var-fmt(*)', 'set-var(*)', "
+                                  "'unset-var(*)'. but got '{}'", l.where, sub)};
+  }
+  // `tcp-check comment` names the rule that follows it (in the reports of its failure).
+  if (r.kind != CheckRule::Kind::kComment && r.comment.empty() && !tc.rules.empty() &&
+      tc.rules.back().kind == CheckRule::Kind::kComment)
+    r.comment = tc.rules.back().comment;
+  tc.rules.push_back(std::move(r));
+}
+
+}  // namespace sluice::config::proxy_kw

@@ -1,0 +1,140 @@
+"""`option tcp-check` with its rules, and `option log-health-checks`: each outcome's line as
+HAProxy 3.5 writes it for the same configuration (check durations aside), and what show stat
+says. The fake servers speak first (a banner), answer PING with +PONG, or stay silent."""
+from __future__ import annotations
+
+import re
+import socket
+import time
+
+from sluice_harness import TcpServer, free_port, wait_until
+
+from checks_util import row
+
+
+def banner(c: socket.socket, _srv) -> None:
+    c.sendall(b"+OK ready\r\n")
+    time.sleep(0.3)
+
+
+def pong(c: socket.socket, srv) -> None:
+    c.settimeout(2)
+    try:
+        d = c.recv(100)
+    except OSError:
+        return
+    srv.add_result(d)
+    c.sendall(b"+PONG\r\n" if d.startswith(b"PING") else b"-ERR\r\n")
+    time.sleep(0.1)
+
+
+def silent(c: socket.socket, _srv) -> None:
+    time.sleep(2)
+
+
+def run(cfg, sluice, udp_log, short_tmp, backends: dict[str, tuple[str, int]]) -> dict[str, str]:
+    """Starts sluice with one backend per entry (name -> (rules, server port)) and returns the
+    first `Health check` line of each backend's server, durations as Nms."""
+    sock = short_tmp / "stats.sock"
+    port = free_port()
+    text = f"""
+global
+    stats socket {sock} level admin
+    log 127.0.0.1:{udp_log.port} format raw local0
+defaults
+    mode tcp
+    log global
+    option log-health-checks
+    timeout connect 1s
+    timeout client 5s
+    timeout server 5s
+    timeout check 500ms
+frontend fe
+    bind 127.0.0.1:{port}
+    default_backend {next(iter(backends))}
+"""
+    for name, (rules, sport) in backends.items():
+        text += f"backend {name}\n    option tcp-check\n{rules}\n"
+        text += f"    server s1 127.0.0.1:{sport} check inter 300 rise 1 fall 1\n"
+    sluice(cfg(text), wait_ports=[port], wait_unix=[sock])
+    got: dict[str, str] = {}
+
+    def collect():
+        for m in udp_log.texts():
+            mm = re.match(r"Health check for server (\w+)/s1 ", m)
+            if mm and mm.group(1) not in got:
+                got[mm.group(1)] = re.sub(r"check duration: \d+ms", "check duration: Nms", m.strip())
+        return len(got) == len(backends)
+
+    wait_until(collect, 5, message=lambda: f"lines for {sorted(backends)}: {udp_log.texts()}")
+    return got
+
+
+def test_expect_outcomes(cfg, sluice, servers, udp_log, short_tmp):
+    b = servers.add(TcpServer(banner))
+    p = servers.add(TcpServer(pong))
+    s = servers.add(TcpServer(silent))
+    refused = free_port()
+    got = run(cfg, sluice, udp_log, short_tmp, {
+        "nomatch": ("    tcp-check expect string NOPE", b.port),
+        "unwanted": ("    tcp-check expect ! string +OK", b.port),
+        "regex": ("    tcp-check expect rstring ^-ERR", b.port),
+        "rbinary": ("    tcp-check expect rbinary ^2B4F4B", b.port),
+        "binary": ("    tcp-check expect binary 2b4f4c", b.port),
+        "commented": ("    tcp-check comment mycomment\n    tcp-check expect string NOPE", b.port),
+        "pingpong": ("    tcp-check send PING\\r\\n\n    tcp-check expect string +PONG", p.port),
+        "binsend": ("    tcp-check send-binary 50494e470d0a\n    tcp-check expect string +PONGX", p.port),
+        "connport": ("    tcp-check connect port " + str(refused) + " comment second", b.port),
+        "initial": ("    tcp-check expect string +OK", refused),
+        "timeout": ("    tcp-check expect string +OK tout-status L4TOUT", s.port),
+        "formats": ('    tcp-check send-lf "PING %[srv_name]\\r\\n"\n'
+                    '    tcp-check expect string +PONG on-success "yay %[srv_name]" ok-status L6OK',
+                    p.port),
+        "onerror": ('    tcp-check expect string NOPE on-error "oops %[res.payload(0,3)]" '
+                    "error-status L6RSP", b.port),
+        "connectonly": (f"    tcp-check connect port {b.port}", b.port),
+    })
+    ok7 = 'succeeded, reason: Layer7 check passed, code: 0, info: "(tcp-check)", check duration: Nms, status: 1/1 UP.'
+    invalid = "failed, reason: Layer7 invalid response, info: "
+    down = ", check duration: Nms, status: 0/1 DOWN."
+    want = {
+        "nomatch": f"{invalid}\"TCPCHK did not match content 'NOPE' at step 1\"{down}",
+        "unwanted": f"{invalid}\"TCPCHK matched unwanted content '+OK' at step 1\"{down}",
+        "regex": f'{invalid}"TCPCHK did not match content (regex) at step 1"{down}',
+        "rbinary": ok7,
+        "binary": f'{invalid}"TCPCHK did not match content (binary) at step 1"{down}',
+        "commented": f"{invalid}\"TCPCHK did not match content 'NOPE' at step 2 comment: mycomment\"{down}",
+        "pingpong": ok7,
+        "binsend": f"{invalid}\"TCPCHK did not match content '+PONGX' at step 2\"{down}",
+        "connport": ('failed, reason: Layer4 connection problem, info: "ECONNREFUSED returned by OS '
+                     f"(Connection refused) at step 1 of tcp-check (connect port {refused}) comment: "
+                     f"'second'\"{down}"),
+        "initial": ('failed, reason: Layer4 connection problem, info: "ECONNREFUSED returned by OS '
+                    f'(Connection refused) at initial connection step of tcp-check"{down}'),
+        "timeout": ("failed, reason: Layer4 timeout, info: \" at step 1 of tcp-check (expect string "
+                    f"'+OK')\"{down}"),
+        "formats": 'succeeded, reason: Layer6 check passed, info: "yay s1", check duration: Nms, status: 1/1 UP.',
+        "onerror": f'failed, reason: Layer6 invalid response, info: "oops +OK"{down}',
+        "connectonly": 'succeeded, reason: Layer4 check passed, info: "(tcp-check)", check duration: Nms, status: 1/1 UP.',
+    }
+    for name, tail in want.items():
+        assert got[name] == f"Health check for server {name}/s1 {tail}", (name, got[name])
+    assert b"PING s1\r\n" in p.results, p.results
+
+
+def test_state_lines_and_stats(cfg, sluice, servers, udp_log, short_tmp):
+    """With log-health-checks the state change says no reason (the check's line did); show
+    stat carries the check's status and text."""
+    b = servers.add(TcpServer(banner))
+    run(cfg, sluice, udp_log, short_tmp, {"be": ("    tcp-check expect string NOPE", b.port)})
+    sock = short_tmp / "stats.sock"
+    wait_until(lambda: row(sock, "s1")["status"] == "DOWN", 5)
+    r = row(sock, "s1")
+    assert r["check_status"] == "L7RSP"
+    assert r["last_chk"] == "TCPCHK did not match content 'NOPE' at step 1"
+    msg = udp_log.wait_for(lambda m: "Server be/s1 is DOWN" in m)
+    assert msg.strip() == ("Server be/s1 is DOWN. 0 active and 0 backup servers left. "
+                           "0 sessions active, 0 requeued, 0 remaining in queue."), msg
+    # Later identical failures add no line: the counter is already at 0.
+    time.sleep(1.0)
+    assert len([m for m in udp_log.texts() if m.startswith("Health check for server be/s1")]) == 1

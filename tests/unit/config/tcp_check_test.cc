@@ -1,0 +1,131 @@
+// `tcp-check` rules and `option tcp-check` / `option log-health-checks`: what the parser builds
+// and HAProxy 3.5's messages (measured with `haproxy -c`) unless sluice's own is said.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "parse_run.h"
+
+namespace sluice::config {
+namespace {
+
+using check::CheckRule;
+using testing::kTimeouts;
+using testing::parse;
+using testing::proxy;
+
+const std::string kHead = std::string("defaults\n  mode tcp\n") + kTimeouts +
+                          "backend b\n  option tcp-check\n";
+
+TEST(TcpCheck, Rules) {
+  auto r = parse(kHead +
+                 "  option log-health-checks\n"
+                 "  tcp-check comment greeting\n"
+                 "  tcp-check connect port 2525 addr 127.0.0.2 send-proxy linger\n"
+                 "  tcp-check expect min-recv 4 rstring ^220 error-status L7STS tout-status L6TOUT\n"
+                 "  tcp-check send-binary 50494e47 comment ping\n"
+                 "  tcp-check send-lf \"HELO %[srv_name]\\r\\n\"\n"
+                 "  tcp-check expect ! binary 2d on-success \"ok %[srv_name]\" ok-status L6OK\n"
+                 "  server s 127.0.0.1:1 check\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& b = proxy(r, "b");
+  EXPECT_TRUE(b.option_tcp_check);
+  EXPECT_TRUE(b.option_log_health_checks);
+  const auto& rules = b.tcp_check.rules;
+  ASSERT_EQ(rules.size(), 6u);
+  EXPECT_EQ(rules[0].kind, CheckRule::Kind::kComment);
+  EXPECT_EQ(rules[1].kind, CheckRule::Kind::kConnect);
+  EXPECT_EQ(rules[1].port, 2525);
+  EXPECT_TRUE(rules[1].has_addr);
+  EXPECT_TRUE(rules[1].send_proxy);
+  EXPECT_TRUE(rules[1].linger);
+  EXPECT_EQ(rules[1].comment, "greeting");   // a comment rule names the rule after it
+  EXPECT_EQ(rules[2].match, CheckRule::Match::kRstring);
+  EXPECT_EQ(rules[2].min_recv, 4);
+  EXPECT_TRUE(rules[2].re);
+  EXPECT_EQ(rules[2].error_status, lb::CheckStatus::kL7Sts);
+  EXPECT_EQ(rules[2].tout_status, lb::CheckStatus::kL6Tout);
+  EXPECT_EQ(rules[3].data, "PING");
+  EXPECT_EQ(rules[3].comment, "ping");
+  EXPECT_EQ(rules[4].fmt, 0);
+  EXPECT_TRUE(rules[5].negate);
+  EXPECT_EQ(rules[5].bytes, "-");
+  EXPECT_EQ(rules[5].on_success, 1);
+  EXPECT_EQ(rules[5].ok_status, lb::CheckStatus::kL6Ok);
+  EXPECT_EQ(b.tcp_check.compiled.size(), 2u);
+}
+
+// A defaults section's rules are the backends' until a backend writes its own first rule.
+TEST(TcpCheck, DefaultsInheritance) {
+  auto r = parse(std::string("defaults\n  mode tcp\n") + kTimeouts +
+                 "  option tcp-check\n  tcp-check expect string A\n"
+                 "backend b\n  server s 127.0.0.1:1 check\n"
+                 "backend c\n  tcp-check expect string C\n  tcp-check expect string D\n"
+                 "  server s 127.0.0.1:1 check\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  ASSERT_EQ(proxy(r, "b").tcp_check.rules.size(), 1u);
+  EXPECT_EQ(proxy(r, "b").tcp_check.rules[0].pattern, "A");
+  ASSERT_EQ(proxy(r, "c").tcp_check.rules.size(), 2u);
+  EXPECT_EQ(proxy(r, "c").tcp_check.rules[0].pattern, "C");
+}
+
+TEST(TcpCheck, RulesWithoutTheOptionWarn) {
+  auto r = parse(std::string("defaults\n  mode tcp\n") + kTimeouts +
+                 "backend c\n  tcp-check expect string NOPE\n  server s 127.0.0.1:1 check\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_TRUE(r.contains("backend 'c' uses tcp-check rules without 'option tcp-check', so the "
+                         "rules are ignored."))
+      << r.all();
+}
+
+TEST(TcpCheck, Errors) {
+  auto err = [](const std::string& rule) {
+    return parse(kHead + "  " + rule + "\n  server s 127.0.0.1:1 check\n").all();
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {"tcp-check", "parsing [f.cfg:8] : 'tcp-check' only supports 'comment', 'connect', 'send', "
+                    "'send-binary', 'expect', 'set-var-fmt(*)', 'set-var(*)', 'unset-var(*)'. but got ''"},
+      {"tcp-check foo", "but got 'foo'"},
+      {"tcp-check expect", "'tcp-check expect' : expects at least a matching pattern as arguments."},
+      {"tcp-check expect string", "'tcp-check expect' : 'string' expects a <pattern> as argument."},
+      {"tcp-check expect foo bar", "'tcp-check expect' : 'only supports min-recv, '[!]binary', "
+                                   "'[!]string', '[!]rstring', '[!]string-lf''[!]rbinary', "
+                                   "'[!]binary-lf' or comment but got 'foo' as argument.."},
+      {"tcp-check expect ok-status L9OK string a",
+       "'tcp-check expect' : 'ok-status' only supports 'L4OK', 'L6OK', 'L7OK' or 'L7OKC' status "
+       "(got 'L9OK').."},
+      {"tcp-check expect error-status L7OK string a",
+       "'error-status' only supports 'L4CON', 'L6RSP', 'L7RSP' or 'L7STS' status (got 'L7OK').."},
+      {"tcp-check expect binary 2b4",
+       "'tcp-check expect' : invalid binary string (an even number of hex digit is expected)."},
+      {"tcp-check expect binary zz",
+       "'tcp-check expect' : invalid binary string (an hex digit is expected (found 'z'))."},
+      {"tcp-check expect rstring (",
+       "'tcp-check expect' : regex '(' is invalid (error=missing closing parenthesis, erroffset=1)."},
+      {"tcp-check send", "'tcp-check send' : 'string' expects a send as argument."},
+      {"tcp-check send-binary 2",
+       "'tcp-check send-binary' : '2' invalid binary string (an even number of hex digit is expected)."},
+      {"tcp-check send a b", "'tcp-check send' : expects 'comment' but got 'b' as argument.."},
+      {"tcp-check connect port",
+       "'tcp-check connect' : 'port' expects a port number or a sample expression as argument.."},
+      {"tcp-check connect foo",
+       "'tcp-check connect' : expects 'comment', 'port', 'addr', 'send-proxy', 'ssl', 'sni', "
+       "'alpn' or 'via-socks4', 'linger', 'default' but got 'foo' as argument.."},
+      {"tcp-check comment", "'tcp-check comment' : expects a string as argument."},
+      {"tcp-check expect string a comment", "'tcp-check expect' : 'comment' expects a string as argument."},
+      {"tcp-check send-lf %[nosuch]",
+       "'tcp-check send-lf' : '%[nosuch]' invalid log-format string (failed to parse sample "
+       "expression <nosuch]> : unknown fetch method 'nosuch')."},
+      // sluice's own: what it cannot do yet says so.
+      {"tcp-check connect port 1 ssl", "'ssl' is not supported by sluice yet (it needs TLS)."},
+      {"tcp-check connect port abc", "a sample expression is not supported yet (got 'abc')."},
+      {"tcp-check set-var(check.x) str(a)", "'tcp-check set-var(check.x)' is not supported by sluice yet."},
+  };
+  for (const auto& [rule, msg] : cases) {
+    const std::string all = err(rule);
+    EXPECT_NE(all.find(msg), std::string::npos) << rule << "\n" << all;
+  }
+}
+
+}  // namespace
+}  // namespace sluice::config
