@@ -3,7 +3,9 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -105,6 +107,8 @@ void Checker::begin() {
     step_ = 0;
     passed_ = nullptr;
     l7_ = false;
+    code_ = 0;
+    custom_info_.clear();
     waiting_ = nullptr;
     if (!s_.rules->starts_with_connect()) {
       open_connection(nullptr);
@@ -267,18 +271,39 @@ void Checker::run_rules() {
       }
       case CheckRule::Kind::kExpect: {
         l7_ = true;
+        if (is_custom(r)) {
+          const bool done = in_eof_ || response_.size() >= kMaxResponse;
+          CustomOutcome o = evaluate_custom(r, response_, done);
+          if (o.verdict == ExpectVerdict::kWait) {
+            waiting_ = &r;
+            phase_ = Phase::kReading;
+            loop_.modify(fd_, EPOLLIN | EPOLLRDHUP, this);
+            return;
+          }
+          if (o.verdict == ExpectVerdict::kFail) {
+            complete(o.status, std::max(o.code, 0), r.on_error >= 0 ? render(r.on_error) : o.info);
+            return;
+          }
+          if (!o.info.empty()) custom_info_ = std::move(o.info);
+          if (o.code >= 0) code_ = o.code;
+          passed_ = &r;
+          ++step_;
+          continue;
+        }
         const bool lf = r.match == CheckRule::Match::kStringLf ||
                         r.match == CheckRule::Match::kBinaryLf;
         const std::string rendered = lf ? render(r.fmt) : std::string();
         const bool last = in_eof_ || response_.size() >= kMaxResponse;
         switch (evaluate_expect(r, response_, last, rendered)) {
           case ExpectVerdict::kPass:
+            if (r.status_code >= 0) code_ = std::atoi(render(r.status_code).c_str());
             passed_ = &r;
             ++step_;
             continue;
           case ExpectVerdict::kFail: {
             const int step = static_cast<int>(step_) + 1;
-            complete(r.error_status, 0,
+            const int code = r.status_code >= 0 ? std::atoi(render(r.status_code).c_str()) : 0;
+            complete(r.error_status, code,
                      r.on_error >= 0 ? render(r.on_error) : expect_failure_text(r, step, rendered));
             return;
           }
@@ -294,12 +319,12 @@ void Checker::run_rules() {
   }
   // Every step passed: the last expect's ok-status and on-success say how.
   lb::CheckStatus st = l7_ ? lb::CheckStatus::kL7Ok : lb::CheckStatus::kL4Ok;
-  std::string info = s_.rules->ok_info;
+  std::string info = custom_info_.empty() ? s_.rules->ok_info : custom_info_;
   if (passed_) {
     st = passed_->ok_status;
     if (passed_->on_success >= 0) info = render(passed_->on_success);
   }
-  complete(st, 0, std::move(info));
+  complete(st, code_, std::move(info));
 }
 
 void Checker::read_more() {
@@ -340,6 +365,8 @@ void Checker::read_more() {
 }
 
 void Checker::complete(lb::CheckStatus status, int code, std::string text) {
+  // A text read from the server ends at its first NUL, as HAProxy's C strings do.
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) text.resize(nul);
   close_socket();
   phase_ = Phase::kIdle;
   uint64_t now = loop_.now_ms();

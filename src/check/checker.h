@@ -170,6 +170,8 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   bool in_eof_ = false;
   const CheckRule* passed_ = nullptr;
   bool l7_ = false;   // a send or an expect ran: the check is a layer-7 one
+  int code_ = 0;      // the check's code (status-code, a protocol answer's)
+  std::string custom_info_;   // a protocol answer's info (the MySQL server's version)
 };
 
 // Text of an errno for `last_chk` and logs, as HAProxy 3.5 writes it ("ECONNREFUSED returned

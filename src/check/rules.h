@@ -22,7 +22,12 @@ struct CheckRule {
   // What an expect looks for: a text or bytes anywhere in what was received, a regex on the
   // text or on the bytes' hexadecimal dump, or a log-format rendered at each check (the
   // -lf forms: `fmt`).
-  enum class Match : uint8_t { kString, kRstring, kBinary, kRbinary, kStringLf, kBinaryLf };
+  // The protocol checks also read answers that a pattern cannot judge: MySQL's greeting and
+  // its answer to a login (kMysqlGreeting, kMysqlReply), LDAP's bind response (kLdapBind).
+  enum class Match : uint8_t {
+    kString, kRstring, kBinary, kRbinary, kStringLf, kBinaryLf,
+    kMysqlGreeting, kMysqlReply, kLdapBind,
+  };
 
   Kind kind = Kind::kComment;
   std::string comment;   // `comment <msg>` of the rule (or the text of a `tcp-check comment`)
@@ -56,6 +61,8 @@ struct CheckRule {
   int fmt = -1;
   int on_success = -1;
   int on_error = -1;
+  // `status-code <expr>`: a format ("%[<expr>]") whose integer value is the check's code.
+  int status_code = -1;
 };
 
 struct RuleSet {
@@ -73,6 +80,18 @@ struct RuleSet {
 enum class ExpectVerdict : uint8_t { kPass, kFail, kWait };
 ExpectVerdict evaluate_expect(const CheckRule& r, std::string_view in, bool last,
                               std::string_view rendered = {});
+
+// The protocol answers (Match kMysql*, kLdapBind), as HAProxy 3.5 judges them: the verdict,
+// and the code and info the check then reports (code -1: none; a passing MySQL greeting's
+// info is the server's version, which the check reports if nothing later says otherwise).
+struct CustomOutcome {
+  ExpectVerdict verdict = ExpectVerdict::kWait;
+  lb::CheckStatus status = lb::CheckStatus::kL7Rsp;   // a failure's status
+  int code = -1;
+  std::string info;
+};
+CustomOutcome evaluate_custom(const CheckRule& r, std::string_view in, bool last);
+bool is_custom(const CheckRule& r);
 
 // HAProxy 3.5's texts: the info of a failed expect ("TCPCHK did not match content 'OK' at
 // step 2 comment: ..."), the description of a step for errors and timeouts ("connect port

@@ -70,8 +70,15 @@ void kw_default_server(Parser& p, Line& l);
 // ---- `http-check` (http_check_keyword.cc) ----
 
 void kw_http_check(Parser& p, Line& l);
-// tcp_check_keyword.cc: `tcp-check <rule>`.
+// tcp_check_keyword.cc: `tcp-check <rule>`; a log-format of a rule set, compiled for a check
+// (no client, no stream: the backend, the server, what the server sent), its index returned.
 void kw_tcp_check(Parser& p, Line& l);
+int add_check_format(TcpCheckConfig& tc, const Line& l, std::string_view what,
+                     const std::string& text);
+// check_protocols.cc: `option redis-check|smtpchk|pgsql-check|mysql-check|ldap-check|
+// ssl-hello-chk` (the arguments after the option's name from args[2]): the rule set the option
+// stands for, as HAProxy 3.5 builds it. False when `name` is none of them.
+bool protocol_check_option(Parser& p, Line& l, ProxyConfig& px, std::string_view name);
 
 // ---- `balance` and `hash-type` (balance_keywords.cc) ----
 

@@ -30,6 +30,12 @@ constexpr OptionDef kOptions[] = {
     {"persist", kBe, true, false, "a request whose persistence cookie names a server that is down (failed checks or maintenance) still goes to that server (logged `D` in the cookie flags); with `option redispatch` a failed connection then moves it to another server"},
     {"allbackups", kBe, true, false, "all usable backup servers share the load when no active server is up (default: the first backup only)"},
     {"tcp-check", kBe, false, true, "health checks run the `tcp-check` rules (without any: a connect, the default check); the last of tcp-check / httpchk in a section wins"},
+    {"redis-check", kBe, false, true, "health checks send a Redis PING and want `+PONG` (`Redis server is ok`; else the server's line, L7STS)"},
+    {"smtpchk", kBe, false, true, "[HELO|EHLO <domain>]: health checks read the SMTP banner, send `HELO localhost` (or the command given) and `QUIT`, and want 2xx answers; the code and text of the last answer are the check's (`code: 221, info: \"bye\"`)"},
+    {"pgsql-check", kBe, false, true, "user <name>: health checks send a PostgreSQL startup message for that user and want AuthenticationOk (`PostgreSQL server is ok`); an error answer's severity is the failure's text"},
+    {"mysql-check", kBe, false, true, "[user <name> [post-41]]: health checks read the MySQL greeting (its version is the check's text; an error packet is L7STS with its code and message); with a user, a protocol 4.1 login without password and COM_QUIT follow, and the login must succeed. `pre-41` is not supported yet"},
+    {"ldap-check", kBe, false, true, "health checks send an anonymous LDAPv3 bind and want a bind response with result 0 (`Success`; another result is L7STS with its code; not LDAP: `Not LDAPv3 protocol`)"},
+    {"ssl-hello-chk", kBe, false, true, "health checks send an SSLv3 ClientHello and want a handshake or alert record back (L6OK / L6RSP / L6TOUT), as HAProxy 3.5 does; no TLS library is involved"},
     {"log-health-checks", kBe, true, false, "log each check whose result moves the server's health or changes its status (`Health check for server b/s failed, reason: ..., info: \"...\", check duration: 0ms, status: 0/2 DOWN.`, at notice), and the state changes without the reason that line gave, as HAProxy 3.5 writes them; sluice's counter starts as HAProxy 2.6's (UP, one failure from DOWN), so the first lines after start-up follow 2.6 (3.5 starts it at 0)"},
     {"httpchk", kBe, false, true, "[<method>] [<uri>] [<version>] [<host>]: HTTP health checks, default `OPTIONS / HTTP/1.0`; any 2xx/3xx passes unless `http-check expect` says otherwise; headers hidden after the version (`HTTP/1.1\\r\\nHost:\\ x`) are refused, as HAProxy 3.5 does: use `http-check send`"},
     {"http-keep-alive", kFe | kBe, true, true, "HTTP connection mode (the default): persistent client and server connections; the last of http-keep-alive / http-server-close / httpclose in a section wins, `no option X` resets to keep-alive when X is the current mode"},
@@ -65,9 +71,8 @@ constexpr std::string_view kHaproxyOptions[] = {
     "external-check", "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
     "http-drop-request-trailers", "http-drop-response-trailers",
     "http-pretend-keepalive", "http-use-proxy-header",
-    "independent-streams", "ldap-check",
-    "mysql-check",
-    "pgsql-check", "prefer-last-server", "redis-check", "smtpchk", "spop-check", "ssl-hello-chk",
+    "independent-streams",
+    "prefer-last-server",
     "transparent",
     "idle-close-on-response", "http_proxy",
 };
@@ -87,6 +92,9 @@ void kw_option(Parser& p, Line& l) {
       throw ConfigError{fmt::format("{}'option httpslog' is not supported by sluice: its format logs "
                                     "TLS fields (ssl_fc_err, ssl_fc_sni, %sslv, %sslc) and sluice has "
                                     "no TLS yet.", l.where)};
+    if (name == "spop-check")
+      throw ConfigError{fmt::format("{}'option spop-check' is not supported by sluice: it checks "
+                                    "SPOE agents, and sluice has no SPOE.", l.where)};
     if (std::find(std::begin(kHaproxyOptions), std::end(kHaproxyOptions), name) != std::end(kHaproxyOptions))
       throw ConfigError{fmt::format("{}'option {}' is not supported by sluice yet.", l.where, name)};
     std::vector<std::string_view> names;
@@ -107,6 +115,7 @@ void kw_option(Parser& p, Line& l) {
     // QUIRK kept from HAProxy 3.5: table-driven options then fail as unknown.
     throw ConfigError{fmt::format("{}unknown option '{}'; did you mean '{}' maybe ?", l.where, name, name)};
   }
+  if (protocol_check_option(p, l, px, name)) return;
   if (name == "redispatch") {
     if (l.prefix != Prefix::kNone) {
       no_extra(l, 2);

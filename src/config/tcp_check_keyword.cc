@@ -13,13 +13,10 @@
 
 namespace sluice::config::proxy_kw {
 
-namespace {
-
 using check::CheckRule;
 
-// A log-format of the rule set, compiled for a check (no client, no stream: the backend, the
-// server, what the server sent); its index returned.
-int add_format(TcpCheckConfig& tc, const Line& l, std::string_view what, const std::string& text) {
+int add_check_format(TcpCheckConfig& tc, const Line& l, std::string_view what,
+                     const std::string& text) {
   auto f = log::Format::parse(text, check_sample_avail(), false);
   if (!f.ok())
     throw ConfigError{fmt::format("{}'{}' : '{}' invalid log-format string ({}).", l.where, what,
@@ -27,6 +24,12 @@ int add_format(TcpCheckConfig& tc, const Line& l, std::string_view what, const s
   tc.formats.push_back(text);
   tc.compiled.push_back(std::make_shared<const log::Format>(std::move(f.value())));
   return static_cast<int>(tc.formats.size() - 1);
+}
+
+namespace {
+
+int add_format(TcpCheckConfig& tc, const Line& l, std::string_view what, const std::string& text) {
+  return add_check_format(tc, l, what, text);
 }
 
 lb::CheckStatus parse_status(const Line& l, std::string_view opt, const std::string& v) {
@@ -227,6 +230,9 @@ CheckRule parse_expect(TcpCheckConfig& tc, const Line& l) {
         }
         case M::kStringLf:
         case M::kBinaryLf: r.fmt = add_format(tc, l, "tcp-check expect", r.pattern); break;
+        case M::kMysqlGreeting:
+        case M::kMysqlReply:
+        case M::kLdapBind: break;   // the protocol options' own, not written in rules
       }
     } else {
       throw ConfigError{fmt::format("{}'tcp-check expect' : 'only supports min-recv, '[!]binary', "

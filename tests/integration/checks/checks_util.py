@@ -1,11 +1,12 @@
 """Helpers shared by the health-check tests: configurations and small fake servers."""
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
 
-from sluice_harness import TcpServer, show_stat, stat_row
+from sluice_harness import TcpServer, free_port, show_stat, stat_row, wait_until
 
 
 def config(port, sock, servers, backend_extra="", log_port=None, nbthread=2, defaults_extra=""):
@@ -67,3 +68,43 @@ class AcceptRecorder(TcpServer):
     def _record(self, conn: socket.socket, _srv) -> None:
         with self._tlock:
             self.times.append(time.monotonic())
+
+
+def health_lines(cfg, sluice, udp_log, short_tmp, backends: dict[str, tuple[str, int]],
+                 option: str = "option tcp-check") -> dict[str, str]:
+    """Starts sluice with one backend per entry (name -> (its lines after `option`, the port of
+    its server s1), all with option log-health-checks, and returns the first `Health check`
+    line of each backend's server, durations written Nms."""
+    sock = short_tmp / "stats.sock"
+    port = free_port()
+    text = f"""
+global
+    stats socket {sock} level admin
+    log 127.0.0.1:{udp_log.port} format raw local0
+defaults
+    mode tcp
+    log global
+    option log-health-checks
+    timeout connect 1s
+    timeout client 5s
+    timeout server 5s
+    timeout check 500ms
+frontend fe
+    bind 127.0.0.1:{port}
+    default_backend {next(iter(backends))}
+"""
+    for name, (rules, sport) in backends.items():
+        text += f"backend {name}\n    {option}\n{rules}\n" if option else f"backend {name}\n{rules}\n"
+        text += f"    server s1 127.0.0.1:{sport} check inter 300 rise 1 fall 1\n"
+    sluice(cfg(text), wait_ports=[port], wait_unix=[sock])
+    got: dict[str, str] = {}
+
+    def collect():
+        for m in udp_log.texts():
+            mm = re.match(r"Health check for server (\w+)/s1 ", m)
+            if mm and mm.group(1) not in got:
+                got[mm.group(1)] = re.sub(r"check duration: \d+ms", "check duration: Nms", m.strip())
+        return len(got) == len(backends)
+
+    wait_until(collect, 5, message=lambda: f"lines for {sorted(backends)}: {udp_log.texts()}")
+    return got

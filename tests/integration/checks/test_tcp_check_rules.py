@@ -3,13 +3,12 @@ HAProxy 3.5 writes it for the same configuration (check durations aside), and wh
 says. The fake servers speak first (a banner), answer PING with +PONG, or stay silent."""
 from __future__ import annotations
 
-import re
 import socket
 import time
 
 from sluice_harness import TcpServer, free_port, wait_until
 
-from checks_util import row
+from checks_util import health_lines, row
 
 
 def banner(c: socket.socket, _srv) -> None:
@@ -32,50 +31,12 @@ def silent(c: socket.socket, _srv) -> None:
     time.sleep(2)
 
 
-def run(cfg, sluice, udp_log, short_tmp, backends: dict[str, tuple[str, int]]) -> dict[str, str]:
-    """Starts sluice with one backend per entry (name -> (rules, server port)) and returns the
-    first `Health check` line of each backend's server, durations as Nms."""
-    sock = short_tmp / "stats.sock"
-    port = free_port()
-    text = f"""
-global
-    stats socket {sock} level admin
-    log 127.0.0.1:{udp_log.port} format raw local0
-defaults
-    mode tcp
-    log global
-    option log-health-checks
-    timeout connect 1s
-    timeout client 5s
-    timeout server 5s
-    timeout check 500ms
-frontend fe
-    bind 127.0.0.1:{port}
-    default_backend {next(iter(backends))}
-"""
-    for name, (rules, sport) in backends.items():
-        text += f"backend {name}\n    option tcp-check\n{rules}\n"
-        text += f"    server s1 127.0.0.1:{sport} check inter 300 rise 1 fall 1\n"
-    sluice(cfg(text), wait_ports=[port], wait_unix=[sock])
-    got: dict[str, str] = {}
-
-    def collect():
-        for m in udp_log.texts():
-            mm = re.match(r"Health check for server (\w+)/s1 ", m)
-            if mm and mm.group(1) not in got:
-                got[mm.group(1)] = re.sub(r"check duration: \d+ms", "check duration: Nms", m.strip())
-        return len(got) == len(backends)
-
-    wait_until(collect, 5, message=lambda: f"lines for {sorted(backends)}: {udp_log.texts()}")
-    return got
-
-
 def test_expect_outcomes(cfg, sluice, servers, udp_log, short_tmp):
     b = servers.add(TcpServer(banner))
     p = servers.add(TcpServer(pong))
     s = servers.add(TcpServer(silent))
     refused = free_port()
-    got = run(cfg, sluice, udp_log, short_tmp, {
+    got = health_lines(cfg, sluice, udp_log, short_tmp, {
         "nomatch": ("    tcp-check expect string NOPE", b.port),
         "unwanted": ("    tcp-check expect ! string +OK", b.port),
         "regex": ("    tcp-check expect rstring ^-ERR", b.port),
@@ -126,7 +87,7 @@ def test_state_lines_and_stats(cfg, sluice, servers, udp_log, short_tmp):
     """With log-health-checks the state change says no reason (the check's line did); show
     stat carries the check's status and text."""
     b = servers.add(TcpServer(banner))
-    run(cfg, sluice, udp_log, short_tmp, {"be": ("    tcp-check expect string NOPE", b.port)})
+    health_lines(cfg, sluice, udp_log, short_tmp, {"be": ("    tcp-check expect string NOPE", b.port)})
     sock = short_tmp / "stats.sock"
     wait_until(lambda: row(sock, "s1")["status"] == "DOWN", 5)
     r = row(sock, "s1")

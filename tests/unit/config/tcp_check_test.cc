@@ -127,5 +127,40 @@ TEST(TcpCheck, Errors) {
   }
 }
 
+// The protocol options are rule sets of the same language.
+TEST(TcpCheck, ProtocolOptions) {
+  auto r = parse(std::string("defaults\n  mode tcp\n") + kTimeouts +
+                 "backend r\n  option redis-check\n  server s 127.0.0.1:1 check\n"
+                 "backend m\n  option smtpchk EHLO me.example\n  server s 127.0.0.1:1 check\n"
+                 "backend p\n  option pgsql-check user bob\n  server s 127.0.0.1:1 check\n"
+                 "backend y\n  option mysql-check user bob post-41\n  server s 127.0.0.1:1 check\n"
+                 "backend l\n  option ldap-check\n  server s 127.0.0.1:1 check\n"
+                 "backend h\n  option ssl-hello-chk\n  server s 127.0.0.1:1 check\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(proxy(r, "r").tcp_check.protocol, "redis-check");
+  EXPECT_TRUE(proxy(r, "r").option_tcp_check);
+  EXPECT_EQ(proxy(r, "r").tcp_check.rules[1].data, "*1\r\n$4\r\nPING\r\n");
+  bool ehlo = false;
+  for (const auto& rule : proxy(r, "m").tcp_check.rules) ehlo = ehlo || rule.data == "EHLO me.example\r\n";
+  EXPECT_TRUE(ehlo);
+  EXPECT_EQ(proxy(r, "y").tcp_check.rules.back().match, CheckRule::Match::kMysqlReply);
+  EXPECT_EQ(proxy(r, "l").tcp_check.rules.back().match, CheckRule::Match::kLdapBind);
+  EXPECT_EQ(proxy(r, "h").tcp_check.ok_info, "");
+
+  auto err = [](const std::string& opt) {
+    return parse(std::string("defaults\n  mode tcp\n") + kTimeouts + "backend b\n  " + opt +
+                 "\n  server s 127.0.0.1:1 check\n").all();
+  };
+  EXPECT_NE(err("option pgsql-check").find("'option pgsql-check' expects 'user <username>' as argument."),
+            std::string::npos);
+  EXPECT_NE(err("option spop-check").find("'option spop-check' is not supported by sluice"),
+            std::string::npos);
+  EXPECT_NE(err("option mysql-check user bob pre-41").find("pre-41' is not supported by sluice yet"),
+            std::string::npos);
+  EXPECT_NE(err("option redis-check x").find("cannot handle unexpected argument 'x'"),
+            std::string::npos)
+      << err("option redis-check x");
+}
+
 }  // namespace
 }  // namespace sluice::config
