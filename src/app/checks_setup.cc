@@ -1,8 +1,10 @@
 #include "app/checks_setup.h"
 
+#include <algorithm>
 #include <random>
 
 #include "base/clock.h"
+#include "base/host.h"
 #include "net/proxy_protocol.h"
 #include "proxy/log.h"
 #include "proxy/proxy_header.h"
@@ -11,11 +13,64 @@
 
 namespace sluice::app {
 
+namespace {
+// option httpchk: the http-check rules as written, with the option's request where a send does
+// not say its method, URI or version (and a send of it first when none is written), and the
+// default expect (a 2xx or 3xx status) when the last send has none after it.
+std::shared_ptr<const check::RuleSet> http_rule_set(const config::ProxyConfig& p) {
+  using check::CheckRule;
+  const config::HttpCheckConfig& hc = p.http_check;
+  auto rs = std::make_shared<check::RuleSet>();
+  rs->ok_info.clear();   // HAProxy gives a passing HTTP check no words
+  std::vector<CheckRule> rules = p.http_check_rules.rules;
+  auto is_send = [](const CheckRule& r) { return r.kind == CheckRule::Kind::kSend; };
+  if (std::none_of(rules.begin(), rules.end(), is_send)) {
+    CheckRule s;
+    s.kind = CheckRule::Kind::kSend;
+    s.http = true;
+    auto at = std::find_if(rules.begin(), rules.end(), [](const CheckRule& r) {
+      return r.kind != CheckRule::Kind::kConnect && r.kind != CheckRule::Kind::kComment;
+    });
+    rules.insert(at, std::move(s));
+  }
+  bool first = true;
+  for (CheckRule& r : rules) {
+    if (!is_send(r)) continue;
+    if (r.method.empty()) r.method = hc.method;
+    if (r.uri.empty() && r.fmt < 0) r.uri = hc.uri;
+    if (r.version.empty()) r.version = hc.version;
+    if (first) {   // option httpchk's host goes with the first request
+      std::vector<CheckRule::Field> f;
+      for (const auto& [n, v] : hc.headers) f.push_back({n, v, -1});
+      r.fields.insert(r.fields.begin(), f.begin(), f.end());
+      first = false;
+    }
+  }
+  auto last_send = std::find_if(rules.rbegin(), rules.rend(), is_send);
+  const bool expect_after = std::any_of(rules.rbegin(), last_send, [](const CheckRule& r) {
+    return r.kind == CheckRule::Kind::kExpect;
+  });
+  if (!expect_after) {
+    CheckRule e;
+    e.kind = CheckRule::Kind::kExpect;
+    e.match = CheckRule::Match::kStatus;
+    e.pattern = "200-399";
+    rules.push_back(std::move(e));
+  }
+  rs->rules = std::move(rules);
+  return rs;
+}
+}  // namespace
+
 check::CheckSettings check_settings(const config::ProxyConfig& p, const config::ServerConfig& s) {
   check::CheckSettings c;
-  c.type = p.check_type == config::ProxyConfig::CheckType::kHttp ? check::CheckSettings::Type::kHttp
-                                                                 : check::CheckSettings::Type::kTcp;
-  if (c.type == check::CheckSettings::Type::kTcp && p.option_tcp_check && !p.tcp_check.rules.empty()) {
+  c.type = check::CheckSettings::Type::kTcp;
+  if (p.check_type == config::ProxyConfig::CheckType::kHttp) {
+    c.rules = http_rule_set(p);
+    c.type = check::CheckSettings::Type::kRules;
+    c.disable_on_404 = p.http_check.disable_on_404;
+    c.send_state = p.http_check.send_state;
+  } else if (p.option_tcp_check && !p.tcp_check.rules.empty()) {
     auto rs = std::make_shared<check::RuleSet>();
     rs->rules = p.tcp_check.rules;
     rs->ok_info = p.tcp_check.ok_info;
@@ -34,18 +89,6 @@ check::CheckSettings check_settings(const config::ProxyConfig& p, const config::
   c.fall = s.fall;
   c.intervals = {s.inter_ms, s.fastinter_ms, s.downinter_ms};
   c.timeout_ms = p.timeouts.check ? p.timeouts.check : s.inter_ms;
-  const auto& hc = p.http_check;
-  c.request.method = hc.method;
-  c.request.uri = hc.uri;
-  c.request.version = hc.version;
-  c.request.headers = hc.headers;
-  c.request.body = hc.body;
-  c.expect.kind = hc.expect == config::HttpCheckConfig::Expect::kStatus    ? check::HttpExpect::Kind::kStatus
-                  : hc.expect == config::HttpCheckConfig::Expect::kRstatus ? check::HttpExpect::Kind::kRstatus
-                  : hc.expect == config::HttpCheckConfig::Expect::kString  ? check::HttpExpect::Kind::kString
-                                                                           : check::HttpExpect::Kind::kDefault;
-  c.expect.negate = hc.expect_negate;
-  c.expect.arg = hc.expect_arg;
   c.shutdown_sessions = s.shutdown_on_down;
   // HAProxy: checks send the PROXY header when asked (`check-send-proxy`: the server's
   // version, v1 without one), or when the traffic does and the check goes where it goes (no
@@ -116,7 +159,11 @@ HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& m
       cs.rise = sc.rise;
       cs.fall = sc.fall;
       cs.health.store(sc.rise, std::memory_order_relaxed);   // UP, one failure from DOWN
-      plans_.push_back({&px, &srv, check_settings(pc, sc), pc.tcp_check.compiled});
+      check::CheckSettings cs_settings = check_settings(pc, sc);
+      cs_settings.node = model.global.node.empty() ? base::host_name() : model.global.node;
+      const bool http = pc.check_type == config::ProxyConfig::CheckType::kHttp;
+      plans_.push_back({&px, &srv, std::move(cs_settings),
+                        http ? pc.http_check_rules.compiled : pc.tcp_check.compiled});
     }
   }
 }

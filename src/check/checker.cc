@@ -25,7 +25,6 @@ Checker::Checker(core::EventLoop& loop, lb::Backend& backend, lb::Server& server
     : loop_(loop), be_(backend), srv_(server), s_(std::move(settings)), hooks_(std::move(hooks)),
       health_(s_.rise, s_.fall), timer_(this) {
   if (s_.timeout_ms == 0) s_.timeout_ms = s_.intervals.inter_ms;
-  if (s_.type == CheckSettings::Type::kHttp) request_ = build_request(s_.request);
   // CheckState's plain fields (enabled, rise, fall) are app's, set before the workers start.
   auto& cs = srv_.check_state();
   cs.health.store(health_.health(), std::memory_order_relaxed);
@@ -77,6 +76,26 @@ void Checker::on_timer(core::Timer&) {
   } else {
     complete(lb::CheckStatus::kL7Tout, 0, "");
   }
+}
+
+std::string Checker::server_state() const {
+  int total_weight = 0, total_conns = 0;
+  for (const auto& s : be_.servers()) {
+    total_weight += s->eweight();
+    total_conns += s->current_conns();
+  }
+  const int h = health_.health();
+  const bool up = health_.up();
+  const char* state = srv_.admin_state() == lb::AdminState::kMaint ? "MAINT"
+                      : srv_.stopping()                          ? "NOLB"
+                      : up                                       ? "UP"
+                                                                 : "DOWN";
+  const net::SocketAddress a = srv_.endpoint().addr;
+  return fmt::format("{} {}/{}; address={}; port={}; name={}/{}; node={}; weight={}/{}; scur={}/{}; "
+                     "qcur=0",
+                     state, up ? h - health_.rise() + 1 : h, up ? health_.fall() : health_.rise(),
+                     a.host_string(), a.port(), be_.name(), srv_.name(), s_.node, srv_.eweight(),
+                     total_weight, srv_.current_conns(), total_conns);
 }
 
 std::string Checker::at_step() const {
@@ -192,19 +211,14 @@ void Checker::on_connected() {
     run_rules();
     return;
   }
-  if (s_.type == CheckSettings::Type::kTcp) {
-    if (s_.send_proxy) {
-      // A fresh socket takes a header of a few hundred bytes whole; the check is a layer-4
-      // one and passes on the connection alone, as in HAProxy.
-      const std::string h = proxy_header();
-      [[maybe_unused]] ssize_t n = ::send(fd_, h.data(), h.size(), MSG_NOSIGNAL);
-    }
-    complete(lb::CheckStatus::kL4Ok, 0, "");
-    return;
+  // A plain connect check.
+  if (s_.send_proxy) {
+    // A fresh socket takes a header of a few hundred bytes whole; the check is a layer-4 one
+    // and passes on the connection alone, as in HAProxy.
+    const std::string h = proxy_header();
+    [[maybe_unused]] ssize_t n = ::send(fd_, h.data(), h.size(), MSG_NOSIGNAL);
   }
-  if (s_.send_proxy) request_ = proxy_header() + build_request(s_.request);
-  phase_ = Phase::kSending;
-  send_more();
+  complete(lb::CheckStatus::kL4Ok, 0, "");
 }
 
 std::string Checker::proxy_header() const {
@@ -256,8 +270,14 @@ void Checker::run_rules() {
         l7_ = true;
         response_.clear();
         in_eof_ = false;
-        request_ = r.fmt >= 0 ? render(r.fmt) : r.data;
-        if (r.fmt >= 0 && r.binary) {
+        if (r.http) {
+          method_ = r.method;
+          request_ = http_request(r, [this](int i) { return render(i); },
+                                  s_.send_state ? server_state() : std::string());
+        } else {
+          request_ = r.fmt >= 0 ? render(r.fmt) : r.data;
+        }
+        if (!r.http && r.fmt >= 0 && r.binary) {
           std::string bytes;
           if (!decode_hex(request_, &bytes)) bytes.clear();
           request_ = std::move(bytes);
@@ -291,7 +311,35 @@ void Checker::run_rules() {
           continue;
         }
         const bool lf = r.match == CheckRule::Match::kStringLf ||
-                        r.match == CheckRule::Match::kBinaryLf;
+                        r.match == CheckRule::Match::kBinaryLf ||
+                        r.match == CheckRule::Match::kBodyLf;
+        if (r.match >= CheckRule::Match::kStatus) {   // http-check's
+          const std::string rendered = lf ? render(r.fmt) : std::string();
+          const bool done = in_eof_ || response_.size() >= kMaxResponse;
+          HttpOutcome o;
+          const ExpectVerdict v = evaluate_http_expect(r, response_, done, method_, rendered, &o);
+          if (v == ExpectVerdict::kWait) {
+            waiting_ = &r;
+            phase_ = Phase::kReading;
+            loop_.modify(fd_, EPOLLIN | EPOLLRDHUP, this);
+            return;
+          }
+          // disable-on-404: a 404 from a server that is UP passes, conditionally.
+          if (s_.disable_on_404 && o.code == 404 && health_.up()) {
+            complete(lb::CheckStatus::kL7OkC, 404, "");
+            return;
+          }
+          if (v == ExpectVerdict::kFail) {
+            std::string info = r.on_error >= 0 ? render(r.on_error) : o.info;
+            if (!r.comment.empty()) info += " comment: " + r.comment;
+            complete(o.status, o.code, std::move(info));
+            return;
+          }
+          code_ = r.status_code >= 0 ? std::atoi(render(r.status_code).c_str()) : o.code;
+          passed_ = &r;
+          ++step_;
+          continue;
+        }
         const std::string rendered = lf ? render(r.fmt) : std::string();
         const bool last = in_eof_ || response_.size() >= kMaxResponse;
         switch (evaluate_expect(r, response_, last, rendered)) {
@@ -347,21 +395,11 @@ void Checker::read_more() {
     }
     int err = errno;
     if (err == EAGAIN || err == EINTR) break;
-    if (response_.empty() && s_.type != CheckSettings::Type::kRules) {
-      complete(lb::CheckStatus::kL7Rsp, 0, errno_text(err));
-      return;
-    }
-    eof = true;
+    eof = true;   // a reset: what came is all there is
     break;
   }
-  if (s_.type == CheckSettings::Type::kRules) {
-    // A reset or a close: what came is all there is; the expect judges it.
-    in_eof_ = in_eof_ || eof;
-    run_rules();
-    return;
-  }
-  HttpVerdict v = evaluate_response(response_, eof, s_.expect);
-  if (v.done) complete(v.status, v.code, std::move(v.text));
+  in_eof_ = in_eof_ || eof;
+  run_rules();
 }
 
 void Checker::complete(lb::CheckStatus status, int code, std::string text) {
@@ -382,9 +420,12 @@ void Checker::complete(lb::CheckStatus status, int code, std::string text) {
   cs.health.store(health_.health(), std::memory_order_relaxed);
   cs.set_text(std::move(text));
   if (s_.log_checks) log_check(status, was, before);
-  // A soft-stopped server runs again after a passing check, and a DOWN one is no longer
-  // stopping (HAProxy's srv_set_running / srv_set_stopped).
-  if (srv_.stopping() && (ok || !health_.up())) be_.set_stopping(srv_, false, now);
+  // A soft-stopped server runs again after a plainly passing check, and a DOWN one is no
+  // longer stopping (HAProxy's srv_set_running / srv_set_stopped); a conditional pass
+  // (disable-on-404) stops it.
+  const bool conditional = status == lb::CheckStatus::kL7OkC;
+  if (srv_.stopping() && ((ok && !conditional) || !health_.up())) be_.set_stopping(srv_, false, now);
+  else if (conditional && health_.up() && !srv_.stopping()) be_.set_stopping(srv_, true, now);
   if (change != Health::Change::kNone) report_change(change, now);
   loop_.timers().arm(timer_, now + next_interval(health_, s_.intervals));
 }
@@ -447,7 +488,10 @@ void Checker::log_check(lb::CheckStatus status, lb::CheckStatus was, int before)
   const int code = cs.code.load(std::memory_order_relaxed);
   std::string m = fmt::format("Health check for {}server {}/{} {}, reason: {}",
                               srv_.settings().backup ? "backup " : "", be_.name(), srv_.name(),
-                              ok ? "succeeded" : "failed", lb::check_status_desc(status));
+                              status == lb::CheckStatus::kL7OkC ? "conditionally succeeded"
+                              : ok                              ? "succeeded"
+                                                                : "failed",
+                              lb::check_status_desc(status));
   if (shows_code(status, code)) m += fmt::format(", code: {}", code);
   if (std::string text = cs.text(); !text.empty()) m += fmt::format(", info: \"{}\"", text);
   const int h = health_.health();

@@ -9,12 +9,13 @@
 //     (in maintenance, on_timer() only re-arms for one interval and stays kIdle;
 //      a connect that fails at once: complete(L4CON or SOCKERR) -> kIdle)
 //   kConnecting --on_io(): EPOLLOUT, no socket error--> on_connected():
-//       tcp check: complete(L4OK) -> kIdle (after sending the PROXY header, if any)
-//       http check: -> kSending, send_more() (the PROXY header, if any, then the request)
+//       connect check: complete(L4OK) -> kIdle (after sending the PROXY header, if any)
+//       rule set (tcp-check, http-check, protocol checks): run_rules()
 //     on_io(): socket error -> complete(L4CON); on_timer(): timeout -> complete(L4TOUT)
-//   kSending --send_more(): request fully sent--> kReading (a send error: complete(L7RSP))
-//   kReading --read_more(): evaluate_response() done--> complete(L7OK, L7STS, L7RSP...)
-//     on_timer(): timeout -> complete(L7TOUT)
+//   run_rules() runs the steps in order: a connect -> kConnecting (a new connection); a send
+//     -> kSending, send_more() until sent; an expect judged at once, or -> kReading until
+//     read_more() brings enough; the last step passed -> complete(its ok-status). A failed
+//     expect -> complete(its error-status); on_timer(): timeout -> complete(its tout-status).
 //   complete(): closes the socket, -> kIdle, feeds the health counter (Health::report(),
 //     health.h); a change goes through report_change() -> Backend::set_check_up + a log line;
 //     the timer is armed for next_interval(). stop() -> kIdle from any phase.
@@ -32,7 +33,6 @@
 #include <vector>
 
 #include "check/health.h"
-#include "check/http_check.h"
 #include "check/rules.h"
 #include "core/event_loop.h"
 #include "lb/backend.h"
@@ -42,9 +42,9 @@
 namespace sluice::check {
 
 struct CheckSettings {
-  // kTcp: a connect; kHttp: option httpchk's request and verdict; kRules: a tcp-check rule
-  // set (`option tcp-check` with rules, or a protocol check), in `rules`.
-  enum class Type { kTcp, kHttp, kRules };
+  // kTcp: a connect; kRules: a rule set (`option tcp-check` with rules, a protocol check,
+  // `option httpchk` and its http-check rules), in `rules`.
+  enum class Type { kTcp, kRules };
   Type type = Type::kTcp;
   std::shared_ptr<const RuleSet> rules;   // kRules
   // Where to connect. Parts not set on the server line (`addr`, `port`) follow the server's
@@ -57,8 +57,6 @@ struct CheckSettings {
   int fall = 3;
   Intervals intervals;
   uint32_t timeout_ms = 0;       // whole check (`timeout check`), 0 = inter
-  HttpRequestSpec request;       // kHttp
-  HttpExpect expect;             // kHttp
   bool shutdown_sessions = false;   // `on-marked-down shutdown-sessions`
   // A PROXY protocol header opens each check connection (`check-send-proxy`, or the server's
   // send-proxy when the check has no `port` nor `addr` of its own): 1 v1, with the check
@@ -70,6 +68,12 @@ struct CheckSettings {
   // health or status ("Health check for server b/s succeeded, ..."), and state changes
   // without their reason, as HAProxy 3.5 writes them.
   bool log_checks = false;
+  // http-check disable-on-404: a 404 from a server that is UP passes conditionally (L7OKC) and
+  // puts it in the stopping state (no new traffic) until a check passes plainly.
+  bool disable_on_404 = false;
+  // http-check send-state: each request says the server's state (x-haproxy-server-state).
+  bool send_state = false;
+  std::string node;   // the process's node name, for send-state
 };
 
 // syslog severities (the same numbers as proxy's LogLevel).
@@ -134,6 +138,9 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   void run_rules();
   // kRules: how the step that was running when the check failed is named in its info.
   std::string at_step() const;
+  // send-state's value: "UP 2/3; address=...; port=...; name=be/srv; node=...; weight=1/2;
+  // scur=0/0; qcur=0".
+  std::string server_state() const;
   std::string render(int index) const {
     return hooks_.render ? hooks_.render(index, response_) : std::string();
   }
@@ -171,6 +178,7 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   const CheckRule* passed_ = nullptr;
   bool l7_ = false;   // a send or an expect ran: the check is a layer-7 one
   int code_ = 0;      // the check's code (status-code, a protocol answer's)
+  std::string method_;   // the method of the last HTTP request sent (its answer's framing)
   std::string custom_info_;   // a protocol answer's info (the MySQL server's version)
 };
 

@@ -63,6 +63,10 @@ ExpectVerdict evaluate_expect(const CheckRule& r, std::string_view in, bool last
     case M::kMysqlGreeting:
     case M::kMysqlReply:
     case M::kLdapBind: return evaluate_custom(r, in, last).verdict;
+    default: {   // http-check's: see evaluate_http_expect()
+      HttpOutcome o;
+      return evaluate_http_expect(r, in, last, "GET", rendered, &o);
+    }
   }
   if (found) return r.negate ? ExpectVerdict::kFail : ExpectVerdict::kPass;
   // Not there yet: more may still bring it (or, negated, bring it and fail).
@@ -71,7 +75,9 @@ ExpectVerdict evaluate_expect(const CheckRule& r, std::string_view in, bool last
 }
 
 bool is_custom(const CheckRule& r) {
-  return r.kind == CheckRule::Kind::kExpect && r.match >= CheckRule::Match::kMysqlGreeting;
+  using M = CheckRule::Match;
+  return r.kind == CheckRule::Kind::kExpect &&
+         (r.match == M::kMysqlGreeting || r.match == M::kMysqlReply || r.match == M::kLdapBind);
 }
 
 namespace {
@@ -167,6 +173,7 @@ std::string expect_failure_text(const CheckRule& r, int step, std::string_view r
     case M::kMysqlGreeting:
     case M::kMysqlReply:
     case M::kLdapBind: what = "(custom)"; break;
+    default: what = fmt::format("'{}'", r.pattern); break;
   }
   std::string t = fmt::format("TCPCHK {} content {} at step {}",
                               r.negate ? "matched unwanted" : "did not match", what, step);
@@ -198,6 +205,13 @@ std::string step_text(const CheckRule& r) {
     case M::kMysqlGreeting:
     case M::kMysqlReply:
     case M::kLdapBind: kind = "custom"; break;
+    case M::kStatus: kind = "status"; break;
+    case M::kRstatus: kind = "rstatus"; break;
+    case M::kHdr: kind = "hdr"; break;
+    case M::kFhdr: kind = "fhdr"; break;
+    case M::kBody: kind = "string"; break;
+    case M::kRbody: kind = "rstring"; break;
+    case M::kBodyLf: kind = "string-lf"; break;
   }
   return fmt::format("expect {}{} '{}'", r.negate ? "! " : "", kind, r.pattern);
 }

@@ -6,6 +6,7 @@
 // sets of this language, as in HAProxy. No sockets here: check::Checker runs the steps.
 // Immutable once built; any thread.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,10 +25,16 @@ struct CheckRule {
   // -lf forms: `fmt`).
   // The protocol checks also read answers that a pattern cannot judge: MySQL's greeting and
   // its answer to a login (kMysqlGreeting, kMysqlReply), LDAP's bind response (kLdapBind).
+  // http-check's (the answer parsed as an HTTP response): its status (kStatus: codes and
+  // ranges; kRstatus: a regex), a header field (kHdr: each comma-separated value; kFhdr: the
+  // whole line), its body (kBody, kRbody, kBodyLf).
   enum class Match : uint8_t {
     kString, kRstring, kBinary, kRbinary, kStringLf, kBinaryLf,
     kMysqlGreeting, kMysqlReply, kLdapBind,
+    kStatus, kRstatus, kHdr, kFhdr, kBody, kRbody, kBodyLf,
   };
+  // How hdr / fhdr compare a field's name and value (`-m str|beg|end|sub|reg`).
+  enum class Cmp : uint8_t { kStr, kBeg, kEnd, kSub, kReg };
 
   Kind kind = Kind::kComment;
   std::string comment;   // `comment <msg>` of the rule (or the text of a `tcp-check comment`)
@@ -44,6 +51,26 @@ struct CheckRule {
   // `fmt`, hex-decoded when `binary`).
   std::string data;
   bool binary = false;
+  // kSend of http-check (`http`): the request line (an empty part is option httpchk's; uri-lf:
+  // `fmt`), its fields (a value is a format when its index is >= 0) and its body (body-lf:
+  // `body_fmt`).
+  struct Field {
+    std::string name;
+    std::string value;
+    int fmt = -1;
+  };
+  bool http = false;
+  std::string method, uri, version;
+  std::vector<Field> fields;
+  std::string body;
+  int body_fmt = -1;
+
+  // kExpect hdr / fhdr: the field's name and the value pattern (none: the name alone).
+  Cmp name_cmp = Cmp::kStr;
+  Cmp value_cmp = Cmp::kStr;
+  std::string hdr_name;
+  std::shared_ptr<const base::Regex> name_re;
+  bool has_value = false;
 
   // kExpect.
   Match match = Match::kString;
@@ -55,6 +82,7 @@ struct CheckRule {
   lb::CheckStatus ok_status = lb::CheckStatus::kL7Ok;
   lb::CheckStatus error_status = lb::CheckStatus::kL7Rsp;
   lb::CheckStatus tout_status = lb::CheckStatus::kL7Tout;
+  bool error_status_set = false;   // written (http-check's default depends on the match)
 
   // Log-format indexes into the rule set's formats (-1: none): send-lf's, the -lf pattern,
   // `on-success` and `on-error`. Rendered by the checker's hook (check/ has no sample language).
@@ -103,5 +131,27 @@ std::string errno_report(int err);
 
 // Hex text to bytes ("2b4f4b" -> "+OK"); false when it is not an even run of hex digits.
 bool decode_hex(std::string_view hex, std::string* out);
+
+// Whether `code` is in a `status` list: codes and ranges, comma separated ("200-299,304").
+bool status_matches(int code, std::string_view list);
+
+// http-check: the request of an HTTP send (`render` gives the formats' values; `state`: the
+// x-haproxy-server-state value of send-state, empty without it), as HAProxy 3.5 writes it:
+// lower-case field names, content-length with a body, `connection: close` in HTTP/1.1.
+std::string http_request(const CheckRule& r, const std::function<std::string(int)>& render,
+                         std::string_view state);
+
+// The verdict of an http-check expect on `in` (the answer so far) to a request of `method`:
+// kWait while the head (or, for a body match, the body) is incomplete and more may come. On
+// kFail `out` holds the status and the words HAProxy 3.5 reports; on kPass the code. A head
+// that does not parse is kFail with SOCKERR and no words, as HAProxy reports it.
+struct HttpOutcome {
+  lb::CheckStatus status = lb::CheckStatus::kL7Ok;
+  int code = 0;
+  std::string info;
+};
+ExpectVerdict evaluate_http_expect(const CheckRule& r, std::string_view in, bool last,
+                                   std::string_view method, std::string_view rendered,
+                                   HttpOutcome* out);
 
 }  // namespace sluice::check

@@ -1,95 +1,88 @@
-// `http-check send` and `http-check expect`: the request and the verdict of HTTP health checks.
+// `http-check`: the rules of HTTP health checks.
 #include "config/proxy_keywords.h"
-
-#include <algorithm>
-#include <cctype>
 
 #include <fmt/format.h>
 
-#include "base/regex.h"
 
 namespace sluice::config::proxy_kw {
 
-// http-check send [meth <m>] [uri <u>] [ver <v>] [hdr <name> <value>]... [body <s>]
-// http-check expect [!] status <codes> | rstatus <regex> | string <text>
+// http-check comment|connect|send|expect|disable-on-404|send-state: the rules of `option
+// httpchk` (check/rules.h), in px.http_check_rules; option httpchk's request line fills what a
+// send does not say (app/checks_setup.cc builds the rule set).
 void kw_http_check(Parser& p, Line& l) {
   ProxyConfig& px = p.cur_proxy().cfg;
-  HttpCheckConfig& hc = px.http_check;
-  std::string sub = l.args.size() > 1 ? l.args[1] : "";
-  if (sub == "send") {
-    for (std::size_t i = 2; i < l.args.size();) {
+  TcpCheckConfig& tc = px.http_check_rules;
+  const std::string sub = l.args.size() > 1 ? l.args[1] : "";
+  if (sub == "disable-on-404" || sub == "send-state") {
+    if (l.args.size() > 2)
+      throw ConfigError{fmt::format("{}'http-check' cannot handle unexpected argument '{}'.",
+                                    l.where, l.args[2])};
+    (sub == "disable-on-404" ? px.http_check.disable_on_404 : px.http_check.send_state) = true;
+    return;
+  }
+  // The first rule of a section replaces the set it inherited from defaults.
+  auto begin_own = [&] {
+    if (tc.inherited) tc = TcpCheckConfig{};
+    if (tc.rules.empty()) tc.loc = l.loc;
+  };
+  check::CheckRule r;
+  if (sub == "comment") {
+    if (l.args.size() < 3 || l.args[2].empty())
+      throw ConfigError{fmt::format("{}'http-check comment' : expects a string as argument.", l.where)};
+    begin_own();
+    r.kind = check::CheckRule::Kind::kComment;
+    r.comment = l.args[2];
+  } else if (sub == "connect") {
+    r = parse_check_connect(l, "http-check");
+    begin_own();
+  } else if (sub == "send") {
+    begin_own();
+    r.kind = check::CheckRule::Kind::kSend;
+    r.http = true;
+    for (std::size_t i = 2; i < l.args.size(); ++i) {
       const std::string& o = l.args[i];
-      std::size_t need = o == "hdr" ? 2 : 1;
-      if (o != "meth" && o != "uri" && o != "ver" && o != "hdr" && o != "body")
-        throw ConfigError{fmt::format("{}'http-check send' : unknown argument '{}' (expects 'meth', 'uri', 'ver', 'hdr' or 'body').", l.where, o)};
-      if (i + need >= l.args.size())
-        throw ConfigError{fmt::format("{}'http-check send' : '{}' expects {}.", l.where, o,
-                                      o == "hdr" ? "<name> and <value> as arguments" : "a value")};
-      const std::string& v = l.args[i + 1];
-      if (o == "meth") {
-        hc.method = v;
-      } else if (o == "uri") {
-        hc.uri = v;
-      } else if (o == "ver") {
-        hc.version = v;
-      } else if (o == "hdr") {
-        hc.headers.emplace_back(v, l.args[i + 2]);
-      } else if (o == "body") {
-        hc.body = v;
-      } else {
-        throw ConfigError{fmt::format("{}'http-check send' : unknown argument '{}' (expects 'meth', 'uri', 'ver', 'hdr' or 'body').", l.where, o)};
-      }
-      i += need + 1;
+      const bool hdr = o == "hdr";
+      if (o != "meth" && o != "uri" && o != "uri-lf" && o != "ver" && !hdr && o != "body" &&
+          o != "body-lf" && o != "comment")
+        throw ConfigError{fmt::format("{}'http-check send' : expects 'comment', 'meth', 'uri', "
+                                      "'uri-lf', 'ver', 'hdr', 'body' or 'body-lf' but got '{}' as "
+                                      "argument..", l.where, o)};
+      if (i + (hdr ? 2 : 1) >= l.args.size() || l.args[i + 1].empty())
+        throw ConfigError{fmt::format("{}'http-check send' : '{}' expects {} as argument..", l.where,
+                                      o, hdr ? "<name> and <value>" : "a string")};
+      const std::string& v = l.args[++i];
+      if (o == "meth") r.method = v;
+      else if (o == "uri") r.uri = v;
+      else if (o == "uri-lf") r.fmt = add_check_format(tc, l, "http-check send", v);
+      else if (o == "ver") r.version = v;
+      else if (o == "body") r.body = v;
+      else if (o == "body-lf") r.body_fmt = add_check_format(tc, l, "http-check send", v);
+      else if (o == "comment") r.comment = v;
+      else r.fields.push_back({v, "", add_check_format(tc, l, "http-check send", l.args[++i])});
     }
-    return;
-  }
-  if (sub == "expect") {
-    std::size_t i = 2;
-    bool negate = false;
-    if (i < l.args.size() && l.args[i] == "!") {
-      negate = true;
-      ++i;
+    // After an answer, another request needs its own connection (HTTP/1.0: the server closes).
+    bool need_connect = false;
+    for (const auto& prev : tc.rules) {
+      if (prev.kind == check::CheckRule::Kind::kExpect) need_connect = true;
+      if (prev.kind == check::CheckRule::Kind::kConnect) need_connect = false;
     }
-    std::string what = i < l.args.size() ? l.args[i] : "";
-    static const std::pair<std::string_view, HttpCheckConfig::Expect> kKinds[] = {
-        {"status", HttpCheckConfig::Expect::kStatus},
-        {"rstatus", HttpCheckConfig::Expect::kRstatus},
-        {"string", HttpCheckConfig::Expect::kString}};
-    const HttpCheckConfig::Expect* kind = nullptr;
-    for (const auto& [n, k] : kKinds)
-      if (what == n) kind = &k;
-    if (!kind) {
-      static constexpr std::string_view kOther[] = {"rstring", "hdr", "fhdr", "custom"};
-      if (std::find(std::begin(kOther), std::end(kOther), what) != std::end(kOther))
-        throw ConfigError{fmt::format("{}'http-check expect {}' is not supported by sluice yet.", l.where, what)};
-      throw ConfigError{fmt::format("{}'http-check expect' : unknown match '{}' (expects 'status', 'rstatus' or 'string').", l.where, what)};
-    }
-    if (i + 1 >= l.args.size())
-      throw ConfigError{fmt::format("{}'http-check expect {}' expects a pattern as argument.", l.where, what)};
-    const std::string& arg = l.args[i + 1];
-    if (*kind == HttpCheckConfig::Expect::kRstatus) {
-      base::Regex re;
-      std::string why;
-      if (!re.compile(arg, &why))
-        throw ConfigError{fmt::format("{}'http-check expect' : {}.", l.where, why)};
-    }
-    if (*kind == HttpCheckConfig::Expect::kStatus) {
-      for (char c : arg)
-        if (!(std::isdigit(static_cast<unsigned char>(c)) || c == ',' || c == '-'))
-          throw ConfigError{fmt::format("{}'http-check expect status' : invalid status list '{}'.", l.where, arg)};
-    }
-    if (i + 2 < l.args.size())
-      throw ConfigError{fmt::format("{}'http-check expect' : unexpected argument '{}' (options such as 'min-recv' and 'comment' are not supported by sluice yet).", l.where, l.args[i + 2])};
-    hc.expect = *kind;
-    hc.expect_negate = negate;
-    hc.expect_arg = arg;
-    return;
-  }
-  static constexpr std::string_view kOther[] = {"comment", "connect", "disable-on-404",
-                                                "send-state", "set-var", "unset-var"};
-  if (std::find(std::begin(kOther), std::end(kOther), sub) != std::end(kOther))
+    if (need_connect)
+      throw ConfigError{fmt::format("{}'http-check send' : unable to add http-check send rule at "
+                                    "step {} (missing connect rule)..", l.where, tc.rules.size())};
+  } else if (sub == "expect") {
+    begin_own();
+    r = parse_check_expect(tc, l, true);
+  } else if (sub.starts_with("set-var") || sub.starts_with("unset-var")) {
     throw ConfigError{fmt::format("{}'http-check {}' is not supported by sluice yet.", l.where, sub)};
-  throw ConfigError{fmt::format("{}'http-check' : unknown keyword '{}' (expects 'send' or 'expect').", l.where, sub)};
+  } else {
+    throw ConfigError{fmt::format("{}'http-check' only supports 'disable-on-404', 'send-state', "
+                                  "'comment', 'connect', 'send', 'expect', 'set-var-fmt(*)', "
+                                  "'set-var(*)', 'unset-var(*)'. but got '{}'", l.where, sub)};
+  }
+  if (r.kind != check::CheckRule::Kind::kComment && r.comment.empty() && !tc.rules.empty() &&
+      tc.rules.back().kind == check::CheckRule::Kind::kComment)
+    r.comment = tc.rules.back().comment;
+  tc.rules.push_back(std::move(r));
 }
 
 }  // namespace sluice::config::proxy_kw

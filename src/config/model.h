@@ -157,17 +157,16 @@ struct PersistRuleConfig {
   rules::Condition cond;
 };
 
-// `option httpchk`, `http-check send` and `http-check expect`.
+// `option httpchk` and the http-check switches (its rules: ProxyConfig::http_check_rules).
 struct HttpCheckConfig {
+  // `option httpchk [<method>] [<uri>] [<version>] [<host>]`: the request a send that does not
+  // say them gets (the host as a field of the first send).
   std::string method = "OPTIONS";
   std::string uri = "/";
   std::string version = "HTTP/1.0";
-  std::vector<std::pair<std::string, std::string>> headers;   // `http-check send hdr`
-  std::string body;                                          // `http-check send body`
-  enum class Expect { kDefault, kStatus, kRstatus, kString };
-  Expect expect = Expect::kDefault;   // kDefault: any 2xx or 3xx
-  bool expect_negate = false;
-  std::string expect_arg;
+  std::vector<std::pair<std::string, std::string>> headers;
+  bool disable_on_404 = false;   // `http-check disable-on-404`
+  bool send_state = false;       // `http-check send-state`
 };
 
 // `tcp-check` rules (check/rules.h) and the log-formats they use (their texts and compiled
@@ -381,6 +380,7 @@ struct ProxyConfig {
   CheckType check_type = CheckType::kTcp;
   HttpCheckConfig http_check;
   TcpCheckConfig tcp_check;
+  TcpCheckConfig http_check_rules;   // `http-check` rules (comment, connect, send, expect)
   bool option_tcp_check = false;          // `option tcp-check` (or a protocol check option)
   bool option_log_health_checks = false;  // `option log-health-checks`
   // `default-server` options, applied to every later `server` line of the section.

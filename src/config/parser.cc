@@ -583,6 +583,7 @@ void Parser::start_proxy(Line& l, unsigned caps) {
   ps.cfg = base ? base->cfg : builtin_defaults();
   if (base) inherit_tcp_rules(*base, caps, l, ps.cfg);
   if (!ps.cfg.tcp_check.rules.empty()) ps.cfg.tcp_check.inherited = true;
+  if (!ps.cfg.http_check_rules.rules.empty()) ps.cfg.http_check_rules.inherited = true;
   ps.cfg.loc = l.loc;
   ps.cfg.name = name;
   ps.cfg.type = kw;

@@ -75,6 +75,10 @@ void kw_http_check(Parser& p, Line& l);
 void kw_tcp_check(Parser& p, Line& l);
 int add_check_format(TcpCheckConfig& tc, const Line& l, std::string_view what,
                      const std::string& text);
+// The connect and expect rules of tcp-check and http-check (`kw` names the keyword in
+// messages; `http`: http-check's match kinds).
+check::CheckRule parse_check_connect(const Line& l, std::string_view kw);
+check::CheckRule parse_check_expect(TcpCheckConfig& tc, const Line& l, bool http);
 // check_protocols.cc: `option redis-check|smtpchk|pgsql-check|mysql-check|ldap-check|
 // ssl-hello-chk` (the arguments after the option's name from args[2]): the rule set the option
 // stands for, as HAProxy 3.5 builds it. False when `name` is none of them.

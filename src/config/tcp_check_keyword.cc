@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -32,7 +33,8 @@ int add_format(TcpCheckConfig& tc, const Line& l, std::string_view what, const s
   return add_check_format(tc, l, what, text);
 }
 
-lb::CheckStatus parse_status(const Line& l, std::string_view opt, const std::string& v) {
+lb::CheckStatus parse_status(const Line& l, std::string_view kw, std::string_view opt,
+                             const std::string& v) {
   using S = lb::CheckStatus;
   struct Allowed {
     std::string_view opt;
@@ -51,8 +53,8 @@ lb::CheckStatus parse_status(const Line& l, std::string_view opt, const std::str
     if (a.opt != opt) continue;
     for (const auto& [name, st] : a.list)
       if (name == v) return st;
-    throw ConfigError{fmt::format("{}'tcp-check expect' : '{}' only supports {} status (got '{}')..",
-                                  l.where, opt, a.names, v)};
+    throw ConfigError{fmt::format("{}'{}' : '{}' only supports {} status (got '{}')..", l.where,
+                                  kw, opt, a.names, v)};
   }
   return S::kL7Ok;
 }
@@ -76,7 +78,61 @@ void hex_or_throw(const Line& l, std::string_view what, const std::string& hex, 
   throw ConfigError{fmt::format("{}'{}' : invalid binary string ({}).", l.where, what, why)};
 }
 
-CheckRule parse_connect(const Line& l) {
+std::shared_ptr<const base::Regex> compile_re(const Line& l, std::string_view kw,
+                                              const std::string& pattern) {
+  auto re = std::make_shared<base::Regex>();
+  std::string error;
+  if (!re->compile(pattern, &error))
+    throw ConfigError{fmt::format("{}'{}' : {}.", l.where, kw, error)};
+  return re;
+}
+
+// http-check expect [!] hdr|fhdr name [-m <meth>] <name> [value [-m <meth>] <pattern>], from
+// args[i] (after the kind); returns the index of its last word.
+std::size_t parse_hdr_expect(const Line& l, std::string_view kw, std::string_view kind,
+                             std::size_t i, CheckRule* r) {
+  using C = CheckRule::Cmp;
+  auto method = [&](std::size_t* at, C* out) {
+    if (*at < l.args.size() && l.args[*at] == "-m") {
+      static constexpr std::pair<std::string_view, C> kCmps[] = {
+          {"str", C::kStr}, {"beg", C::kBeg}, {"end", C::kEnd}, {"sub", C::kSub}, {"reg", C::kReg}};
+      const std::string m = *at + 1 < l.args.size() ? l.args[*at + 1] : "";
+      const auto* c = std::find_if(std::begin(kCmps), std::end(kCmps),
+                                   [&](const auto& e) { return e.first == m; });
+      if (c == std::end(kCmps))
+        throw ConfigError{fmt::format("{}'{}' : '{}' : '-m' only supports 'str', 'beg', 'end', "
+                                      "'sub' or 'reg' (got '{}').", l.where, kw, kind, m)};
+      *out = c->second;
+      *at += 2;
+    }
+  };
+  if (i >= l.args.size() || l.args[i] != "name")
+    throw ConfigError{fmt::format("{}'{}' : '{}' expects at the name keyword as first argument "
+                                  "followed by a pattern.", l.where, kw, kind)};
+  ++i;
+  method(&i, &r->name_cmp);
+  if (i >= l.args.size() || l.args[i].empty())
+    throw ConfigError{fmt::format("{}'{}' : '{}' expects at the name keyword as first argument "
+                                  "followed by a pattern.", l.where, kw, kind)};
+  r->hdr_name = l.args[i];
+  r->pattern = r->hdr_name;
+  if (r->name_cmp == C::kReg) r->name_re = compile_re(l, kw, r->hdr_name);
+  if (i + 1 < l.args.size() && l.args[i + 1] == "value") {
+    i += 2;
+    method(&i, &r->value_cmp);
+    if (i >= l.args.size() || l.args[i].empty())
+      throw ConfigError{fmt::format("{}'{}' : '{}' expect a pattern with the value keyword.",
+                                    l.where, kw, kind)};
+    r->has_value = true;
+    r->bytes = l.args[i];
+    if (r->value_cmp == C::kReg) r->re = compile_re(l, kw, r->bytes);
+  }
+  return i;
+}
+
+}  // namespace
+
+CheckRule parse_check_connect(const Line& l, std::string_view kw) {
   CheckRule r;
   r.kind = CheckRule::Kind::kConnect;
   for (std::size_t i = 2; i < l.args.size(); ++i) {
@@ -86,24 +142,24 @@ CheckRule parse_connect(const Line& l) {
       r.is_default = true;   // the server's own parameters: its check-send-proxy
     } else if (o == "port") {
       if (!has_v)
-        throw ConfigError{fmt::format("{}'tcp-check connect' : 'port' expects a port number or a "
-                                      "sample expression as argument..", l.where)};
+        throw ConfigError{fmt::format("{}'{} connect' : 'port' expects a port number or a "
+                                      "sample expression as argument..", l.where, kw)};
       const std::string& v = l.args[++i];
       auto n = parse_strict_int(v, 1, 65535);
       if (!n)
-        throw ConfigError{fmt::format("{}'tcp-check connect' : 'port' takes a port number (1 to "
+        throw ConfigError{fmt::format("{}'{} connect' : 'port' takes a port number (1 to "
                                       "65535) in sluice; a sample expression is not supported yet "
-                                      "(got '{}').", l.where, v)};
+                                      "(got '{}').", l.where, kw, v)};
       r.port = static_cast<int>(*n);
     } else if (o == "addr") {
       if (!has_v)
-        throw ConfigError{fmt::format("{}'tcp-check connect' : 'addr' expects an address as "
-                                      "argument.", l.where)};
+        throw ConfigError{fmt::format("{}'{} connect' : 'addr' expects an address as "
+                                      "argument.", l.where, kw)};
       const std::string& v = l.args[++i];
       auto a = net::parse_server_address(v);
       if (!a.ok() || a.value().addr.family() == AF_UNIX)
-        throw ConfigError{fmt::format("{}'tcp-check connect' : 'addr' : invalid address: '{}' in "
-                                      "'{}'..", l.where, v, v)};
+        throw ConfigError{fmt::format("{}'{} connect' : 'addr' : invalid address: '{}' in "
+                                      "'{}'..", l.where, kw, v, v)};
       r.has_addr = true;
       r.addr = a.value().addr;
     } else if (o == "send-proxy") {
@@ -112,23 +168,27 @@ CheckRule parse_connect(const Line& l) {
       r.linger = true;
     } else if (o == "comment") {
       if (!has_v)
-        throw ConfigError{fmt::format("{}'tcp-check connect' : 'comment' expects a string as "
-                                      "argument.", l.where)};
+        throw ConfigError{fmt::format("{}'{} connect' : 'comment' expects a string as "
+                                      "argument.", l.where, kw)};
       r.comment = l.args[++i];
     } else if (o == "ssl" || o == "sni" || o == "alpn") {
-      throw ConfigError{fmt::format("{}'tcp-check connect' : '{}' is not supported by sluice yet "
-                                    "(it needs TLS).", l.where, o)};
+      throw ConfigError{fmt::format("{}'{} connect' : '{}' is not supported by sluice yet "
+                                    "(it needs TLS).", l.where, kw, o)};
+    } else if (o == "proto" && has_v && l.args[i + 1] == "h1") {
+      ++i;   // HTTP/1, the only protocol sluice's checks speak
     } else if (o == "via-socks4" || o == "proto") {
-      throw ConfigError{fmt::format("{}'tcp-check connect' : '{}' is not supported by sluice yet.",
-                                    l.where, o)};
+      throw ConfigError{fmt::format("{}'{} connect' : '{}' is not supported by sluice yet.",
+                                    l.where, kw, o)};
     } else {
-      throw ConfigError{fmt::format("{}'tcp-check connect' : expects 'comment', 'port', 'addr', "
+      throw ConfigError{fmt::format("{}'{} connect' : expects 'comment', 'port', 'addr', "
                                     "'send-proxy', 'ssl', 'sni', 'alpn' or 'via-socks4', "
-                                    "'linger', 'default' but got '{}' as argument..", l.where, o)};
+                                    "'linger', 'default' but got '{}' as argument..", l.where, kw, o)};
     }
   }
   return r;
 }
+
+namespace {
 
 CheckRule parse_send(TcpCheckConfig& tc, const Line& l, const std::string& sub) {
   CheckRule r;
@@ -157,97 +217,107 @@ CheckRule parse_send(TcpCheckConfig& tc, const Line& l, const std::string& sub) 
   return r;
 }
 
-CheckRule parse_expect(TcpCheckConfig& tc, const Line& l) {
+}  // namespace
+
+CheckRule parse_check_expect(TcpCheckConfig& tc, const Line& l, bool http) {
   using M = CheckRule::Match;
+  const std::string kw = http ? "http-check expect" : "tcp-check expect";
+  const std::string only =
+      http ? "'only supports min-recv, [!]string', '[!]rstring', '[!]string-lf', '[!]status', "
+             "'[!]rstatus', [!]hdr, [!]fhdr or comment"
+           : "'only supports min-recv, '[!]binary', '[!]string', '[!]rstring', '[!]string-lf'"
+             "'[!]rbinary', '[!]binary-lf' or comment";
   CheckRule r;
   r.kind = CheckRule::Kind::kExpect;
   if (l.args.size() < 3)
-    throw ConfigError{fmt::format("{}'tcp-check expect' : expects at least a matching pattern as "
-                                  "arguments.", l.where)};
+    throw ConfigError{fmt::format("{}'{}' : expects at least a matching pattern as arguments.",
+                                  l.where, kw)};
   bool have_match = false;
   for (std::size_t i = 2; i < l.args.size(); ++i) {
     const std::string& o = l.args[i];
     const bool has_v = i + 1 < l.args.size();
     auto value = [&](std::string_view what) -> const std::string& {
       if (!has_v || l.args[i + 1].empty())
-        throw ConfigError{fmt::format("{}'tcp-check expect' : '{}' expects a {} as argument.",
-                                      l.where, o, what)};
+        throw ConfigError{fmt::format("{}'{}' : '{}' expects a {} as argument.", l.where, kw, o,
+                                      what)};
       return l.args[++i];
     };
     if (o == "min-recv") {
       const std::string& v = value("integer");
       auto n = parse_strict_int(v, 0, INT_MAX);
       if (!n)
-        throw ConfigError{fmt::format("{}'tcp-check expect' : 'min-recv' expects an integer "
-                                      "argument, got '{}'.", l.where, v)};
+        throw ConfigError{fmt::format("{}'{}' : 'min-recv' expects an integer argument, got '{}'.",
+                                      l.where, kw, v)};
       r.min_recv = static_cast<int>(*n);
     } else if (o == "comment") {
       r.comment = value("string");
     } else if (o == "ok-status" || o == "error-status" || o == "tout-status") {
-      const lb::CheckStatus st = parse_status(l, o, value("string"));
+      const lb::CheckStatus st = parse_status(l, kw, o, value("string"));
       (o == "ok-status" ? r.ok_status : o == "error-status" ? r.error_status : r.tout_status) = st;
+      if (o == "error-status") r.error_status_set = true;
     } else if (o == "on-success" || o == "on-error") {
       const std::string& v = value("log-format string");
-      (o == "on-success" ? r.on_success : r.on_error) = add_format(tc, l, "tcp-check expect", v);
+      (o == "on-success" ? r.on_success : r.on_error) = add_format(tc, l, kw, v);
     } else if (o == "status-code") {
-      throw ConfigError{fmt::format("{}'tcp-check expect' : 'status-code' is not supported by "
-                                    "sluice yet.", l.where)};
-    } else if (!have_match && (o == "!" || o == "string" || o == "rstring" || o == "binary" ||
-                               o == "rbinary" || o == "string-lf" || o == "binary-lf")) {
+      const std::string& v = value("expression");
+      r.status_code = add_format(tc, l, kw, "%[" + v + "]");
+    } else if (!have_match) {
       std::string kind = o;
       if (o == "!") {
         r.negate = true;
         if (!has_v) break;
         kind = l.args[++i];
       }
-      static constexpr std::pair<std::string_view, M> kKinds[] = {
+      static constexpr std::pair<std::string_view, M> kTcpKinds[] = {
           {"string", M::kString}, {"rstring", M::kRstring}, {"binary", M::kBinary},
           {"rbinary", M::kRbinary}, {"string-lf", M::kStringLf}, {"binary-lf", M::kBinaryLf}};
-      const auto* k = std::find_if(std::begin(kKinds), std::end(kKinds),
-                                   [&](const auto& e) { return e.first == kind; });
-      if (k == std::end(kKinds))
-        throw ConfigError{fmt::format("{}'tcp-check expect' : 'only supports min-recv, "
-                                      "'[!]binary', '[!]string', '[!]rstring', '[!]string-lf'"
-                                      "'[!]rbinary', '[!]binary-lf' or comment but got '{}' as "
-                                      "argument..", l.where, kind)};
-      if (i + 1 >= l.args.size() || l.args[i + 1].empty())
-        throw ConfigError{fmt::format("{}'tcp-check expect' : '{}' expects a <pattern> as argument.",
-                                      l.where, kind)};
-      r.match = k->second;
-      r.pattern = l.args[++i];
+      static constexpr std::pair<std::string_view, M> kHttpKinds[] = {
+          {"string", M::kBody}, {"rstring", M::kRbody}, {"string-lf", M::kBodyLf},
+          {"status", M::kStatus}, {"rstatus", M::kRstatus}, {"hdr", M::kHdr}, {"fhdr", M::kFhdr}};
+      const M* found = nullptr;
+      for (const auto& [name, m] : http ? std::span<const std::pair<std::string_view, M>>(kHttpKinds)
+                                        : std::span<const std::pair<std::string_view, M>>(kTcpKinds))
+        if (name == kind) found = &m;
+      if (!found)
+        throw ConfigError{fmt::format("{}'{}' : {} but got '{}' as argument..", l.where, kw, only, kind)};
+      r.match = *found;
       have_match = true;
+      if (r.match == M::kHdr || r.match == M::kFhdr) {
+        i = parse_hdr_expect(l, kw, kind, i + 1, &r);
+        continue;
+      }
+      if (i + 1 >= l.args.size() || l.args[i + 1].empty())
+        throw ConfigError{fmt::format("{}'{}' : '{}' expects a <pattern> as argument.", l.where, kw,
+                                      kind)};
+      r.pattern = l.args[++i];
       switch (r.match) {
-        case M::kString: r.bytes = r.pattern; break;
-        case M::kBinary: hex_or_throw(l, "tcp-check expect", r.pattern, &r.bytes, false); break;
-        case M::kRstring:
-        case M::kRbinary: {
-          auto re = std::make_shared<base::Regex>();
-          std::string error;
-          if (!re->compile(r.pattern, &error))
-            throw ConfigError{fmt::format("{}'tcp-check expect' : {}.", l.where, error)};
-          r.re = std::move(re);
+        case M::kString:
+        case M::kBody: r.bytes = r.pattern; break;
+        case M::kBinary: hex_or_throw(l, kw, r.pattern, &r.bytes, false); break;
+        case M::kStatus:
+          for (char c : r.pattern)
+            if (!(c >= '0' && c <= '9') && c != ',' && c != '-')
+              throw ConfigError{fmt::format("{}'{}' : invalid character '{}' in the list of status "
+                                            "codes.", l.where, kw, c)};
           break;
-        }
+        case M::kRstring:
+        case M::kRbinary:
+        case M::kRstatus:
+        case M::kRbody: r.re = compile_re(l, kw, r.pattern); break;
         case M::kStringLf:
-        case M::kBinaryLf: r.fmt = add_format(tc, l, "tcp-check expect", r.pattern); break;
-        case M::kMysqlGreeting:
-        case M::kMysqlReply:
-        case M::kLdapBind: break;   // the protocol options' own, not written in rules
+        case M::kBinaryLf:
+        case M::kBodyLf: r.fmt = add_format(tc, l, kw, r.pattern); break;
+        default: break;   // the protocol options' own, not written in rules
       }
     } else {
-      throw ConfigError{fmt::format("{}'tcp-check expect' : 'only supports min-recv, '[!]binary', "
-                                    "'[!]string', '[!]rstring', '[!]string-lf''[!]rbinary', "
-                                    "'[!]binary-lf' or comment but got '{}' as argument..",
-                                    l.where, o)};
+      throw ConfigError{fmt::format("{}'{}' : {} but got '{}' as argument..", l.where, kw, only, o)};
     }
   }
   if (!have_match)
-    throw ConfigError{fmt::format("{}'tcp-check expect' : expects at least a matching pattern as "
-                                  "arguments.", l.where)};
+    throw ConfigError{fmt::format("{}'{}' : expects at least a matching pattern as arguments.",
+                                  l.where, kw)};
   return r;
 }
-
-}  // namespace
 
 void kw_tcp_check(Parser& p, Line& l) {
   ProxyConfig& px = p.cur_proxy().cfg;
@@ -269,14 +339,14 @@ void kw_tcp_check(Parser& p, Line& l) {
     r.kind = CheckRule::Kind::kComment;
     r.comment = l.args[2];
   } else if (sub == "connect") {
-    r = parse_connect(l);
+    r = parse_check_connect(l, "tcp-check");
     begin_own();
   } else if (sub == "send" || sub == "send-binary" || sub == "send-lf" || sub == "send-binary-lf") {
     begin_own();
     r = parse_send(tc, l, sub);
   } else if (sub == "expect") {
     begin_own();
-    r = parse_expect(tc, l);
+    r = parse_check_expect(tc, l, false);
   } else if (sub.starts_with("set-var") || sub.starts_with("unset-var")) {
     throw ConfigError{fmt::format("{}'tcp-check {}' is not supported by sluice yet.", l.where, sub)};
   } else {

@@ -193,29 +193,83 @@ TEST(CheckKeywords, OptionHttpchk) {
 }
 
 TEST(CheckKeywords, HttpCheckSendAndExpect) {
+  using check::CheckRule;
   auto r = parse(
       "backend b\n  option httpchk\n"
-      "  http-check send meth GET uri /status ver HTTP/1.1 hdr Host x.example\n"
+      "  http-check send meth GET uri /status ver HTTP/1.1 hdr Host x.example body-lf %[srv_name]\n"
       "  http-check expect ! string maintenance\n"
+      "  http-check disable-on-404\n  http-check send-state\n"
       "backend c\n  http-check expect rstatus ^2\n"
-      "backend d\n  http-check expect status 200-299,304\n");
+      "backend d\n  http-check expect status 200-299,304 comment ok error-status L7RSP\n"
+      "backend e\n  http-check expect hdr name -m beg x-a value -m reg ^b\n");
   ASSERT_TRUE(r.r.model) << r.all();
-  const auto& b = proxy(r, "b").http_check;
-  EXPECT_EQ(b.method, "GET");
-  EXPECT_EQ(b.uri, "/status");
-  EXPECT_EQ(b.version, "HTTP/1.1");
-  ASSERT_EQ(b.headers.size(), 1u);
-  EXPECT_EQ(b.headers[0].first, "Host");
-  EXPECT_EQ(b.expect, HttpCheckConfig::Expect::kString);
-  EXPECT_TRUE(b.expect_negate);
-  EXPECT_EQ(b.expect_arg, "maintenance");
-  EXPECT_EQ(proxy(r, "c").http_check.expect, HttpCheckConfig::Expect::kRstatus);
-  EXPECT_EQ(proxy(r, "d").http_check.expect_arg, "200-299,304");
-  EXPECT_TRUE(parse("backend b\n  http-check expect rstatus (\n").contains(
-      "'http-check expect' : regex '(' is invalid (error=missing closing parenthesis, erroffset=1)."));
-  EXPECT_TRUE(parse("backend b\n  http-check expect foo bar\n").contains("unknown match 'foo'"));
-  EXPECT_TRUE(parse("backend b\n  http-check send meth\n").contains("'meth' expects a value"));
-  EXPECT_TRUE(parse("backend b\n  http-check disable-on-404\n").contains("'http-check disable-on-404' is not supported by sluice yet."));
+  const auto& b = proxy(r, "b");
+  ASSERT_EQ(b.http_check_rules.rules.size(), 2u);
+  const CheckRule& send = b.http_check_rules.rules[0];
+  EXPECT_TRUE(send.http);
+  EXPECT_EQ(send.method, "GET");
+  EXPECT_EQ(send.uri, "/status");
+  EXPECT_EQ(send.version, "HTTP/1.1");
+  ASSERT_EQ(send.fields.size(), 1u);
+  EXPECT_EQ(send.fields[0].name, "Host");
+  EXPECT_GE(send.fields[0].fmt, 0);
+  EXPECT_GE(send.body_fmt, 0);
+  const CheckRule& ex = b.http_check_rules.rules[1];
+  EXPECT_EQ(ex.match, CheckRule::Match::kBody);
+  EXPECT_TRUE(ex.negate);
+  EXPECT_EQ(ex.bytes, "maintenance");
+  EXPECT_TRUE(b.http_check.disable_on_404);
+  EXPECT_TRUE(b.http_check.send_state);
+  EXPECT_EQ(proxy(r, "c").http_check_rules.rules[0].match, CheckRule::Match::kRstatus);
+  const CheckRule& d = proxy(r, "d").http_check_rules.rules[0];
+  EXPECT_EQ(d.pattern, "200-299,304");
+  EXPECT_EQ(d.comment, "ok");
+  EXPECT_TRUE(d.error_status_set);
+  const CheckRule& e = proxy(r, "e").http_check_rules.rules[0];
+  EXPECT_EQ(e.match, CheckRule::Match::kHdr);
+  EXPECT_EQ(e.name_cmp, CheckRule::Cmp::kBeg);
+  EXPECT_EQ(e.hdr_name, "x-a");
+  EXPECT_EQ(e.value_cmp, CheckRule::Cmp::kReg);
+  EXPECT_TRUE(e.re);
+
+  // HAProxy 3.5's messages.
+  const std::pair<std::string, std::string> cases[] = {
+      {"http-check expect rstatus (",
+       "'http-check expect' : regex '(' is invalid (error=missing closing parenthesis, erroffset=1)."},
+      {"http-check expect foo bar",
+       "'http-check expect' : 'only supports min-recv, [!]string', '[!]rstring', '[!]string-lf', "
+       "'[!]status', '[!]rstatus', [!]hdr, [!]fhdr or comment but got 'foo' as argument.."},
+      {"http-check send meth", "'http-check send' : 'meth' expects a string as argument.."},
+      {"http-check send foo", "'http-check send' : expects 'comment', 'meth', 'uri', 'uri-lf', "
+                              "'ver', 'hdr', 'body' or 'body-lf' but got 'foo' as argument.."},
+      {"http-check expect", "'http-check expect' : expects at least a matching pattern as arguments."},
+      {"http-check expect status", "'http-check expect' : 'status' expects a <pattern> as argument."},
+      {"http-check expect hdr x", "'http-check expect' : 'hdr' expects at the name keyword as first "
+                                  "argument followed by a pattern."},
+      {"http-check expect hdr name a value",
+       "'http-check expect' : 'hdr' expect a pattern with the value keyword."},
+      {"http-check expect hdr name -m foo a",
+       "'http-check expect' : 'hdr' : '-m' only supports 'str', 'beg', 'end', 'sub' or 'reg' (got 'foo')."},
+      {"http-check expect status abc",
+       "'http-check expect' : invalid character 'a' in the list of status codes."},
+      {"http-check connect foo",
+       "'http-check connect' : expects 'comment', 'port', 'addr', 'send-proxy', 'ssl', 'sni', "
+       "'alpn' or 'via-socks4', 'linger', 'default' but got 'foo' as argument.."},
+      {"http-check foo", "'http-check' only supports 'disable-on-404', 'send-state', 'comment', "
+                         "'connect', 'send', 'expect', 'set-var-fmt(*)', 'set-var(*)', "
+                         "'unset-var(*)'. but got 'foo'"},
+      {"http-check disable-on-404 x", "'http-check' cannot handle unexpected argument 'x'."},
+      {"http-check send uri-lf %[nosuch]",
+       "'http-check send' : '%[nosuch]' invalid log-format string (failed to parse sample "
+       "expression <nosuch]> : unknown fetch method 'nosuch')."},
+      {"http-check connect\n  http-check send meth HEAD\n  http-check expect status 200\n"
+       "  http-check send meth GET",
+       "'http-check send' : unable to add http-check send rule at step 3 (missing connect rule).."},
+  };
+  for (const auto& [rule, msg] : cases) {
+    const std::string all = parse("backend b\n  option httpchk\n  " + rule + "\n").all();
+    EXPECT_NE(all.find(msg), std::string::npos) << rule << "\n" << all;
+  }
 }
 
 TEST(CheckKeywords, TimeoutCheck) {
