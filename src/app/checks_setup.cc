@@ -87,6 +87,7 @@ check::CheckSettings check_settings(const config::ProxyConfig& p, const config::
   c.own_port = s.check_port != 0;
   c.rise = s.rise;
   c.fall = s.fall;
+  c.init_state = static_cast<check::InitState>(s.init_state);
   c.intervals = {s.inter_ms, s.fastinter_ms, s.downinter_ms};
   c.timeout_ms = p.timeouts.check ? p.timeouts.check : s.inter_ms;
   c.shutdown_sessions = s.shutdown_on_down;
@@ -158,8 +159,11 @@ HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& m
       cs.enabled = true;
       cs.rise = sc.rise;
       cs.fall = sc.fall;
-      cs.health.store(sc.rise, std::memory_order_relaxed);   // UP, one failure from DOWN
       check::CheckSettings cs_settings = check_settings(pc, sc);
+      // init-state: where the counter starts, and whether the server starts DOWN.
+      const check::Health start(sc.rise, sc.fall, cs_settings.init_state);
+      cs.health.store(start.health(), std::memory_order_relaxed);
+      if (!start.up()) px.backend->set_check_up(srv, false, 0);
       cs_settings.node = model.global.node.empty() ? base::host_name() : model.global.node;
       const bool http = pc.check_type == config::ProxyConfig::CheckType::kHttp;
       plans_.push_back({&px, &srv, std::move(cs_settings),

@@ -23,7 +23,7 @@ constexpr std::size_t kMaxResponse = 16384;
 Checker::Checker(core::EventLoop& loop, lb::Backend& backend, lb::Server& server,
                  CheckSettings settings, CheckHooks hooks)
     : loop_(loop), be_(backend), srv_(server), s_(std::move(settings)), hooks_(std::move(hooks)),
-      health_(s_.rise, s_.fall), timer_(this) {
+      health_(s_.rise, s_.fall, s_.init_state), timer_(this) {
   if (s_.timeout_ms == 0) s_.timeout_ms = s_.intervals.inter_ms;
   // CheckState's plain fields (enabled, rise, fall) are app's, set before the workers start.
   auto& cs = srv_.check_state();

@@ -55,6 +55,7 @@ struct CheckSettings {
   bool own_port = false;         // `port` on the server line: the check's port stays
   int rise = 2;
   int fall = 3;
+  InitState init_state = InitState::kNone;   // `init-state`
   Intervals intervals;
   uint32_t timeout_ms = 0;       // whole check (`timeout check`), 0 = inter
   bool shutdown_sessions = false;   // `on-marked-down shutdown-sessions`

@@ -19,8 +19,9 @@
 // A success adds 1; reaching `rise` from below jumps to the top (rise+fall-1) and the server
 // comes UP. A failure removes 1; dropping below `rise` goes straight to 0 and the server goes
 // DOWN. So `fall` failures in a row take a fully healthy server DOWN and `rise` successes in a
-// row bring a DOWN one back. A server starts UP at health = rise ("UP 1/fall"): one failure
-// takes it DOWN, one success makes it fully healthy (HAProxy's start-up behaviour).
+// row bring a DOWN one back. Where a server starts is its `init-state` (InitState), by default
+// HAProxy 3.5's: UP with the counter at 0, so that one failure takes it DOWN and `rise`
+// successes make it fully healthy.
 #include <cstdint>
 
 namespace sluice::check {
@@ -31,11 +32,25 @@ struct Intervals {
   uint32_t downinter_ms = 0;   // 0 = use inter
 };
 
+// `init-state`: kNone (the default) UP at 0; kUp UP at rise (one failure from DOWN, one success
+// from the top: HAProxy 2.6's start); kFullyUp UP at the top; kDown DOWN one success from UP;
+// kFullyDown DOWN at 0.
+enum class InitState : uint8_t { kNone, kFullyUp, kUp, kDown, kFullyDown };
+
 class Health {
  public:
   enum class Change { kNone, kUp, kDown };
 
-  Health(int rise, int fall) : rise_(rise), fall_(fall), health_(rise), up_(true) {}
+  Health(int rise, int fall, InitState init = InitState::kNone)
+      : rise_(rise), fall_(fall), health_(0), up_(true) {
+    switch (init) {
+      case InitState::kNone: break;
+      case InitState::kFullyUp: health_ = top(); break;
+      case InitState::kUp: health_ = rise; break;
+      case InitState::kDown: health_ = rise - 1; up_ = false; break;
+      case InitState::kFullyDown: up_ = false; break;
+    }
+  }
 
   // Records one check result. Returns the state change it causes, if any.
   Change report(bool ok);

@@ -111,6 +111,9 @@ struct ServerConfig {
   net::SocketAddress check_addr;
   bool shutdown_on_down = false;   // `on-marked-down shutdown-sessions`
   bool check_send_proxy = false;   // `check-send-proxy`: checks open with a PROXY header
+  // `init-state none|fully-up|up|down|fully-down` (check::InitState's order): where the
+  // server's check counter starts; 0, none, is HAProxy 3.5's default (UP, the counter at 0).
+  uint8_t init_state = 0;
   // `init-addr last,libc,none,<ip>`: how a server whose address is a host name gets its
   // first address, tried in order ("last": the server-state file, which sluice has not;
   // "libc": the resolver; "none": no address, the server in maintenance; else an IP).

@@ -121,7 +121,7 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down",
       "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2", "proxy-v2-options",
       "cookie", "id", "pool-max-conn", "pool-low-conn", "pool-purge-delay", "max-reuse",
-      "init-addr", "set-proxy-v2-tlv-fmt", "check-send-proxy"};
+      "init-addr", "set-proxy-v2-tlv-fmt", "check-send-proxy", "init-state"};
   static constexpr std::string_view kHaproxyOpts[] = {
       "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check-ssl",
       "crt", "error-limit",
@@ -221,6 +221,14 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
     } else if (o == "check") {
       s.check = true;
       ++i;
+    } else if (o == "init-state") {
+      static constexpr std::string_view kStates[] = {"none", "fully-up", "up", "down", "fully-down"};
+      const auto* st = std::find(std::begin(kStates), std::end(kStates), has_v ? v : "");
+      if (st == std::end(kStates))
+        throw ConfigError{fmt::format("{} : 'init-state' expects one of 'none', 'fully-up', 'up', "
+                                      "'down', or 'fully-down' but got '{}'.", head, has_v ? v : "")};
+      s.init_state = static_cast<uint8_t>(st - std::begin(kStates));
+      i += 2;
     } else if (o == "check-send-proxy") {
       s.check_send_proxy = true;
       ++i;

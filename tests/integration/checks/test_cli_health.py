@@ -8,9 +8,10 @@ from checks_util import config, row
 def test_cli_health_commands_drive_the_checker(cfg, sluice, servers, short_tmp):
     port, sock = free_port(), short_tmp / "stats.sock"
     s1, s2 = servers.echo(), servers.echo()
-    # A long interval: the forced verdict must not be overturned by a check during the test.
-    srv = (f"    server s1 127.0.0.1:{s1.port} check inter 3s rise 2 fall 2\n"
-           f"    server s2 127.0.0.1:{s2.port} check inter 3s rise 2 fall 2")
+    # A long interval: the forced verdict must not be overturned by a check during the test;
+    # init-state up: one passing check makes them fully UP.
+    srv = (f"    server s1 127.0.0.1:{s1.port} check inter 3s rise 2 fall 2 init-state up\n"
+           f"    server s2 127.0.0.1:{s2.port} check inter 3s rise 2 fall 2 init-state up")
     sluice(cfg(config(port, sock, srv)), wait_ports=[port], wait_unix=[sock])
     wait_until(lambda: row(sock, "s1")["status"] == "UP", timeout=3)
 

@@ -1,7 +1,7 @@
 """`option httpchk` and its http-check rules (send, expect on the status, a field or the body,
 connect for a second request, disable-on-404, send-state), read with sluice's HTTP parser: the
 requests and the `option log-health-checks` lines are HAProxy 3.5's for the same servers
-(this file passes unchanged against it, but for send-state's counter, see below)."""
+(this file passes unchanged against it)."""
 from __future__ import annotations
 
 import socket
@@ -91,7 +91,7 @@ def test_send_state_and_nolb(cfg, sluice, servers, udp_log, short_tmp):
     wait_until(lambda: row(sock, "s1")["status"] == "NOLB", 3)
     assert row(sock, "s1")["check_status"] == "L7OKC"
     req = ok.results[0].decode()
-    # sluice's counter starts one check ahead of HAProxy 3.5's ("UP 1/1" where it says "UP 0/1").
-    assert req.startswith("OPTIONS / HTTP/1.0\r\nx-haproxy-server-state: UP 1/1; address=127.0.0.1; "
+    # The counter starts at 0 while the server is UP (init-state none): "UP 0/1".
+    assert req.startswith("OPTIONS / HTTP/1.0\r\nx-haproxy-server-state: UP 0/1; address=127.0.0.1; "
                           f"port={ok.port}; name=st/s1; node="), req
     assert req.endswith("; weight=1/1; scur=0/0; qcur=0\r\n\r\n"), req
