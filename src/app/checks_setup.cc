@@ -144,7 +144,7 @@ std::string render_check_format(proxy::Worker& w, const proxy::Proxy& px, const 
 }  // namespace
 
 HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& model)
-    : process_(process) {
+    : process_(process), max_spread_ms_(model.global.max_spread_checks_ms) {
   auto& proxies = process.proxies();
   for (std::size_t i = 0; i < proxies.size() && i < model.proxies.size(); ++i) {
     proxy::Proxy& px = *proxies[i];
@@ -165,6 +165,7 @@ HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& m
       cs.health.store(start.health(), std::memory_order_relaxed);
       if (!start.up()) px.backend->set_check_up(srv, false, 0);
       cs_settings.node = model.global.node.empty() ? base::host_name() : model.global.node;
+      cs_settings.spread_pct = model.global.spread_checks;
       const bool http = pc.check_type == config::ProxyConfig::CheckType::kHttp;
       plans_.push_back({&px, &srv, std::move(cs_settings),
                         http ? pc.http_check_rules.compiled : pc.tcp_check.compiled});
@@ -211,6 +212,8 @@ void HealthChecks::start() {
       };
     }
     uint32_t inter = plan.settings.intervals.inter_ms;
+    // max-spread-checks bounds the spread of the first checks.
+    if (max_spread_ms_ && max_spread_ms_ < inter) inter = max_spread_ms_;
     auto c = std::make_unique<check::Checker>(w->loop(), *px->backend, *plan.server,
                                               plan.settings, std::move(hooks));
     // Spread: the i-th check starts at i/n of its interval, plus up to 1/(2n) of jitter.

@@ -44,6 +44,7 @@ class HealthChecks {
     std::vector<std::shared_ptr<const log::Format>> formats;
   };
   proxy::Process& process_;
+  uint32_t max_spread_ms_ = 0;   // global max-spread-checks (0: the interval)
   std::vector<Plan> plans_;
   std::vector<std::unique_ptr<check::Checker>> checkers_;
   check::Checker* find(const lb::Server& server) const;

@@ -23,7 +23,8 @@ constexpr std::size_t kMaxResponse = 16384;
 Checker::Checker(core::EventLoop& loop, lb::Backend& backend, lb::Server& server,
                  CheckSettings settings, CheckHooks hooks)
     : loop_(loop), be_(backend), srv_(server), s_(std::move(settings)), hooks_(std::move(hooks)),
-      health_(s_.rise, s_.fall, s_.init_state), timer_(this) {
+      health_(s_.rise, s_.fall, s_.init_state), timer_(this),
+      rng_(reinterpret_cast<uintptr_t>(this) ^ 0x9e3779b97f4a7c15ULL) {
   if (s_.timeout_ms == 0) s_.timeout_ms = s_.intervals.inter_ms;
   // CheckState's plain fields (enabled, rise, fall) are app's, set before the workers start.
   auto& cs = srv_.check_state();
@@ -427,7 +428,17 @@ void Checker::complete(lb::CheckStatus status, int code, std::string text) {
   if (srv_.stopping() && ((ok && !conditional) || !health_.up())) be_.set_stopping(srv_, false, now);
   else if (conditional && health_.up() && !srv_.stopping()) be_.set_stopping(srv_, true, now);
   if (change != Health::Change::kNone) report_change(change, now);
-  loop_.timers().arm(timer_, now + next_interval(health_, s_.intervals));
+  uint64_t delay = next_interval(health_, s_.intervals);
+  if (s_.spread_pct > 0 && delay > 0) {
+    // spread-checks: a random share of the interval added or taken, up to spread_pct percent.
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 7;
+    rng_ ^= rng_ << 17;
+    const uint64_t span = delay * static_cast<uint64_t>(s_.spread_pct) / 100;
+    const uint64_t r = span ? rng_ % (2 * span + 1) : span;
+    delay = delay + r - span;
+  }
+  loop_.timers().arm(timer_, now + delay);
 }
 
 void Checker::force(bool up, bool stopping) {

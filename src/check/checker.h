@@ -56,6 +56,7 @@ struct CheckSettings {
   int rise = 2;
   int fall = 3;
   InitState init_state = InitState::kNone;   // `init-state`
+  int spread_pct = 0;   // global `spread-checks`: each interval varies by up to this % either way
   Intervals intervals;
   uint32_t timeout_ms = 0;       // whole check (`timeout check`), 0 = inter
   bool shutdown_sessions = false;   // `on-marked-down shutdown-sessions`
@@ -167,6 +168,7 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   Phase phase_ = Phase::kIdle;
   int fd_ = -1;
   uint64_t started_ms_ = 0;
+  uint64_t rng_ = 0;   // spread-checks' generator (xorshift), seeded per checker
   std::string request_;
   std::size_t sent_ = 0;
   std::string response_;

@@ -251,6 +251,33 @@ void kw_hard_stop_after(Parser& p, Line& l) {
   p.global.hard_stop_after_ms = t.value;
 }
 
+// `spread-checks <0..50>`: each check interval varies by up to that percentage either way;
+// `max-spread-checks <time>`: the longest delay before a server's first check. HAProxy's
+// messages (sluice also refuses a value that is not a number, which HAProxy reads as 0).
+void kw_spread_checks(Parser& p, Line& l) {
+  const std::string v = l.args.size() > 1 ? l.args[1] : "";
+  if (l.args[0] == "spread-checks") {
+    auto n = parse_strict_int(v, 0, 50);
+    if (!n)
+      throw ConfigError{fmt::format("{}'spread-checks' needs a positive value in range 0..50.",
+                                    l.where)};
+    no_extra(l, 2);
+    p.global.spread_checks = static_cast<int>(*n);
+    return;
+  }
+  auto t = parse_time(v, TimeUnit::kMs);
+  if (t.status == TimeValue::Status::kEmpty)
+    throw ConfigError{l.where + "'max-spread-checks' expects an integer argument."};
+  if (t.status == TimeValue::Status::kBadChar)
+    throw ConfigError{fmt::format("{}unsupported character '{}' in 'max-spread-checks' (wants an "
+                                  "integer delay).", l.where, t.bad)};
+  if (t.status == TimeValue::Status::kOverflow)
+    throw ConfigError{fmt::format("{}timer overflow in argument '{}' to 'max-spread-checks' "
+                                  "(maximum value is 2147483647 ms or ~24.8 days)", l.where, v)};
+  no_extra(l, 2);
+  p.global.max_spread_checks_ms = t.value;
+}
+
 void kw_grace(Parser& p, Line& l) {
   // HAProxy's texts for this keyword (measured on 2.6) name it in angle brackets for a bad
   // character, unlike hard-stop-after.
@@ -336,10 +363,10 @@ void kw_resetenv(Parser& p, Line& l) {
 constexpr std::string_view kHaproxyGlobal[] = {
     "cluster-secret", "external-check", "log-send-hostname", "lua-load",
     "master-worker", "mworker-max-reloads", "nbproc", "noepoll", "nopoll", "nosplice",
-    "numa-cpu-mapping", "quiet", "set-dumpable", "spread-checks",
+    "numa-cpu-mapping", "quiet", "set-dumpable",
     "cpu-set", "cpu-affinity",
     "ssl-server-verify", "strict-limits", "ulimit-n", "unix-bind", "busy-polling",
-    "max-spread-checks", "maxsslconn", "maxpipes", "maxzlibmem",
+    "maxsslconn", "maxpipes", "maxzlibmem",
     "h1-case-adjust", "httpclient.resolvers.disabled",
     "tune.maxpollevents", "tune.runqueue-depth", "tune.ssl.default-dh-param",
     "tune.rcvbuf.client", "tune.sndbuf.client", "tune.rcvbuf.server", "tune.sndbuf.server",
@@ -369,6 +396,8 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"ssl-default-server-options", kInGlobal, 0, kw_tls_default, "<options>: accepted with a warning; TLS is not supported yet"},
     {"pidfile", kInGlobal, 0, kw_pidfile, "<path>: write the pid there; a second one warns"},
     {"hard-stop-after", kInGlobal, 0, kw_hard_stop_after, "<time>: longest soft-stop duration"},
+    {"spread-checks", kInGlobal, 0, kw_spread_checks, "<0..50>: each health check interval varies at random by up to that percentage either way (default 0), so that checks started together drift apart"},
+    {"max-spread-checks", kInGlobal, 0, kw_spread_checks, "<time>: the first checks are spread over each server's interval (the i-th of n checkers at i/n of it); this bounds that delay (default: the interval)"},
     {"grace", kInGlobal, 0, kw_grace, "<time>: delay between SIGUSR1 and the soft stop; meanwhile `show info` says `Stopping: 1` and the listeners still accept; `hard-stop-after` counts from the end of it"},
     {"tune.bufsize", kInGlobal, 0, kw_bufsize, "<size>: buffer size, rounded up to a multiple of 16 (default 16384); 256m or more is fatal when a proxy is in HTTP mode"},
     {"maxconnrate", kInGlobal, 0, kw_rate_limit, "<n>: accepted connections per second, process-wide"},

@@ -545,6 +545,8 @@ struct GlobalConfig {
   int max_conn_rate = 0;             // `maxconnrate`, 0 = none
   int max_sess_rate = 0;             // `maxsessrate`, 0 = none
   std::string node;                  // `node`, default hostname (set by app)
+  int spread_checks = 0;             // `spread-checks`: % of random variation of check intervals
+  uint32_t max_spread_checks_ms = 0; // `max-spread-checks`: bound of the first checks' spread (0: none)
   std::string description;
   bool zero_warning = false;
   // tune.vars.{global,proc,sess,txn,reqres,check}-max-size (0 = unlimited), applied when the

@@ -18,3 +18,29 @@ def test_first_checks_are_spread(cfg, sluice, servers, short_tmp):
     span = firsts[-1] - firsts[0]
     assert span > 0.25, f"first checks within {span * 1000:.1f} ms: " + str(
         [round((t - firsts[0]) * 1000) for t in firsts])
+
+
+def test_max_spread_checks_bounds_the_first_delay(cfg, sluice, servers, short_tmp):
+    """max-spread-checks 200ms: ten servers with inter 10s are all checked within it (plus
+    start-up and timer slack), not over 10 s."""
+    port, sock = free_port(), short_tmp / "stats.sock"
+    recs = [servers.add(AcceptRecorder()) for _ in range(10)]
+    srv = "\n".join(f"    server s{i} 127.0.0.1:{r.port} check inter 10s" for i, r in enumerate(recs))
+    text = config(port, sock, srv).replace("global\n", "global\n    max-spread-checks 200ms\n", 1)
+    sluice(cfg(text), wait_ports=[port], wait_unix=[sock])
+    wait_until(lambda: all(r.times for r in recs), timeout=3)
+
+
+def test_spread_checks_varies_the_interval(cfg, sluice, servers, short_tmp):
+    """spread-checks 50: a server's intervals vary between 50% and 150% of inter 200ms
+    (without it they repeat within timer slack)."""
+    port, sock = free_port(), short_tmp / "stats.sock"
+    rec = servers.add(AcceptRecorder())
+    text = config(port, sock, f"    server s 127.0.0.1:{rec.port} check inter 200ms")
+    text = text.replace("global\n", "global\n    spread-checks 50\n", 1)
+    sluice(cfg(text), wait_ports=[port], wait_unix=[sock])
+    wait_until(lambda: len(rec.times) >= 12, timeout=6)
+    gaps = [b - a for a, b in zip(rec.times, rec.times[1:])]
+    assert min(gaps) > 0.08, gaps
+    # Ten random draws over +/-100 ms: all within 40 ms of each other would be a 1-in-10^7 run.
+    assert max(gaps) - min(gaps) > 0.04, gaps

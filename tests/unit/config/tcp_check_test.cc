@@ -162,5 +162,16 @@ TEST(TcpCheck, ProtocolOptions) {
       << err("option redis-check x");
 }
 
+TEST(TcpCheck, SpreadChecks) {
+  auto r = parse("global\n  spread-checks 25\n  max-spread-checks 2s\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(r.global().spread_checks, 25);
+  EXPECT_EQ(r.global().max_spread_checks_ms, 2000u);
+  EXPECT_TRUE(parse("global\n  spread-checks 60\n").contains(
+      "parsing [f.cfg:2] : 'spread-checks' needs a positive value in range 0..50."));
+  EXPECT_TRUE(parse("global\n  max-spread-checks x\n").contains(
+      "unsupported character 'x' in 'max-spread-checks' (wants an integer delay)."));
+}
+
 }  // namespace
 }  // namespace sluice::config
