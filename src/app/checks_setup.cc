@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "base/clock.h"
 #include "base/host.h"
 #include "net/proxy_protocol.h"
@@ -146,6 +148,21 @@ std::string render_check_format(proxy::Worker& w, const proxy::Proxy& px, const 
 HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& model)
     : process_(process), max_spread_ms_(model.global.max_spread_checks_ms) {
   auto& proxies = process.proxies();
+  // track: who follows whom, the newest tracker first.
+  for (std::size_t i = 0; i < proxies.size() && i < model.proxies.size(); ++i) {
+    const config::ProxyConfig& pc = model.proxies[i];
+    if (!proxies[i]->backend || pc.disabled || proxies[i]->settings.name != pc.name) continue;
+    const auto& srvs = proxies[i]->backend->servers();
+    for (std::size_t k = 0; k < pc.servers.size() && k < srvs.size(); ++k) {
+      const config::ServerConfig& sc = pc.servers[k];
+      if (sc.track_proxy < 0 || static_cast<std::size_t>(sc.track_proxy) >= proxies.size()) continue;
+      proxy::Proxy& tp = *proxies[static_cast<std::size_t>(sc.track_proxy)];
+      if (!tp.backend || static_cast<std::size_t>(sc.track_server) >= tp.backend->servers().size())
+        continue;
+      auto& list = trackers_[tp.backend->servers()[static_cast<std::size_t>(sc.track_server)].get()];
+      list.insert(list.begin(), Tracker{proxies[i].get(), srvs[k].get()});
+    }
+  }
   for (std::size_t i = 0; i < proxies.size() && i < model.proxies.size(); ++i) {
     proxy::Proxy& px = *proxies[i];
     const config::ProxyConfig& pc = model.proxies[i];
@@ -163,7 +180,10 @@ HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& m
       // init-state: where the counter starts, and whether the server starts DOWN.
       const check::Health start(sc.rise, sc.fall, cs_settings.init_state);
       cs.health.store(start.health(), std::memory_order_relaxed);
-      if (!start.up()) px.backend->set_check_up(srv, false, 0);
+      if (!start.up()) {
+        px.backend->set_check_up(srv, false, 0);
+        follow(srv, false, nullptr);
+      }
       cs_settings.node = model.global.node.empty() ? base::host_name() : model.global.node;
       cs_settings.spread_pct = model.global.spread_checks;
       const bool http = pc.check_type == config::ProxyConfig::CheckType::kHttp;
@@ -211,6 +231,8 @@ void HealthChecks::start() {
                                    received);
       };
     }
+    if (!trackers_.empty())
+      hooks.state_changed = [this, w](lb::Server& srv, bool up) { follow(srv, up, w); };
     uint32_t inter = plan.settings.intervals.inter_ms;
     // max-spread-checks bounds the spread of the first checks.
     if (max_spread_ms_ && max_spread_ms_ < inter) inter = max_spread_ms_;
@@ -225,6 +247,28 @@ void HealthChecks::start() {
     w->loop().post([cp, delay] { cp->start(delay); });
   }
   ready_.store(true, std::memory_order_release);
+}
+
+void HealthChecks::follow(const lb::Server& srv, bool up, proxy::Worker* w) {
+  auto it = trackers_.find(&srv);
+  if (it == trackers_.end()) return;
+  for (const Tracker& t : it->second) {
+    lb::Backend& be = *t.proxy->backend;
+    if (t.server->check_up() == up) continue;
+    be.set_check_up(*t.server, up, w ? w->loop().now_ms() : 0);
+    if (w) {
+      // HAProxy: DOWN at alert, UP at notice; a backend left without servers at emerg.
+      const auto& logs = t.proxy->settings.logs;
+      w->logs().send(logs, up ? 5 : 1,
+                     fmt::format("{}Server {}/{} is {} via {}{}",
+                                 t.server->settings().backup ? "Backup " : "", be.name(),
+                                 t.server->name(), up ? "UP" : "DOWN", t.server->settings().tracked,
+                                 be.state_tail(*t.server, !up)));
+      if (!up && be.usable_active() + be.usable_backup() == 0)
+        w->logs().send(logs, 0, fmt::format("backend {} has no server available!", be.name()));
+    }
+    follow(*t.server, up, w);
+  }
 }
 
 check::Checker* HealthChecks::find(const lb::Server& server) const {

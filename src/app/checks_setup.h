@@ -4,6 +4,7 @@
 // sessions), which check/ may not include.
 #include <atomic>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "check/checker.h"
@@ -43,8 +44,18 @@ class HealthChecks {
     // The log-formats of the proxy's tcp-check rules (CheckHooks::render).
     std::vector<std::shared_ptr<const log::Format>> formats;
   };
+  // `track`: the servers that follow each tracked server, newest first (HAProxy's order).
+  struct Tracker {
+    proxy::Proxy* proxy;
+    lb::Server* server;
+  };
+  // The servers tracking `srv` take its state `up`, each logged as HAProxy does ("Server c/s3
+  // is DOWN via b/s2. ..."), and so on down the chains. `w`: the worker whose loop runs this
+  // (its log writer); null before the workers run (nothing is logged then).
+  void follow(const lb::Server& srv, bool up, proxy::Worker* w);
   proxy::Process& process_;
   uint32_t max_spread_ms_ = 0;   // global max-spread-checks (0: the interval)
+  std::unordered_map<const lb::Server*, std::vector<Tracker>> trackers_;
   std::vector<Plan> plans_;
   std::vector<std::unique_ptr<check::Checker>> checkers_;
   check::Checker* find(const lb::Server& server) const;

@@ -448,7 +448,7 @@ void Checker::force(bool up, bool stopping) {
   // Stopping first: a DOWN server that is forced to stopping must not take traffic between
   // the two changes.
   be_.set_stopping(srv_, stopping, now);
-  if (change != Health::Change::kNone) report_change(change, now);
+  if (change != Health::Change::kNone) report_change(change, now, true);
 }
 
 void Checker::restart() {
@@ -459,7 +459,7 @@ void Checker::restart() {
   if (change != Health::Change::kNone) report_change(change, now);
 }
 
-void Checker::report_change(Health::Change change, uint64_t now) {
+void Checker::report_change(Health::Change change, uint64_t now, bool from_cli) {
   auto& cs = srv_.check_state();
   bool up = change == Health::Change::kUp;
   if (up) {
@@ -472,11 +472,12 @@ void Checker::report_change(Health::Change change, uint64_t now) {
   be_.set_check_up(srv_, up, now);
   if (hooks_.log) {
     // HAProxy: DOWN at alert, UP at notice; a backend left without servers at emerg.
-    hooks_.log(up ? kLogNotice : kLogAlert, state_message(up, now));
+    hooks_.log(up ? kLogNotice : kLogAlert, state_message(up, now, from_cli));
     if (!up && be_.usable_active() + be_.usable_backup() == 0)
-      hooks_.log(kLogEmerg, fmt::format("backend '{}' has no server available!", be_.name()));
+      hooks_.log(kLogEmerg, fmt::format("backend {} has no server available!", be_.name()));
   }
   if (!up && s_.shutdown_sessions && hooks_.shutdown_sessions) hooks_.shutdown_sessions(srv_);
+  if (hooks_.state_changed) hooks_.state_changed(srv_, up);
 }
 
 namespace {
@@ -514,9 +515,13 @@ void Checker::log_check(lb::CheckStatus status, lb::CheckStatus was, int before)
   hooks_.log(kLogNotice, m);
 }
 
-std::string Checker::state_message(bool up, uint64_t now) {
+std::string Checker::state_message(bool up, uint64_t now, bool from_cli) {
   const auto& cs = srv_.check_state();
   lb::CheckStatus st = cs.status.load(std::memory_order_relaxed);
+  if (from_cli)   // `set server ... health`: HAProxy names the CLI, not the last check
+    return fmt::format("{}Server {}/{} is {}, changed from CLI{}",
+                       srv_.settings().backup ? "Backup " : "", be_.name(), srv_.name(),
+                       up ? "UP" : "DOWN", be_.state_tail(srv_, !up));
   // With log-health-checks the check's own line gave the reason: the state line does not.
   if (s_.log_checks)
     return fmt::format("{}Server {}/{} is {}{}", srv_.settings().backup ? "Backup " : "",

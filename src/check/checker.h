@@ -94,6 +94,9 @@ struct CheckHooks {
   // on-success, on-error) for this server, `received` what the server sent since the last
   // send (res.payload). Called on the checker's loop thread.
   std::function<std::string(int index, std::string_view received)> render;
+  // The server went UP or DOWN (its checks, or the CLI): the servers that track it follow.
+  // Called on the checker's loop thread, after the server's own log line.
+  std::function<void(lb::Server& srv, bool up)> state_changed;
 };
 
 class Checker : public core::IoHandler, public core::TimerHandler {
@@ -155,8 +158,9 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   // already taken it; `before` is its health before, `was` the previous status).
   void log_check(lb::CheckStatus status, lb::CheckStatus was, int before);
   void close_socket();
-  void report_change(Health::Change change, uint64_t now);
-  std::string state_message(bool up, uint64_t now);
+  // `from_cli`: forced by `set server ... health` (the line says so instead of a reason).
+  void report_change(Health::Change change, uint64_t now, bool from_cli = false);
+  std::string state_message(bool up, uint64_t now, bool from_cli = false);
 
   core::EventLoop& loop_;
   lb::Backend& be_;

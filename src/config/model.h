@@ -111,6 +111,11 @@ struct ServerConfig {
   net::SocketAddress check_addr;
   bool shutdown_on_down = false;   // `on-marked-down shutdown-sessions`
   bool check_send_proxy = false;   // `check-send-proxy`: checks open with a PROXY header
+  // `track [<backend>/]<server>`: this server's state follows that one's checks; resolved
+  // after parsing into the tracked server's proxy and server indexes (-1: none).
+  std::string track;
+  int track_proxy = -1;
+  int track_server = -1;
   // `init-state none|fully-up|up|down|fully-down` (check::InitState's order): where the
   // server's check counter starts; 0, none, is HAProxy 3.5's default (UP, the counter at 0).
   uint8_t init_state = 0;

@@ -108,6 +108,7 @@ class Parser {
   // Part of finish(): a frontend's log-format and unique-id-format (validate.cc).
   void compile_log_formats(ProxyConfig& p);
   void compile_server_formats(ProxyConfig& p);
+  void resolve_tracks(std::vector<ProxyConfig>& px);
   void compile_balance(ProxyConfig& p);
   // A sample expression of a proxy line (`what` names it in HAProxy's messages, `where` is
   // their prefix), which may only read `avail`; null after a fatal error.

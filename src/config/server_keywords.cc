@@ -121,14 +121,14 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down",
       "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2", "proxy-v2-options",
       "cookie", "id", "pool-max-conn", "pool-low-conn", "pool-purge-delay", "max-reuse",
-      "init-addr", "set-proxy-v2-tlv-fmt", "check-send-proxy", "init-state"};
+      "init-addr", "set-proxy-v2-tlv-fmt", "check-send-proxy", "init-state", "track"};
   static constexpr std::string_view kHaproxyOpts[] = {
       "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check-ssl",
       "crt", "error-limit",
       "maxqueue", "minconn", "observe", "on-error",
       "on-marked-up", "proto",
       "redir", "resolvers", "resolve-prefer",
-      "sni", "source", "ssl", "track", "verify", "verifyhost", "ws", "tfo", "namespace",
+      "sni", "source", "ssl", "verify", "verifyhost", "ws", "tfo", "namespace",
       "usesrc", "resolve-opts", "socks4", "no-ssl", "guid", "hash-key",
   };
   const std::string& srv = s.name;
@@ -221,6 +221,11 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
     } else if (o == "check") {
       s.check = true;
       ++i;
+    } else if (o == "track") {
+      if (!has_v || v.empty())
+        throw ConfigError{fmt::format("{} : 'track' expects [<proxy>/]<server> as argument.", head)};
+      s.track = v;
+      i += 2;
     } else if (o == "init-state") {
       static constexpr std::string_view kStates[] = {"none", "fully-up", "up", "down", "fully-down"};
       const auto* st = std::find(std::begin(kStates), std::end(kStates), has_v ? v : "");
@@ -367,6 +372,8 @@ void kw_server(Parser& p, Line& l) {
       if (o.id_custom && o.id == s.id)
         throw ConfigError{fmt::format("{} : 'id' : custom id {} already used at {}:{} ('server {}').",
                                       head, s.id, o.loc.file, o.loc.line, o.name)};
+  if (s.check && !s.track.empty())
+    throw ConfigError{fmt::format("{} : unable to enable checks and tracking at the same time!", head)};
   // HAProxy takes proxy-v2-options without send-proxy-v2 and sends nothing: say so.
   if (s.pp2_options && s.send_proxy != 2)
     p.warning(fmt::format("{} : 'proxy-v2-options' has no effect without 'send-proxy-v2'.", head));

@@ -493,7 +493,69 @@ bool Parser::finish(ConfigModel* model) {
                   type_word(p), p.name),
               false);
   }
+  resolve_tracks(px);
   return fatals_ == 0;
+}
+
+// `track [<backend>/]<server>`: the tracked server exists, has a check or tracks one itself,
+// and no chain comes back to where it started. HAProxy's messages, at the server's line.
+void Parser::resolve_tracks(std::vector<ProxyConfig>& px) {
+  for (std::size_t pi = 0; pi < px.size(); ++pi) {
+    ProxyConfig& p = px[pi];
+    for (ServerConfig& sv : p.servers) {
+      if (sv.track.empty()) continue;
+      const std::string head = fmt::format("[{}:{}] : 'server {}/{}'", sv.loc.file, sv.loc.line,
+                                           p.name, sv.name);
+      const std::size_t slash = sv.track.find('/');
+      const std::string pname = slash == std::string::npos ? p.name : sv.track.substr(0, slash);
+      const std::string sname = slash == std::string::npos ? sv.track : sv.track.substr(slash + 1);
+      int tp = -1;
+      for (std::size_t j = 0; j < px.size(); ++j)
+        if ((px[j].caps & ProxyConfig::kBackend) && px[j].name == pname)
+          tp = static_cast<int>(j);
+      if (tp < 0) {
+        fatal(fmt::format("{} : unable to find required proxy '{}' for tracking.", head, pname), false);
+        continue;
+      }
+      const auto& targets = px[static_cast<std::size_t>(tp)].servers;
+      int ts = -1;
+      for (std::size_t k = 0; k < targets.size(); ++k)
+        if (targets[k].name == sname) ts = static_cast<int>(k);
+      if (ts < 0) {
+        fatal(fmt::format("{} : unable to find required server '{}' for tracking.", head, sname), false);
+        continue;
+      }
+      const ServerConfig& t = targets[static_cast<std::size_t>(ts)];
+      if (!t.check && t.track.empty()) {
+        fatal(fmt::format("{} : unable to use {}/{} for tracking as it does not have any check "
+                          "nor agent enabled.", head, pname, sname),
+              false);
+        continue;
+      }
+      sv.track_proxy = tp;
+      sv.track_server = ts;
+    }
+  }
+  // A chain that loops never reaches a check.
+  for (const ProxyConfig& pc : px) {
+    for (const ServerConfig& sv : pc.servers) {
+      if (sv.track_proxy < 0) continue;
+      const ServerConfig* at = &sv;
+      std::size_t hops = 0;
+      while (at && at->track_proxy >= 0 && hops <= 1024) {
+        at = &px[static_cast<std::size_t>(at->track_proxy)]
+                  .servers[static_cast<std::size_t>(at->track_server)];
+        ++hops;
+      }
+      if (hops > 1024 || (at && !at->check)) {
+        fatal(fmt::format("[{}:{}] : 'server {}/{}' : unable to track {}: the chain of tracked "
+                          "servers loops and reaches no check.",
+                          sv.loc.file, sv.loc.line, pc.name, sv.name, sv.track),
+              false);
+        return;
+      }
+    }
+  }
 }
 
 }  // namespace sluice::config

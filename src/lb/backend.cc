@@ -146,10 +146,13 @@ void Backend::set_stopping(Server& s, bool stopping, uint64_t now_ms) {
 
 std::string Backend::state_tail(const Server& s, bool left) const {
   std::string a = std::to_string(usable_active()), b = std::to_string(usable_backup());
+  // HAProxy says when a server comes UP and only backup servers serve.
+  const std::string backup = usable_active() == 0 && usable_backup() > 0 ? " Running on backup." : "";
   if (left)
     return ". " + a + " active and " + b + " backup servers left. " +
            std::to_string(s.current_conns()) + " sessions active, 0 requeued, 0 remaining in queue.";
-  return ". " + a + " active and " + b + " backup servers online. 0 sessions requeued, 0 total in queue.";
+  return ". " + a + " active and " + b + " backup servers online." + backup +
+         " 0 sessions requeued, 0 total in queue.";
 }
 
 void Backend::update_slowstart(uint64_t now_ms) {

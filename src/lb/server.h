@@ -58,6 +58,8 @@ struct ServerSettings {
   int pool_max_conn = -1;
   uint32_t pool_purge_delay_ms = 5000;
   int max_reuse = -1;
+  // `track`: "<backend>/<server>" whose checks decide this server's state ("" : none).
+  std::string tracked;
 };
 
 enum class AdminState : uint8_t { kReady, kDrain, kMaint };

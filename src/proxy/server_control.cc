@@ -96,7 +96,8 @@ void ServerControlImpl::log_admin_change(stats::ServerRef ref, lb::AdminState be
     log(ref, kNotice, who + " is " + (s.check_up() ? "UP" : "DOWN") + " (leaving forced drain).");
   }
   if (was_usable && be.usable_active() + be.usable_backup() == 0)
-    log(ref, kEmerg, "backend '" + be.name() + "' has no server available!");
+    // The log line names the backend bare; HAProxy's stderr copy quotes it.
+    log(ref, kEmerg, "backend " + be.name() + " has no server available!");
 }
 
 lb::Backend& ServerControlImpl::backend(stats::ServerRef s) const {

@@ -264,7 +264,9 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
                     : !srv.check_up()               ? "DOWN"
                     : srv.stopping()                ? "NOLB"
                     : adm == lb::AdminState::kDrain ? "DRAIN"
+                    : !st.tracked.empty()           ? "UP"   // the tracked server's checks
                                                     : "no check";
+        ss.tracked = st.tracked;
         if (srv.last_change_ms())
           ss.lastchg_s = static_cast<int64_t>((now - std::min(now, srv.last_change_ms())) / 1000);
         ss.check_enabled = false;

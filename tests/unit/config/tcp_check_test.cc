@@ -173,5 +173,36 @@ TEST(TcpCheck, SpreadChecks) {
       "unsupported character 'x' in 'max-spread-checks' (wants an integer delay)."));
 }
 
+// track [<backend>/]<server>: resolved after parsing, with HAProxy 3.5's messages.
+TEST(TcpCheck, Track) {
+  const std::string head = std::string("defaults\n  mode tcp\n") + kTimeouts;
+  auto r = parse(head + "backend b\n  server s1 127.0.0.1:1 check\n  server s2 127.0.0.1:2 track s1\n"
+                        "backend c\n  server s3 127.0.0.1:3 track b/s2\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(proxy(r, "b").servers[1].track_proxy, 0);
+  EXPECT_EQ(proxy(r, "b").servers[1].track_server, 0);
+  EXPECT_EQ(proxy(r, "c").servers[0].track_server, 1);
+  auto err = [&](const std::string& srv) {
+    return parse(head + "backend b\n  server s 127.0.0.1:1 " + srv +
+                 "\n  server s2 127.0.0.1:2 check\n  server s4 127.0.0.1:2\n"
+                 "backend c\n  server s3 127.0.0.1:3 check\n").all();
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {"check track s2", "[f.cfg:7] : 'server b/s' : unable to enable checks and tracking at the same time!"},
+      {"track nosuch", "[f.cfg:7] : 'server b/s' : unable to find required server 'nosuch' for tracking."},
+      {"track x/s3", "[f.cfg:7] : 'server b/s' : unable to find required proxy 'x' for tracking."},
+      {"track s4", "[f.cfg:7] : 'server b/s' : unable to use b/s4 for tracking as it does not have "
+                   "any check nor agent enabled."},
+  };
+  for (const auto& [srv, msg] : cases) {
+    const std::string all = err(srv);
+    EXPECT_NE(all.find(msg), std::string::npos) << srv << "\n" << all;
+  }
+  EXPECT_TRUE(err("track c/s3").find("Fatal") == std::string::npos);
+  // A loop never reaches a check.
+  EXPECT_TRUE(parse(head + "backend b\n  server a 127.0.0.1:1 track c\n  server c 127.0.0.1:1 track a\n")
+                  .contains("the chain of tracked servers loops and reaches no check."));
+}
+
 }  // namespace
 }  // namespace sluice::config
