@@ -20,18 +20,11 @@ void kw_http_check(Parser& p, Line& l) {
     (sub == "disable-on-404" ? px.http_check.disable_on_404 : px.http_check.send_state) = true;
     return;
   }
-  // The first rule of a section replaces the set it inherited from defaults.
-  auto begin_own = [&] {
-    if (tc.inherited) tc = TcpCheckConfig{};
-    if (tc.rules.empty()) tc.loc = l.loc;
-  };
+  auto begin_own = [&] { begin_check_rule(tc, l); };
   check::CheckRule r;
   if (sub == "comment") {
-    if (l.args.size() < 3 || l.args[2].empty())
-      throw ConfigError{fmt::format("{}'http-check comment' : expects a string as argument.", l.where)};
+    r = parse_check_comment(l, "http-check");
     begin_own();
-    r.kind = check::CheckRule::Kind::kComment;
-    r.comment = l.args[2];
   } else if (sub == "connect") {
     r = parse_check_connect(l, "http-check");
     begin_own();
@@ -79,10 +72,7 @@ void kw_http_check(Parser& p, Line& l) {
                                   "'comment', 'connect', 'send', 'expect', 'set-var-fmt(*)', "
                                   "'set-var(*)', 'unset-var(*)'. but got '{}'", l.where, sub)};
   }
-  if (r.kind != check::CheckRule::Kind::kComment && r.comment.empty() && !tc.rules.empty() &&
-      tc.rules.back().kind == check::CheckRule::Kind::kComment)
-    r.comment = tc.rules.back().comment;
-  tc.rules.push_back(std::move(r));
+  push_check_rule(tc, std::move(r));
 }
 
 }  // namespace sluice::config::proxy_kw

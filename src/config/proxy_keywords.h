@@ -78,6 +78,11 @@ int add_check_format(TcpCheckConfig& tc, const Line& l, std::string_view what,
 // The connect and expect rules of tcp-check and http-check (`kw` names the keyword in
 // messages; `http`: http-check's match kinds).
 check::CheckRule parse_check_connect(const Line& l, std::string_view kw);
+check::CheckRule parse_check_comment(const Line& l, std::string_view kw);
+// A section's first rule replaces the set it inherited (from defaults, or a protocol option),
+// as HAProxy starts a proxy's own rule set; a `comment` rule names the rule after it.
+void begin_check_rule(TcpCheckConfig& tc, const Line& l);
+void push_check_rule(TcpCheckConfig& tc, check::CheckRule r);
 check::CheckRule parse_check_expect(TcpCheckConfig& tc, const Line& l, bool http);
 // check_protocols.cc: `option redis-check|smtpchk|pgsql-check|mysql-check|ldap-check|
 // ssl-hello-chk` (the arguments after the option's name from args[2]): the rule set the option

@@ -319,25 +319,36 @@ CheckRule parse_check_expect(TcpCheckConfig& tc, const Line& l, bool http) {
   return r;
 }
 
+void begin_check_rule(TcpCheckConfig& tc, const Line& l) {
+  if (tc.inherited || !tc.protocol.empty()) tc = TcpCheckConfig{};
+  if (tc.rules.empty()) tc.loc = l.loc;
+}
+
+CheckRule parse_check_comment(const Line& l, std::string_view kw) {
+  if (l.args.size() < 3 || l.args[2].empty())
+    throw ConfigError{fmt::format("{}'{} comment' : expects a string as argument.", l.where, kw)};
+  CheckRule r;
+  r.kind = CheckRule::Kind::kComment;
+  r.comment = l.args[2];
+  return r;
+}
+
+void push_check_rule(TcpCheckConfig& tc, CheckRule r) {
+  if (r.kind != CheckRule::Kind::kComment && r.comment.empty() && !tc.rules.empty() &&
+      tc.rules.back().kind == CheckRule::Kind::kComment)
+    r.comment = tc.rules.back().comment;
+  tc.rules.push_back(std::move(r));
+}
+
 void kw_tcp_check(Parser& p, Line& l) {
   ProxyConfig& px = p.cur_proxy().cfg;
   TcpCheckConfig& tc = px.tcp_check;
   const std::string sub = l.args.size() > 1 ? l.args[1] : "";
-  // The first rule of a section replaces the set it inherited (from defaults, or a protocol
-  // option), as HAProxy starts a proxy's own rule set.
-  auto begin_own = [&] {
-    if (tc.inherited || !tc.protocol.empty()) {
-      tc = TcpCheckConfig{};
-    }
-    if (tc.rules.empty()) tc.loc = l.loc;
-  };
+  auto begin_own = [&] { begin_check_rule(tc, l); };
   CheckRule r;
   if (sub == "comment") {
-    if (l.args.size() < 3 || l.args[2].empty())
-      throw ConfigError{fmt::format("{}'tcp-check comment' : expects a string as argument.", l.where)};
+    r = parse_check_comment(l, "tcp-check");
     begin_own();
-    r.kind = CheckRule::Kind::kComment;
-    r.comment = l.args[2];
   } else if (sub == "connect") {
     r = parse_check_connect(l, "tcp-check");
     begin_own();
@@ -354,11 +365,7 @@ void kw_tcp_check(Parser& p, Line& l) {
                                   "'send-binary', 'expect', 'set-var-fmt(*)', 'set-var(*)', "
                                   "'unset-var(*)'. but got '{}'", l.where, sub)};
   }
-  // `tcp-check comment` names the rule that follows it (in the reports of its failure).
-  if (r.kind != CheckRule::Kind::kComment && r.comment.empty() && !tc.rules.empty() &&
-      tc.rules.back().kind == CheckRule::Kind::kComment)
-    r.comment = tc.rules.back().comment;
-  tc.rules.push_back(std::move(r));
+  push_check_rule(tc, std::move(r));
 }
 
 }  // namespace sluice::config::proxy_kw
