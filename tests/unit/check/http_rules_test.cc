@@ -6,7 +6,7 @@
 namespace sluice::check {
 namespace {
 
-CheckRule expect(CheckRule::Match m, std::string pattern) {
+CheckRule http_expect(CheckRule::Match m, std::string pattern) {
   CheckRule r;
   r.kind = CheckRule::Kind::kExpect;
   r.match = m;
@@ -38,26 +38,26 @@ TEST(HttpRules, Expect) {
   using V = ExpectVerdict;
   const std::string ok = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b, c\r\n\r\nhello";
   HttpOutcome o;
-  EXPECT_EQ(evaluate_http_expect(expect(M::kStatus, "200-299"), "HTTP/1.1 200", false, "GET", "", &o),
+  EXPECT_EQ(evaluate_http_expect(http_expect(M::kStatus, "200-299"), "HTTP/1.1 200", false, "GET", "", &o),
             V::kWait);
-  EXPECT_EQ(evaluate_http_expect(expect(M::kStatus, "200-299,304"), ok, false, "GET", "", &o), V::kPass);
+  EXPECT_EQ(evaluate_http_expect(http_expect(M::kStatus, "200-299,304"), ok, false, "GET", "", &o), V::kPass);
   EXPECT_EQ(o.code, 200);
-  EXPECT_EQ(evaluate_http_expect(expect(M::kStatus, "404"), ok, false, "GET", "", &o), V::kFail);
+  EXPECT_EQ(evaluate_http_expect(http_expect(M::kStatus, "404"), ok, false, "GET", "", &o), V::kFail);
   EXPECT_EQ(o.status, lb::CheckStatus::kL7Sts);
   EXPECT_EQ(o.info, "OK");
   // The body: waited for until its length, judged when it is all there or the server closed.
-  EXPECT_EQ(evaluate_http_expect(expect(M::kBody, "llo"), ok.substr(0, ok.size() - 2), false, "GET", "", &o),
+  EXPECT_EQ(evaluate_http_expect(http_expect(M::kBody, "llo"), ok.substr(0, ok.size() - 2), false, "GET", "", &o),
             V::kWait);
-  EXPECT_EQ(evaluate_http_expect(expect(M::kBody, "llo"), ok, false, "GET", "", &o), V::kPass);
-  EXPECT_EQ(evaluate_http_expect(expect(M::kBody, "world"), ok, false, "GET", "", &o), V::kFail);
+  EXPECT_EQ(evaluate_http_expect(http_expect(M::kBody, "llo"), ok, false, "GET", "", &o), V::kPass);
+  EXPECT_EQ(evaluate_http_expect(http_expect(M::kBody, "world"), ok, false, "GET", "", &o), V::kFail);
   EXPECT_EQ(o.status, lb::CheckStatus::kL7Rsp);
   EXPECT_EQ(o.info, "HTTP content check did not match");
-  EXPECT_EQ(evaluate_http_expect(expect(M::kBody, "hel"),
+  EXPECT_EQ(evaluate_http_expect(http_expect(M::kBody, "hel"),
                                  "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n0\r\n\r\n",
                                  false, "GET", "", &o),
             V::kPass);
   // hdr: each comma-separated value; fhdr: the whole line.
-  CheckRule h = expect(M::kHdr, "x-a");
+  CheckRule h = http_expect(M::kHdr, "x-a");
   h.hdr_name = "X-A";
   h.has_value = true;
   h.bytes = "c";
@@ -67,7 +67,7 @@ TEST(HttpRules, Expect) {
   h.bytes = "b, c";
   EXPECT_EQ(evaluate_http_expect(h, ok, false, "GET", "", &o), V::kPass);
   // Not HTTP: a socket error, as HAProxy reports it.
-  EXPECT_EQ(evaluate_http_expect(expect(M::kStatus, "200"), "garbage\r\n\r\n", false, "GET", "", &o),
+  EXPECT_EQ(evaluate_http_expect(http_expect(M::kStatus, "200"), "garbage\r\n\r\n", false, "GET", "", &o),
             V::kFail);
   EXPECT_EQ(o.status, lb::CheckStatus::kSockErr);
   EXPECT_TRUE(status_matches(304, "200-299,304"));
