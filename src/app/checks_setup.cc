@@ -170,8 +170,26 @@ HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& m
     const auto& srvs = px.backend->servers();
     for (std::size_t k = 0; k < pc.servers.size() && k < srvs.size(); ++k) {
       const config::ServerConfig& sc = pc.servers[k];
-      if (!sc.check) continue;
       lb::Server& srv = *srvs[k];
+      if (sc.agent_check) {
+        // The agent: its own address and port, its own interval; its answers only.
+        check::CheckSettings a;
+        a.type = check::CheckSettings::Type::kAgent;
+        a.addr = sc.has_agent_addr ? sc.agent_addr : sc.addr.addr;
+        a.addr.set_port(static_cast<uint16_t>(sc.agent_port));
+        a.own_addr = sc.has_agent_addr;
+        a.own_port = true;
+        a.intervals.inter_ms = sc.agent_inter_ms ? sc.agent_inter_ms : sc.inter_ms;
+        a.timeout_ms = pc.timeouts.check ? pc.timeouts.check : a.intervals.inter_ms;
+        a.agent_send = sc.agent_send;
+        auto& as = srv.agent_state();
+        as.enabled = true;
+        as.rise = 1;   // an agent's word counts at once (HAProxy shows 1/1)
+        as.fall = 1;
+        as.health.store(1, std::memory_order_relaxed);
+        plans_.push_back({&px, &srv, std::move(a), {}, true});
+      }
+      if (!sc.check) continue;
       auto& cs = srv.check_state();
       cs.enabled = true;
       cs.rise = sc.rise;
@@ -233,6 +251,10 @@ void HealthChecks::start() {
     }
     if (!trackers_.empty())
       hooks.state_changed = [this, w](lb::Server& srv, bool up) { follow(srv, up, w); };
+    if (plan.agent && agent_apply_)
+      hooks.agent_apply = [this, px](lb::Server& s, const check::AgentReply& r) {
+        agent_apply_(px->settings.name, s, r);
+      };
     uint32_t inter = plan.settings.intervals.inter_ms;
     // max-spread-checks bounds the spread of the first checks.
     if (max_spread_ms_ && max_spread_ms_ < inter) inter = max_spread_ms_;
@@ -273,9 +295,43 @@ void HealthChecks::follow(const lb::Server& srv, bool up, proxy::Worker* w) {
 
 check::Checker* HealthChecks::find(const lb::Server& server) const {
   if (!ready_.load(std::memory_order_acquire)) return nullptr;
-  for (const auto& c : checkers_)
-    if (&c->server() == &server) return c.get();
+  for (std::size_t i = 0; i < checkers_.size(); ++i)
+    if (&checkers_[i]->server() == &server && !plans_[i].agent) return checkers_[i].get();
   return nullptr;
+}
+
+check::Checker* HealthChecks::find_agent(const lb::Server& server) const {
+  if (!ready_.load(std::memory_order_acquire)) return nullptr;
+  for (std::size_t i = 0; i < checkers_.size(); ++i)
+    if (&checkers_[i]->server() == &server && plans_[i].agent) return checkers_[i].get();
+  return nullptr;
+}
+
+bool HealthChecks::has_agent(const lb::Server& server) const {
+  return server.agent_state().enabled;
+}
+
+bool HealthChecks::enable_agent(const lb::Server& server, bool on) {
+  check::Checker* c = find_agent(server);
+  if (!c) return false;
+  lb::Server& s = c->server();
+  s.agent_state().paused.store(!on, std::memory_order_relaxed);
+  c->loop().post([c, on] {
+    if (on) {
+      c->start(0);
+    } else {
+      c->stop();
+      c->force_agent(true);   // a stopped agent no longer keeps the server down
+    }
+  });
+  return true;
+}
+
+bool HealthChecks::force_agent(const lb::Server& server, bool up) {
+  check::Checker* c = find_agent(server);
+  if (!c) return false;
+  c->loop().post([c, up] { c->force_agent(up); });
+  return true;
 }
 
 bool HealthChecks::enable(const lb::Server& server, bool on) {

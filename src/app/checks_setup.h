@@ -35,6 +35,17 @@ class HealthChecks {
   bool force(const lb::Server& server, bool up, bool stopping = false);
   // The server left maintenance: its counter restarts at rise (Checker::restart).
   bool restart(const lb::Server& server);
+  // agent-check: what an agent's answer does to the server's admin state, weight and maxconn
+  // (main sets it to the CLI's paths before start()). The CLI's `enable|disable agent` and
+  // `set server ... agent up|down`. Any thread.
+  using AgentApply =
+      std::function<void(std::string_view backend, lb::Server&, const check::AgentReply&)>;
+  void set_agent_apply(AgentApply fn) {
+    agent_apply_ = std::move(fn);
+  }
+  bool has_agent(const lb::Server& server) const;
+  bool enable_agent(const lb::Server& server, bool on);
+  bool force_agent(const lb::Server& server, bool up);
 
  private:
   struct Plan {
@@ -43,6 +54,7 @@ class HealthChecks {
     check::CheckSettings settings;
     // The log-formats of the proxy's tcp-check rules (CheckHooks::render).
     std::vector<std::shared_ptr<const log::Format>> formats;
+    bool agent = false;   // the server's agent check, not its health check
   };
   // `track`: the servers that follow each tracked server, newest first (HAProxy's order).
   struct Tracker {
@@ -56,6 +68,8 @@ class HealthChecks {
   proxy::Process& process_;
   uint32_t max_spread_ms_ = 0;   // global max-spread-checks (0: the interval)
   std::unordered_map<const lb::Server*, std::vector<Tracker>> trackers_;
+  AgentApply agent_apply_;
+  check::Checker* find_agent(const lb::Server& server) const;
   std::vector<Plan> plans_;
   std::vector<std::unique_ptr<check::Checker>> checkers_;
   check::Checker* find(const lb::Server& server) const;

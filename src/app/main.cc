@@ -260,7 +260,24 @@ int run(int argc, char** argv) {
                    change == stats::HealthChange::kStopping);
     };
     hooks.restart_check = [&checks](lb::Server& s) { checks.restart(s); };
+    hooks.agent_configured = [&checks](const lb::Server& s) { return checks.has_agent(s); };
+    hooks.enable_agent = [&checks](lb::Server& s, bool on) { checks.enable_agent(s, on); };
+    hooks.set_agent = [&checks](lb::Server& s, bool up) { checks.force_agent(s, up); };
     control.set_health_hooks(std::move(hooks));
+    // An agent's answer changes the admin state, weight and maxconn as the CLI does.
+    checks.set_agent_apply([&control](std::string_view be, lb::Server& s,
+                                      const check::AgentReply& r) {
+      stats::ServerRef ref;
+      if (control.find_server(be, s.name(), &ref) != stats::FindResult::kOk) return;
+      using A = check::AgentReply::Admin;
+      if (r.admin != A::kNone)
+        control.set_admin_state(ref, r.admin == A::kReady   ? stats::AdminChange::kReady
+                                     : r.admin == A::kDrain ? stats::AdminChange::kDrain
+                                                            : stats::AdminChange::kMaint);
+      if (r.weight_pct >= 0)
+        control.set_weight(ref, s.initial_weight() * r.weight_pct / 100);
+      if (r.maxconn >= 0) control.set_maxconn(ref, r.maxconn);
+    });
   }
   process.set_server_control(&control);
   cli::register_server_commands();

@@ -27,7 +27,7 @@ Checker::Checker(core::EventLoop& loop, lb::Backend& backend, lb::Server& server
       rng_(reinterpret_cast<uintptr_t>(this) ^ 0x9e3779b97f4a7c15ULL) {
   if (s_.timeout_ms == 0) s_.timeout_ms = s_.intervals.inter_ms;
   // CheckState's plain fields (enabled, rise, fall) are app's, set before the workers start.
-  auto& cs = srv_.check_state();
+  auto& cs = s_.type == CheckSettings::Type::kAgent ? srv_.agent_state() : srv_.check_state();
   cs.health.store(health_.health(), std::memory_order_relaxed);
   cs.status.store(lb::CheckStatus::kIni, std::memory_order_relaxed);
 }
@@ -56,11 +56,17 @@ void Checker::on_timer(core::Timer&) {
   if (phase_ == Phase::kIdle) {
     // Maintenance pauses the check (HAProxy), resolution maintenance too (init-addr none:
     // there is no address to check); look again after one interval.
-    if (srv_.admin_state() == lb::AdminState::kMaint || srv_.settings().unresolved) {
+    // An agent keeps being asked: it is what may bring the server back ("ready").
+    if ((srv_.admin_state() == lb::AdminState::kMaint && s_.type != CheckSettings::Type::kAgent) ||
+        srv_.settings().unresolved) {
       loop_.timers().arm(timer_, now + s_.intervals.inter_ms);
       return;
     }
     begin();
+    return;
+  }
+  if (s_.type == CheckSettings::Type::kAgent) {
+    complete(phase_ == Phase::kConnecting ? lb::CheckStatus::kL4Tout : lb::CheckStatus::kL7Tout, 0, "");
     return;
   }
   if (s_.type == CheckSettings::Type::kRules) {
@@ -210,6 +216,19 @@ void Checker::on_connected() {
     if (waiting_) step_ = static_cast<std::size_t>(waiting_ - s_.rules->rules.data()) + 1;
     waiting_ = nullptr;
     run_rules();
+    return;
+  }
+  if (s_.type == CheckSettings::Type::kAgent) {
+    response_.clear();
+    if (!s_.agent_send.empty()) {
+      request_ = s_.agent_send;
+      sent_ = 0;
+      phase_ = Phase::kSending;
+      send_more();   // then reads
+      return;
+    }
+    phase_ = Phase::kReading;
+    loop_.modify(fd_, EPOLLIN | EPOLLRDHUP, this);
     return;
   }
   // A plain connect check.
@@ -399,6 +418,10 @@ void Checker::read_more() {
     eof = true;   // a reset: what came is all there is
     break;
   }
+  if (s_.type == CheckSettings::Type::kAgent) {
+    agent_read(eof);
+    return;
+  }
   in_eof_ = in_eof_ || eof;
   run_rules();
 }
@@ -406,6 +429,10 @@ void Checker::read_more() {
 void Checker::complete(lb::CheckStatus status, int code, std::string text) {
   // A text read from the server ends at its first NUL, as HAProxy's C strings do.
   if (const std::size_t nul = text.find('\0'); nul != std::string::npos) text.resize(nul);
+  if (s_.type == CheckSettings::Type::kAgent) {
+    agent_done(status, std::move(text), nullptr);
+    return;
+  }
   close_socket();
   phase_ = Phase::kIdle;
   uint64_t now = loop_.now_ms();

@@ -44,7 +44,9 @@ namespace sluice::check {
 struct CheckSettings {
   // kTcp: a connect; kRules: a rule set (`option tcp-check` with rules, a protocol check,
   // `option httpchk` and its http-check rules), in `rules`.
-  enum class Type { kTcp, kRules };
+  // kAgent: the server's agent (`agent-check`), whose one-line answers change the server's
+  // state, weight and maxconn (check/agent.cc).
+  enum class Type { kTcp, kRules, kAgent };
   Type type = Type::kTcp;
   std::shared_ptr<const RuleSet> rules;   // kRules
   // Where to connect. Parts not set on the server line (`addr`, `port`) follow the server's
@@ -76,7 +78,22 @@ struct CheckSettings {
   // http-check send-state: each request says the server's state (x-haproxy-server-state).
   bool send_state = false;
   std::string node;   // the process's node name, for send-state
+  std::string agent_send;   // kAgent: what is sent to the agent first (`agent-send`)
 };
+
+// An agent's answer (`agent-check`), HAProxy's protocol: words separated by spaces, tabs or
+// commas, a description after '#'. Pure, any thread.
+struct AgentReply {
+  enum class State : uint8_t { kNone, kUp, kDown, kFail, kStopped };
+  enum class Admin : uint8_t { kNone, kReady, kDrain, kMaint };
+  State state = State::kNone;
+  std::string state_word;   // "up", "down", "fail", "stopped" as written
+  Admin admin = Admin::kNone;
+  int weight_pct = -1;      // "<n>%": the weight as a share of the configured one
+  int maxconn = -1;         // "maxconn:<n>"
+  std::string reason;       // after '#', trimmed
+};
+AgentReply parse_agent_reply(std::string_view line);
 
 // syslog severities (the same numbers as proxy's LogLevel).
 enum : int { kLogEmerg = 0, kLogAlert = 1, kLogNotice = 5 };
@@ -94,6 +111,9 @@ struct CheckHooks {
   // on-success, on-error) for this server, `received` what the server sent since the last
   // send (res.payload). Called on the checker's loop thread.
   std::function<std::string(int index, std::string_view received)> render;
+  // kAgent: an answer's admin state, weight share and maxconn for the server (the CLI's own
+  // paths apply them, with their log lines). Called on the checker's loop thread.
+  std::function<void(lb::Server& srv, const AgentReply& reply)> agent_apply;
   // The server went UP or DOWN (its checks, or the CLI): the servers that track it follow.
   // Called on the checker's loop thread, after the server's own log line.
   std::function<void(lb::Server& srv, bool up)> state_changed;
@@ -123,6 +143,9 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   void force(bool up, bool stopping = false);
   // The server left maintenance: the counter restarts at rise ("UP 1/<fall>"). Worker-local.
   void restart();
+  // kAgent: `set server ... agent up|down` (and `disable agent`, which lets the server up):
+  // the agent's verdict forced, logged as a CLI change. Worker-local (agent.cc).
+  void force_agent(bool up);
   core::EventLoop& loop() { return loop_; }
   lb::Server& server() { return srv_; }
 
@@ -154,6 +177,11 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   void send_more();
   void read_more();
   void complete(lb::CheckStatus status, int code, std::string text);
+  // kAgent (agent.cc): what came so far (`eof`: all of it); an answer ends at its line's end.
+  void agent_read(bool eof);
+  // kAgent: the check's end, recorded in the server's agent state; a `reply` (null: none, the
+  // agent could not be reached or did not answer) applies to the server.
+  void agent_done(lb::CheckStatus status, std::string text, const AgentReply* reply);
   // option log-health-checks: the line for a check that ended with `status` (the counter has
   // already taken it; `before` is its health before, `was` the previous status).
   void log_check(lb::CheckStatus status, lb::CheckStatus was, int before);

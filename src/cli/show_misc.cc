@@ -39,13 +39,15 @@ void server_state_line(const stats::ProxySnapshot& px, const stats::ServerSnapsh
   // Check state bits: 2 configured, 4 enabled, 8 paused (maintenance pauses the check). A
   // check stopped by `disable health` stays configured and keeps its last result (spec 4).
   int check_state = s.check_configured ? (2 | (s.check_enabled ? 4 : 0) | (maint ? 8 : 0)) : 0;
+  // The agent's: the same bits, and 16 that says it is an agent.
+  const int agent_state = s.agent_port ? (2 | 16 | (s.agent_enabled ? 4 : 0)) : 0;
   *out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n",
                       px.id, px.name, s.id, s.name, s.host.empty() ? "-" : s.host, s.op_state,
                       s.admin_state, s.weight, s.initial_weight, s.lastchg_s,
                       s.check_configured ? check_status_code(s.check_last_status) : 1,
                       s.check_configured ? check_result(s.check_last_status) : 0,
-                      s.check_configured ? s.check_last_health : 0, check_state, 0, 0, 0, "-", s.port,
-                      "-", 0, 0, "-", "-", 0);
+                      s.check_configured ? s.check_last_health : 0, check_state, agent_state, 0, 0,
+                      "-", s.port, "-", 0, 0, "-", "-", s.agent_port);
 }
 
 }  // namespace

@@ -116,6 +116,14 @@ struct ServerConfig {
   std::string track;
   int track_proxy = -1;
   int track_server = -1;
+  // `agent-check` with `agent-port`, `agent-addr` (default: the server's address),
+  // `agent-inter` (0: inter) and `agent-send`.
+  bool agent_check = false;
+  int agent_port = 0;
+  bool has_agent_addr = false;
+  net::SocketAddress agent_addr;
+  uint32_t agent_inter_ms = 0;
+  std::string agent_send;
   // `init-state none|fully-up|up|down|fully-down` (check::InitState's order): where the
   // server's check counter starts; 0, none, is HAProxy 3.5's default (UP, the counter at 0).
   uint8_t init_state = 0;

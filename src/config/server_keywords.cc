@@ -121,9 +121,10 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down",
       "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2", "proxy-v2-options",
       "cookie", "id", "pool-max-conn", "pool-low-conn", "pool-purge-delay", "max-reuse",
-      "init-addr", "set-proxy-v2-tlv-fmt", "check-send-proxy", "init-state", "track"};
+      "init-addr", "set-proxy-v2-tlv-fmt", "check-send-proxy", "init-state", "track",
+      "agent-check", "no-agent-check", "agent-port", "agent-addr", "agent-inter", "agent-send"};
   static constexpr std::string_view kHaproxyOpts[] = {
-      "agent-check", "agent-inter", "agent-port", "alpn", "ca-file", "check-ssl",
+      "alpn", "ca-file", "check-ssl",
       "crt", "error-limit",
       "maxqueue", "minconn", "observe", "on-error",
       "on-marked-up", "proto",
@@ -156,6 +157,35 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       uint32_t t = server_time(p, head, o, v, srv);
       // HAProxy keeps slow start in seconds, rounded up.
       s.slowstart_ms = static_cast<uint32_t>((static_cast<uint64_t>(t) + 999) / 1000 * 1000);
+      i += 2;
+    } else if (o == "agent-check" || o == "no-agent-check") {
+      s.agent_check = o == "agent-check";
+      ++i;
+    } else if (o == "agent-port") {
+      auto n = has_v ? parse_strict_int(v, 1, 65535) : std::nullopt;
+      if (!n)
+        throw ConfigError{fmt::format("{} : 'agent-port' expects a port number (1 to 65535), got '{}'.",
+                                      head, v)};
+      s.agent_port = static_cast<int>(*n);
+      i += 2;
+    } else if (o == "agent-addr") {
+      auto r = has_v ? net::parse_server_address(v) : base::Result<net::ServerAddress>(base::Error::text(""));
+      if (!r.ok() || r.value().addr.family() == AF_UNIX)
+        throw ConfigError{fmt::format("{} : parsing agent-addr failed. Check if '{}' is correct address..",
+                                      head, v)};
+      s.has_agent_addr = true;
+      s.agent_addr = r.value().addr;
+      i += 2;
+    } else if (o == "agent-inter") {
+      if (!has_v) throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
+      const uint32_t t = server_time(p, head, o, v, srv);
+      if (t == 0)
+        throw ConfigError{fmt::format("{} : '{}' expects a strictly positive delay, got '{}'.", head, o, v)};
+      s.agent_inter_ms = t;
+      i += 2;
+    } else if (o == "agent-send") {
+      if (!has_v) throw ConfigError{fmt::format("{} : 'agent-send' expects a string as argument.", head)};
+      s.agent_send = v;
       i += 2;
     } else if (o == "inter" || o == "fastinter" || o == "downinter") {
       if (!has_v) throw ConfigError{fmt::format("{} : '{}' expects <time> as argument.", head, o)};
@@ -372,6 +402,12 @@ void kw_server(Parser& p, Line& l) {
       if (o.id_custom && o.id == s.id)
         throw ConfigError{fmt::format("{} : 'id' : custom id {} already used at {}:{} ('server {}').",
                                       head, s.id, o.loc.file, o.loc.line, o.name)};
+  // HAProxy: an agent without a port is no agent (a warning, the server stays).
+  if (s.agent_check && s.agent_port == 0) {
+    p.warning(fmt::format("{} : server {} does not have agent port. Agent check has been disabled.",
+                          head, s.name));
+    s.agent_check = false;
+  }
   if (s.check && !s.track.empty())
     throw ConfigError{fmt::format("{} : unable to enable checks and tracking at the same time!", head)};
   // HAProxy takes proxy-v2-options without send-proxy-v2 and sends nothing: say so.

@@ -526,7 +526,7 @@ void Parser::resolve_tracks(std::vector<ProxyConfig>& px) {
         continue;
       }
       const ServerConfig& t = targets[static_cast<std::size_t>(ts)];
-      if (!t.check && t.track.empty()) {
+      if (!t.check && !t.agent_check && t.track.empty()) {
         fatal(fmt::format("{} : unable to use {}/{} for tracking as it does not have any check "
                           "nor agent enabled.", head, pname, sname),
               false);
@@ -547,7 +547,7 @@ void Parser::resolve_tracks(std::vector<ProxyConfig>& px) {
                   .servers[static_cast<std::size_t>(at->track_server)];
         ++hops;
       }
-      if (hops > 1024 || (at && !at->check)) {
+      if (hops > 1024 || (at && !at->check && !at->agent_check)) {
         fatal(fmt::format("[{}:{}] : 'server {}/{}' : unable to track {}: the chain of tracked "
                           "servers loops and reaches no check.",
                           sv.loc.file, sv.loc.line, pc.name, sv.name, sv.track),

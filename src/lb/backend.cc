@@ -101,7 +101,7 @@ namespace {
 // Whether a server takes new load-balanced connections, from its three states (read with the
 // backend's writer lock held, under which they are written).
 bool serves(const Server& s) {
-  return s.admin_state() == AdminState::kReady && s.check_up() && !s.stopping() &&
+  return s.admin_state() == AdminState::kReady && s.check_up() && s.agent_up() && !s.stopping() &&
          !s.settings().unresolved;
 }
 }  // namespace
@@ -127,6 +127,17 @@ void Backend::set_check_up(Server& s, bool up, uint64_t now_ms) {
     std::lock_guard lock(writer_);
     if (s.check_up() == up) return;
     s.set_check_up_raw(up);
+    s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
+    set_usable_locked(s, serves(s), now_ms);
+  }
+  changed();
+}
+
+void Backend::set_agent_up(Server& s, bool up, uint64_t now_ms) {
+  {
+    std::lock_guard lock(writer_);
+    if (s.agent_up() == up) return;
+    s.set_agent_up_raw(up);
     s.set_last_change_ms(std::max<uint64_t>(now_ms, 1));
     set_usable_locked(s, serves(s), now_ms);
   }

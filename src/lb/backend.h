@@ -46,6 +46,8 @@ class Backend {
   void set_admin_state(Server& s, AdminState state, uint64_t now_ms);
   // Health check verdict (rise/fall reached). Any thread.
   void set_check_up(Server& s, bool up, uint64_t now_ms);
+  // The agent's verdict (agent-check), which must be up too for the server to serve.
+  void set_agent_up(Server& s, bool up, uint64_t now_ms);
   // Soft stop of a server that stays UP (CLI `set server ... health stopping`, HAProxy's
   // SRV_ST_STOPPING, shown NOLB): no new load-balanced connections. Any thread.
   void set_stopping(Server& s, bool stopping, uint64_t now_ms);

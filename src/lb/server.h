@@ -60,6 +60,7 @@ struct ServerSettings {
   int max_reuse = -1;
   // `track`: "<backend>/<server>" whose checks decide this server's state ("" : none).
   std::string tracked;
+  int agent_port = 0;   // `agent-check`'s port (0: no agent), for show servers state
 };
 
 enum class AdminState : uint8_t { kReady, kDrain, kMaint };
@@ -76,13 +77,15 @@ struct ServerEndpoint {
 enum class CheckStatus : uint8_t {
   kUnknown, kIni, kSockErr, kL4Ok, kL4Tout, kL4Con, kL7Ok, kL7Tout, kL7Rsp, kL7Sts,
   kL6Ok, kL6Tout, kL6Rsp, kL7OkC, kProcErr, kProcTout, kProcOk,
+  kChecked,   // an agent's answer that names no state ("No status change")
 };
 
 // "L4OK", "L7STS"... Any thread.
 inline const char* check_status_code(CheckStatus s) {
   static constexpr const char* kCodes[] = {
       "UNK",  "INI",    "SOCKERR", "L4OK",  "L4TOUT",  "L4CON",   "L7OK",    "L7TOUT", "L7RSP",
-      "L7STS", "L6OK",  "L6TOUT",  "L6RSP", "L7OKC",   "PROCERR", "PROCTOUT", "PROCOK"};
+      "L7STS", "L6OK",  "L6TOUT",  "L6RSP", "L7OKC",   "PROCERR", "PROCTOUT", "PROCOK",
+      "CHECKED"};
   return kCodes[static_cast<int>(s)];
 }
 // Whether a check that ended so passed (L4OK, L6OK, L7OK, L7OKC, PROCOK).
@@ -99,7 +102,7 @@ inline const char* check_status_desc(CheckStatus s) {
       "Layer7 check passed", "Layer7 timeout",     "Layer7 invalid response",
       "Layer7 wrong status", "Layer6 check passed", "Layer6 timeout",
       "Layer6 invalid response", "Layer7 check conditionally passed", "External check error",
-      "External check timeout", "External check passed"};
+      "External check timeout", "External check passed", "No status change"};
   return kDescs[static_cast<int>(s)];
 }
 
@@ -184,6 +187,9 @@ class Server {
   AdminState admin_state() const { return admin_state_.load(std::memory_order_relaxed); }
   // Health check verdict; true when the server has no check. Any thread.
   bool check_up() const { return check_up_.load(std::memory_order_relaxed); }
+  // The agent's verdict (`agent-check` answered down, fail or stopped: false); true without an
+  // agent. Any thread.
+  bool agent_up() const { return agent_up_.load(std::memory_order_relaxed); }
   // Soft-stopping (`set server health stopping`): UP but takes no new load-balanced
   // connections (HAProxy's NOLB). Any thread.
   bool stopping() const { return stopping_.load(std::memory_order_relaxed); }
@@ -193,6 +199,9 @@ class Server {
   // Health-check results (check/ writes them, stats read them). See CheckState's rules.
   CheckState& check_state() { return check_; }
   const CheckState& check_state() const { return check_; }
+  // The agent check's results (`agent-check`), the same way.
+  CheckState& agent_state() { return agent_; }
+  const CheckState& agent_state() const { return agent_; }
 
   // Usable for new connections: not in maintenance and weight > 0. Any thread.
   bool usable() const { return admin_up() && weight() > 0; }
@@ -248,6 +257,7 @@ class Server {
   void set_admin_up(bool up) { admin_up_.store(up, std::memory_order_relaxed); }
   void set_admin_state_raw(AdminState st) { admin_state_.store(st, std::memory_order_relaxed); }
   void set_check_up_raw(bool up) { check_up_.store(up, std::memory_order_relaxed); }
+  void set_agent_up_raw(bool up) { agent_up_.store(up, std::memory_order_relaxed); }
   void set_stopping_raw(bool st) { stopping_.store(st, std::memory_order_relaxed); }
   void set_last_change_ms(uint64_t t) { last_change_ms_.store(t, std::memory_order_relaxed); }
   // Set once before any thread picks.
@@ -266,6 +276,7 @@ class Server {
   std::atomic<bool> admin_up_;
   std::atomic<AdminState> admin_state_;
   std::atomic<bool> check_up_{true};
+  std::atomic<bool> agent_up_{true};
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> last_change_ms_{0};
   std::atomic<int> conns_{0};
@@ -275,6 +286,7 @@ class Server {
   std::mutex endpoint_writer_;
   std::atomic<int> maxconn_;
   CheckState check_;
+  CheckState agent_;
 };
 
 }  // namespace sluice::lb

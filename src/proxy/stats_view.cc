@@ -67,7 +67,7 @@ int64_t age_s(uint64_t last_ms, uint64_t now_ms) {
 // Health-check fields of a server row (spec cli-and-stats 3.4-3.6), from what its checker
 // publishes in lb::CheckState. Runs after the admin-state fields: only a running server's
 // status ("no check") is replaced by the check's view of it.
-void fill_check_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64_t now) {
+void fill_health_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64_t now) {
   const lb::CheckState& cs = srv.check_state();
   if (!cs.enabled) return;
   int health = cs.health.load(std::memory_order_relaxed);
@@ -103,6 +103,27 @@ void fill_check_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64_
   } else {
     ss.op_state = 0;
     ss.status = health == 0 ? "DOWN" : fmt::format("DOWN {}/{}", health, cs.rise);
+  }
+}
+
+// The health check's fields, then the agent's (agent-check): an agent that said down makes
+// a server HAProxy's "DOWN (agent)" unless it is in maintenance or its check has it DOWN.
+void fill_check_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64_t now) {
+  fill_health_fields(srv, ss, now);
+  ss.agent_port = srv.settings().agent_port;
+  const lb::CheckState& as = srv.agent_state();
+  if (!as.enabled || as.paused.load(std::memory_order_relaxed)) return;
+  ss.agent_enabled = true;
+  ss.agent_status = lb::check_status_code(as.status.load(std::memory_order_relaxed));
+  ss.agent_duration_ms = as.duration_ms.load(std::memory_order_relaxed);
+  ss.last_agt = as.text();
+  ss.agent_rise = as.rise;
+  ss.agent_fall = as.fall;
+  ss.agent_health = as.health.load(std::memory_order_relaxed);
+  if (!srv.agent_up() && srv.check_up() && srv.admin_state() != lb::AdminState::kMaint &&
+      !srv.settings().unresolved) {
+    ss.op_state = 0;
+    ss.status = "DOWN (agent)";
   }
 }
 

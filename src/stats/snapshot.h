@@ -69,6 +69,13 @@ struct ServerSnapshot {
   std::string last_chk;          // text of the last check result
   int check_rise = 0, check_fall = 0, check_health = 0;
   std::string tracked;           // "backend/server" this server tracks, "" = none
+  // The agent check's (show stat agent_*, last_agt), meaningful only with agent_enabled.
+  bool agent_enabled = false;
+  int agent_port = 0;            // an agent is configured (show servers state), 0: none
+  std::string agent_status;
+  int64_t agent_duration_ms = -1;
+  std::string last_agt;
+  int agent_rise = 0, agent_fall = 0, agent_health = 0;
 };
 
 struct ListenerSnapshot {

@@ -326,6 +326,16 @@ void stat_rows(const ProxySnapshot& px, const StatFilter& o, std::vector<StatRow
         v[kCheckFall] = snum(s.check_fall);
         v[kCheckHealth] = snum(s.check_health);
       }
+      if (s.agent_enabled) {
+        v[kAgentStatus] = s.agent_status;
+        v[kAgentCode] = "0";
+        if (s.agent_duration_ms >= 0) v[kAgentDuration] = snum(s.agent_duration_ms);
+        v[kLastAgt] = s.last_agt;
+        v[kAgentDesc] = check_desc(s.agent_status);
+        v[kAgentRise] = snum(s.agent_rise);
+        v[kAgentFall] = snum(s.agent_fall);
+        v[kAgentHealth] = snum(s.agent_health);
+      }
       if (o.show_legends) v[kAddr] = s.addr;
       if (o.show_legends && !s.cookie.empty()) v[kCookie] = s.cookie;
       v[kSrvIcur] = "0";

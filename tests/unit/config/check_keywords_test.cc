@@ -70,7 +70,7 @@ TEST(CheckKeywords, Errors) {
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 inter 1x\n").contains("unexpected character 'x'"));
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 port 70000\n").contains("'port' expects a valid port"));
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 on-marked-down foo\n").contains("'on-marked-down' expects 'shutdown-sessions' but got 'foo'."));
-  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 agent-check\n").contains("'agent-check' is not supported by sluice yet."));
+  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 observe layer4\n").contains("'observe' is not supported by sluice yet."));
 }
 
 // Spec 3.1: characters after a valid unit only warn and the value is kept, as for `timeout`.

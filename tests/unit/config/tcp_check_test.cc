@@ -204,5 +204,32 @@ TEST(TcpCheck, Track) {
                   .contains("the chain of tracked servers loops and reaches no check."));
 }
 
+// agent-check and its options, HAProxy 3.5's messages.
+TEST(TcpCheck, AgentOptions) {
+  const std::string head = std::string("defaults\n  mode tcp\n") + kTimeouts + "backend b\n";
+  auto r = parse(head + "  server s 127.0.0.1:1 agent-check agent-port 9000 agent-addr 127.0.0.2 "
+                        "agent-inter 3s agent-send \"hi\\n\"\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& s = proxy(r, "b").servers[0];
+  EXPECT_TRUE(s.agent_check);
+  EXPECT_EQ(s.agent_port, 9000);
+  EXPECT_TRUE(s.has_agent_addr);
+  EXPECT_EQ(s.agent_inter_ms, 3000u);
+  EXPECT_EQ(s.agent_send, "hi\n");
+  auto nop = parse(head + "  server s 127.0.0.1:1 agent-check\n");
+  ASSERT_TRUE(nop.r.model) << nop.all();
+  EXPECT_TRUE(nop.contains("[f.cfg:7] : 'server b/s' : server s does not have agent port. Agent "
+                           "check has been disabled."))
+      << nop.all();
+  EXPECT_FALSE(proxy(nop, "b").servers[0].agent_check);
+  EXPECT_TRUE(parse(head + "  server s 127.0.0.1:1 agent-check agent-port 9 agent-inter x\n")
+                  .contains("unexpected character 'x' in 'agent-inter' argument of server s.."));
+  EXPECT_TRUE(parse(head + "  server s 127.0.0.1:1 agent-check agent-port 9 agent-addr no..host\n")
+                  .contains("parsing agent-addr failed. Check if 'no..host' is correct address.."));
+  // A server with an agent and no check may be tracked.
+  EXPECT_TRUE(parse(head + "  server s 127.0.0.1:1 agent-check agent-port 9\n"
+                           "  server t 127.0.0.1:1 track s\n").r.model);
+}
+
 }  // namespace
 }  // namespace sluice::config
