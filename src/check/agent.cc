@@ -12,7 +12,7 @@ namespace {
 // An answer longer than this is cut: HAProxy reads one buffer's worth and uses its first line.
 constexpr std::size_t kMaxAnswer = 1024;
 
-std::string_view trim(std::string_view s) {
+std::string_view agent_trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
@@ -33,7 +33,7 @@ bool digits(std::string_view s, int* out) {
 AgentReply parse_agent_reply(std::string_view line) {
   AgentReply r;
   if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) {
-    r.reason = std::string(trim(line.substr(hash + 1)));
+    r.reason = std::string(agent_trim(line.substr(hash + 1)));
     line = line.substr(0, hash);
   }
   while (!line.empty()) {
