@@ -70,6 +70,26 @@ class AcceptRecorder(TcpServer):
             self.times.append(time.monotonic())
 
 
+def logged_head(sock, log_port: int, port: int, backend: str, defaults_extra: str = "") -> str:
+    """The global and defaults sections of the check tests that read syslog lines (a stats
+    socket at `sock`, raw lines to 127.0.0.1:`log_port`) and a frontend on `port` sending to
+    `backend`."""
+    return f"""
+global
+    stats socket {sock} level admin
+    log 127.0.0.1:{log_port} format raw local0
+defaults
+    mode tcp
+    log global
+{defaults_extra}    timeout connect 1s
+    timeout client 5s
+    timeout server 5s
+frontend fe
+    bind 127.0.0.1:{port}
+    default_backend {backend}
+"""
+
+
 def health_lines(cfg, sluice, udp_log, short_tmp, backends: dict[str, tuple[str, int]],
                  option: str = "option tcp-check") -> dict[str, str]:
     """Starts sluice with one backend per entry (name -> (its lines after `option`, the port of
@@ -77,22 +97,8 @@ def health_lines(cfg, sluice, udp_log, short_tmp, backends: dict[str, tuple[str,
     line of each backend's server, durations written Nms."""
     sock = short_tmp / "stats.sock"
     port = free_port()
-    text = f"""
-global
-    stats socket {sock} level admin
-    log 127.0.0.1:{udp_log.port} format raw local0
-defaults
-    mode tcp
-    log global
-    option log-health-checks
-    timeout connect 1s
-    timeout client 5s
-    timeout server 5s
-    timeout check 500ms
-frontend fe
-    bind 127.0.0.1:{port}
-    default_backend {next(iter(backends))}
-"""
+    text = logged_head(sock, udp_log.port, port, next(iter(backends)),
+                       "    option log-health-checks\n    timeout check 500ms\n")
     for name, (rules, sport) in backends.items():
         text += f"backend {name}\n    {option}\n{rules}\n" if option else f"backend {name}\n{rules}\n"
         text += f"    server s1 127.0.0.1:{sport} check inter 300 rise 1 fall 1\n"

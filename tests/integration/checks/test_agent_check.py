@@ -9,6 +9,8 @@ import threading
 
 from sluice_harness import TcpServer, cli, free_port, show_stat, wait_until
 
+from checks_util import logged_head
+
 
 class Agent(TcpServer):
     """Answers each connection with the next of `answers` (the last one repeats), after
@@ -42,20 +44,7 @@ def start(cfg, sluice, servers, udp_log, short_tmp, agent: Agent, extra: str = "
     sock = short_tmp / "stats.sock"
     port = free_port()
     backend = servers.echo()
-    text = f"""
-global
-    stats socket {sock} level admin
-    log 127.0.0.1:{udp_log.port} format raw local0
-defaults
-    mode tcp
-    log global
-    timeout connect 1s
-    timeout client 5s
-    timeout server 5s
-frontend fe
-    bind 127.0.0.1:{port}
-    default_backend b
-backend b
+    text = logged_head(sock, udp_log.port, port, "b") + f"""backend b
     server s1 127.0.0.1:{backend.port} weight 10 check inter 200 agent-check agent-port {agent.port} agent-inter 200 {extra}
     server s2 127.0.0.1:{backend.port} check inter 5s
 """

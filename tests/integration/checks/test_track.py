@@ -7,25 +7,14 @@ import time
 
 from sluice_harness import cli, free_port, show_stat, wait_until
 
+from checks_util import logged_head
+
 
 def test_tracking_chain_follows_the_check(cfg, sluice, servers, udp_log, short_tmp):
     sock = short_tmp / "stats.sock"
     port = free_port()
     target = servers.echo()
-    text = f"""
-global
-    stats socket {sock} level admin
-    log 127.0.0.1:{udp_log.port} format raw local0
-defaults
-    mode tcp
-    log global
-    timeout connect 1s
-    timeout client 5s
-    timeout server 5s
-frontend fe
-    bind 127.0.0.1:{port}
-    default_backend b
-backend b
+    text = logged_head(sock, udp_log.port, port, "b") + f"""backend b
     server s1 127.0.0.1:{target.port} check inter 200 rise 1 fall 1 init-state up
     server s2 127.0.0.1:9 track s1
 backend c
