@@ -268,7 +268,6 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       ss.pool_max_conn = sv.pool_max_conn;
       ss.pool_purge_delay_ms = sv.pool_purge_delay_ms;
       ss.max_reuse = sv.max_reuse;
-      if (sv.agent_check) ss.agent_port = sv.agent_port;
       if (sv.track_proxy >= 0) {
         const auto& tp = model.proxies[static_cast<std::size_t>(sv.track_proxy)];
         ss.tracked = tp.name + "/" + tp.servers[static_cast<std::size_t>(sv.track_server)].name;

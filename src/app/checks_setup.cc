@@ -1,6 +1,7 @@
 #include "app/checks_setup.h"
 
 #include <algorithm>
+#include <optional>
 #include <random>
 
 #include <fmt/format.h>
@@ -184,6 +185,8 @@ HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& m
         a.agent_send = sc.agent_send;
         auto& as = srv.agent_state();
         as.enabled = true;
+        as.port.store(sc.agent_port, std::memory_order_relaxed);
+        if (sc.has_agent_addr) as.set_addr(sc.agent_addr.host_string());
         as.rise = 1;   // an agent's word counts at once (HAProxy shows 1/1)
         as.fall = 1;
         as.health.store(1, std::memory_order_relaxed);
@@ -192,6 +195,8 @@ HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& m
       if (!sc.check) continue;
       auto& cs = srv.check_state();
       cs.enabled = true;
+      cs.port.store(sc.check_port, std::memory_order_relaxed);
+      if (sc.has_check_addr) cs.set_addr(sc.check_addr.host_string());
       cs.rise = sc.rise;
       cs.fall = sc.fall;
       check::CheckSettings cs_settings = check_settings(pc, sc);
@@ -324,6 +329,27 @@ bool HealthChecks::enable_agent(const lb::Server& server, bool on) {
       c->force_agent(true);   // a stopped agent no longer keeps the server down
     }
   });
+  return true;
+}
+
+bool HealthChecks::set_check_target(const lb::Server& server, bool agent, std::string_view ip,
+                                    int port) {
+  check::Checker* c = agent ? find_agent(server) : find(server);
+  if (!c) return false;
+  std::optional<net::SocketAddress> addr;
+  if (!ip.empty()) {
+    auto r = net::parse_server_address(ip);
+    if (!r.ok()) return false;
+    addr = r.value().addr;
+  }
+  c->loop().post([c, addr, port] { c->retarget(addr ? &*addr : nullptr, port); });
+  return true;
+}
+
+bool HealthChecks::set_agent_send(const lb::Server& server, std::string_view text) {
+  check::Checker* c = find_agent(server);
+  if (!c) return false;
+  c->loop().post([c, t = std::string(text)]() mutable { c->set_agent_send(std::move(t)); });
   return true;
 }
 

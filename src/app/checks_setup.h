@@ -46,6 +46,9 @@ class HealthChecks {
   bool has_agent(const lb::Server& server) const;
   bool enable_agent(const lb::Server& server, bool on);
   bool force_agent(const lb::Server& server, bool up);
+  // `set server ... check-addr|check-port|agent-addr|agent-port|agent-send`.
+  bool set_check_target(const lb::Server& server, bool agent, std::string_view ip, int port);
+  bool set_agent_send(const lb::Server& server, std::string_view text);
 
  private:
   struct Plan {

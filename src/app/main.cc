@@ -263,6 +263,13 @@ int run(int argc, char** argv) {
     hooks.agent_configured = [&checks](const lb::Server& s) { return checks.has_agent(s); };
     hooks.enable_agent = [&checks](lb::Server& s, bool on) { checks.enable_agent(s, on); };
     hooks.set_agent = [&checks](lb::Server& s, bool up) { checks.force_agent(s, up); };
+    hooks.tracking = [](const lb::Server& s) { return !s.settings().tracked.empty(); };
+    hooks.set_check_target = [&checks](lb::Server& s, bool agent, std::string_view ip, int port) {
+      checks.set_check_target(s, agent, ip, port);
+    };
+    hooks.set_agent_send = [&checks](lb::Server& s, std::string_view text) {
+      checks.set_agent_send(s, text);
+    };
     control.set_health_hooks(std::move(hooks));
     // An agent's answer changes the admin state, weight and maxconn as the CLI does.
     checks.set_agent_apply([&control](std::string_view be, lb::Server& s,

@@ -114,6 +114,22 @@ std::string Checker::at_step() const {
   return t;
 }
 
+void Checker::retarget(const net::SocketAddress* addr, int port) {
+  auto& cs = s_.type == CheckSettings::Type::kAgent ? srv_.agent_state() : srv_.check_state();
+  if (addr) {
+    const uint16_t keep = s_.addr.port();
+    s_.addr = *addr;
+    s_.addr.set_port(keep);
+    s_.own_addr = true;
+    cs.set_addr(addr->host_string());
+  }
+  if (port) {
+    s_.addr.set_port(static_cast<uint16_t>(port));
+    s_.own_port = true;
+    cs.port.store(port, std::memory_order_relaxed);
+  }
+}
+
 net::SocketAddress Checker::target() const {
   if (s_.own_addr && s_.own_port) return s_.addr;
   // The published endpoint, as the traffic path reads it (the checker's loop holds no other

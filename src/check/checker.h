@@ -143,6 +143,11 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   void force(bool up, bool stopping = false);
   // The server left maintenance: the counter restarts at rise ("UP 1/<fall>"). Worker-local.
   void restart();
+  // CLI `set server ... check-addr|check-port|agent-addr|agent-port|agent-send`: where the
+  // next check connects (`addr` null and `port` 0 keep theirs), what an agent is sent.
+  // Worker-local (the CLI posts it to the checker's loop).
+  void retarget(const net::SocketAddress* addr, int port);
+  void set_agent_send(std::string text) { s_.agent_send = std::move(text); }
   // kAgent: `set server ... agent up|down` (and `disable agent`, which lets the server up):
   // the agent's verdict forced, logged as a CLI change. Worker-local (agent.cc).
   void force_agent(bool up);

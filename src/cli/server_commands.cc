@@ -2,6 +2,8 @@
 // its inconsistencies (some end with a period, some do not), because scripts match them.
 #include "cli/server_commands.h"
 
+#include <arpa/inet.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -120,6 +122,54 @@ void change_addr(const CommandContext& ctx, stats::ServerRef ref, const Words& w
   *out += '\n';
 }
 
+// `set server <b>/<s> check-port <port> | check-addr <ip> [port <port>] | agent-port <port> |
+// agent-addr <ip> [port <port>] | agent-send <text>`, HAProxy 3.5's answers: nothing when it
+// worked.
+void change_check_target(const CommandContext& ctx, stats::ServerRef ref, const Words& w,
+                         std::string* out) {
+  const std::string& what = arg(w, 3);
+  const bool agent = what.starts_with("agent");
+  const stats::ServerFacts f = ctx.control->facts(ref);
+  if (agent ? !f.agent_configured : !f.check_configured) {
+    *out += agent ? "agent checks are not enabled on this server.\n"
+                  : "health checks are not enabled on this server\n";
+    return;
+  }
+  if (what == "agent-send") {
+    ctx.control->set_agent_send(ref, arg(w, 4));
+    return;
+  }
+  auto port_of = [&](const std::string& text, int* port) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0) {
+      *out += "provided port is not an integer\n";
+      return false;
+    }
+    if (v < 1 || v > 65535) {
+      *out += "provided port is invalid\n";
+      return false;
+    }
+    *port = static_cast<int>(v);
+    return true;
+  };
+  std::string ip;
+  int port = 0;
+  if (what.ends_with("-port")) {
+    if (!port_of(arg(w, 4), &port)) return;
+  } else {
+    ip = arg(w, 4);
+    unsigned char buf[16];
+    if (inet_pton(AF_INET, ip.c_str(), buf) != 1 && inet_pton(AF_INET6, ip.c_str(), buf) != 1) {
+      *out += fmt::format("invalid addr '{}'\n", ip);
+      return;
+    }
+    if (arg(w, 5) == "port" && !port_of(arg(w, 6), &port)) return;
+  }
+  ctx.control->set_check_target(ref, agent, ip, port);
+}
+
 constexpr std::string_view kSetServerUsage =
     "usage: set server <backend>/<server> addr | agent | agent-addr | agent-port | agent-send | "
     "check-addr | check-port | fqdn | health | name | ssl | state | weight\n";
@@ -161,18 +211,9 @@ void cmd_set_server(const CommandContext& ctx, const Words& w, std::string* out)
     }
   } else if (what == "addr") {
     change_addr(ctx, ref, w, out);
-  } else if (what == "check-port" || what == "check-addr") {
-    // Run-time check settings belong to the health-check module; without a check there is
-    // nothing to change, which is HAProxy's answer too.
-    if (!ctx.control->facts(ref).check_configured)
-      *out += "health checks are not enabled on this server\n";
-    else
-      *out += "changing check settings at run time is not supported\n";
-  } else if (what == "agent-addr" || what == "agent-port" || what == "agent-send") {
-    if (!ctx.control->facts(ref).agent_configured)
-      *out += "agent checks are not enabled on this server\n";
-    else
-      *out += "changing agent settings at run time is not supported\n";
+  } else if (what == "check-port" || what == "check-addr" || what == "agent-port" ||
+             what == "agent-addr" || what == "agent-send") {
+    change_check_target(ctx, ref, w, out);
   } else if (what == "fqdn") {
     *out += "set server <b>/<s> fqdn failed because no resolution is configured.\n";
   } else {

@@ -60,7 +60,6 @@ struct ServerSettings {
   int max_reuse = -1;
   // `track`: "<backend>/<server>" whose checks decide this server's state ("" : none).
   std::string tracked;
-  int agent_port = 0;   // `agent-check`'s port (0: no agent), for show servers state
 };
 
 enum class AdminState : uint8_t { kReady, kDrain, kMaint };
@@ -124,6 +123,9 @@ struct CheckState {
   std::atomic<uint64_t> chkdown{0};           // UP -> DOWN transitions
   std::atomic<uint64_t> downtime_ms{0};       // finished DOWN periods
   std::atomic<uint64_t> down_since_ms{0};     // monotonic start of the current DOWN, 0 = up
+  // Where the check connects when it was told (`port`, `addr`, the agent's, or the CLI's
+  // check-port / check-addr): 0 / "" for the server's own (show servers state).
+  std::atomic<int> port{0};
 
   // Total time DOWN up to `now_ms`, the current period included. Any thread.
   uint64_t downtime_at(uint64_t now_ms) const {
@@ -140,10 +142,19 @@ struct CheckState {
     std::lock_guard lock(text_mu_);
     return text_;
   }
+  void set_addr(std::string a) {
+    std::lock_guard lock(text_mu_);
+    addr_ = std::move(a);
+  }
+  std::string addr() const {
+    std::lock_guard lock(text_mu_);
+    return addr_;
+  }
 
  private:
   mutable std::mutex text_mu_;
   std::string text_;
+  std::string addr_;
 };
 
 class Server;

@@ -248,6 +248,24 @@ stats::HealthResult ServerControlImpl::set_agent(stats::ServerRef ref, bool up) 
   return stats::HealthResult::kOk;
 }
 
+stats::HealthResult ServerControlImpl::set_check_target(stats::ServerRef ref, bool agent,
+                                                        std::string_view ip, int port) {
+  lb::Server& s = server(ref);
+  const auto& configured = agent ? hooks_.agent_configured : hooks_.check_configured;
+  if (!(configured && configured(s)) || !hooks_.set_check_target)
+    return stats::HealthResult::kNotConfigured;
+  hooks_.set_check_target(s, agent, ip, port);
+  return stats::HealthResult::kOk;
+}
+
+stats::HealthResult ServerControlImpl::set_agent_send(stats::ServerRef ref, std::string_view text) {
+  lb::Server& s = server(ref);
+  if (!(hooks_.agent_configured && hooks_.agent_configured(s)) || !hooks_.set_agent_send)
+    return stats::HealthResult::kNotConfigured;
+  hooks_.set_agent_send(s, text);
+  return stats::HealthResult::kOk;
+}
+
 stats::HealthResult ServerControlImpl::enable_agent(stats::ServerRef ref, bool enable) {
   lb::Server& s = server(ref);
   bool configured = hooks_.agent_configured && hooks_.agent_configured(s);

@@ -24,6 +24,8 @@ struct HealthHooks {
   std::function<void(lb::Server&)> restart_check;
   std::function<void(lb::Server&, bool enable)> enable_agent;
   std::function<void(lb::Server&, bool up)> set_agent;
+  std::function<void(lb::Server&, bool agent, std::string_view ip, int port)> set_check_target;
+  std::function<void(lb::Server&, std::string_view text)> set_agent_send;
 };
 
 class ServerControlImpl : public stats::ServerControl {
@@ -44,6 +46,9 @@ class ServerControlImpl : public stats::ServerControl {
   stats::HealthResult enable_health(stats::ServerRef s, bool enable) override;
   stats::HealthResult set_agent(stats::ServerRef s, bool up) override;
   stats::HealthResult enable_agent(stats::ServerRef s, bool enable) override;
+  stats::HealthResult set_check_target(stats::ServerRef s, bool agent, std::string_view ip,
+                                       int port) override;
+  stats::HealthResult set_agent_send(stats::ServerRef s, std::string_view text) override;
   bool has_frontend(std::string_view frontend) const override;
   bool set_frontend_maxconn(std::string_view frontend, int maxconn) override;
   FrontendResult change_frontend(std::string_view frontend, FrontendAction action) override;

@@ -110,8 +110,14 @@ void fill_health_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64
 // a server HAProxy's "DOWN (agent)" unless it is in maintenance or its check has it DOWN.
 void fill_check_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64_t now) {
   fill_health_fields(srv, ss, now);
-  ss.agent_port = srv.settings().agent_port;
+  const lb::CheckState& cs = srv.check_state();
+  ss.check_port = cs.port.load(std::memory_order_relaxed);
+  ss.check_addr = cs.addr();
   const lb::CheckState& as = srv.agent_state();
+  if (as.enabled) {
+    ss.agent_port = as.port.load(std::memory_order_relaxed);
+    ss.agent_addr = as.addr();
+  }
   if (!as.enabled || as.paused.load(std::memory_order_relaxed)) return;
   ss.agent_enabled = true;
   ss.agent_status = lb::check_status_code(as.status.load(std::memory_order_relaxed));

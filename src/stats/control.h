@@ -98,6 +98,18 @@ class ServerControl {
   // `set server agent up|down`, `enable agent` / `disable agent`.
   virtual HealthResult set_agent(ServerRef s, bool up) = 0;
   virtual HealthResult enable_agent(ServerRef s, bool enable) = 0;
+  // `set server ... check-addr|check-port` (`agent` false) and `agent-addr|agent-port`
+  // (`agent` true): where the health check (the agent) connects from its next run on. `ip`
+  // (a literal address, validated by the caller) empty keeps the address, `port` 0 the port.
+  virtual HealthResult set_check_target(ServerRef, bool agent, std::string_view ip, int port) {
+    (void)agent, (void)ip, (void)port;
+    return HealthResult::kNotConfigured;
+  }
+  // `set server ... agent-send <text>`: what the agent is sent from its next run on.
+  virtual HealthResult set_agent_send(ServerRef, std::string_view text) {
+    (void)text;
+    return HealthResult::kNotConfigured;
+  }
 
   // A frontend (or listen proxy) with that name or `#<id>`.
   virtual bool has_frontend(std::string_view frontend) const = 0;

@@ -72,6 +72,10 @@ struct ServerSnapshot {
   // The agent check's (show stat agent_*, last_agt), meaningful only with agent_enabled.
   bool agent_enabled = false;
   int agent_port = 0;            // an agent is configured (show servers state), 0: none
+  // show servers state: where the check and the agent connect when told ("" / 0: the
+  // server's own address and port).
+  int check_port = 0;
+  std::string check_addr, agent_addr;
   std::string agent_status;
   int64_t agent_duration_ms = -1;
   std::string last_agt;

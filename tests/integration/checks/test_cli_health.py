@@ -40,3 +40,46 @@ def test_cli_health_commands_drive_the_checker(cfg, sluice, servers, short_tmp):
     assert cli(str(sock), "enable health be/s1").strip() == ""
     wait_until(lambda: row(sock, "s1")["status"] == "UP" and row(sock, "s1")["check_status"] == "L4OK",
                timeout=5)
+
+
+def test_cli_moves_the_check_and_the_agent(cfg, sluice, servers, short_tmp):
+    """`set server ... check-port|check-addr|agent-port|agent-addr|agent-send` move the next
+    checks (answers and show servers state as HAProxy 3.5's; its 3.5-dev build refuses a valid
+    check-addr, sluice takes it)."""
+    from checks_util import AcceptRecorder
+    from sluice_harness import TcpServer
+
+    port, sock = free_port(), short_tmp / "stats.sock"
+    s1 = servers.echo()
+    moved = servers.add(AcceptRecorder())
+    got: list[bytes] = []
+
+    def agent(c, _srv):
+        c.settimeout(0.05)
+        try:
+            got.append(c.recv(100))
+        except OSError:
+            pass
+        c.sendall(b"up\n")
+
+    a1 = servers.add(TcpServer(agent))
+    a2 = servers.add(TcpServer(agent))
+    srv = (f"    server s1 127.0.0.1:{s1.port} check inter 100 agent-check agent-port {a1.port} "
+           f"agent-inter 100\n    server s2 127.0.0.1:{s1.port}")
+    sluice(cfg(config(port, sock, srv)), wait_ports=[port], wait_unix=[sock])
+    assert cli(str(sock), f"set server be/s1 check-port {moved.port}").strip() == ""
+    wait_until(lambda: len(moved.times) >= 2, 3)
+    assert cli(str(sock), "set server be/s1 check-port x").strip() == "provided port is not an integer"
+    assert cli(str(sock), "set server be/s1 check-port 70000").strip() == "provided port is invalid"
+    assert cli(str(sock), "set server be/s1 check-addr nohost").strip() == "invalid addr 'nohost'"
+    assert cli(str(sock), "set server be/s1 check-addr 127.0.0.1").strip() == ""
+    assert cli(str(sock), f"set server be/s1 agent-port {a2.port}").strip() == ""
+    assert cli(str(sock), "set server be/s1 agent-send hello\\n").strip() == ""
+    wait_until(lambda: a2.connections >= 1 and any(g.startswith(b"hello") for g in got), 3)
+    assert cli(str(sock), "set server be/s2 check-port 80").strip() == \
+        "health checks are not enabled on this server"
+    assert cli(str(sock), "set server be/s2 agent-send x").strip() == \
+        "agent checks are not enabled on this server."
+    state = [l.split() for l in cli(str(sock), "show servers state be").splitlines()
+             if len(l.split()) > 20 and l.split()[3] == "s1"][0]
+    assert state[-4:] == [str(moved.port), "127.0.0.1", "-", str(a2.port)], state
