@@ -94,6 +94,7 @@ check::CheckSettings check_settings(const config::ProxyConfig& p, const config::
   c.intervals = {s.inter_ms, s.fastinter_ms, s.downinter_ms};
   c.timeout_ms = p.timeouts.check ? p.timeouts.check : s.inter_ms;
   c.shutdown_sessions = s.shutdown_on_down;
+  c.shutdown_backup_sessions = s.shutdown_backups_on_up;
   // HAProxy: checks send the PROXY header when asked (`check-send-proxy`: the server's
   // version, v1 without one), or when the traffic does and the check goes where it goes (no
   // `port` nor `addr` of its own).

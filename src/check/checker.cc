@@ -520,6 +520,9 @@ void Checker::report_change(Health::Change change, uint64_t now, bool from_cli) 
       hooks_.log(kLogEmerg, fmt::format("backend {} has no server available!", be_.name()));
   }
   if (!up && s_.shutdown_sessions && hooks_.shutdown_sessions) hooks_.shutdown_sessions(srv_);
+  if (up && s_.shutdown_backup_sessions && !srv_.settings().backup && hooks_.shutdown_sessions)
+    for (const auto& other : be_.servers())
+      if (other->settings().backup) hooks_.shutdown_sessions(*other);
   if (hooks_.state_changed) hooks_.state_changed(srv_, up);
 }
 

@@ -62,6 +62,9 @@ struct CheckSettings {
   Intervals intervals;
   uint32_t timeout_ms = 0;       // whole check (`timeout check`), 0 = inter
   bool shutdown_sessions = false;   // `on-marked-down shutdown-sessions`
+  // `on-marked-up shutdown-backup-sessions`: when this active server comes UP, the backend's
+  // backup servers' established sessions are closed (their clients come back to it).
+  bool shutdown_backup_sessions = false;
   // A PROXY protocol header opens each check connection (`check-send-proxy`, or the server's
   // send-proxy when the check has no `port` nor `addr` of its own): 1 v1, with the check
   // connection's own addresses; 2 v2, the LOCAL command with the set-proxy-v2-tlv-fmt values

@@ -110,6 +110,7 @@ struct ServerConfig {
   bool has_check_addr = false;  // `addr`
   net::SocketAddress check_addr;
   bool shutdown_on_down = false;   // `on-marked-down shutdown-sessions`
+  bool shutdown_backups_on_up = false;   // `on-marked-up shutdown-backup-sessions`
   bool check_send_proxy = false;   // `check-send-proxy`: checks open with a PROXY header
   // `track [<backend>/]<server>`: this server's state follows that one's checks; resolved
   // after parsing into the tracked server's proxy and server indexes (-1: none).

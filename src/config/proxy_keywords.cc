@@ -177,6 +177,7 @@ const std::vector<SubKeywordDoc>& proxy_sub_keyword_docs() {
         {"server", "port <n>", "port to check (default: the server's current port, which follows `set server addr ... port`)"},
         {"server", "addr <ip>", "address to check (default: the server's current address, which follows `set server addr`)"},
         {"server", "on-marked-down shutdown-sessions", "close the server's established connections when it goes DOWN"},
+        {"server", "on-marked-up shutdown-backup-sessions", "when this (active) server comes UP, close the established connections of the backend's backup servers, so that their clients come back to it"},
         {"timeout", "check <time>", "whole health check (connect + response); default: the server's inter"},
         {"timeout", "queue <time>", "longest wait in the backend queue when every server is at its maxconn (default: `timeout connect`); on expiry the client is closed"},
         {"server", "enabled", "cancels `disabled`"},

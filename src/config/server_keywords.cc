@@ -119,6 +119,7 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
   static const std::vector<std::string_view> kOpts = {
       "weight", "maxconn", "backup", "disabled", "enabled", "slowstart", "check", "no-check",
       "inter", "fastinter", "downinter", "rise", "fall", "port", "addr", "on-marked-down",
+      "on-marked-up",
       "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2", "proxy-v2-options",
       "cookie", "id", "pool-max-conn", "pool-low-conn", "pool-purge-delay", "max-reuse",
       "init-addr", "set-proxy-v2-tlv-fmt", "check-send-proxy", "init-state", "track",
@@ -127,7 +128,7 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       "alpn", "ca-file", "check-ssl",
       "crt", "error-limit",
       "maxqueue", "minconn", "observe", "on-error",
-      "on-marked-up", "proto",
+      "proto",
       "redir", "resolvers", "resolve-prefer",
       "sni", "source", "ssl", "verify", "verifyhost", "ws", "tfo", "namespace",
       "usesrc", "resolve-opts", "socks4", "no-ssl", "guid", "hash-key",
@@ -241,6 +242,11 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       if (v != "shutdown-sessions")
         throw ConfigError{fmt::format("{} : 'on-marked-down' expects 'shutdown-sessions' but got '{}'.", head, v)};
       s.shutdown_on_down = true;
+      i += 2;
+    } else if (o == "on-marked-up") {
+      if (v != "shutdown-backup-sessions")
+        throw ConfigError{fmt::format("{} : 'on-marked-up' expects 'shutdown-backup-sessions' but got '{}'.", head, v)};
+      s.shutdown_backups_on_up = true;
       i += 2;
     } else if (o == "cookie") {
       // QUIRK kept from HAProxy 3.5: the message ends with two dots.
