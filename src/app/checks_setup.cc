@@ -1,5 +1,7 @@
 #include "app/checks_setup.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <optional>
 #include <random>
@@ -17,6 +19,44 @@
 namespace sluice::app {
 
 namespace {
+// option external-check: the command line and environment HAProxy 3.5 gives the command
+// (measured by a script that prints them).
+void external_command(const config::ConfigModel& model, const config::ProxyConfig& p,
+                      const config::ServerConfig& s, check::CheckSettings* c) {
+  c->type = check::CheckSettings::Type::kExternal;
+  // The proxy's first bound address, if it has one ("NOT_USED" for a backend).
+  std::string paddr, pport;
+  for (const auto& b : p.binds) {
+    for (const auto& a : b.addrs) {
+      if (a.kind != net::ListenAddress::Kind::kInet) continue;
+      paddr = a.addr.host_string();
+      pport = std::to_string(a.addr.port());
+      break;
+    }
+    if (!paddr.empty()) break;
+  }
+  const std::string saddr = s.addr.addr.host_string();
+  const std::string sport = std::to_string(s.addr.addr.port());
+  c->ext_argv = {p.external_check_command, paddr.empty() ? "NOT_USED" : paddr,
+                 pport.empty() ? "NOT_USED" : pport, saddr, sport};
+  std::vector<std::string> env;
+  if (model.global.external_check_preserve_env)
+    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  env.push_back("PATH=" + p.external_check_path);
+  env.push_back("HAPROXY_PROXY_ADDR=" + paddr);
+  env.push_back("HAPROXY_PROXY_ID=" + std::to_string(p.id));
+  env.push_back("HAPROXY_PROXY_NAME=" + p.name);
+  env.push_back("HAPROXY_PROXY_PORT=" + pport);
+  env.push_back("HAPROXY_SERVER_ADDR=" + saddr);
+  env.push_back("HAPROXY_SERVER_ID=" + std::to_string(s.id));
+  env.push_back("HAPROXY_SERVER_MAXCONN=" + std::to_string(s.maxconn));
+  env.push_back("HAPROXY_SERVER_NAME=" + s.name);
+  env.push_back("HAPROXY_SERVER_PORT=" + sport);
+  env.push_back("HAPROXY_SERVER_PROTO=tcp");
+  env.push_back("HAPROXY_SERVER_SSL=0");
+  c->ext_env = std::move(env);
+}
+
 // option httpchk: the http-check rules as written, with the option's request where a send does
 // not say its method, URI or version (and a send of it first when none is written), and the
 // default expect (a 2xx or 3xx status) when the last send has none after it.
@@ -201,6 +241,8 @@ HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& m
       cs.rise = sc.rise;
       cs.fall = sc.fall;
       check::CheckSettings cs_settings = check_settings(pc, sc);
+      if (pc.check_type == config::ProxyConfig::CheckType::kExternal)
+        external_command(model, pc, sc, &cs_settings);
       // init-state: where the counter starts, and whether the server starts DOWN.
       const check::Health start(sc.rise, sc.fall, cs_settings.init_state);
       cs.health.store(start.health(), std::memory_order_relaxed);

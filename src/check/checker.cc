@@ -1,6 +1,8 @@
 #include "check/checker.h"
 
+#include <signal.h>
 #include <sys/epoll.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,6 +42,11 @@ void Checker::start(uint64_t first_delay_ms) {
 
 void Checker::stop() {
   loop_.timers().cancel(timer_);
+  if (pid_ > 0) {   // an external check still running: it goes with the check
+    kill(-pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
   close_socket();
   phase_ = Phase::kIdle;
 }
@@ -67,6 +74,10 @@ void Checker::on_timer(core::Timer&) {
   }
   if (s_.type == CheckSettings::Type::kAgent) {
     complete(phase_ == Phase::kConnecting ? lb::CheckStatus::kL4Tout : lb::CheckStatus::kL7Tout, 0, "");
+    return;
+  }
+  if (s_.type == CheckSettings::Type::kExternal) {
+    external_timeout();
     return;
   }
   if (s_.type == CheckSettings::Type::kRules) {
@@ -145,6 +156,10 @@ void Checker::begin() {
   response_.clear();
   sent_ = 0;
   loop_.timers().arm(timer_, started_ms_ + s_.timeout_ms);
+  if (s_.type == CheckSettings::Type::kExternal) {
+    begin_external();
+    return;
+  }
   if (s_.type == CheckSettings::Type::kRules) {
     step_ = 0;
     passed_ = nullptr;
@@ -197,6 +212,10 @@ void Checker::open_connection(const CheckRule* rule) {
 
 void Checker::on_io(uint32_t events) {
   if (fd_ < 0) return;
+  if (s_.type == CheckSettings::Type::kExternal) {   // the pidfd: the command ended
+    external_done();
+    return;
+  }
   if (phase_ == Phase::kConnecting) {
     if (events & (EPOLLERR | EPOLLHUP | EPOLLOUT)) {
       const std::string where = s_.type == CheckSettings::Type::kRules ? at_step() : std::string();

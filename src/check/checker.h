@@ -46,7 +46,8 @@ struct CheckSettings {
   // `option httpchk` and its http-check rules), in `rules`.
   // kAgent: the server's agent (`agent-check`), whose one-line answers change the server's
   // state, weight and maxconn (check/agent.cc).
-  enum class Type { kTcp, kRules, kAgent };
+  // kExternal: `option external-check`, a command run for each check (check/external.cc).
+  enum class Type { kTcp, kRules, kAgent, kExternal };
   Type type = Type::kTcp;
   std::shared_ptr<const RuleSet> rules;   // kRules
   // Where to connect. Parts not set on the server line (`addr`, `port`) follow the server's
@@ -82,6 +83,10 @@ struct CheckSettings {
   bool send_state = false;
   std::string node;   // the process's node name, for send-state
   std::string agent_send;   // kAgent: what is sent to the agent first (`agent-send`)
+  // kExternal: the command and its arguments, and its environment (HAPROXY_SERVER_CURCONN is
+  // added at each run).
+  std::vector<std::string> ext_argv;
+  std::vector<std::string> ext_env;
 };
 
 // An agent's answer (`agent-check`), HAProxy's protocol: words separated by spaces, tabs or
@@ -185,6 +190,11 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   void send_more();
   void read_more();
   void complete(lb::CheckStatus status, int code, std::string text);
+  // kExternal (external.cc): starts the command (its pidfd watched as fd_); reaps it when
+  // the pidfd says it ended; kills it at the timeout.
+  void begin_external();
+  void external_done();
+  void external_timeout();
   // kAgent (agent.cc): what came so far (`eof`: all of it); an answer ends at its line's end.
   void agent_read(bool eof);
   // kAgent: the check's end, recorded in the server's agent state; a `reply` (null: none, the
@@ -221,6 +231,8 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   const CheckRule* passed_ = nullptr;
   bool l7_ = false;   // a send or an expect ran: the check is a layer-7 one
   int code_ = 0;      // the check's code (status-code, a protocol answer's)
+  int pid_ = -1;      // kExternal: the running command
+  bool ext_killed_ = false;   // kExternal: killed at the timeout, being reaped
   std::string method_;   // the method of the last HTTP request sent (its answer's framing)
   std::string custom_info_;   // a protocol answer's info (the MySQL server's version)
 };

@@ -361,7 +361,7 @@ void kw_resetenv(Parser& p, Line& l) {
 }
 
 constexpr std::string_view kHaproxyGlobal[] = {
-    "cluster-secret", "external-check", "log-send-hostname", "lua-load",
+    "cluster-secret", "log-send-hostname", "lua-load",
     "master-worker", "mworker-max-reloads", "nbproc", "noepoll", "nopoll", "nosplice",
     "numa-cpu-mapping", "quiet", "set-dumpable",
     "cpu-set", "cpu-affinity",
@@ -434,7 +434,8 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"tune.idle-pool.shared", kInGlobal, 0, kw_idle_pool_shared, "on|off|full: checked; no effect: sluice keeps one idle server-connection pool per thread and never hands an idle connection to another thread, which is `off`"},
     {"tune.h1.zero-copy-fwd-recv", kInGlobal, 0, kw_h1_zero_copy, "on|off: checked; no effect: sluice has no pipes and already forwards a body as the buffer it was read into"},
     {"tune.h1.zero-copy-fwd-send", kInGlobal, 0, kw_h1_zero_copy, "on|off: checked; no effect: sluice has no pipes and already forwards a body as the buffer it was read into"},
-    {"insecure-fork-wanted", kInGlobal, 0, kw_insecure_fork_wanted, "accepted; no effect: HAProxy forbids fork() without it, sluice never forks once started (no external checks, no Lua) and sets no such restriction"},
+    {"insecure-fork-wanted", kInGlobal, 0, kw_insecure_fork_wanted, "HAProxy's consent to starting processes: without it `option external-check` warns that it will likely fail, as HAProxy warns (sluice starts them with posix_spawn whatever it says)"},
+    {"external-check", kInGlobal, 0, kw_external_check_global, "[preserve-env]: `option external-check` may run commands (without it, HAProxy's fatal error); preserve-env passes the process's environment to them besides their HAPROXY_* variables"},
     {"localpeer", kInGlobal, 0, kw_localpeer, "<name>: the local peer name (default: -L, else the host name), in $HAPROXY_LOCALPEER from the first line of the configuration on; set twice, or with -L, it is an error as in HAProxy; sluice has no peers section, so nothing else uses it yet"},
 };
 

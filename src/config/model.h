@@ -393,7 +393,12 @@ struct ProxyConfig {
   unsigned log_steps = 0;
 
   // Health checks: `option tcp-check` (connect only, the default) or `option httpchk`.
-  enum class CheckType { kTcp, kHttp };
+  // kExternal: `option external-check` (the last of tcp-check / httpchk / external-check
+  // in a section wins).
+  enum class CheckType { kTcp, kHttp, kExternal };
+  std::string external_check_command;   // `external-check command <cmd>`
+  std::string external_check_path;      // `external-check path <PATH>`: the command's PATH
+  SourceLoc external_check_loc;
   CheckType check_type = CheckType::kTcp;
   HttpCheckConfig http_check;
   TcpCheckConfig tcp_check;
@@ -560,6 +565,11 @@ struct GlobalConfig {
   int max_sess_rate = 0;             // `maxsessrate`, 0 = none
   std::string node;                  // `node`, default hostname (set by app)
   int spread_checks = 0;             // `spread-checks`: % of random variation of check intervals
+  // `external-check [preserve-env]`: external checks may run (preserve-env: they inherit the
+  // process's environment); `insecure-fork-wanted`: HAProxy's consent to fork.
+  bool external_check = false;
+  bool external_check_preserve_env = false;
+  bool insecure_fork_wanted = false;
   uint32_t max_spread_checks_ms = 0; // `max-spread-checks`: bound of the first checks' spread (0: none)
   std::string description;
   bool zero_warning = false;

@@ -73,6 +73,8 @@ void kw_http_check(Parser& p, Line& l);
 // tcp_check_keyword.cc: `tcp-check <rule>`; a log-format of a rule set, compiled for a check
 // (no client, no stream: the backend, the server, what the server sent), its index returned.
 void kw_tcp_check(Parser& p, Line& l);
+// `external-check command|path` (tcp_check_keyword.cc).
+void kw_external_check(Parser& p, Line& l);
 int add_check_format(TcpCheckConfig& tc, const Line& l, std::string_view what,
                      const std::string& text);
 // The connect and expect rules of tcp-check and http-check (`kw` names the keyword in

@@ -36,6 +36,7 @@ constexpr OptionDef kOptions[] = {
     {"mysql-check", kBe, false, true, "[user <name> [post-41]]: health checks read the MySQL greeting (its version is the check's text; an error packet is L7STS with its code and message); with a user, a protocol 4.1 login without password and COM_QUIT follow, and the login must succeed. `pre-41` is not supported yet"},
     {"ldap-check", kBe, false, true, "health checks send an anonymous LDAPv3 bind and want a bind response with result 0 (`Success`; another result is L7STS with its code; not LDAP: `Not LDAPv3 protocol`)"},
     {"ssl-hello-chk", kBe, false, true, "health checks send an SSLv3 ClientHello and want a handshake or alert record back (L6OK / L6RSP / L6TOUT), as HAProxy 3.5 does; no TLS library is involved"},
+    {"external-check", kBe, false, true, "health checks run `external-check command` (which needs `external-check` in global, as in HAProxy; without `insecure-fork-wanted` HAProxy's warning), without ever blocking a worker: the process is started with posix_spawn and waited for through a pidfd in the event loop"},
     {"log-health-checks", kBe, true, false, "log each check whose result moves the server's health or changes its status (`Health check for server b/s failed, reason: ..., info: \"...\", check duration: 0ms, status: 0/2 DOWN.`, at notice), and the state changes without the reason that line gave, as HAProxy 3.5 writes them (the counter starts as the server's init-state says)"},
     {"httpchk", kBe, false, true, "[<method>] [<uri>] [<version>] [<host>]: HTTP health checks, default `OPTIONS / HTTP/1.0`; any 2xx/3xx passes unless `http-check expect` says otherwise; headers hidden after the version (`HTTP/1.1\\r\\nHost:\\ x`) are refused, as HAProxy 3.5 does: use `http-check send`"},
     {"http-keep-alive", kFe | kBe, true, true, "HTTP connection mode (the default): persistent client and server connections; the last of http-keep-alive / http-server-close / httpclose in a section wins, `no option X` resets to keep-alive when X is the current mode"},
@@ -68,7 +69,7 @@ constexpr OptionDef kOptions[] = {
 constexpr std::string_view kHaproxyOptions[] = {
     "accept-unsafe-violations-in-http-response", "accept-invalid-http-response",
     "checkcache", "contstats", "disable-h2-upgrade",
-    "external-check", "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
+    "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
     "http-drop-request-trailers", "http-drop-response-trailers",
     "http-pretend-keepalive", "http-use-proxy-header",
     "independent-streams",
@@ -244,7 +245,10 @@ void kw_option(Parser& p, Line& l) {
     px.accept_unsafe_requests = l.prefix == Prefix::kNone;
     return;
   }
-  if (name == "tcp-check") {
+  if (name == "external-check") {
+    px.check_type = ProxyConfig::CheckType::kExternal;
+    px.option_tcp_check = false;
+  } else if (name == "tcp-check") {
     px.check_type = ProxyConfig::CheckType::kTcp;
     px.option_tcp_check = true;
   } else if (name == "log-health-checks") {

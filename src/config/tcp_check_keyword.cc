@@ -319,6 +319,19 @@ CheckRule parse_check_expect(TcpCheckConfig& tc, const Line& l, bool http) {
   return r;
 }
 
+void kw_external_check(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  const std::string sub = l.args.size() > 1 ? l.args[1] : "";
+  if (sub != "command" && sub != "path")
+    throw ConfigError{fmt::format("{}'external-check' only supports 'command' and 'path'. but got "
+                                  "'{}'.", l.where, sub)};
+  if (l.args.size() < 3 || l.args[2].empty())
+    throw ConfigError{fmt::format("{}missing argument after '{}'.", l.where, sub)};
+  no_extra(l, 3);
+  (sub == "command" ? px.external_check_command : px.external_check_path) = l.args[2];
+  if (sub == "command") px.external_check_loc = l.loc;
+}
+
 void begin_check_rule(TcpCheckConfig& tc, const Line& l) {
   if (tc.inherited || !tc.protocol.empty()) tc = TcpCheckConfig{};
   if (tc.rules.empty()) tc.loc = l.loc;

@@ -89,7 +89,20 @@ void kw_h1_zero_copy(Parser&, Line& l) {
 
 // HAProxy forbids fork() unless this is set (external checks, Lua's popen). sluice never forks
 // after start-up and installs no such restriction: accepted, it changes nothing.
-void kw_insecure_fork_wanted(Parser&, Line& l) { no_more(l, 1); }
+void kw_insecure_fork_wanted(Parser& p, Line& l) {
+  no_more(l, 1);
+  p.global.insecure_fork_wanted = true;
+}
+
+// `external-check [preserve-env]` (global): external checks may run.
+void kw_external_check_global(Parser& p, Line& l) {
+  if (l.args.size() > 1 && l.args[1] != "preserve-env")
+    throw ConfigError{fmt::format("{}'external-check' only supports 'preserve-env' as an argument, "
+                                  "found '{}'.", l.where, l.args[1])};
+  no_more(l, 2);
+  p.global.external_check = true;
+  p.global.external_check_preserve_env = l.args.size() > 1;
+}
 
 // Run in pass 1 (like setenv), so that $HAPROXY_LOCALPEER holds it for every line of pass 2.
 void kw_localpeer(Parser& p, Line& l) {

@@ -14,6 +14,7 @@ void kw_http_cookielen(Parser& p, Line& l);
 void kw_http_logurilen(Parser& p, Line& l);
 void kw_h1_zero_copy(Parser& p, Line& l);
 void kw_insecure_fork_wanted(Parser& p, Line& l);
+void kw_external_check_global(Parser& p, Line& l);
 void kw_localpeer(Parser& p, Line& l);
 
 // `log-steps <step>[,<step>...]|all` (defaults, frontend, listen).

@@ -440,6 +440,20 @@ bool Parser::finish(ConfigModel* model) {
     compile_balance(p);
     compile_forwarded(p);
     compile_server_formats(p);
+    if ((p.caps & ProxyConfig::kBackend) && p.check_type == ProxyConfig::CheckType::kExternal) {
+      if (!global.external_check)
+        fatal(fmt::format("Proxy '{}' : 'option external-check' unable to find required "
+                          "'global.external-check'.", p.name),
+              false);
+      else if (p.external_check_command.empty())
+        fatal(fmt::format("Proxy '{}' : 'option external-check' unable to find required "
+                          "'external-check command'.", p.name),
+              false);
+      if (!global.insecure_fork_wanted)
+        warning(fmt::format("Proxy '{}' : 'insecure-fork-wanted' not enabled in the global "
+                            "section, 'option external-check' will likely fail.", p.name),
+                false);
+    }
     // HAProxy: rules without the option that runs them are dropped, said once.
     if ((p.caps & ProxyConfig::kBackend) && !p.tcp_check.rules.empty() && !p.option_tcp_check &&
         !p.tcp_check.inherited)

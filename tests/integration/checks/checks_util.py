@@ -70,7 +70,8 @@ class AcceptRecorder(TcpServer):
             self.times.append(time.monotonic())
 
 
-def logged_head(sock, log_port: int, port: int, backend: str, defaults_extra: str = "") -> str:
+def logged_head(sock, log_port: int, port: int, backend: str, defaults_extra: str = "",
+                global_extra: str = "") -> str:
     """The global and defaults sections of the check tests that read syslog lines (a stats
     socket at `sock`, raw lines to 127.0.0.1:`log_port`) and a frontend on `port` sending to
     `backend`."""
@@ -78,7 +79,7 @@ def logged_head(sock, log_port: int, port: int, backend: str, defaults_extra: st
 global
     stats socket {sock} level admin
     log 127.0.0.1:{log_port} format raw local0
-defaults
+{global_extra}defaults
     mode tcp
     log global
 {defaults_extra}    timeout connect 1s
@@ -91,14 +92,14 @@ frontend fe
 
 
 def health_lines(cfg, sluice, udp_log, short_tmp, backends: dict[str, tuple[str, int]],
-                 option: str = "option tcp-check") -> dict[str, str]:
+                 option: str = "option tcp-check", global_extra: str = "") -> dict[str, str]:
     """Starts sluice with one backend per entry (name -> (its lines after `option`, the port of
     its server s1), all with option log-health-checks, and returns the first `Health check`
     line of each backend's server, durations written Nms."""
     sock = short_tmp / "stats.sock"
     port = free_port()
     text = logged_head(sock, udp_log.port, port, next(iter(backends)),
-                       "    option log-health-checks\n    timeout check 500ms\n")
+                       "    option log-health-checks\n    timeout check 500ms\n", global_extra)
     for name, (rules, sport) in backends.items():
         text += f"backend {name}\n    {option}\n{rules}\n" if option else f"backend {name}\n{rules}\n"
         text += f"    server s1 127.0.0.1:{sport} check inter 300 rise 1 fall 1\n"

@@ -231,5 +231,30 @@ TEST(TcpCheck, AgentOptions) {
                            "  server t 127.0.0.1:1 track s\n").r.model);
 }
 
+// option external-check and its keywords, HAProxy 3.5's messages.
+TEST(TcpCheck, ExternalCheck) {
+  const std::string be = std::string("defaults\n  mode tcp\n") + kTimeouts +
+                         "backend b\n  option external-check\n  external-check command /bin/true\n"
+                         "  external-check path /usr/bin\n  server s 127.0.0.1:1 check\n";
+  auto r = parse("global\n  external-check\n  insecure-fork-wanted\n" + be);
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(proxy(r, "b").check_type, ProxyConfig::CheckType::kExternal);
+  EXPECT_EQ(proxy(r, "b").external_check_command, "/bin/true");
+  EXPECT_EQ(proxy(r, "b").external_check_path, "/usr/bin");
+  EXPECT_TRUE(parse(be).contains(
+      "Proxy 'b' : 'option external-check' unable to find required 'global.external-check'."));
+  EXPECT_TRUE(parse("global\n  external-check\n" + be).contains(
+      "Proxy 'b' : 'insecure-fork-wanted' not enabled in the global section, 'option "
+      "external-check' will likely fail."));
+  EXPECT_TRUE(parse("global\n  external-check\n  insecure-fork-wanted\n" +
+                    std::string("defaults\n  mode tcp\n") + kTimeouts +
+                    "backend b\n  option external-check\n  server s 127.0.0.1:1 check\n")
+                  .contains("Proxy 'b' : 'option external-check' unable to find required "
+                            "'external-check command'."));
+  EXPECT_TRUE(parse("backend b\n  external-check foo x\n").contains(
+      "'external-check' only supports 'command' and 'path'. but got 'foo'."));
+  EXPECT_TRUE(parse("backend b\n  external-check path\n").contains("missing argument after 'path'."));
+}
+
 }  // namespace
 }  // namespace sluice::config
