@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""What health checks cost: 1,000 servers with `check inter 1s` beside the traffic's backend.
+
+For each of two configurations, interleaved (without checks, with checks, ...):
+  - sluice's CPU per second while idle (utime + stime from /proc/<pid>/stat over --idle
+    seconds): the checks' own cost;
+  - HTTP keep-alive traffic through another backend (wrk --latency, --duration seconds): its
+    p99 latency and requests per second, so that the checks' effect on it shows.
+
+Loopback only; nginx is the origin and the checks' target. stdlib only.
+
+  SLUICE_BIN=build/release/src/app/sluice bench/checks.py [--servers 1000] [--reps 2]
+      [--idle 10] [--duration 10] [--out bench/results/<dir>]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, timeout: float = 10.0) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"nothing listens on {port}")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_nginx(work: Path) -> tuple[subprocess.Popen, int]:
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    port = free_port()
+    conf = work / "nginx.conf"
+    conf.write_text(f"""daemon off;
+worker_processes 1;
+pid {work}/nginx.pid;
+error_log {work}/nginx.err;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ return 200 "ok\\n"; }} }}
+}}
+""")
+    p = subprocess.Popen([nginx, "-c", str(conf), "-p", str(work)], stderr=subprocess.DEVNULL)
+    wait_port(port)
+    return p, port
+
+
+def sluice_config(port: int, origin: int, servers: int, checks: bool) -> str:
+    check = " check inter 1s" if checks else ""
+    farm = "\n".join(f"    server f{i} 127.0.0.1:{origin}{check}" for i in range(servers))
+    return f"""global
+    nbthread 1
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 10s
+    timeout server 10s
+frontend fe
+    bind 127.0.0.1:{port}
+    default_backend web
+backend web
+    server o 127.0.0.1:{origin}
+backend farm
+{farm}
+"""
+
+
+def one_run(sluice: str, work: Path, origin: int, servers: int, checks: bool,
+            idle: float, duration: float) -> dict:
+    port = free_port()
+    cfg = work / f"sluice-{'checks' if checks else 'none'}.cfg"
+    cfg.write_text(sluice_config(port, origin, servers, checks))
+    p = subprocess.Popen([sluice, "-f", str(cfg)], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port)
+        time.sleep(2.0)   # the first checks are spread over the first interval
+        c0, t0 = cpu_seconds(p.pid), time.monotonic()
+        time.sleep(idle)
+        idle_cpu = (cpu_seconds(p.pid) - c0) / (time.monotonic() - t0)
+        out = subprocess.run(["wrk", "-t1", "-c20", f"-d{int(duration)}s", "--latency",
+                              f"http://127.0.0.1:{port}/"], capture_output=True, text=True,
+                             timeout=duration + 30).stdout
+        p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
+        rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+        scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+        return {
+            "checks": checks,
+            "idle_cpu_per_s": round(idle_cpu, 4),
+            "p99_ms": round(float(p99.group(1)) * scale[p99.group(2)], 3) if p99 else None,
+            "req_per_s": float(rps.group(1)) if rps else None,
+        }
+    finally:
+        p.terminate()
+        p.wait(timeout=10)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--servers", type=int, default=1000)
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--idle", type=float, default=10.0)
+    ap.add_argument("--duration", type=float, default=10.0)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    sluice = os.environ.get("SLUICE_BIN", "build/release/src/app/sluice")
+    if not shutil.which("wrk"):
+        print("wrk is not installed", file=sys.stderr)
+        return 1
+    work = Path(tempfile.mkdtemp(prefix="sluice-checks-bench."))
+    nginx, origin = start_nginx(work)
+    runs = []
+    try:
+        for _ in range(a.reps):
+            for checks in (False, True):
+                r = one_run(sluice, work, origin, a.servers, checks, a.idle, a.duration)
+                runs.append(r)
+                print(json.dumps(r), flush=True)
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=10)
+    def med(checks: bool, key: str) -> float:
+        v = sorted(r[key] for r in runs if r["checks"] == checks and r[key] is not None)
+        return v[len(v) // 2] if v else float("nan")
+    lines = [f"{a.servers} servers, check inter 1s, {a.reps} interleaved runs (medians):",
+             "| | idle CPU s/s | traffic p99 ms | traffic req/s |", "|---|---|---|---|"]
+    for checks in (False, True):
+        lines.append(f"| {'with checks' if checks else 'without'} | {med(checks, 'idle_cpu_per_s')} | "
+                     f"{med(checks, 'p99_ms')} | {med(checks, 'req_per_s')} |")
+    print("\n".join(lines))
+    if a.out:
+        out = Path(a.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "checks.json").write_text(json.dumps(runs, indent=1) + "\n")
+        (out / "notes.md").write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
