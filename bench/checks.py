@@ -19,39 +19,25 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, timeout: float = 10.0) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"nothing listens on {port}")
+from bench_common import cpu_ticks, pick_ports, wait_port  # noqa: E402
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    u, st = cpu_ticks(pid)
+    return (u + st) / os.sysconf("SC_CLK_TCK")
 
 
 def start_nginx(work: Path) -> tuple[subprocess.Popen, int]:
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    port = free_port()
+    port = pick_ports(1)[0]
     conf = work / "nginx.conf"
     conf.write_text(f"""daemon off;
 worker_processes 1;
@@ -64,7 +50,7 @@ http {{
 }}
 """)
     p = subprocess.Popen([nginx, "-c", str(conf), "-p", str(work)], stderr=subprocess.DEVNULL)
-    wait_port(port)
+    wait_port(port, proc=p)
     return p, port
 
 
@@ -90,13 +76,13 @@ backend farm
 
 def one_run(sluice: str, work: Path, origin: int, servers: int, checks: bool,
             idle: float, duration: float) -> dict:
-    port = free_port()
+    port = pick_ports(1)[0]
     cfg = work / f"sluice-{'checks' if checks else 'none'}.cfg"
     cfg.write_text(sluice_config(port, origin, servers, checks))
     p = subprocess.Popen([sluice, "-f", str(cfg)], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     try:
-        wait_port(port)
+        wait_port(port, proc=p)
         time.sleep(2.0)   # the first checks are spread over the first interval
         c0, t0 = cpu_seconds(p.pid), time.monotonic()
         time.sleep(idle)
