@@ -204,6 +204,8 @@ class SynBlackhole:
 
     def __init__(self):
         self.sock = socket.socket()
+        # SO_REUSEADDR: beside free_port()'s reservation of the port, which never listens.
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", free_port()))
         self.sock.listen(0)
         self.port = self.sock.getsockname()[1]

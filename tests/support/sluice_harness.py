@@ -110,6 +110,31 @@ def wait_until(predicate: Callable[[], object], timeout: float = 5.0, interval: 
 
 _handed_out: set[int] = set()
 _port_lock = threading.Lock()
+# One bound (never listening) socket per port handed out, kept for the life of the process: a
+# port found free stays ours until the test's own program binds it. Without it another test
+# process (ctest runs two at once) could find the port free in the meantime, and since sluice
+# and HAProxy bind with SO_REUSEPORT, both programs would share its connections. This
+# socket's SO_REUSEPORT lets the test's sluice or HAProxy bind beside it, and its SO_REUSEADDR
+# the servers that bind with that option (every fake server, nginx), since it never listens; a
+# plain bind, as _can_bind() makes in another process, still fails. A socket that must hold
+# the port alone (a test's "port in use") binds with SO_REUSEADDR and listens.
+_reserved: list[socket.socket] = []
+# The oldest reservations go first: by then their test has long bound the port (or ended).
+_MAX_RESERVED = 256
+
+
+def _reserve(port: int) -> None:
+    if len(_reserved) >= _MAX_RESERVED:
+        _reserved.pop(0).close()
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        s.close()
+        return
+    _reserved.append(s)
 
 
 def _port_window() -> tuple[int, int]:
@@ -155,6 +180,8 @@ def free_port_range(count: int = 1) -> int:
                 continue
             if all(_port_is_free(p) for p in ports):
                 _handed_out.update(ports)
+                for p in ports:
+                    _reserve(p)
                 return first
     raise RuntimeError("no free port found")
 
@@ -162,8 +189,8 @@ def free_port_range(count: int = 1) -> int:
 def free_port() -> int:
     """A free TCP port on 127.0.0.1 that no other caller in this process has been given.
 
-    Chosen outside the ephemeral range and checked with a bind (then closed), so only another
-    test process picking the same random port could collide."""
+    Chosen outside the ephemeral range, checked with a bind, then kept bound (see _reserved):
+    another test process cannot pick it too."""
     return free_port_range(1)
 
 

@@ -41,6 +41,7 @@ def test_bad_config_fails_a_normal_start(cfg, tmp_path):
 
 def test_bind_in_use_fails_with_file_and_line(cfg):
     busy = socket.socket()
+    busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # beside free_port's reservation
     busy.bind(("127.0.0.1", free_port()))
     busy.listen(1)
     try:

@@ -45,6 +45,7 @@ def test_a_reload_that_cannot_bind_resumes_the_old_process(cfg, sluice, echo):
     # after about a second, releases what it bound, and the old one listens again (SIGTTIN).
     port, taken = free_port(), free_port()
     blocker = socket.socket()
+    blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # beside free_port's reservation
     blocker.bind(("127.0.0.1", taken))
     blocker.listen(1)
     try:
