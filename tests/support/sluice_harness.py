@@ -141,12 +141,14 @@ def _port_window() -> tuple[int, int]:
     # Ports below the kernel's ephemeral range: outgoing connections (the proxy's, the tests')
     # never take them, so a port found free stays free until the test binds it. Each process
     # starts at a random point, so two pytest processes run by ctest -j2 rarely pick the same.
+    # bench/ picks its ports from 23000 up, checking them with SO_REUSEADDR (which our
+    # reservations let through): the tests stay below, so that bench_smoke never shares one.
     lo = 20000
     try:
         eph_lo = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         eph_lo = 32768
-    hi = eph_lo - 1 if eph_lo > lo + 2000 else 65000
+    hi = min(eph_lo - 1, 23000) if eph_lo > lo + 2000 else 65000
     return lo, hi
 
 
