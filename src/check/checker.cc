@@ -54,7 +54,10 @@ void Checker::stop() {
 void Checker::close_socket() {
   if (fd_ < 0) return;
   loop_.remove(fd_);
-  close(fd_);
+  // A check's connection ends with a reset, as HAProxy's do, unless its connect step says
+  // `linger` (a FIN). An external check's fd is its pidfd.
+  if (linger_ || s_.type == CheckSettings::Type::kExternal) close(fd_);
+  else net::close_with_reset(fd_);
   fd_ = -1;
 }
 
@@ -187,6 +190,7 @@ void Checker::open_connection(const CheckRule* rule) {
   }
   if (rule && rule->port) to.set_port(static_cast<uint16_t>(rule->port));
   waiting_ = rule;
+  linger_ = rule && rule->linger;
   response_.clear();
   in_eof_ = false;
   bool in_progress = false;

@@ -232,6 +232,7 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   bool l7_ = false;   // a send or an expect ran: the check is a layer-7 one
   int code_ = 0;      // the check's code (status-code, a protocol answer's)
   int pid_ = -1;      // kExternal: the running command
+  bool linger_ = false;   // the connection's connect step said `linger`: closed with a FIN
   bool ext_killed_ = false;   // kExternal: killed at the timeout, being reaped
   std::string method_;   // the method of the last HTTP request sent (its answer's framing)
   std::string custom_info_;   // a protocol answer's info (the MySQL server's version)

@@ -45,7 +45,7 @@ struct CheckRule {
   net::SocketAddress addr;
   bool send_proxy = false;   // `send-proxy`: a PROXY header opens it (v1 unless the server's is v2)
   bool is_default = false;   // `default`: as the check's own connection (its check-send-proxy)
-  bool linger = false;       // closed with a FIN rather than a reset
+  bool linger = false;       // closed with a FIN rather than a reset (HAProxy's default)
 
   // kSend: the bytes (send, send-binary decoded) or a log-format (send-lf, send-binary-lf:
   // `fmt`, hex-decoded when `binary`).

@@ -55,11 +55,13 @@ class Builder {
  public:
   Builder(const Line& l, TcpCheckConfig& tc) : l_(l), tc_(tc) {}
 
-  void connect_default() {
+  // `linger`: as HAProxy 3.5's rule set for the protocol (its close seen from the server: a
+  // FIN for SMTP, PostgreSQL and MySQL, a reset for Redis, LDAP and the SSL hello).
+  void connect_default(bool linger) {
     CheckRule r;
     r.kind = CheckRule::Kind::kConnect;
     r.is_default = true;
-    r.linger = true;
+    r.linger = linger;
     tc_.rules.push_back(std::move(r));
   }
   void add(CheckRule r) { tc_.rules.push_back(std::move(r)); }
@@ -100,7 +102,7 @@ void smtp(Builder& b, const Line& l) {
   std::string cmd = "HELO localhost";
   if (l.args.size() > 3 && (l.args[2] == "HELO" || l.args[2] == "EHLO"))
     cmd = l.args[2] + " " + l.args[3];
-  b.connect_default();
+  b.connect_default(true);
   b.expect(Expect(M::kRstring, "^[0-9]{3}[ \r]").min(4).on_err("%[res.payload(0,0),cut_crlf]"));
   b.expect(Expect(M::kRstring, "^2[0-9]{2}[ \r]").min(4).error_status(S::kL7Sts).on_err(kSmtpText)
                .code("res.payload(0,3)"));
@@ -119,7 +121,7 @@ void pgsql(Builder& b, const std::string& user) {
   const uint32_t len = static_cast<uint32_t>(body.size() + 4);
   for (int i = 3; i >= 0; --i) msg.push_back(static_cast<char>(len >> (8 * i)));
   msg += body;
-  b.connect_default();
+  b.connect_default(true);
   CheckRule s;
   s.kind = CheckRule::Kind::kSend;
   s.data = msg;
@@ -130,7 +132,7 @@ void pgsql(Builder& b, const std::string& user) {
 }
 
 void mysql(Builder& b, const std::string& user) {
-  b.connect_default();
+  b.connect_default(true);
   b.expect(Expect(M::kMysqlGreeting, "greeting"));
   if (user.empty()) return;
   // A protocol 4.1 login (no password), then COM_QUIT.
@@ -144,7 +146,7 @@ void mysql(Builder& b, const std::string& user) {
 }
 
 void ldap(Builder& b) {
-  b.connect_default();
+  b.connect_default(false);
   b.add(send_hex("300C020101600702010304008000"));   // an anonymous simple bind, LDAPv3
   b.expect(Expect(M::kRbinary, "^30").min(14).on_err("Not LDAPv3 protocol"));
   b.expect(Expect(M::kLdapBind, "bind response"));
@@ -161,7 +163,7 @@ void ssl_hello(Builder& b, TcpCheckConfig& tc) {
   s.fmt = b.fmt(std::string("16030000790100007503") + "00%[date,htonl,hex]" +
                 "484150524f585953534c43484b0a484150524f585953534c43484b0a" + "00004e" + kCiphers +
                 "0100");
-  b.connect_default();
+  b.connect_default(false);
   b.add(std::move(s));
   b.expect(Expect(M::kRbinary, "^1[56]").min(5).statuses(S::kL6Ok, S::kL6Rsp, S::kL6Tout).quiet());
   tc.ok_info.clear();
@@ -182,7 +184,7 @@ bool protocol_check_option(Parser& p, Line& l, ProxyConfig& px, std::string_view
   Builder b(l, tc);
   if (name == "redis-check") {
     no_extra(l, 2);
-    b.connect_default();
+    b.connect_default(false);
     b.add(send_text("*1\r\n$4\r\nPING\r\n"));
     b.expect(Expect(M::kString, "+PONG\r\n").error_status(S::kL7Sts).on_ok("Redis server is ok")
                  .on_err("%[res.payload(0,0),cut_crlf]"));

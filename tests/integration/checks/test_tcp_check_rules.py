@@ -99,3 +99,30 @@ def test_state_lines_and_stats(cfg, sluice, servers, udp_log, short_tmp):
     # Later identical failures add no line: the counter is already at 0.
     time.sleep(1.0)
     assert len([m for m in udp_log.texts() if m.startswith("Health check for server be/s1")]) == 1
+
+
+def close_kind(c: socket.socket, srv) -> None:
+    """Records what the check sent and how it closed: "reset" or "fin"."""
+    c.settimeout(2)
+    try:
+        got = c.recv(100)
+        rest = c.recv(100)
+        srv.add_result((got, "fin" if rest == b"" else "more"))
+    except ConnectionResetError:
+        srv.add_result((b"", "reset"))
+    except OSError:
+        pass
+
+
+def test_checks_reset_unless_linger(cfg, sluice, servers, udp_log, short_tmp):
+    """A check's connection ends with a reset, as HAProxy 3.5's do; `connect linger` ends it
+    with a FIN (seen from the server as HAProxy 3.5 does it)."""
+    rst = servers.add(TcpServer(close_kind))
+    fin = servers.add(TcpServer(close_kind))
+    health_lines(cfg, sluice, udp_log, short_tmp, {
+        "rst": (f"    tcp-check connect port {rst.port}\n    tcp-check send foo", rst.port),
+        "fin": (f"    tcp-check connect port {fin.port} linger\n    tcp-check send foo", fin.port),
+    })
+    wait_until(lambda: rst.results and fin.results, 3)
+    assert rst.results[0][1] == "reset", rst.results
+    assert fin.results[0] == (b"foo", "fin"), fin.results
