@@ -91,4 +91,22 @@ bool base64_decode(std::string_view in, std::string* out) {
   return true;
 }
 
+bool hex_decode(std::string_view hex, std::string* out) {
+  if (hex.size() % 2 != 0) return false;
+  out->clear();
+  out->reserve(hex.size() / 2);
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = hex_value(hex[i]), lo = hex_value(hex[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return true;
+}
+
+std::string_view trim(std::string_view s, std::string_view chars) {
+  const std::size_t b = s.find_first_not_of(chars);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(chars) - b + 1);
+}
+
 }  // namespace sluice::base

@@ -24,6 +24,13 @@ inline int hex_value(char c) {
   return -1;
 }
 
+// Hexadecimal text to bytes ("2b4F" -> "+O"), replacing *out; false unless `hex` is an even
+// run of hexadecimal digits.
+bool hex_decode(std::string_view hex, std::string* out);
+
+// `s` without the characters of `chars` at either end (spaces and tabs by default).
+std::string_view trim(std::string_view s, std::string_view chars = " \t");
+
 // ASCII case-insensitive equality. Inline: HTTP field names are compared this way many times
 // per message.
 inline bool iequals(std::string_view a, std::string_view b) {

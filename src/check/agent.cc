@@ -4,6 +4,7 @@
 // or silent agent changes nothing (the health check judges connectivity).
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "check/checker.h"
 
 namespace sluice::check {
@@ -11,12 +12,6 @@ namespace sluice::check {
 namespace {
 // An answer longer than this is cut: HAProxy reads one buffer's worth and uses its first line.
 constexpr std::size_t kMaxAnswer = 1024;
-
-std::string_view agent_trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 bool digits(std::string_view s, int* out) {
   if (s.empty() || s.size() > 7) return false;
@@ -33,7 +28,7 @@ bool digits(std::string_view s, int* out) {
 AgentReply parse_agent_reply(std::string_view line) {
   AgentReply r;
   if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) {
-    r.reason = std::string(agent_trim(line.substr(hash + 1)));
+    r.reason = std::string(base::trim(line.substr(hash + 1), " \t\r"));
     line = line.substr(0, hash);
   }
   while (!line.empty()) {

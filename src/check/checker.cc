@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "net/socket.h"
 
 namespace sluice::check {
@@ -338,7 +339,7 @@ void Checker::run_rules() {
         }
         if (!r.http && r.fmt >= 0 && r.binary) {
           std::string bytes;
-          if (!decode_hex(request_, &bytes)) bytes.clear();
+          if (!base::hex_decode(request_, &bytes)) bytes.clear();
           request_ = std::move(bytes);
         }
         sent_ = 0;

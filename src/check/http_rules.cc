@@ -82,12 +82,6 @@ bool compare(CheckRule::Cmp cmp, const base::Regex* re, std::string_view text, s
   return false;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // hdr: a field whose name matches and, with a value pattern, one of whose comma-separated
 // values (fhdr: its whole value) matches it.
 bool header_matches(const CheckRule& r, const std::vector<http::Header>& headers) {
@@ -96,13 +90,13 @@ bool header_matches(const CheckRule& r, const std::vector<http::Header>& headers
     if (!compare(r.name_cmp, r.name_re.get(), h.name, r.hdr_name, true)) continue;
     if (!r.has_value) return true;
     if (r.match == CheckRule::Match::kFhdr) {
-      if (compare(r.value_cmp, r.re.get(), trim(h.value), r.bytes, false)) return true;
+      if (compare(r.value_cmp, r.re.get(), base::trim(h.value), r.bytes, false)) return true;
       continue;
     }
     std::string_view v = h.value;
     while (true) {
       const std::size_t comma = v.find(',');
-      if (compare(r.value_cmp, r.re.get(), trim(v.substr(0, comma)), r.bytes, false)) return true;
+      if (compare(r.value_cmp, r.re.get(), base::trim(v.substr(0, comma)), r.bytes, false)) return true;
       if (comma == std::string_view::npos) break;
       v.remove_prefix(comma + 1);
     }

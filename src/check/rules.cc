@@ -16,18 +16,6 @@ bool RuleSet::starts_with_connect() const {
   return false;
 }
 
-bool decode_hex(std::string_view hex, std::string* out) {
-  if (hex.size() % 2 != 0) return false;
-  out->clear();
-  out->reserve(hex.size() / 2);
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    const int hi = base::hex_value(hex[i]), lo = base::hex_value(hex[i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<char>(hi * 16 + lo));
-  }
-  return true;
-}
-
 namespace {
 // rbinary's regex runs on the bytes written in upper-case hexadecimal, as HAProxy dumps them.
 std::string hex_dump(std::string_view in) {
@@ -55,7 +43,7 @@ ExpectVerdict evaluate_expect(const CheckRule& r, std::string_view in, bool last
     case M::kStringLf: found = in.find(rendered) != std::string_view::npos; break;
     case M::kBinaryLf: {
       std::string want;
-      found = decode_hex(rendered, &want) && in.find(want) != std::string_view::npos;
+      found = base::hex_decode(rendered, &want) && in.find(want) != std::string_view::npos;
       break;
     }
     case M::kRstring: found = r.re && r.re->search(in); break;

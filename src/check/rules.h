@@ -129,9 +129,6 @@ std::string expect_failure_text(const CheckRule& r, int step, std::string_view r
 std::string step_text(const CheckRule& r);
 std::string errno_report(int err);
 
-// Hex text to bytes ("2b4f4b" -> "+OK"); false when it is not an even run of hex digits.
-bool decode_hex(std::string_view hex, std::string* out);
-
 // Whether `code` is in a `status` list: codes and ranges, comma separated ("200-299,304").
 bool status_matches(int code, std::string_view list);
 

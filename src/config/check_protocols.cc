@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "config/proxy_keywords.h"
 
 namespace sluice::config::proxy_kw {
@@ -18,7 +19,7 @@ using S = lb::CheckStatus;
 CheckRule send_hex(const std::string& hex) {
   CheckRule r;
   r.kind = CheckRule::Kind::kSend;
-  check::decode_hex(hex, &r.data);
+  base::hex_decode(hex, &r.data);
   return r;
 }
 

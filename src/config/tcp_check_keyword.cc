@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "config/proxy_keywords.h"
 #include "config/units.h"
 
@@ -72,7 +73,7 @@ void hex_or_throw(const Line& l, std::string_view what, const std::string& hex, 
         break;
       }
   }
-  if (why.empty() && check::decode_hex(hex, out)) return;
+  if (why.empty() && base::hex_decode(hex, out)) return;
   if (name_arg)
     throw ConfigError{fmt::format("{}'{}' : '{}' invalid binary string ({}).", l.where, what, hex, why)};
   throw ConfigError{fmt::format("{}'{}' : invalid binary string ({}).", l.where, what, why)};

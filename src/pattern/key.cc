@@ -136,15 +136,8 @@ base::Result<void> parse_key(const Kind& kind, std::string_view text, Item& item
       return {};
     }
     case Method::kBin: {
-      if (text.size() % 2)
+      if (!base::hex_decode(text, &item.cmp))
         return text_error(fmt::format("'{}' is not a valid hexadecimal binary string", text));
-      item.cmp.clear();
-      for (std::size_t k = 0; k < text.size(); k += 2) {
-        int hi = base::hex_value(text[k]), lo = base::hex_value(text[k + 1]);
-        if (hi < 0 || lo < 0)
-          return text_error(fmt::format("'{}' is not a valid hexadecimal binary string", text));
-        item.cmp += static_cast<char>(hi * 16 + lo);
-      }
       return {};
     }
     case Method::kReg:

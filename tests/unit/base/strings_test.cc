@@ -37,5 +37,18 @@ TEST(LogDate, MillisecondsAndLayout) {
   EXPECT_EQ(d[11], ':');
 }
 
+TEST(Strings, HexDecodeAndTrim) {
+  std::string out = "old";
+  EXPECT_TRUE(hex_decode("2b4F4b", &out));
+  EXPECT_EQ(out, "+OK");
+  EXPECT_TRUE(hex_decode("", &out));
+  EXPECT_EQ(out, "");
+  EXPECT_FALSE(hex_decode("2b4", &out));
+  EXPECT_FALSE(hex_decode("zz", &out));
+  EXPECT_EQ(trim("  a b\t"), "a b");
+  EXPECT_EQ(trim(" \t "), "");
+  EXPECT_EQ(trim("x\r\n", "\r\n"), "x");
+}
+
 }  // namespace
 }  // namespace sluice::base

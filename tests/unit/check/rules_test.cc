@@ -2,6 +2,8 @@
 // and HAProxy 3.5's texts for failures and steps.
 #include "check/rules.h"
 
+#include "base/strings.h"
+
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -15,7 +17,7 @@ CheckRule expect(CheckRule::Match m, std::string pattern, bool negate = false) {
   r.match = m;
   r.pattern = pattern;
   r.negate = negate;
-  if (m == CheckRule::Match::kBinary) EXPECT_TRUE(decode_hex(pattern, &r.bytes));
+  if (m == CheckRule::Match::kBinary) EXPECT_TRUE(base::hex_decode(pattern, &r.bytes));
   else r.bytes = pattern;
   if (m == CheckRule::Match::kRstring || m == CheckRule::Match::kRbinary) {
     auto re = std::make_shared<base::Regex>();
@@ -74,9 +76,9 @@ TEST(CheckRules, Texts) {
   EXPECT_EQ(step_text(conn), "connect port 9590");
   EXPECT_EQ(errno_report(ECONNREFUSED), "ECONNREFUSED returned by OS (Connection refused)");
   std::string out;
-  EXPECT_FALSE(decode_hex("2b4", &out));
-  EXPECT_FALSE(decode_hex("zz", &out));
-  EXPECT_TRUE(decode_hex("2B4f", &out));
+  EXPECT_FALSE(base::hex_decode("2b4", &out));
+  EXPECT_FALSE(base::hex_decode("zz", &out));
+  EXPECT_TRUE(base::hex_decode("2B4f", &out));
   EXPECT_EQ(out, "+O");
 }
 
