@@ -247,10 +247,7 @@ void Checker::on_connected() {
     const bool pp = waiting_ ? waiting_->send_proxy || (waiting_->is_default && s_.send_proxy)
                              : s_.send_proxy != 0;
     if (pp) {
-      const int saved = s_.send_proxy;
-      s_.send_proxy = saved ? saved : 1;
-      const std::string h = proxy_header();
-      s_.send_proxy = saved;
+      const std::string h = proxy_header(s_.send_proxy ? s_.send_proxy : 1);
       [[maybe_unused]] ssize_t n = ::send(fd_, h.data(), h.size(), MSG_NOSIGNAL);
     }
     if (waiting_) step_ = static_cast<std::size_t>(waiting_ - s_.rules->rules.data()) + 1;
@@ -275,14 +272,14 @@ void Checker::on_connected() {
   if (s_.send_proxy) {
     // A fresh socket takes a header of a few hundred bytes whole; the check is a layer-4 one
     // and passes on the connection alone, as in HAProxy.
-    const std::string h = proxy_header();
+    const std::string h = proxy_header(s_.send_proxy);
     [[maybe_unused]] ssize_t n = ::send(fd_, h.data(), h.size(), MSG_NOSIGNAL);
   }
   complete(lb::CheckStatus::kL4Ok, 0, "");
 }
 
-std::string Checker::proxy_header() const {
-  if (s_.send_proxy == 1) {
+std::string Checker::proxy_header(int version) const {
+  if (version == 1) {
     net::SocketAddress src;
     net::local_address(fd_, &src);
     return net::pp::build_v1(src, target());

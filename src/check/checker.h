@@ -185,8 +185,8 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   std::string render(int index) const {
     return hooks_.render ? hooks_.render(index, response_) : std::string();
   }
-  // The PROXY protocol header this check's connection opens with ("" none).
-  std::string proxy_header() const;
+  // The PROXY protocol header (`version` 1 or 2) this check's connection opens with.
+  std::string proxy_header(int version) const;
   void send_more();
   void read_more();
   void complete(lb::CheckStatus status, int code, std::string text);
