@@ -9,6 +9,8 @@
 #include <utility>
 #include <fmt/format.h>
 
+#include "base/strings.h"
+
 namespace sluice::base {
 
 namespace {
@@ -121,14 +123,6 @@ bool Regex::jit_supported() {
   return pcre2_config(PCRE2_CONFIG_JIT, &jit) >= 0 && jit != 0;
 }
 
-namespace {
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-}  // namespace
 
 std::string Regex::expand(std::string_view tmpl, std::string_view text, const Groups& groups) {
   std::string out;
