@@ -266,7 +266,11 @@ bool HttpTxn::stream_query(sample::Env::Query q, bool response_side, int64_t* ou
       return true;
     }
     case Q::kFcErr: *out = fc_err; return true;
-    case Q::kCpuCalls: *out = calls; return true;
+    case Q::kCpuCalls:
+      // Every evaluation runs inside a call. A keep-alive request read in the same call that
+      // finished the one before it (next_request() zeroed the count) is in its first call.
+      *out = std::max<uint32_t>(calls, 1);
+      return true;
     case Q::kLastRuleLine:
       if (!stream_.last_rule) return false;
       *out = stream_.last_rule->line;
