@@ -268,6 +268,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       ss.pool_max_conn = sv.pool_max_conn;
       ss.pool_purge_delay_ms = sv.pool_purge_delay_ms;
       ss.max_reuse = sv.max_reuse;
+      // Observed only with a check to act on it (HAProxy ignores `observe` otherwise).
+      ss.observe = sv.check ? static_cast<lb::Observe>(sv.observe) : lb::Observe::kNone;
+      ss.error_limit = sv.error_limit;
+      ss.on_error = static_cast<lb::OnError>(sv.on_error);
       if (sv.track_proxy >= 0) {
         const auto& tp = model.proxies[static_cast<std::size_t>(sv.track_proxy)];
         ss.tracked = tp.name + "/" + tp.servers[static_cast<std::size_t>(sv.track_server)].name;

@@ -253,6 +253,8 @@ HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& m
       cs_settings.node = model.global.node.empty() ? base::host_name() : model.global.node;
       cs_settings.spread_pct = model.global.spread_checks;
       const bool http = pc.check_type == config::ProxyConfig::CheckType::kHttp;
+      // observe: the workers report what they see; set before they start.
+      if (srv.settings().observe != lb::Observe::kNone) srv.set_analyzer(this);
       plans_.push_back({&px, &srv, std::move(cs_settings),
                         http ? pc.http_check_rules.compiled : pc.tcp_check.compiled});
     }
@@ -339,6 +341,12 @@ void HealthChecks::follow(const lb::Server& srv, bool up, proxy::Worker* w) {
     }
     follow(*t.server, up, w);
   }
+}
+
+void HealthChecks::on_errors(lb::Server& server, int count, lb::Hana last) {
+  check::Checker* c = find(server);
+  if (!c) return;
+  c->loop().post([c, count, last] { c->analyze(count, last); });
 }
 
 check::Checker* HealthChecks::find(const lb::Server& server) const {

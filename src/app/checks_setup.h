@@ -13,13 +13,13 @@
 
 namespace sluice::app {
 
-class HealthChecks {
+class HealthChecks : public lb::HealthAnalyzer {
  public:
   // Main thread, before Process::start(): marks the checked servers (CheckState enabled,
   // rise, fall, initial health) so that stats show them from the first instant.
   HealthChecks(proxy::Process& process, const config::ConfigModel& model);
   // Main thread, after the workers have joined.
-  ~HealthChecks();
+  ~HealthChecks() override;
 
   // Main thread, after Process::start(): one checker per checked server, assigned to the
   // workers round-robin; the first checks are spread evenly over each one's `inter` (plus a
@@ -49,6 +49,10 @@ class HealthChecks {
   // `set server ... check-addr|check-port|agent-addr|agent-port|agent-send`.
   bool set_check_target(const lb::Server& server, bool agent, std::string_view ip, int port);
   bool set_agent_send(const lb::Server& server, std::string_view text);
+
+  // `observe`: a server's traffic reached its error-limit (lb::Server::analyze, any worker):
+  // posted to its checker (Checker::analyze). Nothing before start() has built the checkers.
+  void on_errors(lb::Server& server, int count, lb::Hana last) override;
 
  private:
   struct Plan {

@@ -575,10 +575,11 @@ void Checker::log_check(lb::CheckStatus status, lb::CheckStatus was, int before)
   if (std::string text = cs.text(); !text.empty()) m += fmt::format(", info: \"{}\"", text);
   const int h = health_.health();
   const bool up = h >= health_.rise();
-  m += fmt::format(", check duration: {}ms, status: {}/{} {}.",
-                   cs.duration_ms.load(std::memory_order_relaxed),
-                   up ? h - health_.rise() + 1 : h, up ? health_.fall() : health_.rise(),
-                   up ? "UP" : "DOWN");
+  // A verdict of the traffic (HANA) has no duration, and HAProxy then writes none.
+  if (const int64_t d = cs.duration_ms.load(std::memory_order_relaxed); d >= 0)
+    m += fmt::format(", check duration: {}ms", d);
+  m += fmt::format(", status: {}/{} {}.", up ? h - health_.rise() + 1 : h,
+                   up ? health_.fall() : health_.rise(), up ? "UP" : "DOWN");
   hooks_.log(kLogNotice, m);
 }
 
@@ -599,7 +600,8 @@ std::string Checker::state_message(bool up, uint64_t now, bool from_cli) {
     m += fmt::format(", code: {}", cs.code.load(std::memory_order_relaxed));
   std::string text = cs.text();
   if (!text.empty()) m += fmt::format(", info: \"{}\"", text);
-  m += fmt::format(", check duration: {}ms", cs.duration_ms.load(std::memory_order_relaxed));
+  if (const int64_t d = cs.duration_ms.load(std::memory_order_relaxed); d >= 0)
+    m += fmt::format(", check duration: {}ms", d);
   m += be_.state_tail(srv_, !up);
   (void)now;
   return m;

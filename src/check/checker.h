@@ -159,6 +159,13 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   // kAgent: `set server ... agent up|down` (and `disable agent`, which lets the server up):
   // the agent's verdict forced, logged as a CLI change. Worker-local (agent.cc).
   void force_agent(bool up);
+  // `observe`: the server's traffic had `count` errors in a row, the last one `last`
+  // (lb::Server::analyze). Applies the server's `on-error` as HAProxy does: the status becomes
+  // HANA ("Detected 10 consecutive errors, last one was: ..."), the counter takes a failed
+  // check (fail-check), the last one before DOWN (sudden-death) or falls to DOWN (mark-down),
+  // and the next check is brought forward to `fastinter`. Worker-local (analyze.cc; app posts
+  // it to the checker's loop).
+  void analyze(int count, lb::Hana last);
   core::EventLoop& loop() { return loop_; }
   lb::Server& server() { return srv_; }
 

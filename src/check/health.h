@@ -73,6 +73,9 @@ class Health {
     up_ = true;
     return was ? Change::kNone : Change::kUp;
   }
+  // `observe` reached `error-limit` (on-error sudden-death, mark-down): the counter is moved
+  // before the failure that follows is reported. Stays within 0..top(); the state is unchanged.
+  void move_to(int health) { health_ = health < 0 ? 0 : health > top() ? top() : health; }
   int rise() const { return rise_; }
   int fall() const { return fall_; }
   int top() const { return rise_ + fall_ - 1; }

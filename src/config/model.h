@@ -112,6 +112,12 @@ struct ServerConfig {
   bool shutdown_on_down = false;   // `on-marked-down shutdown-sessions`
   bool shutdown_backups_on_up = false;   // `on-marked-up shutdown-backup-sessions`
   bool check_send_proxy = false;   // `check-send-proxy`: checks open with a PROXY header
+  // `observe none|layer4|layer7` (0, 1, 2: lb::Observe's order), `error-limit` and
+  // `on-error fastinter|fail-check|sudden-death|mark-down` (lb::OnError's order): the
+  // server's traffic taken as news of its health, acted on by its check.
+  uint8_t observe = 0;
+  int error_limit = 10;
+  uint8_t on_error = 0;
   // `track [<backend>/]<server>`: this server's state follows that one's checks; resolved
   // after parsing into the tracked server's proxy and server indexes (-1: none).
   std::string track;

@@ -123,11 +123,12 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       "send-proxy", "send-proxy-v2", "no-send-proxy", "no-send-proxy-v2", "proxy-v2-options",
       "cookie", "id", "pool-max-conn", "pool-low-conn", "pool-purge-delay", "max-reuse",
       "init-addr", "set-proxy-v2-tlv-fmt", "check-send-proxy", "init-state", "track",
-      "agent-check", "no-agent-check", "agent-port", "agent-addr", "agent-inter", "agent-send"};
+      "agent-check", "no-agent-check", "agent-port", "agent-addr", "agent-inter", "agent-send",
+      "observe", "error-limit", "on-error"};
   static constexpr std::string_view kHaproxyOpts[] = {
       "alpn", "ca-file", "check-ssl",
-      "crt", "error-limit",
-      "maxqueue", "minconn", "observe", "on-error",
+      "crt",
+      "maxqueue", "minconn",
       "proto",
       "redir", "resolvers", "resolve-prefer",
       "sni", "source", "ssl", "verify", "verifyhost", "ws", "tfo", "namespace",
@@ -242,6 +243,41 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       if (v != "shutdown-sessions")
         throw ConfigError{fmt::format("{} : 'on-marked-down' expects 'shutdown-sessions' but got '{}'.", head, v)};
       s.shutdown_on_down = true;
+      i += 2;
+    } else if (o == "observe") {
+      // HAProxy 3.5's messages, their double dots included.
+      if (!has_v || v.empty())
+        throw ConfigError{fmt::format("{} : 'observe' expects <mode> as argument..", head)};
+      if (v == "none") {
+        s.observe = 0;
+      } else if (v == "layer4") {
+        s.observe = 1;
+      } else if (v == "layer7") {
+        // HAProxy warns and leaves the server unobserved in a TCP proxy.
+        if (p.cur_proxy().cfg.mode != Mode::kHttp)
+          p.warning(fmt::format("{} : 'layer7' can only be used in http proxies..", head));
+        else
+          s.observe = 2;
+      } else {
+        throw ConfigError{fmt::format(
+            "{} : 'observe' expects one of 'none', 'layer4', 'layer7' but got '{}'.", head, v)};
+      }
+      i += 2;
+    } else if (o == "error-limit") {
+      if (!has_v || v.empty())
+        throw ConfigError{fmt::format("{} : 'error-limit' expects an integer argument..", head)};
+      auto n = parse_strict_int(v, 1, INT_MAX);
+      if (!n) throw ConfigError{fmt::format("{} : error-limit has to be > 0..", head)};
+      s.error_limit = static_cast<int>(*n);
+      i += 2;
+    } else if (o == "on-error") {
+      static constexpr std::string_view kOnError[] = {"fastinter", "fail-check", "sudden-death",
+                                                       "mark-down"};
+      const auto* it = std::find(std::begin(kOnError), std::end(kOnError), v);
+      if (it == std::end(kOnError))
+        throw ConfigError{fmt::format("{} : 'on-error' expects one of 'fastinter', 'fail-check', "
+                                      "'sudden-death' or 'mark-down' but got '{}'.", head, v)};
+      s.on_error = static_cast<uint8_t>(it - std::begin(kOnError));
       i += 2;
     } else if (o == "on-marked-up") {
       if (v != "shutdown-backup-sessions")
@@ -414,6 +450,9 @@ void kw_server(Parser& p, Line& l) {
                           head, s.name));
     s.agent_check = false;
   }
+  // HAProxy observes a server only when it checks it, without a word: say so.
+  if (s.observe && !s.check)
+    p.warning(fmt::format("{} : 'observe' has no effect without 'check'.", head));
   if (s.check && !s.track.empty())
     throw ConfigError{fmt::format("{} : unable to enable checks and tracking at the same time!", head)};
   // HAProxy takes proxy-v2-options without send-proxy-v2 and sends nothing: say so.

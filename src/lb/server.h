@@ -28,6 +28,26 @@
 
 namespace sluice::lb {
 
+// `observe`: which of a server's traffic results are taken as news of its health (HAProxy's
+// "health analyze"). kLayer4: connection attempts; kLayer7: those and HTTP responses.
+enum class Observe : uint8_t { kNone, kLayer4, kLayer7 };
+// `on-error`: what `error-limit` consecutive errors do. All of them bring the next check
+// forward to `fastinter`; kFailCheck also counts as one failed check, kSuddenDeath leaves the
+// server one failed check from DOWN and then fails one, kMarkDown takes it DOWN at once.
+enum class OnError : uint8_t { kFastinter, kFailCheck, kSuddenDeath, kMarkDown };
+// One observation of the traffic, named as HAProxy names it (hana_desc()).
+enum class Hana : uint8_t {
+  kL4Ok, kL4Err, kHttpOk, kHttpSts, kHttpHdrRsp, kHttpRsp, kReadError, kReadTimeout, kBrokenPipe
+};
+// "L4 unsuccessful connection", "Wrong http response"... Any thread.
+inline const char* hana_desc(Hana h) {
+  static constexpr const char* kDescs[] = {
+      "L4 successful connection", "L4 unsuccessful connection", "Correct http response",
+      "Wrong http response",      "Invalid http response (headers)", "Invalid http response",
+      "Read error (http)",        "Read timeout (http)",       "Close from server (http)"};
+  return kDescs[static_cast<int>(h)];
+}
+
 struct ServerSettings {
   std::string name;
   int id = 0;
@@ -60,6 +80,11 @@ struct ServerSettings {
   int max_reuse = -1;
   // `track`: "<backend>/<server>" whose checks decide this server's state ("" : none).
   std::string tracked;
+  // `observe`, `error-limit`, `on-error` (see Observe, OnError). Only a checked server is
+  // observed (HAProxy's rule): app connects it to its checker (Server::set_analyzer).
+  Observe observe = Observe::kNone;
+  int error_limit = 10;
+  OnError on_error = OnError::kFastinter;
 };
 
 enum class AdminState : uint8_t { kReady, kDrain, kMaint };
@@ -77,6 +102,7 @@ enum class CheckStatus : uint8_t {
   kUnknown, kIni, kSockErr, kL4Ok, kL4Tout, kL4Con, kL7Ok, kL7Tout, kL7Rsp, kL7Sts,
   kL6Ok, kL6Tout, kL6Rsp, kL7OkC, kProcErr, kProcTout, kProcOk,
   kChecked,   // an agent's answer that names no state ("No status change")
+  kHana,      // `observe`: the traffic's errors reached `error-limit` ("Health analyze")
 };
 
 // "L4OK", "L7STS"... Any thread.
@@ -84,7 +110,7 @@ inline const char* check_status_code(CheckStatus s) {
   static constexpr const char* kCodes[] = {
       "UNK",  "INI",    "SOCKERR", "L4OK",  "L4TOUT",  "L4CON",   "L7OK",    "L7TOUT", "L7RSP",
       "L7STS", "L6OK",  "L6TOUT",  "L6RSP", "L7OKC",   "PROCERR", "PROCTOUT", "PROCOK",
-      "CHECKED"};
+      "CHECKED", "HANA"};
   return kCodes[static_cast<int>(s)];
 }
 // Whether a check that ended so passed (L4OK, L6OK, L7OK, L7OKC, PROCOK).
@@ -101,7 +127,8 @@ inline const char* check_status_desc(CheckStatus s) {
       "Layer7 check passed", "Layer7 timeout",     "Layer7 invalid response",
       "Layer7 wrong status", "Layer6 check passed", "Layer6 timeout",
       "Layer6 invalid response", "Layer7 check conditionally passed", "External check error",
-      "External check timeout", "External check passed", "No status change"};
+      "External check timeout", "External check passed", "No status change",
+      "Health analyze"};
   return kDescs[static_cast<int>(s)];
 }
 
@@ -121,6 +148,7 @@ struct CheckState {
   std::atomic<int64_t> duration_ms{-1};       // -1 = no completed check
   std::atomic<uint64_t> chkfail{0};           // failed checks (counted while health > 0)
   std::atomic<uint64_t> chkdown{0};           // UP -> DOWN transitions
+  std::atomic<uint64_t> hanafail{0};          // `observe`: times error-limit was reached
   std::atomic<uint64_t> downtime_ms{0};       // finished DOWN periods
   std::atomic<uint64_t> down_since_ms{0};     // monotonic start of the current DOWN, 0 = up
   // Where the check connects when it was told (`port`, `addr`, the agent's, or the CLI's
@@ -158,6 +186,15 @@ struct CheckState {
 };
 
 class Server;
+
+// Told when a server's traffic reached its `error-limit` consecutive errors (`observe`): the
+// server's checker acts on it (`on-error`). Called on the worker thread that saw the last
+// error; the implementation posts to the checker's loop.
+class HealthAnalyzer {
+ public:
+  virtual ~HealthAnalyzer() = default;
+  virtual void on_errors(Server& s, int count, Hana last) = 0;
+};
 
 // Told about every change of a server's connection count (leastconn keeps its order with it).
 class ConnObserver {
@@ -273,6 +310,15 @@ class Server {
   void set_last_change_ms(uint64_t t) { last_change_ms_.store(t, std::memory_order_relaxed); }
   // Set once before any thread picks.
   void set_observer(ConnObserver* o) { observer_ = o; }
+  // `observe`: the sessions report what they saw of this server (a connection attempt's end,
+  // an HTTP response's status or failure). Consecutive errors are counted across threads;
+  // a success of the observed layer clears the count. Reaching `error-limit` calls the
+  // analyzer once. A no-op (one load) unless the server is observed. Any thread.
+  void analyze(Hana h) {
+    if (analyzer_) [[unlikely]] analyze_slow(h);
+  }
+  // Set once before the workers start, for a server with `observe` and a check.
+  void set_analyzer(HealthAnalyzer* a) { analyzer_ = a; }
   // Slow start: when the server last became usable (0 = up since start-up, no ramp).
   uint64_t up_since_ms() const { return up_since_ms_; }
   void set_up_since_ms(uint64_t t) { up_since_ms_ = t; }
@@ -291,7 +337,11 @@ class Server {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> last_change_ms_{0};
   std::atomic<int> conns_{0};
+  void analyze_slow(Hana h);
+
   ConnObserver* observer_ = nullptr;
+  HealthAnalyzer* analyzer_ = nullptr;
+  std::atomic<int> errors_{0};   // `observe`: consecutive errors seen
   uint64_t up_since_ms_ = 0;   // writer side only
   base::Published<ServerEndpoint> endpoint_;
   std::mutex endpoint_writer_;

@@ -93,6 +93,8 @@ void BackendLeg::reuse() {
 // (bounded by timeout connect).
 BackendLeg::RetryAction BackendLeg::fail(const ConnectError& e) {
   leave_queue();
+  // `observe`: the server refused, reset or did not answer (not this side's failure).
+  if (srv_ && e.side == ConnectError::Side::kServer) srv_->analyze(lb::Hana::kL4Err);
   err_ = e.timeout || e.side == ConnectError::Side::kQueue
              ? kNoErr
              : static_cast<uint8_t>(log::conn_error_of_errno(e.err));

@@ -132,6 +132,7 @@ class BackendLeg {
   void connected() {
     t_connected_ms_ = w_.loop().now_ms();
     state_ = State::kConnected;
+    srv_->analyze(lb::Hana::kL4Ok);   // `observe`
   }
   // The attempt failed, or the queue wait expired: counts it and decides what comes next (see
   // RetryAction). Every attempt but the last is a retry (wretr) or, when `option redispatch`

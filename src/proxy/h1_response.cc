@@ -89,6 +89,10 @@ bool H1Connection::parse_response() {
     server_error(502, {Cause::kProxy, FinalState::kHeaders});
     return true;
   }
+  // `observe layer7`: 501 and 505 answer what the client asked, not a server failure.
+  if (lb::Server* s = txn_.leg().server())
+    s->analyze(rh.status < 500 || rh.status == 501 || rh.status == 505 ? lb::Hana::kHttpOk
+                                                                       : lb::Hana::kHttpSts);
   rules::HeadEdit& edit = fresh_edit(tx_->res_edit, rh.headers);
   http::rewrite_response_fields(rh, tunnel, edit.headers, edit.storage);
   if (txn_.on_response(rh, edit, *tx_) == HttpTxn::Next::kReply) {

@@ -153,7 +153,14 @@ void HttpTxn::count_server_error(int st, log::Termination t) {
   if (!be_) return;
   if ((t.server_side() || t.cause == Cause::kProxy) && (st == 502 || st == 504)) {
     w_.be_counters(be_->index).eresp.add();
-    if (leg_.server()) leg_.server_counters().eresp.add();
+    if (lb::Server* s = leg_.server()) {
+      leg_.server_counters().eresp.add();
+      // `observe layer7`: no usable response, named as HAProxy 3.5 names it. Its HTTP/1
+      // layer reports a close before the response as a read error, as it does a reset.
+      s->analyze(t.cause == Cause::kServerTimeout ? lb::Hana::kReadTimeout
+                 : t.cause == Cause::kProxy       ? lb::Hana::kHttpHdrRsp
+                                                  : lb::Hana::kReadError);
+    }
   }
 }
 

@@ -69,6 +69,7 @@ int64_t age_s(uint64_t last_ms, uint64_t now_ms) {
 // status ("no check") is replaced by the check's view of it.
 void fill_health_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64_t now) {
   const lb::CheckState& cs = srv.check_state();
+  ss.hanafail = cs.hanafail.load(std::memory_order_relaxed);
   if (!cs.enabled) return;
   int health = cs.health.load(std::memory_order_relaxed);
   ss.check_configured = true;
@@ -82,7 +83,9 @@ void fill_health_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64
   ss.check_health = health;
   ss.check_status = lb::check_status_code(cs.status.load(std::memory_order_relaxed));
   ss.check_code = cs.code.load(std::memory_order_relaxed);
-  ss.check_duration_ms = cs.duration_ms.load(std::memory_order_relaxed);
+  // A verdict of the traffic (HANA) took no time: HAProxy shows 0 (its logs show none).
+  ss.check_duration_ms = std::max<int64_t>(cs.duration_ms.load(std::memory_order_relaxed),
+                                           ss.check_status == std::string_view("HANA") ? 0 : -1);
   ss.last_chk = cs.text();
   ss.chkfail = cs.chkfail.load(std::memory_order_relaxed);
   ss.chkdown = cs.chkdown.load(std::memory_order_relaxed);

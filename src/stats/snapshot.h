@@ -59,6 +59,7 @@ struct ServerSnapshot {
   int check_last_health = 0;
   int64_t lastchg_s = 0;
   uint64_t chkfail = 0, chkdown = 0, downtime_s = 0;
+  uint64_t hanafail = 0;   // `observe`: times the traffic's errors reached error-limit
   uint64_t qcur = 0, qmax = 0;
   Counters c;
   // Health check details (show stat 36-38, 56, 65, 67-69; show servers state), meaningful only

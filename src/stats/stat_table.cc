@@ -312,6 +312,7 @@ void stat_rows(const ProxySnapshot& px, const StatFilter& o, std::vector<StatRow
         v[kDowntime] = num(s.downtime_s);
       }
       v[kLastchg] = snum(s.lastchg_s);
+      v[kHanafail] = num(s.hanafail);
       v[kTracked] = s.tracked;
       // Maintenance pauses the check, which empties every check_* field and last_chk.
       if (checked) {

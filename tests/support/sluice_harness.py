@@ -10,6 +10,7 @@ Rules this module enforces for every test (DESIGN.md, "Testing"):
 
 from __future__ import annotations
 
+import csv
 import contextlib
 import errno
 import hashlib
@@ -669,10 +670,8 @@ def parse_show_stat(text: str) -> tuple[list[str], list[dict[str, str]]]:
     lines = [l for l in text.splitlines() if l]
     assert lines and lines[0].startswith("# "), f"bad show stat answer: {text[:300]!r}"
     header = lines[0][2:].rstrip(",").split(",")
-    rows = []
-    for line in lines[1:]:
-        fields = line.rstrip(",").split(",")
-        rows.append(dict(zip(header, fields)))
+    # Fields with a comma or a quote come quoted (CSV), as `last_chk` texts may.
+    rows = [dict(zip(header, fields)) for fields in csv.reader(lines[1:])]
     return header, rows
 
 

@@ -70,7 +70,43 @@ TEST(CheckKeywords, Errors) {
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 inter 1x\n").contains("unexpected character 'x'"));
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 port 70000\n").contains("'port' expects a valid port"));
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 on-marked-down foo\n").contains("'on-marked-down' expects 'shutdown-sessions' but got 'foo'."));
-  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 observe layer4\n").contains("'observe' is not supported by sluice yet."));
+}
+
+// observe / error-limit / on-error: HAProxy 3.5's messages, double dots included.
+TEST(CheckKeywords, ObserveOptions) {
+  auto r = parse(
+      "backend b\n"
+      "  mode http\n"
+      "  default-server observe layer7 error-limit 4\n"
+      "  server s1 1.1.1.1:1 check\n"
+      "  server s2 1.1.1.1:2 check observe layer4 on-error sudden-death\n"
+      "  server s3 1.1.1.1:3 check observe none on-error mark-down\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(r.r.alerts, 0) << r.all();
+  const auto& s = proxy(r, "b").servers;
+  EXPECT_EQ(s[0].observe, 2);
+  EXPECT_EQ(s[0].error_limit, 4);
+  EXPECT_EQ(s[0].on_error, 0);   // fastinter
+  EXPECT_EQ(s[1].observe, 1);
+  EXPECT_EQ(s[1].on_error, 2);   // sudden-death
+  EXPECT_EQ(s[2].observe, 0);
+  EXPECT_EQ(s[2].on_error, 3);   // mark-down
+  const std::string head = "[f.cfg:2] : 'server b/s' : ";
+  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 observe\n").has(head + "'observe' expects <mode> as argument.."));
+  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 observe foo\n").has(head + "'observe' expects one of 'none', 'layer4', 'layer7' but got 'foo'."));
+  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 error-limit\n").has(head + "'error-limit' expects an integer argument.."));
+  for (const char* bad : {"0", "-1", "x"})
+    EXPECT_TRUE(parse(std::string("backend b\n  server s 1.1.1.1:1 error-limit ") + bad + "\n").has(head + "error-limit has to be > 0.."));
+  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 on-error foo\n").has(head + "'on-error' expects one of 'fastinter', 'fail-check', 'sudden-death' or 'mark-down' but got 'foo'."));
+  // layer7 in a TCP proxy: HAProxy's warning, and the server is not observed.
+  auto tcp = parse("backend b\n  server s 1.1.1.1:1 check observe layer7\n");
+  ASSERT_TRUE(tcp.r.model) << tcp.all();
+  EXPECT_TRUE(tcp.has(head + "'layer7' can only be used in http proxies..")) << tcp.all();
+  EXPECT_EQ(proxy(tcp, "b").servers[0].observe, 0);
+  // Without a check nothing is observed (HAProxy is silent): a warning says so.
+  auto unchecked = parse("backend b\n  server s 1.1.1.1:1 observe layer4\n");
+  ASSERT_TRUE(unchecked.r.model) << unchecked.all();
+  EXPECT_TRUE(unchecked.has(head + "'observe' has no effect without 'check'.")) << unchecked.all();
 }
 
 // Spec 3.1: characters after a valid unit only warn and the value is kept, as for `timeout`.

@@ -207,7 +207,7 @@ TEST(Proxy, Server) {
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 weight 300\n").has(
       "[f.cfg:2] : 'server b/s' : weight of server s is not within 0 and 256 (300)."));
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 weight 3.7\n").contains("'weight' expects an integer argument, got '3.7'."));
-  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 observe layer4\n").has("[f.cfg:2] : 'server b/s' : 'observe' is not supported by sluice yet."));
+  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 minconn 4\n").has("[f.cfg:2] : 'server b/s' : 'minconn' is not supported by sluice yet."));
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 weigth 3\n").has(
       "[f.cfg:2] : 'server b/s' : unknown keyword 'weigth'; did you mean 'weight' maybe ?"));
   EXPECT_TRUE(parse("backend b\n  server s ::1\n").has("[f.cfg:2] : 'server b/s' : could not resolve address ':'."));
