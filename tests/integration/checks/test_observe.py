@@ -65,7 +65,7 @@ backend ok
 
     # mark-down: three 503s in a row take the server DOWN at once.
     assert [request(port, "md", "/status/503") for _ in range(3)] == [503, 503, 503]
-    wait_until(lambda: lines(udp_log, "md/s1 is DOWN"), 3)
+    wait_until(lambda: lines(udp_log, "md/s1 is DOWN") and lines(udp_log, "backend md"), 3)
     assert lines(udp_log, "md/s1 is DOWN")[0].startswith(
         'Server md/s1 is DOWN, reason: Health analyze, info: "Detected 3 consecutive errors, '
         'last one was: Wrong http response". 0 active and 0 backup servers left. ')
