@@ -15,6 +15,8 @@
 #include "proxy/proxy_header.h"
 #include "proxy/sample_env.h"
 #include "proxy/worker.h"
+#include "sample/expr.h"
+#include "sample/vars.h"
 
 namespace sluice::app {
 
@@ -72,7 +74,8 @@ std::shared_ptr<const check::RuleSet> http_rule_set(const config::ProxyConfig& p
     s.kind = CheckRule::Kind::kSend;
     s.http = true;
     auto at = std::find_if(rules.begin(), rules.end(), [](const CheckRule& r) {
-      return r.kind != CheckRule::Kind::kConnect && r.kind != CheckRule::Kind::kComment;
+      return r.kind != CheckRule::Kind::kConnect && r.kind != CheckRule::Kind::kComment &&
+             r.kind != CheckRule::Kind::kSetVar && r.kind != CheckRule::Kind::kUnsetVar;
     });
     rules.insert(at, std::move(s));
   }
@@ -152,8 +155,9 @@ struct CheckContext {
   proxy::ProxyEnv env;
   sample::Ctx ctx;
   CheckContext(proxy::Worker& w, const proxy::Proxy& px, const lb::Server& srv,
-               std::string_view received)
+               std::string_view received, sample::VarStore* vars = nullptr)
       : env(w.process(), w.id(), nullptr, px) {
+    ctx.check_vars = vars;
     r.date_wall_us = base::wall_us();
     r.frontend = px.settings.name;
     r.backend = px.settings.name;
@@ -179,8 +183,9 @@ void render_check_tlvs(proxy::Worker& w, const proxy::Proxy& px, const lb::Serve
 
 // A tcp-check log-format (send-lf, on-success...): an absent value is empty, not '-'.
 std::string render_check_format(proxy::Worker& w, const proxy::Proxy& px, const lb::Server& srv,
-                                const log::Format& f, std::string_view received) {
-  CheckContext c(w, px, srv, received);
+                                const log::Format& f, std::string_view received,
+                                sample::VarStore* vars) {
+  CheckContext c(w, px, srv, received, vars);
   std::string out;
   f.render(c.r, &c.ctx, out, log::kOptNoDash);
   return out;
@@ -231,7 +236,7 @@ HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& m
         as.rise = 1;   // an agent's word counts at once (HAProxy shows 1/1)
         as.fall = 1;
         as.health.store(1, std::memory_order_relaxed);
-        plans_.push_back({&px, &srv, std::move(a), {}, true});
+        plans_.push_back({&px, &srv, std::move(a), {}, true, {}, {}});
       }
       if (!sc.check) continue;
       auto& cs = srv.check_state();
@@ -255,8 +260,8 @@ HealthChecks::HealthChecks(proxy::Process& process, const config::ConfigModel& m
       const bool http = pc.check_type == config::ProxyConfig::CheckType::kHttp;
       // observe: the workers report what they see; set before they start.
       if (srv.settings().observe != lb::Observe::kNone) srv.set_analyzer(this);
-      plans_.push_back({&px, &srv, std::move(cs_settings),
-                        http ? pc.http_check_rules.compiled : pc.tcp_check.compiled});
+      const config::TcpCheckConfig& tc = http ? pc.http_check_rules : pc.tcp_check;
+      plans_.push_back({&px, &srv, std::move(cs_settings), tc.compiled, false, tc.actions, tc.exprs});
     }
   }
 }
@@ -291,12 +296,38 @@ void HealthChecks::start() {
         render_check_tlvs(*w, *px, *srv, *formats, out);
       };
     }
+    // The check's own variables (check.*): one store per checker, emptied as each check
+    // begins, read and written by its steps and formats on the checker's thread.
+    std::shared_ptr<sample::VarStore> vars;
+    if (!plan.actions.empty()) {
+      vars = std::make_shared<sample::VarStore>(sample::Scope::kCheck, sample::var_limits().check);
+      hooks.begin = [vars] { vars->clear(); };
+      hooks.set_var = [w, px, srv = plan.server, actions = plan.actions, vars](
+                          const check::CheckRule& r, std::string_view received) {
+        if (r.action < 0 || static_cast<std::size_t>(r.action) >= actions.size()) return;
+        CheckContext c(*w, *px, *srv, received, vars.get());
+        actions[static_cast<std::size_t>(r.action)]->run(c.ctx);
+      };
+    }
+    if (!plan.exprs.empty()) {
+      hooks.eval_int = [w, px, srv = plan.server, exprs = plan.exprs, vars](
+                           int index, std::string_view received, int64_t* out) {
+        if (index < 0 || static_cast<std::size_t>(index) >= exprs.size()) return false;
+        CheckContext c(*w, *px, *srv, received, vars.get());
+        sample::Sample smp;
+        if (!exprs[static_cast<std::size_t>(index)]->eval(c.ctx, smp) ||
+            !sample::cast(smp, sample::Type::kSint, c.ctx.sc()))
+          return false;
+        *out = smp.sint;
+        return true;
+      };
+    }
     if (!plan.formats.empty()) {
-      hooks.render = [w, px, srv = plan.server, formats = plan.formats](int index,
-                                                                       std::string_view received) {
+      hooks.render = [w, px, srv = plan.server, formats = plan.formats, vars](
+                         int index, std::string_view received) {
         if (index < 0 || static_cast<std::size_t>(index) >= formats.size()) return std::string();
         return render_check_format(*w, *px, *srv, *formats[static_cast<std::size_t>(index)],
-                                   received);
+                                   received, vars.get());
       };
     }
     if (!trackers_.empty())

@@ -62,6 +62,9 @@ class HealthChecks : public lb::HealthAnalyzer {
     // The log-formats of the proxy's tcp-check rules (CheckHooks::render).
     std::vector<std::shared_ptr<const log::Format>> formats;
     bool agent = false;   // the server's agent check, not its health check
+    // The rules' variable actions and expressions (CheckHooks::set_var, eval_int).
+    std::vector<std::shared_ptr<const rules::VarAction>> actions;
+    std::vector<std::shared_ptr<const sample::Expr>> exprs;
   };
   // `track`: the servers that follow each tracked server, newest first (HAProxy's order).
   struct Tracker {

@@ -157,6 +157,7 @@ net::SocketAddress Checker::target() const {
 
 void Checker::begin() {
   started_ms_ = loop_.now_ms();
+  if (hooks_.begin) hooks_.begin();
   response_.clear();
   sent_ = 0;
   loop_.timers().arm(timer_, started_ms_ + s_.timeout_ms);
@@ -190,6 +191,11 @@ void Checker::open_connection(const CheckRule* rule) {
     to.set_port(port);
   }
   if (rule && rule->port) to.set_port(static_cast<uint16_t>(rule->port));
+  // `port <expr>`: its value when it is a port, else the port above (HAProxy's order).
+  int64_t port = 0;
+  if (rule && rule->port_expr >= 0 && hooks_.eval_int &&
+      hooks_.eval_int(rule->port_expr, response_, &port) && port > 0 && port <= 65535)
+    to.set_port(static_cast<uint16_t>(port));
   waiting_ = rule;
   linger_ = rule && rule->linger;
   response_.clear();
@@ -317,6 +323,11 @@ void Checker::run_rules() {
     const CheckRule& r = rules[step_];
     switch (r.kind) {
       case CheckRule::Kind::kComment:
+        ++step_;
+        continue;
+      case CheckRule::Kind::kSetVar:
+      case CheckRule::Kind::kUnsetVar:
+        if (hooks_.set_var) hooks_.set_var(r, response_);
         ++step_;
         continue;
       case CheckRule::Kind::kConnect:

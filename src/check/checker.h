@@ -122,6 +122,14 @@ struct CheckHooks {
   // kAgent: an answer's admin state, weight share and maxconn for the server (the CLI's own
   // paths apply them, with their log lines). Called on the checker's loop thread.
   std::function<void(lb::Server& srv, const AgentReply& reply)> agent_apply;
+  // kRules: runs a set-var, set-var-fmt or unset-var step (`received`: as for render). The
+  // check's own variables (check.*) live with the hook, forgotten when each check begins.
+  std::function<void(const CheckRule& rule, std::string_view received)> set_var;
+  // kRules: the value of the rule set's expression number `index` (connect's `port <expr>`)
+  // as an integer; false when it has none.
+  std::function<bool(int index, std::string_view received, int64_t* out)> eval_int;
+  // Each check begins (the previous one's check.* variables are forgotten).
+  std::function<void()> begin;
   // The server went UP or DOWN (its checks, or the CLI): the servers that track it follow.
   // Called on the checker's loop thread, after the server's own log line.
   std::function<void(lb::Server& srv, bool up)> state_changed;

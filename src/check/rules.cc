@@ -10,7 +10,9 @@ namespace sluice::check {
 
 bool RuleSet::starts_with_connect() const {
   for (const CheckRule& r : rules) {
-    if (r.kind == CheckRule::Kind::kComment) continue;
+    if (r.kind == CheckRule::Kind::kComment || r.kind == CheckRule::Kind::kSetVar ||
+        r.kind == CheckRule::Kind::kUnsetVar)
+      continue;
     return r.kind == CheckRule::Kind::kConnect;
   }
   return false;
@@ -180,6 +182,8 @@ std::string step_text(const CheckRule& r) {
     }
     case CheckRule::Kind::kSend: return "send";
     case CheckRule::Kind::kComment: return "comment";
+    case CheckRule::Kind::kSetVar:
+    case CheckRule::Kind::kUnsetVar: return "action";   // never waits, never named in a failure
     case CheckRule::Kind::kExpect: break;
   }
   const char* kind = "string";

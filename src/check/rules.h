@@ -19,7 +19,7 @@
 namespace sluice::check {
 
 struct CheckRule {
-  enum class Kind : uint8_t { kConnect, kSend, kExpect, kComment };
+  enum class Kind : uint8_t { kConnect, kSend, kExpect, kComment, kSetVar, kUnsetVar };
   // What an expect looks for: a text or bytes anywhere in what was received, a regex on the
   // text or on the bytes' hexadecimal dump, or a log-format rendered at each check (the
   // -lf forms: `fmt`).
@@ -40,7 +40,10 @@ struct CheckRule {
   std::string comment;   // `comment <msg>` of the rule (or the text of a `tcp-check comment`)
 
   // kConnect: where (0 / no addr: the check's own port and address), and what it sends first.
+  // `port <expr>`: `port_expr` is the expression's index in the rule set's expressions (its
+  // value, when it is a valid port, wins over `port`; -1: none).
   int port = 0;
+  int port_expr = -1;
   bool has_addr = false;
   net::SocketAddress addr;
   bool send_proxy = false;   // `send-proxy`: a PROXY header opens it (v1 unless the server's is v2)
@@ -91,6 +94,11 @@ struct CheckRule {
   int on_error = -1;
   // `status-code <expr>`: a format ("%[<expr>]") whose integer value is the check's code.
   int status_code = -1;
+
+  // kSetVar (`set-var(<var>[,<cond>...]) <expr>`, `set-var-fmt(...) <fmt>`) and kUnsetVar
+  // (`unset-var(<var>)`): the action's index in the rule set's variable actions, which the
+  // checker's hook runs (check/ has no sample language).
+  int action = -1;
 };
 
 struct RuleSet {
@@ -99,7 +107,7 @@ struct RuleSet {
   // the protocol check's own words otherwise (redis-check: "Redis server is ok"...).
   std::string ok_info = "(tcp-check)";
   // Whether the first step opens the connection itself (else an implicit connect comes first,
-  // HAProxy's "initial connection step").
+  // HAProxy's "initial connection step"). Comments and variable steps before it do not count.
   bool starts_with_connect() const;
 };
 

@@ -26,8 +26,8 @@ void kw_http_check(Parser& p, Line& l) {
     r = parse_check_comment(l, "http-check");
     begin_own();
   } else if (sub == "connect") {
-    r = parse_check_connect(l, "http-check");
-    begin_own();
+    begin_own();   // first: the port expression goes into the section's own set
+    r = parse_check_connect(tc, l, "http-check");
   } else if (sub == "send") {
     begin_own();
     r.kind = check::CheckRule::Kind::kSend;
@@ -65,8 +65,9 @@ void kw_http_check(Parser& p, Line& l) {
   } else if (sub == "expect") {
     begin_own();
     r = parse_check_expect(tc, l, true);
-  } else if (sub.starts_with("set-var") || sub.starts_with("unset-var")) {
-    throw ConfigError{fmt::format("{}'http-check {}' is not supported by sluice yet.", l.where, sub)};
+  } else if (rules::is_var_action(sub)) {
+    begin_own();
+    r = parse_check_var(tc, l, "http-check");
   } else {
     throw ConfigError{fmt::format("{}'http-check' only supports 'disable-on-404', 'send-state', "
                                   "'comment', 'connect', 'send', 'expect', 'set-var-fmt(*)', "

@@ -193,7 +193,8 @@ struct HttpCheckConfig {
 };
 
 // `tcp-check` rules (check/rules.h) and the log-formats they use (their texts and compiled
-// forms, index for index). `inherited`: copied from a defaults
+// forms, index for index), and their variable actions and expressions. `inherited`: copied
+// from a defaults
 // section (the section's first own rule replaces them); `protocol`: the set of a protocol
 // option (`option redis-check`...), whose name it is.
 // What a check's log-formats may read: the backend, the server, what the server sent.
@@ -205,6 +206,10 @@ struct TcpCheckConfig {
   std::vector<check::CheckRule> rules;
   std::vector<std::string> formats;
   std::vector<std::shared_ptr<const log::Format>> compiled;
+  // The set-var / set-var-fmt / unset-var steps' actions (CheckRule::action) and the
+  // expressions of connect's `port <expr>` (CheckRule::port_expr), by index.
+  std::vector<std::shared_ptr<const rules::VarAction>> actions;
+  std::vector<std::shared_ptr<const sample::Expr>> exprs;
   std::string ok_info = "(tcp-check)";
   std::string protocol;
   bool inherited = false;

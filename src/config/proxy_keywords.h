@@ -79,7 +79,10 @@ int add_check_format(TcpCheckConfig& tc, const Line& l, std::string_view what,
                      const std::string& text);
 // The connect and expect rules of tcp-check and http-check (`kw` names the keyword in
 // messages; `http`: http-check's match kinds).
-check::CheckRule parse_check_connect(const Line& l, std::string_view kw);
+check::CheckRule parse_check_connect(TcpCheckConfig& tc, const Line& l, std::string_view kw);
+// `set-var(<var>[,<cond>...]) <expr>`, `set-var-fmt(...) <fmt>`, `unset-var(<var>)` (args[1]
+// on): a step that sets or forgets a variable (check.*, or proc.*).
+check::CheckRule parse_check_var(TcpCheckConfig& tc, const Line& l, std::string_view kw);
 check::CheckRule parse_check_comment(const Line& l, std::string_view kw);
 // A section's first rule replaces the set it inherited (from defaults, or a protocol option),
 // as HAProxy starts a proxy's own rule set; a `comment` rule names the rule after it.

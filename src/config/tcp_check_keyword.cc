@@ -12,6 +12,7 @@
 #include "base/strings.h"
 #include "config/proxy_keywords.h"
 #include "config/units.h"
+#include "sample/expr.h"
 
 namespace sluice::config::proxy_kw {
 
@@ -133,7 +134,7 @@ std::size_t parse_hdr_expect(const Line& l, std::string_view kw, std::string_vie
 
 }  // namespace
 
-CheckRule parse_check_connect(const Line& l, std::string_view kw) {
+CheckRule parse_check_connect(TcpCheckConfig& tc, const Line& l, std::string_view kw) {
   CheckRule r;
   r.kind = CheckRule::Kind::kConnect;
   for (std::size_t i = 2; i < l.args.size(); ++i) {
@@ -146,12 +147,25 @@ CheckRule parse_check_connect(const Line& l, std::string_view kw) {
         throw ConfigError{fmt::format("{}'{} connect' : 'port' expects a port number or a "
                                       "sample expression as argument..", l.where, kw)};
       const std::string& v = l.args[++i];
-      auto n = parse_strict_int(v, 1, 65535);
-      if (!n)
-        throw ConfigError{fmt::format("{}'{} connect' : 'port' takes a port number (1 to "
-                                      "65535) in sluice; a sample expression is not supported yet "
-                                      "(got '{}').", l.where, kw, v)};
-      r.port = static_cast<int>(*n);
+      // A number is a port; anything else a sample expression, evaluated at each check.
+      if (!v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        auto n = parse_strict_int(v, 1, 65535);
+        if (!n)
+          throw ConfigError{fmt::format("{}'{} connect' : expects a valid TCP port (from range 1 "
+                                        "to 65535) or a sample expression, got {}..", l.where, kw, v)};
+        r.port = static_cast<int>(*n);
+      } else {
+        sample::ParseCtx pc;
+        pc.avail = check_sample_avail();
+        std::size_t end = 0;
+        auto e = sample::Expr::parse(v, pc, &end);
+        if (!e.ok() || end != v.size())
+          throw ConfigError{fmt::format(
+              "{}'{} connect' : error detected while parsing port expression : {}.", l.where, kw,
+              e.ok() ? fmt::format("unexpected character '{}'", v[end]) : e.error().message)};
+        tc.exprs.push_back(std::make_shared<const sample::Expr>(std::move(e.value())));
+        r.port_expr = static_cast<int>(tc.exprs.size() - 1);
+      }
     } else if (o == "addr") {
       if (!has_v)
         throw ConfigError{fmt::format("{}'{} connect' : 'addr' expects an address as "
@@ -338,6 +352,33 @@ void begin_check_rule(TcpCheckConfig& tc, const Line& l) {
   if (tc.rules.empty()) tc.loc = l.loc;
 }
 
+CheckRule parse_check_var(TcpCheckConfig& tc, const Line& l, std::string_view kw) {
+  const std::string& word = l.args[1];
+  const std::string name = word.substr(0, word.find('('));
+  const std::vector<std::string> words(l.args.begin() + 1, l.args.end());
+  auto action = std::make_shared<rules::VarAction>();
+  auto taken = rules::parse_var_action(words, check_sample_avail(), action.get());
+  if (!taken.ok())
+    throw ConfigError{fmt::format("{}'{} {}' : '{}' : {}.", l.where, kw, word, name,
+                                  taken.error().message)};
+  if (taken.value() < words.size())
+    throw ConfigError{fmt::format("{}'{} {}' : unexpected argument '{}' (a check step takes no "
+                                  "condition).", l.where, kw, word, words[taken.value()])};
+  // A check has no session nor transaction whose variables it could keep.
+  using sample::Scope;
+  const Scope scope = action->var.scope;
+  if (scope != Scope::kCheck && scope != Scope::kProc)
+    throw ConfigError{fmt::format("{}'{} {}' : a health check keeps only 'check.' and 'proc.' "
+                                  "variables (got '{}').", l.where, kw, word,
+                                  sample::scope_name(scope))};
+  CheckRule r;
+  r.kind = action->kind == rules::VarAction::Kind::kUnset ? CheckRule::Kind::kUnsetVar
+                                                          : CheckRule::Kind::kSetVar;
+  tc.actions.push_back(std::move(action));
+  r.action = static_cast<int>(tc.actions.size() - 1);
+  return r;
+}
+
 CheckRule parse_check_comment(const Line& l, std::string_view kw) {
   if (l.args.size() < 3 || l.args[2].empty())
     throw ConfigError{fmt::format("{}'{} comment' : expects a string as argument.", l.where, kw)};
@@ -364,16 +405,17 @@ void kw_tcp_check(Parser& p, Line& l) {
     r = parse_check_comment(l, "tcp-check");
     begin_own();
   } else if (sub == "connect") {
-    r = parse_check_connect(l, "tcp-check");
-    begin_own();
+    begin_own();   // first: the port expression goes into the section's own set
+    r = parse_check_connect(tc, l, "tcp-check");
   } else if (sub == "send" || sub == "send-binary" || sub == "send-lf" || sub == "send-binary-lf") {
     begin_own();
     r = parse_send(tc, l, sub);
   } else if (sub == "expect") {
     begin_own();
     r = parse_check_expect(tc, l, false);
-  } else if (sub.starts_with("set-var") || sub.starts_with("unset-var")) {
-    throw ConfigError{fmt::format("{}'tcp-check {}' is not supported by sluice yet.", l.where, sub)};
+  } else if (rules::is_var_action(sub)) {
+    begin_own();
+    r = parse_check_var(tc, l, "tcp-check");
   } else {
     throw ConfigError{fmt::format("{}'tcp-check' only supports 'comment', 'connect', 'send', "
                                   "'send-binary', 'expect', 'set-var-fmt(*)', 'set-var(*)', "

@@ -275,6 +275,7 @@ struct Ctx {
   VarStore* txn_vars = nullptr;
   VarStore* req_vars = nullptr;
   VarStore* res_vars = nullptr;
+  VarStore* check_vars = nullptr;   // a health check's own (check.*)
 
   const Env* env = &null_env();
   Scratch* scratch = nullptr;   // null: the thread's (thread_scratch())

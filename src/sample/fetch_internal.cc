@@ -11,6 +11,7 @@
 #include "base/host.h"
 #include "http/http.h"
 #include "sample/tables.h"
+#include "sample/var_read.h"
 
 namespace sluice::sample::tables {
 
@@ -124,24 +125,7 @@ bool f_ipv6(const Arg* a, Sample& out, const Ctx&, FetchIter&) {
 
 // var(<name>[,<default>])
 bool f_var(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
-  const VarRef& r = a[0].var;
-  VarStore* st = nullptr;
-  switch (r.scope) {
-    case Scope::kProc:
-      if (ProcVars::instance().get(r.id, out, ctx.sc())) return true;
-      break;
-    case Scope::kSess: st = ctx.sess_vars; break;
-    case Scope::kTxn: st = ctx.txn_vars; break;
-    case Scope::kReq: st = ctx.req_vars; break;
-    case Scope::kRes: st = ctx.res_vars; break;
-    default: break;
-  }
-  if (st) {
-    if (const VarValue* v = st->get(r.id)) {
-      out = v->sample();
-      return true;
-    }
-  }
+  if (read_var(a[0].var, ctx, out)) return true;
   if (a[1].given) {
     out = Sample::string(a[1].str, kConst);
     return true;

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "sample/tables.h"
+#include "sample/var_read.h"
 
 namespace sluice::sample::tables {
 
@@ -97,16 +98,11 @@ bool f_dump_all_vars(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
     b += '=';
     append_value(b, v);
   };
-  VarStore* st = nullptr;
-  switch (scope) {
-    case Scope::kProc: ProcVars::instance().for_each(add); break;
-    case Scope::kSess: st = ctx.sess_vars; break;
-    case Scope::kTxn: st = ctx.txn_vars; break;
-    case Scope::kReq: st = ctx.req_vars; break;
-    case Scope::kRes: st = ctx.res_vars; break;
-    default: break;
+  if (scope == Scope::kProc) {
+    ProcVars::instance().for_each(add);
+  } else if (VarStore* st = store_of(VarRef{scope, 0}, ctx)) {
+    st->for_each(add);
   }
-  if (st) st->for_each(add);
   out = Sample::string(b);
   return true;
 }

@@ -17,6 +17,7 @@ inline bool read_var(const VarRef& r, const Ctx& ctx, Sample& out) {
     case Scope::kTxn: st = ctx.txn_vars; break;
     case Scope::kReq: st = ctx.req_vars; break;
     case Scope::kRes: st = ctx.res_vars; break;
+    case Scope::kCheck: st = ctx.check_vars; break;
     default: break;
   }
   if (!st) return false;
@@ -34,6 +35,7 @@ inline VarStore* store_of(const VarRef& r, const Ctx& ctx) {
     case Scope::kTxn: return ctx.txn_vars;
     case Scope::kReq: return ctx.req_vars;
     case Scope::kRes: return ctx.res_vars;
+    case Scope::kCheck: return ctx.check_vars;
     default: return nullptr;
   }
 }

@@ -52,6 +52,10 @@ def test_http_expects(cfg, sluice, servers, udp_log, short_tmp):
                   "    http-check expect status 200\n    http-check connect\n"
                   "    http-check send meth GET uri /g ver HTTP/1.1 hdr host x\n"
                   "    http-check expect status 200", ok.port),
+        "vars": ("    http-check set-var(check.u) str(/v)\n"
+                 "    http-check send uri-lf %[var(check.u)]\n"
+                 "    http-check unset-var(check.u)\n"
+                 '    http-check expect status 200 on-success "%[var(check.u,gone)]"', ok.port),
     }, option="option httpchk")
     passed = "succeeded, reason: Layer7 check passed, code: 200, check duration: Nms, status: 1/1 UP."
     down = ", check duration: Nms, status: 0/1 DOWN."
@@ -70,11 +74,14 @@ def test_http_expects(cfg, sluice, servers, udp_log, short_tmp):
                        "check duration: Nms, status: 1/1 UP."),
         "junk": f"failed, reason: Socket error{down}",
         "twice": passed,
+        "vars": ('succeeded, reason: Layer7 check passed, code: 200, info: "gone", check duration: '
+                 "Nms, status: 1/1 UP."),
     }
     for name, tail in want.items():
         assert got[name] == f"Health check for server {name}/s1 {tail}", (name, got[name])
     assert ok.results[0] == b"OPTIONS / HTTP/1.0\r\n\r\n"
     assert b"HEAD /h HTTP/1.0\r\n\r\n" in ok.results
+    assert b"OPTIONS /v HTTP/1.0\r\n\r\n" in ok.results   # the variable step's value
     assert b"GET /g HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n" in ok.results
 
 

@@ -126,3 +126,32 @@ def test_checks_reset_unless_linger(cfg, sluice, servers, udp_log, short_tmp):
     wait_until(lambda: rst.results and fin.results, 3)
     assert rst.results[0][1] == "reset", rst.results
     assert fin.results[0] == (b"foo", "fin"), fin.results
+
+
+def test_variables_and_port_expression(cfg, sluice, servers, udp_log, short_tmp):
+    """set-var, set-var-fmt and unset-var steps keep check.* variables for one check (each
+    check starts without them); a connect's port may be an expression, and one that gives no
+    port leaves the check's own."""
+    echo = servers.echo()
+    refused = free_port()
+    got = health_lines(cfg, sluice, udp_log, short_tmp, {
+        "vars": (f"    tcp-check set-var(check.port) int({echo.port})\n"
+                 '    tcp-check set-var-fmt(check.greet) "HELLO %[srv_name]"\n'
+                 "    tcp-check connect port var(check.port)\n"
+                 '    tcp-check send-lf "%[var(check.greet)] %[var(check.seen,none)]\\r\\n"\n'
+                 "    tcp-check set-var(check.seen) str(yes)\n"
+                 '    tcp-check expect string "HELLO s1 none"\n'
+                 "    tcp-check unset-var(check.greet)\n"
+                 '    tcp-check send-lf "%[var(check.greet,gone)]\\r\\n"\n'
+                 "    tcp-check expect string gone", refused),
+        "fallback": ("    tcp-check set-var(check.p) str(nope)\n"
+                     "    tcp-check connect port var(check.p)\n"
+                     "    tcp-check send x\n    tcp-check expect string x", echo.port),
+    })
+    ok7 = ('succeeded, reason: Layer7 check passed, code: 0, info: "(tcp-check)", check '
+           'duration: Nms, status: 1/1 UP.')
+    assert got == {"vars": f"Health check for server vars/s1 {ok7}",
+                   "fallback": f"Health check for server fallback/s1 {ok7}"}, got
+    # Later checks (every 300ms) start without the last one's variables: none fails.
+    time.sleep(1.0)
+    assert not [m for m in udp_log.texts() if "failed" in m], udp_log.texts()

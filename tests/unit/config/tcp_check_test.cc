@@ -116,15 +116,64 @@ TEST(TcpCheck, Errors) {
       {"tcp-check send-lf %[nosuch]",
        "'tcp-check send-lf' : '%[nosuch]' invalid log-format string (failed to parse sample "
        "expression <nosuch]> : unknown fetch method 'nosuch')."},
-      // sluice's own: what it cannot do yet says so.
+      {"tcp-check connect port 0",
+       "'tcp-check connect' : expects a valid TCP port (from range 1 to 65535) or a sample "
+       "expression, got 0.."},
+      {"tcp-check connect port 70000", "or a sample expression, got 70000.."},
+      {"tcp-check connect port foo",
+       "'tcp-check connect' : error detected while parsing port expression : unknown fetch "
+       "method 'foo'."},
+      {"tcp-check set-var(check.x)", "'tcp-check set-var(check.x)' : 'set-var' : missing fetch method."},
+      {"tcp-check set-var(check.x) foo",
+       "'tcp-check set-var(check.x)' : 'set-var' : unknown fetch method 'foo'."},
+      {"tcp-check set-var(x) int(1)",
+       "'tcp-check set-var(x)' : 'set-var' : invalid variable name 'x'. A variable name must "
+       "start with its scope. The scope can be 'proc', '(p)sess', '(p)txn', '(p)req', '(p)res' or "
+       "'check'."},
+      {"tcp-check set-var(check.x) req.hdr(host)",
+       "'tcp-check set-var(check.x)' : 'set-var' : fetch method 'set-var(check.x)' extracts "
+       "information from 'HTTP request headers', none of which is available here."},
+      {"tcp-check set-var(check.x,nope) int(1)", "'set-var' : unknown condition \"nope\"."},
+      // sluice's own: what it cannot do yet, or would silently ignore, says so.
       {"tcp-check connect port 1 ssl", "'ssl' is not supported by sluice yet (it needs TLS)."},
-      {"tcp-check connect port abc", "a sample expression is not supported yet (got 'abc')."},
-      {"tcp-check set-var(check.x) str(a)", "'tcp-check set-var(check.x)' is not supported by sluice yet."},
+      {"tcp-check unset-var(check.x) foo",
+       "'tcp-check unset-var(check.x)' : unexpected argument 'foo' (a check step takes no "
+       "condition)."},
+      {"tcp-check set-var(txn.x) int(1)",
+       "'tcp-check set-var(txn.x)' : a health check keeps only 'check.' and 'proc.' variables "
+       "(got 'txn')."},
   };
   for (const auto& [rule, msg] : cases) {
     const std::string all = err(rule);
     EXPECT_NE(all.find(msg), std::string::npos) << rule << "\n" << all;
   }
+}
+
+// Variable steps and a port expression: actions and expressions kept by index, before the
+// first connect without an implicit connect in front of them.
+TEST(TcpCheck, VariablesAndPortExpression) {
+  auto r = parse(kHead + "  tcp-check set-var(check.p,ifnotset) int(80)\n"
+                 "  tcp-check unset-var(check.q)\n"
+                 "  tcp-check connect port var(check.p)\n"
+                 "  tcp-check set-var-fmt(proc.last) \"%[srv_name]\"\n"
+                 "  server s 127.0.0.1:1 check\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& tc = proxy(r, "b").tcp_check;
+  ASSERT_EQ(tc.rules.size(), 4u);
+  using K = check::CheckRule::Kind;
+  EXPECT_EQ(tc.rules[0].kind, K::kSetVar);
+  EXPECT_EQ(tc.rules[0].action, 0);
+  EXPECT_EQ(tc.rules[1].kind, K::kUnsetVar);
+  EXPECT_EQ(tc.rules[1].action, 1);
+  EXPECT_EQ(tc.rules[2].kind, K::kConnect);
+  EXPECT_EQ(tc.rules[2].port_expr, 0);
+  EXPECT_EQ(tc.rules[3].action, 2);
+  ASSERT_EQ(tc.actions.size(), 3u);
+  EXPECT_EQ(tc.actions[0]->conds, sample::kIfNotSet);
+  EXPECT_EQ(tc.exprs.size(), 1u);
+  check::RuleSet rs;
+  rs.rules = tc.rules;
+  EXPECT_TRUE(rs.starts_with_connect());
 }
 
 // The protocol options are rule sets of the same language.
