@@ -132,12 +132,15 @@ void pgsql(Builder& b, const std::string& user) {
                .on_ok("PostgreSQL server is ok").on_err("PostgreSQL unknown error"));
 }
 
-void mysql(Builder& b, const std::string& user) {
+void mysql(Builder& b, const std::string& user, bool pre41) {
   b.connect_default(true);
   b.expect(Expect(M::kMysqlGreeting, "greeting"));
   if (user.empty()) return;
-  // A protocol 4.1 login (no password), then COM_QUIT.
-  std::string hex = "00820000" "00800001" "21" + std::string(46, '0');
+  // A login without a password, then COM_QUIT. Protocol 4.1 (post-41, the default): 4 bytes
+  // of capabilities, the maximum packet size, the charset, 23 reserved bytes, the user and an
+  // empty password. Before 4.1 (pre-41): 2 bytes of capabilities, a 3-byte maximum packet
+  // size, the user and an empty password. The bytes are HAProxy 3.5's.
+  std::string hex = pre41 ? "0080" "000001" : "00820000" "00800001" "21" + std::string(46, '0');
   for (unsigned char c : user) hex += fmt::format("{:02x}", c);
   hex += "0000";
   const std::size_t len = hex.size() / 2;
@@ -199,23 +202,21 @@ bool protocol_check_option(Parser& p, Line& l, ProxyConfig& px, std::string_view
     pgsql(b, l.args[3]);
   } else if (name == "mysql-check") {
     std::string user;
+    bool pre41 = false;
     if (l.args.size() > 2) {
       if (l.args[2] != "user" || l.args.size() < 4 || l.args[3].empty())
         throw ConfigError{fmt::format("{}'option mysql-check' only supports optional values: "
                                       "'user'.", l.where)};
       user = l.args[3];
       if (l.args.size() > 4) {
-        if (l.args[4] == "pre-41")
-          throw ConfigError{fmt::format("{}'option mysql-check user <user> pre-41' is not "
-                                        "supported by sluice yet (post-41, the default, is).",
-                                        l.where)};
-        if (l.args[4] != "post-41")
+        pre41 = l.args[4] == "pre-41";
+        if (!pre41 && l.args[4] != "post-41")
           throw ConfigError{fmt::format("{}'option mysql-check user <user>' only supports "
                                         "optional values: 'pre-41' and 'post-41'.", l.where)};
         no_extra(l, 5);
       }
     }
-    mysql(b, user);
+    mysql(b, user, pre41);
   } else if (name == "ldap-check") {
     no_extra(l, 2);
     ldap(b);

@@ -71,6 +71,10 @@ def test_protocol_checks(cfg, sluice, servers, udp_log, short_tmp):
         "my_err": replies(banner=mysql_packet(b"\xff\x15\x04#28000Access denied")),
         "my_user": replies(mysql_packet(b"\x00\x00\x00\x02\x00\x00\x00", 2),
                            banner=mysql_packet(MYSQL_GREETING)),
+        "my_pre": replies(mysql_packet(b"\x00\x00\x00\x02\x00\x00\x00", 2),
+                          banner=mysql_packet(MYSQL_GREETING)),
+        "my_plain": replies(mysql_packet(b"\x00\x00\x00\x02\x00\x00\x00", 2),
+                            banner=mysql_packet(MYSQL_GREETING)),
     }
     fakes = {name: servers.add(TcpServer(fn)) for name, fn in srv.items()}
     options = {
@@ -82,6 +86,8 @@ def test_protocol_checks(cfg, sluice, servers, udp_log, short_tmp):
         "ssl_ok": "option ssl-hello-chk", "ssl_bad": "option ssl-hello-chk",
         "my_ok": "option mysql-check", "my_err": "option mysql-check",
         "my_user": "option mysql-check user bob post-41",
+        "my_pre": "option mysql-check user bob pre-41",
+        "my_plain": "option mysql-check user bob",
     }
     got = health_lines(cfg, sluice, udp_log, short_tmp,
                        {name: (f"    {options[name]}", fakes[name].port) for name in srv},
@@ -105,6 +111,8 @@ def test_protocol_checks(cfg, sluice, servers, udp_log, short_tmp):
         "my_ok": f'{ok}0, info: "5.7.0"{up}',
         "my_err": f'failed, reason: Layer7 wrong status, code: 1045, info: "#28000Access denied"{down}',
         "my_user": f'{ok}0, info: "5.7.0"{up}',
+        "my_pre": f'{ok}0, info: "5.7.0"{up}',
+        "my_plain": f'{ok}0, info: "5.7.0"{up}',
     }
     for name, tail in want.items():
         assert got[name] == f"Health check for server {name}/s1 {tail}", (name, got[name])
@@ -123,3 +131,7 @@ def test_protocol_checks(cfg, sluice, servers, udp_log, short_tmp):
     login = fakes["my_user"].results[0]
     assert login == bytes.fromhex("250000010082000000800001" "21" + "00" * 23) + b"bob\x00\x00" + \
         bytes.fromhex("0100000001"), login.hex()
+    # post-41 is the default; pre-41 logs in with the protocol before 4.1 (HAProxy 3.5's bytes).
+    assert fakes["my_plain"].results[0] == login, fakes["my_plain"].results[0].hex()
+    assert fakes["my_pre"].results[0] == bytes.fromhex("0a00000100800000") + b"\x01bob\x00\x00" + \
+        bytes.fromhex("0100000001"), fakes["my_pre"].results[0].hex()

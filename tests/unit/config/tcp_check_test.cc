@@ -204,8 +204,11 @@ TEST(TcpCheck, ProtocolOptions) {
             std::string::npos);
   EXPECT_NE(err("option spop-check").find("'option spop-check' is not supported by sluice"),
             std::string::npos);
-  EXPECT_NE(err("option mysql-check user bob pre-41").find("pre-41' is not supported by sluice yet"),
+  EXPECT_NE(err("option mysql-check user bob pre-40").find("'option mysql-check user <user>' only "
+                                                        "supports optional values: 'pre-41' and "
+                                                        "'post-41'."),
             std::string::npos);
+  EXPECT_EQ(err("option mysql-check user bob pre-41").find("pre-41"), std::string::npos);
   EXPECT_NE(err("option redis-check x").find("cannot handle unexpected argument 'x'"),
             std::string::npos)
       << err("option redis-check x");
