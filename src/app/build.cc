@@ -272,6 +272,8 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       ss.observe = sv.check ? static_cast<lb::Observe>(sv.observe) : lb::Observe::kNone;
       ss.error_limit = sv.error_limit;
       ss.on_error = static_cast<lb::OnError>(sv.on_error);
+      ss.has_socks4 = sv.has_socks4;
+      ss.socks4 = sv.socks4;
       if (sv.track_proxy >= 0) {
         const auto& tp = model.proxies[static_cast<std::size_t>(sv.track_proxy)];
         ss.tracked = tp.name + "/" + tp.servers[static_cast<std::size_t>(sv.track_server)].name;

@@ -144,6 +144,9 @@ check::CheckSettings check_settings(const config::ProxyConfig& p, const config::
   if (s.check_send_proxy) c.send_proxy = s.send_proxy == 2 ? 2 : 1;
   else if (!s.check_port && !s.has_check_addr) c.send_proxy = s.send_proxy;
   c.pp2_crc32c = (s.pp2_options & net::pp::kOptCrc32c) != 0;
+  c.has_socks4 = s.has_socks4;
+  c.socks4 = s.socks4;
+  c.via_socks4 = s.check_via_socks4;
   return c;
 }
 

@@ -49,6 +49,7 @@ void Checker::stop() {
     pid_ = -1;
   }
   close_socket();
+  socks_.reset();
   phase_ = Phase::kIdle;
 }
 
@@ -77,7 +78,7 @@ void Checker::on_timer(core::Timer&) {
     return;
   }
   if (s_.type == CheckSettings::Type::kAgent) {
-    complete(phase_ == Phase::kConnecting ? lb::CheckStatus::kL4Tout : lb::CheckStatus::kL7Tout, 0, "");
+    complete(phase_ == Phase::kConnecting || phase_ == Phase::kSocks ? lb::CheckStatus::kL4Tout : lb::CheckStatus::kL7Tout, 0, "");
     return;
   }
   if (s_.type == CheckSettings::Type::kExternal) {
@@ -88,12 +89,12 @@ void Checker::on_timer(core::Timer&) {
     // HAProxy: an empty errno text, then where it stopped (" at step 2 of tcp-check (expect
     // string '+OK')"); an expect's tout-status says how it is reported.
     lb::CheckStatus st = lb::CheckStatus::kL7Tout;
-    if (phase_ == Phase::kConnecting) st = lb::CheckStatus::kL4Tout;
+    if (phase_ == Phase::kConnecting || phase_ == Phase::kSocks) st = lb::CheckStatus::kL4Tout;
     else if (waiting_ && waiting_->kind == CheckRule::Kind::kExpect) st = waiting_->tout_status;
     complete(st, 0, at_step());
     return;
   }
-  if (phase_ == Phase::kConnecting) {
+  if (phase_ == Phase::kConnecting || phase_ == Phase::kSocks) {
     complete(lb::CheckStatus::kL4Tout, 0, "");
   } else {
     complete(lb::CheckStatus::kL7Tout, 0, "");
@@ -200,8 +201,14 @@ void Checker::open_connection(const CheckRule* rule) {
   linger_ = rule && rule->linger;
   response_.clear();
   in_eof_ = false;
+  // socks4: the check's own connection with check-via-socks4, a rule's with via-socks4, goes
+  // to the server's SOCKS4 proxy, which is asked for `to` (without socks4 on the server,
+  // neither does anything, as in HAProxy).
+  socks_.reset();
+  const bool socks = s_.has_socks4 && (rule && !rule->is_default ? rule->via_socks4 : s_.via_socks4);
+  if (socks) socks_ = std::make_unique<net::socks4::Handshake>(to);
   bool in_progress = false;
-  auto r = net::connect_nonblocking(to, &in_progress);
+  auto r = net::connect_nonblocking(socks ? s_.socks4 : to, &in_progress);
   const std::string where = s_.type == CheckSettings::Type::kRules ? at_step() : std::string();
   if (!r.ok()) {
     int err = r.error().sys_errno;
@@ -240,12 +247,45 @@ void Checker::on_io(uint32_t events) {
     }
     return;
   }
+  if (phase_ == Phase::kSocks) {
+    socks_more();
+    return;
+  }
   if (phase_ == Phase::kSending && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) send_more();
   if (fd_ >= 0 && phase_ == Phase::kReading && (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)))
     read_more();
 }
 
+void Checker::socks_more() {
+  switch (socks_->advance(fd_)) {
+    case net::socks4::Handshake::Step::kDone:
+      socks_.reset();
+      loop_.modify(fd_, EPOLLOUT | EPOLLIN | EPOLLRDHUP, this);
+      phase_ = Phase::kConnecting;
+      on_connected();
+      return;
+    case net::socks4::Handshake::Step::kFailed:
+      // HAProxy: a socket error, named by the connection's error code.
+      complete(lb::CheckStatus::kSockErr, 0,
+               net::socks4::failure_text(socks_->failure()) +
+                   (s_.type == CheckSettings::Type::kRules ? at_step() : std::string()));
+      return;
+    case net::socks4::Handshake::Step::kReceive:
+      if (phase_ != Phase::kSocks) {   // the request left: wait for the answer alone
+        phase_ = Phase::kSocks;
+        loop_.modify(fd_, EPOLLIN | EPOLLRDHUP, this);
+      }
+      return;
+    case net::socks4::Handshake::Step::kSend:
+      return;   // the next EPOLLOUT
+  }
+}
+
 void Checker::on_connected() {
+  if (socks_) {   // connected to the proxy: the handshake comes first
+    socks_more();
+    return;
+  }
   if (s_.type == CheckSettings::Type::kRules) {
     // The implicit connect and `connect default` send the check's PROXY header (check-send-proxy
     // or the server's send-proxy); `connect send-proxy` sends it too, v1 unless the server

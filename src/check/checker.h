@@ -38,6 +38,7 @@
 #include "lb/backend.h"
 #include "net/address.h"
 #include "net/proxy_protocol.h"
+#include "net/socks4.h"
 
 namespace sluice::check {
 
@@ -72,6 +73,11 @@ struct CheckSettings {
   // (CheckHooks::pp2_tlvs) and the CRC32C of `proxy-v2-options crc32c`; 0 none.
   int send_proxy = 0;
   bool pp2_crc32c = false;
+  // The server's `socks4 <addr>:<port>` (has_socks4): with `check-via-socks4` (via_socks4) the
+  // check's own connection goes through that proxy, and so does a rule's `connect via-socks4`.
+  bool has_socks4 = false;
+  net::SocketAddress socks4;
+  bool via_socks4 = false;
   // `option log-health-checks`: a line for each check whose result changes the server's
   // health or status ("Health check for server b/s succeeded, ..."), and state changes
   // without their reason, as HAProxy 3.5 writes them.
@@ -181,7 +187,8 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   void on_timer(core::Timer& t) override;
 
  private:
-  enum class Phase { kIdle, kConnecting, kSending, kReading };
+  // kSocks: connected to the server's SOCKS4 proxy, waiting for its answer (socks_).
+  enum class Phase { kIdle, kConnecting, kSocks, kSending, kReading };
 
   void begin();
   // Where this check connects: see CheckSettings::addr.
@@ -190,6 +197,8 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   // check's own (a plain check, or the implicit first connect of a rule set).
   void open_connection(const CheckRule* rule);
   void on_connected();
+  // socks4: moves the handshake on (socks_); done: on_connected(); failed: complete(SOCKERR).
+  void socks_more();
   // kRules: runs the steps from step_ on, until one waits for the socket or the check ends.
   void run_rules();
   // kRules: how the step that was running when the check failed is named in its info.
@@ -251,6 +260,8 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   bool ext_killed_ = false;   // kExternal: killed at the timeout, being reaped
   std::string method_;   // the method of the last HTTP request sent (its answer's framing)
   std::string custom_info_;   // a protocol answer's info (the MySQL server's version)
+  // The handshake with the server's SOCKS4 proxy while this connection goes through it.
+  std::unique_ptr<net::socks4::Handshake> socks_;
 };
 
 // Text of an errno for `last_chk` and logs, as HAProxy 3.5 writes it ("ECONNREFUSED returned

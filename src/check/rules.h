@@ -49,6 +49,7 @@ struct CheckRule {
   bool send_proxy = false;   // `send-proxy`: a PROXY header opens it (v1 unless the server's is v2)
   bool is_default = false;   // `default`: as the check's own connection (its check-send-proxy)
   bool linger = false;       // closed with a FIN rather than a reset (HAProxy's default)
+  bool via_socks4 = false;   // through the server's SOCKS4 proxy (`socks4`), if it has one
 
   // kSend: the bytes (send, send-binary decoded) or a log-format (send-lf, send-binary-lf:
   // `fmt`, hex-decoded when `binary`).

@@ -118,6 +118,11 @@ struct ServerConfig {
   uint8_t observe = 0;
   int error_limit = 10;
   uint8_t on_error = 0;
+  // `socks4 <addr>:<port>`: connections go through that SOCKS4 proxy; `check-via-socks4`:
+  // the checks too.
+  bool has_socks4 = false;
+  net::SocketAddress socks4;
+  bool check_via_socks4 = false;
   // `track [<backend>/]<server>`: this server's state follows that one's checks; resolved
   // after parsing into the tracked server's proxy and server indexes (-1: none).
   std::string track;

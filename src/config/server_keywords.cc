@@ -124,7 +124,7 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       "cookie", "id", "pool-max-conn", "pool-low-conn", "pool-purge-delay", "max-reuse",
       "init-addr", "set-proxy-v2-tlv-fmt", "check-send-proxy", "init-state", "track",
       "agent-check", "no-agent-check", "agent-port", "agent-addr", "agent-inter", "agent-send",
-      "observe", "error-limit", "on-error"};
+      "observe", "error-limit", "on-error", "socks4", "check-via-socks4"};
   static constexpr std::string_view kHaproxyOpts[] = {
       "alpn", "ca-file", "check-ssl",
       "crt",
@@ -132,7 +132,7 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       "proto",
       "redir", "resolvers", "resolve-prefer",
       "sni", "source", "ssl", "verify", "verifyhost", "ws", "tfo", "namespace",
-      "usesrc", "resolve-opts", "socks4", "no-ssl", "guid", "hash-key",
+      "usesrc", "resolve-opts", "no-ssl", "guid", "hash-key",
   };
   const std::string& srv = s.name;
   for (std::size_t i = first; i < l.args.size();) {
@@ -306,6 +306,24 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
                                       "'down', or 'fully-down' but got '{}'.", head, has_v ? v : "")};
       s.init_state = static_cast<uint8_t>(st - std::begin(kStates));
       i += 2;
+    } else if (o == "socks4") {
+      if (!has_v || v.empty())
+        throw ConfigError{fmt::format("{} : 'socks4' expects <addr>:<port> as argument..", head)};
+      auto r = net::parse_server_address(v);
+      if (r.ok() && r.value().addr.family() == AF_UNIX)
+        throw ConfigError{fmt::format("{} : 'socks4 {}' : a SOCKS4 proxy on a UNIX socket is not "
+                                      "supported by sluice.", head, v)};
+      if (r.ok() && (r.value().port_mapped || r.value().addr.port() == 0))
+        throw ConfigError{fmt::format("{} : 'socks4 {}' : missing port specification in '{}'.",
+                                      head, v, v)};
+      if (!r.ok())
+        throw ConfigError{fmt::format("{} : 'socks4 {}' : {}", head, v, r.error().message)};
+      s.has_socks4 = true;
+      s.socks4 = r.value().addr;
+      i += 2;
+    } else if (o == "check-via-socks4") {
+      s.check_via_socks4 = true;
+      ++i;
     } else if (o == "check-send-proxy") {
       s.check_send_proxy = true;
       ++i;
@@ -455,6 +473,12 @@ void kw_server(Parser& p, Line& l) {
     p.warning(fmt::format("{} : 'observe' has no effect without 'check'.", head));
   if (s.check && !s.track.empty())
     throw ConfigError{fmt::format("{} : unable to enable checks and tracking at the same time!", head)};
+  // SOCKS4 carries an IPv4 destination only; HAProxy ignores check-via-socks4 without socks4.
+  if (s.has_socks4 && !s.unresolved && s.addr.addr.family() != AF_INET)
+    throw ConfigError{fmt::format("{} : 'socks4' : SOCKS4 can only reach an IPv4 address; the "
+                                  "server's is '{}'.", head, s.addr_text)};
+  if (s.check_via_socks4 && !s.has_socks4)
+    p.warning(fmt::format("{} : 'check-via-socks4' has no effect without 'socks4'.", head));
   // HAProxy takes proxy-v2-options without send-proxy-v2 and sends nothing: say so.
   if (s.pp2_options && s.send_proxy != 2)
     p.warning(fmt::format("{} : 'proxy-v2-options' has no effect without 'send-proxy-v2'.", head));

@@ -191,7 +191,9 @@ CheckRule parse_check_connect(TcpCheckConfig& tc, const Line& l, std::string_vie
                                     "(it needs TLS).", l.where, kw, o)};
     } else if (o == "proto" && has_v && l.args[i + 1] == "h1") {
       ++i;   // HTTP/1, the only protocol sluice's checks speak
-    } else if (o == "via-socks4" || o == "proto") {
+    } else if (o == "via-socks4") {
+      r.via_socks4 = true;
+    } else if (o == "proto") {
       throw ConfigError{fmt::format("{}'{} connect' : '{}' is not supported by sluice yet.",
                                     l.where, kw, o)};
     } else {

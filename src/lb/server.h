@@ -85,6 +85,10 @@ struct ServerSettings {
   Observe observe = Observe::kNone;
   int error_limit = 10;
   OnError on_error = OnError::kFastinter;
+  // `socks4 <addr>:<port>`: each connection goes to this SOCKS4 proxy, which connects on to the
+  // server (net/socks4.h); the address the session logs stays the server's.
+  bool has_socks4 = false;
+  net::SocketAddress socks4;
 };
 
 enum class AdminState : uint8_t { kReady, kDrain, kMaint };

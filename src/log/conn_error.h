@@ -1,8 +1,8 @@
 #pragma once
 // HAProxy's connection error codes (its CO_ER_* numbering, which fc_err and bc_err return and
 // logs carry), for the errors sluice can meet on a plain TCP connection: the errno of a failed
-// connect, read or write. The PROXY-protocol, TLS and SOCKS4 codes of HAProxy's list keep their
-// numbers but sluice never produces them yet.
+// connect, read or write, a PROXY protocol header that never came right, a SOCKS4 proxy's
+// handshake. HAProxy's TLS codes keep their numbers but sluice never produces them yet.
 #include <cstdint>
 #include <string_view>
 
@@ -21,6 +21,11 @@ enum class ConnError : uint8_t {
   kPrxNotHdr = 15,
   kPrxBadHdr = 16,
   kPrxBadProto = 17,
+  // A server's SOCKS4 proxy (`socks4`) that did not let the connection through.
+  kSocks4Send = 39,
+  kSocks4Recv = 40,
+  kSocks4Deny = 41,
+  kSocks4Abort = 42,
   kRefused = 47,     // ECONNREFUSED
   kReset = 48,       // ECONNRESET
   kUnreach = 49,     // ENETUNREACH

@@ -95,9 +95,9 @@ BackendLeg::RetryAction BackendLeg::fail(const ConnectError& e) {
   leave_queue();
   // `observe`: the server refused, reset or did not answer (not this side's failure).
   if (srv_ && e.side == ConnectError::Side::kServer) srv_->analyze(lb::Hana::kL4Err);
-  err_ = e.timeout || e.side == ConnectError::Side::kQueue
-             ? kNoErr
-             : static_cast<uint8_t>(log::conn_error_of_errno(e.err));
+  err_ = e.timeout || e.side == ConnectError::Side::kQueue ? kNoErr
+         : e.code != log::ConnError::kNone                 ? static_cast<uint8_t>(e.code)
+                                  : static_cast<uint8_t>(log::conn_error_of_errno(e.err));
   auto& bc = w_.be_counters(be_->index);
   if (!e.retryable || retries_ >= be_->settings.retries) {
     // bc_err keeps the error of the attempt given up on; a retry's connection replaces it

@@ -43,6 +43,7 @@
 #include "log/termination.h"
 #include "net/address.h"
 #include "net/socket.h"
+#include "net/socks4.h"
 #include "proxy/process.h"
 #include "proxy/worker.h"
 #include "stats/counters.h"
@@ -60,11 +61,20 @@ struct ConnectError {
   int err = 0;             // errno
   bool timeout = false;    // `timeout connect` or `timeout queue` expired
   bool retryable = true;   // another attempt may succeed (every connect failure, as HAProxy)
+  // bc_err when it is not the errno's (a SOCKS4 proxy's refusal).
+  log::ConnError code = log::ConnError::kNone;
 
-  static ConnectError server(int err) { return {Side::kServer, err, false, true}; }
-  static ConnectError local(int err) { return {Side::kLocal, err, false, true}; }
-  static ConnectError connect_timeout() { return {Side::kServer, ETIMEDOUT, true, true}; }
-  static ConnectError queue_timeout() { return {Side::kQueue, ETIMEDOUT, true, false}; }
+  static ConnectError server(int err) { return {Side::kServer, err, false, true, {}}; }
+  static ConnectError local(int err) { return {Side::kLocal, err, false, true, {}}; }
+  static ConnectError connect_timeout() { return {Side::kServer, ETIMEDOUT, true, true, {}}; }
+  static ConnectError queue_timeout() { return {Side::kQueue, ETIMEDOUT, true, false, {}}; }
+  // The server's SOCKS4 proxy did not let the connection through (net/socks4.h).
+  static ConnectError socks4(const net::socks4::Handshake& h) {
+    static constexpr log::ConnError kCodes[] = {
+        log::ConnError::kNone, log::ConnError::kSocks4Send, log::ConnError::kSocks4Recv,
+        log::ConnError::kSocks4Deny, log::ConnError::kSocks4Abort};
+    return {Side::kServer, h.sys_errno(), false, true, kCodes[static_cast<int>(h.failure())]};
+  }
 
   // How a session that gives up on it ends: a server timeout in the queue (sQ), a server
   // timeout while connecting (sC), or the server's refusal while connecting (SC).
@@ -279,7 +289,10 @@ inline BackendLeg::PickResult BackendLeg::pick(const std::string* key) {
   has_target_ = true;
   reused_ = false;
   err_ = kNoErr;
-  auto r = net::connect_nonblocking(target_.a, &in_progress, opts);
+  // socks4: the connection goes to the proxy, which is asked for the server (the session runs
+  // the handshake before it calls connected()).
+  const lb::ServerSettings& ss = srv_->settings();
+  auto r = net::connect_nonblocking(ss.has_socks4 ? ss.socks4 : target_.a, &in_progress, opts);
   if (!r.ok()) {
     *err = connect_failure(r.error());
     return ConnectStatus::kFailed;

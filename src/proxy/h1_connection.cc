@@ -166,14 +166,21 @@ void H1Connection::on_server_io(uint32_t events) {
   }
   const net::Readiness r = net::decode_readiness(events);
   if (s_connecting_) {
-    if (r.hangup_or_error()) {
+    // Connected to a SOCKS4 proxy that has the request: its answer (or its close) is read.
+    const bool socks_reply = socks_ && socks_->step() == net::socks4::Handshake::Step::kReceive;
+    if (r.hangup_or_error() && !socks_reply) {
       int err = sc_->io.connect_error();
       on_connect_failed(ConnectError::server(err ? err : ECONNREFUSED));
       pump();
       return;
     }
-    if (!r.writable()) return;
-    on_connected();
+    if (socks_reply ? !r.readable() : !r.writable()) return;
+    if (!socks_) {
+      on_connected();
+    } else if (!socks_step()) {
+      pump();
+      return;
+    }
   }
   if (r.readable()) s_rd_ = true;
   if (r.writable()) s_wr_ = true;

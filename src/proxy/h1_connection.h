@@ -63,6 +63,7 @@
 #include "log/conn_error.h"
 #include "log/termination.h"
 #include "net/address.h"
+#include "net/socks4.h"
 #include "net/transport.h"
 #include "proxy/backend_leg.h"
 #include "proxy/http_codecs.h"
@@ -180,6 +181,9 @@ class H1Connection final : public Session {
   void out_of_memory();
   // Sends what is left of srv_preamble_ (false, errno set, until all of it is gone).
   bool send_preamble(net::RawTransport& io);
+  // socks4: moves the handshake on; done: on_connected(); failed: on_connect_failed().
+  // False while it waits for the proxy. Cold: only servers with `socks4` come here.
+  [[gnu::cold]] bool socks_step();
   // A read or write on the client failed with `err`: fc_err's code. Cold, out of line.
   [[gnu::cold, gnu::noinline]] void client_failed(int err);
   // The loop reported an error on the client socket: c_err_, and fc_err from its SO_ERROR.
@@ -200,6 +204,9 @@ class H1Connection final : public Session {
   // send-proxy: the PROXY protocol header still to send on a new server connection, before
   // the request.
   std::string srv_preamble_;
+  // socks4: the handshake with the server's SOCKS4 proxy on a new server connection; until it
+  // is done the connection counts as connecting (null: none under way).
+  std::unique_ptr<net::socks4::Handshake> socks_;
   net::RawTransport cio_;   // the client connection
   ClientEnd cend_;
   Phase phase_ = Phase::kIdle;

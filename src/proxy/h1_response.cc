@@ -298,6 +298,7 @@ void H1Connection::drop_server() {
     sc_ = nullptr;
   }
   s_connecting_ = false;
+  socks_.reset();
   to_srv_.clear();
   if (sin_) {
     w_.buffers().put(sin_);

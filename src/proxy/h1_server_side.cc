@@ -217,6 +217,14 @@ void H1Connection::start_connect() {
     on_connect_failed(ConnectError::local(errno));
     return;
   }
+  if (txn_.leg().server()->settings().has_socks4) [[unlikely]] {
+    // The proxy first: nothing of the request leaves before it has let the connection through.
+    socks_ = std::make_unique<net::socks4::Handshake>(*txn_.leg().target());
+    s_connecting_ = true;
+    if (st == BackendLeg::ConnectStatus::kConnected) socks_step();
+    else arm_timeout();
+    return;
+  }
   if (st == BackendLeg::ConnectStatus::kConnected) {
     on_connected();
     return;
@@ -265,6 +273,21 @@ bool H1Connection::send_preamble(net::RawTransport& io) {
   return false;
 }
 
+bool H1Connection::socks_step() {
+  switch (socks_->advance(sc_->io.fd())) {
+    case net::socks4::Handshake::Step::kDone:
+      socks_.reset();
+      on_connected();
+      return true;
+    case net::socks4::Handshake::Step::kFailed:
+      on_connect_failed(ConnectError::socks4(*socks_));
+      return false;
+    default:
+      arm_timeout();   // the proxy's answer comes within timeout connect
+      return false;
+  }
+}
+
 void H1Connection::on_connected() {
   s_connecting_ = false;
   s_wr_ = true;
@@ -290,6 +313,7 @@ void H1Connection::on_connect_failed(const ConnectError& e) {
   }
   s_connecting_ = false;
   srv_preamble_.clear();
+  socks_.reset();
   switch (txn_.leg().fail(e)) {
     case BackendLeg::RetryAction::kGiveUp:
       server_error(503, e.term());

@@ -297,6 +297,13 @@ void TcpSession::start_connect() {
     return;
   }
   trace("connect");
+  if (leg_.server()->settings().has_socks4) [[unlikely]] {
+    // The proxy first: nothing of the client's leaves before it has let the connection through.
+    socks_ = std::make_unique<net::socks4::Handshake>(*leg_.target());
+    if (st == BackendLeg::ConnectStatus::kConnected && socks_step()) pump();
+    else if (state_ == State::kConnecting) arm_timeout();
+    return;
+  }
   if (st == BackendLeg::ConnectStatus::kConnected) {
     on_connected();
     pump();
@@ -366,8 +373,23 @@ bool TcpSession::send_proxy_header() {
   return false;
 }
 
+bool TcpSession::socks_step() {
+  switch (socks_->advance(sio_.fd())) {
+    case net::socks4::Handshake::Step::kDone:
+      socks_.reset();
+      on_connected();
+      return state_ == State::kEstablished;
+    case net::socks4::Handshake::Step::kFailed:
+      on_connect_failed(ConnectError::socks4(*socks_));
+      return false;
+    default:
+      return false;   // the proxy's answer comes within timeout connect
+  }
+}
+
 void TcpSession::on_connect_failed(const ConnectError& e) {
   trace(e.timeout ? "connect-timeout" : "connect-error");
+  socks_.reset();
   sio_.close(net::CloseMode::kFin);   // also leaves the event loop
   switch (leg_.fail(e)) {
     case BackendLeg::RetryAction::kGiveUp:
@@ -406,13 +428,19 @@ void TcpSession::on_io(bool client, uint32_t events) {
   } else {
     if (!sio_.open()) return;
     if (state_ == State::kConnecting) {
-      if (r.hangup_or_error()) {
+      // Connected to a SOCKS4 proxy that has the request: its answer (or close) is read.
+      const bool socks_reply = socks_ && socks_->step() == net::socks4::Handshake::Step::kReceive;
+      if (r.hangup_or_error() && !socks_reply) {
         int err = sio_.connect_error();
         on_connect_failed(ConnectError::server(err ? err : ECONNREFUSED));
         return;
       }
-      if (!r.writable()) return;
-      on_connected();
+      if (socks_reply ? !r.readable() : !r.writable()) return;
+      if (!socks_) {
+        on_connected();
+      } else if (!socks_step()) {
+        return;
+      }
     }
     if (r.readable()) s_rd_ = true;
     if (r.writable()) s_wr_ = true;

@@ -45,6 +45,7 @@
 #include "core/event_loop.h"
 #include "log/termination.h"
 #include "net/address.h"
+#include "net/socks4.h"
 #include "net/transport.h"
 #include "proxy/backend_leg.h"
 #include "proxy/process.h"
@@ -117,6 +118,9 @@ class TcpSession final : public Session, public StreamTimes {
   void on_connected();
   // send-proxy / send-proxy-v2: the header to the server; false when the session ended.
   bool send_proxy_header();
+  // socks4: moves the handshake on; done: on_connected(); failed: on_connect_failed(). False
+  // while it waits for the proxy.
+  [[gnu::cold]] bool socks_step();
   void out_of_memory();
   void on_connect_failed(const ConnectError& e);
   void pump();
@@ -199,6 +203,9 @@ class TcpSession final : public Session, public StreamTimes {
   Proxy* be_;   // the frontend's default until route() (its backend leg attaches there)
   net::RawTransport cio_;   // the client connection
   net::RawTransport sio_;   // the server connection, once connecting
+  // socks4: the handshake with the server's SOCKS4 proxy; the session stays kConnecting until
+  // it is done (null: none under way).
+  std::unique_ptr<net::socks4::Handshake> socks_;
   End cend_, send_;
   core::Buffer* req_ = nullptr;   // client -> server
   core::Buffer* res_ = nullptr;   // server -> client

@@ -242,3 +242,57 @@ class SynBlackhole:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class Socks4Proxy(TcpServer):
+    """A SOCKS4 proxy (CONNECT only). Records each request's bytes in `results`, then, by
+    `mode`: "ok" connects to the requested IPv4 address and port and relays both ways until
+    either side closes (a destination that refuses is answered 91, rejected); "deny" answers
+    91; "close" closes without an answer."""
+
+    def __init__(self, mode: str = "ok"):
+        self.mode = mode
+        super().__init__(self._serve)
+
+    def _serve(self, conn: socket.socket, _srv) -> None:
+        conn.settimeout(5)
+        req = b""
+        while len(req) < 9 or b"\0" not in req[8:]:
+            chunk = conn.recv(512)
+            if not chunk:
+                return
+            req += chunk
+        self.add_result(req)
+        if self.mode == "close":
+            return
+        port = int.from_bytes(req[2:4], "big")
+        ip = socket.inet_ntoa(req[4:8])
+        target = None
+        if self.mode == "ok":
+            with contextlib.suppress(OSError):
+                target = socket.create_connection((ip, port), timeout=2)
+        if target is None:
+            conn.sendall(b"\x00\x5b" + req[2:8])
+            return
+        conn.sendall(b"\x00\x5a" + req[2:8])
+        end = req.index(b"\0", 8) + 1
+        if len(req) > end:
+            target.sendall(req[end:])   # bytes sent before the answer (none expected)
+
+        def pump(src: socket.socket, dst: socket.socket) -> None:
+            with contextlib.suppress(OSError):
+                while True:
+                    data = src.recv(65536)
+                    if not data:
+                        break
+                    dst.sendall(data)
+            with contextlib.suppress(OSError):
+                dst.shutdown(socket.SHUT_WR)
+
+        target.settimeout(None)
+        conn.settimeout(None)
+        back = threading.Thread(target=pump, args=(target, conn), daemon=True)
+        back.start()
+        pump(conn, target)
+        back.join(timeout=5)
+        target.close()

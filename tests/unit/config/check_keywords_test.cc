@@ -109,6 +109,24 @@ TEST(CheckKeywords, ObserveOptions) {
   EXPECT_TRUE(unchecked.has(head + "'observe' has no effect without 'check'.")) << unchecked.all();
 }
 
+// socks4 / check-via-socks4: HAProxy 3.5's messages; sluice's own for what SOCKS4 cannot do.
+TEST(CheckKeywords, Socks4Options) {
+  auto r = parse("backend b\n  server s 1.1.1.1:1 socks4 127.0.0.1:1080 check check-via-socks4\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(r.r.alerts, 0) << r.all();
+  const auto& s = proxy(r, "b").servers[0];
+  EXPECT_TRUE(s.has_socks4);
+  EXPECT_EQ(s.socks4.to_string(), "127.0.0.1:1080");
+  EXPECT_TRUE(s.check_via_socks4);
+  const std::string head = "[f.cfg:2] : 'server b/s' : ";
+  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 socks4\n").has(head + "'socks4' expects <addr>:<port> as argument.."));
+  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 socks4 127.0.0.1\n").has(head + "'socks4 127.0.0.1' : missing port specification in '127.0.0.1'."));
+  EXPECT_TRUE(parse("backend b\n  server s [::1]:80 socks4 127.0.0.1:1080\n").has(head + "'socks4' : SOCKS4 can only reach an IPv4 address; the server's is '[::1]:80'."));
+  auto w = parse("backend b\n  server s 1.1.1.1:1 check check-via-socks4\n");
+  ASSERT_TRUE(w.r.model) << w.all();
+  EXPECT_TRUE(w.has(head + "'check-via-socks4' has no effect without 'socks4'.")) << w.all();
+}
+
 // Spec 3.1: characters after a valid unit only warn and the value is kept, as for `timeout`.
 TEST(CheckKeywords, ServerTimeTrailingCharactersOnlyWarn) {
   auto r = parse(
