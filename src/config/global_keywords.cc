@@ -427,6 +427,7 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"tune.vars.sess-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of one session's variables, its transactions' included"},
     {"tune.vars.txn-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of one transaction's txn, req and res variables"},
     {"tune.vars.reqres-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of a transaction's req and res variables together"},
+    {"tune.vars.check-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of one health check's check.* variables (tcp-check / http-check set-var)"},
     {"tune.maxrewrite", kInGlobal, 0, kw_maxrewrite, "<n>: the room of a buffer kept for rewrites (default 1024, at most half of tune.bufsize): a request or response head larger than tune.bufsize minus this is refused (431 / 502); strict integer"},
     {"tune.http.maxhdr", kInGlobal, 0, kw_http_maxhdr, "<1..32767>: the most header fields of a message, its start line counted as one (default 101): a request with more is answered 400, a response with more 502, as in HAProxy"},
     {"tune.http.cookielen", kInGlobal, 0, kw_http_cookielen, "<n>: the longest `capture cookie` value (default 63); longer `len` values are lowered to it; strict integer"},

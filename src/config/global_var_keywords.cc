@@ -52,7 +52,8 @@ void kw_tune_vars(Parser& p, Line& l) {
   else if (scope == "proc") lim.proc = n;
   else if (scope == "sess") lim.sess = n;
   else if (scope == "txn") lim.txn = n;
-  else lim.reqres = n;   // the table has no other tune.vars keyword (check: no check variables yet)
+  else if (scope == "check") lim.check = n;
+  else lim.reqres = n;   // the table has no other tune.vars keyword
 }
 
 }  // namespace sluice::config

@@ -176,7 +176,7 @@ TEST(Global, Variables) {
       "parsing [f.cfg:2] : tune.vars.proc-max-size: '10k' is an invalid size"));
   EXPECT_TRUE(parse("global\n  tune.vars.foo-max-size 5\n").contains("'tune.vars.foo-max-size' is not supported by sluice yet."));
   // health checks have no variables yet: their limit would bound nothing
-  EXPECT_TRUE(parse("global\n  tune.vars.check-max-size 5\n").contains("'tune.vars.check-max-size' is not supported by sluice yet."));
+  EXPECT_EQ(parse("global\n  tune.vars.check-max-size 500\n").global().vars_limits.check, 500u);
 }
 
 }  // namespace
