@@ -112,7 +112,7 @@ void Checker::agent_done(lb::CheckStatus status, std::string text, const AgentRe
       if (hooks_.state_changed && was != is) hooks_.state_changed(srv_, is);
     }
   }
-  loop_.timers().arm(timer_, now + s_.intervals.inter_ms);
+  loop_.timers().arm(timer_, next_due(now, s_.intervals.inter_ms));
 }
 
 void Checker::force_agent(bool up) {

@@ -63,15 +63,16 @@ void Checker::close_socket() {
   fd_ = -1;
 }
 
-void Checker::on_timer(core::Timer&) {
+void Checker::on_timer(core::Timer& t) {
   uint64_t now = loop_.now_ms();
   if (phase_ == Phase::kIdle) {
+    due_ms_ = t.expiry();
     // Maintenance pauses the check (HAProxy), resolution maintenance too (init-addr none:
     // there is no address to check); look again after one interval.
     // An agent keeps being asked: it is what may bring the server back ("ready").
     if ((srv_.admin_state() == lb::AdminState::kMaint && s_.type != CheckSettings::Type::kAgent) ||
         srv_.settings().unresolved) {
-      loop_.timers().arm(timer_, now + s_.intervals.inter_ms);
+      loop_.timers().arm(timer_, next_due(now, s_.intervals.inter_ms));
       return;
     }
     begin();
@@ -553,7 +554,7 @@ void Checker::complete(lb::CheckStatus status, int code, std::string text) {
     const uint64_t r = span ? rng_ % (2 * span + 1) : span;
     delay = delay + r - span;
   }
-  loop_.timers().arm(timer_, now + delay);
+  loop_.timers().arm(timer_, next_due(now, delay));
 }
 
 void Checker::force(bool up, bool stopping) {

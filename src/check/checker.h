@@ -228,6 +228,14 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   // already taken it; `before` is its health before, `was` the previous status).
   void log_check(lb::CheckStatus status, lb::CheckStatus was, int before);
   void close_socket();
+  // When the next check is due, `delay` after the last one: after it was due, so that checks
+  // that end in the same loop turn keep the spread they started with instead of merging into
+  // bursts (their expiries would otherwise share that turn's clock, for good); after its end
+  // when it ran longer than `delay`, as HAProxy's next check follows a slow one.
+  uint64_t next_due(uint64_t now, uint64_t delay) const {
+    const uint64_t cadence = due_ms_ + delay;
+    return due_ms_ && cadence > now ? cadence : now + delay;
+  }
   // `from_cli`: forced by `set server ... health` (the line says so instead of a reason).
   void report_change(Health::Change change, uint64_t now, bool from_cli = false);
   std::string state_message(bool up, uint64_t now, bool from_cli = false);
@@ -242,6 +250,9 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   Phase phase_ = Phase::kIdle;
   int fd_ = -1;
   uint64_t started_ms_ = 0;
+  // When the running check was due (its timer's expiry, not the tick it fired in): the next
+  // one is due `interval` after it (next_due()).
+  uint64_t due_ms_ = 0;
   uint64_t rng_ = 0;   // spread-checks' generator (xorshift), seeded per checker
   std::string request_;
   std::size_t sent_ = 0;

@@ -1,6 +1,10 @@
 """Checks are spread over time: ten servers with inter 1s do not all get their first check
 in the same instant."""
-from sluice_harness import free_port, wait_until
+import socket
+import threading
+import time
+
+from sluice_harness import TcpServer, free_port, wait_until
 
 from checks_util import AcceptRecorder, config
 
@@ -44,3 +48,52 @@ def test_spread_checks_varies_the_interval(cfg, sluice, servers, short_tmp):
     assert min(gaps) > 0.08, gaps
     # Ten random draws over +/-100 ms: all within 40 ms of each other would be a 1-in-10^7 run.
     assert max(gaps) - min(gaps) > 0.04, gaps
+
+
+class Gate:
+    """Opens every `period` seconds for every connection waiting at it."""
+
+    def __init__(self, period: float):
+        self.cond = threading.Condition()
+        self.gen = 0
+        self.stopped = threading.Event()
+        threading.Thread(target=self._run, args=(period,), daemon=True).start()
+
+    def _run(self, period: float) -> None:
+        while not self.stopped.wait(period):
+            with self.cond:
+                self.gen += 1
+                self.cond.notify_all()
+
+    def wait(self) -> None:
+        with self.cond:
+            g = self.gen
+            self.cond.wait_for(lambda: self.gen != g, timeout=5)
+
+
+def test_checks_ending_together_keep_their_spread(cfg, sluice, servers, short_tmp):
+    """Two checks that end in the same instant (their server answers both at once) are not
+    merged: each next check is due an interval after the last one was due, so they stay as far
+    apart as they started, instead of forming a burst that would grow with every merge."""
+    gate = Gate(0.4)
+
+    def held(c: socket.socket, srv) -> None:
+        srv.add_result(time.monotonic())
+        gate.wait()
+        c.sendall(b"OK\n")
+
+    a, b = servers.add(TcpServer(held)), servers.add(TcpServer(held))
+    port, sock = free_port(), short_tmp / "stats.sock"
+    srv = (f"    server a 127.0.0.1:{a.port} check inter 1s\n"
+           f"    server b 127.0.0.1:{b.port} check inter 1s\n")
+    text = config(port, sock, srv, "    option tcp-check\n    tcp-check expect string OK\n"
+                  "    timeout check 3s\n", nbthread=1).replace(
+        "global\n", "global\n    max-spread-checks 100ms\n", 1)
+    try:
+        sluice(cfg(text), wait_ports=[port], wait_unix=[sock])
+        # Planned: a's first check at 0-25 ms, b's at 50-75 ms; both wait for the gate.
+        wait_until(lambda: len(a.results) >= 4 and len(b.results) >= 4, timeout=8)
+    finally:
+        gate.stopped.set()
+    gaps = [abs(x - y) * 1000 for x, y in zip(a.results[1:4], b.results[1:4])]
+    assert min(gaps) > 15, f"checks {gaps} ms apart"
