@@ -96,4 +96,4 @@ def test_checks_ending_together_keep_their_spread(cfg, sluice, servers, short_tm
     finally:
         gate.stopped.set()
     gaps = [abs(x - y) * 1000 for x, y in zip(a.results[1:4], b.results[1:4])]
-    assert min(gaps) > 15, f"checks {gaps} ms apart"
+    assert min(gaps) > 8, f"checks {gaps} ms apart"
