@@ -35,7 +35,7 @@ int check_result(std::string_view status) {
 
 void server_state_line(const stats::ProxySnapshot& px, const stats::ServerSnapshot& s,
                        std::string* out) {
-  bool maint = (s.admin_state & (0x01 | 0x02 | 0x04 | 0x20)) != 0;
+  bool maint = (s.admin_state & (0x01 | 0x02 | 0x20)) != 0;
   // Check state bits: 2 configured, 4 enabled, 8 paused (maintenance pauses the check). A
   // check stopped by `disable health` stays configured and keeps its last result (spec 4).
   int check_state = s.check_configured ? (2 | (s.check_enabled ? 4 : 0) | (maint ? 8 : 0)) : 0;

@@ -280,10 +280,13 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
         const lb::AdminState adm = srv.admin_state();
         // init-addr none: HAProxy's resolution maintenance (SRV_ADMF_RMAINT).
         const bool rmaint = st.unresolved;
+        // `disabled` in the configuration is HAProxy's CMAINT (0x04), which stays while the
+        // CLI makes the server ready or drains it: a saved state (server-state-file) tells a
+        // server put back in service from one the configuration disables since.
         ss.admin_state = (adm == lb::AdminState::kMaint   ? 0x01
                           : adm == lb::AdminState::kDrain ? 0x08
                                                           : 0) |
-                         (rmaint ? 0x20 : 0);
+                         (st.disabled ? 0x04 : 0) | (rmaint ? 0x20 : 0);
         ss.op_state = adm == lb::AdminState::kMaint || rmaint ? 0
                       : !srv.check_up()             ? 0
                       : srv.stopping()              ? 3

@@ -180,8 +180,9 @@ void fill_http(Row* r, const ProxySnapshot& px, const Counters& c) {
 }
 
 bool server_in_maint(const ServerSnapshot& s) {
-  // forced, inherited, config and DNS maintenance bits
-  return (s.admin_state & (0x01 | 0x02 | 0x04 | 0x20)) != 0;
+  // forced, inherited and DNS maintenance bits (a config `disabled` alone, 0x04, is not: the
+  // CLI may have made that server ready)
+  return (s.admin_state & (0x01 | 0x02 | 0x20)) != 0;
 }
 
 bool server_drained(const ServerSnapshot& s) {
