@@ -377,6 +377,21 @@ void HealthChecks::follow(const lb::Server& srv, bool up, proxy::Worker* w) {
   }
 }
 
+bool HealthChecks::restore(lb::Server& server, int health, bool up) {
+  for (Plan& plan : plans_) {
+    if (plan.server != &server || plan.agent) continue;
+    const int top = plan.settings.rise + plan.settings.fall - 1;
+    health = std::clamp(health, 0, top);
+    plan.settings.restored_health = health;
+    plan.settings.restored_up = up;
+    server.check_state().health.store(health, std::memory_order_relaxed);
+    plan.proxy->backend->set_check_up(server, up, 0);
+    follow(server, up, nullptr);
+    return true;
+  }
+  return false;
+}
+
 void HealthChecks::on_errors(lb::Server& server, int count, lb::Hana last) {
   check::Checker* c = find(server);
   if (!c) return;

@@ -35,6 +35,10 @@ class HealthChecks : public lb::HealthAnalyzer {
   bool force(const lb::Server& server, bool up, bool stopping = false);
   // The server left maintenance: its counter restarts at rise (Checker::restart).
   bool restart(const lb::Server& server);
+  // Main thread, before start(): a saved state (server-state file) for a checked server, its
+  // counter `health` and verdict `up` (the backend takes the verdict now). False when the
+  // server has no check.
+  bool restore(lb::Server& server, int health, bool up);
   // agent-check: what an agent's answer does to the server's admin state, weight and maxconn
   // (main sets it to the CLI's paths before start()). The CLI's `enable|disable agent` and
   // `set server ... agent up|down`. Any thread.

@@ -22,6 +22,7 @@
 #include "app/cmdline.h"
 #include "app/listener_plan.h"
 #include "app/messages.h"
+#include "app/server_state.h"
 #include "base/clock.h"
 #include "base/regex.h"
 #include "base/version.h"
@@ -286,6 +287,14 @@ int run(int argc, char** argv) {
       if (r.maxconn >= 0) control.set_maxconn(ref, r.maxconn);
     });
   }
+  // server-state-file: the saved states, before any traffic (and before the first checks).
+  std::vector<StateLine> state_logs;
+  {
+    std::vector<std::string> state_notices, state_warnings;
+    load_server_states(model, process, checks, &state_notices, &state_warnings, &state_logs);
+    for (const auto& n : state_notices) notice(n);
+    for (const auto& w : state_warnings) warning(w);
+  }
   process.set_server_control(&control);
   cli::register_server_commands();
   if (auto r = open_stats_sockets(model.global, process, stats, &control); !r.ok()) {
@@ -330,6 +339,7 @@ int run(int argc, char** argv) {
   for (const auto& p : process.proxies())
     main_log.send(plan.process.global_logs, proxy::kNotice,
                   fmt::format("Proxy {} started.", p->settings.name));
+  for (const auto& l : state_logs) main_log.send(l.proxy->settings.logs, l.level, l.text);
   if (cmd.debug) {
     for (const auto& n : cmd.notes) notice(n);
     for (const auto& l : process.listeners())

@@ -29,6 +29,7 @@ Checker::Checker(core::EventLoop& loop, lb::Backend& backend, lb::Server& server
       health_(s_.rise, s_.fall, s_.init_state), timer_(this),
       rng_(reinterpret_cast<uintptr_t>(this) ^ 0x9e3779b97f4a7c15ULL) {
   if (s_.timeout_ms == 0) s_.timeout_ms = s_.intervals.inter_ms;
+  if (s_.restored_health >= 0) health_.restore(s_.restored_health, s_.restored_up);
   // CheckState's plain fields (enabled, rise, fall) are app's, set before the workers start.
   auto& cs = s_.type == CheckSettings::Type::kAgent ? srv_.agent_state() : srv_.check_state();
   cs.health.store(health_.health(), std::memory_order_relaxed);

@@ -60,6 +60,10 @@ struct CheckSettings {
   int rise = 2;
   int fall = 3;
   InitState init_state = InitState::kNone;   // `init-state`
+  // A saved state (server-state file) overrides init-state: the counter's value and the
+  // verdict (-1: none).
+  int restored_health = -1;
+  bool restored_up = true;
   int spread_pct = 0;   // global `spread-checks`: each interval varies by up to this % either way
   Intervals intervals;
   uint32_t timeout_ms = 0;       // whole check (`timeout check`), 0 = inter

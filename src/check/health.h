@@ -73,6 +73,11 @@ class Health {
     up_ = true;
     return was ? Change::kNone : Change::kUp;
   }
+  // A saved state (server-state file): the counter and the verdict as they were.
+  void restore(int health, bool up) {
+    move_to(health);
+    up_ = up;
+  }
   // `observe` reached `error-limit` (on-error sudden-death, mark-down): the counter is moved
   // before the failure that follows is reported. Stays within 0..top(); the state is unchanged.
   void move_to(int health) { health_ = health < 0 ? 0 : health > top() ? top() : health; }

@@ -254,6 +254,18 @@ void kw_hard_stop_after(Parser& p, Line& l) {
 // `spread-checks <0..50>`: each check interval varies by up to that percentage either way;
 // `max-spread-checks <time>`: the longest delay before a server's first check. HAProxy's
 // messages (sluice also refuses a value that is not a number, which HAProxy reads as 0).
+// `server-state-file <path>` / `server-state-base <dir>`: HAProxy 3.5's messages (its typo
+// in the first one included).
+void kw_server_state(Parser& p, Line& l) {
+  const bool base = l.args[0] == "server-state-base";
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{fmt::format("{}'{}' {} one argument: {}.", l.where, l.args[0],
+                                  base ? "expects" : "expect",
+                                  base ? "a directory path" : "a file path")};
+  no_extra(l, 2);
+  (base ? p.global.server_state_base : p.global.server_state_file) = l.args[1];
+}
+
 void kw_spread_checks(Parser& p, Line& l) {
   const std::string v = l.args.size() > 1 ? l.args[1] : "";
   if (l.args[0] == "spread-checks") {
@@ -397,6 +409,8 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"pidfile", kInGlobal, 0, kw_pidfile, "<path>: write the pid there; a second one warns"},
     {"hard-stop-after", kInGlobal, 0, kw_hard_stop_after, "<time>: longest soft-stop duration"},
     {"spread-checks", kInGlobal, 0, kw_spread_checks, "<0..50>: each health check interval varies at random by up to that percentage either way (default 0), so that checks started together drift apart"},
+    {"server-state-file", kInGlobal, 0, kw_server_state, "<path>: the file `load-server-state-from-file global` reads at start-up (the output of `show servers state`, saved before a reload); relative to server-state-base when it does not start with '/'"},
+    {"server-state-base", kInGlobal, 0, kw_server_state, "<dir>: where relative server-state file paths start"},
     {"max-spread-checks", kInGlobal, 0, kw_spread_checks, "<time>: the first checks are spread over each server's interval (the i-th of n checkers at i/n of it); this bounds that delay (default: the interval)"},
     {"grace", kInGlobal, 0, kw_grace, "<time>: delay between SIGUSR1 and the soft stop; meanwhile `show info` says `Stopping: 1` and the listeners still accept; `hard-stop-after` counts from the end of it"},
     {"tune.bufsize", kInGlobal, 0, kw_bufsize, "<size>: buffer size, rounded up to a multiple of 16 (default 16384); 256m or more is fatal when a proxy is in HTTP mode"},

@@ -375,6 +375,12 @@ struct ProxyConfig {
   bool hash_avalanche = false;
   bool option_allbackups = false;
   int retries = 3;
+  // `load-server-state-from-file global|local|none` and `server-state-file-name
+  // [use-backend-name|<file>]` (empty: the backend's name): where the servers' saved state is
+  // read at start-up (app/server_state.h).
+  enum class StateFrom : uint8_t { kNone, kGlobal, kLocal };
+  StateFrom state_from = StateFrom::kNone;
+  std::string state_file_name;
   // `option redispatch [<n>]`: 0 disabled (the default without the option), -1 on the last
   // retry (the option's default), +P on every Pth retry, -N on the Nth retry before the last.
   int redispatch = 0;
@@ -587,6 +593,10 @@ struct GlobalConfig {
   bool external_check_preserve_env = false;
   bool insecure_fork_wanted = false;
   uint32_t max_spread_checks_ms = 0; // `max-spread-checks`: bound of the first checks' spread (0: none)
+  // `server-state-file <path>` (the backends' `load-server-state-from-file global`) and
+  // `server-state-base <dir>` (where relative state file paths start).
+  std::string server_state_file;
+  std::string server_state_base;
   std::string description;
   bool zero_warning = false;
   // tune.vars.{global,proc,sess,txn,reqres,check}-max-size (0 = unlimited), applied when the

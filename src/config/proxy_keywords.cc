@@ -81,6 +81,8 @@ const std::vector<KeywordDef> kProxyKeywords = {
     {"maxconn", kDFL, kFe, kw_maxconn, "<n>: frontend connection limit (0 = global maxconn)"},
     {"backlog", kDFL, kFe, kw_backlog, "<n>: listen backlog"},
     {"retries", kDLB, kBe, kw_retries, "<n>: connection retries (default 3)"},
+    {"load-server-state-from-file", kDLB, kBe, kw_server_state_from, "global|local|none: at start-up, before any traffic, the servers take the state saved in a server-state file (the output of `show servers state`, saved before a reload): global reads `server-state-file`, local the backend's own file (`server-state-file-name`, by default the backend's name, under server-state-base); see docs/config-compat.md for what is restored"},
+    {"server-state-file-name", kDLB, kBe, kw_server_state_from, "[use-backend-name|<file>]: the file `load-server-state-from-file local` reads (default, and use-backend-name: the backend's name), relative to server-state-base unless it starts with '/'"},
     {"clitcpka-cnt", kDFL, kFe, kw_tcpka, "<n>: keep-alive probes sent before a silent client connection is dropped (TCP_KEEPCNT, at most 127; 0 = system value); with option clitcpka/tcpka"},
     {"clitcpka-idle", kDFL, kFe, kw_tcpka, "<time>: idle time before the first keep-alive probe on a client connection (TCP_KEEPIDLE, seconds by default, at most 32767 s)"},
     {"clitcpka-intvl", kDFL, kFe, kw_tcpka, "<time>: time between keep-alive probes on a client connection (TCP_KEEPINTVL, seconds by default, at most 32767 s)"},

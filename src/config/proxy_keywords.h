@@ -46,6 +46,7 @@ void kw_timeout(Parser& p, Line& l);
 void kw_maxconn(Parser& p, Line& l);
 void kw_backlog(Parser& p, Line& l);
 void kw_retries(Parser& p, Line& l);
+void kw_server_state_from(Parser& p, Line& l);
 void kw_id(Parser& p, Line& l);
 void kw_disabled(Parser& p, Line& l);
 void kw_enabled(Parser& p, Line& l);

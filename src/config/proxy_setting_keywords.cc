@@ -112,6 +112,27 @@ void kw_retries(Parser& p, Line& l) {
   p.cur_proxy().cfg.retries = n;
 }
 
+// `load-server-state-from-file global|local|none`, `server-state-file-name [<file>]`:
+// HAProxy 3.5's messages.
+void kw_server_state_from(Parser& p, Line& l) {
+  ProxyConfig& px = p.cur_proxy().cfg;
+  const std::string v = l.args.size() > 1 ? l.args[1] : "";
+  if (l.args[0] == "server-state-file-name") {
+    no_extra(l, 2);
+    // "use-backend-name" (or nothing) names the file after the backend.
+    px.state_file_name = v == "use-backend-name" ? std::string() : v;
+    return;
+  }
+  using F = ProxyConfig::StateFrom;
+  if (v == "global") px.state_from = F::kGlobal;
+  else if (v == "local") px.state_from = F::kLocal;
+  else if (v == "none") px.state_from = F::kNone;
+  else
+    throw ConfigError{fmt::format("{}'load-server-state-from-file' expects 'global', 'local' or "
+                                  "'none'. Got '{}'", l.where, v)};
+  no_extra(l, 2);
+}
+
 void kw_id(Parser& p, Line& l) {
   if (l.args.size() < 2) throw ConfigError{l.where + "'id' expects an integer argument."};
   auto n = parse_strict_int(l.args[1], LLONG_MIN, LLONG_MAX);

@@ -437,6 +437,12 @@ bool Parser::finish(ConfigModel* model) {
       }
     }
     compile_log_formats(p);
+    if ((p.caps & ProxyConfig::kBackend) && p.state_from == ProxyConfig::StateFrom::kGlobal &&
+        global.server_state_file.empty())
+      warning(fmt::format("backend '{}' configured to load server state file from global section "
+                          "'server-state-file' directive. Unfortunately, 'server-state-file' is "
+                          "not set!", p.name),
+              false);
     compile_balance(p);
     compile_forwarded(p);
     compile_server_formats(p);

@@ -179,5 +179,39 @@ TEST(Global, Variables) {
   EXPECT_EQ(parse("global\n  tune.vars.check-max-size 500\n").global().vars_limits.check, 500u);
 }
 
+// server-state-file, server-state-base, load-server-state-from-file, server-state-file-name:
+// HAProxy 3.5's messages (its "expect" typo included).
+TEST(Global, ServerStateFile) {
+  auto r = parse("global\n  server-state-file st\n  server-state-base /var/lib/s\n"
+                 "defaults\n  load-server-state-from-file global\n"
+                 "backend a\n  server s 1.1.1.1:1\n"
+                 "backend b\n  load-server-state-from-file local\n  server-state-file-name mine\n"
+                 "  server s 1.1.1.1:1\n"
+                 "backend c\n  load-server-state-from-file none\n  server-state-file-name use-backend-name\n"
+                 "  server s 1.1.1.1:1\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(r.global().server_state_file, "st");
+  EXPECT_EQ(r.global().server_state_base, "/var/lib/s");
+  using F = ProxyConfig::StateFrom;
+  EXPECT_EQ(testing::proxy(r, "a").state_from, F::kGlobal);
+  EXPECT_EQ(testing::proxy(r, "b").state_from, F::kLocal);
+  EXPECT_EQ(testing::proxy(r, "b").state_file_name, "mine");
+  EXPECT_EQ(testing::proxy(r, "c").state_from, F::kNone);
+  EXPECT_EQ(testing::proxy(r, "c").state_file_name, "");
+  EXPECT_TRUE(parse("global\n  server-state-file\n").has(
+      "parsing [f.cfg:2] : 'server-state-file' expect one argument: a file path."));
+  EXPECT_TRUE(parse("global\n  server-state-base\n").has(
+      "parsing [f.cfg:2] : 'server-state-base' expects one argument: a directory path."));
+  EXPECT_TRUE(parse("backend b\n  load-server-state-from-file foo\n").has(
+      "parsing [f.cfg:2] : 'load-server-state-from-file' expects 'global', 'local' or 'none'. "
+      "Got 'foo'"));
+  EXPECT_TRUE(parse("backend b\n  server-state-file-name x y\n").has(
+      "parsing [f.cfg:2] : 'server-state-file-name' cannot handle unexpected argument 'y'."));
+  EXPECT_TRUE(parse("backend b\n  load-server-state-from-file global\n  server s 1.1.1.1:1\n")
+                  .has("backend 'b' configured to load server state file from global section "
+                       "'server-state-file' directive. Unfortunately, 'server-state-file' is not "
+                       "set!"));
+}
+
 }  // namespace
 }  // namespace sluice::config

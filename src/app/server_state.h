@@ -1,0 +1,37 @@
+#pragma once
+// server-state-file / load-server-state-from-file: at start-up, before any traffic, the
+// servers of the backends that ask for it take the state a previous process had (the output
+// of `show servers state`, saved before a reload), as HAProxy does:
+//   - the administrative state set at run time: forced maintenance (FMAINT), drain (FDRAIN),
+//     or ready again when the configuration says `disabled` but the saved state had left it;
+//     a configuration whose `disabled` changed since wins;
+//   - the weight set at run time, unless the configured weight changed since;
+//   - a checked server's verdict and counter (DOWN stays DOWN until its checks say otherwise,
+//     stopping stays stopping);
+//   - a port changed at run time (the address stays the configuration's).
+// A file that cannot be opened is a notice (the first start has none); one whose version is not 1, or
+// with a line that is not a server's state, is skipped whole with HAProxy's warning; a line
+// with a bad value skips that server, with HAProxy's warning.
+#include <string>
+#include <vector>
+
+#include "app/checks_setup.h"
+#include "config/model.h"
+#include "proxy/process.h"
+
+namespace sluice::app {
+
+struct StateLine {
+  const proxy::Proxy* proxy;   // whose logs take it
+  int level;                   // syslog severity
+  std::string text;
+};
+
+// Main thread, after `checks` is built and before the workers start. `notices` and `warnings`
+// are printed at start-up; `logs` go to the proxies' logs once the process runs (HAProxy sends
+// them there).
+void load_server_states(const config::ConfigModel& model, proxy::Process& process,
+                        HealthChecks& checks, std::vector<std::string>* notices,
+                        std::vector<std::string>* warnings, std::vector<StateLine>* logs);
+
+}  // namespace sluice::app
