@@ -220,9 +220,12 @@ def test_http_acl_accepts_a_complete_request_head(cfg, sluice, server):
     assert (got, end) == (b"hello:" + req, "eof")
     got, end, took = exchange(port, b"\x16\x03\x01\x00\x05hello")
     assert (got, end) == (b"", "eof") and took < 2.5   # not HTTP: known at once
-    first, second = lines(s, 2)
-    assert " fe be/s " in first and timers(first)[0] >= 150, first
-    assert " fe fe/<NOSRV> " in second and " PR " in second, second
+    # Each session logs when it ends; the first may end after the second began: by content.
+    both = lines(s, 2)
+    first = next((l for l in both if " fe be/s " in l), None)
+    second = next((l for l in both if " fe fe/<NOSRV> " in l), None)
+    assert first and timers(first)[0] >= 150, both
+    assert second and " PR " in second, both
 
 
 @pytest.mark.parametrize("reply,want,term", [
