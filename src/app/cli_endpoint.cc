@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "net/fd_passing.h"
 #include "net/socket.h"
 #include "proxy/worker.h"
 
@@ -28,9 +29,10 @@ class CliConnection : public core::IoHandler, public proxy::SpecialConn, public 
  public:
   CliConnection(proxy::Worker& w, proxy::Process::SpecialListener& l, int fd, config::CliLevel level,
                 const stats::StatsSource& stats, stats::ServerControl* control, uint32_t idle_ms,
-                std::size_t max_line)
+                std::size_t max_line, bool expose_listeners)
       : w_(w), l_(l), fd_(fd), session_(level, &stats, w.id() + 1, control, max_line),
-        idle_ms_(idle_ms), timer_(this), accept_ms_(w.loop().now_ms()) {
+        idle_ms_(idle_ms), timer_(this), accept_ms_(w.loop().now_ms()),
+        expose_listeners_(expose_listeners) {
     // A command that answers later (`show sess`) resumes the connection when its answer
     // arrives, on this worker.
     session_.set_on_reply([this] {
@@ -146,6 +148,11 @@ class CliConnection : public core::IoHandler, public proxy::SpecialConn, public 
       }
       if (!read_ready_ || peer_done_) break;
       ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n > 0 && expose_listeners_ && bytes_in_ == 0 &&
+          std::string_view(buf, static_cast<std::size_t>(n)).starts_with(net::kGetSocksCommand)) {
+        give_listeners();
+        return false;
+      }
       if (n > 0) {
         bytes_in_ += static_cast<uint64_t>(n);
         keep_open_ = session_.feed(std::string_view(buf, static_cast<std::size_t>(n)), &out_,
@@ -162,6 +169,14 @@ class CliConnection : public core::IoHandler, public proxy::SpecialConn, public 
       }
     }
     return true;
+  }
+
+  // `expose-fd listeners`: a new process started with -x asks for the listening sockets
+  // (net/fd_passing.h). Once they are sent, this process leaves them to it when it stops.
+  void give_listeners() {
+    proxy::Process& p = w_.process();
+    if (net::send_fds(fd_, p.listener_fds())) p.mark_listeners_exported();
+    finish();
   }
 
   // Bytes sent but not yet read (unix) or acknowledged (TCP) by the client.
@@ -203,6 +218,7 @@ class CliConnection : public core::IoHandler, public proxy::SpecialConn, public 
   uint64_t accept_ms_;
   uint64_t bytes_in_ = 0, bytes_out_ = 0;
   net::SocketAddress peer_;
+  bool expose_listeners_ = false;
 };
 
 }  // namespace
@@ -233,13 +249,15 @@ base::Result<void> open_stats_sockets(const config::GlobalConfig& global, proxy:
       return e;
     }
     config::CliLevel level = s.level;
+    const bool expose = s.expose_listeners;
     uint32_t idle = global.stats_timeout_ms;
     std::size_t max_line = static_cast<std::size_t>(global.tune_bufsize);
     const stats::StatsSource* src = &stats;
     process.add_special_listener(
         *fd, global.stats_maxconn,
-        [level, idle, src, control, max_line](proxy::Worker& w, proxy::Process::SpecialListener& l, int cfd) {
-          auto* c = new CliConnection(w, l, cfd, level, *src, control, idle, max_line);
+        [level, idle, src, control, max_line, expose](proxy::Worker& w,
+                                                       proxy::Process::SpecialListener& l, int cfd) {
+          auto* c = new CliConnection(w, l, cfd, level, *src, control, idle, max_line, expose);
           w.special_opened(c);
           c->start();
         });

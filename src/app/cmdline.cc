@@ -23,7 +23,7 @@ bool parse_int(const char* s, int* out) {
 std::string usage_text(const char* argv0) {
   return fmt::format(
       "Usage : {} -f <cfgfile|cfgdir>* [ -vdVD ] [ -n <maxconn> ] [ -p <pidfile> ]\n"
-      "        [ -sf <pid>* ] [ -st <pid>* ] [ -C <dir> ] [ -c ] [ -cc <condition> ]\n"
+      "        [ -sf <pid>* ] [ -st <pid>* ] [ -x <unix_socket> ] [ -C <dir> ] [ -c ] [ -cc <condition> ]\n"
       "        -v displays version ; -vv shows known build options.\n"
       "        -d enters debug mode (foreground, connection traces on stderr) ; -dD config diagnostics\n"
       "        -D goes daemon ; -p writes the daemon's pid into <pidfile>\n"
@@ -36,7 +36,8 @@ std::string usage_text(const char* argv0) {
       "        -V enter verbose mode (disables quiet mode)\n"
       "        -dW fails if any warning is emitted ; -dR disables SO_REUSEPORT\n"
       "        --explain prints the thread groups, CPUs and listener shards (with -c: then exits)\n"
-      "        -sf/-st [pid ]* finishes/terminates old pids once listening (reload)\n",
+      "        -sf/-st [pid ]* finishes/terminates old pids once listening (reload)\n"
+      "        -x <unix_socket> takes the listening sockets of the old process on that stats socket\n",
       argv0);
 }
 
@@ -119,7 +120,9 @@ std::string parse_command_line(int argc, char** argv, CommandLine* out, bool* sh
     } else if (a == "-W" || a == "-Ws" || a == "-S") {
       return fmt::format("'{}': master-worker mode is not supported by sluice (use -D with -p, or run it in the foreground under a process manager)", a);
     } else if (a == "-x") {
-      return "'-x': fetching listening sockets from an old process is not supported by sluice; use -sf with SO_REUSEPORT (the default) for reloads";
+      const char* v = need_value("-x");
+      if (!v || !*v) return "'-x' expects the path of the old process's stats socket";
+      out->takeover_socket = v;
     } else if (a == "-L") {
       // HAProxy's local peer name: $HAPROXY_LOCALPEER for the configuration, and what a
       // `localpeer` line may no longer change.

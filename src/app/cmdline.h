@@ -26,6 +26,7 @@ struct CommandLine {
   int maxconn = 0;                         // -n
   std::vector<int> soft_stop_pids;         // -sf: after start-up, SIGUSR1 these (reload)
   std::vector<int> hard_stop_pids;         // -st: after start-up, SIGTERM these
+  std::string takeover_socket;             // -x: take the listeners of the process there
   std::vector<std::string> notes;          // accepted harmless flags, shown with -d
 };
 

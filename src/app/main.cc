@@ -28,6 +28,7 @@
 #include "base/version.h"
 #include "cli/server_commands.h"
 #include "config/loader.h"
+#include "net/fd_passing.h"
 #include "proxy/log.h"
 #include "proxy/process.h"
 #include "proxy/server_control.h"
@@ -243,6 +244,19 @@ int run(int argc, char** argv) {
   plan.process.debug = cmd.debug;
   proxy::Process process(plan.process);
   for (auto& p : plan.proxies) process.add_proxy(std::move(p));
+  // -x: the listening sockets of the running process, taken over its stats socket (it must
+  // say `expose-fd listeners`). Without them the start goes on with sockets of its own, as
+  // HAProxy's does, and reports it.
+  if (!cmd.takeover_socket.empty()) {
+    auto fds = net::fetch_fds(cmd.takeover_socket);
+    if (fds.ok()) {
+      process.set_inherited_fds(std::move(fds.value()));
+    } else {
+      warning(fmt::format("Failed to connect to the old process socket '{}' ({})",
+                          cmd.takeover_socket, fds.error().message));
+      alert("Failed to get the sockets from the old process!");
+    }
+  }
   if (auto r = bind_taking_over(process, cmd); !r.ok()) {
     alert(r.error().message);
     return 1;

@@ -111,7 +111,12 @@ void stats_socket(Parser& p, Line& l) {
       // sluice decision: the CLI is never sharded (one socket, any group may serve it).
       throw ConfigError{fmt::format("{}'stats socket' : 'shards' is not accepted: the stats socket "
                                     "is never sharded.", l.where)};
-    } else if (o == "user" || o == "group" || o == "uid" || o == "gid" || o == "expose-fd" ||
+    } else if (o == "expose-fd") {
+      if (v != "listeners")
+        throw ConfigError{fmt::format("{}'stats socket' : ''expose-fd' only supports 'listeners' "
+                                      "(got '{}')'", l.where, v)};
+      s.expose_listeners = true;
+    } else if (o == "user" || o == "group" || o == "uid" || o == "gid" ||
                o == "accept-proxy" || o == "ssl" || o == "crt" || o == "process" ||
                o == "thread" || o == "name" || o == "maxconn") {
       throw ConfigError{fmt::format("{}'stats socket' : '{}' is not supported by sluice yet.", l.where, o)};
@@ -388,7 +393,7 @@ constexpr std::string_view kHaproxyGlobal[] = {
 const std::vector<KeywordDef> kGlobalKeywords = {
     {"nbthread", kInGlobal, 0, kw_nbthread, "<1..1024>: worker threads; strict integer; only in the first global sections"},
     {"maxconn", kInGlobal, 0, kw_maxconn, "<n>: process-wide connection limit; strict integer; 0 or unset = derived from ulimit -n; a second one is ignored with an alert"},
-    {"stats", kInGlobal, 0, kw_stats, "socket <addr> [level user|operator|admin] [mode <octal>] | timeout <time> | maxconn <n>"},
+    {"stats", kInGlobal, 0, kw_stats, "socket <addr> [level user|operator|admin] [mode <octal>] [expose-fd listeners] | timeout <time> | maxconn <n>; `expose-fd listeners` lets a new process started with `-x <socket>` take the listening sockets (the old one then leaves them to it, queued connections included)"},
     {"log-tag", kInGlobal, 0, kw_log_tag, "<tag>: the syslog tag of every log line (default \"sluice\"); a proxy's own `log-tag` overrides it for its traffic lines"},
     {"log", kInGlobal, 0, kw_log, "<target> [len <n>] [format rfc3164|rfc5424|local|priority|short|timed|iso|raw] <facility> [max [min]]; `no log` clears"},
     {"daemon", kInGlobal, 0, kw_daemon, "run in the background"},

@@ -529,6 +529,9 @@ struct StatsSocketConfig {
   std::string text;
   CliLevel level = CliLevel::kOperator;
   int unix_mode = -1;           // `mode 600`; -1 = umask
+  // `expose-fd listeners`: a new process started with `-x <this socket>` may take the
+  // listening sockets over it (net/fd_passing.h).
+  bool expose_listeners = false;
 };
 
 // `cpu-map [auto:]<groups>[/<threads>] <cpuset>...`

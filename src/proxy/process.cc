@@ -1,6 +1,7 @@
 #include "proxy/process.h"
 
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -160,7 +161,8 @@ base::Result<void> Process::bind_all() {
           opts.backlog = bs.backlog;
           opts.unix_mode = bs.unix_mode;
           opts.reuseport = settings_.reuseport;
-          auto fd = net::open_listener(a, opts);
+          const int taken = take_inherited(a, bs.backlog);
+          base::Result<int> fd = taken >= 0 ? base::Result<int>(taken) : net::open_listener(a, opts);
           if (!fd.ok()) {
             base::Error e = fd.error();
             e.message = fmt::format("Binding [{}:{}] for {} {}: {} [{}]", bs.file, bs.line,
@@ -231,7 +233,32 @@ base::Result<void> Process::bind_all() {
     }
   }
   net::release_reuseport_migration();
+  // -x: what the old process listened on and this configuration does not is left to it.
+  for (int fd : inherited_) close(fd);
+  inherited_.clear();
   return {};
+}
+
+int Process::take_inherited(const net::ListenAddress& a, int backlog) {
+  if (inherited_.empty() || a.kind == net::ListenAddress::Kind::kInheritedFd) return -1;
+  for (std::size_t i = 0; i < inherited_.size(); ++i) {
+    const int fd = inherited_[i];
+    net::SocketAddress local;
+    if (!net::local_address(fd, &local)) continue;
+    bool same = false;
+    if (a.kind == net::ListenAddress::Kind::kUnix) {
+      same = local.family() == AF_UNIX && local.host_string() == a.addr.host_string();
+    } else {
+      same = local == a.addr;
+    }
+    if (!same) continue;
+    inherited_.erase(inherited_.begin() + static_cast<std::ptrdiff_t>(i));
+    // Listening already; this configuration's backlog applies from now on.
+    listen(fd, backlog > 0 ? backlog : SOMAXCONN);
+    ++inherited_taken_;
+    return fd;
+  }
+  return -1;
 }
 
 void Process::unbind_all() {

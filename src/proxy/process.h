@@ -163,11 +163,31 @@ class Process {
   // Main thread, before start(): adds a proxy (index order = configuration order).
   Proxy& add_proxy(ProxySettings settings);
   // Main thread: resolves targets and opens every listening socket. The first bind failure
-  // is returned with the bind line's location in its message.
+  // is returned with the bind line's location in its message. A socket handed over by the
+  // old process (`-x`, set_inherited_fds()) that listens on the same address is taken
+  // instead of a new one, shard for shard, so that its accept queue lives on.
   base::Result<void> bind_all();
+  // Main thread, before bind_all(): the listening sockets `-x` received (owned from here;
+  // those bind_all() does not take are closed at its end).
+  void set_inherited_fds(std::vector<int> fds) { inherited_ = std::move(fds); }
+  // How many of them bind_all() took.
+  int inherited_taken() const { return inherited_taken_; }
+  // Any thread: a new process took our listeners (`_getsocks` on an `expose-fd listeners`
+  // stats socket). A soft stop then leaves the sockets to it: no draining of their queues, no
+  // shutdown(), which would reset the connections waiting in them for the new process.
+  void mark_listeners_exported() { listeners_exported_.store(true, std::memory_order_release); }
+  bool listeners_exported() const { return listeners_exported_.load(std::memory_order_acquire); }
+  // Any thread: the descriptors of every frontend listener (the stats sockets are not).
+  std::vector<int> listener_fds() const {
+    std::vector<int> fds;
+    for (const auto& l : listeners_) fds.push_back(l->fd);
+    return fds;
+  }
   // Main thread, before start(): closes what bind_all() opened, so that it can run again (a
   // reload waiting for the old process to release its ports).
   void unbind_all();
+  // bind_all(): an inherited socket listening on `a` (its descriptor, -1 when none).
+  int take_inherited(const net::ListenAddress& a, int backlog);
   // Main thread: starts the workers.
   void start();
   // Any thread: stop now (SIGINT/SIGTERM) / soft stop (SIGUSR1).
@@ -297,6 +317,9 @@ class Process {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> stop_announced_{false};
   std::atomic<bool> listeners_paused_{false};   // SIGTTOU received, no SIGTTIN yet
+  std::vector<int> inherited_;                  // -x: sockets not taken yet
+  int inherited_taken_ = 0;
+  std::atomic<bool> listeners_exported_{false};
   std::atomic<int> running_workers_{0};
   uint64_t start_wall_s_ = 0;
   uint64_t start_mono_ms_ = 0;

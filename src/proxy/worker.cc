@@ -106,9 +106,13 @@ void Worker::request_soft_stop() {
     // thread drains once more and shuts it down at once, which leaves only connections
     // arriving in between to the reset. Hand-offs are off (the process is stopping), so what
     // is accepted here runs here, and learns of the stop below with every other session.
+    // A new process that took the sockets (-x) serves their queues: they are left to it as
+    // they are, only unwatched here (a shutdown would reset what waits for it).
+    const bool exported = process_.listeners_exported();
     for (auto& w : watches_) {
       Listener& l = w->listener();
       bool last = l.soft_stop_left.fetch_sub(1, std::memory_order_acq_rel) == 1;
+      if (exported) continue;
       if (w->registered || w->paused) accept_batch(*w, -1, /*draining=*/true);
       if (last) net::stop_listening(l.fd);
     }

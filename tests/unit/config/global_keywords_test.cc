@@ -64,6 +64,10 @@ TEST(Global, StatsSocket) {
   EXPECT_TRUE(parse("global\n  stats socket :1-2\n").contains("must be a single address"));
   EXPECT_TRUE(parse("global\n  stats socket /s level god\n").contains("'level' only supports"));
   EXPECT_TRUE(parse("global\n  stats socket /s levl admin\n").contains("did you mean 'level' maybe ?"));
+  EXPECT_TRUE(parse("global\n  stats socket /s level admin expose-fd listeners\n")
+                  .global().stats_sockets[0].expose_listeners);
+  EXPECT_TRUE(parse("global\n  stats socket /s expose-fd foo\n").has(
+      "parsing [f.cfg:2] : 'stats socket' : ''expose-fd' only supports 'listeners' (got 'foo')'"));
   EXPECT_TRUE(parse("global\n  stats timeout 0\n").has("parsing [f.cfg:2] : 'stats timeout' expects a positive value"));
   EXPECT_TRUE(parse("global\n  stats maxconn 0\n").has("parsing [f.cfg:2] : 'stats maxconn' expects a positive value"));
   EXPECT_TRUE(parse("global\n  stats enable\n").contains("'stats' supports"));
