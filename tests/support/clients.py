@@ -44,6 +44,19 @@ def exchange(port: int, raw: bytes, timeout: float = 5.0, host: str = "127.0.0.1
         return got
 
 
+def queued_clients(port: int, n: int) -> list[socket.socket]:
+    """`n` connections to an echo path through `port`, each sending "NN\n" (its number). With
+    `maxconnrate 1` the proxy accepts the first (checked here) and leaves the others in the
+    listening socket's queue. The caller closes them."""
+    clients = []
+    for i in range(n):
+        c = connect(port)
+        c.sendall(b"%02d\n" % i)
+        clients.append(c)
+    assert recv_exact(clients[0], 3) == b"00\n"
+    return clients
+
+
 def recv_exact(sock: socket.socket, n: int, timeout: float = 5.0) -> bytes:
     deadline = time.monotonic() + timeout * slow_factor()
     buf = bytearray()

@@ -8,7 +8,7 @@ import re
 import socket
 
 from fake_servers import Socks4Proxy
-from sluice_harness import free_port, wait_until
+from sluice_harness import free_port, recv_exact, wait_until
 
 from test_observe import request
 
@@ -70,13 +70,7 @@ listen tcp
     # TCP: the client's bytes flow once the proxy has let the connection through.
     with socket.create_connection(("127.0.0.1", tcp_port), timeout=5) as c:
         c.sendall(b"hello")
-        got = b""
-        while len(got) < 5:
-            chunk = c.recv(100)
-            if not chunk:
-                break
-            got += chunk
-    assert got == b"hello"
+        assert recv_exact(c, 5) == b"hello"
     assert socks_request(echo.port) in ok.results
     # Refused, or closed without an answer: the connection failed (retries 0: a 503).
     assert request(port, "deny", "/") == 503

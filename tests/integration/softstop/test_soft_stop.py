@@ -7,8 +7,8 @@ import time
 import pytest
 
 from sluice_harness import (DEFAULTS, CliConn, cli, connect, connect_refused, echo_roundtrip,
-                            free_port, listen_config, parse_show_info, recv_all, recv_exact,
-                            run_sluice, show_info, slow_factor, wait_until)
+                            free_port, listen_config, parse_show_info, queued_clients, recv_all,
+                            recv_exact, run_sluice, show_info, slow_factor, wait_until)
 
 
 def test_sigusr1_closes_listener_and_drains(cfg, sluice, echo):
@@ -244,13 +244,8 @@ def test_soft_stop_serves_the_connections_waiting_in_the_backlog(cfg, sluice, ec
     # (`maxconnrate 1` keeps them waiting there: the first connection spends the second.)
     port = free_port()
     s = sluice(cfg(listen_config(port, echo.port, "    maxconnrate 1")), wait_ports=[port])
-    clients = []
+    clients = queued_clients(port, 6)
     try:
-        for i in range(6):
-            c = connect(port)
-            c.sendall(b"%02d\n" % i)
-            clients.append(c)
-        assert recv_exact(clients[0], 3) == b"00\n"
         s.signal(signal.SIGUSR1)
         for i, c in enumerate(clients[1:], start=1):
             assert recv_exact(c, 3, timeout=5) == b"%02d\n" % i, f"client {i}"

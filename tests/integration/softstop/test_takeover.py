@@ -4,8 +4,8 @@ live on: connections waiting in them when the reload happens are served by the n
 none reset."""
 from __future__ import annotations
 
-from sluice_harness import (cli, connect, echo_roundtrip, free_port, listen_config, recv_exact,
-                            wait_until)
+from sluice_harness import (cli, echo_roundtrip, free_port, listen_config, queued_clients,
+                            recv_exact, wait_until)
 
 
 def inodes(sock) -> list[str]:
@@ -22,13 +22,8 @@ def test_x_takes_the_sockets_and_their_queues(cfg, sluice, echo, short_tmp):
                                    "level admin expose-fd listeners", extra), "old.cfg"),
                  wait_ports=[port, extra], wait_unix=[old_sock])
     before = inodes(old_sock)
-    clients = []
+    clients = queued_clients(port, 6)
     try:
-        for i in range(6):
-            c = connect(port)
-            c.sendall(b"%02d\n" % i)
-            clients.append(c)
-        assert recv_exact(clients[0], 3) == b"00\n"
         new = sluice(cfg(listen_config(port, echo.port, f"    stats socket {new_sock} level admin",
                                        extra), "new.cfg"),
                      wait_ports=[port], wait_unix=[new_sock],
