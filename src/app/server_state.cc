@@ -139,6 +139,8 @@ void load_server_states(const config::ConfigModel& model, proxy::Process& proces
       if (*iweight == srv.initial_weight() && *uweight != srv.weight()) be.set_weight(srv, *uweight, now);
       // The admin state set at run time, unless `disabled` changed in the configuration.
       const bool cfg_disabled = srv.settings().disabled;
+      const bool was_maint = srv.admin_state() == lb::AdminState::kMaint;
+      const bool was_up = srv.check_up();
       bool left_maint = false;
       if (cfg_disabled == ((*admin & kConfigMaint) != 0)) {
         if (*admin & kForcedMaint) {
@@ -163,7 +165,11 @@ void load_server_states(const config::ConfigModel& model, proxy::Process& proces
       // The time since the last change goes on from where it was.
       const uint64_t age = static_cast<uint64_t>(*since) * 1000;
       srv.set_last_change_ms(now > age ? now - age : 1);
-      if (*op == 0)
+      // Logged when the saved state takes the server down: into maintenance, or a checked
+      // server DOWN (not one the configuration already keeps in maintenance).
+      const bool now_maint = srv.admin_state() == lb::AdminState::kMaint;
+      const bool went_down = (now_maint && !was_maint) || (!now_maint && was_up && !srv.check_up());
+      if (*op == 0 && went_down)
         log(proxy::kAlert, fmt::format("{}Server {} is DOWN, changed from server-state after a "
                                        "reload{}", srv.settings().backup ? "Backup " : "", who,
                                        be.state_tail(srv, true)));

@@ -33,6 +33,7 @@ def servers_block(live: int, dead: int) -> str:
     server s3 127.0.0.1:{live} disabled
     server s4 127.0.0.1:{live} weight 3
     server s5 127.0.0.1:{dead} check inter 10s
+    server s6 127.0.0.1:{live} disabled
 backend other
     server o1 127.0.0.1:{live}
 """
@@ -54,16 +55,17 @@ def test_state_survives_a_restart(cfg, sluice, servers, short_tmp):
     state.write_text(dump)
     first.stop()
     # srv_admin_state: s1 drained (8), s2 in forced maintenance (1), s3 disabled by the
-    # configuration but made ready (CMAINT, 4, stays), s4 nothing set.
+    # configuration but made ready (CMAINT, 4, stays), s4 nothing set. s6 stays disabled (5):
+    # no line for it after the restart, as in HAProxy.
     admin = {l.split()[3]: l.split()[6] for l in dump.splitlines() if l[:1].isdigit() and len(l.split()) > 18}
     assert (admin["s1"], admin["s2"], admin["s3"], admin["s4"]) == ("8", "1", "4", "0"), admin
 
     second = sluice(cfg(text.replace("backend other\n", "backend other\n    load-server-state-from-file none\n")),
                     wait_ports=[port], wait_unix=[sock])
     rows = {r["svname"]: r for r in show_stat(str(sock)) if r["pxname"] == "be"}
-    got = {n: (rows[n]["status"], rows[n]["weight"]) for n in ("s1", "s2", "s3", "s4", "s5")}
+    got = {n: (rows[n]["status"], rows[n]["weight"]) for n in ("s1", "s2", "s3", "s4", "s5", "s6")}
     assert got == {"s1": ("DRAIN", "5"), "s2": ("MAINT", "1"), "s3": ("no check", "1"),
-                   "s4": ("no check", "3"), "s5": ("DOWN", "1")}, got
+                   "s4": ("no check", "3"), "s5": ("DOWN", "1"), "s6": ("MAINT", "1")}, got
     # The port set at run time comes back, the configured address stays.
     saved = {l.split()[3]: l.split() for l in cli(str(sock), "show servers state").splitlines()
              if l[:1].isdigit() and len(l.split()) > 18}
