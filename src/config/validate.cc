@@ -1,4 +1,5 @@
 // Post-parse checks and resolution: the "check phase".
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -443,6 +444,11 @@ bool Parser::finish(ConfigModel* model) {
                           "'server-state-file' directive. Unfortunately, 'server-state-file' is "
                           "not set!", p.name),
               false);
+    if ((p.caps & ProxyConfig::kBackend) && !p.state_file_name.empty() &&
+        p.state_from != ProxyConfig::StateFrom::kLocal)
+      warning(fmt::format("backend '{}' : 'server-state-file-name' has no effect without "
+                          "'load-server-state-from-file local'.", p.name),
+              false);
     compile_balance(p);
     compile_forwarded(p);
     compile_server_formats(p);
@@ -459,6 +465,20 @@ bool Parser::finish(ConfigModel* model) {
         warning(fmt::format("Proxy '{}' : 'insecure-fork-wanted' not enabled in the global "
                             "section, 'option external-check' will likely fail.", p.name),
                 false);
+    }
+    // A connect through the server's SOCKS4 proxy (`via-socks4`) connects directly to a server
+    // that has none, as in HAProxy, which says nothing: sluice says so, for each such server.
+    if (p.caps & ProxyConfig::kBackend) {
+      const TcpCheckConfig& rules = p.check_type == ProxyConfig::CheckType::kHttp
+                                        ? p.http_check_rules : p.tcp_check;
+      const bool via = std::any_of(rules.rules.begin(), rules.rules.end(),
+                                   [](const check::CheckRule& r) { return r.via_socks4; });
+      for (const ServerConfig& s : p.servers)
+        if (via && s.check && !s.has_socks4)
+          warning(fmt::format("[{}:{}] : 'server {}/{}' : 'connect via-socks4' of the check rules "
+                              "has no effect: the server has no 'socks4'.",
+                              s.loc.file, s.loc.line, p.name, s.name),
+                  false);
     }
     // HAProxy: rules without the option that runs them are dropped, said once.
     if ((p.caps & ProxyConfig::kBackend) && !p.tcp_check.rules.empty() && !p.option_tcp_check &&

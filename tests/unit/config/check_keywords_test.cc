@@ -122,6 +122,13 @@ TEST(CheckKeywords, Socks4Options) {
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 socks4\n").has(head + "'socks4' expects <addr>:<port> as argument.."));
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 socks4 127.0.0.1\n").has(head + "'socks4 127.0.0.1' : missing port specification in '127.0.0.1'."));
   EXPECT_TRUE(parse("backend b\n  server s [::1]:80 socks4 127.0.0.1:1080\n").has(head + "'socks4' : SOCKS4 can only reach an IPv4 address; the server's is '[::1]:80'."));
+  auto v = parse("backend b\n  option tcp-check\n  tcp-check connect via-socks4\n"
+                 "  server s 1.1.1.1:1 check\n  server t 1.1.1.1:1 check socks4 127.0.0.1:1080\n");
+  ASSERT_TRUE(v.r.model) << v.all();
+  EXPECT_TRUE(v.has("[f.cfg:4] : 'server b/s' : 'connect via-socks4' of the check rules has no "
+                    "effect: the server has no 'socks4'."))
+      << v.all();
+  EXPECT_FALSE(v.contains("'server b/t' : 'connect via-socks4'")) << v.all();
   auto w = parse("backend b\n  server s 1.1.1.1:1 check check-via-socks4\n");
   ASSERT_TRUE(w.r.model) << w.all();
   EXPECT_TRUE(w.has(head + "'check-via-socks4' has no effect without 'socks4'.")) << w.all();

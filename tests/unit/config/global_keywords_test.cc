@@ -209,6 +209,9 @@ TEST(Global, ServerStateFile) {
   EXPECT_TRUE(parse("backend b\n  load-server-state-from-file foo\n").has(
       "parsing [f.cfg:2] : 'load-server-state-from-file' expects 'global', 'local' or 'none'. "
       "Got 'foo'"));
+  EXPECT_TRUE(parse("backend b\n  server-state-file-name x\n  server s 1.1.1.1:1\n").has(
+      "backend 'b' : 'server-state-file-name' has no effect without 'load-server-state-from-file "
+      "local'."));
   EXPECT_TRUE(parse("backend b\n  server-state-file-name x y\n").has(
       "parsing [f.cfg:2] : 'server-state-file-name' cannot handle unexpected argument 'y'."));
   EXPECT_TRUE(parse("backend b\n  load-server-state-from-file global\n  server s 1.1.1.1:1\n")
