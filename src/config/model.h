@@ -117,7 +117,7 @@ struct ServerConfig {
   // server's traffic taken as news of its health, acted on by its check.
   uint8_t observe = 0;
   int error_limit = 10;
-  uint8_t on_error = 0;
+  uint8_t on_error = 1;   // fail-check, HAProxy's default
   // `socks4 <addr>:<port>`: connections go through that SOCKS4 proxy; `check-via-socks4`:
   // the checks too.
   bool has_socks4 = false;

@@ -84,7 +84,7 @@ struct ServerSettings {
   // observed (HAProxy's rule): app connects it to its checker (Server::set_analyzer).
   Observe observe = Observe::kNone;
   int error_limit = 10;
-  OnError on_error = OnError::kFastinter;
+  OnError on_error = OnError::kFailCheck;   // HAProxy's default
   // `socks4 <addr>:<port>`: each connection goes to this SOCKS4 proxy, which connects on to the
   // server (net/socks4.h); the address the session logs stays the server's.
   bool has_socks4 = false;
@@ -328,7 +328,12 @@ class Server {
   void set_up_since_ms(uint64_t t) { up_since_ms_ = t; }
 
  private:
+  void analyze_slow(Hana h);
+
   ServerSettings s_;
+  // Read on every connect and response, never written once the workers run: beside the
+  // settings, away from the counters every worker writes (conns_).
+  HealthAnalyzer* analyzer_ = nullptr;
   int index_;
   std::atomic<int> weight_;
   std::atomic<int> eweight_;
@@ -341,17 +346,16 @@ class Server {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> last_change_ms_{0};
   std::atomic<int> conns_{0};
-  void analyze_slow(Hana h);
-
   ConnObserver* observer_ = nullptr;
-  HealthAnalyzer* analyzer_ = nullptr;
-  std::atomic<int> errors_{0};   // `observe`: consecutive errors seen
   uint64_t up_since_ms_ = 0;   // writer side only
   base::Published<ServerEndpoint> endpoint_;
   std::mutex endpoint_writer_;
   std::atomic<int> maxconn_;
   CheckState check_;
   CheckState agent_;
+  // `observe`: consecutive errors seen, written by every worker that sees one: a line of its
+  // own.
+  alignas(64) std::atomic<int> errors_{0};
 };
 
 }  // namespace sluice::lb

@@ -3,25 +3,12 @@ on the server's check as HAProxy 3.5's do, with its log lines, `HANA` status, `l
 `hanafail`. This file passes unchanged against HAProxy 3.5 (a -db wrapper as SLUICE_BIN)."""
 from __future__ import annotations
 
-import http.client
 import re
 import socket
 
-from sluice_harness import cli, free_port, show_stat, stat_row, wait_until
+from sluice_harness import free_port, show_stat, stat_row, wait_until
 
-from checks_util import logged_head
-
-
-def request(port: int, backend: str, path: str) -> int:
-    """One request routed to `backend` (by the x-be field); the status the client got."""
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        c.request("GET", path, headers={"x-be": backend, "connection": "close"})
-        r = c.getresponse()
-        r.read()
-        return r.status
-    finally:
-        c.close()
+from checks_util import lines, logged_head, request
 
 
 def http_head(sock, log_port: int, port: int, global_extra: str = "") -> str:
@@ -31,10 +18,6 @@ def http_head(sock, log_port: int, port: int, global_extra: str = "") -> str:
                        + "    max-spread-checks 100ms\n").replace(
         "    mode tcp\n", "    mode http\n    timeout check 2s\n").replace(
         "    default_backend none\n", "    use_backend %[req.hdr(x-be)]\n")
-
-
-def lines(udp_log, needle: str) -> list[str]:
-    return [m.strip() for m in udp_log.texts() if needle in m]
 
 
 def test_layer7_on_error_actions(cfg, sluice, origin, udp_log, short_tmp):
@@ -55,13 +38,21 @@ backend sd
 backend ok
     option httpchk GET /
     server s1 127.0.0.1:{o} {srv} init-state fully-up error-limit 2 on-error mark-down
+backend df
+    option httpchk GET /
+    server s1 127.0.0.1:{o} {srv} init-state fully-up error-limit 2
 """
     sluice(cfg(text), wait_ports=[port], wait_unix=[sock])
 
     def row(be: str) -> dict[str, str]:
         return stat_row(show_stat(str(sock)), be, "s1")
 
-    wait_until(lambda: all(row(b)["check_status"] == "L7OK" for b in ("md", "fc", "sd", "ok")), 5)
+    wait_until(lambda: all(row(b)["check_status"] == "L7OK" for b in ("md", "fc", "sd", "ok", "df")), 5)
+
+    # Without on-error: fail-check, HAProxy's default (one failed check of three).
+    assert [request(port, "df", "/status/503") for _ in range(2)] == [503, 503]
+    wait_until(lambda: row("df")["check_status"] == "HANA", 3)
+    assert (row("df")["status"], row("df")["hanafail"]) == ("UP 2/3", "1")
 
     # mark-down: three 503s in a row take the server DOWN at once.
     assert [request(port, "md", "/status/503") for _ in range(3)] == [503, 503, 503]
@@ -93,11 +84,13 @@ backend ok
     assert row("sd")["hanafail"] == "2"
 
     # A success ends a run of errors; 4xx, 501 and 505 are the client's, not the server's.
-    for path in ("/status/503", "/", "/status/503", "/status/404", "/status/501",
-                 "/status/505", "/status/503"):
-        request(port, "ok", path)
+    # Each answer is the origin's: a server taken down on the way would answer 503 from sluice.
+    paths = ("/status/503", "/", "/status/503", "/status/404", "/status/501", "/status/505",
+             "/status/503", "/")
+    assert [request(port, "ok", p) for p in paths] == [503, 200, 503, 404, 501, 505, 503, 200]
     assert row("ok")["status"] == "UP" and row("ok")["hanafail"] == "0"
-    request(port, "ok", "/status/503")
+    assert not lines(udp_log, "ok/s1")
+    assert [request(port, "ok", "/status/503") for _ in range(2)] == [503, 503]
     wait_until(lambda: lines(udp_log, "ok/s1 is DOWN"), 3)
     assert "Detected 2 consecutive errors" in lines(udp_log, "ok/s1 is DOWN")[0]
 
@@ -138,7 +131,7 @@ listen fi
     mode http
     bind 127.0.0.1:{fi_port}
     option httpchk GET /check
-    server s1 127.0.0.1:{origin.port} check inter 10s fastinter 200 init-state fully-up observe layer7 error-limit 2
+    server s1 127.0.0.1:{origin.port} check inter 10s fastinter 200 init-state fully-up observe layer7 error-limit 2 on-error fastinter
 """
     sluice(cfg(text), wait_ports=[port, fi_port], wait_unix=[sock])
     wait_until(lambda: stat_row(show_stat(str(sock)), "l4", "s1")["check_status"] == "L4OK", 5)

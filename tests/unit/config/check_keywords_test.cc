@@ -86,7 +86,7 @@ TEST(CheckKeywords, ObserveOptions) {
   const auto& s = proxy(r, "b").servers;
   EXPECT_EQ(s[0].observe, 2);
   EXPECT_EQ(s[0].error_limit, 4);
-  EXPECT_EQ(s[0].on_error, 0);   // fastinter
+  EXPECT_EQ(s[0].on_error, 1);   // fail-check, HAProxy's default
   EXPECT_EQ(s[1].observe, 1);
   EXPECT_EQ(s[1].on_error, 2);   // sudden-death
   EXPECT_EQ(s[2].observe, 0);
