@@ -129,6 +129,8 @@ base::Result<void> bind_taking_over(proxy::Process& process, const CommandLine& 
   constexpr int kRetries = 100;
   bool paused_old = false;
   auto r = process.bind_all();
+  // -x: the old process's sockets are ours too now; pausing it would shut them down.
+  if (!cmd.takeover_socket.empty()) return r;
   for (int retry = 0; !r.ok() && r.error().sys_errno == EADDRINUSE && retry < kRetries; ++retry) {
     if (tell_old_pids(cmd, SIGTTOU) == 0) break;
     paused_old = true;
@@ -245,17 +247,17 @@ int run(int argc, char** argv) {
   proxy::Process process(plan.process);
   for (auto& p : plan.proxies) process.add_proxy(std::move(p));
   // -x: the listening sockets of the running process, taken over its stats socket (it must
-  // say `expose-fd listeners`). Without them the start goes on with sockets of its own, as
-  // HAProxy's does, and reports it.
+  // say `expose-fd listeners`). Without them the start fails, as HAProxy's does: the old
+  // process, which no -sf reached, goes on serving.
   if (!cmd.takeover_socket.empty()) {
     auto fds = net::fetch_fds(cmd.takeover_socket);
-    if (fds.ok()) {
-      process.set_inherited_fds(std::move(fds.value()));
-    } else {
+    if (!fds.ok()) {
       warning(fmt::format("Failed to connect to the old process socket '{}' ({})",
                           cmd.takeover_socket, fds.error().message));
       alert("Failed to get the sockets from the old process!");
+      return 1;
     }
+    process.set_inherited_fds(std::move(fds.value()));
   }
   if (auto r = bind_taking_over(process, cmd); !r.ok()) {
     alert(r.error().message);

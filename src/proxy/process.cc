@@ -171,6 +171,7 @@ base::Result<void> Process::bind_all() {
           }
           auto l = std::make_unique<Listener>();
           l->fd = *fd;
+          l->taken_over = taken >= 0;
           l->proxy = p.get();
           l->line = line.get();
           l->addr = a;
@@ -234,7 +235,7 @@ base::Result<void> Process::bind_all() {
   }
   net::release_reuseport_migration();
   // -x: what the old process listened on and this configuration does not is left to it.
-  for (int fd : inherited_) close(fd);
+  for (int fd : inherited_) net::close_socket(fd);
   inherited_.clear();
   return {};
 }
@@ -247,23 +248,30 @@ int Process::take_inherited(const net::ListenAddress& a, int backlog) {
     if (!net::local_address(fd, &local)) continue;
     bool same = false;
     if (a.kind == net::ListenAddress::Kind::kUnix) {
-      same = local.family() == AF_UNIX && local.host_string() == a.addr.host_string();
+      // open_listener() binds a UNIX path as "<path>.<pid>.tmp" and renames it into place: the
+      // kernel still names the socket by the temporary path.
+      std::string path = local.family() == AF_UNIX ? local.host_string() : std::string();
+      const std::string want = a.addr.host_string();
+      same = path.size() > want.size() && path.starts_with(want) && path.ends_with(".tmp") &&
+             path[want.size()] == '.';
+      same = same || path == want;
     } else {
       same = local == a.addr;
     }
     if (!same) continue;
     inherited_.erase(inherited_.begin() + static_cast<std::ptrdiff_t>(i));
     // Listening already; this configuration's backlog applies from now on.
-    listen(fd, backlog > 0 ? backlog : SOMAXCONN);
-    ++inherited_taken_;
+    net::resume_listening(fd, backlog > 0 ? backlog : SOMAXCONN);
     return fd;
   }
   return -1;
 }
 
 void Process::unbind_all() {
-  for (auto& l : listeners_)
-    if (l->addr.kind != net::ListenAddress::Kind::kInheritedFd) net::close_socket(l->fd);
+  for (auto& l : listeners_) {
+    if (l->taken_over) inherited_.push_back(l->fd);   // -x: kept for the next bind_all()
+    else if (l->addr.kind != net::ListenAddress::Kind::kInheritedFd) net::close_socket(l->fd);
+  }
   listeners_.clear();
   steering_warnings_.clear();
 }

@@ -108,6 +108,7 @@ struct Listener {
   int shard = 0;                            // index among the shards of its address
   int shard_count = 1;
   bool fell_back = false;                   // wanted several shards, got this one socket
+  bool taken_over = false;                  // -x: the old process's socket (set_inherited_fds)
   bool steered = false;                     // a CPU steering program picks the shard
   uint64_t inode = 0;                       // kernel socket identity (st_ino of the fd)
   std::vector<int> threads;                 // global thread ids (1-based) serving it
@@ -170,8 +171,6 @@ class Process {
   // Main thread, before bind_all(): the listening sockets `-x` received (owned from here;
   // those bind_all() does not take are closed at its end).
   void set_inherited_fds(std::vector<int> fds) { inherited_ = std::move(fds); }
-  // How many of them bind_all() took.
-  int inherited_taken() const { return inherited_taken_; }
   // Any thread: a new process took our listeners (`_getsocks` on an `expose-fd listeners`
   // stats socket). A soft stop then leaves the sockets to it: no draining of their queues, no
   // shutdown(), which would reset the connections waiting in them for the new process.
@@ -318,7 +317,6 @@ class Process {
   std::atomic<bool> stop_announced_{false};
   std::atomic<bool> listeners_paused_{false};   // SIGTTOU received, no SIGTTIN yet
   std::vector<int> inherited_;                  // -x: sockets not taken yet
-  int inherited_taken_ = 0;
   std::atomic<bool> listeners_exported_{false};
   std::atomic<int> running_workers_{0};
   uint64_t start_wall_s_ = 0;
