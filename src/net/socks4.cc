@@ -9,6 +9,7 @@
 namespace sluice::net::socks4 {
 
 std::string request(const SocketAddress& dst) {
+  if (dst.family() != AF_INET) return {};
   // VN 4, CD 1 (CONNECT), the port and the address in network order, the user id and its NUL.
   std::string r = {4, 1};
   const auto* in = reinterpret_cast<const sockaddr_in*>(dst.sa());
@@ -33,9 +34,9 @@ const char* failure_text(Failure f) {
 Handshake::Step Handshake::advance(int fd) {
   if (step_ == Step::kSend) {
     // 16 bytes: a new connection's buffer takes them whole, or the socket is not writable yet.
-    ssize_t n = ::send(fd, req_.data(), req_.size(), MSG_NOSIGNAL);
+    ssize_t n = ::send(fd, req_, sizeof req_, MSG_NOSIGNAL);
     if (n < 0 && (errno == EAGAIN || errno == EINTR || errno == ENOTCONN)) return step_;
-    if (n != static_cast<ssize_t>(req_.size())) {
+    if (n != static_cast<ssize_t>(sizeof req_)) {
       errno_ = n < 0 ? errno : 0;
       failure_ = Failure::kSend;
       return step_ = Step::kFailed;

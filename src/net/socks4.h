@@ -15,13 +15,16 @@
 // Thread rule: a Handshake belongs to the connection that runs it (worker-local); request()
 // is pure.
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "net/address.h"
 
 namespace sluice::net::socks4 {
 
-// The CONNECT request for `dst`, an IPv4 address and port.
+// The CONNECT request for `dst`, an IPv4 address and port (kRequestSize bytes); empty for any
+// other address, which SOCKS4 cannot name.
+inline constexpr std::size_t kRequestSize = 16;
 std::string request(const SocketAddress& dst);
 
 // Why a handshake failed, as HAProxy's connection error codes name them (bc_err 39 to 42).
@@ -38,14 +41,15 @@ const char* failure_text(Failure f);
 class Handshake {
  public:
   enum class Step : uint8_t { kSend, kReceive, kDone, kFailed };
-  Handshake() = default;
-  explicit Handshake(const SocketAddress& dst) : req_(request(dst)) {}
-  // Starts again for a new connection to the proxy.
-  void reset(const SocketAddress& dst) {
-    req_ = request(dst);
-    got_ = 0;
-    step_ = Step::kSend;
-    failure_ = Failure::kNone;
+  // A destination that is not IPv4 (`set server addr` may give one) fails at the first step.
+  explicit Handshake(const SocketAddress& dst) {
+    const std::string r = request(dst);
+    if (r.size() == kRequestSize) {
+      std::memcpy(req_, r.data(), kRequestSize);
+    } else {
+      step_ = Step::kFailed;
+      failure_ = Failure::kAbort;
+    }
   }
   // Moves the handshake on over `fd` (a connected, non-blocking socket) as far as it goes now.
   Step advance(int fd);
@@ -54,7 +58,7 @@ class Handshake {
   int sys_errno() const { return errno_; }   // the failed call's errno, 0 when none
 
  private:
-  std::string req_;
+  char req_[kRequestSize] = {};   // no allocation: the handshake is made per connection
   char reply_[8] = {};
   uint8_t got_ = 0;
   Step step_ = Step::kSend;

@@ -42,6 +42,18 @@ TEST(Socks4, RequestIsHAProxys) {
   EXPECT_EQ(request(kDst), std::string("\x04\x01\x1f\x90\x7f\x00\x00\x01HAProxy\x00", 16));
 }
 
+TEST(Socks4, AnIpv6DestinationFailsAtOnce) {
+  auto v6 = parse_server_address("[::1]:80");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(request(v6.value().addr), "");
+  Pair p;
+  Handshake h(v6.value().addr);
+  EXPECT_EQ(h.advance(p.a), Step::kFailed);
+  EXPECT_EQ(h.failure(), Failure::kAbort);
+  char buf[4];
+  EXPECT_EQ(recv(p.b, buf, sizeof buf, MSG_DONTWAIT), -1);   // nothing was sent to the proxy
+}
+
 TEST(Socks4, GrantedInPiecesLeavesTheRestUnread) {
   Pair p;
   Handshake h(kDst);
