@@ -31,8 +31,10 @@ Checker::Checker(core::EventLoop& loop, lb::Backend& backend, lb::Server& server
   if (s_.timeout_ms == 0) s_.timeout_ms = s_.intervals.inter_ms;
   if (s_.restored_health >= 0) health_.restore(s_.restored_health, s_.restored_up);
   // CheckState's plain fields (enabled, rise, fall) are app's, set before the workers start.
+  // An agent's counter is app's (1/1: its word counts at once); a check's starts here.
   auto& cs = s_.type == CheckSettings::Type::kAgent ? srv_.agent_state() : srv_.check_state();
-  cs.health.store(health_.health(), std::memory_order_relaxed);
+  if (s_.type != CheckSettings::Type::kAgent)
+    cs.health.store(health_.health(), std::memory_order_relaxed);
   cs.status.store(lb::CheckStatus::kIni, std::memory_order_relaxed);
 }
 
@@ -597,7 +599,8 @@ void Checker::report_change(Health::Change change, uint64_t now, bool from_cli) 
   if (up && s_.shutdown_backup_sessions && !srv_.settings().backup && hooks_.shutdown_sessions)
     for (const auto& other : be_.servers())
       if (other->settings().backup) hooks_.shutdown_sessions(*other);
-  if (hooks_.state_changed) hooks_.state_changed(srv_, up);
+  // Trackers follow the server's state, its agent's verdict included (as agent.cc tells them).
+  if (hooks_.state_changed) hooks_.state_changed(srv_, srv_.check_up() && srv_.agent_up());
 }
 
 namespace {
