@@ -107,10 +107,9 @@ void load_server_states(const config::ConfigModel& model, proxy::Process& proces
     lb::Backend& be = *px.backend;
     for (const auto& f : it->second.lines) {
       if (f[1] != pc.name) continue;
-      auto sit = std::find_if(be.servers().begin(), be.servers().end(),
-                              [&](const auto& s) { return s->name() == f[3]; });
-      if (sit == be.servers().end()) continue;
-      lb::Server& srv = **sit;
+      lb::Server* found = be.find_server(f[3]);
+      if (!found) continue;
+      lb::Server& srv = *found;
       const std::string who = fmt::format("{}/{}", pc.name, srv.name());
       auto bad = [&](const char* field, const std::string& v) {
         warnings->push_back(fmt::format("server-state application failed for server '{}', "

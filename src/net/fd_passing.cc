@@ -25,7 +25,7 @@ bool wait_for(int fd, short events, uint64_t deadline_ms) {
 }
 
 bool send_one(int sock, char mark, const int* fds, std::size_t n, uint64_t deadline_ms) {
-  char cbuf[CMSG_SPACE(sizeof(int) * kBatch)] = {};
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kBatch)] = {};
   iovec iov{&mark, 1};
   msghdr m{};
   m.msg_iov = &iov;
@@ -89,7 +89,7 @@ base::Result<std::vector<int>> fetch_fds(const std::string& path, int timeout_ms
   };
   for (;;) {
     char mark = 0;
-    char cbuf[CMSG_SPACE(sizeof(int) * kBatch)] = {};
+    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kBatch)] = {};
     iovec iov{&mark, 1};
     msghdr m{};
     m.msg_iov = &iov;

@@ -140,9 +140,14 @@ class BackendLeg {
   // it calls connected() next.
   void reuse();
   void connected() {
+    mark_connected();
+    srv_->analyze(lb::Hana::kL4Ok);   // `observe`
+  }
+  // The connection was up but failed at once (its first write): Tc is logged, and `observe`
+  // is told nothing good.
+  void mark_connected() {
     t_connected_ms_ = w_.loop().now_ms();
     state_ = State::kConnected;
-    srv_->analyze(lb::Hana::kL4Ok);   // `observe`
   }
   // The attempt failed, or the queue wait expired: counts it and decides what comes next (see
   // RetryAction). Every attempt but the last is a retry (wretr) or, when `option redispatch`

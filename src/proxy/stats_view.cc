@@ -84,8 +84,9 @@ void fill_health_fields(const lb::Server& srv, stats::ServerSnapshot& ss, uint64
   ss.check_status = lb::check_status_code(cs.status.load(std::memory_order_relaxed));
   ss.check_code = cs.code.load(std::memory_order_relaxed);
   // A verdict of the traffic (HANA) took no time: HAProxy shows 0 (its logs show none).
-  ss.check_duration_ms = std::max<int64_t>(cs.duration_ms.load(std::memory_order_relaxed),
-                                           ss.check_status == std::string_view("HANA") ? 0 : -1);
+  const bool hana = cs.status.load(std::memory_order_relaxed) == lb::CheckStatus::kHana;
+  ss.check_duration_ms =
+      std::max<int64_t>(cs.duration_ms.load(std::memory_order_relaxed), hana ? 0 : -1);
   ss.last_chk = cs.text();
   ss.chkfail = cs.chkfail.load(std::memory_order_relaxed);
   ss.chkdown = cs.chkdown.load(std::memory_order_relaxed);

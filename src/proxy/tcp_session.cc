@@ -367,7 +367,7 @@ bool TcpSession::send_proxy_header() {
   const net::IoResult r = sio_.send(h.data(), h.size(), true);
   if (r.status == net::IoStatus::kOk && r.n == h.size()) return true;
   if (r.status == net::IoStatus::kError) leg_.note_error(r.err);
-  leg_.connected();   // the connection was up: Tc is logged
+  leg_.mark_connected();   // the connection was up: Tc is logged
   state_ = State::kEstablished;
   finish({Cause::kServerClose, FinalState::kConnect});
   return false;
