@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_common import cpu_ticks, pick_ports, wait_port  # noqa: E402
+from bench_common import cpu_ticks, pick_ports, stop, wait_port  # noqa: E402
 
 
 def cpu_seconds(pid: int) -> float:
@@ -121,8 +121,7 @@ def one_run(sluice: str, work: Path, origin: int, target: int, servers: int, che
             "p99_ms": heavy_p99, "req_per_s": heavy_rps,
         }
     finally:
-        p.terminate()
-        p.wait(timeout=10)
+        stop(p)
 
 
 def main() -> int:
@@ -144,14 +143,15 @@ def main() -> int:
         print("wrk is not installed", file=sys.stderr)
         return 1
     work = Path(tempfile.mkdtemp(prefix="sluice-checks-bench."))
-    nginx, origin = start_nginx(work, cpus[1])
     # refused: a port held by a socket that is bound but does not listen, so that no other
     # program (sluice's own frontend included) can take it during the run.
     hold = socket.socket()
     hold.bind(("127.0.0.1", 0))
-    target = origin if a.target == "nginx" else hold.getsockname()[1]
+    nginx = None
     runs = []
     try:
+        nginx, origin = start_nginx(work, cpus[1])
+        target = origin if a.target == "nginx" else hold.getsockname()[1]
         for _ in range(a.reps):
             for checks in (False, True):
                 r = one_run(sluice, work, origin, target, a.servers, checks, a, cpus)
@@ -159,8 +159,8 @@ def main() -> int:
                 print(json.dumps(r), flush=True)
     finally:
         hold.close()
-        nginx.terminate()
-        nginx.wait(timeout=10)
+        stop(nginx)
+        shutil.rmtree(work, ignore_errors=True)
     def med(checks: bool, key: str) -> float:
         v = sorted(r[key] for r in runs if r["checks"] == checks and r[key] is not None)
         return v[len(v) // 2] if v else float("nan")

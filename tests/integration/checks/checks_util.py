@@ -1,6 +1,7 @@
 """Helpers shared by the health-check tests: configurations and small fake servers."""
 from __future__ import annotations
 
+import http.client
 import re
 import socket
 import threading
@@ -115,3 +116,21 @@ def health_lines(cfg, sluice, udp_log, short_tmp, backends: dict[str, tuple[str,
 
     wait_until(collect, 5, message=lambda: f"lines for {sorted(backends)}: {udp_log.texts()}")
     return got
+
+
+def request(port: int, backend: str, path: str) -> int:
+    """One HTTP request routed to `backend` (by the x-be field, `use_backend %[req.hdr(x-be)]`);
+    the status the client got."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        c.request("GET", path, headers={"x-be": backend, "connection": "close"})
+        r = c.getresponse()
+        r.read()
+        return r.status
+    finally:
+        c.close()
+
+
+def lines(udp_log, needle: str) -> list[str]:
+    """The syslog lines received so far that contain `needle`, stripped."""
+    return [m.strip() for m in udp_log.texts() if needle in m]

@@ -7,9 +7,9 @@ from __future__ import annotations
 import socket
 import threading
 
-from sluice_harness import TcpServer, cli, free_port, show_stat, wait_until
+from sluice_harness import TcpServer, cli, free_port, show_stat, slow_factor, wait_until
 
-from checks_util import logged_head
+from checks_util import lines, logged_head
 
 
 class Agent(TcpServer):
@@ -24,7 +24,8 @@ class Agent(TcpServer):
         super().__init__(self._answer)
 
     def _answer(self, c: socket.socket, _srv) -> None:
-        c.settimeout(0.03)
+        # What the check sends first (agent-send) comes with its connection, or not at all.
+        c.settimeout(0.03 * slow_factor())
         try:
             d = c.recv(100)
             if d:
@@ -55,24 +56,20 @@ def start(cfg, sluice, servers, udp_log, short_tmp, agent: Agent, extra: str = "
     return sock, row
 
 
-def lines_with(udp_log, text: str) -> list[str]:
-    return [m.strip() for m in udp_log.texts() if text in m]
-
-
 def test_agent_down_and_up(cfg, sluice, servers, udp_log, short_tmp):
     agent = servers.add(Agent("up\n", "down\n", "fail # broken disk\n", "up\n"))
     _, row = start(cfg, sluice, servers, udp_log, short_tmp, agent)
-    wait_until(lambda: len(lines_with(udp_log, "via agent : up")) >= 1, 5)
-    down = lines_with(udp_log, "via agent : down")
+    wait_until(lambda: len(lines(udp_log, "via agent : up")) >= 1, 5)
+    down = lines(udp_log, "via agent : down")
     assert down[0] == ('Server b/s1 is DOWN, reason: Layer7 wrong status, code: 0, info: "via agent '
                        ': down", check duration: ' + down[0].split("check duration: ")[1]), down
     assert down[0].endswith("ms. 1 active and 0 backup servers left. 0 sessions active, 0 "
                             "requeued, 0 remaining in queue."), down
-    up = lines_with(udp_log, "via agent : up")[0]
+    up = lines(udp_log, "via agent : up")[0]
     assert up.startswith('Server b/s1 is UP, reason: Layer7 check passed, code: 0, info: "via agent : up"')
     assert up.endswith("ms. 2 active and 0 backup servers online. 0 sessions requeued, 0 total in queue.")
     # "fail" came while the server was already DOWN: no second line.
-    assert not lines_with(udp_log, "via agent : fail")
+    assert not lines(udp_log, "via agent : fail")
     r = row()
     assert r["status"] == "UP" and r["agent_status"] == "L7OK", r
     assert r["last_agt"] == "via agent : up" and r["agent_desc"] == "Layer7 check passed", r
@@ -85,6 +82,7 @@ def test_agent_fail_shows_down_agent(cfg, sluice, servers, udp_log, short_tmp):
     r = row()
     assert r["agent_status"] == "L7STS" and r["last_agt"] == "via agent : fail (broken disk)", r
     assert r["agent_rise"] == "1" and r["agent_fall"] == "1", r
+    wait_until(lambda: agent.received, 3)
     assert agent.received[0] == b"hello\n"
     state = [l.split() for l in cli(str(sock), "show servers state b").splitlines()
              if len(l.split()) > 20 and l.split()[3] == "s1"][0]
@@ -97,11 +95,11 @@ def test_agent_fail_shows_down_agent(cfg, sluice, servers, udp_log, short_tmp):
 def test_agent_admin_weight_and_maxconn(cfg, sluice, servers, udp_log, short_tmp):
     agent = servers.add(Agent("maxconn:7 75%\n", "drain\n", "ready\n", "garbage\n"))
     _, row = start(cfg, sluice, servers, udp_log, short_tmp, agent)
-    wait_until(lambda: lines_with(udp_log, "leaving forced drain"), 5)
-    assert lines_with(udp_log, "enters drain state")[0] == (
+    wait_until(lambda: lines(udp_log, "leaving forced drain"), 5)
+    assert lines(udp_log, "enters drain state")[0] == (
         "Server b/s1 enters drain state. 1 active and 0 backup servers online. 0 sessions "
         "requeued, 0 total in queue.")
-    assert lines_with(udp_log, "leaving forced drain")[0] == "Server b/s1 is UP (leaving forced drain)."
+    assert lines(udp_log, "leaving forced drain")[0] == "Server b/s1 is UP (leaving forced drain)."
     r = row()
     assert r["weight"] == "7", r          # 75% of 10
     assert r["slim"] == "7", r            # maxconn:7
@@ -111,8 +109,8 @@ def test_agent_admin_weight_and_maxconn(cfg, sluice, servers, udp_log, short_tmp
 def test_agent_maint(cfg, sluice, servers, udp_log, short_tmp):
     agent = servers.add(Agent("maint\n", "maint\n", "maint\n", "ready\n"))
     _, row = start(cfg, sluice, servers, udp_log, short_tmp, agent)
-    wait_until(lambda: lines_with(udp_log, "going DOWN for maintenance"), 5)
-    assert lines_with(udp_log, "going DOWN for maintenance")[0] == (
+    wait_until(lambda: lines(udp_log, "going DOWN for maintenance"), 5)
+    assert lines(udp_log, "going DOWN for maintenance")[0] == (
         "Server b/s1 is going DOWN for maintenance. 1 active and 0 backup servers left. 0 "
         "sessions active, 0 requeued, 0 remaining in queue.")
     # The agent is still asked in maintenance: "ready" brings the server back.

@@ -1,6 +1,5 @@
 """How `set server ... health stopping` and `state maint|ready` (and their `disable/enable
 server` aliases) move a checked server (spec cli-and-stats 3.5 and 5, checklist 11)."""
-import time
 
 from sluice_harness import cli, free_port, stat_int, wait_until
 

@@ -6,8 +6,11 @@ for the last check: HAProxy kills the script alone, and the script's own childre
 sluice kills its process group."""
 from __future__ import annotations
 
+import random
 import subprocess
 import time
+
+from sluice_harness import slow_factor
 
 from checks_util import health_lines
 
@@ -21,9 +24,13 @@ def script(tmp_path, name: str, body: str) -> str:
 
 def test_external_checks(cfg, sluice, servers, udp_log, short_tmp, tmp_path):
     record = tmp_path / "record"
-    ok = script(tmp_path, "ok.sh", f'echo "$*" > {record}.args\n/usr/bin/env > {record}.env')
+    # Written aside, then renamed: a read never meets a file being rewritten by the next check.
+    ok = script(tmp_path, "ok.sh", f'echo "$*" > {record}.args.tmp && mv {record}.args.tmp {record}.args\n'
+                                   f'/usr/bin/env > {record}.env.tmp && mv {record}.env.tmp {record}.env')
     bad = script(tmp_path, "bad.sh", "exit 3")
-    slow = script(tmp_path, "slow.sh", "/bin/sleep 30")
+    # A duration of its own, so that only this test's sleeps are counted below.
+    nap = f"30.{random.randrange(10**5, 10**6)}"
+    slow = script(tmp_path, "slow.sh", f"/bin/sleep {nap}")
     target = servers.echo()
     global_extra = "    external-check\n    insecure-fork-wanted\n"
     got = health_lines(cfg, sluice, udp_log, short_tmp, {
@@ -48,7 +55,7 @@ def test_external_checks(cfg, sluice, servers, udp_log, short_tmp, tmp_path):
     # A killed check leaves nothing behind: the script's own children go with it (at most the
     # check running now has its `sleep` alive; without the process group they pile up).
     def sleeping() -> int:
-        out = subprocess.run(["pgrep", "-fc", "^/bin/sleep 30$"], capture_output=True, text=True)
+        out = subprocess.run(["pgrep", "-fc", f"^/bin/sleep {nap}$"], capture_output=True, text=True)
         return int(out.stdout.strip() or 0)
-    time.sleep(1.0)
+    time.sleep(1.0 * slow_factor())
     assert sleeping() <= 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import time
 
-from sluice_harness import TcpServer, free_port, wait_until
+from sluice_harness import TcpServer, free_port, slow_factor, wait_until
 
 from checks_util import health_lines, row
 
@@ -97,7 +97,7 @@ def test_state_lines_and_stats(cfg, sluice, servers, udp_log, short_tmp):
     assert msg.strip() == ("Server be/s1 is DOWN. 0 active and 0 backup servers left. "
                            "0 sessions active, 0 requeued, 0 remaining in queue."), msg
     # Later identical failures add no line: the counter is already at 0.
-    time.sleep(1.0)
+    time.sleep(1.0 * slow_factor())
     assert len([m for m in udp_log.texts() if m.startswith("Health check for server be/s1")]) == 1
 
 
@@ -153,5 +153,5 @@ def test_variables_and_port_expression(cfg, sluice, servers, udp_log, short_tmp)
     assert got == {"vars": f"Health check for server vars/s1 {ok7}",
                    "fallback": f"Health check for server fallback/s1 {ok7}"}, got
     # Later checks (every 300ms) start without the last one's variables: none fails.
-    time.sleep(1.0)
+    time.sleep(1.0 * slow_factor())
     assert not [m for m in udp_log.texts() if "failed" in m], udp_log.texts()

@@ -3,7 +3,6 @@ with HAProxy 3.5's lines ("Server c/s3 is DOWN via b/s2. ...", "Running on backu
 state forced on the CLI ("changed from CLI")."""
 from __future__ import annotations
 
-import time
 
 from sluice_harness import cli, free_port, show_stat, wait_until
 
@@ -32,7 +31,7 @@ backend c
     target.stop()
     wait_until(lambda: stat("c", "s3")["status"] == "DOWN", 5)
     assert stat("c", "s4")["status"] == "DOWN"
-    wait_until(lambda: any("Server c/s3 is DOWN via b/s2" in m for m in udp_log.texts()), 3)
+    wait_until(lambda: any("backend c has no server available!" in m for m in udp_log.texts()), 3)
     # The trackers newest first, each one's own trackers after it, as HAProxy 3.5 orders them.
     lines = [m.strip() for m in udp_log.texts() if " via " in m or "no server" in m]
     assert lines == [
@@ -48,7 +47,7 @@ backend c
     # Forced UP from the CLI: the whole chain follows, and the line names the CLI.
     assert cli(str(sock), "set server b/s1 health up").strip() == ""
     wait_until(lambda: stat("c", "s3")["status"] == "UP", 3)
-    wait_until(lambda: any("changed from CLI" in m for m in udp_log.texts()), 3)
+    wait_until(lambda: any("Backup Server c/s4 is UP via b/s1" in m for m in udp_log.texts()), 3)
     forced = [m.strip() for m in udp_log.texts() if "changed from CLI" in m or " UP via " in m]
     assert forced[0] == ("Server b/s1 is UP, changed from CLI. 1 active and 0 backup servers "
                          "online. 0 sessions requeued, 0 total in queue."), forced

@@ -4,8 +4,12 @@ dependencies of the binary."""
 from __future__ import annotations
 
 import gzip
+import os
+import shutil
 import subprocess
 from pathlib import Path
+
+import pytest
 
 import sluice_harness as h
 
@@ -13,9 +17,11 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def test_package_installs_and_checks_its_configuration(tmp_path):
+    if not shutil.which("dpkg-deb"):
+        pytest.skip("dpkg-deb is not installed (not a Debian system)")
     out = subprocess.run([str(REPO / "scripts/package.sh"), str(tmp_path / "out")],
                          capture_output=True, text=True, timeout=300,
-                         env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "SLUICE_BIN": h.sluice_bin()})
+                         env={**os.environ, "SLUICE_BIN": h.sluice_bin()})
     assert out.returncode == 0, out.stderr
     deb = Path(out.stdout.strip())
     assert deb.name.startswith("sluice_") and deb.suffix == ".deb"
