@@ -223,6 +223,22 @@ class CliConnection : public core::IoHandler, public proxy::SpecialConn, public 
 
 }  // namespace
 
+void open_master_channel(int fd, const config::GlobalConfig& global, proxy::Process& process,
+                         const stats::StatsSource& stats, stats::ServerControl* control) {
+  const uint32_t idle = global.stats_timeout_ms;
+  const std::size_t max_line = static_cast<std::size_t>(global.tune_bufsize);
+  const stats::StatsSource* src = &stats;
+  process.add_special_listener(
+      fd, 100,
+      [idle, src, control, max_line](proxy::Worker& w, proxy::Process::SpecialListener& l, int cfd) {
+        auto* c = new CliConnection(w, l, cfd, config::CliLevel::kAdmin, *src, control, idle,
+                                    max_line, false);
+        w.special_opened(c);
+        c->start();
+      },
+      /*channel=*/true);
+}
+
 base::Result<void> open_stats_sockets(const config::GlobalConfig& global, proxy::Process& process,
                                       const stats::StatsSource& stats,
                                       stats::ServerControl* control) {

@@ -18,4 +18,10 @@ base::Result<void> open_stats_sockets(const config::GlobalConfig& global, proxy:
                                       const stats::StatsSource& stats,
                                       stats::ServerControl* control = nullptr);
 
+// Main thread, before Process::start(), in a worker of master-worker mode: `fd` is the
+// worker's end of its channel to the master, on which the master forwards the commands of its
+// CLI (`@1 show info`) as connections at level admin.
+void open_master_channel(int fd, const config::GlobalConfig& global, proxy::Process& process,
+                         const stats::StatsSource& stats, stats::ServerControl* control);
+
 }  // namespace sluice::app

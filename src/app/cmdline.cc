@@ -37,12 +37,30 @@ std::string usage_text(const char* argv0) {
       "        -dW fails if any warning is emitted ; -dR disables SO_REUSEPORT\n"
       "        --explain prints the thread groups, CPUs and listener shards (with -c: then exits)\n"
       "        -sf/-st [pid ]* finishes/terminates old pids once listening (reload)\n"
-      "        -x <unix_socket> takes the listening sockets of the old process on that stats socket\n",
+      "        -x <unix_socket> takes the listening sockets of the old process on that stats socket\n"
+      "        -W master-worker mode (SIGUSR2 reloads) ; -Ws the same with systemd notifications\n"
+      "        -S <bind>[,<opts>] the master CLI (show proc, reload, @<n> <command>)\n",
       argv0);
 }
 
 std::string parse_command_line(int argc, char** argv, CommandLine* out, bool* show_usage) {
   *show_usage = false;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") {
+      for (; i < argc; ++i) out->reexec_argv.emplace_back(argv[i]);
+      break;
+    }
+    if (i > 0 && (a == "-sf" || a == "-st")) {
+      while (i + 1 < argc && argv[i + 1][0] != '-') ++i;
+      continue;
+    }
+    if (i > 0 && a == "-x") {
+      ++i;
+      continue;
+    }
+    out->reexec_argv.emplace_back(a);
+  }
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto need_value = [&](const char* flag) -> const char* {
@@ -117,8 +135,13 @@ std::string parse_command_line(int argc, char** argv, CommandLine* out, bool* sh
       out->notes.push_back(fmt::format("'{}' accepted; it has no effect in sluice", a));
     } else if (a == "-de" || a == "-dp" || a == "-dk" || a == "-dv") {
       return fmt::format("'{}' would disable a poller, but epoll is sluice's only poller", a);
-    } else if (a == "-W" || a == "-Ws" || a == "-S") {
-      return fmt::format("'{}': master-worker mode is not supported by sluice (use -D with -p, or run it in the foreground under a process manager)", a);
+    } else if (a == "-W" || a == "-Ws") {
+      out->master_worker = true;
+      out->systemd = out->systemd || a == "-Ws";
+    } else if (a == "-S") {
+      const char* v = need_value("-S");
+      if (!v || !*v) return "'-S' expects a master CLI address: <bind>[,<option>,<value>]*";
+      out->master_cli.emplace_back(v);
     } else if (a == "-x") {
       const char* v = need_value("-x");
       if (!v || !*v) return "'-x' expects the path of the old process's stats socket";

@@ -27,6 +27,11 @@ struct CommandLine {
   std::vector<int> soft_stop_pids;         // -sf: after start-up, SIGUSR1 these (reload)
   std::vector<int> hard_stop_pids;         // -st: after start-up, SIGTERM these
   std::string takeover_socket;             // -x: take the listeners of the process there
+  bool master_worker = false;              // -W, -Ws
+  bool systemd = false;                    // -Ws
+  std::vector<std::string> master_cli;     // -S <bind>[,<options>], repeatable
+  // The command line without -sf, -st and -x: what a master re-executes on a reload.
+  std::vector<std::string> reexec_argv;
   std::vector<std::string> notes;          // accepted harmless flags, shown with -d
 };
 

@@ -21,6 +21,7 @@
 #include "app/cli_endpoint.h"
 #include "app/cmdline.h"
 #include "app/listener_plan.h"
+#include "app/master.h"
 #include "app/messages.h"
 #include "app/server_state.h"
 #include "base/clock.h"
@@ -187,19 +188,34 @@ int run(int argc, char** argv) {
     return 1;
   }
 
+  // Master-worker mode: what a reloading master handed over (app/master.h). Its start-up
+  // messages are kept for the master CLI.
+  MasterState mstate = take_master_state();
+  capture_messages();
+  // A reload whose configuration cannot be used keeps the old workers serving: the master
+  // goes on with them instead of exiting.
+  auto failed_start = [&](int code) {
+    if (!mstate.reexec) return code;
+    MasterSettings ms;
+    ms.argv = cmd.reexec_argv;
+    ms.systemd = cmd.systemd;
+    ms.exit_on_failure = mstate.exit_on_failure;
+    ms.max_reloads = mstate.max_reloads;
+    return run_master(mstate, ms, nullptr).exit_code;
+  };
   long fd_limit = raise_fd_limit();
   config::LoadOptions lo;
   lo.paths = cmd.config_paths;
   lo.diag = cmd.diag;
   lo.localpeer = cmd.localpeer;
   config::LoadResult loaded = config::load(lo, [](const config::Diagnostic& d) { print(d); });
-  if (!loaded.model) return 1;
+  if (!loaded.model) return failed_start(1);
   config::ConfigModel& model = *loaded.model;
 
   auto threads = plan_thread_layout(model.global);
   if (!threads.ok()) {
     alert(threads.error().message);
-    return 1;
+    return failed_start(1);
   }
   for (const auto& n : threads->notices) notice(n);
   for (const auto& w : threads->warnings) warning(w);
@@ -218,15 +234,16 @@ int run(int argc, char** argv) {
   if (auto r = plan_listeners(model, *threads, cmd.no_reuseport, plan.process, plan.proxies, sharding);
       !r.ok()) {
     alert(r.error().message);
-    return 1;
+    return failed_start(1);
   }
   for (const auto& w : sharding.warnings) warning(w);
   for (const auto& d : sharding.diagnostics) print(config::Severity::kDiag, d);
   if (cmd.explain) std::fputs(explain(model, *threads, plan.process, plan.proxies).c_str(), stdout);
   if ((model.global.zero_warning || cmd.zero_warning) && warnings_printed() > 0) {
     alert("Some warnings were found and 'zero-warning' is set. Aborting.");
-    return 1;
+    return failed_start(1);
   }
+  const bool master_worker = cmd.master_worker || model.global.master_worker || mstate.reexec;
   if (cmd.check) {
     if (warnings_printed() > 0 && !cmd.quiet) std::printf("Warnings were found.\n");
     if (cmd.verbose) std::printf("Configuration file is valid\n");
@@ -255,13 +272,17 @@ int run(int argc, char** argv) {
       warning(fmt::format("Failed to connect to the old process socket '{}' ({})",
                           cmd.takeover_socket, fds.error().message));
       alert("Failed to get the sockets from the old process!");
-      return 1;
+      return failed_start(1);
     }
     process.set_inherited_fds(std::move(fds.value()));
+  } else if (mstate.reexec) {
+    // A reload in master-worker mode: the sockets the master kept open across execve().
+    process.set_inherited_fds(mstate.listener_fds);
+    mstate.listener_fds.clear();
   }
   if (auto r = bind_taking_over(process, cmd); !r.ok()) {
     alert(r.error().message);
-    return 1;
+    return failed_start(1);
   }
   for (const auto& w : process.bind_warnings()) warning(w);
   // Declared after `process`: checkers are destroyed first, after the workers have joined.
@@ -315,11 +336,13 @@ int run(int argc, char** argv) {
   cli::register_server_commands();
   if (auto r = open_stats_sockets(model.global, process, stats, &control); !r.ok()) {
     alert(r.error().message);
-    return 1;
+    return failed_start(1);
   }
 
-  bool daemon = (cmd.daemon || model.global.daemon) && !cmd.debug;
+  bool daemon = (cmd.daemon || model.global.daemon) && !cmd.debug && !mstate.reexec;
   std::string pidfile = !cmd.pidfile.empty() ? cmd.pidfile : model.global.pidfile;
+  if (mstate.reexec) pidfile.clear();   // the master's pid, written at its first start
+  if (!master_worker) capture_messages(false);
   if (daemon) {
     std::fflush(stdout);
     std::fflush(stderr);
@@ -345,12 +368,34 @@ int run(int argc, char** argv) {
     return 1;
   }
 
+  // Master-worker mode: this process becomes the master, which forks the worker that goes on
+  // from here (the worker drops privileges; the master keeps them to reload).
+  int master_channel = -1;
+  if (master_worker) {
+    MasterSettings ms;
+    ms.argv = cmd.reexec_argv;
+    ms.cli_binds = cmd.master_cli;
+    ms.systemd = cmd.systemd;
+    ms.exit_on_failure = model.global.mworker_exit_on_failure;
+    ms.max_reloads = model.global.mworker_max_reloads;
+    ms.soft_stop_pids = cmd.soft_stop_pids;
+    ms.hard_stop_pids = cmd.hard_stop_pids;
+    if (mstate.executable.empty()) mstate.executable = mo.executable;
+    MasterOutcome outcome = run_master(mstate, ms, &process);
+    if (!outcome.worker) return outcome.exit_code;
+    master_channel = outcome.channel;
+    cmd.soft_stop_pids.clear();   // the master tells them, once this worker serves
+    cmd.hard_stop_pids.clear();
+    open_master_channel(master_channel, model.global, process, stats, &control);
+  }
+
   // Privileges go once every socket is bound and the pidfile written, before any thread
   // serves (HAProxy's order): a listener on a port below 1024 needs root only to bind.
   if (!drop_privileges(model.global)) return 1;
 
   process.start();
   checks.start();
+  if (master_channel >= 0) worker_ready(master_channel);
   proxy::LogWriter main_log(plan.process.log_tag, plan.process.node);
   for (const auto& p : process.proxies())
     main_log.send(plan.process.global_logs, proxy::kNotice,
@@ -367,6 +412,7 @@ int run(int argc, char** argv) {
   for (int pid : cmd.soft_stop_pids) kill(pid, SIGUSR1);
   for (int pid : cmd.hard_stop_pids) kill(pid, SIGTERM);
 
+  int stopped_by = 0;   // SIGTERM or SIGINT, when one stopped the process
   uint64_t hard_deadline = 0;
   uint64_t grace_deadline = 0;   // SIGUSR1 received, `grace` running
   auto soft_stop_now = [&] {
@@ -397,8 +443,13 @@ int run(int argc, char** argv) {
       main_log.send(plan.process.global_logs, proxy::kNotice,
                     fmt::format("Stopping on signal {}.", sig == SIGINT ? "SIGINT" : "SIGTERM"));
       process.stop_now();
+      stopped_by = sig;
       break;
     }
+    // The master soft-stops an old worker after a reload with this value: the new worker
+    // listens on the same sockets, which must then be left as they are.
+    if (sig == SIGUSR1 && info.si_code == SI_QUEUE && info.si_value.sival_int == kStopAfterReload)
+      process.mark_listeners_exported();
     if (sig == SIGUSR1 && !process.stopping() && !grace_deadline) {
       if (plan.process.grace_ms) {
         // `grace`: the process says it is stopping but keeps accepting for a while, so that
@@ -430,7 +481,7 @@ int run(int argc, char** argv) {
                         fmt::format("{} {} {}.", pause ? "Paused" : "Resumed", p->settings.type,
                                     p->settings.name));
     }
-    if (sig == SIGUSR2) {
+    if (sig == SIGUSR2 && master_channel < 0) {
       // HAProxy reloads on SIGUSR2 only in master-worker mode, which sluice does not have;
       // without it the signal must not kill the process (its default action).
       main_log.send(plan.process.global_logs, proxy::kNotice,
@@ -454,6 +505,17 @@ int run(int argc, char** argv) {
     if (process.wait_workers(1)) break;
   }
   process.join();
+  if (master_channel >= 0 && stopped_by) {
+    // A worker stopped by a signal says so to its master, as HAProxy's do ("exited with code
+    // 143 (Terminated)"); the master exits with that status, which systemd units expect.
+    std::fflush(stderr);
+    signal(stopped_by, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, stopped_by);
+    pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+    raise(stopped_by);
+  }
   return 0;
 }
 

@@ -25,4 +25,9 @@ inline void notice(std::string_view text) { print(config::Severity::kNotice, tex
 
 int warnings_printed();
 
+// The master of master-worker mode keeps the messages of its start (or reload) for the master
+// CLI's `show startup-logs` and `reload` answers: every message from now on, quiet or not.
+void capture_messages(bool on = true);
+const std::string& captured_messages();
+
 }  // namespace sluice::app

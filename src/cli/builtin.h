@@ -43,6 +43,7 @@ std::string help_text(const std::vector<std::string>& words, bool unknown, bool 
 
 // `get var` and `set var` (var_commands.cc).
 void cmd_get_var(const CommandContext& ctx, const std::vector<std::string>& words, std::string* out);
+void cmd_getvars(const CommandContext& ctx, const std::vector<std::string>& words, std::string* out);
 void cmd_set_var(const CommandContext& ctx, const std::vector<std::string>& words, std::string* out);
 
 // The maps' and ACLs' commands (map_commands.cc).

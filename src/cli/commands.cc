@@ -253,6 +253,8 @@ std::vector<Command> builtin_commands() {
       {{"experimental-mode"}, "", "", Level::kAdmin, cmd_experimental_mode},
       {{"get", "var"}, "get var <name>", "retrieve contents of a process-wide variable",
        Level::kOperator, cmd_get_var},
+      // Hidden: the new worker of a master-worker reload takes the proc variables over.
+      {{"_getvars"}, "", "", Level::kAdmin, cmd_getvars},
       {{"set", "var"}, "set var <name> [fmt|expr] {<fmt>|<expr>}",
        "set variable from an expression or a format", Level::kOperator, cmd_set_var, nullptr, true},
   };

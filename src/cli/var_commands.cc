@@ -69,6 +69,10 @@ void cmd_get_var(const CommandContext&, const std::vector<std::string>& words, s
   *out += fmt::format("{}: type={} value=<{}>\n", name, smp_type_name(type), text);
 }
 
+void cmd_getvars(const CommandContext&, const std::vector<std::string>&, std::string* out) {
+  *out += sample::ProcVars::instance().dump();
+}
+
 void cmd_set_var(const CommandContext&, const std::vector<std::string>& words, std::string* out) {
   if (words.size() < 4 || words[3].empty()) {
     *out += "Missing either 'expr', 'fmt' or expression.\n";

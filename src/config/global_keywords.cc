@@ -173,6 +173,24 @@ void kw_daemon(Parser& p, Line& l) {
   p.global.daemon = true;
 }
 
+void kw_master_worker(Parser& p, Line& l) {
+  if (l.args.size() > 1 && l.args[1] != "no-exit-on-failure")
+    throw ConfigError{l.where + "'master-worker' only supports 'no-exit-on-failure' option"};
+  no_extra(l, 2);
+  p.global.master_worker = true;
+  p.global.mworker_exit_on_failure = l.args.size() < 2;
+}
+
+void kw_mworker_max_reloads(Parser& p, Line& l) {
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{l.where + "'mworker-max-reloads' expects an integer argument."};
+  auto n = parse_strict_int(l.args[1], -2147483647LL, 2147483647LL);
+  if (!n) throw ConfigError{l.where + "'mworker-max-reloads' expects an integer argument."};
+  if (*n < 0) throw ConfigError{l.where + "'mworker-max-reloads' expects a positive value or zero."};
+  no_extra(l, 2);
+  p.global.mworker_max_reloads = static_cast<int>(*n);
+}
+
 void kw_expose_experimental(Parser& p, Line& l) {
   no_extra(l, 1);
   p.global.expose_experimental = true;
@@ -379,7 +397,7 @@ void kw_resetenv(Parser& p, Line& l) {
 
 constexpr std::string_view kHaproxyGlobal[] = {
     "cluster-secret", "log-send-hostname", "lua-load",
-    "master-worker", "mworker-max-reloads", "nbproc", "noepoll", "nopoll", "nosplice",
+    "nbproc", "noepoll", "nopoll", "nosplice",
     "numa-cpu-mapping", "quiet", "set-dumpable",
     "cpu-set", "cpu-affinity",
     "ssl-server-verify", "strict-limits", "ulimit-n", "unix-bind", "busy-polling",
@@ -397,6 +415,8 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"log-tag", kInGlobal, 0, kw_log_tag, "<tag>: the syslog tag of every log line (default \"sluice\"); a proxy's own `log-tag` overrides it for its traffic lines"},
     {"log", kInGlobal, 0, kw_log, "<target> [len <n>] [format rfc3164|rfc5424|local|priority|short|timed|iso|raw] <facility> [max [min]]; `no log` clears"},
     {"daemon", kInGlobal, 0, kw_daemon, "run in the background"},
+    {"master-worker", kInGlobal, 0, kw_master_worker, "[no-exit-on-failure]: master-worker mode, as `-W`: a master process holds the listening sockets and runs a worker; SIGUSR2 (or `reload` on the master CLI, `-S`) re-reads the configuration and starts a new worker on the same sockets, then soft-stops the old one. By default the master stops everything when the current worker dies; with `no-exit-on-failure` the old workers still draining go on (and a reload brings a new one); the master exits once no worker is left. proc variables set at run time live on across a reload"},
+    {"mworker-max-reloads", kInGlobal, 0, kw_mworker_max_reloads, "<n>: in master-worker mode, a former worker still draining after more than <n> reloads gets SIGTERM"},
     {"expose-experimental-directives", kInGlobal, 0, kw_expose_experimental, "allows the keywords HAProxy marks experimental, which refuse to load without it: `http-request normalize-uri`"},
     {"chroot", kInGlobal, 0, kw_chroot, "<dir>: chroot there once every socket is bound, before serving (as root)"},
     {"user", kInGlobal, 0, kw_uid_gid, "<name>: run as this user once every socket is bound (its uid, looked up at parse time)"},

@@ -574,6 +574,10 @@ struct GlobalConfig {
   std::vector<LogTarget> logs;
   std::string log_tag = "sluice";
   bool daemon = false;
+  // `master-worker [no-exit-on-failure]` (as -W) and `mworker-max-reloads`: app/master.h.
+  bool master_worker = false;
+  bool mworker_exit_on_failure = true;
+  int mworker_max_reloads = -1;      // -1 = no limit
   // `expose-experimental-directives`: HAProxy's experimental keywords (normalize-uri) allowed.
   bool expose_experimental = false;
   std::string pidfile;

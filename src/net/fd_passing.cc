@@ -55,6 +55,40 @@ bool send_fds(int sock, const std::vector<int>& fds, int timeout_ms) {
   return send_one(sock, 'E', nullptr, 0, deadline);
 }
 
+bool send_mark(int sock, char mark, int fd, int timeout_ms) {
+  const uint64_t deadline = base::monotonic_ms() + static_cast<uint64_t>(timeout_ms);
+  return send_one(sock, mark, &fd, fd >= 0 ? 1 : 0, deadline);
+}
+
+int receive_mark(int sock, int* fd) {
+  *fd = -1;
+  char mark = 0;
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kBatch)] = {};
+  iovec iov{&mark, 1};
+  msghdr m{};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = cbuf;
+  m.msg_controllen = sizeof cbuf;
+  ssize_t n;
+  do {
+    n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+  if (n == 0) return -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int got;
+      std::memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
+      if (*fd < 0) *fd = got;
+      else close(got);
+    }
+  }
+  return static_cast<unsigned char>(mark);
+}
+
 base::Result<std::vector<int>> fetch_fds(const std::string& path, int timeout_ms) {
   const uint64_t deadline = base::monotonic_ms() + static_cast<uint64_t>(timeout_ms);
   sockaddr_un sun{};

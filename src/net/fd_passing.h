@@ -27,4 +27,14 @@ bool send_fds(int sock, const std::vector<int>& fds, int timeout_ms = 1000);
 // `timeout_ms`. The descriptors are the caller's to close.
 base::Result<std::vector<int>> fetch_fds(const std::string& path, int timeout_ms = 5000);
 
+// The master's channel to one of its workers (a socketpair): each message is one byte, with
+// or without one descriptor. Sends `mark` and `fd` (-1: none); false when the peer went away
+// or no room came within `timeout_ms`.
+bool send_mark(int sock, char mark, int fd, int timeout_ms = 1000);
+
+// Receives one message of send_mark() on a non-blocking socket: its mark (0 when nothing is
+// waiting, -1 at end of stream or on an error) and, in *fd, its descriptor (-1 when none;
+// close-on-exec). A message that came with several descriptors keeps only the first.
+int receive_mark(int sock, int* fd);
+
 }  // namespace sluice::net

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "net/fd_passing.h"
 #include "net/socket.h"
 #include "net/transport.h"
 #include "proxy/balance_key.h"
@@ -473,6 +474,26 @@ void Worker::accept_special(SpecialWatch& watch) {
       loop_.remove(l.fd);
       watch.registered = false;
       return;
+    }
+    if (l.channel) {
+      // The master's channel: each message with mark 'C' carries a forwarded CLI connection.
+      int fd = -1;
+      const int mark = net::receive_mark(l.fd, &fd);
+      if (mark == 0) return;
+      if (mark < 0) {
+        // The master is gone (it exits after its workers, or was killed).
+        loop_.remove(l.fd);
+        watch.registered = false;
+        return;
+      }
+      if (fd < 0) continue;
+      if (mark != 'C') {
+        close(fd);
+        continue;
+      }
+      l.conns.fetch_add(1, std::memory_order_relaxed);
+      l.on_accept(*this, l, fd);
+      continue;
     }
     int err = 0;
     int fd = net::accept_connection(l.fd, nullptr, &err);

@@ -296,9 +296,10 @@ int Process::group_of(int thread) const {
   return 1;
 }
 
-void Process::add_special_listener(int fd, int maxconn, SpecialAccept on_accept) {
+void Process::add_special_listener(int fd, int maxconn, SpecialAccept on_accept, bool channel) {
   auto s = std::make_unique<SpecialListener>();
   s->fd = fd;
+  s->channel = channel;
   s->maxconn = maxconn > 0 ? maxconn : 10;
   s->on_accept = std::move(on_accept);
   specials_.push_back(std::move(s));

@@ -262,9 +262,14 @@ class Process {
     int maxconn;
     std::function<void(Worker&, SpecialListener&, int fd)> on_accept;
     std::atomic<int> conns{0};
+    // The master's channel (master-worker mode): not a listening socket but one end of a
+    // socketpair on which the master sends the connections it forwards (net::send_mark()
+    // with mark 'C'). It is left open at a soft stop, so that a draining worker can still be
+    // asked how it drains.
+    bool channel = false;
   };
   using SpecialAccept = std::function<void(Worker&, SpecialListener&, int fd)>;
-  void add_special_listener(int fd, int maxconn, SpecialAccept on_accept);
+  void add_special_listener(int fd, int maxconn, SpecialAccept on_accept, bool channel = false);
   std::vector<std::unique_ptr<SpecialListener>>& special_listeners() { return specials_; }
   const std::vector<std::unique_ptr<SpecialListener>>& special_listeners() const {
     return specials_;

@@ -176,7 +176,7 @@ stats::ProcessSnapshot StatsView::process() const {
   const uint64_t groups = static_cast<uint64_t>(std::max(1, p_.settings().nbtgroups));
   for (const auto& sl : p_.special_listeners()) {
     // Shut down at a soft stop too (established CLI connections stay), as HAProxy does.
-    if (sl->fd >= 0 && !p_.stopping()) s.listeners += groups;
+    if (sl->fd >= 0 && !p_.stopping() && !sl->channel) s.listeners += groups;
     cli_conns += static_cast<uint64_t>(std::max(0, sl->conns.load(std::memory_order_relaxed)));
   }
   s.dropped_logs = LogWriter::dropped.load(std::memory_order_relaxed);

@@ -323,6 +323,7 @@ void Worker::close_listeners() {
   // to the new process); the descriptors are closed with the process.
   for (auto& w : special_watches_) {
     Process::SpecialListener& l = w->listener();
+    if (l.channel) continue;
     if (w->registered) loop_.remove(l.fd);
     w->registered = false;
     net::stop_listening(l.fd);

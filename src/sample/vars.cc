@@ -2,6 +2,9 @@
 #include "sample/vars.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -268,6 +271,75 @@ bool ProcVars::get(uint32_t id, Sample& out, Scratch& sc) const {
     out.str = b;
   }
   return true;
+}
+
+namespace {
+std::string to_hex(const void* p, std::size_t n) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string h;
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (std::size_t i = 0; i < n; ++i) {
+    h += kDigits[b[i] >> 4];
+    h += kDigits[b[i] & 15];
+  }
+  return h.empty() ? "-" : h;
+}
+
+bool from_hex(std::string_view h, std::string* out) {
+  out->clear();
+  if (h == "-") return true;
+  if (h.size() % 2) return false;
+  auto nib = [](char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  };
+  for (std::size_t i = 0; i < h.size(); i += 2) {
+    int a = nib(h[i]), b = nib(h[i + 1]);
+    if (a < 0 || b < 0) return false;
+    out->push_back(static_cast<char>(a * 16 + b));
+  }
+  return true;
+}
+}  // namespace
+
+std::string ProcVars::dump() const {
+  std::string out;
+  for_each([&](uint32_t id, const VarValue& v) {
+    out += fmt::format("{} {} {} {} {} {}\n", VarNames::global().name(id), static_cast<int>(v.type),
+                       v.sint, to_hex(&v.v4, sizeof v.v4), to_hex(&v.v6, sizeof v.v6),
+                       to_hex(v.data.data(), v.data.size()));
+  });
+  return out;
+}
+
+int ProcVars::restore(std::string_view text) {
+  int n = 0;
+  while (!text.empty()) {
+    std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    std::vector<std::string_view> f;
+    while (!line.empty()) {
+      std::size_t sp = line.find(' ');
+      f.push_back(line.substr(0, sp));
+      line = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
+    }
+    if (f.size() != 6 || !f[0].starts_with("proc.")) continue;
+    VarRef ref;
+    std::string err;
+    if (!VarNames::global().parse(f[0], &ref, &err) || ref.scope != Scope::kProc) continue;
+    const int type = std::atoi(std::string(f[1]).c_str());
+    if (type <= static_cast<int>(Type::kAny) || type > static_cast<int>(Type::kMeth)) continue;
+    std::string v4, v6, data;
+    if (!from_hex(f[3], &v4) || !from_hex(f[4], &v6) || !from_hex(f[5], &data)) continue;
+    Sample s;
+    s.type = static_cast<Type>(type);
+    s.sint = std::strtoll(std::string(f[2]).c_str(), nullptr, 10);
+    if (v4.size() == sizeof s.v4) std::memcpy(&s.v4, v4.data(), sizeof s.v4);
+    if (v6.size() == sizeof s.v6) std::memcpy(&s.v6, v6.data(), sizeof s.v6);
+    s.str = data;
+    n += set(ref.id, s) ? 1 : 0;
+  }
+  return n;
 }
 
 bool ProcVars::set(uint32_t id, const Sample& s, uint16_t conds) {

@@ -169,6 +169,12 @@ class ProcVars {
   void unset(uint32_t id);
   // The limit of later sets (tune.vars.proc-max-size); what is set stays.
   void set_max_size(std::size_t bytes);
+  // Every variable as text, one per line, for the new worker of a master-worker reload to take
+  // over: "<name> <type> <integer> <hex of the IPv4> <hex of the IPv6> <hex of the bytes>".
+  std::string dump() const;
+  // Sets the variables dump() wrote, interning their names (main thread, before any worker
+  // runs). Returns how many were set; malformed lines are skipped.
+  int restore(std::string_view text);
   // Every set variable (the CLI's `get var` reads one).
   template <typename F>
   void for_each(F&& f) const {

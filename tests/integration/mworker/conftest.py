@@ -1,0 +1,7 @@
+"""The master-worker tests share mwutil.py, next to this file."""
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)

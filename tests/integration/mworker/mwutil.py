@@ -1,0 +1,89 @@
+"""Helpers of the master-worker tests: the master CLI, `show proc`, the processes a master
+started (so that every test can check none is left)."""
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+from sluice_harness import cli, wait_until, HTTP_DEFAULTS
+
+
+def http_config(port: int, extra_global: str = "", nbthread: int = 2) -> str:
+    return f"""
+global
+    nbthread {nbthread}
+{extra_global}
+{HTTP_DEFAULTS}
+frontend fe
+    bind 127.0.0.1:{port}
+    http-request return status 200 content-type text/plain string "ok"
+"""
+
+
+def show_proc(msock: Path) -> dict:
+    """{'master': (pid, reloads, failed), 'workers': [(pid, reloads)], 'old': [(pid, reloads)]}."""
+    out = cli(msock, "show proc")
+    res: dict = {"master": None, "workers": [], "old": [], "text": out}
+    section = None
+    for line in out.splitlines():
+        if line.startswith("#<PID>") or not line.strip():
+            continue
+        if line == "# workers":
+            section = "workers"
+            continue
+        if line == "# old workers":
+            section = "old"
+            continue
+        f = line.split()
+        if f[1] == "master":
+            res["master"] = (int(f[0]), int(f[2]), int(f[4].rstrip("]")))
+        elif section:
+            res[section].append((int(f[0]), int(f[2])))
+    return res
+
+
+def current_worker(msock: Path) -> int:
+    w = show_proc(msock)["workers"]
+    assert len(w) == 1, w
+    return w[0][0]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (exited, not yet reaped) is gone for our purpose.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def wait_gone(pids, timeout: float = 10.0) -> None:
+    wait_until(lambda: not any(alive(p) for p in pids), timeout,
+               message=lambda: f"processes {[p for p in pids if alive(p)]} to exit")
+
+
+def get(port: int, timeout: float = 5.0) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as c:
+        c.sendall(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        data = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            chunk = c.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        return data

@@ -1,0 +1,243 @@
+"""Reloads in master-worker mode: by SIGUSR2 and by the master CLI, a configuration that fails
+(the old worker goes on), old workers listed while they drain, mworker-max-reloads, the
+old worker's keep-alive and tunnel connections, and reloads under load, with a change of
+nbthread, that lose no connection."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
+
+import pytest
+
+from sluice_harness import cli, free_port, recv_exact, wait_until, DEFAULTS
+from mwutil import alive, children, current_worker, get, http_config, show_proc, wait_gone
+
+
+def test_reload_by_signal_and_by_master_cli(cfg, sluice, short_tmp):
+    port, msock = free_port(), short_tmp / "m.sock"
+    s = sluice(cfg(http_config(port)), wait_ports=[port], wait_unix=[msock],
+               extra_args=["-W", "-S", str(msock)])
+    first = current_worker(msock)
+    inode = os.stat(msock).st_ino
+    os.kill(s.pid, signal.SIGUSR2)
+    wait_until(lambda: not alive(first), 10, message="the first worker to leave")
+    second = current_worker(msock)
+    assert second != first and children(s.pid) == [second]
+    answer = cli(msock, "reload", timeout=10)
+    assert answer.startswith("Success=1\n--\n"), answer
+    assert "Loading success." in answer, answer
+    wait_until(lambda: not alive(second), 10, message="the second worker to leave")
+    proc = show_proc(msock)
+    assert proc["master"] == (s.pid, 2, 0), proc["text"]
+    assert b"200 OK" in get(port)
+    # The master CLI socket is the same socket across the reloads (kept, not bound again).
+    assert os.stat(msock).st_ino == inode
+    third = current_worker(msock)
+    assert s.stop(signal.SIGTERM) == 143
+    wait_gone([third])
+
+
+def test_a_configuration_that_fails_keeps_the_old_worker(cfg, sluice, short_tmp):
+    port, msock = free_port(), short_tmp / "m.sock"
+    path = cfg(http_config(port))
+    good = path.read_text()
+    s = sluice(path, wait_ports=[port], wait_unix=[msock], extra_args=["-W", "-S", str(msock)])
+    worker = current_worker(msock)
+    path.write_text(good + "    no-such-keyword\n")
+    answer = cli(msock, "reload", timeout=10)
+    assert answer.startswith("Success=0\n--\n"), answer
+    assert "unknown keyword 'no-such-keyword'" in answer, answer
+    proc = show_proc(msock)
+    assert proc["master"][1:] == (1, 1), proc["text"]
+    assert [w for w, _ in proc["workers"]] == [worker], proc["text"]
+    assert b"200 OK" in get(port)
+    # A worker that cannot start (its port is taken by someone else) fails the same way.
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen()
+    other = blocker.getsockname()[1]
+    path.write_text(good.replace("frontend fe", f"frontend busy\n    bind 127.0.0.1:{other}\n"
+                                 "    http-request return status 200\nfrontend fe"))
+    try:
+        answer = cli(msock, "reload", timeout=10)
+    finally:
+        blocker.close()
+    assert answer.startswith("Success=0"), answer
+    assert show_proc(msock)["master"][1:] == (2, 2)
+    assert current_worker(msock) == worker
+    # Fixed, the next reload replaces the worker.
+    path.write_text(good)
+    assert cli(msock, "reload", timeout=10).startswith("Success=1")
+    wait_gone([worker])
+    assert show_proc(msock)["master"][1:] == (3, 2)
+    assert b"200 OK" in get(port)
+    new = current_worker(msock)
+    s.stop(signal.SIGTERM)
+    wait_gone([new])
+
+
+def tcp_config(port: int, server_port: int, extra_global: str = "") -> str:
+    return f"""
+global
+    nbthread 2
+{extra_global}
+{DEFAULTS}
+listen app
+    bind 127.0.0.1:{port}
+    server s1 127.0.0.1:{server_port}
+"""
+
+
+def test_old_workers_drain_tunnels_and_are_listed(cfg, sluice, echo, short_tmp):
+    port, msock = free_port(), short_tmp / "m.sock"
+    s = sluice(cfg(tcp_config(port, echo.port, "    mworker-max-reloads 1")), wait_ports=[port],
+               wait_unix=[msock], extra_args=["-W", "-S", str(msock)])
+    first = current_worker(msock)
+    tunnel = socket.create_connection(("127.0.0.1", port), timeout=5)
+    tunnel.sendall(b"a\n")
+    assert recv_exact(tunnel, 2) == b"a\n"
+    assert cli(msock, "reload", timeout=10).startswith("Success=1")
+    proc = show_proc(msock)
+    assert proc["old"] == [(first, 1)], proc["text"]
+    # The old worker still carries its tunnel, and answers through the master.
+    tunnel.sendall(b"b\n")
+    assert recv_exact(tunnel, 2) == b"b\n"
+    assert "Stopping: 1" in cli(msock, f"@!{first} show info")
+    # mworker-max-reloads 1: a second reload is one too many for it.
+    assert cli(msock, "reload", timeout=10).startswith("Success=1")
+    wait_gone([first])
+    assert tunnel.recv(10) == b""
+    tunnel.close()
+    assert "exceeded mworker-max-reloads" in s.stderr(), s.stderr()
+    assert [p for p, _ in show_proc(msock)["old"]] == []
+    w = current_worker(msock)
+    s.stop(signal.SIGTERM)
+    wait_gone([w])
+
+
+def test_old_worker_closes_keepalive_connections_cleanly(cfg, sluice, origin, short_tmp):
+    port, msock = free_port(), short_tmp / "m.sock"
+    conf = f"""
+global
+    nbthread 2
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 10s
+    timeout server 10s
+frontend fe
+    bind 127.0.0.1:{port}
+    default_backend be
+backend be
+    server o 127.0.0.1:{origin.port}
+"""
+    s = sluice(cfg(conf), wait_ports=[port], wait_unix=[msock], extra_args=["-W", "-S", str(msock)])
+    old = current_worker(msock)
+    idle = socket.create_connection(("127.0.0.1", port), timeout=5)
+    busy = socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        for c in (idle, busy):
+            c.sendall(b"GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
+            head = c.recv(65536)
+            assert head.startswith(b"HTTP/1.1 200"), head
+        busy.sendall(b"GET /slow?ms=700 HTTP/1.1\r\nHost: t\r\n\r\n")
+        wait_until(lambda: "/slow" in origin.paths(), 5, message="the slow request at the origin")
+        assert cli(msock, "reload", timeout=10).startswith("Success=1")
+        # The idle keep-alive connection closes at once...
+        idle.settimeout(3)
+        assert idle.recv(10) == b""
+        # ... the busy one gets its response, marked as the last, then closes.
+        busy.settimeout(5)
+        data = b""
+        while chunk := busy.recv(65536):
+            data += chunk
+        assert data.startswith(b"HTTP/1.1 200"), data
+        assert b"\r\nconnection: close\r\n" in data.lower(), data
+    finally:
+        idle.close()
+        busy.close()
+    wait_gone([old])
+    new = current_worker(msock)
+    s.stop(signal.SIGTERM)
+    wait_gone([new])
+
+
+@pytest.mark.parametrize("plan_change", [False, True], ids=["same", "nbthread"])
+def test_reloads_under_load_lose_no_connection(cfg, sluice, echo, short_tmp, plan_change):
+    port, msock = free_port(), short_tmp / "m.sock"
+    path = cfg(tcp_config(port, echo.port))
+    s = sluice(path, wait_ports=[port], wait_unix=[msock], extra_args=["-W", "-S", str(msock)])
+    ok, failures = [0], []
+    count = threading.Lock()
+    stop = threading.Event()
+
+    def client() -> None:
+        while not stop.is_set():
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                    c.sendall(b"x\n")
+                    assert recv_exact(c, 2) == b"x\n"
+                with count:
+                    ok[0] += 1
+            except (OSError, AssertionError) as e:   # refused, reset, EOF or timeout
+                failures.append(repr(e))
+
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(4)]
+    for t in threads:
+        t.start()
+    seen = set()
+    try:
+        for i in range(6):
+            before = ok[0]
+            if plan_change:
+                # 1, 3, 2, 1, 3, 2 threads: listeners' shards come and go with the plan.
+                path.write_text(tcp_config(port, echo.port)
+                                .replace("nbthread 2", f"nbthread {(i * 2) % 3 + 1}")
+                                .replace(f"bind 127.0.0.1:{port}",
+                                         f"bind 127.0.0.1:{port} shards by-thread"))
+            seen.update(w for w, _ in show_proc(msock)["workers"])
+            assert cli(msock, "reload", timeout=10).startswith("Success=1")
+            if plan_change:
+                info = cli(msock, "@1 show info")
+                assert f"Nbthread: {(i * 2) % 3 + 1}\n" in info, info
+            wait_until(lambda: ok[0] > before + 20, 10, message="connections after the reload")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=10)
+    assert not failures, failures[:5]
+    seen.update(w for w, _ in show_proc(msock)["workers"])
+    s.stop(signal.SIGTERM)
+    wait_gone(seen)
+
+
+def test_proc_variables_and_the_worker_cli_live_on_across_a_reload(cfg, sluice, short_tmp):
+    port, msock = free_port(), short_tmp / "m.sock"
+    conf = http_config(port, "    set-var proc.boot int(7)").replace(
+        '    http-request return', '    http-request set-var(proc.last) path\n    http-request return')
+    s = sluice(cfg(conf), wait_ports=[port], wait_unix=[msock], extra_args=["-W", "-S", str(msock)])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+        c.sendall(b"GET /set-before-reload HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        assert c.recv(4096).startswith(b"HTTP/1.1 200")
+    old = current_worker(msock)
+    assert "value=</set-before-reload>" in cli(msock, "@1 get var proc.last")
+    assert cli(msock, "reload", timeout=10).startswith("Success=1")
+    wait_gone([old])
+    new = current_worker(msock)
+    assert cli(msock, "@1 get var proc.last").strip() == "proc.last: type=str value=</set-before-reload>"
+    assert cli(msock, "@1 get var proc.boot").strip() == "proc.boot: type=sint value=<7>"
+    # `@@1` alone: the rest of the session is the worker's CLI.
+    with socket.socket(socket.AF_UNIX) as c:
+        c.settimeout(5)
+        c.connect(str(msock))
+        c.sendall(b"@@1\nshow cli level\n")
+        c.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := c.recv(4096):
+            data += chunk
+    assert data.decode().strip() == "admin", data
+    s.stop(signal.SIGTERM)
+    wait_gone([new])
