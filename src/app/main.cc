@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -178,24 +179,20 @@ int run(int argc, char** argv) {
     }
     return r ? 0 : 1;
   }
-  if (!cmd.chdir.empty() && chdir(cmd.chdir.c_str()) != 0) {
-    alert(fmt::format("Cannot chdir to '{}': {}", cmd.chdir, std::strerror(errno)));
-    return 1;
-  }
-  if (cmd.config_paths.empty()) {
-    alert("No configuration file specified: use -f <file|dir>.");
-    std::fputs(usage_text(argv[0]).c_str(), stderr);
-    return 1;
-  }
-
   // Master-worker mode: what a reloading master handed over (app/master.h). Its start-up
   // messages are kept for the master CLI.
   MasterState mstate = take_master_state();
   capture_messages();
   // A reload whose configuration cannot be used keeps the old workers serving: the master
-  // goes on with them instead of exiting.
+  // goes on with them instead of exiting. `bound` holds the sockets this image took or
+  // opened: those of the old configuration go back to the master, the new ones are closed.
+  proxy::Process* bound = nullptr;
   auto failed_start = [&](int code) {
     if (!mstate.reexec) return code;
+    if (bound) {
+      bound->unbind_all();
+      mstate.listener_fds = bound->release_inherited();
+    }
     MasterSettings ms;
     ms.argv = cmd.reexec_argv;
     ms.systemd = cmd.systemd;
@@ -203,6 +200,16 @@ int run(int argc, char** argv) {
     ms.max_reloads = mstate.max_reloads;
     return run_master(mstate, ms, nullptr).exit_code;
   };
+  // The master's image after a reload runs in the directory the first one changed to.
+  if (!cmd.chdir.empty() && !mstate.reexec && chdir(cmd.chdir.c_str()) != 0) {
+    alert(fmt::format("Cannot chdir to '{}': {}", cmd.chdir, std::strerror(errno)));
+    return 1;
+  }
+  if (cmd.config_paths.empty()) {
+    alert("No configuration file specified: use -f <file|dir>.");
+    std::fputs(usage_text(argv[0]).c_str(), stderr);
+    return failed_start(1);
+  }
   long fd_limit = raise_fd_limit();
   config::LoadOptions lo;
   lo.paths = cmd.config_paths;
@@ -277,8 +284,12 @@ int run(int argc, char** argv) {
     process.set_inherited_fds(std::move(fds.value()));
   } else if (mstate.reexec) {
     // A reload in master-worker mode: the sockets the master kept open across execve().
+    // Those the new configuration does not use stay open until its worker serves: should
+    // the load fail, the old worker goes on with them.
     process.set_inherited_fds(mstate.listener_fds);
+    process.keep_unused_inherited();
     mstate.listener_fds.clear();
+    bound = &process;
   }
   if (auto r = bind_taking_over(process, cmd); !r.ok()) {
     alert(r.error().message);
@@ -371,6 +382,7 @@ int run(int argc, char** argv) {
   // Master-worker mode: this process becomes the master, which forks the worker that goes on
   // from here (the worker drops privileges; the master keeps them to reload).
   int master_channel = -1;
+  int master_pid = 0;
   if (master_worker) {
     MasterSettings ms;
     ms.argv = cmd.reexec_argv;
@@ -384,6 +396,7 @@ int run(int argc, char** argv) {
     MasterOutcome outcome = run_master(mstate, ms, &process);
     if (!outcome.worker) return outcome.exit_code;
     master_channel = outcome.channel;
+    master_pid = outcome.master_pid;
     cmd.soft_stop_pids.clear();   // the master tells them, once this worker serves
     cmd.hard_stop_pids.clear();
     open_master_channel(master_channel, model.global, process, stats, &control);
@@ -392,6 +405,12 @@ int run(int argc, char** argv) {
   // Privileges go once every socket is bound and the pidfile written, before any thread
   // serves (HAProxy's order): a listener on a port below 1024 needs root only to bind.
   if (!drop_privileges(model.global)) return 1;
+  if (master_channel >= 0) {
+    // A change of uid or gid clears the parent-death signal: set it again, and leave if the
+    // master went away meanwhile.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != master_pid) return 1;
+  }
 
   process.start();
   checks.start();

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -47,6 +49,41 @@ std::string join_ints(const std::vector<int>& v) {
   return s;
 }
 
+std::string hex(std::string_view s) {
+  std::string h;
+  for (unsigned char c : s) h += fmt::format("{:02x}", c);
+  return h;
+}
+
+std::string unhex(std::string_view h) {
+  std::string s;
+  for (std::size_t i = 0; i + 1 < h.size(); i += 2)
+    s += static_cast<char>(std::strtol(std::string(h.substr(i, 2)).c_str(), nullptr, 16));
+  return s;
+}
+
+// A descriptor handed over by the previous image: open, and a socket.
+bool is_socket(int fd) {
+  struct stat st{};
+  return fd > 2 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+// A worker the previous image left: a child of this process (the same pid across execve()).
+bool is_child(int pid) {
+  if (pid <= 1) return false;
+  FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r");
+  if (!f) return false;
+  char buf[512];
+  std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* close_paren = std::strrchr(buf, ')');
+  int ppid = 0;
+  char state = 0;
+  return close_paren && std::sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 &&
+         ppid == getpid();
+}
+
 std::vector<long long> split_ints(std::string_view s, char sep) {
   std::vector<long long> v;
   while (!s.empty()) {
@@ -65,7 +102,7 @@ std::string serialize(const MasterState& s, const std::vector<std::string>& cli_
                                 s.start_s, join_ints(s.listener_fds), s.reload_client,
                                 s.hard ? 1 : 0, s.exit_on_failure ? 1 : 0, s.max_reloads);
   for (std::size_t i = 0; i < s.cli_fds.size(); ++i)
-    out += fmt::format(";c={}:{}", s.cli_fds[i], i < cli_shown.size() ? cli_shown[i] : "");
+    out += fmt::format(";c={}:{}", s.cli_fds[i], hex(i < cli_shown.size() ? cli_shown[i] : ""));
   for (const auto& w : s.workers)
     out += fmt::format(";w={},{},{},{},{},{}", w.pid, w.channel, w.reloads, w.start_s,
                        w.current ? 1 : 0, w.ready ? 1 : 0);
@@ -185,9 +222,12 @@ class Master final : public MasterCliHost {
   }
 
   void reload(int fd, bool hard) override {
-    if (pending_client_ >= 0) {
-      // Two reloads asked at once: the first one's answer is lost with the exec.
-      close(pending_client_);
+    if (loading_pid_ || pending_client_ >= 0) {
+      // HAProxy's answer: one reload at a time, the next once the new worker serves.
+      const std::string text = "Success=0\n--\nAnother reload is still in progress.\n\n";
+      (void)!send(fd, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      close(fd);
+      return;
     }
     pending_client_ = fd;
     reload_now(hard);
@@ -211,7 +251,7 @@ class Master final : public MasterCliHost {
   void reload_now(bool hard);
   void reap();
   void on_channel(WorkerRecord& w);
-  void loaded(bool success);
+  void loaded(bool success, bool reload);
   void answer_reload_client(bool success);
   void stop_all(int sig);
   void close_master_fds_in_worker(int keep);
@@ -257,6 +297,9 @@ bool Master::fork_worker(MasterOutcome* out) {
   if (pid == 0) {
     close(sv[0]);
     close_master_fds_in_worker(-1);
+    // The old configuration's sockets this one does not use: a worker holding them would keep
+    // them in their reuseport group, where connections would wait for it in vain.
+    process_->close_inherited();
     // A worker does not outlive its master (execve() on a reload does not count).
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != master) _exit(0);
@@ -268,6 +311,7 @@ bool Master::fork_worker(MasterOutcome* out) {
     capture_messages(false);
     out->worker = true;
     out->channel = sv[1];
+    out->master_pid = master;
     return true;
   }
   close(sv[1]);
@@ -300,7 +344,8 @@ void Master::answer_reload_client(bool success) {
   timeval tv{1, 0};
   setsockopt(pending_client_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   std::size_t off = 0;
-  while (off < text.size()) {
+  const uint64_t deadline = base::monotonic_ms() + 2000;
+  while (off < text.size() && base::monotonic_ms() < deadline) {
     ssize_t n = send(pending_client_, text.data() + off, text.size() - off, MSG_NOSIGNAL);
     if (n <= 0) break;
     off += static_cast<std::size_t>(n);
@@ -309,7 +354,7 @@ void Master::answer_reload_client(bool success) {
   pending_client_ = -1;
 }
 
-void Master::loaded(bool success) {
+void Master::loaded(bool success, bool reload) {
   const std::string pid_line = fmt::format("MAINPID={}\n", getpid());
   if (success) {
     notice("Loading success.");
@@ -331,12 +376,13 @@ void Master::loaded(bool success) {
         kill(w.pid, SIGTERM);
       }
     }
-    if (first_start_) {
+    if (process_) process_->close_inherited();   // the old configuration's, unused now
+    if (!reload) {
       // -sf / -st of the command line: processes of an earlier start, told once we serve.
       for (int pid : settings_.soft_stop_pids) kill(pid, SIGUSR1);
       for (int pid : settings_.hard_stop_pids) kill(pid, SIGTERM);
     }
-  } else if (!first_start_) {
+  } else if (reload) {
     ++s_.failed;
     sd_notify(settings_.systemd, "READY=1\nSTATUS=Reload failed!\n");
   }
@@ -357,7 +403,11 @@ void Master::reload_now(bool hard) {
   next.hard = hard;
   next.reload_client = pending_client_;
   for (auto& w : next.workers) ++w.reloads;
-  if (process_) next.listener_fds = process_->listener_fds();
+  if (process_) {
+    next.listener_fds = process_->listener_fds();
+    // The old configuration's sockets this load did not take, while its worker serves.
+    for (int fd : process_->inherited_fds()) next.listener_fds.push_back(fd);
+  }
   next.cli_fds = cli_.listener_fds();
   std::vector<std::string> shown = inherited_cli_shown();
   std::vector<int> keep = next.listener_fds;
@@ -379,7 +429,7 @@ void Master::reload_now(bool hard) {
   for (int fd : keep)
     if (fd >= 0) set_cloexec(fd, true);
   alert(fmt::format("Cannot re-execute '{}' for the reload: {}", s_.executable, std::strerror(err)));
-  loaded(false);
+  loaded(false, true);
 }
 
 void Master::stop_all(int sig) {
@@ -397,7 +447,7 @@ void Master::on_channel(WorkerRecord& w) {
         w.ready = true;
         if (w.pid == loading_pid_) {
           loading_pid_ = 0;
-          loaded(true);
+          loaded(true, s_.reexec);
         }
       }
       continue;
@@ -430,14 +480,16 @@ void Master::reap() {
       warning(fmt::format("Failed to load worker ({}) exited with code {} ({})", pid, code, how));
       for (auto& o : s_.workers)
         if (o.pid == previous_current_) o.current = true;
-      exit_code_ = code;
-      loaded(false);
+      if (s_.workers.empty()) exit_code_ = code;   // nothing left: the master fails with it
+      loaded(false, s_.reexec);
     } else if (w.current) {
       const std::string line =
           fmt::format("Current worker ({}) exited with code {} ({})", pid, code, how);
       code == 0 ? warning(line) : alert(line);
       exit_code_ = code;
-      if (!stopping_ && s_.exit_on_failure && !s_.workers.empty()) {
+      // A worker that ended as asked (a clean exit, SIGINT, SIGTERM) is no failure.
+      const bool failure = code != 0 && code != 130 && code != 143;
+      if (!stopping_ && failure && s_.exit_on_failure && !s_.workers.empty()) {
         alert("exit-on-failure: killing every processes with SIGTERM");
         stop_all(SIGTERM);
       }
@@ -472,6 +524,8 @@ MasterOutcome Master::run() {
     }
   }
 
+  // Ignored SIGCHLD (inherited so) would have the kernel reap the workers unseen.
+  signal(SIGCHLD, SIG_DFL);
   sigset_t sigs;
   sigemptyset(&sigs);
   for (int sg : {SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGHUP, SIGTTOU, SIGTTIN, SIGCHLD})
@@ -488,7 +542,7 @@ MasterOutcome Master::run() {
     if (!fork_worker(&out)) {
       for (auto& o : s_.workers)
         if (o.pid == previous_current_) o.current = true;
-      loaded(false);
+      loaded(false, s_.reexec);
       if (s_.workers.empty()) {
         out.exit_code = 1;
         return out;
@@ -497,7 +551,7 @@ MasterOutcome Master::run() {
     if (out.worker) return out;
   } else {
     // This reload's configuration did not load: the workers go on as they were.
-    loaded(false);
+    loaded(false, true);
   }
 
   for (;;) {
@@ -527,7 +581,8 @@ MasterOutcome Master::run() {
       while (read(sigfd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
         const int sig = static_cast<int>(si.ssi_signo);
         if (sig == SIGUSR2 && !stopping_) {
-          reload_now(false);
+          if (loading_pid_) warning("Another reload is still in progress: SIGUSR2 ignored.");
+          else reload_now(false);
         } else if (sig == SIGTERM || sig == SIGINT) {
           if (!stopping_) warning("Exiting Master process...");
           stop_all(SIGTERM);
@@ -585,17 +640,24 @@ MasterState take_master_state() {
       case 'r': s.reloads = static_cast<int>(std::strtol(std::string(v).c_str(), nullptr, 10)); break;
       case 'f': s.failed = static_cast<int>(std::strtol(std::string(v).c_str(), nullptr, 10)); break;
       case 's': s.start_s = std::strtoll(std::string(v).c_str(), nullptr, 10); break;
-      case 'q': s.reload_client = static_cast<int>(std::strtol(std::string(v).c_str(), nullptr, 10)); break;
+      case 'q': {
+        const int fd = static_cast<int>(std::strtol(std::string(v).c_str(), nullptr, 10));
+        s.reload_client = is_socket(fd) ? fd : -1;
+        break;
+      }
       case 'h': s.hard = v == "1"; break;
       case 'e': s.exit_on_failure = v == "1"; break;
       case 'm': s.max_reloads = static_cast<int>(std::strtol(std::string(v).c_str(), nullptr, 10)); break;
       case 'l':
-        for (long long fd : split_ints(v, ',')) s.listener_fds.push_back(static_cast<int>(fd));
+        for (long long fd : split_ints(v, ','))
+          if (is_socket(static_cast<int>(fd))) s.listener_fds.push_back(static_cast<int>(fd));
         break;
       case 'c': {
         std::size_t colon = v.find(':');
-        s.cli_fds.push_back(static_cast<int>(std::strtol(std::string(v.substr(0, colon)).c_str(), nullptr, 10)));
-        inherited_cli_shown().emplace_back(colon == std::string_view::npos ? "" : v.substr(colon + 1));
+        const int fd = static_cast<int>(std::strtol(std::string(v.substr(0, colon)).c_str(), nullptr, 10));
+        if (!is_socket(fd)) break;
+        s.cli_fds.push_back(fd);
+        inherited_cli_shown().push_back(colon == std::string_view::npos ? "" : unhex(v.substr(colon + 1)));
         break;
       }
       case 'w': {
@@ -608,6 +670,12 @@ MasterState take_master_state() {
         w.start_s = f[3];
         w.current = f[4] != 0;
         w.ready = f[5] != 0;
+        if (!is_child(w.pid)) {
+          // Gone already (reaped by the kernel?) or not ours: nothing to watch or to signal.
+          if (w.channel > 2 && is_socket(w.channel)) close(w.channel);
+          break;
+        }
+        if (!is_socket(w.channel)) w.channel = -1;
         s.workers.push_back(w);
         break;
       }

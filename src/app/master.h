@@ -74,6 +74,7 @@ struct MasterSettings {
 struct MasterOutcome {
   bool worker = false;   // true in a forked worker, which goes on starting
   int channel = -1;      // the worker's end of its channel to the master
+  int master_pid = 0;    // in the worker: its master
   int exit_code = 0;     // the master's exit status, when !worker
 };
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "app/messages.h"
+#include "base/clock.h"
 #include "base/version.h"
 #include "net/address.h"
 #include "net/fd_passing.h"
@@ -23,6 +24,8 @@ namespace {
 
 // A master CLI connection idle this long is closed (an operator's interactive session too).
 constexpr uint64_t kMasterCliIdleMs = 60 * 1000;
+// Master CLI connections at once (HAProxy's master CLI takes 10); more wait in the backlog.
+constexpr std::size_t kMaxClients = 32;
 // Output held for a slow client before the master stops reading its forwarded command.
 constexpr std::size_t kMasterOutputBound = 64 * 1024;
 
@@ -197,7 +200,9 @@ void MasterCli::abandon() {
 }
 
 void MasterCli::collect(std::vector<pollfd>* fds) const {
-  for (const auto& l : listeners_) fds->push_back(pollfd{l.fd, POLLIN, 0});
+  // At kMaxClients, or out of descriptors for a moment, new clients wait in the backlog.
+  if (clients_.size() < kMaxClients && base::monotonic_ms() >= accept_paused_until_)
+    for (const auto& l : listeners_) fds->push_back(pollfd{l.fd, POLLIN, 0});
   for (const auto& c : clients_) {
     short ev = 0;
     if (!c->closing && !c->peer_done && (c->upstream < 0 || c->tunnel) && c->unsent() < kMasterOutputBound)
@@ -275,9 +280,13 @@ void MasterCli::serve(const std::vector<pollfd>& fds, uint64_t now_ms) {
 }
 
 void MasterCli::accept_on(Listener& l, uint64_t now_ms) {
-  for (int k = 0; k < 16; ++k) {
+  for (int k = 0; k < 16 && clients_.size() < kMaxClients; ++k) {
     int fd = accept4(l.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        accept_paused_until_ = now_ms + 100;
+      return;
+    }
     auto c = std::make_unique<Client>();
     c->fd = fd;
     c->level = l.level;
@@ -381,7 +390,8 @@ bool MasterCli::forward(Client& c, std::string_view target, std::string_view com
     c.out += fmt::format("Cannot reach the worker {}: {}\n", pid, std::strerror(errno));
     return false;
   }
-  const bool sent = net::send_mark(channel, 'C', sv[1], 200);
+  // Never waits: a worker that does not take its channel's messages gets no more.
+  const bool sent = net::send_mark(channel, 'C', sv[1], 0);
   close(sv[1]);
   if (!sent) {
     close(sv[0]);

@@ -78,6 +78,7 @@ class MasterCli {
   MasterCliHost& host_;
   std::vector<Listener> listeners_;
   std::vector<std::unique_ptr<Client>> clients_;
+  uint64_t accept_paused_until_ = 0;
 };
 
 }  // namespace sluice::app

@@ -8,6 +8,7 @@
 // slot taken here and given back unused (accept() found nothing, a later limit was reached):
 // another thread may have paused its listener because of that very slot, and nothing else
 // would resume it while no session ends.
+#include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -481,9 +482,11 @@ void Worker::accept_special(SpecialWatch& watch) {
       const int mark = net::receive_mark(l.fd, &fd);
       if (mark == 0) return;
       if (mark < 0) {
-        // The master is gone (it exits after its workers, or was killed).
+        // The master is gone (it exits after its workers, or was killed): a worker does not
+        // outlive it (HAProxy's do not either). SIGTERM reaches the main thread's loop.
         loop_.remove(l.fd);
         watch.registered = false;
+        kill(getpid(), SIGTERM);
         return;
       }
       if (fd < 0) continue;

@@ -235,9 +235,13 @@ base::Result<void> Process::bind_all() {
   }
   net::release_reuseport_migration();
   // -x: what the old process listened on and this configuration does not is left to it.
+  if (!keep_unused_inherited_) close_inherited();
+  return {};
+}
+
+void Process::close_inherited() {
   for (int fd : inherited_) net::close_socket(fd);
   inherited_.clear();
-  return {};
 }
 
 int Process::take_inherited(const net::ListenAddress& a, int backlog) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -171,6 +172,13 @@ class Process {
   // Main thread, before bind_all(): the listening sockets `-x` received (owned from here;
   // those bind_all() does not take are closed at its end).
   void set_inherited_fds(std::vector<int> fds) { inherited_ = std::move(fds); }
+  // Master-worker reload: bind_all() keeps the inherited sockets it has no use for (instead
+  // of closing them), for release_inherited() should the load fail, or close_inherited() once
+  // the new worker serves.
+  void keep_unused_inherited() { keep_unused_inherited_ = true; }
+  std::vector<int> release_inherited() { return std::exchange(inherited_, {}); }
+  const std::vector<int>& inherited_fds() const { return inherited_; }
+  void close_inherited();
   // Any thread: a new process took our listeners (`_getsocks` on an `expose-fd listeners`
   // stats socket). A soft stop then leaves the sockets to it: no draining of their queues, no
   // shutdown(), which would reset the connections waiting in them for the new process.
@@ -322,6 +330,7 @@ class Process {
   std::atomic<bool> stop_announced_{false};
   std::atomic<bool> listeners_paused_{false};   // SIGTTOU received, no SIGTTIN yet
   std::vector<int> inherited_;                  // -x: sockets not taken yet
+  bool keep_unused_inherited_ = false;
   std::atomic<bool> listeners_exported_{false};
   std::atomic<int> running_workers_{0};
   uint64_t start_wall_s_ = 0;

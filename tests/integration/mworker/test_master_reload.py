@@ -46,6 +46,7 @@ def test_a_configuration_that_fails_keeps_the_old_worker(cfg, sluice, short_tmp)
     good = path.read_text()
     s = sluice(path, wait_ports=[port], wait_unix=[msock], extra_args=["-W", "-S", str(msock)])
     worker = current_worker(msock)
+    inode = listener_inodes(msock)
     path.write_text(good + "    no-such-keyword\n")
     answer = cli(msock, "reload", timeout=10)
     assert answer.startswith("Success=0\n--\n"), answer
@@ -68,15 +69,23 @@ def test_a_configuration_that_fails_keeps_the_old_worker(cfg, sluice, short_tmp)
     assert answer.startswith("Success=0"), answer
     assert show_proc(msock)["master"][1:] == (2, 2)
     assert current_worker(msock) == worker
-    # Fixed, the next reload replaces the worker.
+    # Fixed, the next reload replaces the worker, on the very socket the first one had (the
+    # failed loads gave it back to the master).
     path.write_text(good)
     assert cli(msock, "reload", timeout=10).startswith("Success=1")
     wait_gone([worker])
+    assert listener_inodes(msock) == inode
     assert show_proc(msock)["master"][1:] == (3, 2)
     assert b"200 OK" in get(port)
     new = current_worker(msock)
     s.stop(signal.SIGTERM)
     wait_gone([new])
+
+
+def listener_inodes(msock) -> list[str]:
+    """The inodes of the current worker's listening sockets (`show listeners`)."""
+    return [l.split()[4] for l in cli(msock, "@1 show listeners").splitlines()
+            if l and not l.startswith("#")]
 
 
 def tcp_config(port: int, server_port: int, extra_global: str = "") -> str:

@@ -143,6 +143,11 @@ def test_master_cli_commands_and_levels(cfg, sluice, short_tmp):
     text = data.decode()
     assert text.startswith("master> "), text
     assert f"{worker}> admin\n" in text, text
+    # Levels and sockets live on across a reload.
+    assert cli(msock, "reload", timeout=10).startswith("Success=1")
+    wait_gone([worker])
+    assert cli(osock, "show cli level").strip() == "operator"
+    worker = current_worker(msock)
     assert s.stop(signal.SIGTERM) == 143
     wait_gone([worker])
 
@@ -212,3 +217,32 @@ def test_ws_notifies_systemd_in_order(cfg, sluice, short_tmp):
         wait_gone(workers)
     finally:
         rx.close()
+
+
+def test_workers_do_not_outlive_their_master(cfg, sluice, short_tmp):
+    port, msock = free_port(), short_tmp / "m.sock"
+    # With a `user` (as root), the worker's parent-death signal must survive setuid().
+    extra = "    user nobody\n    group nogroup" if os.geteuid() == 0 else ""
+    s = sluice(cfg(http_config(port, extra)), wait_ports=[port], wait_unix=[msock],
+               extra_args=["-W", "-S", str(msock)])
+    worker = current_worker(msock)
+    s.signal(signal.SIGKILL)
+    s.wait_exit(5)
+    wait_gone([worker], 5)
+
+
+def test_a_reload_from_a_relative_directory(cfg, sluice, tmp_path, short_tmp):
+    port, msock = free_port(), short_tmp / "m.sock"
+    sub = tmp_path / "etc"
+    sub.mkdir()
+    (sub / "s.cfg").write_text(http_config(port))
+    # -C with a relative path, and a relative -f: a reload must not apply -C a second time.
+    s = sluice(["s.cfg"], wait_ports=[port], wait_unix=[msock],
+               extra_args=["-C", os.path.relpath(sub, tmp_path / "run0"), "-W", "-S", str(msock)])
+    worker = current_worker(msock)
+    assert cli(msock, "reload", timeout=10).startswith("Success=1")
+    wait_gone([worker])
+    assert b"200 OK" in get(port)
+    new = current_worker(msock)
+    s.stop(signal.SIGTERM)
+    wait_gone([new])
