@@ -100,4 +100,6 @@ def test_checks_ending_together_keep_their_spread(cfg, sluice, servers, short_tm
     finally:
         gate.stopped.set()
     gaps = [abs(x - y) * 1000 for x, y in zip(a.results[1:4], b.results[1:4])]
-    assert min(gaps) > 8, f"checks {gaps} ms apart"
+    # A loaded machine may run both due checks in one late loop turn now and then (they are
+    # then seen together once); merged for good, as before the fix, every gap is near 0.
+    assert sum(g > 8 for g in gaps) >= 2, f"checks {gaps} ms apart"
