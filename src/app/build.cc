@@ -224,6 +224,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     proxy::ProxySettings s;
     s.name = p.name;
     s.id = p.id;
+    s.id_forced = p.id_custom;
     s.type = p.type;
     s.disabled = p.disabled;
     s.frontend = (p.caps & config::ProxyConfig::kFrontend) && !p.disabled;
@@ -253,6 +254,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       lb::ServerSettings ss;
       ss.name = sv.name;
       ss.id = sv.id;
+      ss.id_forced = sv.id_custom;
       ss.addr = sv.addr.addr;
       ss.port_mapped = sv.addr.port_mapped;
       ss.port_offset = sv.addr.port_offset;

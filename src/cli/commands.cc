@@ -329,6 +329,25 @@ std::string help_text(const std::vector<std::string>& words, bool unknown, bool 
           ok = i < c->words.size() && c->words[i] == want[i];
         if (ok) match.push_back(c);
       }
+      if (match.empty()) {
+        // `help map`: no command starts with the words; the (at most 5) shortest commands
+        // that have every one of them among their keywords, as HAProxy 3.5 lists them
+        // (`add map`, `del map`, `get map`, `set map`, `show map`).
+        for (const Command* c : listed) {
+          bool all = true;
+          for (const auto& w : want)
+            all = all && std::find(c->words.begin(), c->words.end(), w) != c->words.end();
+          if (all) match.push_back(c);
+        }
+        auto length = [](const Command* c) {
+          std::size_t n = 0;
+          for (const auto& w : c->words) n += w.size() + 1;
+          return n;
+        };
+        std::stable_sort(match.begin(), match.end(),
+                         [&](const Command* a, const Command* b) { return length(a) < length(b); });
+        if (match.size() > 5) match.resize(5);
+      }
       if (!match.empty()) listed = std::move(match);
     }
   }

@@ -135,6 +135,11 @@ void add(const Kind& k, const CommandContext& ctx, const std::vector<std::string
     return;
   }
   if (!given) ver = ref->curr_gen();
+  // A version no `prepare` made yet (HAProxy compares in the 32-bit wrapping space).
+  if (given && static_cast<int32_t>(ver - ref->next_gen()) > 0) {
+    *out += fmt::format("Version number in the future, please use 'prepare {}' before.\n", k.name);
+    return;
+  }
   if (!payload) {
     auto r = ref->add(ver, words[i + 1], k.map ? words[i + 2] : std::string());
     if (!r.ok()) *out += with_period(r.error().message);
@@ -170,7 +175,9 @@ void set(const std::vector<std::string>& words, std::string* out) {
   }
   auto ref = pattern::Registry::global().find(words[2], true);
   if (!ref) {
-    *out += unknown(kMap);
+    // HAProxy 3.5 looks `#<id>` up among the ACLs' lists too, where no map entry is found.
+    const bool acl = words[2].starts_with("#") && pattern::Registry::global().find(words[2], false);
+    *out += acl ? std::string("entry not found.\n") : unknown(kMap);
     return;
   }
   auto r = ref->set(words[3], words[4]);

@@ -51,6 +51,7 @@ inline const char* hana_desc(Hana h) {
 struct ServerSettings {
   std::string name;
   int id = 0;
+  bool id_forced = false;     // `id` written in the configuration
   net::SocketAddress addr;
   bool port_mapped = false;   // no port in the configuration: use the client's destination port
   int port_offset = 0;

@@ -153,6 +153,7 @@ enum LogStep : uint8_t {
 struct ProxySettings {
   std::string name;
   int id = 0;
+  bool id_forced = false;                 // `id` written in the configuration
   bool frontend = false;
   bool backend = false;
   std::string type;                       // "frontend", "backend", "listen"

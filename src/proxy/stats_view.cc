@@ -211,6 +211,7 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
     stats::ProxySnapshot ps;
     ps.name = p.settings.name;
     ps.id = p.settings.id;
+    ps.id_forced = p.settings.id_forced;
     ps.is_frontend = p.settings.frontend;
     ps.is_backend = p.settings.backend;
     ps.mode = p.settings.http ? "http" : "tcp";
@@ -261,6 +262,7 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
         const auto& st = srv.settings();
         ss.name = st.name;
         ss.id = st.id;
+        ss.id_forced = st.id_forced;
         ss.cookie = st.cookie;
         // The address `set server addr` published last, not the configured one.
         const lb::ServerEndpoint ep = srv.endpoint();

@@ -35,6 +35,7 @@ struct Counters {
 struct ServerSnapshot {
   std::string name;
   int id = 0;
+  bool id_forced = false;        // `id` written in the configuration
   std::string cookie;            // persistence cookie value ("" none)
   std::string addr;              // "127.0.0.1:8080"
   std::string host;              // "127.0.0.1"
@@ -108,6 +109,7 @@ struct ListenerSnapshot {
 struct ProxySnapshot {
   std::string name;
   int id = 0;
+  bool id_forced = false;        // `id` written in the configuration
   bool is_frontend = false;
   bool is_backend = false;
   std::string mode;              // "tcp", "http"

@@ -181,6 +181,11 @@ frontend f
     assert get(port, "/", {"x-c": "/z"})[1] == "ma=0 uu=0 ff=1"
     assert cli(sock, "clear acl #42") == "\n"
     assert entries(cli(sock, "show acl #42")) == []
+    assert cli(sock, "add acl @3 #42 zz") == (
+        "Version number in the future, please use 'prepare acl' before.\n\n")
+    assert entries(cli(sock, "show acl #42")) == []
+    # An ACL's list named where a map is wanted: HAProxy 3.5 finds no entry there.
+    assert cli(sock, "set map #42 zed v") == "entry not found.\n\n"
 
 
 def test_map_cli(cfg, sluice, short_tmp, tmp_path):
@@ -230,7 +235,13 @@ frontend f
     assert cli(sock, f"set map {nums} 1 100") == "\n"
     assert get(port, "/", {"x-h": "1"})[1] == "s=none b=none n=100"
     # A version built aside and committed at once; a payload adds many entries.
+    # A version nobody prepared is refused, entries and all (HAProxy 3.5's answer).
+    assert cli(sock, f"add map @1 {hosts} a b") == (
+        "Version number in the future, please use 'prepare map' before.\n\n")
+    assert cli(sock, f"add map @1 {hosts} <<\na b\n\n") == (
+        "Version number in the future, please use 'prepare map' before.\n\n")
     assert cli(sock, f"prepare map {hosts}") == "New version created: 1\n\n"
+    assert entries(cli(sock, f"show map @1 {hosts}")) == []
     assert cli(sock, f"add map @1 {hosts} <<\nnew.com be_new\n/new be_newpath\n\n") == "\n"
     assert entries(cli(sock, f"show map @1 {hosts}")) == ["new.com be_new", "/new be_newpath"]
     assert get(port, "/new", {"x-h": "new.com"})[1] == "s=none b=none n=-1"
@@ -241,6 +252,11 @@ frontend f
     assert f"curr_ver=1 next_ver=1" in cli(sock, "show map")
     assert cli(sock, f"clear map {hosts}") == "\n"
     assert get(port, "/new", {"x-h": "new.com"})[1] == "s=none b=none n=-1"
+    # `help map`: the five shortest commands about maps, as HAProxy 3.5 lists them.
+    helped = [l.split(":")[0].strip() for l in cli(sock, "help map").splitlines()[1:6]]
+    assert helped == ["add map [@<ver>] <map> <key> <val>", "del map <map> [<key>|#<ref>]",
+                      "get map <map> <value>", "set map <map> [<key>|#<ref>] <value>",
+                      "show map [@<ver>] [map]"], helped
 
 
 def test_cli_levels(cfg, sluice, short_tmp, tmp_path):

@@ -258,3 +258,23 @@ def test_permission_denied_below_admin(mgmt):              # checklist 22
     assert cli(mgmt.operator, "get weight be/s1") == "1 (initial 1)\n\n"
     assert cli(mgmt.admin, "user;set server be/s1 state maint") == "\nPermission denied\n\n"
     assert status(mgmt, "s1")["status"] == "no check"
+
+
+def test_show_servers_state_says_which_ids_were_forced(cfg, sluice, short_tmp):
+    from sluice_harness import DEFAULTS, free_port
+    sock = short_tmp / "s.sock"
+    sluice(cfg(f"""
+global
+    stats socket {sock} level admin
+{DEFAULTS}
+backend forced
+    id 40
+    server a 127.0.0.1:1 id 7
+    server b 127.0.0.1:2
+backend auto
+    server c 127.0.0.1:3
+"""), wait_unix=[sock])
+    rows = [l.split() for l in cli(sock, "show servers state").splitlines()[2:] if l]
+    # bk_f_forced_id and srv_f_forced_id, the 16th and 17th columns.
+    got = {r[3]: (r[0], r[15], r[16]) for r in rows}
+    assert got == {"a": ("40", "1", "1"), "b": ("40", "1", "0"), "c": (got["c"][0], "0", "0")}, rows
