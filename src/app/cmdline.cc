@@ -26,7 +26,8 @@ std::string usage_text(const char* argv0) {
       "        [ -sf <pid>* ] [ -st <pid>* ] [ -x <unix_socket> ] [ -C <dir> ] [ -c ] [ -cc <condition> ]\n"
       "        -v displays version ; -vv shows known build options.\n"
       "        -d enters debug mode (foreground, connection traces on stderr) ; -dD config diagnostics\n"
-      "        -D goes daemon ; -p writes the daemon's pid into <pidfile>\n"
+      "        -D goes daemon ; -db stays in the foreground ; -p writes the daemon's pid into <pidfile>\n"
+      "        -vq prints the version alone ; -vqs (or -vqb) its branch\n"
       "        -C changes to directory <dir> before loading files.\n"
       "        -L set local peer name (default to hostname)\n"
       "        -c check mode : only check config files and exit\n"
@@ -99,6 +100,10 @@ std::string parse_command_line(int argc, char** argv, CommandLine* out, bool* sh
       out->version = std::max(out->version, 1);
     } else if (a == "-vv") {
       out->version = 2;
+    } else if (a == "-vq" || a == "-vqs" || a == "-vqb") {
+      out->version_quiet = a == "-vq" ? 1 : 2;
+    } else if (a == "-db") {
+      out->no_background = true;
     } else if (a == "-p") {
       const char* v = need_value("-p");
       if (!v) return "'-p' expects a pidfile argument";

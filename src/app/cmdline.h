@@ -23,6 +23,8 @@ struct CommandLine {
   std::string condition;                   // -cc
   bool has_condition = false;
   int version = 0;                         // 1 for -v, 2 for -vv
+  int version_quiet = 0;                   // 1 for -vq (the version), 2 for -vqs/-vqb (branch)
+  bool no_background = false;              // -db: foreground, whatever `daemon` says
   int maxconn = 0;                         // -n
   std::vector<int> soft_stop_pids;         // -sf: after start-up, SIGUSR1 these (reload)
   std::vector<int> hard_stop_pids;         // -st: after start-up, SIGTERM these

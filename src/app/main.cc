@@ -166,6 +166,17 @@ int run(int argc, char** argv) {
     std::fputs(usage_text(argv[0]).c_str(), stderr);
     return 1;
   }
+  if (cmd.version_quiet) {
+    // -vq: the version alone; -vqs and -vqb: its branch (major.minor), as scripts read them.
+    std::string v = base::kVersion;
+    if (cmd.version_quiet == 2) {
+      const std::size_t dot = v.find('.');
+      const std::size_t second = dot == std::string::npos ? dot : v.find_first_of(".-", dot + 1);
+      if (second != std::string::npos) v.resize(second);
+    }
+    std::printf("%s\n", v.c_str());
+    return 0;
+  }
   if (cmd.version) {
     print_version(cmd.version);
     return 0;
@@ -350,7 +361,8 @@ int run(int argc, char** argv) {
     return failed_start(1);
   }
 
-  bool daemon = (cmd.daemon || model.global.daemon) && !cmd.debug && !mstate.reexec;
+  bool daemon = (cmd.daemon || model.global.daemon) && !cmd.debug && !cmd.no_background &&
+                !mstate.reexec;
   std::string pidfile = !cmd.pidfile.empty() ? cmd.pidfile : model.global.pidfile;
   if (mstate.reexec) pidfile.clear();   // the master's pid, written at its first start
   if (!master_worker) capture_messages(false);

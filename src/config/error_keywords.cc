@@ -210,9 +210,16 @@ bool Parser::resolve_errorfiles(ProxyConfig& p) {
                      : r.action == rules::HttpRule::Action::kDeny ? deny_default
                                                                    : 200;
       r.reply.errorpage = true;
+      bool found = false;
       for (const auto& f : s->files)
-        if (f.status == st)
+        if (f.status == st) {
           r.reply.raw = std::make_shared<const std::string>(http::normalise_raw_response(f.response));
+          found = true;
+        }
+      // HAProxy 3.5's warning; the proxy's own page for that status answers instead.
+      if (!found)
+        warning(fmt::format("Proxy '{}': status '{}' referenced by an http reply not declared in "
+                            "http-errors section '{}'.", p.name, st, r.reply_errorfiles), false);
     }
   };
   replies(p.http_request_rules, 403);

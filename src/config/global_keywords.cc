@@ -397,15 +397,15 @@ void kw_resetenv(Parser& p, Line& l) {
 
 constexpr std::string_view kHaproxyGlobal[] = {
     "cluster-secret", "log-send-hostname", "lua-load",
-    "nbproc", "noepoll", "nopoll", "nosplice",
+    "nbproc", "noepoll", "nopoll",
     "numa-cpu-mapping", "quiet", "set-dumpable",
     "cpu-set", "cpu-affinity",
     "ssl-server-verify", "strict-limits", "ulimit-n", "unix-bind", "busy-polling",
-    "maxsslconn", "maxpipes", "maxzlibmem",
+    "maxsslconn", "maxzlibmem",
     "h1-case-adjust", "httpclient.resolvers.disabled",
     "tune.maxpollevents", "tune.runqueue-depth", "tune.ssl.default-dh-param",
     "tune.rcvbuf.client", "tune.sndbuf.client", "tune.rcvbuf.server", "tune.sndbuf.server",
-    "tune.recv_enough", "tune.pipesize", "ssl-engine", "stats",
+    "tune.recv_enough", "ssl-engine", "stats",
 };
 
 const std::vector<KeywordDef> kGlobalKeywords = {
@@ -471,6 +471,9 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"tune.http.maxhdr", kInGlobal, 0, kw_http_maxhdr, "<1..32767>: the most header fields of a message, its start line counted as one (default 101): a request with more is answered 400, a response with more 502, as in HAProxy"},
     {"tune.http.cookielen", kInGlobal, 0, kw_http_cookielen, "<n>: the longest `capture cookie` value (default 63); longer `len` values are lowered to it; strict integer"},
     {"tune.http.logurilen", kInGlobal, 0, kw_http_logurilen, "<n>: the request line in log lines (%r, %HM, %HU, %HP, %HQ, %HV) is cut to n bytes (default 1024), as measured on HAProxy 3.5; strict integer"},
+    {"nosplice", kInGlobal, 0, kw_splice_tunables, "checked; no effect: sluice never splices (what it forwards goes through its own buffers), so there is no splicing to turn off"},
+    {"maxpipes", kInGlobal, 0, kw_splice_tunables, "<n>: checked; no effect: sluice uses no pipes (it never splices)"},
+    {"tune.pipesize", kInGlobal, 0, kw_splice_tunables, "<n>: checked; no effect: sluice uses no pipes (it never splices)"},
     {"tune.idle-pool.shared", kInGlobal, 0, kw_idle_pool_shared, "on|off|full: checked; no effect: sluice keeps one idle server-connection pool per thread and never hands an idle connection to another thread, which is `off`"},
     {"tune.h1.zero-copy-fwd-recv", kInGlobal, 0, kw_h1_zero_copy, "on|off: checked; no effect: sluice has no pipes and already forwards a body as the buffer it was read into"},
     {"tune.h1.zero-copy-fwd-send", kInGlobal, 0, kw_h1_zero_copy, "on|off: checked; no effect: sluice has no pipes and already forwards a body as the buffer it was read into"},

@@ -343,6 +343,8 @@ struct ProxyConfig {
   std::string type;             // "frontend", "backend" or "listen" (as the section keyword)
   unsigned caps = 0;
   int id = 0;                   // `id`, or automatic from 2 upward in declaration order
+  bool id_custom = false;       // `id <n>` written (show servers state's bk_f_forced_id)
+  SourceLoc id_loc;             // where
   Mode mode = Mode::kTcp;
   bool disabled = false;
   std::string description;

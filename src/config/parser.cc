@@ -494,6 +494,11 @@ void Parser::dispatch(Line& l, int pass) {
       warning(fmt::format("{}'{}' ignored because {} '{}' has no {} capability.{}", l.where, kw,
                           type_word(px), px.name, want_be ? "backend" : "frontend",
                           kw == "maxconn" ? " Maybe you want 'fullconn' instead ?" : ""));
+      // HAProxy parses the line all the same: a use-server without a condition is an error
+      // even where it is ignored.
+      if (kw == "use-server" && (l.args.size() < 3 || (l.args[2] != "if" && l.args[2] != "unless")))
+        throw ConfigError{fmt::format("{}'{}' requires either 'if' or 'unless' followed by a "
+                                      "condition.", l.where, kw)};
       return;
     }
     (void)bit;

@@ -140,6 +140,8 @@ void kw_id(Parser& p, Line& l) {
   if (*n <= 0 || *n > INT_MAX) throw ConfigError{l.where + "custom id has to be > 0."};
   no_extra(l, 2);
   p.cur_proxy().cfg.id = static_cast<int>(*n);
+  p.cur_proxy().cfg.id_custom = true;
+  p.cur_proxy().cfg.id_loc = l.loc;
 }
 
 void kw_disabled(Parser& p, Line& l) {

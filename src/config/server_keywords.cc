@@ -364,6 +364,10 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
         list.remove_prefix(comma + 1);
       }
       i += 2;
+    } else if (o == "send-proxy-v2-ssl" || o == "send-proxy-v2-ssl-cn") {
+      // send-proxy-v2 with the client connection's TLS facts: there is no TLS to describe.
+      throw ConfigError{fmt::format("{} : '{}' is not supported by sluice yet (it needs TLS).",
+                                    head, o)};
     } else if (o == "no-send-proxy" || o == "no-send-proxy-v2") {
       if (s.send_proxy == (o == "no-send-proxy" ? 1 : 2)) s.send_proxy = 0;
       ++i;

@@ -49,6 +49,18 @@ void kw_idle_pool_shared(Parser&, Line& l) {
   no_more(l, 2);
 }
 
+// `nosplice`, `maxpipes <n>`, `tune.pipesize <n>`: HAProxy's kernel splicing (data moved from
+// socket to socket through a pipe) and its pipes. sluice never splices: what it forwards goes
+// through its own buffers, so there is no splicing to turn off and no pipe to count or size.
+// The arguments are checked, as HAProxy checks them.
+void kw_splice_tunables(Parser&, Line& l) {
+  if (l.args[0] == "nosplice") {
+    no_more(l, 1);
+    return;
+  }
+  (void)count_arg(l, 0, INT_MAX);
+}
+
 void kw_maxrewrite(Parser& p, Line& l) {
   const std::string v = arg(l, 1);
   if (v.empty()) throw ConfigError{fmt::format("{}'{}' expects an integer argument.", l.where, l.args[0])};

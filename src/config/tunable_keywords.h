@@ -8,6 +8,7 @@ namespace sluice::config {
 
 // Global keywords (rows of the global keyword table).
 void kw_idle_pool_shared(Parser& p, Line& l);
+void kw_splice_tunables(Parser& p, Line& l);
 void kw_maxrewrite(Parser& p, Line& l);
 void kw_http_maxhdr(Parser& p, Line& l);
 void kw_http_cookielen(Parser& p, Line& l);

@@ -161,10 +161,10 @@ bool Parser::finish(ConfigModel* model) {
     if (!used.insert(px[i].id).second) {
       for (std::size_t j = 0; j < i; ++j)
         if (px[j].id == px[i].id) {
-          fatal(fmt::format("parsing [{}:{}] : {} '{}' has the same ID ({}) as {} '{}' declared at {}:{}.",
-                            px[i].loc.file, px[i].loc.line, type_word(px[i]), px[i].name, px[i].id,
-                            type_word(px[j]), px[j].name, px[j].loc.file, px[j].loc.line),
-                false);
+          // HAProxy's text, at the second `id` line.
+          fatal(fmt::format("parsing [{}:{}]: {} {} reuses same custom id as {} {} (declared at {}:{}).",
+                            px[i].id_loc.file, px[i].id_loc.line, type_word(px[i]), px[i].name,
+                            type_word(px[j]), px[j].name, px[j].loc.file, px[j].loc.line));
           return false;
         }
     }

@@ -1,4 +1,6 @@
 """Command-line flags: unknown flags, -d* debug flags."""
+import re
+
 import pytest
 
 from sluice_harness import DEFAULTS, free_port, run_sluice
@@ -37,3 +39,28 @@ def test_debug_flags_are_accepted_or_refused_cleanly(cfg, flag):
 def test_dD_diagnostics_mode_is_accepted(cfg):
     rc, out, err = run_sluice(["-dD", "-c", "-f", valid(cfg)])
     assert rc == 0, err
+
+
+def test_vq_prints_the_version_and_vqs_its_branch():
+    rc, out, _ = run_sluice(["-vq"])
+    assert rc == 0 and re.fullmatch(r"\d+\.\d+\.\d+\S*\n", out), out
+    version = out.strip()
+    for flag in ("-vqs", "-vqb"):
+        rc, out, _ = run_sluice([flag])
+        assert rc == 0 and out.strip() == ".".join(version.split(".")[:2]), (flag, out)
+
+
+def test_db_keeps_a_daemon_configuration_in_the_foreground(cfg, sluice):
+    port = free_port()
+    path = cfg(f"""
+        global
+            daemon
+        {DEFAULTS}
+        listen app
+            bind 127.0.0.1:{port}
+            server s1 127.0.0.1:{free_port()}
+    """)
+    s = sluice(path, wait_ports=[port], extra_args=["-db"])
+    # Still the process we started (no fork into the background), and still serving.
+    assert s.running()
+    assert s.stop() == 0

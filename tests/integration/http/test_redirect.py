@@ -130,3 +130,23 @@ frontend f
     bind 127.0.0.1:{free_port()}
 """)
     config_refused(path, "'redirect' not allowed in 'defaults' section.")
+
+
+def test_redirect_to_https_unless_ssl_fc(cfg, sluice):
+    # The most common redirect of real configurations. sluice's connections are never TLS (it
+    # has no TLS transport yet), so ssl_fc is false and a plain-HTTP frontend redirects.
+    port, port2 = free_port(), free_port()
+    sluice(cfg(f"""
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{port}
+    http-request return status 200 if {{ ssl_fc }} || {{ ssl_bc }}
+    redirect scheme https code 301 if !{{ ssl_fc }}
+frontend g
+    bind 127.0.0.1:{port2}
+    http-request redirect scheme https unless {{ ssl_fc }}
+"""), wait_ports=[port, port2])
+    got = ask(port, "/a?b=1")
+    assert got["status"] == 301 and got["location"] == "https://ex.com/a?b=1", got
+    got = ask(port2, "/c")
+    assert got["status"] == 302 and got["location"] == "https://ex.com/c", got

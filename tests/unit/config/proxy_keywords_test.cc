@@ -307,7 +307,7 @@ TEST(Proxy, IdDisabledDescription) {
   EXPECT_FALSE(p[2].disabled);
   EXPECT_TRUE(parse("backend a\n  id 0\n").contains("custom id has to be > 0."));
   EXPECT_TRUE(parse("defaults\n  id 3\n").has("parsing [f.cfg:2] : 'id' not allowed in 'defaults' section."));
-  EXPECT_TRUE(parse("backend a\n  id 2\nbackend b\n  id 2\n").contains("has the same ID (2)"));
+  EXPECT_TRUE(parse("backend a\n  id 2\nbackend b\n  id 2\n").contains("backend b reuses same custom id as backend a (declared at"));
 }
 
 TEST(Proxy, UnknownKeywords) {

@@ -1,0 +1,86 @@
+"""Keywords of real HAProxy configurations: accepted where sluice's design makes them no-ops
+(splicing), refused with HAProxy's messages or a reason where it cannot do them, checked as
+HAProxy 3.5 checks them."""
+from sluice_harness import HTTP_DEFAULTS, free_port, run_sluice
+
+
+def check(cfg, text):
+    return run_sluice(["-c", "-f", str(cfg(text))])
+
+
+def test_splicing_tunables_are_checked_and_change_nothing(cfg):
+    rc, out, err = check(cfg, f"""
+global
+    nosplice
+    maxpipes 1024
+    tune.pipesize 65536
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{free_port()}
+    option splice-auto
+    http-request return status 200
+""")
+    assert rc == 0, err
+    rc, _, err = check(cfg, "global\n    maxpipes lots\n")
+    assert rc == 1 and "'maxpipes' expects an integer argument, got 'lots'." in err, err
+    rc, _, err = check(cfg, "global\n    nosplice now\n")
+    assert rc == 1 and "'nosplice' cannot handle unexpected argument 'now'." in err, err
+
+
+def test_duplicate_proxy_ids_are_reported_as_haproxy_does(cfg):
+    text = f"""
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{free_port()}
+    id 7
+    default_backend b
+backend b
+    id 7
+"""
+    lines = text.split("\n")
+    # Line numbers of the file written, which starts at the text's second line.
+    fe_line = lines.index("frontend f")
+    id_line = len(lines) - 1 - lines[::-1].index("    id 7")
+    rc, _, err = check(cfg, text)
+    assert rc == 1
+    assert (f":{id_line}]: backend b reuses same custom id as frontend f (declared at ") in err, err
+    assert f":{fe_line}).\n" in err, err
+
+
+def test_use_server_without_a_condition_is_an_error_even_in_a_frontend(cfg):
+    rc, _, err = check(cfg, f"""
+{HTTP_DEFAULTS}
+backend b
+    server s1 127.0.0.1:1
+frontend f
+    bind 127.0.0.1:{free_port()}
+    use-server s1
+    default_backend b
+""")
+    assert rc == 1
+    assert "'use-server' ignored because frontend 'f' has no backend capability." in err, err
+    assert "'use-server' requires either 'if' or 'unless' followed by a condition." in err, err
+
+
+def test_tls_proxy_v2_server_options_say_they_need_tls(cfg):
+    for opt in ("send-proxy-v2-ssl", "send-proxy-v2-ssl-cn"):
+        rc, _, err = check(cfg, f"{HTTP_DEFAULTS}\nbackend b\n    server s1 127.0.0.1:1 {opt}\n")
+        assert rc == 1 and f"'{opt}' is not supported by sluice yet (it needs TLS)." in err, err
+
+
+def test_an_http_reply_status_missing_from_its_http_errors_section_warns(cfg, tmp_path):
+    page = tmp_path / "503.http"
+    page.write_text("HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n")
+    rc, _, err = check(cfg, f"""
+{HTTP_DEFAULTS}
+http-errors myerrs
+    errorfile 503 {page}
+frontend f
+    bind 127.0.0.1:{free_port()}
+    http-request deny deny_status 404 errorfiles myerrs if {{ path /a }}
+    http-request return status 503 errorfiles myerrs
+""")
+    assert rc == 0, err
+    assert ("Proxy 'f': status '404' referenced by an http reply not declared in http-errors "
+            "section 'myerrs'.") in err, err
+    assert "status '503'" not in err, err
