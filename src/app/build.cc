@@ -42,6 +42,8 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
     case config::HttpReuse::kAggressive: h.reuse = R::kAggressive; break;
     case config::HttpReuse::kAlways: h.reuse = R::kAlways; break;
   }
+  h.case_adjust_client = p.option_h1_case_adjust_client;
+  h.case_adjust_server = p.option_h1_case_adjust_server;
   h.forwardfor.enabled = p.forwardfor.enabled;
   h.forwardfor.header = p.forwardfor.header;
   h.forwardfor.has_except = p.forwardfor.has_except;
@@ -177,6 +179,7 @@ lb::BalanceSettings balance_settings(const config::ProxyConfig& p) {
 RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdline_maxconn) {
   RuntimePlan plan;
   const auto& g = model.global;
+  for (const auto& [lower, spelled] : g.h1_case_adjust) http::case_adjust_map().add(lower, spelled);
   auto& ps = plan.process;
   ps.nbthread = g.nbthread > 0 ? g.nbthread : usable_cpus();   // refined by the thread plan
   // Each proxied connection needs two descriptors (client and server); keep some for

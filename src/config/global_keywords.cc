@@ -191,6 +191,34 @@ void kw_mworker_max_reloads(Parser& p, Line& l) {
   p.global.mworker_max_reloads = static_cast<int>(*n);
 }
 
+std::string lower_ascii(std::string s) {
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+  return s;
+}
+
+// `h1-case-adjust <from> <to>`: HAProxy 3.5's checks and messages.
+void kw_h1_case_adjust(Parser& p, Line& l) {
+  if (l.args.size() < 3 || l.args[1].empty() || l.args[2].empty())
+    throw ConfigError{l.where + "'h1-case-adjust' expects <from> and <to> as argument."};
+  if (l.args.size() > 3)
+    throw ConfigError{fmt::format("{}'h1-case-adjust' cannot handle unexpected argument '{}'.",
+                                  l.where, l.args[3])};
+  std::string lower = lower_ascii(l.args[1]);
+  if (lower != lower_ascii(l.args[2]))
+    throw ConfigError{l.where + "<from> and <to> must not differ except the case"};
+  for (const auto& e : p.global.h1_case_adjust)
+    if (e.first == lower) throw ConfigError{fmt::format("{}duplicate entry '{}'", l.where, lower)};
+  p.global.h1_case_adjust.emplace_back(std::move(lower), l.args[2]);
+}
+
+void kw_h1_case_adjust_file(Parser& p, Line& l) {
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{l.where + "'h1-case-adjust-file' expects <file> as argument."};
+  no_extra(l, 2);
+  p.global.h1_case_adjust_file = l.args[1];
+}
+
 void kw_expose_experimental(Parser& p, Line& l) {
   no_extra(l, 1);
   p.global.expose_experimental = true;
@@ -402,7 +430,7 @@ constexpr std::string_view kHaproxyGlobal[] = {
     "cpu-set", "cpu-affinity",
     "ssl-server-verify", "strict-limits", "ulimit-n", "unix-bind", "busy-polling",
     "maxsslconn", "maxzlibmem",
-    "h1-case-adjust", "httpclient.resolvers.disabled",
+    "httpclient.resolvers.disabled",
     "tune.maxpollevents", "tune.runqueue-depth", "tune.ssl.default-dh-param",
     "tune.rcvbuf.client", "tune.sndbuf.client", "tune.rcvbuf.server", "tune.sndbuf.server",
     "tune.recv_enough", "ssl-engine", "stats",
@@ -471,6 +499,8 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"tune.http.maxhdr", kInGlobal, 0, kw_http_maxhdr, "<1..32767>: the most header fields of a message, its start line counted as one (default 101): a request with more is answered 400, a response with more 502, as in HAProxy"},
     {"tune.http.cookielen", kInGlobal, 0, kw_http_cookielen, "<n>: the longest `capture cookie` value (default 63); longer `len` values are lowered to it; strict integer"},
     {"tune.http.logurilen", kInGlobal, 0, kw_http_logurilen, "<n>: the request line in log lines (%r, %HM, %HU, %HP, %HQ, %HV) is cut to n bytes (default 1024), as measured on HAProxy 3.5; strict integer"},
+    {"h1-case-adjust", kInGlobal, 0, kw_h1_case_adjust, "<from> <to>: the spelling of a field name (`content-length Content-Length`) in the heads sent by proxies with `option h1-case-adjust-bogus-client` (to clients) or `h1-case-adjust-bogus-server` (to servers), which otherwise get lower-case names as HAProxy sends them; <from> and <to> differ only by their case"},
+    {"h1-case-adjust-file", kInGlobal, 0, kw_h1_case_adjust_file, "<file>: more `h1-case-adjust` pairs, two names per line (`#` comments and blank lines skipped), read once the configuration is parsed"},
     {"nosplice", kInGlobal, 0, kw_splice_tunables, "checked; no effect: sluice never splices (what it forwards goes through its own buffers), so there is no splicing to turn off"},
     {"maxpipes", kInGlobal, 0, kw_splice_tunables, "<n>: checked; no effect: sluice uses no pipes (it never splices)"},
     {"tune.pipesize", kInGlobal, 0, kw_splice_tunables, "<n>: checked; no effect: sluice uses no pipes (it never splices)"},
@@ -495,6 +525,35 @@ const std::vector<SubKeywordDoc>& global_sub_keyword_docs() {
       {"stats", "maxconn <n>", "concurrent CLI connections, > 0 (default 10)"},
   };
   return docs;
+}
+
+std::string_view haproxy_global_keyword_reason(std::string_view kw) {
+  struct Reason {
+    std::string_view prefix;   // a keyword, or a prefix ending in '*'
+    std::string_view why;
+  };
+  static constexpr Reason kReasons[] = {
+      {"tune.h1.be.glitches-threshold", "sluice's HTTP/1 parser does not count protocol glitches"},
+      {"tune.h1.fe.glitches-threshold", "sluice's HTTP/1 parser does not count protocol glitches"},
+      {"tune.ssl.*", "it needs TLS"},
+      {"ssl-engine", "it needs TLS"},
+      {"ssl-server-verify", "it needs TLS"},
+      {"maxsslconn", "it needs TLS"},
+      {"maxzlibmem", "it needs HTTP compression"},
+      {"tune.comp.*", "it needs HTTP compression"},
+      {"tune.zlib.*", "it needs HTTP compression"},
+      {"lua-*", "it needs Lua"},
+      {"tune.lua.*", "it needs Lua"},
+      {"nbproc", "sluice runs one process of nbthread threads"},
+      {"noepoll", "epoll is sluice's only poller"},
+      {"nopoll", "epoll is sluice's only poller"},
+  };
+  for (const auto& r : kReasons) {
+    const bool prefix = r.prefix.ends_with('*');
+    if (prefix ? kw.starts_with(r.prefix.substr(0, r.prefix.size() - 1)) : kw == r.prefix)
+      return r.why;
+  }
+  return {};
 }
 
 bool is_known_haproxy_global_keyword(std::string_view kw) {

@@ -408,6 +408,8 @@ struct ProxyConfig {
   int option_tcp_smart_accept = 0;
   // `option http-no-delay`: sluice sends without delay already (see its help text).
   bool option_http_no_delay = false;
+  bool option_h1_case_adjust_client = false;   // option h1-case-adjust-bogus-client
+  bool option_h1_case_adjust_server = false;   // option h1-case-adjust-bogus-server
   // `option socket-stats` (frontends): show stat has one row per listener.
   bool option_socket_stats = false;
   // `option dontlog-normal` (frontends): lines log::is_error() calls normal are not sent.
@@ -578,6 +580,10 @@ struct GlobalConfig {
   bool daemon = false;
   // `master-worker [no-exit-on-failure]` (as -W) and `mworker-max-reloads`: app/master.h.
   bool master_worker = false;
+  // `h1-case-adjust <from> <to>` (lower-case name, spelling) and `h1-case-adjust-file`, read
+  // once the configuration is parsed.
+  std::vector<std::pair<std::string, std::string>> h1_case_adjust;
+  std::string h1_case_adjust_file;
   bool mworker_exit_on_failure = true;
   int mworker_max_reloads = -1;      // -1 = no limit
   // `expose-experimental-directives`: HAProxy's experimental keywords (normalize-uri) allowed.

@@ -463,8 +463,13 @@ void Parser::dispatch(Line& l, int pass) {
       }
       names.push_back(k.name);
     }
-    if (is_known_haproxy_global_keyword(kw))
-      throw ConfigError{fmt::format("{}'{}' is not supported by sluice yet.", l.where, kw)};
+    if (is_known_haproxy_global_keyword(kw)) {
+      const std::string_view why = haproxy_global_keyword_reason(kw);
+      throw ConfigError{why.empty()
+                            ? fmt::format("{}'{}' is not supported by sluice yet.", l.where, kw)
+                            : fmt::format("{}'{}' is not supported by sluice yet ({}).", l.where,
+                                          kw, why)};
+    }
     std::string best = base::closest_match(kw, names);
     throw ConfigError{fmt::format("{}unknown keyword '{}' in 'global' section{}", l.where, kw,
                                   best.empty() ? "" : fmt::format("; did you mean '{}' maybe ?", best))};

@@ -72,6 +72,9 @@ const std::vector<SubKeywordDoc>& global_sub_keyword_docs();
 // HAProxy keywords sluice knows of but does not implement: reported as "not supported by
 // sluice yet" rather than "unknown keyword".
 bool is_known_haproxy_global_keyword(std::string_view kw);
+// Why sluice refuses a known HAProxy global keyword ("it needs TLS"), empty when it has no
+// more to say than "not supported yet".
+std::string_view haproxy_global_keyword_reason(std::string_view kw);
 bool is_known_haproxy_proxy_keyword(std::string_view kw);
 
 // The refusal of a condition that reads a TCP session's raw bytes (req.len, req.ssl_sni,

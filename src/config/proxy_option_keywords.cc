@@ -62,6 +62,8 @@ constexpr OptionDef kOptions[] = {
     {"splice-auto", kFe | kBe, true, false, "accepted; no effect: sluice has no pipes and does not splice (it moves the buffer a body was read into, which already avoids a copy between the two sides)"},
     {"splice-request", kFe | kBe, true, false, "accepted; no effect: sluice does not splice (see splice-auto)"},
     {"splice-response", kFe | kBe, true, false, "accepted; no effect: sluice does not splice (see splice-auto)"},
+    {"h1-case-adjust-bogus-client", kFe, true, false, "the heads sent to clients spell field names as the global `h1-case-adjust` lines say (HTTP/1 clients that need `Content-Length`); without them nothing changes"},
+    {"h1-case-adjust-bogus-server", kBe, true, false, "the heads sent to servers spell field names as the global `h1-case-adjust` lines say"},
     {"http-no-delay", kFe | kBe, true, false, "accepted; no effect: sluice already sends without delay (TCP_NODELAY on every HTTP client and server socket, and MSG_MORE only on a write that the rest of the same flush, or the FIN, follows at once), which is what this option asks of HAProxy"},
     {"tcp-smart-connect", kBe, true, false, "the handshake's last ACK rides on the first request segment (TCP_DEFER_ACCEPT on the connecting socket) when the request is ready at connect time; on by default in sluice (off in HAProxy), `no option tcp-smart-connect` turns it off"},
 };
@@ -69,7 +71,6 @@ constexpr OptionDef kOptions[] = {
 constexpr std::string_view kHaproxyOptions[] = {
     "accept-unsafe-violations-in-http-response", "accept-invalid-http-response",
     "checkcache", "contstats", "disable-h2-upgrade",
-    "h1-case-adjust-bogus-client", "h1-case-adjust-bogus-server",
     "http-drop-request-trailers", "http-drop-response-trailers",
     "http-pretend-keepalive", "http-use-proxy-header",
     "independent-streams",
@@ -283,6 +284,10 @@ void kw_option(Parser& p, Line& l) {
     px.option_socket_stats = l.prefix == Prefix::kNone;
   } else if (name == "tcp-smart-accept") {
     px.option_tcp_smart_accept = l.prefix == Prefix::kNone ? 1 : l.prefix == Prefix::kNo ? -1 : 0;
+  } else if (name == "h1-case-adjust-bogus-client") {
+    px.option_h1_case_adjust_client = l.prefix == Prefix::kNone;
+  } else if (name == "h1-case-adjust-bogus-server") {
+    px.option_h1_case_adjust_server = l.prefix == Prefix::kNone;
   } else if (name == "http-no-delay") {
     px.option_http_no_delay = l.prefix == Prefix::kNone;
   } else if (name == "tcp-smart-connect") {

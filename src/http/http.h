@@ -15,6 +15,7 @@
 #include <forward_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -273,8 +274,25 @@ class ChunkedDecoder {
 ChunkEvent::Kind decode_chunks(std::string_view in, ChunkedDecoder dec, std::string* out,
                                ParseError* error = nullptr);
 
+// `h1-case-adjust` / `h1-case-adjust-file`: the spelling some HTTP/1 peers need for a field
+// name ("content-length" -> "Content-Length"), applied to the lower-cased names of forwarded
+// heads by the proxies with `option h1-case-adjust-bogus-client|server`. Set at start-up,
+// read-only afterwards.
+class CaseMap {
+ public:
+  // False when `lower` is there already.
+  bool add(std::string lower, std::string spelled);
+  // The spelling of a lower-case name, or null.
+  const std::string* find(std::string_view lower) const;
+  bool empty() const { return entries_.empty(); }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> entries_;   // sorted by the lower-case name
+};
+CaseMap& case_adjust_map();
+
 // Head serialization, for forwarding after rewrites. Versions >= 1.1 are written HTTP/1.1,
-// others verbatim; names are lower-cased when `lower_names`.
+// others verbatim; names are lower-cased when `lower_names`, then spelled as `adjust` says.
 void append_request_head(const RequestHead& h, std::string& out, bool lower_names = true);
 void append_response_head(const ResponseHead& h, std::string& out, bool lower_names = true);
 
@@ -290,10 +308,12 @@ std::string normalise_raw_response(const std::string& raw);
 int raw_response_status(std::string_view raw);
 // The status line of `h` with other fields (a rewritten list).
 void append_response_head(const ResponseHead& h, const std::vector<Header>& headers,
-                          std::string& out, bool lower_names = true);
+                          std::string& out, bool lower_names = true,
+                          const CaseMap* adjust = nullptr);
 void append_request_head(std::string_view method, std::string_view target,
                          std::string_view version, const std::vector<Header>& headers,
-                         std::string& out, bool lower_names = true);
+                         std::string& out, bool lower_names = true,
+                         const CaseMap* adjust = nullptr);
 // Upper-case hex without leading zeros and no extensions, as HAProxy re-chunks.
 void append_chunk_header(uint64_t size, std::string& out);
 // The same line (size and CRLF) written into `out`, for output that is not a string. Returns

@@ -1,5 +1,6 @@
 // Head serialization for forwarding: start lines with single SP, versions >= 1.1 as HTTP/1.1,
 // field names lower-cased, a standard reason for an empty one, chunk sizes in upper-case hex.
+#include <algorithm>
 #include <cstring>
 
 #include "http/http.h"
@@ -13,7 +14,8 @@ void append_version(std::string_view wire, int major, int minor, std::string& ou
   else out += wire;
 }
 
-void append_headers(const std::vector<Header>& headers, std::string& out, bool lower_names) {
+void append_headers(const std::vector<Header>& headers, std::string& out, bool lower_names,
+                    const CaseMap* adjust = nullptr) {
   // Sized once, then written through a pointer: a head is serialized for every message.
   std::size_t need = 2;
   for (const auto& h : headers) need += h.name.size() + h.value.size() + 4;
@@ -22,7 +24,13 @@ void append_headers(const std::vector<Header>& headers, std::string& out, bool l
   char* p = out.data() + at;
   for (const auto& h : headers) {
     if (lower_names) {
+      char* name = p;
       for (char c : h.name) *p++ = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+      if (adjust) {
+        // Only the case differs: the spelling takes the lower-case name's place exactly.
+        if (const std::string* s = adjust->find(std::string_view(name, h.name.size())))
+          std::memcpy(name, s->data(), s->size());
+      }
     } else {
       std::memcpy(p, h.name.data(), h.name.size());
       p += h.name.size();
@@ -42,14 +50,14 @@ void append_headers(const std::vector<Header>& headers, std::string& out, bool l
 
 void append_request_head(std::string_view method, std::string_view target,
                          std::string_view version, const std::vector<Header>& headers,
-                         std::string& out, bool lower_names) {
+                         std::string& out, bool lower_names, const CaseMap* adjust) {
   out += method;
   out += ' ';
   out += target;
   out += ' ';
   out += version;
   out += "\r\n";
-  append_headers(headers, out, lower_names);
+  append_headers(headers, out, lower_names, adjust);
 }
 
 void append_request_head(const RequestHead& h, std::string& out, bool lower_names) {
@@ -67,7 +75,7 @@ void append_response_head(const ResponseHead& h, std::string& out, bool lower_na
 }
 
 void append_response_head(const ResponseHead& h, const std::vector<Header>& headers,
-                          std::string& out, bool lower_names) {
+                          std::string& out, bool lower_names, const CaseMap* adjust) {
   append_version(h.version, h.version_major, h.version_minor, out);
   out += ' ';
   int s = h.status;
@@ -78,7 +86,26 @@ void append_response_head(const ResponseHead& h, const std::vector<Header>& head
   // An empty reason gets the standard one (`HTTP/1.1 200` -> `HTTP/1.1 200 OK`).
   out += h.reason.empty() ? default_reason(s) : h.reason;
   out += "\r\n";
-  append_headers(headers, out, lower_names);
+  append_headers(headers, out, lower_names, adjust);
+}
+
+bool CaseMap::add(std::string lower, std::string spelled) {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), lower,
+                             [](const auto& e, const std::string& k) { return e.first < k; });
+  if (it != entries_.end() && it->first == lower) return false;
+  entries_.emplace(it, std::move(lower), std::move(spelled));
+  return true;
+}
+
+const std::string* CaseMap::find(std::string_view lower) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), lower,
+                             [](const auto& e, std::string_view k) { return e.first < k; });
+  return it != entries_.end() && it->first == lower ? &it->second : nullptr;
+}
+
+CaseMap& case_adjust_map() {
+  static CaseMap m;
+  return m;
 }
 
 std::size_t format_chunk_header(uint64_t size, char (&out)[kChunkHeaderMax]) {

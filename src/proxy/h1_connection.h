@@ -109,6 +109,10 @@ class H1Connection final : public Session {
   void on_server_io(uint32_t events);
 
  private:
+  // option h1-case-adjust-bogus-client: how names are spelled in the heads sent to clients.
+  const http::CaseMap* client_case_map() const {
+    return fe_.settings.h.case_adjust_client ? &http::case_adjust_map() : nullptr;
+  }
   // Closing the client side at a soft stop without losing a request (see on_soft_stop()).
   bool closes_after_transaction() const;
   void close_after_last_bytes();

@@ -70,10 +70,10 @@ bool H1Connection::parse_response() {
     e.headers = rh.headers;
     http::rewrite_response_fields(rh, false, e.headers, e.storage);
     if (std::string* out = to_cli_.heads_tail()) {
-      http::append_response_head(rh, e.headers, *out);
+      http::append_response_head(rh, e.headers, *out, true, client_case_map());
     } else {
       std::string& head = head_scratch();
-      http::append_response_head(rh, e.headers, head);
+      http::append_response_head(rh, e.headers, head, true, client_case_map());
       to_cli_.append(head);
     }
     // The server answered it: counted on the server only. The frontend and the backend count
@@ -142,10 +142,10 @@ bool H1Connection::parse_response() {
   }
   res_head_at_ = to_cli_.end();
   if (std::string* out = to_cli_.heads_tail()) {
-    http::append_response_head(*out_head, edit.headers, *out);
+    http::append_response_head(*out_head, edit.headers, *out, true, client_case_map());
   } else {
     std::string& head = head_scratch();
-    http::append_response_head(*out_head, edit.headers, head);
+    http::append_response_head(*out_head, edit.headers, head, true, client_case_map());
     to_cli_.append(head);
   }
   if (to_cli_.end() - res_head_at_ > static_cast<uint64_t>(w_.process().settings().bufsize)) {

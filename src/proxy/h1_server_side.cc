@@ -66,7 +66,8 @@ bool H1Connection::serialize_server_head(rules::HeadEdit& edit) {
   std::string_view version = head.http11() ? std::string_view("HTTP/1.1") : head.version;
   to_srv_.clear();
   std::string& out = *to_srv_.heads_tail();   // nothing is queued: the heads string is free
-  http::append_request_head(edit.method, edit.target, version, edit.headers, out);
+  http::append_request_head(edit.method, edit.target, version, edit.headers, out, true,
+                            bh.case_adjust_server ? &http::case_adjust_map() : nullptr);
   // Rewrites may use the tune.maxrewrite reserve that the head limit kept free, no more: a
   // rewritten head must fit a buffer (tune.bufsize), else HAProxy fails the rewrite with a 500
   // and sends nothing. Without a bound, rules could make a head many times what was received.

@@ -37,6 +37,10 @@ struct HttpSettings {
   ConnMode conn_mode = ConnMode::kKeepAlive;
   enum class Reuse { kNever, kSafe, kAggressive, kAlways };
   Reuse reuse = Reuse::kSafe;                 // backends
+  // option h1-case-adjust-bogus-client / -server: heads sent to clients / servers spell
+  // field names as http::case_adjust_map() says.
+  bool case_adjust_client = false;
+  bool case_adjust_server = false;
   struct ForwardFor {
     bool enabled = false;
     std::string header = "x-forwarded-for";

@@ -92,7 +92,7 @@ TEST(Global, Misc) {
   EXPECT_TRUE(parse("global\n  tune.bufsize 4g\n").has("parsing [f.cfg:2] : unexpected 'g' after size passed to 'tune.bufsize'"));
   EXPECT_TRUE(parse("global\n  tune.bufsize 0\n").contains("expects a positive integer argument."));
   EXPECT_TRUE(parse("global\n  daemon x\n").has("parsing [f.cfg:2] : 'daemon' cannot handle unexpected argument 'x'."));
-  EXPECT_TRUE(parse("global\n  lua-load /x\n").has("parsing [f.cfg:2] : 'lua-load' is not supported by sluice yet."));
+  EXPECT_TRUE(parse("global\n  lua-load /x\n").has("parsing [f.cfg:2] : 'lua-load' is not supported by sluice yet (it needs Lua)."));
   EXPECT_EQ(parse("global\n  chroot /x\n  uid 7\n  gid 8\n").r.model->global.chroot, "/x");
   EXPECT_EQ(parse("global\n  uid 7\n").r.model->global.uid, 7);
   EXPECT_EQ(parse("global\n  gid 8\n").r.model->global.gid, 8);
