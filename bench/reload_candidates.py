@@ -474,11 +474,14 @@ class Takeover(Proxy):
         return "stats socket `show info` answers with the new Pid"
 
     def running(self) -> bool:
+        # The old process leaves once the new one (-sf) serves, which may be before the stats
+        # socket has shown the new pid here: the proxy runs while either does.
         self.reaper.reap()
-        return self.cur.poll() is None
+        pending = getattr(self, "pending", None)
+        return self.cur.poll() is None or (pending is not None and pending.poll() is None)
 
     def serving(self) -> set[int]:
-        return {self.cur.pid} if self.running() else set()
+        return {self.cur.pid} if self.cur.poll() is None else set()
 
     def reload(self, i: int) -> Reload:
         old = self.cur
