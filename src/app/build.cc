@@ -182,6 +182,8 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
   for (const auto& [lower, spelled] : g.h1_case_adjust) http::case_adjust_map().add(lower, spelled);
   auto& ps = plan.process;
   ps.nbthread = g.nbthread > 0 ? g.nbthread : usable_cpus();   // refined by the thread plan
+  ps.cli_rcvbuf = g.tune_rcvbuf_client;
+  ps.cli_sndbuf = g.tune_sndbuf_client;
   // Each proxied connection needs two descriptors (client and server); keep some for
   // listeners, logs and the CLI, as HAProxy does when it derives maxconn from ulimit -n.
   constexpr long kReservedFds = 100;
@@ -358,6 +360,8 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.srv_keepalive = {p.option_srvtcpka, p.srvtcpka_cnt, p.srvtcpka_idle, p.srvtcpka_intvl};
     s.nolinger = p.option_nolinger;
     s.smart_connect = p.option_tcp_smart_connect;
+    s.srv_rcvbuf = model.global.tune_rcvbuf_server;
+    s.srv_sndbuf = model.global.tune_sndbuf_server;
     // HAProxy: on in HTTP mode unless `no option tcp-smart-accept`.
     s.smart_accept = p.option_tcp_smart_accept > 0 ||
                      (p.option_tcp_smart_accept == 0 && p.mode == config::Mode::kHttp);

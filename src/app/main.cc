@@ -417,6 +417,10 @@ int run(int argc, char** argv) {
   // Privileges go once every socket is bound and the pidfile written, before any thread
   // serves (HAProxy's order): a listener on a port below 1024 needs root only to bind.
   if (!drop_privileges(model.global)) return 1;
+  // HAProxy's default: nothing this process executes (external checks) gains privileges
+  // through setuid bits or file capabilities, unless `insecure-setuid-wanted`. The master of
+  // master-worker mode is left out: it re-executes its own binary on a reload.
+  if (!model.global.insecure_setuid_wanted) prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (master_channel >= 0) {
     // A change of uid or gid clears the parent-death signal: set it again, and leave if the
     // master went away meanwhile.

@@ -432,7 +432,6 @@ constexpr std::string_view kHaproxyGlobal[] = {
     "maxsslconn", "maxzlibmem",
     "httpclient.resolvers.disabled",
     "tune.maxpollevents", "tune.runqueue-depth", "tune.ssl.default-dh-param",
-    "tune.rcvbuf.client", "tune.sndbuf.client", "tune.rcvbuf.server", "tune.sndbuf.server",
     "tune.recv_enough", "ssl-engine", "stats",
 };
 
@@ -507,6 +506,13 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"tune.idle-pool.shared", kInGlobal, 0, kw_idle_pool_shared, "on|off|full: checked; no effect: sluice keeps one idle server-connection pool per thread and never hands an idle connection to another thread, which is `off`"},
     {"tune.h1.zero-copy-fwd-recv", kInGlobal, 0, kw_h1_zero_copy, "on|off: checked; no effect: sluice has no pipes and already forwards a body as the buffer it was read into"},
     {"tune.h1.zero-copy-fwd-send", kInGlobal, 0, kw_h1_zero_copy, "on|off: checked; no effect: sluice has no pipes and already forwards a body as the buffer it was read into"},
+    {"insecure-setuid-wanted", kInGlobal, 0, kw_insecure_setuid_wanted, "without it, as in HAProxy, the serving process sets PR_SET_NO_NEW_PRIVS once its privileges are dropped: what it executes (external checks) cannot gain privileges through setuid bits or file capabilities; with it, they can"},
+    {"tune.rcvbuf.client", kInGlobal, 0, kw_socket_buffers, "<bytes>: SO_RCVBUF of client connections (set on the listening sockets, which accepted ones inherit)"},
+    {"tune.sndbuf.client", kInGlobal, 0, kw_socket_buffers, "<bytes>: SO_SNDBUF of client connections (set on the listening sockets, which accepted ones inherit)"},
+    {"tune.rcvbuf.server", kInGlobal, 0, kw_socket_buffers, "<bytes>: SO_RCVBUF of each server connection, set before connect()"},
+    {"tune.sndbuf.server", kInGlobal, 0, kw_socket_buffers, "<bytes>: SO_SNDBUF of each server connection, set before connect()"},
+    {"tune.pattern.cache-size", kInGlobal, 0, kw_pattern_cache_size, "<n>: checked; no effect: sluice keeps no cache of pattern matches (its lookups are trees and hashes)"},
+    {"tune.chksize", kInGlobal, 0, kw_chksize, "refused with HAProxy's message: it is not supported any more, tune.bufsize is used instead"},
     {"insecure-fork-wanted", kInGlobal, 0, kw_insecure_fork_wanted, "HAProxy's consent to starting processes: without it `option external-check` warns that it will likely fail, as HAProxy warns (sluice starts them with posix_spawn whatever it says)"},
     {"external-check", kInGlobal, 0, kw_external_check_global, "[preserve-env]: `option external-check` may run commands (without it, HAProxy's fatal error); preserve-env passes the process's environment to them besides their HAPROXY_* variables"},
     {"localpeer", kInGlobal, 0, kw_localpeer, "<name>: the local peer name (default: -L, else the host name), in $HAPROXY_LOCALPEER from the first line of the configuration on; set twice, or with -L, it is an error as in HAProxy; sluice has no peers section, so nothing else uses it yet"},

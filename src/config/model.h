@@ -607,6 +607,13 @@ struct GlobalConfig {
   bool external_check = false;
   bool external_check_preserve_env = false;
   bool insecure_fork_wanted = false;
+  // `insecure-setuid-wanted`: without it the serving process sets PR_SET_NO_NEW_PRIVS, so that
+  // what it executes (external checks) cannot gain privileges (setuid, file capabilities).
+  bool insecure_setuid_wanted = false;
+  // tune.rcvbuf.client / tune.sndbuf.client / tune.rcvbuf.server / tune.sndbuf.server
+  // (SO_RCVBUF / SO_SNDBUF), 0 = the system's.
+  int tune_rcvbuf_client = 0, tune_sndbuf_client = 0;
+  int tune_rcvbuf_server = 0, tune_sndbuf_server = 0;
   uint32_t max_spread_checks_ms = 0; // `max-spread-checks`: bound of the first checks' spread (0: none)
   // `server-state-file <path>` (the backends' `load-server-state-from-file global`) and
   // `server-state-base <dir>` (where relative state file paths start).

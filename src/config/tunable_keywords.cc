@@ -61,6 +61,29 @@ void kw_splice_tunables(Parser&, Line& l) {
   (void)count_arg(l, 0, INT_MAX);
 }
 
+// tune.rcvbuf.client|server, tune.sndbuf.client|server <bytes>: the kernel's socket buffer
+// sizes, set on the listening sockets (accepted ones inherit them) and on each server
+// connection's socket before connect().
+void kw_socket_buffers(Parser& p, Line& l) {
+  const int n = count_arg(l, 0, INT_MAX / 2);
+  const std::string& k = l.args[0];
+  (k == "tune.rcvbuf.client"   ? p.global.tune_rcvbuf_client
+   : k == "tune.sndbuf.client" ? p.global.tune_sndbuf_client
+   : k == "tune.rcvbuf.server" ? p.global.tune_rcvbuf_server
+                               : p.global.tune_sndbuf_server) = n;
+}
+
+// tune.pattern.cache-size <n>: the size of HAProxy's cache of pattern match results. sluice
+// keeps no such cache (its lookups are trees and hashes whose cost does not depend on the
+// input's history): the number is checked and changes nothing.
+void kw_pattern_cache_size(Parser&, Line& l) { (void)count_arg(l, 0, INT_MAX); }
+
+// tune.chksize: gone from HAProxy, which says so (3.5's text).
+void kw_chksize(Parser&, Line& l) {
+  throw ConfigError{fmt::format("{}option '{}' is not supported any more (tune.bufsize is used "
+                                "instead).", l.where, l.args[0])};
+}
+
 void kw_maxrewrite(Parser& p, Line& l) {
   const std::string v = arg(l, 1);
   if (v.empty()) throw ConfigError{fmt::format("{}'{}' expects an integer argument.", l.where, l.args[0])};
@@ -101,6 +124,11 @@ void kw_h1_zero_copy(Parser&, Line& l) {
 
 // HAProxy forbids fork() unless this is set (external checks, Lua's popen). sluice never forks
 // after start-up and installs no such restriction: accepted, it changes nothing.
+void kw_insecure_setuid_wanted(Parser& p, Line& l) {
+  no_more(l, 1);
+  p.global.insecure_setuid_wanted = true;
+}
+
 void kw_insecure_fork_wanted(Parser& p, Line& l) {
   no_more(l, 1);
   p.global.insecure_fork_wanted = true;

@@ -118,6 +118,9 @@ base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress
     if (options.defer_ack) setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one);
     apply_keepalive(fd, options.keepalive);
   }
+  // Before connect(): the receive buffer sets the window scale the SYN announces.
+  if (options.rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &options.rcvbuf, sizeof options.rcvbuf);
+  if (options.sndbuf > 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &options.sndbuf, sizeof options.sndbuf);
   if (connect(fd, to.sa(), to.len) == 0) {
     *in_progress = false;
     return fd;

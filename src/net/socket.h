@@ -41,6 +41,8 @@ struct ConnectOptions {
   // client bytes yet, a server that speaks first): the ACK would wait for the delayed-ACK timer.
   bool defer_ack = false;
   TcpKeepalive keepalive;  // `option srvtcpka`
+  int rcvbuf = 0;          // SO_RCVBUF (tune.rcvbuf.server), 0 = the system's
+  int sndbuf = 0;          // SO_SNDBUF (tune.sndbuf.server)
 };
 
 // Opens, binds and listens. For an inherited `fd@N` the descriptor is checked and made

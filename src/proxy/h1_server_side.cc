@@ -200,6 +200,8 @@ void H1Connection::start_connect() {
   net::ConnectOptions opts;
   opts.defer_ack = txn_.backend()->settings.smart_connect;
   opts.keepalive = txn_.backend()->settings.srv_keepalive;
+  opts.rcvbuf = txn_.backend()->settings.srv_rcvbuf;
+  opts.sndbuf = txn_.backend()->settings.srv_sndbuf;
   int fd = -1;
   ConnectError err;
   const BackendLeg::ConnectStatus st = txn_.leg().connect(opts, &fd, &err);

@@ -234,6 +234,7 @@ struct ProxySettings {
   net::TcpKeepalive srv_keepalive;        // option srvtcpka / tcpka, srvtcpka-*
   bool nolinger = false;                  // option nolinger: close with a reset
   bool smart_connect = true;              // option tcp-smart-connect
+  int srv_rcvbuf = 0, srv_sndbuf = 0;     // tune.rcvbuf.server / tune.sndbuf.server, 0 = system
   bool smart_accept = false;              // option tcp-smart-accept: TCP_QUICKACK off on listeners
   bool socket_stats = false;              // option socket-stats: listener rows in show stat
   bool dontlog_normal = false;            // option dontlog-normal: only log::is_error() lines
@@ -278,6 +279,7 @@ enum class MultiQueue { kOn, kFair, kOff };
 
 struct ProcessSettings {
   int nbthread = 1;
+  int cli_rcvbuf = 0, cli_sndbuf = 0;   // tune.rcvbuf.client / tune.sndbuf.client, 0 = system
   int nbtgroups = 1;
   // Per thread (index = global id - 1): its group (1-based) and the CPUs it is pinned to
   // (empty = not pinned). Empty vectors = one group, no pinning.

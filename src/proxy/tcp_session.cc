@@ -283,6 +283,8 @@ void TcpSession::start_connect() {
   net::ConnectOptions opts;
   opts.defer_ack = have_data && be_->settings.smart_connect;
   opts.keepalive = be_->settings.srv_keepalive;
+  opts.rcvbuf = be_->settings.srv_rcvbuf;
+  opts.sndbuf = be_->settings.srv_sndbuf;
   int fd = -1;
   ConnectError err;
   const BackendLeg::ConnectStatus st = leg_.connect(opts, &fd, &err);

@@ -84,3 +84,63 @@ frontend f
     assert ("Proxy 'f': status '404' referenced by an http reply not declared in http-errors "
             "section 'myerrs'.") in err, err
     assert "status '503'" not in err, err
+
+
+def test_chksize_and_pattern_cache_size(cfg):
+    rc, _, err = check(cfg, "global\n    tune.chksize 100\n")
+    assert rc == 1
+    assert "option 'tune.chksize' is not supported any more (tune.bufsize is used instead)." in err, err
+    rc, _, err = check(cfg, "global\n    tune.pattern.cache-size 10000\n")
+    assert rc == 0, err
+
+
+def no_new_privs(pid: int) -> str:
+    with open(f"/proc/{pid}/status") as f:
+        return next(l.split()[1] for l in f if l.startswith("NoNewPrivs:"))
+
+
+def test_no_new_privileges_unless_insecure_setuid_wanted(cfg, sluice):
+    for extra, want in (("", "1"), ("    insecure-setuid-wanted\n", "0")):
+        port = free_port()
+        s = sluice(cfg(f"global\n{extra}{HTTP_DEFAULTS}\nfrontend f\n    bind 127.0.0.1:{port}\n"
+                       "    http-request return status 200\n", f"p{want}.cfg"), wait_ports=[port])
+        assert no_new_privs(s.pid) == want, extra
+        s.stop()
+
+
+def socket_rcvbuf(ss_filter: str) -> list[int]:
+    """The rb (receive buffer) of the sockets `ss` lists for the filter."""
+    import re
+    import subprocess
+    out = subprocess.run(["ss", "-tanm"] + ss_filter.split(), capture_output=True, text=True).stdout
+    return [int(x) for x in re.findall(r"\brb(\d+)", out)]
+
+
+def test_socket_buffer_tunables(cfg, sluice, echo):
+    import socket
+    port = free_port()
+    sluice(cfg(f"""
+global
+    tune.rcvbuf.client 65536
+    tune.sndbuf.client 65536
+    tune.rcvbuf.server 32768
+    tune.sndbuf.server 32768
+defaults
+    mode tcp
+    timeout connect 2s
+    timeout client 10s
+    timeout server 10s
+listen app
+    bind 127.0.0.1:{port}
+    server s1 127.0.0.1:{echo.port}
+"""), wait_ports=[port])
+    # The kernel doubles what it is given (room for its own bookkeeping).
+    assert set(socket_rcvbuf(f"state listening sport = :{port}")) == {131072}
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+        c.sendall(b"x\n")
+        assert c.recv(10) == b"x\n"
+        # The accepted socket inherited the listener's; the server-side one got its own.
+        assert 131072 in socket_rcvbuf(f"state established sport = :{port}")
+        assert 65536 in socket_rcvbuf(f"state established dport = :{echo.port}")
+    rc, _, err = check(cfg, "global\n    tune.rcvbuf.client lots\n")
+    assert rc == 1 and "'tune.rcvbuf.client' expects an integer argument, got 'lots'." in err, err
