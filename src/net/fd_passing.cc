@@ -45,6 +45,32 @@ bool send_one(int sock, char mark, const int* fds, std::size_t n, uint64_t deadl
     if (errno != EAGAIN || !wait_for(sock, POLLOUT, deadline_ms)) return false;
   }
 }
+// One message: its one-byte mark and the descriptors it carried (appended to *fds,
+// close-on-exec). recvmsg()'s result; *truncated when the kernel dropped descriptors.
+ssize_t receive_one(int sock, int flags, char* mark, std::vector<int>* fds, bool* truncated) {
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kBatch)] = {};
+  iovec iov{mark, 1};
+  msghdr m{};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = cbuf;
+  m.msg_controllen = sizeof cbuf;
+  ssize_t n;
+  do {
+    n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | flags);
+  } while (n < 0 && errno == EINTR);
+  *truncated = n > 0 && (m.msg_flags & MSG_CTRUNC);
+  for (cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&m) : nullptr; c; c = CMSG_NXTHDR(&m, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      fds->push_back(fd);
+    }
+  }
+  return n;
+}
 }  // namespace
 
 bool send_fds(int sock, const std::vector<int>& fds, int timeout_ms) {
@@ -63,29 +89,15 @@ bool send_mark(int sock, char mark, int fd, int timeout_ms) {
 int receive_mark(int sock, int* fd) {
   *fd = -1;
   char mark = 0;
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kBatch)] = {};
-  iovec iov{&mark, 1};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = cbuf;
-  m.msg_controllen = sizeof cbuf;
-  ssize_t n;
-  do {
-    n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-  } while (n < 0 && errno == EINTR);
+  std::vector<int> got;
+  bool truncated = false;
+  const ssize_t n = receive_one(sock, MSG_DONTWAIT, &mark, &got, &truncated);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (i == 0) *fd = got[0];
+    else close(got[i]);
+  }
   if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
   if (n == 0) return -1;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (std::size_t i = 0; i < count; ++i) {
-      int got;
-      std::memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
-      if (*fd < 0) *fd = got;
-      else close(got);
-    }
-  }
   return static_cast<unsigned char>(mark);
 }
 
@@ -123,32 +135,17 @@ base::Result<std::vector<int>> fetch_fds(const std::string& path, int timeout_ms
   };
   for (;;) {
     char mark = 0;
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kBatch)] = {};
-    iovec iov{&mark, 1};
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = cbuf;
-    m.msg_controllen = sizeof cbuf;
-    ssize_t n = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+    bool truncated = false;
+    ssize_t n = receive_one(s, 0, &mark, &fds, &truncated);
+    if (n < 0 && errno == EAGAIN) {
       if (!wait_for(s, POLLIN, deadline)) {
         close_all();
         return fail("timed out waiting for the sockets");
       }
       continue;
     }
-    for (cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&m) : nullptr; c; c = CMSG_NXTHDR(&m, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (std::size_t i = 0; i < count; ++i) {
-        int fd;
-        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-        fds.push_back(fd);
-      }
-    }
     if (n == 1 && mark == 'E') break;
-    if (n != 1 || mark != 'F' || (m.msg_flags & MSG_CTRUNC)) {
+    if (n != 1 || mark != 'F' || truncated) {
       close_all();
       // A process that does not expose its sockets answers the line as a CLI command.
       return fail(n == 0 ? "the old process closed the connection (is 'expose-fd listeners' set "

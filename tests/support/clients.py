@@ -404,3 +404,36 @@ def show_stat(addr, timeout: float = 5.0) -> list[dict[str, str]]:
 
 def show_info(addr, timeout: float = 5.0) -> dict[str, str]:
     return parse_show_info(cli(addr, "show info", timeout))
+
+
+class EchoLoad:
+    """`threads` clients that open connection after connection to `port` on 127.0.0.1, send a
+    line and wait for its echo (an echo server behind the proxy): `ok` counts the round trips,
+    `failures` keeps what went wrong (refused, reset, EOF, timeout). Reloads under load count
+    on it: `with EchoLoad(port) as load: ...` stops the threads however the block ends."""
+
+    def __init__(self, port: int, threads: int = 4):
+        self.port, self.ok, self.failures = port, 0, []
+        self._lock, self._stop = threading.Lock(), threading.Event()
+        self._threads = [threading.Thread(target=self._run, daemon=True) for _ in range(threads)]
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=5) as c:
+                    c.sendall(b"x\n")
+                    assert recv_exact(c, 2) == b"x\n"
+                with self._lock:
+                    self.ok += 1
+            except (OSError, AssertionError) as e:
+                self.failures.append(repr(e))
+
+    def __enter__(self) -> "EchoLoad":
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=10)

@@ -1,7 +1,7 @@
 """Keywords of real HAProxy configurations: accepted where sluice's design makes them no-ops
 (splicing), refused with HAProxy's messages or a reason where it cannot do them, checked as
 HAProxy 3.5 checks them."""
-from sluice_harness import HTTP_DEFAULTS, free_port, run_sluice
+from sluice_harness import DEFAULTS, HTTP_DEFAULTS, free_port, run_sluice
 
 
 def check(cfg, text):
@@ -125,11 +125,7 @@ global
     tune.sndbuf.client 65536
     tune.rcvbuf.server 32768
     tune.sndbuf.server 32768
-defaults
-    mode tcp
-    timeout connect 2s
-    timeout client 10s
-    timeout server 10s
+{DEFAULTS}
 listen app
     bind 127.0.0.1:{port}
     server s1 127.0.0.1:{echo.port}

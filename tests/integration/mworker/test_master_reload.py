@@ -7,12 +7,10 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import threading
-import time
 
 import pytest
 
-from sluice_harness import cli, free_port, recv_exact, wait_until, DEFAULTS
+from sluice_harness import EchoLoad, cli, free_port, listen_config, recv_exact, wait_until
 from mwutil import alive, children, current_worker, get, http_config, show_proc, wait_gone
 
 
@@ -88,21 +86,9 @@ def listener_inodes(msock) -> list[str]:
             if l and not l.startswith("#")]
 
 
-def tcp_config(port: int, server_port: int, extra_global: str = "") -> str:
-    return f"""
-global
-    nbthread 2
-{extra_global}
-{DEFAULTS}
-listen app
-    bind 127.0.0.1:{port}
-    server s1 127.0.0.1:{server_port}
-"""
-
-
 def test_old_workers_drain_tunnels_and_are_listed(cfg, sluice, echo, short_tmp):
     port, msock = free_port(), short_tmp / "m.sock"
-    s = sluice(cfg(tcp_config(port, echo.port, "    mworker-max-reloads 1")), wait_ports=[port],
+    s = sluice(cfg(listen_config(port, echo.port, "    mworker-max-reloads 1")), wait_ports=[port],
                wait_unix=[msock], extra_args=["-W", "-S", str(msock)])
     first = current_worker(msock)
     tunnel = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -178,33 +164,15 @@ backend be
 @pytest.mark.parametrize("plan_change", [False, True], ids=["same", "nbthread"])
 def test_reloads_under_load_lose_no_connection(cfg, sluice, echo, short_tmp, plan_change):
     port, msock = free_port(), short_tmp / "m.sock"
-    path = cfg(tcp_config(port, echo.port))
+    path = cfg(listen_config(port, echo.port))
     s = sluice(path, wait_ports=[port], wait_unix=[msock], extra_args=["-W", "-S", str(msock)])
-    ok, failures = [0], []
-    count = threading.Lock()
-    stop = threading.Event()
-
-    def client() -> None:
-        while not stop.is_set():
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
-                    c.sendall(b"x\n")
-                    assert recv_exact(c, 2) == b"x\n"
-                with count:
-                    ok[0] += 1
-            except (OSError, AssertionError) as e:   # refused, reset, EOF or timeout
-                failures.append(repr(e))
-
-    threads = [threading.Thread(target=client, daemon=True) for _ in range(4)]
-    for t in threads:
-        t.start()
     seen = set()
-    try:
+    with EchoLoad(port) as load:
         for i in range(6):
-            before = ok[0]
+            before = load.ok
             if plan_change:
                 # 1, 3, 2, 1, 3, 2 threads: listeners' shards come and go with the plan.
-                path.write_text(tcp_config(port, echo.port)
+                path.write_text(listen_config(port, echo.port)
                                 .replace("nbthread 2", f"nbthread {(i * 2) % 3 + 1}")
                                 .replace(f"bind 127.0.0.1:{port}",
                                          f"bind 127.0.0.1:{port} shards by-thread"))
@@ -213,12 +181,8 @@ def test_reloads_under_load_lose_no_connection(cfg, sluice, echo, short_tmp, pla
             if plan_change:
                 info = cli(msock, "@1 show info")
                 assert f"Nbthread: {(i * 2) % 3 + 1}\n" in info, info
-            wait_until(lambda: ok[0] > before + 20, 10, message="connections after the reload")
-    finally:
-        stop.set()
-        for t in threads:
-            t.join(timeout=10)
-    assert not failures, failures[:5]
+            wait_until(lambda: load.ok > before + 20, 10, message="connections after the reload")
+    assert not load.failures, load.failures[:5]
     seen.update(w for w, _ in show_proc(msock)["workers"])
     s.stop(signal.SIGTERM)
     wait_gone(seen)

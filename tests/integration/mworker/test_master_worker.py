@@ -8,7 +8,7 @@ import signal
 import socket
 import threading
 
-from sluice_harness import cli, free_port, wait_until
+from sluice_harness import DEFAULTS, cli, free_port, wait_until
 from mwutil import alive, children, current_worker, get, http_config, show_proc, wait_gone
 
 
@@ -61,11 +61,7 @@ def test_a_dead_worker_stops_the_master_unless_no_exit_on_failure(cfg, sluice, e
     conf = f"""
 global
     master-worker no-exit-on-failure
-defaults
-    mode tcp
-    timeout connect 2s
-    timeout client 10s
-    timeout server 10s
+{DEFAULTS}
 listen app
     bind 127.0.0.1:{port2}
     server s1 127.0.0.1:{echo.port}
