@@ -140,3 +140,9 @@ listen app
         assert 65536 in socket_rcvbuf(f"state established dport = :{echo.port}")
     rc, _, err = check(cfg, "global\n    tune.rcvbuf.client lots\n")
     assert rc == 1 and "'tune.rcvbuf.client' expects an integer argument, got 'lots'." in err, err
+
+
+def test_contstats_is_accepted_where_haproxy_takes_it(cfg):
+    rc, _, err = check(cfg, f"{HTTP_DEFAULTS}\nfrontend f\n    bind 127.0.0.1:{free_port()}\n"
+                            "    option contstats\n    http-request return status 200\n")
+    assert rc == 0, err
