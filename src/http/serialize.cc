@@ -14,8 +14,7 @@ void append_version(std::string_view wire, int major, int minor, std::string& ou
   else out += wire;
 }
 
-void append_headers(const std::vector<Header>& headers, std::string& out, bool lower_names,
-                    const CaseMap* adjust = nullptr) {
+void append_headers(const std::vector<Header>& headers, std::string& out, bool lower_names) {
   // Sized once, then written through a pointer: a head is serialized for every message.
   std::size_t need = 2;
   for (const auto& h : headers) need += h.name.size() + h.value.size() + 4;
@@ -24,13 +23,7 @@ void append_headers(const std::vector<Header>& headers, std::string& out, bool l
   char* p = out.data() + at;
   for (const auto& h : headers) {
     if (lower_names) {
-      char* name = p;
       for (char c : h.name) *p++ = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
-      if (adjust) {
-        // Only the case differs: the spelling takes the lower-case name's place exactly.
-        if (const std::string* s = adjust->find(std::string_view(name, h.name.size())))
-          std::memcpy(name, s->data(), s->size());
-      }
     } else {
       std::memcpy(p, h.name.data(), h.name.size());
       p += h.name.size();
@@ -46,6 +39,19 @@ void append_headers(const std::vector<Header>& headers, std::string& out, bool l
   *p = '\n';
 }
 
+// h1-case-adjust, over the fields append_headers() just wrote from `at` on (lower-case
+// names): each listed name is overwritten in place, since only the case differs. Apart from
+// the common path, which it leaves as it was.
+void adjust_names(const std::vector<Header>& headers, std::string& out, std::size_t at,
+                  const CaseMap& adjust) {
+  char* q = out.data() + at;
+  for (const auto& h : headers) {
+    if (const std::string* s = adjust.find(std::string_view(q, h.name.size())))
+      std::memcpy(q, s->data(), s->size());
+    q += h.name.size() + h.value.size() + 4;
+  }
+}
+
 }  // namespace
 
 void append_request_head(std::string_view method, std::string_view target,
@@ -57,7 +63,9 @@ void append_request_head(std::string_view method, std::string_view target,
   out += ' ';
   out += version;
   out += "\r\n";
-  append_headers(headers, out, lower_names, adjust);
+  const std::size_t at = out.size();
+  append_headers(headers, out, lower_names);
+  if (adjust && lower_names) adjust_names(headers, out, at, *adjust);
 }
 
 void append_request_head(const RequestHead& h, std::string& out, bool lower_names) {
@@ -86,7 +94,9 @@ void append_response_head(const ResponseHead& h, const std::vector<Header>& head
   // An empty reason gets the standard one (`HTTP/1.1 200` -> `HTTP/1.1 200 OK`).
   out += h.reason.empty() ? default_reason(s) : h.reason;
   out += "\r\n";
-  append_headers(headers, out, lower_names, adjust);
+  const std::size_t at = out.size();
+  append_headers(headers, out, lower_names);
+  if (adjust && lower_names) adjust_names(headers, out, at, *adjust);
 }
 
 bool CaseMap::add(std::string lower, std::string spelled) {
