@@ -44,6 +44,9 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   }
   h.case_adjust_client = p.option_h1_case_adjust_client;
   h.case_adjust_server = p.option_h1_case_adjust_server;
+  h.pretend_keepalive = p.option_pretend_keepalive;
+  h.drop_request_trailers = p.option_drop_request_trailers;
+  h.drop_response_trailers = p.option_drop_response_trailers;
   h.forwardfor.enabled = p.forwardfor.enabled;
   h.forwardfor.header = p.forwardfor.header;
   h.forwardfor.has_except = p.forwardfor.has_except;

@@ -408,6 +408,9 @@ struct ProxyConfig {
   int option_tcp_smart_accept = 0;
   // `option http-no-delay`: sluice sends without delay already (see its help text).
   bool option_http_no_delay = false;
+  bool option_pretend_keepalive = false;       // option http-pretend-keepalive
+  bool option_drop_request_trailers = false;   // option http-drop-request-trailers
+  bool option_drop_response_trailers = false;  // option http-drop-response-trailers
   bool option_h1_case_adjust_client = false;   // option h1-case-adjust-bogus-client
   bool option_h1_case_adjust_server = false;   // option h1-case-adjust-bogus-server
   // `option socket-stats` (frontends): show stat has one row per listener.

@@ -64,6 +64,9 @@ constexpr OptionDef kOptions[] = {
     {"splice-response", kFe | kBe, true, false, "accepted; no effect: sluice does not splice (see splice-auto)"},
     {"h1-case-adjust-bogus-client", kFe, true, false, "the heads sent to clients spell field names as the global `h1-case-adjust` lines say (HTTP/1 clients that need `Content-Length`); without them nothing changes"},
     {"h1-case-adjust-bogus-server", kBe, true, false, "the heads sent to servers spell field names as the global `h1-case-adjust` lines say"},
+    {"http-drop-request-trailers", kBe, true, false, "the trailer fields of a chunked request are not sent to the server (the body and its end are)"},
+    {"http-drop-response-trailers", kFe, true, false, "the trailer fields of a chunked response are not sent to the client (the body and its end are)"},
+    {"http-pretend-keepalive", kFe | kBe, true, false, "with http-server-close or httpclose, the request sent to the server does not say `connection: close` (an HTTP/1.0 one says `keep-alive`), so that servers which stop chunking responses of unknown length when they see it go on; the server connection still closes after the response"},
     {"contstats", kFe, true, false, "accepted; no effect: sluice's byte counters already move as the data passes (each read and send is counted at once), which is what this option asks of HAProxy, whose counters otherwise wait for the end of the stream"},
     {"http-no-delay", kFe | kBe, true, false, "accepted; no effect: sluice already sends without delay (TCP_NODELAY on every HTTP client and server socket, and MSG_MORE only on a write that the rest of the same flush, or the FIN, follows at once), which is what this option asks of HAProxy"},
     {"tcp-smart-connect", kBe, true, false, "the handshake's last ACK rides on the first request segment (TCP_DEFER_ACCEPT on the connecting socket) when the request is ready at connect time; on by default in sluice (off in HAProxy), `no option tcp-smart-connect` turns it off"},
@@ -72,8 +75,7 @@ constexpr OptionDef kOptions[] = {
 constexpr std::string_view kHaproxyOptions[] = {
     "accept-unsafe-violations-in-http-response", "accept-invalid-http-response",
     "checkcache", "disable-h2-upgrade",
-    "http-drop-request-trailers", "http-drop-response-trailers",
-    "http-pretend-keepalive", "http-use-proxy-header",
+    "http-use-proxy-header",
     "independent-streams",
     "prefer-last-server",
     "transparent",
@@ -289,6 +291,12 @@ void kw_option(Parser& p, Line& l) {
     px.option_h1_case_adjust_client = l.prefix == Prefix::kNone;
   } else if (name == "h1-case-adjust-bogus-server") {
     px.option_h1_case_adjust_server = l.prefix == Prefix::kNone;
+  } else if (name == "http-drop-request-trailers") {
+    px.option_drop_request_trailers = l.prefix == Prefix::kNone;
+  } else if (name == "http-drop-response-trailers") {
+    px.option_drop_response_trailers = l.prefix == Prefix::kNone;
+  } else if (name == "http-pretend-keepalive") {
+    px.option_pretend_keepalive = l.prefix == Prefix::kNone;
   } else if (name == "contstats") {
     // Nothing to change: see the table's text.
   } else if (name == "http-no-delay") {

@@ -156,7 +156,7 @@ inline void queue_chunk_header(std::size_t size, core::BufferQueue& out) {
 // extensions, trailers kept; chunk boundaries may differ from the input's).
 inline BodyStep move_body(http::BodyKind kind, uint64_t& left, http::ChunkedDecoder& chunks,
                           std::string& trailers, core::Buffer*& in_buf, OutQueue& queue,
-                          bool& done, bool rechunk = false) {
+                          bool& done, bool rechunk = false, bool drop_trailers = false) {
   core::BufferQueue& out = queue.body();
   BodyStep step = BodyStep::kIdle;
   std::string_view in = view_of(in_buf);
@@ -187,8 +187,9 @@ inline BodyStep move_body(http::BodyKind kind, uint64_t& left, http::ChunkedDeco
         queue_chunk_header(ev.data.size(), out);
         out.append(ev.data);
         out.append(std::string_view("\r\n"));
-      } else if (ev.kind == K::kTrailer) {
+      } else if (ev.kind == K::kTrailer && !drop_trailers) {
         // Trailer names are lower-cased like head names, in both directions (1.3, 4.3).
+        // option http-drop-request|response-trailers: left out.
         for (char c : ev.trailer.name)
           trailers += c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
         trailers += ": ";

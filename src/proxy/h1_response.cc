@@ -181,7 +181,7 @@ bool H1Connection::parse_response() {
 bool H1Connection::response_body() {
   if (res_done_) return false;
   BodyStep step = move_body(res_body_, res_left_, tx_->res_chunks, res_trailers_, sin_, to_cli_,
-                            res_done_);
+                            res_done_, false, fe_.settings.h.drop_response_trailers);
   if (step == BodyStep::kBadChunk) {
     if (res_head_unsent_) {
       // Nothing of this response reached the client (head and bad chunk came in one read):

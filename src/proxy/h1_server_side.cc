@@ -38,9 +38,13 @@ bool H1Connection::serialize_server_head(rules::HeadEdit& edit) {
   // An HTTP/1.0 chunked request closes its server connection too (2.4).
   server_close_ = server_close_mode || expect_tunnel_ || head.force_close;
   if (!upgrade_) {
-    if (server_close_mode && head.http11()) {
+    // option http-pretend-keepalive: the request reads as keep-alive (the connection closes
+    // after the response all the same).
+    const bool announce_close =
+        server_close_mode && !(fh.pretend_keepalive || bh.pretend_keepalive);
+    if (announce_close && head.http11()) {
       edit.headers.push_back({"connection", "close"});
-    } else if (!server_close_mode && !head.http11()) {
+    } else if (!announce_close && !head.http11()) {
       edit.headers.push_back({"connection", "keep-alive"});
     }
   }
@@ -83,7 +87,8 @@ bool H1Connection::serialize_server_head(rules::HeadEdit& edit) {
 bool H1Connection::request_body() {
   if (req_done_) return false;
   BodyStep step = move_body(req_body_, req_left_, tx_->req_chunks, req_trailers_, cin_, to_srv_,
-                            req_done_, req_rechunk_);
+                            req_done_, req_rechunk_,
+                            txn_.backend() && txn_.backend()->settings.h.drop_request_trailers);
   if (step == BodyStep::kBadChunk) {
     txn_.count_bad_request();
     if (txn_.req_sent == 0) {

@@ -41,6 +41,9 @@ struct HttpSettings {
   // field names as http::case_adjust_map() says.
   bool case_adjust_client = false;
   bool case_adjust_server = false;
+  bool pretend_keepalive = false;        // option http-pretend-keepalive
+  bool drop_request_trailers = false;    // option http-drop-request-trailers (backends)
+  bool drop_response_trailers = false;   // option http-drop-response-trailers (frontends)
   struct ForwardFor {
     bool enabled = false;
     std::string header = "x-forwarded-for";
