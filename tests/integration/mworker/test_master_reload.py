@@ -215,3 +215,47 @@ def test_proc_variables_and_the_worker_cli_live_on_across_a_reload(cfg, sluice, 
     assert data.decode().strip() == "admin", data
     s.stop(signal.SIGTERM)
     wait_gone([new])
+
+
+def accepted_per_thread(msock) -> list[int]:
+    for line in cli(msock, "@1 show activity").splitlines():
+        if line.startswith("accepted:"):
+            return [int(x) for x in line.split("[", 1)[1].strip(" ]").split()]
+    raise AssertionError("no accepted line")
+
+
+def roundtrip_from_cpu(port: int, cpu: int) -> bytes | None:
+    import threading
+    from sluice_harness import echo_roundtrip
+    result = {}
+
+    def run():
+        os.sched_setaffinity(0, {cpu})   # this thread only
+        result["echo"] = echo_roundtrip(port)
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(10)
+    return result.get("echo")
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0),
+                    reason="needs CPUs 0 and 1")
+def test_cpu_steering_survives_a_reload(cfg, sluice, echo, short_tmp):
+    # The shards keep their reuseport group across the reload, and the group its program: the
+    # new worker's shard for CPU 1 still gets the connections whose SYN CPU 1 handled.
+    port, msock = free_port(), short_tmp / "m.sock"
+    sluice(cfg(listen_config(port, echo.port, "    thread-groups 2\n    cpu-map 1/1 0\n"
+                             "    cpu-map 2/1 1\n    tune.listener.reuseport-steering cpu\n"
+                             "    tune.listener.multi-queue off")),
+           wait_ports=[port], wait_unix=[msock], extra_args=["-W", "-S", str(msock)])
+    assert "steered" in cli(msock, "@1 show listeners")
+    old = current_worker(msock)
+    assert cli(msock, "reload", timeout=10).startswith("Success=1")
+    wait_gone([old])
+    assert "steered" in cli(msock, "@1 show listeners")
+    for _ in range(6):
+        assert roundtrip_from_cpu(port, 1) == b"ping\n"
+    assert accepted_per_thread(msock) == [0, 6]
+    for _ in range(6):
+        assert roundtrip_from_cpu(port, 0) == b"ping\n"
+    assert accepted_per_thread(msock) == [6, 6]
