@@ -179,7 +179,8 @@ lb::BalanceSettings balance_settings(const config::ProxyConfig& p) {
 
 }  // namespace
 
-RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdline_maxconn) {
+RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdline_maxconn,
+                       int cmdline_maxpconn) {
   RuntimePlan plan;
   const auto& g = model.global;
   for (const auto& [lower, spelled] : g.h1_case_adjust) http::case_adjust_map().add(lower, spelled);
@@ -237,7 +238,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.disabled = p.disabled;
     s.frontend = (p.caps & config::ProxyConfig::kFrontend) && !p.disabled;
     s.backend = (p.caps & config::ProxyConfig::kBackend) != 0;
-    s.maxconn = p.maxconn > 0 ? p.maxconn : ps.maxconn;
+    s.maxconn = p.maxconn > 0 ? p.maxconn : cmdline_maxpconn > 0 ? cmdline_maxpconn : ps.maxconn;
     s.default_backend = p.default_backend_index;
     for (const auto& b : p.binds) {
       proxy::BindSettings bs;

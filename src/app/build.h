@@ -16,7 +16,10 @@ struct RuntimePlan {
 };
 
 // `fd_limit` is the RLIMIT_NOFILE soft limit available to the process.
-RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdline_maxconn);
+// `cmdline_maxpconn` (-N, 0 = none): the maxconn of frontends that set none, instead of the
+// global one.
+RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdline_maxconn,
+                       int cmdline_maxpconn = 0);
 
 proxy::LogTarget to_runtime(const config::LogTarget& t);
 

@@ -33,6 +33,7 @@ std::string usage_text(const char* argv0) {
       "        -c check mode : only check config files and exit\n"
       "        -cc check condition : evaluate a condition and exit (0 true, 1 false, 2 error)\n"
       "        -n sets the maximum total # of connections (uses ulimit -n)\n"
+      "        -N sets the default, per-proxy maximum # of connections (a frontend's maxconn)\n"
       "        -q quiet mode : don't display messages\n"
       "        -V enter verbose mode (disables quiet mode)\n"
       "        -dW fails if any warning is emitted ; -dR disables SO_REUSEPORT\n"
@@ -157,7 +158,11 @@ std::string parse_command_line(int argc, char** argv, CommandLine* out, bool* sh
       const char* v = need_value("-L");
       if (!v || !*v) return "'-L' expects a local peer name";
       out->localpeer = v;
-    } else if (a == "-m" || a == "-N") {
+    } else if (a == "-N") {
+      const char* v = need_value("-N");
+      if (!v || !parse_int(v, &out->maxpconn) || out->maxpconn == 0)
+        return "'-N' expects a positive integer (the default maxconn of each proxy)";
+    } else if (a == "-m") {
       return fmt::format("'{}' is not supported by sluice", a);
     } else if (a == "-h" || a == "--help") {
       *show_usage = true;

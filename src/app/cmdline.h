@@ -26,6 +26,7 @@ struct CommandLine {
   int version_quiet = 0;                   // 1 for -vq (the version), 2 for -vqs/-vqb (branch)
   bool no_background = false;              // -db: foreground, whatever `daemon` says
   int maxconn = 0;                         // -n
+  int maxpconn = 0;                        // -N: maxconn of the frontends that set none
   std::vector<int> soft_stop_pids;         // -sf: after start-up, SIGUSR1 these (reload)
   std::vector<int> hard_stop_pids;         // -st: after start-up, SIGTERM these
   std::string takeover_socket;             // -x: take the listeners of the process there

@@ -237,7 +237,7 @@ int run(int argc, char** argv) {
   }
   for (const auto& n : threads->notices) notice(n);
   for (const auto& w : threads->warnings) warning(w);
-  RuntimePlan plan = build_plan(model, fd_limit, cmd.maxconn);
+  RuntimePlan plan = build_plan(model, fd_limit, cmd.maxconn, cmd.maxpconn);
   for (const auto& w : plan.warnings) warning(w);
   // tune.vars.*: read by every variable store made from now on; the proc store keeps what
   // the global set-var lines put there.

@@ -64,3 +64,26 @@ def test_db_keeps_a_daemon_configuration_in_the_foreground(cfg, sluice):
     # Still the process we started (no fork into the background), and still serving.
     assert s.running()
     assert s.stop() == 0
+
+
+def test_N_sets_the_maxconn_of_frontends_that_set_none(cfg, sluice, short_tmp):
+    from sluice_harness import cli, parse_show_stat
+    port, other, sock = free_port(), free_port(), short_tmp / "s.sock"
+    path = cfg(f"""
+        global
+            stats socket {sock} level admin
+        {DEFAULTS}
+        listen app
+            bind 127.0.0.1:{port}
+            server s1 127.0.0.1:{free_port()}
+        listen own
+            bind 127.0.0.1:{other}
+            maxconn 77
+            server s1 127.0.0.1:{free_port()}
+    """)
+    sluice(path, wait_ports=[port], wait_unix=[sock], extra_args=["-N", "123"])
+    _, rows = parse_show_stat(cli(sock, "show stat"))
+    slim = {r["pxname"]: r["slim"] for r in rows if r["svname"] == "FRONTEND"}
+    assert slim == {"app": "123", "own": "77"}, slim
+    rc, _, err = run_sluice(["-N", "zero", "-c", "-f", str(path)])
+    assert rc == 1 and "'-N' expects a positive integer" in err, err
