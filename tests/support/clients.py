@@ -437,3 +437,26 @@ class EchoLoad:
         self._stop.set()
         for t in self._threads:
             t.join(timeout=10)
+
+
+def accepted_per_thread(addr, prefix: str = "") -> list[int]:
+    """`show activity`'s accepted connections per thread, from the CLI at `addr` (`prefix`:
+    `@1 ` to ask a worker through a master CLI)."""
+    for line in cli(addr, prefix + "show activity").splitlines():
+        if line.startswith("accepted:"):
+            return [int(x) for x in line.split("[", 1)[1].strip(" ]").split()]
+    raise AssertionError("no accepted line")
+
+
+def roundtrip_from_cpu(port: int, cpu: int) -> bytes | None:
+    """echo_roundtrip(port) from a thread pinned to `cpu` (on loopback the SYN is handled
+    there, which CPU steering reads)."""
+    result = {}
+
+    def run():
+        os.sched_setaffinity(0, {cpu})   # this thread only
+        result["echo"] = echo_roundtrip(port)
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(10)
+    return result.get("echo")

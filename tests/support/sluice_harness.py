@@ -708,4 +708,4 @@ def sha256(data: bytes) -> str:
 # The fake servers (fake_servers.py) and the raw clients and log receivers (clients.py) use the
 # helpers above; tests import them from here. Imported last, so that those names are defined.
 from fake_servers import TcpServer, EchoServer, SinkServer, SourceServer, SilentServer, SynBlackhole  # noqa: E402,F401
-from clients import connect, echo_roundtrip, queued_clients, recv_exact, recv_head, wait_closed, no_data_for, nginx_bin, Nginx, start_nginx, http_get, UdpLogReceiver, UnixDgramLogReceiver, show_stat, show_info, KeepAliveClients, EchoLoad  # noqa: E402,F401
+from clients import connect, echo_roundtrip, queued_clients, recv_exact, recv_head, wait_closed, no_data_for, nginx_bin, Nginx, start_nginx, http_get, UdpLogReceiver, UnixDgramLogReceiver, show_stat, show_info, KeepAliveClients, EchoLoad, accepted_per_thread, roundtrip_from_cpu  # noqa: E402,F401

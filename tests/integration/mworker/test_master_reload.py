@@ -10,7 +10,8 @@ import socket
 
 import pytest
 
-from sluice_harness import EchoLoad, cli, free_port, listen_config, recv_exact, wait_until
+from sluice_harness import (EchoLoad, accepted_per_thread, cli, free_port, listen_config,
+                            recv_exact, roundtrip_from_cpu, wait_until)
 from mwutil import alive, children, current_worker, get, http_config, show_proc, wait_gone
 
 
@@ -217,27 +218,6 @@ def test_proc_variables_and_the_worker_cli_live_on_across_a_reload(cfg, sluice, 
     wait_gone([new])
 
 
-def accepted_per_thread(msock) -> list[int]:
-    for line in cli(msock, "@1 show activity").splitlines():
-        if line.startswith("accepted:"):
-            return [int(x) for x in line.split("[", 1)[1].strip(" ]").split()]
-    raise AssertionError("no accepted line")
-
-
-def roundtrip_from_cpu(port: int, cpu: int) -> bytes | None:
-    import threading
-    from sluice_harness import echo_roundtrip
-    result = {}
-
-    def run():
-        os.sched_setaffinity(0, {cpu})   # this thread only
-        result["echo"] = echo_roundtrip(port)
-    t = threading.Thread(target=run)
-    t.start()
-    t.join(10)
-    return result.get("echo")
-
-
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0),
                     reason="needs CPUs 0 and 1")
 def test_cpu_steering_survives_a_reload(cfg, sluice, echo, short_tmp):
@@ -255,7 +235,7 @@ def test_cpu_steering_survives_a_reload(cfg, sluice, echo, short_tmp):
     assert "steered" in cli(msock, "@1 show listeners")
     for _ in range(6):
         assert roundtrip_from_cpu(port, 1) == b"ping\n"
-    assert accepted_per_thread(msock) == [0, 6]
+    assert accepted_per_thread(msock, "@1 ") == [0, 6]
     for _ in range(6):
         assert roundtrip_from_cpu(port, 0) == b"ping\n"
-    assert accepted_per_thread(msock) == [6, 6]
+    assert accepted_per_thread(msock, "@1 ") == [6, 6]

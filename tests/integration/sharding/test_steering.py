@@ -2,30 +2,11 @@
 CPU that processed its SYN. On loopback that is the client's CPU, so pinning the client picks
 the shard."""
 import os
-import threading
 
 import pytest
 
-from sluice_harness import DEFAULTS, EchoServer, cli, echo_roundtrip, free_port
-
-
-def accepted_per_thread(sock):
-    for line in cli(str(sock), "show activity").splitlines():
-        if line.startswith("accepted:"):
-            return [int(x) for x in line.split("[", 1)[1].strip(" ]").split()]
-    raise AssertionError("no accepted line")
-
-
-def roundtrip_from_cpu(port, cpu):
-    result = {}
-
-    def run():
-        os.sched_setaffinity(0, {cpu})   # this thread only
-        result["echo"] = echo_roundtrip(port)
-    t = threading.Thread(target=run)
-    t.start()
-    t.join(10)
-    return result.get("echo")
+from sluice_harness import (DEFAULTS, EchoServer, accepted_per_thread, cli, free_port,
+                            roundtrip_from_cpu)
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0),
