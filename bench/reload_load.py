@@ -100,16 +100,23 @@ def read_response(s: socket.socket, buf: bytes, to_eof: bool) -> tuple[int, byte
     return status, head, rest
 
 
+def connect_counted(port: int, t: Tally) -> socket.socket | None:
+    """A connection to the proxy, or None with the failure counted (a refused connect waits
+    5 ms, so that a proxy that is not listening is not hammered)."""
+    try:
+        return socket.create_connection(("127.0.0.1", port), timeout=5)
+    except socket.timeout:
+        t.fail("timeout", "connect")
+    except OSError as e:
+        t.fail("connect", err_name(e))
+        time.sleep(0.005)
+    return None
+
+
 def newconn_worker(port: int, stop: threading.Event, t: Tally) -> None:
     while not stop.is_set():
-        try:
-            s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        except socket.timeout:
-            t.fail("timeout", "connect")
-            continue
-        except OSError as e:
-            t.fail("connect", err_name(e))
-            time.sleep(0.005)
+        s = connect_counted(port, t)
+        if s is None:
             continue
         try:
             s.sendall(REQ_CLOSE)
@@ -127,14 +134,8 @@ def newconn_worker(port: int, stop: threading.Event, t: Tally) -> None:
 
 def keepalive_worker(port: int, stop: threading.Event, t: Tally) -> None:
     while not stop.is_set():
-        try:
-            s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        except socket.timeout:
-            t.fail("timeout", "connect")
-            continue
-        except OSError as e:
-            t.fail("connect", err_name(e))
-            time.sleep(0.005)
+        s = connect_counted(port, t)
+        if s is None:
             continue
         buf = b""
         try:
