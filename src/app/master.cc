@@ -24,6 +24,7 @@
 #include "app/master_cli.h"
 #include "app/messages.h"
 #include "base/clock.h"
+#include "base/strings.h"
 #include "base/version.h"
 #include "net/fd_passing.h"
 #include "proxy/process.h"
@@ -46,19 +47,6 @@ void set_cloexec(int fd, bool on) {
 std::string join_ints(const std::vector<int>& v) {
   std::string s;
   for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
-  return s;
-}
-
-std::string hex(std::string_view s) {
-  std::string h;
-  for (unsigned char c : s) h += fmt::format("{:02x}", c);
-  return h;
-}
-
-std::string unhex(std::string_view h) {
-  std::string s;
-  for (std::size_t i = 0; i + 1 < h.size(); i += 2)
-    s += static_cast<char>(std::strtol(std::string(h.substr(i, 2)).c_str(), nullptr, 16));
   return s;
 }
 
@@ -102,7 +90,7 @@ std::string serialize(const MasterState& s, const std::vector<std::string>& cli_
                                 s.start_s, join_ints(s.listener_fds), s.reload_client,
                                 s.hard ? 1 : 0, s.exit_on_failure ? 1 : 0, s.max_reloads);
   for (std::size_t i = 0; i < s.cli_fds.size(); ++i)
-    out += fmt::format(";c={}:{}", s.cli_fds[i], hex(i < cli_shown.size() ? cli_shown[i] : ""));
+    out += fmt::format(";c={}:{}", s.cli_fds[i], base::hex_encode(i < cli_shown.size() ? cli_shown[i] : ""));
   for (const auto& w : s.workers)
     out += fmt::format(";w={},{},{},{},{},{}", w.pid, w.channel, w.reloads, w.start_s,
                        w.current ? 1 : 0, w.ready ? 1 : 0);
@@ -657,7 +645,9 @@ MasterState take_master_state() {
         const int fd = static_cast<int>(std::strtol(std::string(v.substr(0, colon)).c_str(), nullptr, 10));
         if (!is_socket(fd)) break;
         s.cli_fds.push_back(fd);
-        inherited_cli_shown().push_back(colon == std::string_view::npos ? "" : unhex(v.substr(colon + 1)));
+        std::string shown;
+        if (colon != std::string_view::npos) base::hex_decode(v.substr(colon + 1), &shown);
+        inherited_cli_shown().push_back(std::move(shown));
         break;
       }
       case 'w': {

@@ -91,6 +91,17 @@ bool base64_decode(std::string_view in, std::string* out) {
   return true;
 }
 
+std::string hex_encode(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
 bool hex_decode(std::string_view hex, std::string* out) {
   if (hex.size() % 2 != 0) return false;
   out->clear();

@@ -24,6 +24,9 @@ inline int hex_value(char c) {
   return -1;
 }
 
+// Bytes to lower-case hexadecimal text ("+O" -> "2b4f").
+std::string hex_encode(std::string_view bytes);
+
 // Hexadecimal text to bytes ("2b4F" -> "+O"), replacing *out; false unless `hex` is an even
 // run of hexadecimal digits.
 bool hex_decode(std::string_view hex, std::string* out);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <fstream>
 
 #include <grp.h>
 #include <pwd.h>
@@ -191,10 +192,16 @@ void kw_mworker_max_reloads(Parser& p, Line& l) {
   p.global.mworker_max_reloads = static_cast<int>(*n);
 }
 
-std::string lower_ascii(std::string s) {
-  for (char& c : s)
+// One h1-case-adjust pair into `g`: "" or HAProxy's reason for refusing it.
+std::string add_h1_case_adjust(GlobalConfig& g, std::string_view from, std::string_view to) {
+  if (!base::iequals(from, to)) return "<from> and <to> must not differ except the case";
+  std::string lower(from);
+  for (char& c : lower)
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
-  return s;
+  for (const auto& e : g.h1_case_adjust)
+    if (e.first == lower) return fmt::format("duplicate entry '{}'", lower);
+  g.h1_case_adjust.emplace_back(std::move(lower), std::string(to));
+  return {};
 }
 
 // `h1-case-adjust <from> <to>`: HAProxy 3.5's checks and messages.
@@ -204,12 +211,8 @@ void kw_h1_case_adjust(Parser& p, Line& l) {
   if (l.args.size() > 3)
     throw ConfigError{fmt::format("{}'h1-case-adjust' cannot handle unexpected argument '{}'.",
                                   l.where, l.args[3])};
-  std::string lower = lower_ascii(l.args[1]);
-  if (lower != lower_ascii(l.args[2]))
-    throw ConfigError{l.where + "<from> and <to> must not differ except the case"};
-  for (const auto& e : p.global.h1_case_adjust)
-    if (e.first == lower) throw ConfigError{fmt::format("{}duplicate entry '{}'", l.where, lower)};
-  p.global.h1_case_adjust.emplace_back(std::move(lower), l.args[2]);
+  if (std::string why = add_h1_case_adjust(p.global, l.args[1], l.args[2]); !why.empty())
+    throw ConfigError{l.where + why};
 }
 
 void kw_h1_case_adjust_file(Parser& p, Line& l) {
@@ -531,6 +534,25 @@ const std::vector<SubKeywordDoc>& global_sub_keyword_docs() {
       {"stats", "maxconn <n>", "concurrent CLI connections, > 0 (default 10)"},
   };
   return docs;
+}
+
+std::string read_h1_case_adjust_file(GlobalConfig& g) {
+  const std::string& path = g.h1_case_adjust_file;
+  std::ifstream in(path);
+  if (!in) return fmt::format("h1-headers-case-adjust-file '{}': failed to open file.", path);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    // Two names per line, `#` comments and blank lines skipped, as HAProxy reads it; what
+    // follows the first name is the second, whatever it holds.
+    std::string_view t = base::trim(line, " \t\r");
+    if (t.empty() || t[0] == '#') continue;
+    const std::size_t sp = std::min(t.find_first_of(" \t"), t.size());
+    const std::string_view to = base::trim(t.substr(sp), " \t");
+    std::string why = to.empty() ? "expect <to>" : add_h1_case_adjust(g, t.substr(0, sp), to);
+    if (!why.empty())
+      return fmt::format("h1-headers-case-adjust-file '{}' : {} at line {}.", path, why, n);
+  }
+  return {};
 }
 
 std::string_view haproxy_global_keyword_reason(std::string_view kw) {

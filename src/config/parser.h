@@ -72,6 +72,9 @@ const std::vector<SubKeywordDoc>& global_sub_keyword_docs();
 // HAProxy keywords sluice knows of but does not implement: reported as "not supported by
 // sluice yet" rather than "unknown keyword".
 bool is_known_haproxy_global_keyword(std::string_view kw);
+// h1-case-adjust-file: the file's pairs added to g.h1_case_adjust; "" or the whole message
+// (HAProxy's) of what is wrong.
+std::string read_h1_case_adjust_file(GlobalConfig& g);
 // Why sluice refuses a known HAProxy global keyword ("it needs TLS"), empty when it has no
 // more to say than "not supported yet".
 std::string_view haproxy_global_keyword_reason(std::string_view kw);

@@ -1,6 +1,5 @@
 // Post-parse checks and resolution: the "check phase".
 #include <algorithm>
-#include <fstream>
 #include <set>
 #include <tuple>
 
@@ -170,40 +169,11 @@ bool Parser::finish(ConfigModel* model) {
         }
     }
   }
-  // h1-case-adjust-file: more name spellings, HAProxy 3.5's format and messages.
+  // h1-case-adjust-file: more name spellings, read once the whole configuration is.
   if (!model->global.h1_case_adjust_file.empty()) {
-    const std::string& path = model->global.h1_case_adjust_file;
-    std::ifstream in(path);
-    if (!in) {
-      fatal(fmt::format("h1-headers-case-adjust-file '{}': failed to open file.", path), false);
+    if (std::string err = read_h1_case_adjust_file(model->global); !err.empty()) {
+      fatal(std::move(err), false);
       return false;
-    }
-    std::string line;
-    for (int n = 1; std::getline(in, line); ++n) {
-      auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
-      std::size_t b = 0, e = line.size();
-      while (b < e && blank(line[b])) ++b;
-      while (e > b && blank(line[e - 1])) --e;
-      std::string_view t(line.data() + b, e - b);
-      if (t.empty() || t[0] == '#') continue;
-      std::size_t sp = 0;
-      while (sp < t.size() && !blank(t[sp])) ++sp;
-      std::string from(t.substr(0, sp));
-      std::size_t rest = sp;
-      while (rest < t.size() && blank(t[rest])) ++rest;
-      std::string to(t.substr(rest));
-      auto what = [&](std::string_view why) {
-        fatal(fmt::format("h1-headers-case-adjust-file '{}' : {} at line {}.", path, why, n), false);
-        return false;
-      };
-      if (to.empty()) return what("expect <to>");
-      std::string lower = from, lower_to = to;
-      for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-      for (char& c : lower_to) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-      if (lower != lower_to) return what("<from> and <to> must not differ except the case");
-      for (const auto& entry : model->global.h1_case_adjust)
-        if (entry.first == lower) return what(fmt::format("duplicate entry '{}'", lower));
-      model->global.h1_case_adjust.emplace_back(std::move(lower), std::move(to));
     }
   }
   // Userlists: the names expressions gave, the users and groups the sections link.

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
+
 namespace sluice::sample {
 
 std::string_view scope_name(Scope s) {
@@ -274,30 +276,17 @@ bool ProcVars::get(uint32_t id, Sample& out, Scratch& sc) const {
 }
 
 namespace {
-std::string to_hex(const void* p, std::size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string h;
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (std::size_t i = 0; i < n; ++i) {
-    h += kDigits[b[i] >> 4];
-    h += kDigits[b[i] & 15];
-  }
-  return h.empty() ? "-" : h;
+// dump()'s fields: the bytes in hex, "-" for none (fields are separated by spaces).
+std::string hex_field(const void* p, std::size_t n) {
+  return n ? base::hex_encode(std::string_view(static_cast<const char*>(p), n)) : "-";
 }
 
-bool from_hex(std::string_view h, std::string* out) {
-  out->clear();
-  if (h == "-") return true;
-  if (h.size() % 2) return false;
-  auto nib = [](char c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-  };
-  for (std::size_t i = 0; i < h.size(); i += 2) {
-    int a = nib(h[i]), b = nib(h[i + 1]);
-    if (a < 0 || b < 0) return false;
-    out->push_back(static_cast<char>(a * 16 + b));
+bool from_hex_field(std::string_view h, std::string* out) {
+  if (h == "-") {
+    out->clear();
+    return true;
   }
-  return true;
+  return base::hex_decode(h, out);
 }
 }  // namespace
 
@@ -305,8 +294,8 @@ std::string ProcVars::dump() const {
   std::string out;
   for_each([&](uint32_t id, const VarValue& v) {
     out += fmt::format("{} {} {} {} {} {}\n", VarNames::global().name(id), static_cast<int>(v.type),
-                       v.sint, to_hex(&v.v4, sizeof v.v4), to_hex(&v.v6, sizeof v.v6),
-                       to_hex(v.data.data(), v.data.size()));
+                       v.sint, hex_field(&v.v4, sizeof v.v4), hex_field(&v.v6, sizeof v.v6),
+                       hex_field(v.data.data(), v.data.size()));
   });
   return out;
 }
@@ -330,7 +319,7 @@ int ProcVars::restore(std::string_view text) {
     const int type = std::atoi(std::string(f[1]).c_str());
     if (type <= static_cast<int>(Type::kAny) || type > static_cast<int>(Type::kMeth)) continue;
     std::string v4, v6, data;
-    if (!from_hex(f[3], &v4) || !from_hex(f[4], &v6) || !from_hex(f[5], &data)) continue;
+    if (!from_hex_field(f[3], &v4) || !from_hex_field(f[4], &v6) || !from_hex_field(f[5], &data)) continue;
     Sample s;
     s.type = static_cast<Type>(type);
     s.sint = std::strtoll(std::string(f[2]).c_str(), nullptr, 10);
