@@ -517,8 +517,8 @@ int run(int argc, char** argv) {
                                     p->settings.name));
     }
     if (sig == SIGUSR2 && master_channel < 0) {
-      // HAProxy reloads on SIGUSR2 only in master-worker mode, which sluice does not have;
-      // without it the signal must not kill the process (its default action).
+      // SIGUSR2 reloads in master-worker mode (-W, where the master takes it); a process
+      // without a master must not die of it (its default action).
       main_log.send(plan.process.global_logs, proxy::kNotice,
                     "SIGUSR2 ignored: no master-worker mode; reload with -sf <pid>.");
     }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "app/messages.h"
+#include "cli/cli.h"
 #include "base/clock.h"
 #include "base/version.h"
 #include "net/address.h"
@@ -52,15 +53,6 @@ constexpr HelpEntry kHelp[] = {
     {"show version", "show version of the current process", false},
     {"user", "lower the level of the current CLI session to user", false},
 };
-
-const char* level_word(config::CliLevel l) {
-  switch (l) {
-    case config::CliLevel::kAdmin: return "admin";
-    case config::CliLevel::kOperator: return "operator";
-    case config::CliLevel::kUser: return "user";
-  }
-  return "user";
-}
 
 std::vector<std::string> split_words(std::string_view s) {
   std::vector<std::string> w;
@@ -165,7 +157,7 @@ base::Result<MasterCliBind> bind_master_cli(const std::string& spec) {
                 ? fmt::format("fd@{}", a.fd)
                 : (a.addr.family() == AF_INET6 ? "ipv6@" : "ipv4@") + a.addr.to_string();
   // The level travels with the listener across a reload, in its shown name.
-  r.shown += std::string(" ") + level_word(level);
+  r.shown += std::string(" ") + cli::level_name(level);
   return r;
 }
 
@@ -519,12 +511,12 @@ void MasterCli::run_command(Client& c, std::vector<std::string> words, std::stri
   } else if (is({"show", "version"})) {
     answer(base::kVersion);
   } else if (is({"show", "cli", "level"})) {
-    answer(level_word(c.level));
+    answer(cli::level_name(c.level));
   } else if (is({"show", "cli", "sockets"})) {
     std::string s = "# socket lvl processes\n";
     for (const auto& l : listeners_) {
       std::string shown = l.shown.substr(0, l.shown.rfind(' '));
-      s += fmt::format("{} {} master\n", shown, level_word(l.level));
+      s += fmt::format("{} {} master\n", shown, cli::level_name(l.level));
     }
     answer(s);
   } else if (w0 == "operator" && words.size() == 1) {

@@ -122,13 +122,14 @@ void kw_h1_zero_copy(Parser&, Line& l) {
   no_more(l, 2);
 }
 
-// HAProxy forbids fork() unless this is set (external checks, Lua's popen). sluice never forks
-// after start-up and installs no such restriction: accepted, it changes nothing.
+// Lets what the serving process executes gain privileges (app/main.cc's PR_SET_NO_NEW_PRIVS).
 void kw_insecure_setuid_wanted(Parser& p, Line& l) {
   no_more(l, 1);
   p.global.insecure_setuid_wanted = true;
 }
 
+// HAProxy forbids fork() unless this is set (external checks, Lua's popen). sluice never forks
+// after start-up and installs no such restriction: accepted, it changes nothing.
 void kw_insecure_fork_wanted(Parser& p, Line& l) {
   no_more(l, 1);
   p.global.insecure_fork_wanted = true;

@@ -103,6 +103,11 @@ void apply_keepalive(int fd, const TcpKeepalive& ka) {
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &ka.interval_s, sizeof ka.interval_s);
 }
 
+void set_socket_buffers(int fd, int rcvbuf, int sndbuf) {
+  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  if (sndbuf > 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+}
+
 base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress,
                                       const ConnectOptions& options) {
   int fd = socket(to.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -119,8 +124,7 @@ base::Result<int> connect_nonblocking(const SocketAddress& to, bool* in_progress
     apply_keepalive(fd, options.keepalive);
   }
   // Before connect(): the receive buffer sets the window scale the SYN announces.
-  if (options.rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &options.rcvbuf, sizeof options.rcvbuf);
-  if (options.sndbuf > 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &options.sndbuf, sizeof options.sndbuf);
+  if (options.rcvbuf > 0 || options.sndbuf > 0) set_socket_buffers(fd, options.rcvbuf, options.sndbuf);
   if (connect(fd, to.sa(), to.len) == 0) {
     *in_progress = false;
     return fd;

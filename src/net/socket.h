@@ -107,6 +107,8 @@ void stop_listening(int fd);
 
 // TCP_NODELAY (accepted sockets inherit it from their listener).
 void set_nodelay(int fd);
+// SO_RCVBUF / SO_SNDBUF (tune.rcvbuf.* / tune.sndbuf.*), each when above 0.
+void set_socket_buffers(int fd, int rcvbuf, int sndbuf);
 // TCP_QUICKACK off on a listening socket (option tcp-smart-accept). Best effort.
 void set_quickack_off(int fd);
 

@@ -198,10 +198,7 @@ base::Result<void> Process::bind_all() {
           if (p->settings.smart_accept && a.kind != net::ListenAddress::Kind::kUnix)
             net::set_quickack_off(l->fd);
           // tune.rcvbuf.client / tune.sndbuf.client: accepted sockets inherit the listener's.
-          if (settings_.cli_rcvbuf > 0)
-            setsockopt(l->fd, SOL_SOCKET, SO_RCVBUF, &settings_.cli_rcvbuf, sizeof settings_.cli_rcvbuf);
-          if (settings_.cli_sndbuf > 0)
-            setsockopt(l->fd, SOL_SOCKET, SO_SNDBUF, &settings_.cli_sndbuf, sizeof settings_.cli_sndbuf);
+          net::set_socket_buffers(l->fd, settings_.cli_rcvbuf, settings_.cli_sndbuf);
           if (a.kind == net::ListenAddress::Kind::kInet) {
             l->port = a.addr.port();
           } else if (a.kind == net::ListenAddress::Kind::kInheritedFd) {
