@@ -61,8 +61,11 @@ def test_db_keeps_a_daemon_configuration_in_the_foreground(cfg, sluice):
             server s1 127.0.0.1:{free_port()}
     """)
     s = sluice(path, wait_ports=[port], extra_args=["-db"])
-    # Still the process we started (no fork into the background), and still serving.
-    assert s.running()
+    # The process we started listens itself (no fork into the background) and has no child.
+    from sluice_harness import is_listening
+    assert is_listening(port, s.pid)
+    with open(f"/proc/{s.pid}/task/{s.pid}/children") as f:
+        assert f.read().split() == []
     assert s.stop() == 0
 
 

@@ -64,9 +64,11 @@ frontend bogus
     default_backend be
 frontend plain
     bind 127.0.0.1:{plain}
-    default_backend be
+    default_backend lower
 backend be
     option h1-case-adjust-bogus-server
+    server s 127.0.0.1:{srv.getsockname()[1]}
+backend lower
     server s 127.0.0.1:{srv.getsockname()[1]}
 """), wait_ports=[port, plain])
     try:
@@ -76,6 +78,7 @@ backend be
         assert b"\r\nX-CLIENT-Hdr: 1\r\n" in heads[-1] and b"\r\nhost: x\r\n" in heads[-1], heads
         got = exchange(plain)
         assert b"\r\ncontent-length: 2\r\n" in got and b"\r\nx-mixed-case: v\r\n" in got, got
+        assert b"\r\nx-client-hdr: 1\r\n" in heads[-1], heads   # no option: lower case
     finally:
         srv.close()
 

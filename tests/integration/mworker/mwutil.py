@@ -2,12 +2,9 @@
 started (so that every test can check none is left)."""
 from __future__ import annotations
 
-import os
-import socket
-import time
 from pathlib import Path
 
-from sluice_harness import cli, wait_until, HTTP_DEFAULTS
+from sluice_harness import HTTP_DEFAULTS, cli, http_get, pid_alive, wait_until
 
 
 def http_config(port: int, extra_global: str = "", nbthread: int = 2) -> str:
@@ -51,16 +48,7 @@ def current_worker(msock: Path) -> int:
 
 
 def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie (exited, not yet reaped) is gone for our purpose.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
+    return pid_alive(pid)
 
 
 def children(pid: int) -> list[int]:
@@ -76,14 +64,5 @@ def wait_gone(pids, timeout: float = 10.0) -> None:
                message=lambda: f"processes {[p for p in pids if alive(p)]} to exit")
 
 
-def get(port: int, timeout: float = 5.0) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as c:
-        c.sendall(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        data = b""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            chunk = c.recv(4096)
-            if not chunk:
-                break
-            data += chunk
-        return data
+def get(port: int) -> bytes:
+    return http_get(port)
