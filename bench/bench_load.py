@@ -252,6 +252,11 @@ def measure(ctx: Ctx, scn: str, cand: Candidate) -> dict:
 
 def measure_memory(ctx: Ctx, proc: subprocess.Popen) -> dict:
     n = ctx.args.mem_conns
+    # The previous run's connections may still be closing at the sink: counted in o0, their
+    # closes would later hide as many of this run's opens. Let them go first.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and ctx.sink_counts()[1] > 0:
+        time.sleep(0.05)
     a0, o0 = ctx.sink_counts()
     time.sleep(0.3)
     rss0 = rss_bytes(proc.pid)

@@ -175,7 +175,11 @@ class CliConnection : public core::IoHandler, public proxy::SpecialConn, public 
   // (net/fd_passing.h). Once they are sent, this process leaves them to it when it stops.
   void give_listeners() {
     proxy::Process& p = w_.process();
-    if (net::send_fds(fd_, p.listener_fds())) p.mark_listeners_exported();
+    // Marked before they are sent: the new process signals -sf as soon as it has them, and a
+    // soft stop that still saw them as ours would shut them down under it (the kernel object
+    // is shared), resetting its queues and refusing its clients.
+    p.mark_listeners_exported();
+    (void)net::send_fds(fd_, p.listener_fds());
     finish();
   }
 
