@@ -78,7 +78,10 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   h.response_rules = p.http_response_rules;
   h.after_response_rules = p.http_after_response_rules;
   h.redirect_rules = p.redirect_rules;
-  for (const auto& e : p.errorfiles) h.errorfiles.emplace_back(e.status, normalise_errorfile(e.response));
+  for (const auto& e : p.errorfiles) {
+    h.errorfiles.push_back({e.status, e.lf ? std::string() : normalise_errorfile(e.response), e.lf});
+    h.dynamic_errors = h.dynamic_errors || e.lf;
+  }
   h.monitor_uri = p.monitor_uri;
   h.monitor_fail = p.monitor_fail;
 }

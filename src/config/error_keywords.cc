@@ -115,9 +115,9 @@ void kw_errorloc(Parser& p, Line& l) {
   add_entry(p.cur_proxy().cfg.errorfiles, std::move(e));
 }
 
-// `http-error status <code> [content-type <t>] [string|file|errorfile|errorfiles|
-// default-errorfiles ...] [hdr <name> <value>]*`: the reply of an http-request return, built
-// once. Log-format payloads and fields would need a stream to render them.
+// `http-error status <code> [content-type <t>] [string|file|lf-string|lf-file|errorfile|
+// errorfiles|default-errorfiles ...] [hdr <name> <fmt>]*`: the reply of an http-request return,
+// built once, or rendered for each answer when a payload or a field is a log-format string.
 void kw_http_error(Parser& p, Line& l) {
   if (l.args.size() < 3 || l.args[1] != "status")
     throw ConfigError{fmt::format("{}http-error : expects 'status <code>' as first arguments.", l.where)};
@@ -126,7 +126,10 @@ void kw_http_error(Parser& p, Line& l) {
     throw ConfigError{fmt::format("{}http-error : Unexpected status code '{}'", l.where, l.args[2])};
   std::vector<std::string> words{"return"};
   for (std::size_t i = 1; i < l.args.size(); ++i) words.push_back(l.args[i]);
-  auto r = rules::parse_http_rule(words, rules::RuleSide::kRequest, p.cur_proxy().cfg.acls);
+  rules::RuleOwner owner;
+  owner.avail = sample::kAtAny;
+  auto r = rules::parse_http_rule(words, rules::RuleSide::kRequest, p.cur_proxy().cfg.acls, "",
+                                  "frontend", owner);
   if (!r.ok()) {
     std::string msg = r.error().message;
     const std::string head = "error detected while parsing 'http-request return' rule : ";
@@ -143,13 +146,15 @@ void kw_http_error(Parser& p, Line& l) {
     if (!fmtv.is_literal()) dynamic = true;
     v.extra_headers.emplace_back(name, fmtv.parts_.empty() ? std::string() : fmtv.parts_[0].text);
   }
-  if (dynamic)
-    throw ConfigError{fmt::format("{}http-error : log-format payloads and fields are not supported "
-                                  "by sluice yet; use 'string', 'file' or 'errorfile'.", l.where)};
   ErrorFileConfig e;
   e.status = static_cast<int>(*code);
   e.loc = l.loc;
-  if (!rule.reply_errorfiles.empty()) {
+  if (dynamic) {
+    // Rendered for each answer, with what the stream knows then (the request, its variables,
+    // the addresses, the status), as HAProxy renders its http replies.
+    rule.reply.status = e.status;
+    e.lf = std::make_shared<const rules::HttpRule>(std::move(rule));
+  } else if (!rule.reply_errorfiles.empty()) {
     e.section = rule.reply_errorfiles;
     e.codes = {e.status};
   } else if (v.raw) {

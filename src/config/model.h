@@ -270,6 +270,8 @@ struct ErrorFileConfig {
   std::string section;
   std::vector<int> codes;
   bool builtin = false;   // http-error ... default-errorfiles: back to the built-in page
+  // http-error with `lf-string`, `lf-file` or a `hdr` log-format value: rendered per answer.
+  std::shared_ptr<const rules::HttpRule> lf;
 };
 
 // `use_backend <name> [if|unless <cond>]`.

@@ -578,7 +578,8 @@ void H1Connection::begin_transaction() {
     txn_.rewrite_failed(*tx_);
     forward = false;
   }
-  if (forward && (txn_.has_response_rules() || txn_.needs_request_at_connect()))
+  if (forward && (txn_.has_response_rules() || txn_.needs_request_at_connect() ||
+                  txn_.has_dynamic_errors()))
     txn_.keep_request(edit, *tx_);
   if (!forward) {
     LocalReply& r = tx_->reply;

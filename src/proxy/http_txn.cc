@@ -263,7 +263,9 @@ HttpTxn::Next HttpTxn::on_request(const http::RequestHead& head, rules::HeadEdit
   http11_ = head.http11();
   RequestScope rs(*this, head, edit, codecs);
   if (fs.unique_id_format) make_unique_id(edit, rs.view());
+  live_request_ = &rs;
   const bool forward = route(edit, rs);
+  live_request_ = nullptr;
   // Response rules read the request line as received too (capture.req.uri, .method, .ver).
   if (!keep_line && has_response_rules()) keep_request_line(head);
   if (!forward) return Next::kReply;
@@ -675,13 +677,52 @@ LocalReply HttpTxn::unauthorized_reply(std::string_view realm, log::Termination 
 }
 
 LocalReply HttpTxn::error_reply(int st, log::Termination t, bool close_after,
-                                bool announce_close, bool skip_body) const {
-  const std::string* custom = nullptr;
+                                bool announce_close, bool skip_body) {
+  const HttpSettings::ErrorPage* custom = nullptr;
   if (be_) custom = be_->settings.h.errorfile(st);
   if (!custom) custom = fe_.settings.h.errorfile(st);
-  if (custom) return LocalReply{st, t, *custom, close_after, announce_close, skip_body};
+  if (custom && custom->lf)
+    return LocalReply{st, t, render_error_page(st, *custom->lf), close_after, announce_close, skip_body};
+  if (custom) return LocalReply{st, t, custom->bytes, close_after, announce_close, skip_body};
   return LocalReply{st, t, http::error_page(st), close_after || st == 400 || st == 408,
                     announce_close, skip_body};
+}
+
+// HAProxy renders an http-error reply with the stream: the request (as the rules left it,
+// while they run; the copy kept once it left), its variables, the addresses and the status
+// being answered (%ST). A page answering before any request (a 408, a bad request) sees none.
+std::string HttpTxn::render_error_page(int st, const rules::HttpRule& rule) {
+  status = st;
+  rules::Verdict v;
+  if (live_request_) {
+    // %ST and `status` read the status being answered, as the response's.
+    rules::RequestView view = live_request_->view();
+    view.avail |= sample::kUseHttpRes;
+    view.res.status = st;
+    rules::fill_reply(rule, view, v);
+  } else {
+    ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
+    env.be = be_;
+    env.stream = this;
+    rules::RequestView view;
+    view.env = &env;
+    view.avail = sample::kAtHttpRequest | sample::kUseHttpRes;
+    view.res.status = st;
+    attach_vars(view, vars_codecs_);
+    view.src = &client_;
+    view.dst_port = local_port();
+    view.dst = local_addr();
+    view.captures = captures();
+    view.unique_id = unique_id;
+    if (have_req_copy_ && vars_codecs_) {
+      view.req.method = vars_codecs_->req_copy.method;
+      view.req.target = vars_codecs_->req_copy.target;
+      view.req.headers = &vars_codecs_->req_copy.headers;
+    }
+    received_line(view.req);
+    rules::fill_reply(rule, view, v);
+  }
+  return rules::reply_bytes(st, v);
 }
 
 void HttpTxn::replied(int st, log::Termination t) {

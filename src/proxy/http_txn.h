@@ -107,6 +107,9 @@ class HttpTxn final : public StreamTimes {
   // Whether the backend's servers send set-proxy-v2-tlv-fmt values, which read the request
   // once it left (on_request() keeps it, as for response rules).
   bool needs_request_at_connect() const { return be_ && !be_->settings.pp2_tlv_formats.empty(); }
+  // Whether an error page of the frontend or the backend renders log-format strings, which
+  // read the request after it left (on_request() keeps it, as for response rules).
+  bool has_dynamic_errors() const { return fe_.settings.h.dynamic_errors || be_http().dynamic_errors; }
   // The values of the chosen server's set-proxy-v2-tlv-fmt formats (none: nothing appended).
   // http_txn_forward.cc.
   void render_pp2_tlvs(HttpCodecs& codecs, std::vector<net::pp::Tlv>* out);
@@ -139,7 +142,7 @@ class HttpTxn final : public StreamTimes {
   // closes the connection after 400 and 408).
   LocalReply unauthorized_reply(std::string_view realm, log::Termination term) const;
   LocalReply error_reply(int status, log::Termination term, bool close_after,
-                         bool announce_close = true, bool skip_body = false) const;
+                         bool announce_close = true, bool skip_body = false);
   // kReply: the answer is the codecs' `reply` (moved out by the mux).
   // A local answer goes out: its status and termination are the transaction's.
   void replied(int status, log::Termination term);
@@ -357,6 +360,11 @@ class HttpTxn final : public StreamTimes {
   http::Method method_ = http::Method::kGet;
   bool http11_ = true;
   bool have_req_copy_ = false;   // codecs.req_copy holds the request for response rules
+  // While on_request() runs its rules: the request as they see it, for an error page that
+  // renders log-format strings (error_reply()).
+  RequestScope* live_request_ = nullptr;
+  // An http-error page with log-format strings, rendered with what the stream knows now.
+  std::string render_error_page(int status, const rules::HttpRule& rule);
   stats::ServiceRequest::Body body_state_ = stats::ServiceRequest::Body::kNotRead;
   std::string_view body_;        // set_request_body()
   std::string_view pending_body_;   // set_pending_body()

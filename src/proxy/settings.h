@@ -86,8 +86,15 @@ struct HttpSettings {
   // `redirect` rules: after the request rules and the stats page, before use_backend.
   std::vector<rules::HttpRule> redirect_rules;
   // status -> the complete response to send instead of the built-in page (already normalised
-  // by the H1 encoder); an empty string means: send nothing and close.
-  std::vector<std::pair<int, std::string>> errorfiles;
+  // by the H1 encoder); an empty string means: send nothing and close. `lf`: an http-error
+  // rule whose payload or fields are log-format strings, rendered for each answer instead.
+  struct ErrorPage {
+    int status = 0;
+    std::string bytes;
+    std::shared_ptr<const rules::HttpRule> lf;
+  };
+  std::vector<ErrorPage> errorfiles;
+  bool dynamic_errors = false;   // some page has `lf`: the request is kept for it
   // `stats uri` and friends: the statistics page, served by stats::HttpService.
   stats::PageSettings stats;
   // `stats http-request` rules, run on the requests the page claims after the proxy's own
@@ -102,9 +109,9 @@ struct HttpSettings {
   // `monitor-uri` (frontends): "" none; `monitor fail` conditions, ORed.
   std::string monitor_uri;
   std::vector<rules::Condition> monitor_fail;
-  const std::string* errorfile(int status) const {
+  const ErrorPage* errorfile(int status) const {
     for (auto it = errorfiles.rbegin(); it != errorfiles.rend(); ++it)
-      if (it->first == status) return &it->second;
+      if (it->status == status) return &*it;
     return nullptr;
   }
 };

@@ -93,16 +93,6 @@ std::string replace_path(std::string_view target, std::string_view path) {
   return out;
 }
 
-void fill_reply(const HttpRule& r, const RequestView& view, Verdict& v) {
-  v = r.reply;
-  if (r.reply_lf) r.value.render(view, v.body);
-  for (const auto& [name, fmtv] : r.reply_headers) {
-    std::string val;
-    fmtv.render(view, val);
-    v.extra_headers.emplace_back(name, std::move(val));
-  }
-}
-
 // The Location of a redirect rule, as HAProxy builds it: `location` as given (with the
 // request's query after it for keep-query); `prefix` and `scheme` followed by the request's
 // path and query (no query with drop-query), a `/` at the very end with append-slash (after
@@ -197,6 +187,16 @@ bool regex_replace_whole(const base::Regex& re, std::string_view part, const std
 }
 
 }  // namespace
+
+void fill_reply(const HttpRule& r, const RequestView& view, Verdict& v) {
+  v = r.reply;
+  if (r.reply_lf) r.value.render(view, v.body);
+  for (const auto& [name, fmtv] : r.reply_headers) {
+    std::string val;
+    fmtv.render(view, val);
+    v.extra_headers.emplace_back(name, std::move(val));
+  }
+}
 
 std::string reply_bytes(int status, const Verdict& v) {
   std::string out = fmt::format("HTTP/1.1 {} {}\r\n", status, http::default_reason(status));

@@ -111,8 +111,9 @@ struct Ctx {
   std::string full;   // "http-request set-header"
   const std::string& base_dir;
   bool keyword = false;   // the `redirect` keyword, not an action
+  uint32_t avail_override = 0;
 
-  uint32_t avail() const { return side_avail(side); }
+  uint32_t avail() const { return avail_override ? avail_override : side_avail(side); }
   base::Error action_error(const std::string& why) const {
     if (keyword) return base::Error::text(fmt::format("error detected while parsing {} rule : {}.", full, why));
     return base::Error::text(fmt::format("error detected while parsing '{}' rule : {}.", full, why));
@@ -173,16 +174,18 @@ base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) 
       r.reply.status = code;
       i += 2;
     } else if (o == "content-type") {
-      if (!has_v) return c.action_error("'content-type' expects an argument");
+      if (!has_v) return c.action_error("'content-type' expects <ctype> as argument");
       r.reply.content_type = w[i + 1];
       i += 2;
     } else if (o == "string" || o == "file" || o == "lf-string" || o == "lf-file") {
-      if (!has_v) return c.action_error(fmt::format("'{}' expects an argument", o));
+      if (!has_v)
+        return c.action_error(fmt::format("'{}' expects {} as argument", o,
+                                          o == "string" ? "<str>" : o == "lf-string" ? "<fmt>" : "<file>"));
       if (o == "string" || o == "lf-string") {
         r.reply.body = w[i + 1];
       } else {
         auto data = read_file(w[i + 1], c.base_dir);
-        if (!data.ok()) return c.action_error(data.error().message);
+        if (!data.ok()) return c.action_error(fmt::format("error opening file '{}'", w[i + 1]));
         r.reply.body = std::move(data.value());
       }
       r.reply_lf = o[0] == 'l';
@@ -200,7 +203,8 @@ base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) 
       ++payloads;
       ++i;
     } else if (o == "errorfile") {
-      if (!has_v) return c.action_error(fmt::format("'{}' expects an argument", o));
+      // HAProxy 3.5 says <fmt> here too.
+      if (!has_v) return c.action_error("'errorfile' expects <fmt> as argument");
       std::ifstream in(w[i + 1], std::ios::binary);
       if (!in) return c.action_error(fmt::format("error opening file '{}'.", w[i + 1]));
       std::ostringstream ss;
@@ -212,7 +216,7 @@ base::Result<std::size_t> parse_reply(const Ctx& c, std::size_t i, HttpRule& r) 
       ++payloads;
       i += 2;
     } else if (o == "errorfiles") {
-      if (!has_v) return c.action_error(fmt::format("'{}' expects an argument", o));
+      if (!has_v) return c.action_error("'errorfiles' expects <name> as argument");
       r.reply_errorfiles = w[i + 1];
       ++payloads;
       i += 2;
@@ -369,7 +373,7 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
   HttpRule r;
   r.action = an ? an->action : Action::kAllow;
   r.side = side;
-  Ctx c{words, side, kw, kw + " " + name, base_dir};
+  Ctx c{words, side, kw, kw + " " + name, base_dir, false, owner.avail};
   std::size_t i = 1;
   if (var_action) {
     // Shared with the tcp rule sets (var_action.cc).

@@ -317,6 +317,9 @@ struct RuleOwner {
   std::string_view name;
   bool frontend = true;
   bool backend = true;
+  // The fetches the rule's expressions may use (sample::kAt*); 0: its side's. An http-error
+  // reply is rendered with whatever the stream holds when it answers (HAProxy accepts any).
+  uint32_t avail = 0;
 };
 
 // `words` is the line after `http-request` / `http-response`. `base_dir` resolves relative
@@ -339,6 +342,9 @@ base::Result<HttpRule> parse_redirect_rule(const std::vector<std::string>& words
 // fields (names lower-cased as the H1 encoder writes them), then content-length and
 // content-type, in HAProxy 3.5's order.
 std::string reply_bytes(int status, const Verdict& v);
+// The verdict of a return / deny / http-error rule: its reply, with the log-format payload and
+// `hdr` values rendered on `view`.
+void fill_reply(const HttpRule& r, const RequestView& view, Verdict& v);
 
 // Runs `rules` in order on `edit` (the view is refreshed from `edit` as rules change it: for
 // kRequest `edit` is the request (method, target, headers), for kResponse it is the response

@@ -263,7 +263,7 @@ TEST_F(RuleTest, ReturnFile) {
   EXPECT_TRUE(r.reply.has_body);
   auto abs = rule("return content-type text/html file " + path);
   EXPECT_EQ(abs.reply.body, "<p>hi</p>\n");
-  EXPECT_NE(error("return content-type text/html file " + std::string(dir) + "/missing").find("failed to open file"),
+  EXPECT_NE(error("return content-type text/html file " + std::string(dir) + "/missing").find("error opening file '"),
             std::string::npos);
   std::remove(path.c_str());
   rmdir(dir);
