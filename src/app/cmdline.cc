@@ -162,8 +162,14 @@ std::string parse_command_line(int argc, char** argv, CommandLine* out, bool* sh
       const char* v = need_value("-N");
       if (!v || !parse_int(v, &out->maxpconn) || out->maxpconn == 0)
         return "'-N' expects a positive integer (the default maxconn of each proxy)";
+    } else if (a == "-4") {
+      // HAProxy: resolvers sections consider IPv4 answers only. sluice refuses resolvers
+      // sections, and the libc lookups of server names at start-up are not resolvers'.
+      out->notes.push_back("'-4' accepted; it has no effect in sluice, which has no resolvers sections");
     } else if (a == "-m") {
-      return fmt::format("'{}' is not supported by sluice", a);
+      return "'-m' is not supported by sluice: HAProxy caps its memory pools with it and refuses "
+             "connections past the cap, but only sluice's buffers survive a refused allocation, so "
+             "a process-wide limit would make it fail instead";
     } else if (a == "-h" || a == "--help") {
       *show_usage = true;
       return "";

@@ -90,3 +90,11 @@ def test_N_sets_the_maxconn_of_frontends_that_set_none(cfg, sluice, short_tmp):
     assert slim == {"app": "123", "own": "77"}, slim
     rc, _, err = run_sluice(["-N", "zero", "-c", "-f", str(path)])
     assert rc == 1 and "'-N' expects a positive integer" in err, err
+
+
+def test_4_is_accepted_and_m_refused_with_the_reason(cfg):
+    rc, out, err = run_sluice(["-4", "-c", "-f", valid(cfg)])
+    assert rc == 0, err
+    rc, out, err = run_sluice(["-m", "64", "-c", "-f", valid(cfg)])
+    assert rc == 1, (out, err)
+    assert "'-m' is not supported by sluice: HAProxy caps its memory pools" in err, err
