@@ -47,6 +47,10 @@ void http_settings(const config::ProxyConfig& p, proxy::HttpSettings& h) {
   h.pretend_keepalive = p.option_pretend_keepalive;
   h.drop_request_trailers = p.option_drop_request_trailers;
   h.drop_response_trailers = p.option_drop_response_trailers;
+  h.checkcache = p.option_checkcache;
+  h.idle_close_on_response = p.option_idle_close_on_response;
+  h.accept_unsafe_responses = p.option_accept_unsafe_responses;
+  h.disable_h2_upgrade = p.option_disable_h2_upgrade;
   h.forwardfor.enabled = p.forwardfor.enabled;
   h.forwardfor.header = p.forwardfor.header;
   h.forwardfor.has_except = p.forwardfor.has_except;
@@ -366,6 +370,8 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     s.cli_keepalive = {p.option_clitcpka, p.clitcpka_cnt, p.clitcpka_idle, p.clitcpka_intvl};
     s.srv_keepalive = {p.option_srvtcpka, p.srvtcpka_cnt, p.srvtcpka_idle, p.srvtcpka_intvl};
     s.nolinger = p.option_nolinger;
+    s.prefer_last_server = p.option_prefer_last_server;
+    s.independent_streams = p.option_independent_streams;
     s.smart_connect = p.option_tcp_smart_connect;
     s.srv_rcvbuf = model.global.tune_rcvbuf_server;
     s.srv_sndbuf = model.global.tune_sndbuf_server;

@@ -413,6 +413,12 @@ struct ProxyConfig {
   bool option_pretend_keepalive = false;       // option http-pretend-keepalive
   bool option_drop_request_trailers = false;   // option http-drop-request-trailers
   bool option_drop_response_trailers = false;  // option http-drop-response-trailers
+  bool option_checkcache = false;               // option checkcache (backends)
+  bool option_prefer_last_server = false;       // option prefer-last-server (backends)
+  bool option_idle_close_on_response = false;   // option idle-close-on-response (frontends)
+  bool option_independent_streams = false;      // option independent-streams
+  bool option_accept_unsafe_responses = false;  // option accept-unsafe-violations-in-http-response
+  bool option_disable_h2_upgrade = false;       // option disable-h2-upgrade (frontends)
   bool option_h1_case_adjust_client = false;   // option h1-case-adjust-bogus-client
   bool option_h1_case_adjust_server = false;   // option h1-case-adjust-bogus-server
   // `option socket-stats` (frontends): show stat has one row per listener.

@@ -69,18 +69,17 @@ constexpr OptionDef kOptions[] = {
     {"http-pretend-keepalive", kFe | kBe, true, false, "with http-server-close or httpclose, the request sent to the server does not say `connection: close` (an HTTP/1.0 one says `keep-alive`), so that servers which stop chunking responses of unknown length when they see it go on; the server connection still closes after the response"},
     {"contstats", kFe, true, false, "accepted; no effect: sluice's byte counters already move as the data passes (each read and send is counted at once), which is what this option asks of HAProxy, whose counters otherwise wait for the end of the stream"},
     {"http-no-delay", kFe | kBe, true, false, "accepted; no effect: sluice already sends without delay (TCP_NODELAY on every HTTP client and server socket, and MSG_MORE only on a write that the rest of the same flush, or the FIN, follows at once), which is what this option asks of HAProxy"},
+    {"checkcache", kBe, true, false, "a response that HAProxy would let a shared cache store with a cookie in it is blocked: to a GET, HEAD, OPTIONS or TRACE request, with a status a cache may store (200, 203, 204, 206, 300, 301, 404, 405, 410, 414, 501), a `Set-Cookie` field from the server, freshness (`max-age`, `s-maxage`, `Expires`) or a validator (`ETag`, `Last-Modified`), and no `Pragma: no-cache` nor `Cache-Control: private`, `no-cache`, `no-store`, `max-age=0`, `s-maxage=0` or `no-cache=\"set-cookie\"` (a later `public` makes it cacheable again). As HAProxy 3.5 does, the client gets sluice's error page for the server's status (500's when there is none), logged with the server's status and `PH--`, counted as a denied response, and an alert `Blocking cacheable cookie in response from instance <backend>, server <server>.` is logged"},
+    {"prefer-last-server", kBe, true, false, "a keep-alive client's next request goes to the server its previous request went to, when sluice still holds a connection to it (the client's own, or one in the thread's idle pool), the server is usable and has room; not with hashing algorithms (source, uri, url_param, hdr, rdp-cookie, hash), whose choice stands, as in HAProxy. Not counted as a load-balanced pick (`lbtot`)"},
+    {"idle-close-on-response", kFe, true, false, "at a soft stop (reload), a keep-alive connection between requests is not closed after its grace of one second: its next request is served with `connection: close`, within `timeout http-keep-alive` (else `timeout http-request`, then `timeout client`) and `hard-stop-after`"},
+    {"independent-streams", kFe | kBe, true, false, "in TCP mode, the side of this proxy (clients in a frontend, servers in a backend) times out on its own silence: data sent to it does not postpone `timeout client` / `timeout server`, so an upload to a server that never answers ends after `timeout server` (HAProxy 3.5's behaviour, measured). HTTP mode: no effect, as sluice's HTTP timeouts are per phase"},
+    {"accept-unsafe-violations-in-http-response", kBe, true, false, "relax the response parser as HAProxy does: a field whose name holds a non-tchar byte (`X(a)`, `X-a `) is dropped instead of the response being refused with a 502, and NUL passes in a value"},
+    {"accept-invalid-http-response", kBe, true, false, "deprecated alias of accept-unsafe-violations-in-http-response (warns)"},
+    {"disable-h2-upgrade", kFe, true, false, "HAProxy uses it to stop an HTTP/1 connection that starts with the HTTP/2 preface from becoming HTTP/2; sluice, which does not speak HTTP/2, answers that preface 400 (bad request) without the option and, with it, 405 (method not allowed, logged `PR--` `<BADREQ>`) as HAProxy 3.5 does"},
+    {"http-use-proxy-header", kFe, true, false, "accepted; no effect, as in HAProxy 3.5: neither reads `Proxy-Connection` (measured: `Proxy-Connection: close` on an absolute-URI request leaves the connection open with and without the option)"},
     {"tcp-smart-connect", kBe, true, false, "the handshake's last ACK rides on the first request segment (TCP_DEFER_ACCEPT on the connecting socket) when the request is ready at connect time; on by default in sluice (off in HAProxy), `no option tcp-smart-connect` turns it off"},
 };
 
-constexpr std::string_view kHaproxyOptions[] = {
-    "accept-unsafe-violations-in-http-response", "accept-invalid-http-response",
-    "checkcache", "disable-h2-upgrade",
-    "http-use-proxy-header",
-    "independent-streams",
-    "prefer-last-server",
-    "transparent",
-    "idle-close-on-response", "http_proxy",
-};
 
 }  // namespace
 
@@ -100,8 +99,15 @@ void kw_option(Parser& p, Line& l) {
     if (name == "spop-check")
       throw ConfigError{fmt::format("{}'option spop-check' is not supported by sluice: it checks "
                                     "SPOE agents, and sluice has no SPOE.", l.where)};
-    if (std::find(std::begin(kHaproxyOptions), std::end(kHaproxyOptions), name) != std::end(kHaproxyOptions))
-      throw ConfigError{fmt::format("{}'option {}' is not supported by sluice yet.", l.where, name)};
+    // Options HAProxy 3.5 itself refuses now, with its words.
+    if (name == "transparent")
+      throw ConfigError{fmt::format("{}support for option 'transparent' was removed in version 3.5.", l.where)};
+    if (name == "http_proxy")
+      throw ConfigError{fmt::format(
+          "{}option 'http_proxy' is not supported any more since HAProxy 2.5. This option stopped "
+          "working in HAProxy 1.9 and usually had nasty side effects. It can be more reliably "
+          "implemented with combinations of 'http-request set-dst' and 'http-request set-uri', and "
+          "even 'http-request do-resolve' if DNS resolution is desired.", l.where)};
     std::vector<std::string_view> names;
     for (const auto& d : kOptions) names.push_back(d.name);
     throw ConfigError{fmt::format("{}unknown option '{}'{}", l.where, name, did_you_mean(name, names))};
@@ -242,10 +248,17 @@ void kw_option(Parser& p, Line& l) {
   if (l.args.size() > 2)   // HAProxy 3.5 names the option
     throw ConfigError{fmt::format("{}'option {}' cannot handle unexpected argument '{}'.", l.where,
                                   name, l.args[2])};
+  if (name == "accept-unsafe-violations-in-http-response" || name == "accept-invalid-http-response") {
+    if (name == "accept-invalid-http-response")
+      p.warning(fmt::format("{}option 'accept-invalid-http-response' is deprecated. please use 'option "
+                            "accept-unsafe-violations-in-http-response' if absolutely needed.", l.where));
+    px.option_accept_unsafe_responses = l.prefix == Prefix::kNone;
+    return;
+  }
   if (name == "accept-unsafe-violations-in-http-request" || name == "accept-invalid-http-request") {
     if (name == "accept-invalid-http-request")
-      p.warning(fmt::format("{}option 'accept-invalid-http-request' is deprecated. Please use 'option "
-                            "accept-unsafe-violations-in-http-request' instead.", l.where));
+      p.warning(fmt::format("{}option 'accept-invalid-http-request' is deprecated. please use 'option "
+                            "accept-unsafe-violations-in-http-request' if absolutely needed.", l.where));
     px.accept_unsafe_requests = l.prefix == Prefix::kNone;
     return;
   }
@@ -297,6 +310,18 @@ void kw_option(Parser& p, Line& l) {
     px.option_drop_response_trailers = l.prefix == Prefix::kNone;
   } else if (name == "http-pretend-keepalive") {
     px.option_pretend_keepalive = l.prefix == Prefix::kNone;
+  } else if (name == "checkcache") {
+    px.option_checkcache = l.prefix == Prefix::kNone;
+  } else if (name == "prefer-last-server") {
+    px.option_prefer_last_server = l.prefix == Prefix::kNone;
+  } else if (name == "idle-close-on-response") {
+    px.option_idle_close_on_response = l.prefix == Prefix::kNone;
+  } else if (name == "independent-streams") {
+    px.option_independent_streams = l.prefix == Prefix::kNone;
+  } else if (name == "disable-h2-upgrade") {
+    px.option_disable_h2_upgrade = l.prefix == Prefix::kNone;
+  } else if (name == "http-use-proxy-header") {
+    // Nothing to change: see the table's text.
   } else if (name == "contstats") {
     // Nothing to change: see the table's text.
   } else if (name == "http-no-delay") {

@@ -215,6 +215,10 @@ class ResponseParser {
   void set_limits(const Limits& limits) { limits_ = limits; }
   // The request's method decides whether a body follows (HEAD, CONNECT).
   void set_request_method(Method m) { request_method_ = m; }
+  // `option accept-unsafe-violations-in-http-response`: a field whose name holds a non-tchar
+  // byte is dropped instead of refusing the response, NUL passes in a value, and obs-fold is
+  // joined (as for requests). The status line and framing stay strict. Kept across reset().
+  void set_relaxed(bool on) { relaxed_ = on; }
   ParseStatus parse(std::string_view buf);
   std::size_t consumed() const { return consumed_; }
   const ResponseHead& head() const { return head_; }
@@ -226,10 +230,12 @@ class ResponseParser {
   ParseStatus fail(ParseError e);
   Limits limits_;
   Method request_method_ = Method::kGet;
+  bool relaxed_ = false;
   detail::HeadScanner scanner_;
   ResponseHead head_;
   std::size_t consumed_ = 0;
   ParseError error_ = ParseError::kNone;
+  StringStore owned_;   // relaxed mode's rebuilt values (obs-fold joins)
 };
 
 // Incremental chunked-body framing. Each next() call returns one event; `consumed` bytes

@@ -698,8 +698,9 @@ ParseStatus ResponseParser::parse(std::string_view buf) {
   std::string_view line;
   FieldState st;
   clear_keeping_fields(head_);
-  Relax strict;  // the response side has no relaxed mode yet
-  if (auto e = split_fields(headbytes, limits_, strict, line, head_, st); e != ParseError::kNone) {
+  owned_.clear();
+  Relax relax{relaxed_, &owned_};
+  if (auto e = split_fields(headbytes, limits_, relax, line, head_, st); e != ParseError::kNone) {
     return fail(e);
   }
   // Status line: version SP 3DIGIT [SP reason].

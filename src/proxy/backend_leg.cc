@@ -23,6 +23,16 @@ bool BackendLeg::take(bool redispatch) {
     srv_ = forced_;
     return true;
   }
+  if (preferred_ && !redispatch) {
+    lb::Server* p = preferred_;
+    preferred_ = nullptr;
+    if (p->usable() && p->try_acquire()) {
+      if (srv_ && srv_ != p) srv_->release();
+      count_session(w_, *be_, *p, false);
+      srv_ = p;
+      return true;
+    }
+  }
   lb::PickContext ctx;
   ctx.client = &client_;
   ctx.now_ms = w_.loop().now_ms();

@@ -189,6 +189,10 @@ class BackendLeg {
   // use-server: the server the next pick() takes (null: the algorithm picks). A retry with
   // redispatch leaves it for the algorithm's choice. Cleared by release().
   void force(lb::Server* s) { forced_ = s; }
+  // option prefer-last-server: the next pick takes this server when it is usable and has
+  // room, before the algorithm (not counted as load balanced). Cleared by the pick and by
+  // release().
+  void prefer(lb::Server* s) { preferred_ = s; }
   // Where it came from (%bi:%bp): asked of the kernel at each connect only when wanted.
   void keep_source(bool on) { keep_source_ = on; }
   const net::SocketAddress* source() const { return has_source_ ? &source_.a : nullptr; }
@@ -240,6 +244,7 @@ class BackendLeg {
   Proxy* be_ = nullptr;
   lb::Server* srv_ = nullptr;
   lb::Server* forced_ = nullptr;
+  lb::Server* preferred_ = nullptr;
   const std::string* key_ = nullptr;
   uint16_t local_port_;
   State state_ = State::kIdle;
@@ -336,6 +341,7 @@ inline void BackendLeg::release() {
   }
   key_ = nullptr;
   forced_ = nullptr;
+  preferred_ = nullptr;
   state_ = State::kIdle;
 }
 

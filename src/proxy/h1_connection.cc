@@ -417,7 +417,12 @@ bool H1Connection::parse_request() {
       txn_.capture_error(false, in, tx_->req_parser.error());
       int status = tx_->req_parser.error_status();
       // The HTTP/2 preface on a connection that already carried HTTP/1 requests (2.8).
-      if (tx_->req_parser.error() == http::ParseError::kPriMethod && !first_request_) status = 405;
+      // option disable-h2-upgrade: on the first request too, the preface is a method not
+      // allowed (HAProxy 3.5's answer; sluice does not speak HTTP/2 and refuses it otherwise).
+      if (tx_->req_parser.error() == http::ParseError::kPriMethod &&
+          (!first_request_ ||
+           (fe_.settings.h.disable_h2_upgrade && in.starts_with("PRI * HTTP/2.0\r\n"))))
+        status = 405;
       reject_request(status, {Cause::kProxy, FinalState::kRequest});
       return true;
     }

@@ -162,6 +162,7 @@ class H1Connection final : public Session {
   void on_connected();
   void on_connect_failed(const ConnectError& e);
   void enter_queue();
+  void prefer_last_server();
   void leave_queue();
   void detach_server(bool reusable);
   bool read_server();
@@ -205,6 +206,9 @@ class H1Connection final : public Session {
   Proxy& fe_;
   ServerConn* sc_ = nullptr;       // server connection in use (or kept private)
   ServerConn* private_ = nullptr;  // `http-reuse never`: this client's own server connection
+  // The server (and its backend) of this client's previous request: option prefer-last-server.
+  lb::Server* last_srv_ = nullptr;
+  const Proxy* last_be_ = nullptr;
   // send-proxy: the PROXY protocol header still to send on a new server connection, before
   // the request.
   std::string srv_preamble_;

@@ -290,7 +290,10 @@ void H1Connection::on_soft_stop() {
   // no reset and the client can retry it). A connection that has not sent its first request
   // yet was accepted for a request on its way (often just before a reload): HAProxy serves it
   // whenever it comes, within the usual http-request timeout.
-  if (phase_ == Phase::kIdle && !first_request_ && !txn_.t_first_byte_ms) {
+  // option idle-close-on-response: it waits for its next request within the usual keep-alive
+  // timeout (and hard-stop-after), as HAProxy's did before 2.4.
+  if (phase_ == Phase::kIdle && !first_request_ && !txn_.t_first_byte_ms &&
+      !fe_.settings.h.idle_close_on_response) {
     stop_grace_ms_ = w_.loop().now_ms() + kStopGraceMs;
     arm_timeout();
   }

@@ -309,6 +309,8 @@ void H1Connection::drop_server() {
 
 void H1Connection::detach_server(bool reusable) {
   if (!sc_) return;
+  last_srv_ = txn_.leg().server();
+  last_be_ = txn_.backend();
   if (sin_) {
     if (!sin_->empty()) reusable = false;
     w_.buffers().put(sin_);
@@ -373,7 +375,9 @@ void H1Connection::end_transaction() {
   c_rd_ = true;
   // A soft stop came after this response promised the client another one: the connection
   // waits for it as an idle one does at the stop (on_soft_stop()).
-  if (soft_stop_ && !txn_.t_first_byte_ms) stop_grace_ms_ = now + kStopGraceMs;
+  // option idle-close-on-response: no grace, the next request is awaited as usual.
+  if (soft_stop_ && !txn_.t_first_byte_ms && !fe_.settings.h.idle_close_on_response)
+    stop_grace_ms_ = now + kStopGraceMs;
 }
 
 // Whether the client connection closes once this transaction is over. A soft stop closes it

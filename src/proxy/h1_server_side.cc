@@ -124,6 +124,8 @@ bool H1Connection::request_body() {
 
 void H1Connection::connect_server() {
   phase_ = Phase::kConnect;
+  if (last_srv_ && last_be_ == txn_.backend() && last_be_->settings.prefer_last_server)
+    [[unlikely]] prefer_last_server();
   switch (txn_.leg().pick(txn_.lb_key())) {
     case BackendLeg::PickResult::kPicked:
       start_connect();
@@ -135,6 +137,17 @@ void H1Connection::connect_server() {
       server_error(503, {Cause::kServerClose, FinalState::kConnect});
       return;
   }
+}
+
+// option prefer-last-server, as HAProxy: not with a hashing algorithm, and only while a
+// connection to that server is still held (this client's own, or one in the idle pool that
+// start_connect() would take).
+void H1Connection::prefer_last_server() {
+  const Proxy& be = *last_be_;
+  if (lb::hashes(be.settings.balance.kind)) return;
+  const int global = be.server_base + static_cast<int>(last_srv_->index());
+  if ((private_ && private_->srv_global == global) || w_.has_idle(global))
+    txn_.leg().prefer(last_srv_);
 }
 
 void H1Connection::enter_queue() {
@@ -306,6 +319,7 @@ void H1Connection::on_connected() {
   phase_ = Phase::kExchange;
   tx_->res_parser.reset();
   tx_->res_parser.set_request_method(txn_.method());
+  tx_->res_parser.set_relaxed(txn_.backend()->settings.h.accept_unsafe_responses);
   res_head_done_ = res_done_ = false;
   ++sc_->requests;
   txn_.count_server_request();

@@ -295,6 +295,9 @@ class HttpTxn final : public StreamTimes {
   // response's after the http-response rules.
   void cookie_request(rules::HeadEdit& edit, RequestScope& rs);
   void cookie_response(int code, rules::HeadEdit& edit);
+  // option checkcache: a response a shared cache would store with its cookie becomes the
+  // client's error page for its status (http_txn_response.cc). True: *reply_ is set.
+  bool block_cacheable_cookie(int code, const rules::HeadEdit& edit);
   bool backend_content_allowed(rules::RequestView& view);
   // The backend's `tcp-response content` rules on a response head: kReply when they reject
   // it (closed without an answer) or close the server (a 502).

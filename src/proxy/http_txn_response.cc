@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/clock.h"
+#include "base/strings.h"
 #include "http/forward.h"
 #include "log/line.h"
 #include "proxy/sample_env.h"
@@ -36,11 +37,16 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
   if (!be_->settings.tcp_response_rules.empty() &&
       response_content(rh.status, edit, codecs) == Next::kReply)
     return Next::kReply;
+  // option checkcache, after the response rules and before the persistence cookie, as in
+  // HAProxy.
+  const bool checkcache = be_http().checkcache;
   if (!has_response_rules()) {
+    if (checkcache && block_cacheable_cookie(rh.status, edit)) return Next::kReply;
     if (ck_ && ck_->active) cookie_response(rh.status, edit);
     return Next::kForward;
   }
   if (fe_.settings.h.response_rules.empty() && be_http().response_rules.empty()) {
+    if (checkcache && block_cacheable_cookie(rh.status, edit)) return Next::kReply;
     if (ck_ && ck_->active) cookie_response(rh.status, edit);
     after_response(rh.status, edit, &codecs);
     return Next::kForward;
@@ -92,9 +98,83 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
     }
     return Next::kReply;
   }
+  if (checkcache && block_cacheable_cookie(rh.status, edit)) return Next::kReply;
   if (ck_ && ck_->active) cookie_response(rh.status, edit);
   after_response(rh.status, edit, &codecs);
   return Next::kForward;
+}
+
+namespace {
+
+// Whether a response would be stored by a shared cache with the server's Set-Cookie in it, by
+// HAProxy's reading: a safe method, a status cacheable by default, no Pragma: no-cache, no
+// Cache-Control value that forbids storing it or its cookie (a later `public` allows it again),
+// and freshness (max-age, s-maxage, Expires) or a validator (ETag, Last-Modified).
+bool cacheable_with_cookie(http::Method m, int status, const std::vector<http::Header>& hs) {
+  using M = http::Method;
+  if (m != M::kGet && m != M::kHead && m != M::kOptions && m != M::kTrace) return false;
+  switch (status) {
+    case 200: case 203: case 204: case 206: case 300: case 301: case 404: case 405: case 410:
+    case 414: case 501:
+      break;
+    default:
+      return false;
+  }
+  auto is = [](std::string_view a, std::string_view b) { return base::iequals(a, b); };
+  auto starts = [](std::string_view a, std::string_view b) {
+    return a.size() >= b.size() && base::iequals(a.substr(0, b.size()), b);
+  };
+  bool cookie = false, cacheable = true, with_cookie = true, fresh = false, validator = false;
+  for (const auto& h : hs) {
+    if (is(h.name, "set-cookie")) cookie = true;
+    else if (is(h.name, "expires")) fresh = true;
+    else if (is(h.name, "etag") || is(h.name, "last-modified")) validator = true;
+  }
+  if (!cookie) return false;
+  // Pragma: only the first field, whole.
+  for (const auto& h : hs) {
+    if (!is(h.name, "pragma")) continue;
+    if (is(base::trim(h.value, " \t"), "no-cache")) return false;
+    break;
+  }
+  bool cc_fresh = false;
+  for (const auto& h : hs) {
+    if (!is(h.name, "cache-control")) continue;
+    std::string_view rest = h.value;
+    while (!rest.empty()) {
+      const std::size_t comma = std::min(rest.find(','), rest.size());
+      std::string_view v = base::trim(rest.substr(0, comma), " \t");
+      rest.remove_prefix(std::min(comma + 1, rest.size()));
+      if (is(v, "public")) {
+        cacheable = with_cookie = true;
+      } else if (is(v, "private") || is(v, "no-cache") || is(v, "no-store") || is(v, "max-age=0") ||
+                 is(v, "s-maxage=0")) {
+        cacheable = with_cookie = false;
+      } else if (starts(v, "no-cache=\"set-cookie")) {
+        with_cookie = false;
+      } else if (starts(v, "s-maxage") || starts(v, "max-age")) {
+        cc_fresh = true;
+      }
+    }
+  }
+  return cacheable && with_cookie && (cc_fresh || fresh || validator);
+}
+
+}  // namespace
+
+bool HttpTxn::block_cacheable_cookie(int code, const rules::HeadEdit& edit) {
+  if (!cacheable_with_cookie(method_, code, edit.headers)) return false;
+  w_.be_counters(be_->index).dresp.add();
+  w_.fe_counters(fe_.index).dresp.add();
+  leg_.server_counters().dresp.add();
+  const lb::Server* srv = leg_.server();
+  w_.logs().send(be_->settings.logs, kAlert,
+                 fmt::format("Blocking cacheable cookie in response from instance {}, server {}.",
+                             be_->settings.name, srv ? srv->name() : "<dispatch>"));
+  // HAProxy 3.5 answers with its page for the server's status (500's when it has none) and
+  // logs the server's status, PH.
+  *reply_ = error_reply(code, {Cause::kProxy, FinalState::kHeaders}, false);
+  return true;
 }
 
 // The server's Set-Cookie fields and insert mode's own (proxy/cookie.h), after the

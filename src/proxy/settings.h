@@ -44,6 +44,16 @@ struct HttpSettings {
   bool pretend_keepalive = false;        // option http-pretend-keepalive
   bool drop_request_trailers = false;    // option http-drop-request-trailers (backends)
   bool drop_response_trailers = false;   // option http-drop-response-trailers (frontends)
+  // option checkcache (backends): a cacheable response with a Set-Cookie field is blocked.
+  bool checkcache = false;
+  // option idle-close-on-response (frontends): at a soft stop, idle keep-alive connections
+  // wait for their next request (answered with `connection: close`) instead of closing.
+  bool idle_close_on_response = false;
+  // option accept-unsafe-violations-in-http-response (backends): responses whose field names
+  // hold non-tchar bytes lose those fields instead of being refused, and NUL passes in values.
+  bool accept_unsafe_responses = false;
+  // option disable-h2-upgrade (frontends): the HTTP/2 preface as a first request is a 405.
+  bool disable_h2_upgrade = false;
   struct ForwardFor {
     bool enabled = false;
     std::string header = "x-forwarded-for";
@@ -243,6 +253,13 @@ struct ProxySettings {
   net::TcpKeepalive cli_keepalive;        // option clitcpka / tcpka, clitcpka-*
   net::TcpKeepalive srv_keepalive;        // option srvtcpka / tcpka, srvtcpka-*
   bool nolinger = false;                  // option nolinger: close with a reset
+  // option prefer-last-server (backends): a keep-alive client's next request goes to the
+  // server its previous one went to while a connection to it is still held.
+  bool prefer_last_server = false;
+  // option independent-streams: in TCP mode, this proxy's side (the client's in a frontend,
+  // the server's in a backend) times out on its own reads only: sending to it does not
+  // postpone its timeout.
+  bool independent_streams = false;
   bool smart_connect = true;              // option tcp-smart-connect
   int srv_rcvbuf = 0, srv_sndbuf = 0;     // tune.rcvbuf.server / tune.sndbuf.server, 0 = system
   bool smart_accept = false;              // option tcp-smart-accept: TCP_QUICKACK off on listeners

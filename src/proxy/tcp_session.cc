@@ -529,7 +529,10 @@ bool TcpSession::relay(bool to_server) {
     if (w.status == net::IoStatus::kOk) {
       buf->head += static_cast<uint32_t>(w.n);
       progress = true;
-      (to_server ? s_last_ms_ : c_last_ms_) = now;
+      // Sending to a side postpones its timeout too, unless that side's proxy has option
+      // independent-streams (the frontend's for the client, the backend's for the server).
+      if (!(to_server ? be_->settings.independent_streams : fe_.settings.independent_streams))
+        (to_server ? s_last_ms_ : c_last_ms_) = now;
       if (!buf->empty()) wr = false;   // a short write means the socket buffer is full
     } else if (w.status == net::IoStatus::kAgain) {
       wr = false;

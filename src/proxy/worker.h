@@ -220,6 +220,10 @@ class Worker : public core::TimerHandler {
   // parked connection to that server (with `safe_only`, one that carried two requests or
   // more), or null.
   ServerConn* take_idle(int srv_global, bool safe_only);
+  // Whether the idle pool holds a connection to that server (option prefer-last-server).
+  bool has_idle(int srv_global) const {
+    return !idle_.empty() && !idle_[static_cast<std::size_t>(srv_global)].empty();
+  }
   void park_idle(ServerConn* c);
   // Closes a server connection (owned or idle) and frees it after this loop iteration.
   void close_server_conn(ServerConn* c);

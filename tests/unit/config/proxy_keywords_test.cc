@@ -177,8 +177,8 @@ TEST(Proxy, TcpSocketOptions) {
   EXPECT_TRUE(r.has("parsing [f.cfg:13] : 'srvtcpka-*' tunings have no effect in backend 'b' "
                     "without 'option srvtcpka' or 'option tcpka'.")) << r.all();
   EXPECT_EQ(r.r.warnings, 2) << r.all();
-  // Still refused: a TCP option sluice does not implement.
-  EXPECT_TRUE(parse("defaults\n  option transparent\n").has("parsing [f.cfg:2] : 'option transparent' is not supported by sluice yet."));
+  // Refused as HAProxy 3.5 refuses it.
+  EXPECT_TRUE(parse("defaults\n  option transparent\n").has("parsing [f.cfg:2] : support for option 'transparent' was removed in version 3.5."));
 }
 
 TEST(Proxy, LogGlobal) {
