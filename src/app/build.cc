@@ -222,6 +222,8 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
   // HAProxy: tune.maxrewrite defaults to 1024 and is at most half a buffer.
   ps.maxrewrite = std::min(g.tune_maxrewrite < 0 ? 1024 : g.tune_maxrewrite, g.tune_bufsize / 2);
   ps.http_maxhdr = g.tune_http_maxhdr;
+  ps.h1_any_method_payload = g.h1_accept_payload_with_any_method;
+  ps.h1_keep_insecure_te = g.h1_keep_insecure_transfer_encoding;
   ps.http_logurilen = g.tune_http_logurilen;
   ps.hard_stop_after_ms = g.hard_stop_after_ms;
   ps.grace_ms = g.grace_ms;

@@ -618,6 +618,9 @@ struct GlobalConfig {
   bool external_check = false;
   bool external_check_preserve_env = false;
   bool insecure_fork_wanted = false;
+  bool h1_accept_payload_with_any_method = false;   // h1-accept-payload-with-any-method
+  // h1-do-not-close-on-insecure-transfer-encoding
+  bool h1_keep_insecure_transfer_encoding = false;
   // `insecure-setuid-wanted`: without it the serving process sets PR_SET_NO_NEW_PRIVS, so that
   // what it executes (external checks) cannot gain privileges (setuid, file capabilities).
   bool insecure_setuid_wanted = false;

@@ -135,6 +135,16 @@ void kw_insecure_fork_wanted(Parser& p, Line& l) {
   p.global.insecure_fork_wanted = true;
 }
 
+// `h1-accept-payload-with-any-method`: HTTP/1.0 GET, HEAD and DELETE requests may carry a body
+// (refused with a 413 otherwise). `h1-do-not-close-on-insecure-transfer-encoding`: a server
+// connection stays reusable after a response with Transfer-Encoding and Content-Length (or
+// Transfer-Encoding in HTTP/1.0).
+void kw_h1_flag(Parser& p, Line& l) {
+  no_more(l, 1);
+  if (l.args[0] == "h1-accept-payload-with-any-method") p.global.h1_accept_payload_with_any_method = true;
+  else p.global.h1_keep_insecure_transfer_encoding = true;
+}
+
 // `external-check [preserve-env]` (global): external checks may run.
 void kw_external_check_global(Parser& p, Line& l) {
   if (l.args.size() > 1 && l.args[1] != "preserve-env")

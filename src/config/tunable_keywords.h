@@ -18,6 +18,7 @@ void kw_http_cookielen(Parser& p, Line& l);
 void kw_http_logurilen(Parser& p, Line& l);
 void kw_h1_zero_copy(Parser& p, Line& l);
 void kw_insecure_fork_wanted(Parser& p, Line& l);
+void kw_h1_flag(Parser& p, Line& l);
 void kw_insecure_setuid_wanted(Parser& p, Line& l);
 void kw_external_check_global(Parser& p, Line& l);
 void kw_localpeer(Parser& p, Line& l);

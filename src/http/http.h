@@ -148,6 +148,8 @@ struct Limits {
   // WebSocket request without a valid key passes. CL with TE, bad CL/TE, Host errors and chunk
   // errors are never relaxed.
   bool accept_unsafe_requests = false;
+  // h1-accept-payload-with-any-method: an HTTP/1.0 GET, HEAD or DELETE request may have a body.
+  bool any_method_payload = false;
 };
 
 enum class ParseStatus : uint8_t { kIncomplete, kComplete, kError };

@@ -657,7 +657,7 @@ ParseStatus RequestParser::parse(std::string_view buf) {
   } else if (head_.has_content_length && head_.content_length > 0) {
     head_.body = BodyKind::kContentLength;
   }
-  if (!head_.http11() && head_.body != BodyKind::kNone &&
+  if (!head_.http11() && head_.body != BodyKind::kNone && !limits_.any_method_payload &&
       (head_.method_id == Method::kGet || head_.method_id == Method::kHead ||
        head_.method_id == Method::kDelete)) {
     return fail(ParseError::kBodyNotAllowed);

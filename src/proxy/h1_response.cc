@@ -131,7 +131,11 @@ bool H1Connection::parse_response() {
   client_close_ = client_close_ || !req_keep_alive_ || fe_.settings.h.conn_mode == CM::kClose ||
                   rh.body == http::BodyKind::kUntilClose || soft_stop_;
   keepalive_promised_ = !client_close_;
-  server_close_ = server_close_ || !rh.wants_keep_alive() || rh.te_and_cl ||
+  // A Transfer-Encoding with Content-Length, or in HTTP/1.0, is insecure: the server
+  // connection is not reused after it unless h1-do-not-close-on-insecure-transfer-encoding.
+  const bool insecure_te = rh.te_and_cl || (rh.has_transfer_encoding && !rh.http11());
+  server_close_ = server_close_ || !rh.wants_keep_alive() ||
+                  (insecure_te && !w_.process().settings().h1_keep_insecure_te) ||
                   rh.body == http::BodyKind::kUntilClose;
   if (!tunnel && !upgrade_) {
     if (!client_close_ && (!rh.http11() || !txn_.http11())) {

@@ -19,6 +19,7 @@ inline http::Limits http_limits(const ProcessSettings& ps) {
   // tune.http.maxhdr counts the start line: 101 admits 100 fields, the 101st is a 400 (502 in
   // a response), as measured on HAProxy 3.5.
   lim.max_fields = ps.http_maxhdr > 1 ? static_cast<std::size_t>(ps.http_maxhdr - 1) : 0;
+  lim.any_method_payload = ps.h1_any_method_payload;
   return lim;
 }
 

@@ -325,3 +325,53 @@ backend b
         assert origin.conns == 0
     finally:
         origin.stop()
+
+
+TECL = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 99\r\n\r\n2\r\nok\r\n0\r\n\r\n"
+
+
+def chunked_body(c: socket.socket) -> bytes:
+    buf = b""
+    while not buf.endswith(b"\r\n0\r\n\r\n"):
+        d = c.recv(65536)
+        assert d, buf
+        buf += d
+    return buf
+
+
+def test_h1_globals(cfg, sluice):
+    """h1-accept-payload-with-any-method admits HTTP/1.0 GET/HEAD/DELETE bodies (413 without);
+    h1-do-not-close-on-insecure-transfer-encoding keeps the server connection of a response with
+    both Transfer-Encoding and Content-Length (a new one per response without)."""
+    for flags in (False, True):
+        origin = ScriptedOrigin("s1", {"/tecl": TECL})
+        port = free_port()
+        glob = ("    h1-accept-payload-with-any-method\n"
+                "    h1-do-not-close-on-insecure-transfer-encoding\n") if flags else ""
+        s = sluice(cfg(f"""
+global
+    nbthread 1
+{glob}
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{port}
+    default_backend b
+backend b
+    server s1 127.0.0.1:{origin.port}
+"""), wait_ports=[port])
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                c.sendall(b"GET / HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc")
+                got = b""
+                while d := c.recv(65536):
+                    got += d
+            assert got.startswith(b"HTTP/1.1 200 OK" if flags else b"HTTP/1.1 413 "), got
+            before = origin.conns
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                for _ in range(3):
+                    c.sendall(b"GET /tecl HTTP/1.1\r\nHost: x\r\n\r\n")
+                    assert chunked_body(c).endswith(b"2\r\nok\r\n0\r\n\r\n")
+            assert origin.conns - before == (1 if flags else 3)
+        finally:
+            s.kill()
+            origin.stop()
