@@ -197,6 +197,15 @@ void stop_listening(int fd) {
   if (fd >= 0) shutdown(fd, SHUT_RDWR);
 }
 
+void release_listener(int fd) {
+  if (fd < 0) return;
+  int spare = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (spare < 0) spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (spare < 0) return;   // out of descriptors: the reference goes with the process
+  dup3(spare, fd, O_CLOEXEC);
+  close(spare);
+}
+
 void set_nodelay(int fd) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

@@ -104,6 +104,12 @@ bool is_unix_socket(int fd);
 void pause_listening(int fd);
 void resume_listening(int fd, int backlog);
 void stop_listening(int fd);
+// Drops this process's reference to a listening socket that another process (the master, or
+// a new process that took it with -x) may also hold, without shutting it down: the descriptor
+// number stays valid (it now refers to an unbound socket, closed with the process as before).
+// The socket lives on while another reference exists; when this was the last one, it leaves
+// its reuseport group and its queue is migrated to a socket that stays (or reset).
+void release_listener(int fd);
 
 // TCP_NODELAY (accepted sockets inherit it from their listener).
 void set_nodelay(int fd);

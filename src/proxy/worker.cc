@@ -106,18 +106,28 @@ void Worker::request_soft_stop() {
     // thread drains once more and shuts it down at once, which leaves only connections
     // arriving in between to the reset. Hand-offs are off (the process is stopping), so what
     // is accepted here runs here, and learns of the stop below with every other session.
-    // A new process that took the sockets (-x) serves their queues: they are left to it as
-    // they are, only unwatched here (a shutdown would reset what waits for it).
-    const bool exported = process_.listeners_exported();
-    for (auto& w : watches_) {
-      Listener& l = w->listener();
-      bool last = l.soft_stop_left.fetch_sub(1, std::memory_order_acq_rel) == 1;
-      if (exported) continue;
-      if (w->registered || w->paused) accept_batch(*w, -1, /*draining=*/true);
-      if (last) net::stop_listening(l.fd);
+    // A new process that took the sockets (-x, or the master's next worker) serves their
+    // queues: they are left to it as they are (a shutdown would reset what waits for it), and
+    // this process drops its reference once no thread of it watches them any more. A socket
+    // the new plan dropped then leaves its reuseport group now, its queue migrated, instead of
+    // taking connections that nobody accepts until this process ends.
+    if (process_.listeners_exported()) {
+      close_listeners();   // this thread's registrations first: an fd replaced under a
+                           // registered watch would leave it in the epoll set
+      for (auto& w : watches_) {
+        Listener& l = w->listener();
+        if (l.soft_stop_left.fetch_sub(1, std::memory_order_acq_rel) == 1) net::release_listener(l.fd);
+      }
+    } else {
+      for (auto& w : watches_) {
+        Listener& l = w->listener();
+        bool last = l.soft_stop_left.fetch_sub(1, std::memory_order_acq_rel) == 1;
+        if (w->registered || w->paused) accept_batch(*w, -1, /*draining=*/true);
+        if (last) net::stop_listening(l.fd);
+      }
+      close_listeners();
     }
     soft_stopping_ = true;
-    close_listeners();
     // on_soft_stop() may close the session (swap-remove from sessions_): walk a copy.
     std::vector<Session*> all(sessions_.begin(), sessions_.end());
     for (Session* s : all) s->on_soft_stop();

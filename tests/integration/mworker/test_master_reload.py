@@ -239,3 +239,32 @@ def test_cpu_steering_survives_a_reload(cfg, sluice, echo, short_tmp):
     for _ in range(6):
         assert roundtrip_from_cpu(port, 0) == b"ping\n"
     assert accepted_per_thread(msock, "@1 ") == [6, 6]
+
+
+def test_a_shrinking_plan_leaves_no_socket_to_a_draining_worker(cfg, sluice, echo, short_tmp):
+    # 4 threads with a shard each, then 1: the old worker keeps draining a tunnel, and the three
+    # shards the new plan dropped must not stay in the reuseport group meanwhile (new
+    # connections would wait there, unaccepted, until the old worker left).
+    port, msock = free_port(), short_tmp / "m.sock"
+    path = cfg(listen_config(port, echo.port).replace("nbthread 2", "nbthread 4")
+               .replace(f"bind 127.0.0.1:{port}", f"bind 127.0.0.1:{port} shards by-thread"))
+    s = sluice(path, wait_ports=[port], wait_unix=[msock], extra_args=["-W", "-S", str(msock)])
+    old = current_worker(msock)
+    tunnel = socket.create_connection(("127.0.0.1", port), timeout=5)
+    tunnel.sendall(b"hold\n")
+    assert recv_exact(tunnel, 5) == b"hold\n"
+    path.write_text(path.read_text().replace("nbthread 4", "nbthread 1"))
+    assert cli(msock, "reload", timeout=10).startswith("Success=1")
+    new = current_worker(msock)
+    assert new != old and alive(old)   # the tunnel keeps it
+    try:
+        for i in range(40):
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                c.settimeout(1.0)
+                c.sendall(b"ping\n")
+                assert recv_exact(c, 5) == b"ping\n", i
+    finally:
+        tunnel.close()
+    wait_gone([old])
+    s.stop(signal.SIGTERM)
+    wait_gone([new])
