@@ -350,7 +350,11 @@ int run(int argc, char** argv) {
   std::vector<StateLine> state_logs;
   {
     std::vector<std::string> state_notices, state_warnings;
-    load_server_states(model, process, checks, &state_notices, &state_warnings, &state_logs);
+    // A master-worker reload: the states set at run time come from the worker that served.
+    std::string live;
+    if (mstate.reexec) live = ask_current_worker(mstate, "show servers state\n");
+    load_server_states(model, process, checks, &state_notices, &state_warnings, &state_logs,
+                       live.empty() ? nullptr : &live);
     for (const auto& n : state_notices) notice(n);
     for (const auto& w : state_warnings) warning(w);
   }

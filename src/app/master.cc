@@ -143,15 +143,14 @@ std::string uptime(int64_t since) {
   return fmt::format("{}d{:02}h{:02}m{:02}s", up / 86400, (up / 3600) % 24, (up / 60) % 60, up % 60);
 }
 
-// The proc variables of the worker on `channel` (its hidden `_getvars` command), within a
-// second; empty when it cannot say.
-std::string fetch_proc_vars(int channel) {
+// What the worker on `channel` answers to a CLI `ask` (its hidden `_getvars` command for the
+// proc variables, `show servers state`), within a second; empty when it cannot say.
+std::string ask_worker(int channel, std::string_view ask) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) return {};
   const bool sent = net::send_mark(channel, 'C', sv[1], 200);
   close(sv[1]);
   std::string out;
-  const std::string ask = "_getvars\n";
   if (!sent || send(sv[0], ask.data(), ask.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(ask.size())) {
     close(sv[0]);
     return {};
@@ -526,7 +525,7 @@ MasterOutcome Master::run() {
     // the new worker starts with it (over what the configuration's global set-var lines set).
     for (const auto& w : s_.workers)
       if (w.current && w.ready && w.channel >= 0)
-        sample::ProcVars::instance().restore(fetch_proc_vars(w.channel));
+        sample::ProcVars::instance().restore(ask_worker(w.channel, "_getvars\n"));
     if (!fork_worker(&out)) {
       for (auto& o : s_.workers)
         if (o.pid == previous_current_) o.current = true;
@@ -679,6 +678,12 @@ MasterOutcome run_master(MasterState& state, const MasterSettings& settings,
                          proxy::Process* process) {
   Master m(state, settings, process);
   return m.run();
+}
+
+std::string ask_current_worker(const MasterState& state, std::string_view command) {
+  for (const auto& w : state.workers)
+    if (w.current && w.ready && w.channel >= 0) return ask_worker(w.channel, command);
+  return {};
 }
 
 void worker_ready(int channel) {

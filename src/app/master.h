@@ -87,6 +87,10 @@ MasterOutcome run_master(MasterState& state, const MasterSettings& settings,
 // In a worker: tells the master it serves.
 void worker_ready(int channel);
 
+// What the worker that served until this reload answers to a CLI `command` (one line, with
+// its newline) over its channel, within a second; empty when there is none or it cannot say.
+std::string ask_current_worker(const MasterState& state, std::string_view command);
+
 // sigqueue() value with which the master soft-stops a worker after a reload: a new worker
 // serves on the same sockets, so the old one must leave them as they are (no shutdown).
 inline constexpr int kStopAfterReload = 0x5e1d;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -41,15 +42,9 @@ std::string state_path(const config::GlobalConfig& g, const std::string& name) {
 // Reads a saved state. A file that cannot be opened (the first start has none) is a notice; a
 // version that is not 1, or any line that is not a server's state, makes the whole file
 // unusable, with HAProxy's warnings (its lines counted from 0).
-StateFile read_state_file(const std::string& path, const char* kind,
-                          std::vector<std::string>* notices, std::vector<std::string>* warnings) {
+StateFile parse_state(std::istream& in, const std::string& path, const char* kind,
+                      std::vector<std::string>* warnings) {
   StateFile f;
-  std::ifstream in(path);
-  if (!in) {
-    notices->push_back(fmt::format("config: Can't open {} server state file '{}': {}", kind, path,
-                                   std::strerror(errno)));
-    return f;
-  }
   std::string line;
   if (!std::getline(in, line) || base::trim(line, " \t\r") != "1") {
     warnings->push_back(fmt::format("config: Can't get version of the {} server state file '{}'.",
@@ -76,6 +71,17 @@ StateFile read_state_file(const std::string& path, const char* kind,
   return f;
 }
 
+StateFile read_state_file(const std::string& path, const char* kind,
+                          std::vector<std::string>* notices, std::vector<std::string>* warnings) {
+  std::ifstream in(path);
+  if (!in) {
+    notices->push_back(fmt::format("config: Can't open {} server state file '{}': {}", kind, path,
+                                   std::strerror(errno)));
+    return StateFile{};
+  }
+  return parse_state(in, path, kind, warnings);
+}
+
 std::optional<int> field_int(const std::string& v, int lo, int hi) {
   auto n = config::parse_strict_int(v, lo, hi);
   if (!n) return std::nullopt;
@@ -86,8 +92,14 @@ std::optional<int> field_int(const std::string& v, int lo, int hi) {
 
 void load_server_states(const config::ConfigModel& model, proxy::Process& process,
                         HealthChecks& checks, std::vector<std::string>* notices,
-                        std::vector<std::string>* warnings, std::vector<StateLine>* logs) {
+                        std::vector<std::string>* warnings, std::vector<StateLine>* logs,
+                        const std::string* live_state) {
   std::map<std::string, StateFile> files;   // each file read once
+  StateFile live;
+  if (live_state) {
+    std::istringstream in(*live_state);
+    live = parse_state(in, "(the previous worker's state)", "global", warnings);
+  }
   auto& proxies = process.proxies();
   for (std::size_t i = 0; i < proxies.size() && i < model.proxies.size(); ++i) {
     const config::ProxyConfig& pc = model.proxies[i];
@@ -100,12 +112,16 @@ void load_server_states(const config::ConfigModel& model, proxy::Process& proces
     const std::string path = state_path(
         model.global, global ? model.global.server_state_file
                              : (pc.state_file_name.empty() ? pc.name : pc.state_file_name));
-    auto it = files.find(path);
-    if (it == files.end())
-      it = files.emplace(path, read_state_file(path, global ? "global" : "local", notices, warnings)).first;
-    if (!it->second.usable) continue;
+    const StateFile* state = &live;
+    if (!live.usable) {
+      auto it = files.find(path);
+      if (it == files.end())
+        it = files.emplace(path, read_state_file(path, global ? "global" : "local", notices, warnings)).first;
+      state = &it->second;
+    }
+    if (!state->usable) continue;
     lb::Backend& be = *px.backend;
-    for (const auto& f : it->second.lines) {
+    for (const auto& f : state->lines) {
       if (f[1] != pc.name) continue;
       lb::Server* found = be.find_server(f[3]);
       if (!found) continue;

@@ -29,9 +29,13 @@ struct StateLine {
 
 // Main thread, after `checks` is built and before the workers start. `notices` and `warnings`
 // are printed at start-up; `logs` go to the proxies' logs once the process runs (HAProxy sends
-// them there).
+// them there). `live_state`: on a master-worker reload, what the worker that served until
+// then answered to `show servers state`; the backends that load a state file take it instead
+// (what the file would hold had it been saved right before the reload, as HAProxy's reload
+// procedure does by hand). Null, empty or unusable: the files.
 void load_server_states(const config::ConfigModel& model, proxy::Process& process,
                         HealthChecks& checks, std::vector<std::string>* notices,
-                        std::vector<std::string>* warnings, std::vector<StateLine>* logs);
+                        std::vector<std::string>* warnings, std::vector<StateLine>* logs,
+                        const std::string* live_state = nullptr);
 
 }  // namespace sluice::app

@@ -268,3 +268,31 @@ def test_a_shrinking_plan_leaves_no_socket_to_a_draining_worker(cfg, sluice, ech
     wait_gone([old])
     s.stop(signal.SIGTERM)
     wait_gone([new])
+
+
+def test_server_states_set_at_run_time_survive_a_reload(cfg, sluice, short_tmp):
+    # With load-server-state-from-file, the new worker takes the states the old one had (as if
+    # `show servers state` had been saved to the file just before the reload); the file itself
+    # was never written.
+    port, msock = free_port(), short_tmp / "m.sock"
+    conf = http_config(port, f"    server-state-file {short_tmp}/never-written") + f"""
+    default_backend b
+backend b
+    load-server-state-from-file global
+    server s1 127.0.0.1:{free_port()} weight 10
+    server s2 127.0.0.1:{free_port()} weight 10
+""".replace("    http-request return status 200 content-type text/plain string \"ok\"\n", "")
+    s = sluice(cfg(conf), wait_ports=[port], wait_unix=[msock], extra_args=["-W", "-S", str(msock)])
+    assert cli(msock, "@1 set server b/s1 state maint").strip() == ""
+    assert cli(msock, "@1 set weight b/s2 3").strip() == ""
+    old = current_worker(msock)
+    assert cli(msock, "reload", timeout=10).startswith("Success=1")
+    wait_gone([old])
+    new = current_worker(msock)
+    rows = {l.split()[3]: l.split() for l in cli(msock, "@1 show servers state b").splitlines()
+            if l and not l.startswith("#") and len(l.split()) > 8}
+    assert rows["s1"][6] == "1", rows      # srv_admin_state: forced maintenance
+    assert rows["s2"][7] == "3", rows      # srv_uweight
+    assert not (short_tmp / "never-written").exists()
+    s.stop(signal.SIGTERM)
+    wait_gone([new])
