@@ -330,6 +330,21 @@ def is_listening_unix(path: str, pid: int | None = None) -> bool:
     return bool(inodes & process_socket_inodes(pid))
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below pid (its children, theirs...), from /proc."""
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        kids = []
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                kids += [int(x) for x in (task / "children").read_text().split()]
+        out += kids
+        todo += kids
+    return out
+
+
 def pid_alive(pid: int) -> bool:
     """True if pid exists and is not a zombie (a daemon's zombie may linger unreaped in a
     container whose init does not reap)."""
@@ -525,12 +540,25 @@ class Sluice:
                                  f"{self.describe()}")
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
+        """Kills the process and checks that what it started (master-worker mode's workers)
+        leaves with it: one that is still there 5 s later is killed too, and reported."""
+        if self.proc is None:
+            return
+        left = descendants(self.proc.pid) if self.proc.poll() is None else []
+        if self.proc.poll() is None:
             self.proc.kill()
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+        deadline = time.monotonic() + 5 * slow_factor()
+        while any(pid_alive(p) for p in left) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        stayed = [p for p in left if pid_alive(p)]
+        for p in stayed:
+            with contextlib.suppress(OSError):
+                os.kill(p, _signal_mod.SIGKILL)
+        assert not stayed, f"processes {stayed} outlived their master {self.proc.pid}"
 
     def __enter__(self) -> "Sluice":
         return self

@@ -10,8 +10,8 @@ import socket
 
 import pytest
 
-from sluice_harness import (EchoLoad, accepted_per_thread, cli, free_port, listen_config,
-                            recv_exact, roundtrip_from_cpu, wait_until)
+from sluice_harness import (EchoLoad, accepted_per_thread, cli, free_port, is_listening,
+                            listen_config, recv_exact, roundtrip_from_cpu, wait_until)
 from mwutil import alive, children, current_worker, get, http_config, show_proc, wait_gone
 
 
@@ -50,6 +50,9 @@ def test_a_configuration_that_fails_keeps_the_old_worker(cfg, sluice, short_tmp)
     answer = cli(msock, "reload", timeout=10)
     assert answer.startswith("Success=0\n--\n"), answer
     assert "unknown keyword 'no-such-keyword'" in answer, answer
+    # The master says it on its standard error too, as HAProxy's does.
+    wait_until(lambda: "unknown keyword 'no-such-keyword'" in s.stderr(), 5,
+               message="the failed reload's alert on stderr")
     proc = show_proc(msock)
     assert proc["master"][1:] == (1, 1), proc["text"]
     assert [w for w, _ in proc["workers"]] == [worker], proc["text"]
@@ -296,3 +299,61 @@ backend b
     assert not (short_tmp / "never-written").exists()
     s.stop(signal.SIGTERM)
     wait_gone([new])
+
+
+def test_hard_reload_stops_the_old_worker_at_once(cfg, sluice, echo, short_tmp):
+    port, msock = free_port(), short_tmp / "m.sock"
+    s = sluice(cfg(listen_config(port, echo.port)), wait_ports=[port], wait_unix=[msock],
+               extra_args=["-W", "-S", str(msock)])
+    old = current_worker(msock)
+    tunnel = socket.create_connection(("127.0.0.1", port), timeout=5)
+    tunnel.sendall(b"a\n")
+    assert recv_exact(tunnel, 2) == b"a\n"
+    try:
+        assert cli(msock, "hard-reload", timeout=10).startswith("Success=1")
+        # Not drained (a reload would keep it for the tunnel): gone, the tunnel closed.
+        wait_gone([old], timeout=3)
+        tunnel.settimeout(3)
+        assert tunnel.recv(10) == b""
+    finally:
+        tunnel.close()
+    new = current_worker(msock)
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+        c.sendall(b"b\n")
+        assert recv_exact(c, 2) == b"b\n"   # the shared sockets still listen
+    s.stop(signal.SIGTERM)
+    wait_gone([new])
+
+
+@pytest.mark.parametrize("flag", ["-sf", "-st"])
+def test_sf_and_st_with_a_master(cfg, sluice, echo, short_tmp, flag):
+    # A process of an earlier start is told to leave once the master's first worker serves.
+    port, msock = free_port(), short_tmp / "m.sock"
+    path = cfg(listen_config(port, echo.port))
+    before = sluice(path, wait_ports=[port])
+    tunnel = socket.create_connection(("127.0.0.1", port), timeout=5)
+    tunnel.sendall(b"a\n")
+    assert recv_exact(tunnel, 2) == b"a\n"
+    s = sluice(path, wait_unix=[msock], extra_args=["-W", "-S", str(msock), flag, str(before.pid)])
+    try:
+        worker = current_worker(msock)
+        if flag == "-st":
+            before.wait_exit(timeout=5)          # stopped at once, the tunnel with it
+            tunnel.settimeout(3)
+            assert tunnel.recv(10) == b""
+        else:
+            # Soft stop: the old process no longer listens but serves its tunnel until it ends.
+            wait_until(lambda: not is_listening(port, before.pid), 5,
+                       message="the old process to stop listening")
+            assert before.running()
+            tunnel.sendall(b"c\n")
+            assert recv_exact(tunnel, 2) == b"c\n"
+            tunnel.close()
+            before.wait_exit(timeout=5)
+    finally:
+        tunnel.close()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+        c.sendall(b"b\n")
+        assert recv_exact(c, 2) == b"b\n"
+    s.stop(signal.SIGTERM)
+    wait_gone([worker])
