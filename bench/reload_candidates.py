@@ -32,7 +32,7 @@ defaults
     timeout http-keep-alive 10s
 
 frontend fe
-    bind 127.0.0.1:{port}
+    bind 127.0.0.1:{port}{bind_extra}
     http-request return status 200 content-type text/plain string "ok"
 """
 
@@ -367,7 +367,11 @@ class MasterWorker(Proxy):
 
     def render(self) -> str:
         extra = f"    stats socket {self.tmp}/s.sock level admin expose-fd listeners\n" if self.stats else ""
-        return PROXY_CFG.format(name=self.name, nbthread=self.nbthread, global_extra=extra, port=self.port)
+        # The plan-change variant gives each thread its own shard: nbthread 1 <-> 2 then adds
+        # and removes a listening socket of the address, not only threads.
+        bind_extra = " shards by-thread" if self.plan else ""
+        return PROXY_CFG.format(name=self.name, nbthread=self.nbthread, global_extra=extra, port=self.port,
+                                bind_extra=bind_extra)
 
     def start(self) -> None:
         self.write_cfg(self.render())
@@ -455,7 +459,7 @@ class Takeover(Proxy):
 
     def start(self) -> None:
         self.write_cfg(PROXY_CFG.format(
-            name=self.name, nbthread=2, port=self.port,
+            name=self.name, nbthread=2, port=self.port, bind_extra="",
             global_extra=f"    stats socket {self.sock} level admin expose-fd listeners\n"))
         self.cur = self.spawn([self.binary, "-f", str(self.cfg)])
         wait_listening(self.port, self.running)
