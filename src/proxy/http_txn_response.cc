@@ -79,12 +79,20 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
         st = v.status ? v.status : 302;
         bytes = redirect_bytes(st, v.location, v.set_cookie);
         break;
+      case rules::Verdict::Kind::kSilentDrop:
+        // Nothing reaches the client, not even a reset. Counted as a denied request on the
+        // frontend and the backend and logged with the server's status and `PR--`, as
+        // HAProxy 3.5 does (measured).
+        w_.be_counters(be_->index).dreq.add();
+        w_.fe_counters(fe_.index).dreq.add();
+        *reply_ = LocalReply{rh.status, {Cause::kProxy, FinalState::kRequest}, {}, true, false, false};
+        reply_->silent = true;
+        return Next::kReply;
       case rules::Verdict::Kind::kContinue:
       case rules::Verdict::Kind::kService:   // request rules only
       case rules::Verdict::Kind::kAuth:
       case rules::Verdict::Kind::kTarpit:
       case rules::Verdict::Kind::kReject:
-      case rules::Verdict::Kind::kSilentDrop:
         break;
     }
     if (!bytes.empty()) {

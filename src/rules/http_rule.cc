@@ -38,7 +38,7 @@ constexpr ActionName kActions[] = {
     {"replace-uri", Action::kReplaceUri, true},
     {"auth", Action::kAuth, true},
     {"tarpit", Action::kTarpit, true},              {"reject", Action::kReject, true},
-    {"silent-drop", Action::kSilentDrop, true},      {"wait-for-body", Action::kWaitForBody, true},
+    {"silent-drop", Action::kSilentDrop, false},      {"wait-for-body", Action::kWaitForBody, true},
     {"normalize-uri", Action::kNormalizeUri, true},
 };
 
@@ -69,7 +69,7 @@ constexpr std::string_view kHaproxyResponseActions[] = {
     "sc-add-gpc", "sc-inc-gpc", "sc-inc-gpc0", "sc-inc-gpc1", "sc-set-gpt", "sc-set-gpt0",
     "send-spoe-group", "set-bandwidth-limit", "set-fc-mark", "set-fc-tos",
     "set-map", "set-mark", "set-nice", "set-tos",
-    "silent-drop", "strict-mode", "track-sc0", "track-sc1", "track-sc2",
+    "strict-mode", "track-sc0", "track-sc1", "track-sc2",
     "wait-for-body",
 };
 

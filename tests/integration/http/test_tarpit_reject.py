@@ -106,3 +106,51 @@ def test_tarpit_reject_silent_drop(cfg, sluice, short_tmp):
     # Five denied (three tarpits, the reject, the drop); reject and drop count as "other".
     assert (f["dreq"], f["hrsp_4xx"], f["hrsp_5xx"], f["hrsp_other"]) == ("5", "2", "1", "2"), f
     assert h.stat_row(rows, "g", "FRONTEND")["dreq"] == "1"
+
+
+def test_http_response_silent_drop(cfg, sluice, short_tmp):
+    # The server's response is dropped and so is the client: nothing reaches it, not even a
+    # reset. HAProxy 3.5 counts a denied request (frontend and backend) and logs the server's
+    # status with PR--.
+    origin = socket.socket()
+    origin.bind(("127.0.0.1", 0))
+    origin.listen(4)
+
+    def serve():
+        c, _ = origin.accept()
+        with c:
+            c.recv(4096)
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            c.recv(10)
+    import threading
+    threading.Thread(target=serve, daemon=True).start()
+    port = free_port()
+    sock = f"{short_tmp}/s.sock"
+    s = sluice(cfg(f"""
+global
+    stats socket {sock} level admin
+defaults
+    mode http
+    log stdout format raw local0
+    option httplog
+    timeout client 3s
+    timeout server 3s
+    timeout connect 1s
+frontend f
+    bind 127.0.0.1:{port}
+    default_backend b
+backend b
+    http-response silent-drop if {{ status 200 }}
+    server s1 127.0.0.1:{origin.getsockname()[1]}
+"""), wait_ports=[port])
+    try:
+        got, end, _ = ask(port, "/", timeout=1.5)
+        assert (got, end) == (b"", "timeout")
+        wait_until(lambda: " b/s1 " in s.stdout(), 5, message=s.describe)
+        line = next(l for l in s.stdout().splitlines() if " b/s1 " in l)
+        assert fields(line)[1:] == ("200", "PR--"), line
+        rows = h.show_stat(sock)
+        assert h.stat_row(rows, "f", "FRONTEND")["dreq"] == "1"
+        assert h.stat_row(rows, "b", "BACKEND")["dreq"] == "1"
+    finally:
+        origin.close()
