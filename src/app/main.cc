@@ -24,6 +24,7 @@
 #include "app/listener_plan.h"
 #include "app/master.h"
 #include "app/messages.h"
+#include "net/tls.h"
 #include "app/server_state.h"
 #include "base/clock.h"
 #include "base/regex.h"
@@ -56,6 +57,10 @@ void print_version(int level) {
               "(default %d), default nbthread: %d (usable CPUs)\n",
               core::kMaxThreads, core::kMaxGroups, core::kMaxThreadsPerGroupHard,
               core::kDefaultMaxThreadsPerGroup, usable_cpus());
+  std::printf("Built with SSL library version : %s\n", net::tls::built_version().c_str());
+  std::printf("Running on SSL library version : %s\n", net::tls::running_version().c_str());
+  std::printf("SSL library supports TLS extensions : yes\nSSL library supports SNI : yes\n");
+  std::printf("SSL library supports : TLSv1.0 TLSv1.1 TLSv1.2 TLSv1.3\n");
   std::printf("Built with PCRE2 version : %s\n", base::Regex::library_version().c_str());
   std::printf("PCRE2 library supports JIT : %s\n", base::Regex::jit_supported() ? "yes" : "no");
   std::printf("Available polling systems :\n  epoll : pref=300, test result OK\n");

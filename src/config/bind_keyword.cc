@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "config/bind_ssl.h"
 #include "config/thread_keywords.h"
 #include "net/address.h"
 
@@ -41,6 +42,10 @@ void kw_bind(Parser& p, Line& l) {
     if (o == "accept-proxy") {   // a flag: no value
       b.accept_proxy = true;
       ++i;
+      continue;
+    }
+    if (std::size_t n = bind_ssl_option(p, l, head, i, b)) {
+      i += n;
       continue;
     }
     bool has_v = i + 1 < l.args.size();
@@ -80,6 +85,7 @@ void kw_bind(Parser& p, Line& l) {
     }
     i += 2;
   }
+  finish_bind_ssl(p, l, head, b);
   if (b.id > 0) {
     // The id names one listener: a list or a port range makes several, while shards are
     // clones of one that take the next ids, so they may carry one.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "config/bind_ssl.h"
 #include "config/global_var_keywords.h"
 #include "config/log_keyword.h"
 #include "config/parser.h"
@@ -275,8 +276,8 @@ void kw_uid_gid(Parser& p, Line& l) {
 // included) that otherwise use nothing of TLS.
 void kw_tls_default(Parser& p, Line& l) {
   need_args(l, 1, "an argument");
-  p.warning(fmt::format("{}'{}' has no effect: sluice has no TLS yet ('ssl' and 'crt' on bind "
-                        "and server lines are refused).", l.where, l.args[0]));
+  p.warning(fmt::format("{}'{}' has no effect: sluice does not speak TLS to servers yet ('ssl' "
+                        "on server lines is refused).", l.where, l.args[0]));
 }
 
 void kw_pidfile(Parser& p, Line& l) {
@@ -434,7 +435,7 @@ constexpr std::string_view kHaproxyGlobal[] = {
     "ssl-server-verify", "strict-limits", "ulimit-n", "unix-bind", "busy-polling",
     "maxsslconn", "maxzlibmem",
     "httpclient.resolvers.disabled",
-    "tune.maxpollevents", "tune.runqueue-depth", "tune.ssl.default-dh-param",
+    "tune.maxpollevents", "tune.runqueue-depth",
     "tune.recv_enough", "ssl-engine", "stats",
 };
 
@@ -453,14 +454,18 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"uid", kInGlobal, 0, kw_uid_gid, "<n>: run with this user id once every socket is bound"},
     {"group", kInGlobal, 0, kw_uid_gid, "<name>: run with this group once every socket is bound; supplementary groups are dropped"},
     {"gid", kInGlobal, 0, kw_uid_gid, "<n>: run with this group id once every socket is bound"},
-    {"ca-base", kInGlobal, 0, kw_tls_default, "<dir>: accepted with a warning; TLS is not supported yet, so nothing uses it"},
-    {"crt-base", kInGlobal, 0, kw_tls_default, "<dir>: accepted with a warning; TLS is not supported yet, so nothing uses it"},
-    {"ssl-default-bind-ciphers", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; TLS is not supported yet"},
-    {"ssl-default-bind-ciphersuites", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; TLS is not supported yet"},
-    {"ssl-default-bind-options", kInGlobal, 0, kw_tls_default, "<options>: accepted with a warning; TLS is not supported yet"},
-    {"ssl-default-server-ciphers", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; TLS is not supported yet"},
-    {"ssl-default-server-ciphersuites", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; TLS is not supported yet"},
-    {"ssl-default-server-options", kInGlobal, 0, kw_tls_default, "<options>: accepted with a warning; TLS is not supported yet"},
+    {"ca-base", kInGlobal, 0, kw_ssl_global, "<dir>: where relative `ca-file` paths of bind lines start (declared before them)"},
+    {"crt-base", kInGlobal, 0, kw_ssl_global, "<dir>: where relative `crt` paths of bind lines start (declared before them)"},
+    {"ssl-default-bind-ciphers", kInGlobal, 0, kw_ssl_global, "<list>: the TLS 1.2 and older cipher list of `bind ... ssl` lines without `ciphers` (OpenSSL's syntax)"},
+    {"ssl-default-bind-ciphersuites", kInGlobal, 0, kw_ssl_global, "<list>: the TLS 1.3 cipher suites of `bind ... ssl` lines without `ciphersuites`"},
+    {"ssl-default-bind-curves", kInGlobal, 0, kw_ssl_global, "<list>: the key exchange groups of `bind ... ssl` lines without `curves`"},
+    {"ssl-default-bind-options", kInGlobal, 0, kw_ssl_global, "<options>: for every `bind ... ssl` line: no-sslv3, no-tlsv10, no-tlsv11, no-tlsv12, no-tlsv13, force-tlsv1x, ssl-min-ver <v>, ssl-max-ver <v>, no-tls-tickets (a line's own ssl-min-ver / ssl-max-ver win); without any, TLS 1.2 is the lowest version, as in HAProxy"},
+    {"ssl-default-server-ciphers", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; sluice does not speak TLS to servers yet"},
+    {"ssl-default-server-ciphersuites", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; sluice does not speak TLS to servers yet"},
+    {"ssl-default-server-options", kInGlobal, 0, kw_tls_default, "<options>: accepted with a warning; sluice does not speak TLS to servers yet"},
+    {"tune.ssl.default-dh-param", kInGlobal, 0, kw_ssl_global, "<bits>: accepted (>= 1024); the DHE groups follow the certificate's key size (OpenSSL's automatic choice), and TLS 1.3 and ECDHE do not use them"},
+    {"tune.ssl.cachesize", kInGlobal, 0, kw_ssl_global, "<sessions>: sessions each bind line keeps for resumption by id, shared by every worker (default 20000; 0: none)"},
+    {"tune.ssl.lifetime", kInGlobal, 0, kw_ssl_global, "<time>: how long a session can be resumed (default 300s)"},
     {"pidfile", kInGlobal, 0, kw_pidfile, "<path>: write the pid there; a second one warns"},
     {"hard-stop-after", kInGlobal, 0, kw_hard_stop_after, "<time>: longest soft-stop duration"},
     {"spread-checks", kInGlobal, 0, kw_spread_checks, "<0..50>: each health check interval varies at random by up to that percentage either way (default 0), so that checks started together drift apart"},

@@ -176,7 +176,8 @@ const std::vector<std::string>& build_features() {
   // Only what sluice really has: feature() must not promise anything else.
   // PCRE2_JIT only where the PCRE2 library can JIT-compile here (base/regex.h).
   static const std::vector<std::string> features = [] {
-    std::vector<std::string> f = {"EPOLL", "THREAD", "REUSEPORT", "LINUX_TCP", "PCRE2"};
+    std::vector<std::string> f = {"EPOLL", "THREAD", "REUSEPORT", "LINUX_TCP", "PCRE2", "OPENSSL",
+                                  "SSL"};
     if (base::Regex::jit_supported()) f.push_back("PCRE2_JIT");
     return f;
   }();

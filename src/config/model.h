@@ -11,6 +11,7 @@
 
 #include "check/rules.h"
 #include "net/address.h"
+#include "net/tls.h"
 #include "log/format.h"
 #include "rules/rules.h"
 
@@ -71,6 +72,16 @@ struct ThreadSetConfig {
   std::vector<int> ids;    // absolute: global ids 1..1024; relative: local ids 1..64 (all expanded)
 };
 
+// A bind line's TLS options (config/bind_ssl.cc): `ssl`, `crt`, `alpn`, ...
+struct BindTlsConfig {
+  bool ssl = false;                       // `ssl`: connections start with a TLS handshake
+  net::tls::BindOptions options;          // the globals' ssl-default-bind-* applied first
+  int disabled_versions = 0;              // no-sslv3 / no-tlsv1x: bit per version (0 = SSLv3)
+  bool min_set = false, max_set = false;  // ssl-min-ver / ssl-max-ver written on the line
+  // Built at the end of the line, once every certificate loaded; null without `ssl`.
+  std::shared_ptr<const net::tls::ServerContext> context;
+};
+
 struct BindConfig {
   SourceLoc loc;
   std::string args_text;                  // "bind :80 thread 3-6" as written, for messages
@@ -82,6 +93,7 @@ struct BindConfig {
   int unix_mode = -1;                     // `mode` (octal) for UNIX sockets, -1 = umask
   int id = 0;                             // `id`, 0 = automatic
   bool accept_proxy = false;              // `accept-proxy`: a PROXY protocol header first
+  BindTlsConfig tls;
   std::vector<ThreadSetConfig> threads;   // `thread` (repeatable; empty = all threads)
   ShardsConfig shards;
 };
@@ -618,6 +630,12 @@ struct GlobalConfig {
   bool external_check = false;
   bool external_check_preserve_env = false;
   bool insecure_fork_wanted = false;
+  // TLS (config/bind_ssl.cc): crt-base / ca-base, and what ssl-default-bind-* and the
+  // tune.ssl.* keywords give every `bind ... ssl` line before its own options.
+  std::string crt_base, ca_base;
+  net::tls::BindOptions ssl_bind_defaults;
+  int ssl_bind_disabled_versions = 0;
+  bool ssl_bind_min_set = false, ssl_bind_max_set = false;
   bool h1_accept_payload_with_any_method = false;   // h1-accept-payload-with-any-method
   // h1-do-not-close-on-insecure-transfer-encoding
   bool h1_keep_insecure_transfer_encoding = false;

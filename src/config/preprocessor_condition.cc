@@ -1,5 +1,7 @@
 #include "config/preprocessor_condition.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <tuple>
@@ -9,6 +11,7 @@
 
 #include "base/version.h"
 #include "config/loader.h"
+#include "net/tls.h"
 
 namespace sluice::config {
 
@@ -285,15 +288,26 @@ int eval_pred(const Node& n, const Env& env, ConditionError* error) {
       return cmp > 0 ? 1 : 0;
     }
     case Pred::kOsslAtleast:
-    case Pred::kOsslBefore:
-      error->message = fmt::format("'{}' needs an SSL library and sluice is built without one",
-                                   n.pred->word);
-      return -1;
+    case Pred::kOsslBefore: {
+      // The running library's version against "X.Y.Z" (as HAProxy compares them).
+      int want[3] = {0, 0, 0};
+      if (std::sscanf(a[0].c_str(), "%d.%d.%d", &want[0], &want[1], &want[2]) < 1) {
+        error->message = fmt::format("'{}' expects a version such as '1.1.1' or '3.0.0', got '{}'",
+                                     n.pred->word, a[0]);
+        return -1;
+      }
+      int have[3] = {0, 0, 0};
+      net::tls::running_version_numbers(&have[0], &have[1], &have[2]);
+      const bool atleast = std::lexicographical_compare(want, want + 3, have, have + 3) ||
+                           std::equal(want, want + 3, have);
+      return (n.pred->pred == Pred::kOsslAtleast) == atleast ? 1 : 0;
+    }
     case Pred::kAwslcAtleast:
     case Pred::kAwslcBefore:
       error->message = fmt::format("'{}' used while the SSL library is not AWS-LC", n.pred->word);
       return -1;
-    case Pred::kSsllibStartswith: return 0;
+    case Pred::kSsllibStartswith:
+      return net::tls::running_version().starts_with(a[0]) ? 1 : 0;
     case Pred::kEnabled: return a[0] == "EPOLL" || a[0] == "REUSEPORT" ? 1 : 0;
     case Pred::kFips: return 0;
   }

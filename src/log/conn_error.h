@@ -2,7 +2,7 @@
 // HAProxy's connection error codes (its CO_ER_* numbering, which fc_err and bc_err return and
 // logs carry), for the errors sluice can meet on a plain TCP connection: the errno of a failed
 // connect, read or write, a PROXY protocol header that never came right, a SOCKS4 proxy's
-// handshake. HAProxy's TLS codes keep their numbers but sluice never produces them yet.
+// handshake, a TLS handshake that failed.
 #include <cstdint>
 #include <string_view>
 
@@ -21,6 +21,14 @@ enum class ConnError : uint8_t {
   kPrxNotHdr = 15,
   kPrxBadHdr = 16,
   kPrxBadProto = 17,
+  // A client's TLS handshake (bind ... ssl) that did not complete.
+  kSslEmpty = 18,       // the connection closed during the handshake
+  kSslAbort = 19,       // the connection failed during the handshake
+  kSslTimeout = 20,     // timeout client during the handshake
+  kSslNoMem = 22,       // no TLS connection could be allocated
+  kSslCaFail = 24,      // the client's certificate chain could not be verified
+  kSslCrtFail = 25,     // the client's certificate is not trusted
+  kSslHandshake = 28,   // a protocol error
   // A server's SOCKS4 proxy (`socks4`) that did not let the connection through.
   kSocks4Send = 39,
   kSocks4Recv = 40,

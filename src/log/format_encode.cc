@@ -336,7 +336,8 @@ void alias_value(Writer& w, const Node& n, LineState& st) {
     case Alias::kf: w.text(r.frontend); break;
     case Alias::kft:
       w.start_text();
-      w.rawtext(r.frontend);   // '~' only with TLS
+      w.rawtext(r.frontend);
+      if (r.tls) w.rawtext("~");   // TLS
       break;
     case Alias::kb: w.text(r.backend); break;
     case Alias::ks: w.text(r.server); break;

@@ -242,7 +242,10 @@ const ReqLine& LineState::req() {
           break;
         case Alias::kH: put_text(out, r.hostname, true, o); break;
         case Alias::kf: put_text(out, r.frontend, true, o); break;
-        case Alias::kft: put_text(out, r.frontend, true, o); break;   // '~' only with TLS
+        case Alias::kft:
+          if (r.tls) put_text(out, std::string(r.frontend) + "~", true, o);   // TLS
+          else put_text(out, r.frontend, true, o);
+          break;
         case Alias::kb: put_text(out, r.backend, true, o); break;
         case Alias::ks: put_text(out, r.server, true, o); break;
         case Alias::kID: put_text(out, r.unique_id, true, o); break;

@@ -103,9 +103,9 @@ std::string connection_error_line(const net::SocketAddress& client, uint64_t acc
 }
 
 std::string tcplog_line(const Record& r) {
-  return fmt::format("{}:{} [{}] {} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0",
+  return fmt::format("{}:{} [{}] {}{} {}/{} {}/{}/{} {} {} {}/{}/{}/{}/{} 0/0",
                      r.client->host_string(), r.client->port(), base::log_date(r.date_wall_us),
-                     r.frontend, r.backend, r.server, r.tw, r.tc, r.total, r.bytes_out,
+                     r.frontend, r.tls ? "~" : "", r.backend, r.server, r.tw, r.tc, r.total, r.bytes_out,
                      letters(r.term), r.actconn, r.feconn, r.beconn, r.srvconn,
                      retries_field(r.retries, r.redispatched));
 }
@@ -113,9 +113,9 @@ std::string tcplog_line(const Record& r) {
 std::string httplog_line(const Record& r) {
   auto cookie = [](bool has, std::string_view v) { return has && !v.empty() ? v : std::string_view("-"); };
   std::string line = fmt::format(
-      "{}:{} [{}] {} {}/{} {}/{}/{}/{}/{} {} {} {} {} {}{} {}/{}/{}/{}/{} 0/0 ",
+      "{}:{} [{}] {}{} {}/{} {}/{}/{}/{}/{} {} {} {} {} {}{} {}/{}/{}/{}/{} 0/0 ",
       r.client->host_string(), r.client->port(), base::log_date(r.date_wall_us), r.frontend,
-      r.backend, r.server, r.tr, r.tw, r.tc, r.tresp, r.total, r.status, r.bytes_out,
+      r.tls ? "~" : "", r.backend, r.server, r.tr, r.tw, r.tc, r.tresp, r.total, r.status, r.bytes_out,
       cookie(r.has_cli_cookie, r.cli_cookie), cookie(r.has_srv_cookie, r.srv_cookie),
       letters(r.term), std::string_view(r.cookie_flags, 2), r.actconn, r.feconn, r.beconn, r.srvconn,
       retries_field(r.retries, r.redispatched));

@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "net/socket.h"
+#include "net/tls.h"
 
 namespace sluice::net {
 
@@ -17,8 +18,18 @@ bool watch_listener(core::EventLoop& loop, int fd, core::IoHandler* h, bool excl
 }
 
 bool RawTransport::input_pending() {
+  if (tls_ && tls::pending(tls_)) return true;
   char byte;
   return fd_ >= 0 && ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+IoResult RawTransport::tls_recv(char* dst, std::size_t room) { return tls::recv(tls_, dst, room); }
+IoResult RawTransport::tls_send(const char* src, std::size_t len) { return tls::send(tls_, src, len); }
+IoResult RawTransport::tls_sendv(const iovec* parts, int n) { return tls::sendv(tls_, parts, n); }
+void RawTransport::tls_close_notify() { tls::shutdown(tls_); }
+void RawTransport::drop_tls() {
+  tls::free(tls_);
+  tls_ = nullptr;
 }
 
 int RawTransport::connect_error() { return pending_socket_error(fd_); }

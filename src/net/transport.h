@@ -3,9 +3,10 @@
 // buffers, pass a FIN on, close, and learn what readiness the event loop reported. The proxy
 // never makes a socket system call or reads event-loop bits itself: a transport does.
 //
-// One implementation today, RawTransport (a TCP or UNIX stream socket). TLS is the next: its
-// recv() decrypts and its send() encrypts, a handshake that needs the other direction answers
-// IoStatus::kAgain like a full or empty socket, and nothing above the transport changes.
+// One implementation, RawTransport: a TCP or UNIX stream socket, which may carry a TLS
+// connection (net/tls.h) once its handshake is done: then recv() decrypts and send() encrypts,
+// and nothing above the transport changes. A plain connection pays one test of a null
+// pointer per call for it.
 //
 // Thread rule: a transport belongs to the worker that owns its connection (worker-local).
 #include <sys/epoll.h>
@@ -18,6 +19,8 @@
 #include <cstdint>
 
 #include "core/event_loop.h"
+
+struct ssl_st;
 
 namespace sluice::net {
 
@@ -129,6 +132,7 @@ class RawTransport final : public Transport {
   RawTransport() = default;
   explicit RawTransport(int fd) : fd_(fd) {}
   ~RawTransport() override {
+    if (tls_) [[unlikely]] drop_tls();
     if (fd_ >= 0) ::close(fd_);
   }
   RawTransport(const RawTransport&) = delete;
@@ -136,10 +140,15 @@ class RawTransport final : public Transport {
 
   // Takes ownership of `fd` (closing any descriptor held before).
   void adopt(int fd) {
+    if (tls_) [[unlikely]] drop_tls();
     if (fd_ >= 0) ::close(fd_);
     fd_ = fd;
     held_ = false;
   }
+  // From now on the socket's bytes are this TLS connection's (its handshake done), which the
+  // transport owns and frees with the connection.
+  void set_tls(ssl_st* s) { tls_ = s; }
+  ssl_st* tls() const { return tls_; }
 
   int fd() const override { return fd_; }
   bool watch(core::EventLoop& loop, core::IoHandler* h) override {
@@ -149,6 +158,7 @@ class RawTransport final : public Transport {
   }
   IoResult recv(char* dst, std::size_t room) override {
     if (room == 0) return {0, IoStatus::kOk, 0};   // recv() would say 0, read as a FIN
+    if (tls_) [[unlikely]] return tls_recv(dst, room);
     ssize_t n = ::recv(fd_, dst, room, 0);
     if (n > 0) return {static_cast<std::size_t>(n), IoStatus::kOk, 0};
     if (n == 0) return {0, IoStatus::kEof, 0};
@@ -156,6 +166,7 @@ class RawTransport final : public Transport {
   }
   IoResult send(const char* src, std::size_t len, bool more) override {
     if (len == 0) return {0, IoStatus::kOk, 0};   // nothing to move is no broken pipe
+    if (tls_) [[unlikely]] return tls_send(src, len);
     ssize_t n = ::send(fd_, src, len, more ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
     if (n > 0) {
       held_ = more;
@@ -165,6 +176,7 @@ class RawTransport final : public Transport {
   }
   IoResult sendv(const iovec* parts, int n, bool more) override {
     if (n == 1) return send(static_cast<const char*>(parts[0].iov_base), parts[0].iov_len, more);
+    if (tls_) [[unlikely]] return tls_sendv(parts, n);
     msghdr m{};
     m.msg_iov = const_cast<iovec*>(parts);
     m.msg_iovlen = static_cast<std::size_t>(n);
@@ -177,6 +189,7 @@ class RawTransport final : public Transport {
   }
   void shutdown_write() override {
     if (fd_ < 0) return;
+    if (tls_) [[unlikely]] tls_close_notify();
     ::shutdown(fd_, SHUT_WR);
     held_ = false;
   }
@@ -184,6 +197,11 @@ class RawTransport final : public Transport {
   int connect_error() override;
   void close(CloseMode mode) override {
     if (fd_ < 0) return;
+    if (tls_) [[unlikely]] {
+      // A clean end says close_notify first; a reset says nothing more.
+      if (mode == CloseMode::kFin || mode == CloseMode::kPushedFin) tls_close_notify();
+      drop_tls();
+    }
     // A plain close, or a pushed one with nothing held back, is one close(): the common end
     // of every connection. The others set options first (close_slow).
     if (mode == CloseMode::kFin || (mode == CloseMode::kPushedFin && !held_)) {
@@ -203,9 +221,16 @@ class RawTransport final : public Transport {
   // The closes that do more than close(): the shutdown, TCP_NODELAY or SO_LINGER that `mode`
   // needs, then the close. close() clears fd_ and held_ after it.
   void close_slow(CloseMode mode);
+  // The TLS connection's side of the calls (transport.cc, with net/tls.h).
+  IoResult tls_recv(char* dst, std::size_t room);
+  IoResult tls_send(const char* src, std::size_t len);
+  IoResult tls_sendv(const iovec* parts, int n);
+  void tls_close_notify();
+  void drop_tls();
 
   int fd_ = -1;
   bool held_ = false;   // the last send() had `more`: bytes may wait for the FIN or a push
+  ssl_st* tls_ = nullptr;
 };
 
 // Reads and drops what the peer already sent (at most 64 KiB), before a close that refuses

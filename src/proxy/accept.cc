@@ -21,6 +21,7 @@
 #include "net/transport.h"
 #include "proxy/balance_key.h"
 #include "proxy/h1_connection.h"
+#include "proxy/tls_handshake.h"
 #include "proxy/proxy_header.h"
 #include "proxy/sample_env.h"
 #include "proxy/server_pick.h"
@@ -312,7 +313,31 @@ void Worker::start_session(Listener& l, int fd, const net::SocketAddress& peer, 
     l.given[static_cast<std::size_t>(l.position[static_cast<std::size_t>(id_)])].fetch_add(
         1, std::memory_order_relaxed);
   }
+  if (l.line && l.line->settings.tls) [[unlikely]] {
+    start_tls_handshake(l, fd, peer, std::move(slots), nullptr);
+    return;
+  }
   open_session(l, fd, peer, std::move(slots), nullptr);
+}
+
+void Worker::start_tls_handshake(Listener& l, int fd, const net::SocketAddress& peer,
+                                 ConnSlots&& slots, std::shared_ptr<const net::pp::Header> pp) {
+  // A connection now (conn_tot, conn_rate), whether its handshake completes or not, as
+  // HAProxy counts it; a session once it does.
+  if (!pp) {
+    auto& fc = fe_counters(l.proxy->index);
+    fc.conn_tot.add();
+    fc.conn_rate.add(loop_.now_ms());
+  }
+  auto* h = new TlsHandshake(*this, l, fd, peer, std::move(pp));
+  h->slots = std::move(slots);
+  session_opened(h);
+  h->start();
+}
+
+void Worker::begin_tls_session(Listener& l, int fd, const net::SocketAddress& peer, ssl_st* ssl,
+                               std::shared_ptr<const net::pp::Header> pp, ConnSlots&& slots) {
+  open_session(l, fd, peer, std::move(slots), pp ? &pp : nullptr, ssl, /*counted=*/true);
 }
 
 void Worker::start_proxied_session(Listener& l, int fd, const net::SocketAddress& peer,
@@ -336,6 +361,10 @@ void Worker::start_proxied_session(Listener& l, int fd, const net::SocketAddress
 
 void Worker::begin_session(Listener& l, int fd, const net::SocketAddress& peer,
                            std::shared_ptr<const net::pp::Header> pp, ConnSlots&& slots) {
+  if (l.line && l.line->settings.tls) [[unlikely]] {
+    start_tls_handshake(l, fd, peer, std::move(slots), std::move(pp));
+    return;
+  }
   open_session(l, fd, peer, std::move(slots), &pp);
 }
 
@@ -343,12 +372,13 @@ void Worker::begin_session(Listener& l, int fd, const net::SocketAddress& peer,
 // every connection, cost about 40 instructions per connection.
 [[gnu::always_inline]] inline void Worker::open_session(
     Listener& l, int fd, const net::SocketAddress& peer, ConnSlots&& slots,
-    std::shared_ptr<const net::pp::Header>* pp) {
+    std::shared_ptr<const net::pp::Header>* pp, ssl_st* ssl, bool counted) {
   Proxy& fe = *l.proxy;
   activity_.sess_started.add();
   auto& fc = fe_counters(fe.index);
   uint64_t now = loop_.now_ms();
-  if (!pp) {   // a connection that began with a PROXY header was counted when accepted
+  // A connection that began with a PROXY header or a TLS handshake was counted when accepted.
+  if (!pp && !counted) {
     fc.conn_tot.add();
     fc.conn_rate.add(now);
   }
@@ -363,6 +393,7 @@ void Worker::begin_session(Listener& l, int fd, const net::SocketAddress& peer,
   Session* s = fe.settings.http ? static_cast<Session*>(new H1Connection(*this, l, fd, peer))
                                 : static_cast<Session*>(new TcpSession(*this, l, fd, peer));
   if (pp) [[unlikely]] s->adopt_proxy_header(std::move(*pp));
+  if (ssl) [[unlikely]] s->adopt_tls(ssl);
   s->slots = std::move(slots);
   session_opened(s);
   // A hand-off queued before this worker soft-stopped starts after its on_soft_stop() walk:

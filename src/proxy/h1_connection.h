@@ -93,6 +93,12 @@ class H1Connection final : public Session {
   }
 
   void start() override;
+  // Decrypted bytes may already wait inside OpenSSL, where no event announces them.
+  void adopt_tls(ssl_st* s) override {
+    cio_.set_tls(s);
+    txn_.set_client_tls(s);
+    c_rd_ = true;
+  }
   void adopt_proxy_header(std::shared_ptr<const net::pp::Header> h) override {
     txn_.adopt_proxy_header(std::move(h));
   }

@@ -62,6 +62,9 @@ class HttpTxn final : public StreamTimes {
   rules::TcpVerdict session_verdict(int client_fd);
   // The connection's PROXY protocol header, for its life: its destination is the connection's
   // local address.
+  // The client connection's TLS connection, owned by its transport (H1Connection::adopt_tls).
+  void set_client_tls(ssl_st* s) { client_tls_ = s; }
+  ssl_st* client_tls() const override { return client_tls_; }
   void adopt_proxy_header(std::shared_ptr<const net::pp::Header> h) {
     if (h->has_addresses) {
       conn_dst_ = std::make_unique<net::SocketAddress>(h->dst);
@@ -366,6 +369,7 @@ class HttpTxn final : public StreamTimes {
   // While on_request() runs its rules: the request as they see it, for an error page that
   // renders log-format strings (error_reply()).
   RequestScope* live_request_ = nullptr;
+  ssl_st* client_tls_ = nullptr;
   // An http-error page with log-format strings, rendered with what the stream knows now.
   std::string render_error_page(int status, const rules::HttpRule& rule);
   stats::ServiceRequest::Body body_state_ = stats::ServiceRequest::Body::kNotRead;

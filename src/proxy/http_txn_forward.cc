@@ -184,6 +184,7 @@ void HttpTxn::render_pp2_tlvs(HttpCodecs& codecs, std::vector<net::pp::Tlv>* out
   r.date_wall_us = t_first_byte_wall_us ? t_first_byte_wall_us : base::wall_us();
   r.http = true;
   r.frontend = fe_.settings.name;
+  r.tls = client_tls_ != nullptr;
   r.backend = be_->settings.name;
   r.server = srv->name();
   r.request_line = req_line;

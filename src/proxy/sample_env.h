@@ -48,6 +48,7 @@ class ProxyEnv final : public sample::Env {
   int srv_conn(std::string_view backend, std::string_view server) const override;
   bool stopping() const override;
   int thread_id() const override;
+  ssl_st* client_tls() const override { return stream ? stream->client_tls() : nullptr; }
   bool proxy_stat(ProxyStat s, std::string_view proxy, std::string_view server,
                   int64_t* out) const override;
   bool text(TextQuery q, std::string_view* out) const override;

@@ -17,6 +17,8 @@ namespace sluice::lb {
 class Server;
 }
 
+struct ssl_st;
+
 namespace sluice::proxy {
 
 struct Listener;
@@ -71,6 +73,9 @@ class Session : public core::Deferred, public core::TimerHandler, public Describ
   // is the connection's local address (dst, %fi:%fp, mapped server ports) when it carries
   // addresses, and its TLVs answer the fc_pp_* fetches.
   virtual void adopt_proxy_header(std::shared_ptr<const net::pp::Header> h) {}
+  // The connection's TLS handshake is done (bind ... ssl, proxy/tls_handshake.h): its bytes
+  // are the TLS connection's from now on (before start()). The session owns it.
+  virtual void adopt_tls(ssl_st* s) {}
 
   ConnSlots slots;              // given back by Worker::session_closed()
   std::size_t slot = 0;         // position in the worker's session list

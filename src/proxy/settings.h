@@ -15,6 +15,10 @@
 #include "rules/rules.h"
 #include "stats/http_service.h"
 
+namespace sluice::net::tls {
+class ServerContext;
+}  // namespace sluice::net::tls
+
 namespace sluice::proxy {
 
 // Milliseconds, 0 = none.
@@ -155,6 +159,9 @@ struct BindSettings {
   // `accept-proxy`: each connection starts with a PROXY protocol header (v1 or v2), whose
   // addresses become the connection's (proxy/proxy_header.h).
   bool accept_proxy = false;
+  // `ssl crt ...`: each connection starts with a TLS handshake (proxy/tls_handshake.h) with
+  // these certificates; null for a plain listener.
+  std::shared_ptr<const net::tls::ServerContext> tls;
   // Shard plan, per address (same order as addrs): each shard is one kernel socket and lists
   // the global thread ids (1-based) that watch it. Empty = one shard served by every thread.
   std::vector<std::vector<std::vector<int>>> shards;

@@ -4,6 +4,8 @@
 
 #include "sample/context.h"
 
+struct ssl_st;
+
 namespace sluice::proxy {
 
 // The stream whose rules run (an HTTP transaction, a TCP session), for the timer and
@@ -20,6 +22,8 @@ class StreamTimes {
   virtual uint64_t stream_number() const = 0;
   // When the client connection was accepted (monotonic ms): fc.timer.total counts from it.
   virtual uint64_t accept_ms() const = 0;
+  // The client connection's TLS connection (bind ... ssl), null for a plain one.
+  virtual ssl_st* client_tls() const { return nullptr; }
 
  protected:
   ~StreamTimes() = default;

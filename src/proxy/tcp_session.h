@@ -68,6 +68,12 @@ class TcpSession final : public Session, public StreamTimes {
   ~TcpSession() override;
 
   void start() override;
+  // Decrypted bytes may already wait inside OpenSSL, where no event announces them.
+  void adopt_tls(ssl_st* s) override {
+    cio_.set_tls(s);
+    c_rd_ = true;
+  }
+  ssl_st* client_tls() const override { return cio_.tls(); }
   void adopt_proxy_header(std::shared_ptr<const net::pp::Header> h) override {
     if (h->has_addresses) {
       if (!rd_) rd_ = std::make_unique<RuleData>();

@@ -282,6 +282,10 @@ class Worker : public core::TimerHandler {
   // listener's count for this thread already includes it. Worker-local.
   void begin_session(Listener& l, int fd, const net::SocketAddress& peer,
                      std::shared_ptr<const net::pp::Header> pp, ConnSlots&& slots);
+  // The session of a connection whose TLS handshake is done (TlsHandshake): as
+  // begin_session(), with the TLS connection `ssl` for its transport. Worker-local.
+  void begin_tls_session(Listener& l, int fd, const net::SocketAddress& peer, ssl_st* ssl,
+                         std::shared_ptr<const net::pp::Header> pp, ConnSlots&& slots);
 
  private:
   void thread_main();
@@ -302,7 +306,12 @@ class Worker : public core::TimerHandler {
                                                ConnSlots&& slots);
   // The session itself (counted, built, started); `pp`: the PROXY header it began with.
   void open_session(Listener& l, int fd, const net::SocketAddress& peer, ConnSlots&& slots,
-                    std::shared_ptr<const net::pp::Header>* pp);
+                    std::shared_ptr<const net::pp::Header>* pp, ssl_st* ssl = nullptr,
+                    bool counted = false);
+  // bind ... ssl: the handshake first (TlsHandshake), the session once it is done. Out of line.
+  [[gnu::noinline]] void start_tls_handshake(Listener& l, int fd, const net::SocketAddress& peer,
+                                             ConnSlots&& slots,
+                                             std::shared_ptr<const net::pp::Header> pp);
   void register_listeners();
   // Stops watching a listener that hit a limit; false if it was already paused.
   bool unwatch(ListenerWatch& watch);

@@ -18,6 +18,8 @@
 #include "net/proxy_protocol.h"
 #include "sample/sample.h"
 
+struct ssl_st;
+
 namespace sluice::sample {
 
 class Captures;
@@ -120,6 +122,8 @@ class Env {
   virtual int frontend_exists(std::string_view frontend) const { return -1; }
   // The worker thread's number, from 0.
   virtual int thread_id() const { return 0; }
+  // The client connection's TLS connection (bind ... ssl), null for a plain one.
+  virtual ssl_st* client_tls() const { return nullptr; }
 
   // The rest of the integer state the fetches of HAProxy's sections 7.3.2 and 7.3.3 read
   // (fetch_internal.cc, fetch_l4.cc), one enumeration per question rather than one method

@@ -32,6 +32,7 @@ struct Index {
 
 const Index<FetchDef>& fetch_index() {
   static const Index<FetchDef> idx({tables::internal_fetches(), tables::l4_fetches(),
+                                    tables::ssl_fetches(),
                                     tables::payload_fetches(), tables::http_fetches(),
                                     tables::http_hdr_fetches(), tables::http_cookie_fetches(),
                                     tables::http_auth_fetches(), tables::vars_fetches()});
@@ -56,7 +57,8 @@ struct Unsupported {
 
 // HAProxy fetches that need a feature sluice does not have yet.
 constexpr Unsupported kFetches[] = {
-    {"ssl_*", "it needs TLS"},
+    {"ssl_bc_*", "sluice does not speak TLS to servers yet"},
+    {"ssl_*", "sluice's TLS does not report it yet"},
     {"sc_*", "it needs stick tables"},  {"sc0_*", "it needs stick tables"},
     {"sc1_*", "it needs stick tables"}, {"sc2_*", "it needs stick tables"},
     {"src_*", "it needs stick tables"}, {"table_*", "it needs stick tables"},
@@ -64,12 +66,13 @@ constexpr Unsupported kFetches[] = {
     {"fs.*", "it needs the multiplexer's stream state"},
     {"bs.*", "it needs the multiplexer's stream state"},
     {"term_events", "it needs the stream's termination events"},
-    {"51d.*", "it needs 51Degrees"},    {"da-csv-conv", "it needs DeviceAtlas"},    {"x509_v_err_str", "it needs TLS"},
+    {"51d.*", "it needs 51Degrees"},    {"da-csv-conv", "it needs DeviceAtlas"},    {"x509_v_err_str", "sluice's TLS does not report it yet"},
     {"eth.*", "it needs the bind option tcp-ss"}, {"ip.*", "it needs the bind option tcp-ss"},
     {"tcp.*", "it needs the bind option tcp-ss"},
     {"wurfl-*", "it needs WURFL"},      {"quic_*", "it needs QUIC"},
-    {"req.ssl_*", "it needs TLS"},      {"res.ssl_*", "it needs TLS"},
-    {"jwt_*", "it needs JWT support"},  {"ocsp_*", "it needs TLS"},
+    {"req.ssl_*", "sluice does not read it from the client hello yet"},
+    {"res.ssl_*", "sluice does not read it from the server hello yet"},
+    {"jwt_*", "it needs JWT support"},  {"ocsp_*", "sluice's TLS has no OCSP yet"},
     {"lua.*", "it needs Lua"},
     {"http_first_req", "it needs the connection's request count"},
     {"server_status", "it needs the status as the server sent it"},
@@ -85,11 +88,11 @@ constexpr Unsupported kFetches[] = {
 
 // Converters that issue 18 leaves out or that need missing features.
 constexpr Unsupported kConvs[] = {
-    {"jwt_*", "it needs JWT support"},          {"aes_*", "it needs TLS"},
+    {"jwt_*", "it needs JWT support"},          {"aes_*", "sluice has no AES converters yet"},
     {"protobuf", "it needs gRPC support"},      {"ungrpc", "it needs gRPC support"},
     {"table_*", "it needs stick tables"},       {"in_table", "it needs stick tables"},
     {"51d.*", "it needs 51Degrees"},
-    {"da-csv-conv", "it needs DeviceAtlas"},    {"x509_v_err_str", "it needs TLS"},
+    {"da-csv-conv", "it needs DeviceAtlas"},    {"x509_v_err_str", "sluice's TLS does not report it yet"},
     {"eth.*", "it needs the bind option tcp-ss"}, {"ip.*", "it needs the bind option tcp-ss"},
     {"tcp.*", "it needs the bind option tcp-ss"},
 };

@@ -12,6 +12,7 @@ namespace sluice::sample::tables {
 
 std::span<const FetchDef> internal_fetches();   // fetch_internal.cc: HAProxy 7.3.2
 std::span<const FetchDef> l4_fetches();         // fetch_l4.cc: 7.3.3
+std::span<const FetchDef> ssl_fetches();        // fetch_ssl.cc: 7.3.4
 std::span<const FetchDef> payload_fetches();    // fetch_payload.cc: 7.3.5
 std::span<const FetchDef> http_fetches();       // fetch_http.cc: 7.3.6, request line, body
 std::span<const FetchDef> http_hdr_fetches();   // fetch_http_hdr.cc: 7.3.6, headers, status

@@ -70,9 +70,12 @@ def test_parse_errors_and_warnings(cfg):
     assert rc == 1 and "'chroot' expects a directory as an argument." in err, err
     rc, _, err = check("    uid 5\n    user nobody")
     assert rc == 0 and "user/uid already specified. Continuing." in err, err
-    rc, _, err = check("    ssl-default-bind-ciphers ECDHE-RSA-AES128-GCM-SHA256\n    ca-base /etc/ssl")
-    assert rc == 0 and "'ssl-default-bind-ciphers' has no effect: sluice has no TLS yet" in err
-    assert "'ca-base' has no effect" in err
+    rc, _, err = check("    ssl-default-server-ciphers ECDHE-RSA-AES128-GCM-SHA256\n    ca-base /etc/ssl")
+    assert rc == 0 and ("'ssl-default-server-ciphers' has no effect: sluice does not speak TLS to "
+                        "servers yet") in err, err
+    assert "'ca-base'" not in err, err   # used by bind lines now
+    rc, _, err = check("    ca-base /etc/ssl\n    ca-base /etc/ssl")
+    assert rc == 1 and "'ca-base' already specified." in err, err
 
 
 def test_debian_default_configuration_loads():

@@ -43,7 +43,8 @@ TEST_F(CondTest, Predicates) {
   EXPECT_EQ(eval("feature(PCRE2)"), 1);
   EXPECT_EQ(eval("feature(PCRE2_JIT)"), base::Regex::jit_supported() ? 1 : 0);
   EXPECT_EQ(eval("feature(PCRE)"), 0);
-  EXPECT_EQ(eval("feature(OPENSSL)"), 0);
+  EXPECT_EQ(eval("feature(OPENSSL)"), 1);   // bind ... ssl
+  EXPECT_EQ(eval("feature(QUIC)"), 0);
   EXPECT_EQ(eval("feature(THREA)"), 0);
   EXPECT_EQ(eval("streq(a,a)"), 1);
   EXPECT_EQ(eval("streq(a, a)"), 0);
@@ -59,7 +60,8 @@ TEST_F(CondTest, Predicates) {
   EXPECT_EQ(eval("enabled(WHATEVER)"), 0);
   EXPECT_EQ(eval("fips_mode"), 0);
   EXPECT_EQ(eval("fips_mode()"), 0);
-  EXPECT_EQ(eval("ssllib_name_startswith(OpenSSL)"), 0);
+  EXPECT_EQ(eval("ssllib_name_startswith(OpenSSL)"), 1);
+  EXPECT_EQ(eval("ssllib_name_startswith(BoringSSL)"), 0);
 }
 
 TEST_F(CondTest, Versions) {
@@ -94,7 +96,9 @@ TEST_F(CondTest, OperatorsAndPrecedence) {
 TEST_F(CondTest, ShortCircuitSkipsEvaluationErrors) {
   EXPECT_EQ(eval("0 && openssl_version_atleast(1.0)"), 0);
   EXPECT_EQ(eval("1 || openssl_version_atleast(1.0)"), 1);
-  EXPECT_EQ(eval("openssl_version_atleast(1.0)"), -1);
+  EXPECT_EQ(eval("openssl_version_atleast(1.0)"), 1);   // Debian 12's OpenSSL 3
+  EXPECT_EQ(eval("openssl_version_before(3.0.0)"), 0);
+  EXPECT_EQ(eval("openssl_version_atleast(99.0.0)"), 0);
   EXPECT_EQ(err_.pos, 0);
   // ...but a syntax error anywhere is still an error.
   EXPECT_EQ(eval("1 || bogus(1)"), -1);
@@ -138,7 +142,8 @@ TEST(BuildFeatures, ListsOnlyWhatSluiceHas) {
   const auto& f = build_features();
   EXPECT_NE(std::find(f.begin(), f.end(), "THREAD"), f.end());
   EXPECT_NE(std::find(f.begin(), f.end(), "EPOLL"), f.end());
-  EXPECT_EQ(std::find(f.begin(), f.end(), "OPENSSL"), f.end());
+  EXPECT_NE(std::find(f.begin(), f.end(), "OPENSSL"), f.end());
+  EXPECT_EQ(std::find(f.begin(), f.end(), "QUIC"), f.end());
   // Regexes are PCRE2 (base/regex.h), JIT-compiled where the library supports it.
   EXPECT_NE(std::find(f.begin(), f.end(), "PCRE2"), f.end());
   EXPECT_EQ(std::find(f.begin(), f.end(), "PCRE2_JIT") != f.end(), base::Regex::jit_supported());

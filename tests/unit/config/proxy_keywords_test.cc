@@ -42,7 +42,7 @@ TEST(Proxy, Bind) {
   EXPECT_TRUE(parse("frontend f\n  bind :1 process 1\n").has(
       "parsing [f.cfg:2] : 'bind :1' : 'process 1' on 'bind' lines is not supported anymore, please use 'thread' instead."));
   EXPECT_TRUE(parse("frontend f\n  bind :1 maxconn\n").has("parsing [f.cfg:2] : 'bind :1' : 'maxconn' : missing value"));
-  EXPECT_TRUE(parse("frontend f\n  bind :1 ssl\n").contains("'ssl' is not supported by sluice yet."));
+  EXPECT_TRUE(parse("frontend f\n  bind :1 ssl\n").contains("no SSL certificate specified for bind ':1' (use 'crt')."));
   EXPECT_TRUE(parse("defaults\n  bind :1\n").has("parsing [f.cfg:2] : 'bind' not allowed in 'defaults' section."));
   r = parse("backend b\n  bind :1\n");
   EXPECT_TRUE(r.r.model);

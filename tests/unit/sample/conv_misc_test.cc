@@ -112,7 +112,7 @@ TEST(ConvMisc, Vars) {
 
 TEST(ConvMisc, RefusedWithReason) {
   EXPECT_EQ(parse_error("str(a),x509_v_err_str"),
-            "converter 'x509_v_err_str' is not supported by sluice yet (it needs TLS)");
+            "converter 'x509_v_err_str' is not supported by sluice yet (sluice's TLS does not report it yet)");
   EXPECT_EQ(parse_error("str(a),protobuf(1)"),
             "converter 'protobuf' is not supported by sluice yet (it needs gRPC support)");
   EXPECT_EQ(parse_error("str(a),tcp.win"),

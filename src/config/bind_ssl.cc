@@ -1,0 +1,259 @@
+// TLS on bind lines (`ssl`, `crt`, `alpn`, `ssl-min-ver`, `ciphers`, `verify`, ...) and the
+// globals that set their defaults (ssl-default-bind-*, crt-base, ca-base, tune.ssl.*), with
+// HAProxy 3.5's semantics and messages. The certificates are loaded as the line is parsed, so
+// that `-c` reports a missing or broken one at its line.
+#include "config/bind_ssl.h"
+
+#include <algorithm>
+#include <climits>
+
+#include <fmt/format.h>
+
+#include "config/units.h"
+
+namespace sluice::config {
+
+namespace {
+
+// SSLv3, TLSv1.0, TLSv1.1, TLSv1.2, TLSv1.3: bit i of a disabled-versions mask.
+constexpr std::string_view kVersions[] = {"SSLv3", "TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"};
+
+int version_bit(std::string_view no_word) {
+  static constexpr std::string_view kNo[] = {"no-sslv3", "no-tlsv10", "no-tlsv11", "no-tlsv12",
+                                             "no-tlsv13"};
+  for (int i = 0; i < 5; ++i)
+    if (kNo[i] == no_word) return i;
+  return -1;
+}
+
+int force_bit(std::string_view word) {
+  static constexpr std::string_view kForce[] = {"force-sslv3", "force-tlsv10", "force-tlsv11",
+                                                "force-tlsv12", "force-tlsv13"};
+  for (int i = 0; i < 5; ++i)
+    if (kForce[i] == word) return i;
+  return -1;
+}
+
+std::string with_base(const std::string& base, const std::string& path) {
+  if (base.empty() || path.empty() || path[0] == '/') return path;
+  return base + (base.ends_with('/') ? "" : "/") + path;
+}
+
+std::vector<std::string> split_commas(const std::string& v) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= v.size()) {
+    std::size_t c = v.find(',', start);
+    if (c == std::string::npos) c = v.size();
+    out.push_back(v.substr(start, c - start));
+    start = c + 1;
+  }
+  return out;
+}
+
+// Options shared by bind lines and ssl-default-bind-options: how many words option `w` (at
+// args[i]) takes, 0 when it is not one of them. `where` prefixes errors.
+std::size_t common_option(const std::vector<std::string>& args, std::size_t i,
+                          const std::string& where, net::tls::BindOptions& o, int& disabled,
+                          bool& min_set, bool& max_set) {
+  const std::string& w = args[i];
+  if (int b = version_bit(w); b >= 0) {
+    disabled |= 1 << b;
+    return 1;
+  }
+  if (int b = force_bit(w); b >= 0) {
+    // HAProxy: deprecated, the same as ssl-min-ver and ssl-max-ver both at that version.
+    o.min_version = o.max_version = net::tls::version_number(kVersions[b]);
+    min_set = max_set = true;
+    return 1;
+  }
+  if (w == "no-tls-tickets") {
+    o.no_tickets = true;
+    return 1;
+  }
+  if (w == "ssl-min-ver" || w == "ssl-max-ver") {
+    const int v = i + 1 < args.size() ? net::tls::version_number(args[i + 1]) : 0;
+    if (!v)
+      throw ConfigError{fmt::format("{}'{}' : expects a value among SSLv3, TLSv1.0, TLSv1.1, "
+                                    "TLSv1.2, TLSv1.3.", where, w)};
+    (w == "ssl-min-ver" ? o.min_version : o.max_version) = v;
+    (w == "ssl-min-ver" ? min_set : max_set) = true;
+    return 2;
+  }
+  if (w == "prefer-client-ciphers")
+    throw ConfigError{fmt::format("{}'{}' is not supported by sluice yet (it always prefers the "
+                                  "server's order).", where, w)};
+  return 0;
+}
+
+// The versions a bind line allows: ssl-min-ver / ssl-max-ver, narrowed by the no-* flags.
+void resolve_versions(net::tls::BindOptions& o, int disabled, const std::string& where) {
+  int lo = o.min_version ? o.min_version : net::tls::version_number("TLSv1.2");
+  int hi = o.max_version ? o.max_version : net::tls::version_number("TLSv1.3");
+  int first = -1, last = -1;
+  for (int i = 0; i < 5; ++i) {
+    const int v = net::tls::version_number(kVersions[i]);
+    if (v < lo || v > hi || (disabled & (1 << i))) continue;
+    if (first < 0) first = v;
+    last = v;
+  }
+  if (first < 0)
+    throw ConfigError{where + "all SSL/TLS versions are disabled."};
+  o.min_version = first;
+  o.max_version = last;
+}
+
+}  // namespace
+
+std::size_t bind_ssl_option(Parser& p, Line& l, const std::string& head, std::size_t i,
+                            BindConfig& b) {
+  const std::string& o = l.args[i];
+  BindTlsConfig& t = b.tls;
+  const std::string where = fmt::format("{} in section '{}' : ", head, p.cur_proxy().cfg.type);
+  if (o == "ssl") {
+    t.ssl = true;
+    return 1;
+  }
+  if (o == "strict-sni") {
+    t.options.strict_sni = true;
+    return 1;
+  }
+  if (std::size_t n = common_option(l.args, i, where, t.options, t.disabled_versions, t.min_set,
+                                    t.max_set))
+    return n;
+  const bool has_v = i + 1 < l.args.size();
+  const std::string v = has_v ? l.args[i + 1] : "";
+  auto need = [&](std::string_view what) {
+    if (!has_v || v.empty())
+      throw ConfigError{fmt::format("{}'{}' : missing {}", where, o, what)};
+  };
+  if (o == "crt") {
+    need("certificate location");
+    std::string path = with_base(p.global.crt_base, v);
+    // Loaded now, so that an error names this line; the context is built at the line's end.
+    auto probe = net::tls::load_certificates(path);
+    if (!probe.ok()) throw ConfigError{where + probe.error().message};
+    t.options.crts.push_back(path);
+    return 2;
+  }
+  if (o == "alpn") {
+    need("the comma-delimited ALPN protocol suite");
+    t.options.alpn.clear();
+    for (const auto& a : split_commas(v)) {
+      if (a.empty() || a.size() > 255)
+        throw ConfigError{fmt::format("{}'alpn' : invalid protocol name '{}'.", where, a)};
+      // Offering a protocol sluice does not speak would have clients speak it: HTTP/2 or 3
+      // bytes would reach the HTTP/1 parser (or a TCP-mode server) and fail.
+      if (a == "h2" || a == "h3") {
+        p.warning(fmt::format("{}'alpn' : '{}' is left out: sluice speaks HTTP/1.1 only, so "
+                              "clients are offered the other protocols.", where, a));
+        continue;
+      }
+      t.options.alpn.push_back(a);
+    }
+    return 2;
+  }
+  if (o == "ciphers" || o == "ciphersuites" || o == "curves" || o == "ecdhe") {
+    need("the cipher suite");
+    (o == "ciphers" ? t.options.ciphers : o == "ciphersuites" ? t.options.ciphersuites
+                                                              : t.options.curves) = v;
+    return 2;
+  }
+  if (o == "ca-file" || o == "crl-file") {
+    need(o == "ca-file" ? "CAfile path" : "CRLfile path");
+    (o == "ca-file" ? t.options.ca_file : t.options.crl_file) =
+        o == "ca-file" ? with_base(p.global.ca_base, v) : v;
+    return 2;
+  }
+  if (o == "verify") {
+    if (v == "none") t.options.verify = net::tls::Verify::kNone;
+    else if (v == "optional") t.options.verify = net::tls::Verify::kOptional;
+    else if (v == "required") t.options.verify = net::tls::Verify::kRequired;
+    else
+      throw ConfigError{fmt::format("{}'verify' : unknown verify method '{}', only 'none', "
+                                    "'optional', and 'required' are supported", where, v)};
+    return 2;
+  }
+  if (o == "npn")
+    throw ConfigError{fmt::format("{}'npn' is not supported by sluice: NPN is obsolete (no browser "
+                                  "uses it since 2016); use 'alpn'.", where)};
+  if (o == "generate-certificates" || o == "ca-sign-file" || o == "ca-sign-pass")
+    throw ConfigError{fmt::format("{}'{}' is not supported by sluice: it does not generate "
+                                  "certificates on the fly.", where, o)};
+  if (o == "crt-list" || o == "tls-ticket-keys" || o == "ca-verify-file" || o == "ca-ignore-err" ||
+      o == "crt-ignore-err" || o == "allow-0rtt" || o == "no-ca-names" ||
+      o == "ocsp-update" || o == "ktls")
+    throw ConfigError{fmt::format("{}'{}' is not supported by sluice yet.", where, o)};
+  return 0;
+}
+
+void finish_bind_ssl(Parser& p, Line& l, const std::string& head, BindConfig& b) {
+  (void)l;
+  BindTlsConfig& t = b.tls;
+  if (!t.ssl) return;
+  const std::string where = fmt::format("{} in section '{}' : ", head, p.cur_proxy().cfg.type);
+  if (t.options.crts.empty())
+    throw ConfigError{fmt::format("{}no SSL certificate specified for bind '{}' (use 'crt').",
+                                  where, b.text)};
+  // The globals first, the line's own options over them.
+  const GlobalConfig& g = p.global;
+  net::tls::BindOptions o = t.options;
+  const net::tls::BindOptions& d = g.ssl_bind_defaults;
+  if (o.ciphers.empty()) o.ciphers = d.ciphers;
+  if (o.ciphersuites.empty()) o.ciphersuites = d.ciphersuites;
+  if (o.curves.empty()) o.curves = d.curves;
+  if (!t.min_set && g.ssl_bind_min_set) o.min_version = d.min_version;
+  if (!t.max_set && g.ssl_bind_max_set) o.max_version = d.max_version;
+  o.no_tickets = o.no_tickets || d.no_tickets;
+  o.cache_size = d.cache_size;
+  o.lifetime_s = d.lifetime_s;
+  o.dh_bits = d.dh_bits;
+  resolve_versions(o, t.disabled_versions | g.ssl_bind_disabled_versions, where);
+  auto ctx = net::tls::ServerContext::make(o);
+  if (!ctx.ok()) throw ConfigError{where + ctx.error().message};
+  t.context = std::move(ctx.value());
+}
+
+void kw_ssl_global(Parser& p, Line& l) {
+  const std::string& kw = l.args[0];
+  GlobalConfig& g = p.global;
+  if (l.args.size() < 2 || l.args[1].empty())
+    throw ConfigError{fmt::format("{}'{}' expects an argument.", l.where, kw)};
+  const std::string& v = l.args[1];
+  if (kw == "crt-base" || kw == "ca-base") {
+    std::string& dst = kw == "crt-base" ? g.crt_base : g.ca_base;
+    if (!dst.empty())
+      throw ConfigError{fmt::format("{}'{}' already specified.", l.where, kw)};
+    dst = v;
+    return;
+  }
+  net::tls::BindOptions& d = g.ssl_bind_defaults;
+  if (kw == "ssl-default-bind-ciphers") d.ciphers = v;
+  else if (kw == "ssl-default-bind-ciphersuites") d.ciphersuites = v;
+  else if (kw == "ssl-default-bind-curves") d.curves = v;
+  else if (kw == "ssl-default-bind-options") {
+    for (std::size_t i = 1; i < l.args.size();) {
+      std::size_t n = common_option(l.args, i, l.where, d, g.ssl_bind_disabled_versions,
+                                    g.ssl_bind_min_set, g.ssl_bind_max_set);
+      if (n == 0)
+        throw ConfigError{fmt::format("{}'{}' : unknown or unsupported option '{}'.", l.where, kw,
+                                      l.args[i])};
+      i += n;
+    }
+  } else if (kw == "tune.ssl.default-dh-param") {
+    auto n = parse_strict_int(v, 1024, 16384);
+    if (!n) throw ConfigError{fmt::format("{}'{}' expects a value >= 1024.", l.where, kw)};
+    d.dh_bits = static_cast<int>(*n);
+  } else if (kw == "tune.ssl.cachesize") {
+    auto n = parse_strict_int(v, 0, INT_MAX);
+    if (!n) throw ConfigError{fmt::format("{}'{}' expects an integer argument.", l.where, kw)};
+    d.cache_size = static_cast<int>(*n);
+  } else if (kw == "tune.ssl.lifetime") {
+    auto t = parse_time(v, TimeUnit::kS);
+    if (t.status != TimeValue::Status::kOk)
+      throw ConfigError{fmt::format("{}'{}' expects a time value.", l.where, kw)};
+    d.lifetime_s = static_cast<int>(std::max<uint32_t>(1, t.value));
+  }
+}
+
+}  // namespace sluice::config

@@ -1,0 +1,131 @@
+#pragma once
+// TLS with OpenSSL 3, on the listening side (`bind ... ssl crt ...`).
+//
+// A bind line's options become a ServerContext: one OpenSSL context per certificate name
+// (holding every certificate of that name, one per key type, so that OpenSSL serves an ECDSA
+// or an RSA one by what the client supports), an index of the names (exact, and `*.` wildcards
+// one label deep), and the first certificate as the default. The SNI of a client hello picks
+// the context; without a match the default serves, unless `strict-sni` refuses the handshake.
+//
+// A connection is an OpenSSL object on the accepted socket (ssl_st, opaque here). The proxy
+// runs its handshake before any session exists (proxy/tls_handshake.h), then the connection's
+// RawTransport carries it: recv() decrypts and send() encrypts through the functions below,
+// and nothing above the transport knows that bytes were encrypted.
+//
+// Contexts are shared by every worker (OpenSSL's own locks); a connection belongs to the
+// worker that owns its socket.
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/result.h"
+#include "net/transport.h"
+
+struct ssl_st;
+struct ssl_ctx_st;
+
+namespace sluice::net::tls {
+
+enum class Verify : uint8_t { kNone, kOptional, kRequired };
+
+// What a `bind ... ssl` line asks, the ssl-default-bind-* globals already applied.
+struct BindOptions {
+  std::vector<std::string> crts;   // PEM files (certificate, chain, key) or directories of them
+  std::vector<std::string> alpn;   // protocol names, in the server's order of preference
+  int min_version = 0;             // TLS1_2_VERSION...; 0: TLS 1.2 (HAProxy's default floor)
+  int max_version = 0;             // 0: the library's highest
+  std::string ciphers;             // TLS <= 1.2 cipher list; empty: the library's
+  std::string ciphersuites;        // TLS 1.3 suites; empty: the library's
+  std::string curves;              // groups for the key exchange; empty: the library's
+  bool no_tickets = false;
+  bool strict_sni = false;
+  std::string ca_file;             // client certificates are checked against these
+  Verify verify = Verify::kNone;
+  std::string crl_file;
+  int cache_size = 20000;          // tune.ssl.cachesize: sessions kept for resumption by id
+  int lifetime_s = 300;            // tune.ssl.lifetime
+  int dh_bits = 2048;              // tune.ssl.default-dh-param
+};
+
+class ServerContext {
+ public:
+  // Loads the certificates and builds the contexts. Errors name the file and what OpenSSL
+  // said ("unable to load certificate from file '...'").
+  static base::Result<std::shared_ptr<ServerContext>> make(const BindOptions& o);
+  ~ServerContext();
+  ServerContext(const ServerContext&) = delete;
+  ServerContext& operator=(const ServerContext&) = delete;
+
+  // A new server-side connection on `fd` (the handshake not started); null when OpenSSL
+  // cannot allocate one.
+  ssl_st* new_conn(int fd) const;
+  // The names the certificates answer for, for `show ssl cert`-like listings and tests.
+  std::vector<std::string> names() const;
+
+ private:
+  ServerContext() = default;
+  static int on_servername(ssl_st* s, int* alert, void* arg);
+  static int on_alpn(ssl_st* s, const unsigned char** out, unsigned char* outlen,
+                     const unsigned char* in, unsigned int inlen, void* arg);
+  ssl_ctx_st* context_for(std::string_view name) const;
+
+  ssl_ctx_st* default_ = nullptr;
+  std::vector<ssl_ctx_st*> all_;                       // owned
+  std::unordered_map<std::string, ssl_ctx_st*> exact_;   // lower-case names
+  std::unordered_map<std::string, ssl_ctx_st*> wild_;    // "*.example.com" under "example.com"
+  bool strict_sni_ = false;
+  std::string alpn_wire_;   // length-prefixed protocol names
+};
+
+enum class Step : uint8_t {
+  kDone,        // the handshake completed
+  kWantRead,    // wait for the socket to be readable
+  kWantWrite,   // wait for it to be writable
+  kClosed,      // the peer closed during the handshake
+  kFailed,      // a protocol error (handshake failure), or a socket error (errno set)
+};
+Step handshake(ssl_st* s);
+
+// The transport's operations (RawTransport calls them when it carries a connection). recv()
+// fills `room` as far as the socket allows (it decrypts record after record until OpenSSL
+// wants more bytes), so that a short read means the socket is drained, as with a plain one;
+// send() and sendv() write until done or the socket is full, so that a short write means it
+// is full.
+IoResult recv(ssl_st* s, char* dst, std::size_t room);
+IoResult send(ssl_st* s, const char* src, std::size_t len);
+IoResult sendv(ssl_st* s, const iovec* parts, int n);
+// Sends close_notify (without waiting for the peer's).
+void shutdown(ssl_st* s);
+void free(ssl_st* s);
+// Decrypted bytes are waiting inside OpenSSL.
+bool pending(ssl_st* s);
+
+// What the ssl_fc_* fetches report of a connection.
+std::string_view protocol(ssl_st* s);     // "TLSv1.3"
+std::string_view cipher(ssl_st* s);       // "TLS_AES_256_GCM_SHA384"
+std::string_view sni(ssl_st* s);          // empty without one
+std::string_view alpn(ssl_st* s);         // empty without one
+bool session_reused(ssl_st* s);
+int cipher_bits(ssl_st* s, int* alg_bits);
+bool has_peer_cert(ssl_st* s);            // the client sent a certificate (this handshake)
+long verify_result(ssl_st* s);            // X509_V_OK (0) or the verification error
+
+// Loads the certificates a `crt` names (a PEM file, or every file of a directory) and checks
+// each one's key, as the context will; the number loaded. The errors are HAProxy's ("unable to
+// stat SSL certificate from file '...' : No such file or directory.").
+base::Result<int> load_certificates(const std::string& path);
+
+// "OpenSSL 3.0.19 27 Jan 2026": the library built with, and running with.
+std::string built_version();
+std::string running_version();
+void running_version_numbers(int* major, int* minor, int* patch);
+// `ssl-min-ver` / `ssl-max-ver` words (SSLv3, TLSv1.0 ... TLSv1.3) to OpenSSL's numbers; 0
+// for an unknown word.
+int version_number(std::string_view word);
+
+}  // namespace sluice::net::tls

@@ -1,0 +1,163 @@
+// A TLS connection's handshake, reads and writes (net/tls.h).
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <cerrno>
+
+#include "net/tls.h"
+
+namespace sluice::net::tls {
+
+namespace {
+
+// What an OpenSSL call that returned `ret` <= 0 means for the transport.
+IoResult failure(SSL* s, int ret) {
+  const int e = SSL_get_error(s, ret);
+  switch (e) {
+    case SSL_ERROR_WANT_READ:
+    case SSL_ERROR_WANT_WRITE:
+      return {0, IoStatus::kAgain, 0};
+    case SSL_ERROR_ZERO_RETURN:   // close_notify, or a FIN (SSL_OP_IGNORE_UNEXPECTED_EOF)
+      return {0, IoStatus::kEof, 0};
+    case SSL_ERROR_SYSCALL: {
+      const int err = errno;
+      ERR_clear_error();
+      if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) return {0, IoStatus::kAgain, 0};
+      SSL_set_quiet_shutdown(s, 1);   // no close_notify after a fatal error
+      return {0, IoStatus::kError, err ? err : EPIPE};
+    }
+    default:
+      ERR_clear_error();
+      SSL_set_quiet_shutdown(s, 1);
+      return {0, IoStatus::kError, EPROTO};
+  }
+}
+
+}  // namespace
+
+Step handshake(SSL* s) {
+  errno = 0;
+  const int r = SSL_do_handshake(s);
+  if (r == 1) return Step::kDone;
+  const int e = SSL_get_error(s, r);
+  switch (e) {
+    case SSL_ERROR_WANT_READ: return Step::kWantRead;
+    case SSL_ERROR_WANT_WRITE: return Step::kWantWrite;
+    case SSL_ERROR_ZERO_RETURN:
+      ERR_clear_error();
+      return Step::kClosed;
+    case SSL_ERROR_SYSCALL: {
+      const int err = errno;
+      ERR_clear_error();
+      if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) return Step::kWantRead;
+      if (err == 0) return Step::kClosed;   // the peer's FIN in the middle of it
+      errno = err;
+      return Step::kFailed;
+    }
+    default:
+      ERR_clear_error();
+      errno = 0;
+      return Step::kFailed;
+  }
+}
+
+IoResult recv(SSL* s, char* dst, std::size_t room) {
+  std::size_t got = 0;
+  while (got < room) {
+    std::size_t n = 0;
+    errno = 0;
+    const int r = SSL_read_ex(s, dst + got, room - got, &n);
+    if (r == 1) {
+      got += n;
+      continue;
+    }
+    IoResult f = failure(s, r);
+    // Bytes first; the end or the error is reported by the next call, which meets it again.
+    if (got > 0) return {got, IoStatus::kOk, 0};
+    return f;
+  }
+  return {got, IoStatus::kOk, 0};
+}
+
+IoResult send(SSL* s, const char* src, std::size_t len) {
+  if (len == 0) return {0, IoStatus::kOk, 0};
+  std::size_t sent = 0;
+  while (sent < len) {
+    std::size_t n = 0;
+    errno = 0;
+    const int r = SSL_write_ex(s, src + sent, len - sent, &n);
+    if (r == 1) {
+      sent += n;
+      continue;
+    }
+    IoResult f = failure(s, r);
+    if (sent > 0 && f.status == IoStatus::kAgain) return {sent, IoStatus::kOk, 0};
+    if (f.status == IoStatus::kEof) f = {0, IoStatus::kError, EPIPE};
+    if (sent > 0 && f.status == IoStatus::kError) return {sent, IoStatus::kOk, 0};
+    return f;
+  }
+  return {sent, IoStatus::kOk, 0};
+}
+
+IoResult sendv(SSL* s, const iovec* parts, int n) {
+  std::size_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto* p = static_cast<const char*>(parts[i].iov_base);
+    IoResult r = send(s, p, parts[i].iov_len);
+    if (r.status != IoStatus::kOk) {
+      if (total > 0) return {total, IoStatus::kOk, 0};
+      return r;
+    }
+    total += r.n;
+    if (r.n < parts[i].iov_len) break;   // the socket is full
+  }
+  return {total, IoStatus::kOk, 0};
+}
+
+void shutdown(SSL* s) {
+  // One close_notify, without waiting for the peer's: the socket's FIN follows. Not twice,
+  // and not after a fatal error (quiet shutdown then only sets the flags).
+  if (SSL_get_shutdown(s) & SSL_SENT_SHUTDOWN) return;
+  if (SSL_shutdown(s) < 0) ERR_clear_error();
+}
+
+void free(SSL* s) { SSL_free(s); }
+
+bool pending(SSL* s) { return SSL_pending(s) > 0; }
+
+std::string_view protocol(SSL* s) { return SSL_get_version(s); }
+
+std::string_view cipher(SSL* s) {
+  const char* c = SSL_get_cipher_name(s);
+  return c ? c : "";
+}
+
+std::string_view sni(SSL* s) {
+  const char* n = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
+  return n ? n : "";
+}
+
+std::string_view alpn(SSL* s) {
+  const unsigned char* p = nullptr;
+  unsigned int len = 0;
+  SSL_get0_alpn_selected(s, &p, &len);
+  return p ? std::string_view(reinterpret_cast<const char*>(p), len) : std::string_view();
+}
+
+bool session_reused(SSL* s) { return SSL_session_reused(s) == 1; }
+
+int cipher_bits(SSL* s, int* alg_bits) {
+  int alg = 0;
+  const int used = SSL_get_cipher_bits(s, &alg);
+  if (alg_bits) *alg_bits = alg;
+  return used;
+}
+
+bool has_peer_cert(SSL* s) {
+  X509* x = SSL_get0_peer_certificate(s);
+  return x != nullptr;
+}
+
+long verify_result(SSL* s) { return SSL_get_verify_result(s); }
+
+}  // namespace sluice::net::tls

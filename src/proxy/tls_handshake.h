@@ -1,0 +1,60 @@
+#pragma once
+// `bind ... ssl`: a connection of such a listener starts with a TLS handshake, run here on the
+// worker that accepted it, before any session exists. Once it completes, the session begins
+// with the TLS connection in its transport (net/tls.h), which decrypts and encrypts from then
+// on. A handshake that fails, that the client closes, or that does not end within
+// `timeout client` (a client that stalls, or speaks plain HTTP to a TLS port) closes the
+// connection and is logged as HAProxy logs it ("<ci>:<cp> [<date>] <frontend>/<bind>: SSL
+// handshake failure"). Worker-local.
+#include <cstdint>
+#include <memory>
+
+#include "core/event_loop.h"
+#include "core/timer_wheel.h"
+#include "log/conn_error.h"
+#include "net/address.h"
+#include "net/proxy_protocol.h"
+#include "proxy/session.h"
+
+struct ssl_st;
+
+namespace sluice::proxy {
+
+class Worker;
+
+class TlsHandshake final : public Session, public core::IoHandler {
+ public:
+  // `pp`: the PROXY header the connection began with (accept-proxy), or null.
+  TlsHandshake(Worker& w, Listener& l, int fd, const net::SocketAddress& peer,
+               std::shared_ptr<const net::pp::Header> pp);
+  ~TlsHandshake() override;
+
+  void start() override;
+  void abort(const char* reason) override;
+  bool retry_from_queue() override { return false; }
+  bool uses_server(const lb::Server*) const override { return false; }
+  void describe(SessionInfo* info) const override;
+
+ private:
+  void on_io(uint32_t events) override;
+  void on_timer(core::Timer& t) override;
+  void step();
+  // Ends without a session: logged with `why` (HAProxy's fc_err), the socket closed
+  // with a reset. fail() leaves the loop first.
+  void fail(log::ConnError why);
+  void fail_unwatched(log::ConnError why);
+  void drop(bool watched);
+
+  Worker& w_;
+  Listener& l_;
+  int fd_;
+  net::SocketAddress peer_;
+  std::shared_ptr<const net::pp::Header> pp_;
+  ssl_st* ssl_ = nullptr;
+  uint64_t accept_ms_;
+  uint64_t accept_wall_us_;
+  core::Timer timer_{this};
+  bool done_ = false;
+};
+
+}  // namespace sluice::proxy

@@ -1,0 +1,235 @@
+"""TLS termination (`bind ... ssl crt ...`): certificates chosen by SNI (exact, wildcard, the
+default), RSA or ECDSA by what the client supports, strict-sni, ALPN, version limits, client
+certificates, resumption, the ssl_fc* fetches in rules and logs, `redirect scheme https`,
+TCP mode, and what a client that does not speak TLS gets. Certificates are made here with the
+`openssl` command. Passes with SLUICE_BIN pointing at HAProxy 3.5 -db."""
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+
+import pytest
+
+from sluice_harness import free_port, recv_exact, sluice_bin, wait_until
+from tls_certs import Pki
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pki")
+    p = Pki(d)
+    certs = d / "certs"
+    p.default = p.issue("default", "default.test")   # outside certs/: named first
+    p.a_rsa = p.issue("a-rsa", "a.test", ["a.test", "www.a.test"], key="rsa", out_dir=certs)
+    p.a_ec = p.issue("a-ec", "a.test", ["a.test", "www.a.test"], key="ecdsa", out_dir=certs)
+    p.wild = p.issue("wild", "*.wild.test", ["*.wild.test"], out_dir=certs)
+    p.certs = certs
+    p.client = p.issue("client", "client one", client=True)
+    p.other = Pki(d / "other", "Other CA")
+    p.stranger = p.other.issue("stranger", "stranger", client=True)
+    return p
+
+
+def s_client(port: int, *args: str, data: bytes = b"", timeout: float = 10) -> str:
+    """openssl s_client's output for a handshake (and `data` sent after it)."""
+    r = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-brief", *args],
+                       input=data, capture_output=True, timeout=timeout)
+    return (r.stdout + r.stderr).decode(errors="replace")
+
+
+def subject(out: str) -> str:
+    for line in out.splitlines():
+        if line.startswith("Peer certificate:"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+def curl(port: int, path: str, host: str, pki, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["curl", "-sS", "--max-time", "10", "--cacert", str(pki.ca),
+                           "--resolve", f"{host}:{port}:127.0.0.1", *extra,
+                           f"https://{host}:{port}{path}"], capture_output=True, timeout=20)
+
+
+def frontend_config(port: int, plain: int, tcp: int, echo_port: int, pki, extra: str = "") -> str:
+    return f"""
+global
+    log stderr format raw local0
+    ssl-default-bind-options ssl-min-ver TLSv1.2
+defaults
+    mode http
+    log global
+    option httplog
+    timeout client 2s
+    timeout server 5s
+    timeout connect 2s
+frontend web
+    bind 127.0.0.1:{port} ssl crt {pki.default} crt {pki.certs} alpn h2,http/1.1
+    bind 127.0.0.1:{plain}
+    http-request redirect scheme https unless {{ ssl_fc }}
+    http-request return status 200 content-type text/plain lf-string "fc=%[ssl_fc] sni=%[ssl_fc_sni] proto=%[ssl_fc_protocol] alpn=%[ssl_fc_alpn] reused=%[ssl_fc_is_resumed]"
+listen tcp
+    mode tcp
+    bind 127.0.0.1:{tcp} ssl crt {pki.default}
+    server echo 127.0.0.1:{echo_port}
+{extra}
+"""
+
+
+def test_termination_sni_alpn_and_fetches(cfg, sluice, pki, echo):
+    port, plain, tcp = free_port(), free_port(), free_port()
+    s = sluice(cfg(frontend_config(port, plain, tcp, echo.port, pki)), wait_ports=[port, plain, tcp])
+    # SNI picks the certificate: exact, a second name of it, a wildcard, and the default.
+    assert "CN = a.test" in subject(s_client(port, "-servername", "a.test"))
+    assert "CN = a.test" in subject(s_client(port, "-servername", "www.a.test"))
+    assert "CN = *.wild.test" in subject(s_client(port, "-servername", "x.wild.test"))
+    assert "CN = default.test" in subject(s_client(port, "-servername", "nobody.test"))
+    assert "CN = default.test" in subject(s_client(port, "-noservername"))
+    # The RSA or the ECDSA certificate of a.test, by what the client accepts.
+    rsa = s_client(port, "-servername", "a.test", "-tls1_2", "-sigalgs", "RSA-PSS+SHA256:RSA+SHA256")
+    ec = s_client(port, "-servername", "a.test", "-tls1_2", "-sigalgs", "ECDSA+SHA256")
+    assert "Signature type: RSA" in rsa, rsa
+    assert "Signature type: ECDSA" in ec, ec
+    # HTTP over it, with the fetches.
+    r = curl(port, "/x", "a.test", pki, "--http1.1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"fc=1 sni=a.test proto=TLSv1.3 alpn=http/1.1 reused=0", r.stdout
+    # A client offering h2 first still gets HTTP/1.1 (HAProxy would speak HTTP/2 here).
+    if "haproxy" not in sluice_bin():
+        r = curl(port, "/x", "a.test", pki, "--http2")
+        assert r.stdout.endswith(b" alpn=http/1.1 reused=0"), (r.stdout, r.stderr)
+    r = curl(port, "/x", "a.test", pki, "--http1.1", "--tls-max", "1.2")
+    assert r.stdout.startswith(b"fc=1 sni=a.test proto=TLSv1.2 "), r.stdout
+    # redirect scheme https unless { ssl_fc }: only on the plain port.
+    with socket.create_connection(("127.0.0.1", plain), timeout=5) as c:
+        c.sendall(b"GET /p?q=1 HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+        got = b""
+        while d := c.recv(4096):
+            got += d
+    assert got.startswith(b"HTTP/1.1 302 Found\r\n") and b"\r\nlocation: https://a.test/p?q=1\r\n" in got.lower(), got
+    # option httplog lines of TLS connections.
+    wait_until(lambda: '"GET /x HTTP/1.1"' in s.stderr(), 5, message=s.describe)
+    line = next(l for l in s.stderr().splitlines() if '"GET /x HTTP/1.1"' in l)
+    assert " web~ web/<NOSRV> " in line and " 200 " in line, line
+    # TCP mode: the echo server gets the decrypted bytes.
+    import ssl
+    ctx = ssl.create_default_context(cafile=str(pki.ca))
+    with socket.create_connection(("127.0.0.1", tcp), timeout=5) as raw:
+        with ctx.wrap_socket(raw, server_hostname="default.test") as c:
+            c.sendall(b"hello over tls\n")
+            assert recv_exact(c, 15) == b"hello over tls\n"
+
+
+def test_versions_strict_sni_and_refusals(cfg, sluice, pki, echo):
+    port, plain, tcp, strict = free_port(), free_port(), free_port(), free_port()
+    s = sluice(cfg(frontend_config(port, plain, tcp, echo.port, pki, f"""
+frontend strict
+    bind 127.0.0.1:{strict} ssl crt {pki.a_rsa} strict-sni ssl-min-ver TLSv1.3
+    http-request return status 200 content-type text/plain string ok
+""")), wait_ports=[port, strict])
+    assert "CN = a.test" in subject(s_client(strict, "-servername", "a.test"))
+    # strict-sni: an unknown name, or none, ends the handshake.
+    for args in (("-servername", "nobody.test"), ("-noservername",)):
+        out = s_client(strict, *args)
+        assert not subject(out), out
+    # ssl-min-ver TLSv1.3: a TLS 1.2 client is refused.
+    out = s_client(strict, "-servername", "a.test", "-tls1_2")
+    assert not subject(out), out
+    # Plain HTTP to a TLS port: closed, and logged as a handshake failure.
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+        c.sendall(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+        c.settimeout(5)
+        try:
+            got = c.recv(4096)
+        except ConnectionResetError:
+            got = b""
+        assert not got.startswith(b"HTTP/"), got
+    # A client that connects and says nothing is closed after timeout client (2s).
+    t0 = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=6) as c:
+        try:
+            assert c.recv(10) == b""
+        except ConnectionResetError:
+            pass
+    assert 1.5 < time.monotonic() - t0 < 5
+    wait_until(lambda: "web/1: SSL handshake failure" in s.stderr() and
+               "web/1: Timeout during SSL handshake" in s.stderr(), 5, message=s.describe)
+
+
+def test_client_certificates(cfg, sluice, pki):
+    req, opt = free_port(), free_port()
+    sluice(cfg(f"""
+defaults
+    mode http
+    timeout client 5s
+    timeout server 5s
+    timeout connect 2s
+frontend required
+    bind 127.0.0.1:{req} ssl crt {pki.default} ca-file {pki.ca} verify required
+    http-request return status 200 content-type text/plain lf-string "used=%[ssl_c_used] verify=%[ssl_c_verify]"
+frontend optional
+    bind 127.0.0.1:{opt} ssl crt {pki.default} ca-file {pki.ca} verify optional
+    http-request return status 200 content-type text/plain lf-string "used=%[ssl_c_used] verify=%[ssl_c_verify]"
+"""), wait_ports=[req, opt])
+    ok = curl(req, "/", "default.test", pki, "--cert", str(pki.client))
+    assert ok.stdout == b"used=1 verify=0", (ok.stdout, ok.stderr)
+    assert curl(req, "/", "default.test", pki).returncode != 0            # no certificate
+    assert curl(req, "/", "default.test", pki, "--cert", str(pki.stranger)).returncode != 0
+    assert curl(opt, "/", "default.test", pki).stdout == b"used=0 verify=0"
+    # optional: no certificate is fine, an untrusted one still ends the handshake (HAProxy's).
+    assert curl(opt, "/", "default.test", pki, "--cert", str(pki.stranger)).returncode != 0
+
+
+def test_resumption(cfg, sluice, pki):
+    port = free_port()
+    sluice(cfg(f"""
+global
+    nbthread 2
+defaults
+    mode http
+    timeout client 5s
+    timeout server 5s
+    timeout connect 2s
+frontend f
+    bind 127.0.0.1:{port} ssl crt {pki.default}
+    http-request return status 200 content-type text/plain lf-string "reused=%[ssl_fc_is_resumed]"
+"""), wait_ports=[port])
+    import ssl
+
+    contexts = {}
+    for tls12 in (True, False):
+        contexts[tls12] = ssl.create_default_context(cafile=str(pki.ca))
+        if tls12:
+            contexts[tls12].maximum_version = ssl.TLSVersion.TLSv1_2
+
+    def get(session=None, tls12=False):
+        ctx = contexts[tls12]
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+            with ctx.wrap_socket(raw, server_hostname="default.test", session=session) as c:
+                c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                got = b""
+                while d := c.recv(4096):
+                    got += d
+                return got, c.session, c.session_reused
+
+    for tls12 in (True, False):   # by session id, then by ticket (TLS 1.3)
+        got, sess, reused = get(tls12=tls12)
+        assert got.endswith(b"reused=0") and not reused, got
+        for _ in range(4):        # whichever thread accepts it
+            got, _, reused = get(sess, tls12)
+            assert reused and got.endswith(b"reused=1"), (tls12, got)
+
+
+def test_configuration_errors(cfg, pki, tmp_path):
+    from sluice_harness import config_refused
+    base = "defaults\n    mode http\n    timeout client 1s\n    timeout server 1s\n    timeout connect 1s\nfrontend f\n"
+    cases = [
+        ("    bind 127.0.0.1:1 ssl crt /nonexist.pem\n",
+         "'bind 127.0.0.1:1' in section 'frontend' : unable to stat SSL certificate from file "
+         "'/nonexist.pem' : No such file or directory."),
+        ("    bind 127.0.0.1:1 ssl crt /etc/hostname\n",
+         "'bind 127.0.0.1:1' in section 'frontend' : unable to load certificate from file "
+         "'/etc/hostname': no start line."),
+    ]
+    for body, message in cases:
+        config_refused(cfg(base + body), message)
