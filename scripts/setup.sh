@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential g++ cmake ninja-build
   libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libssl-dev libxxhash-dev libcrypt-dev
+  libssl-dev openssl libxxhash-dev libcrypt-dev
   libpcre2-dev
   clang libclang-rt-14-dev
   # the linker cmake/BuildSpeed.cmake picks: links the sanitizer test binaries much faster
@@ -114,6 +114,9 @@ else
     fi
   fi
 fi
+
+# The certificate examples/https.cfg serves (self-signed, made on this machine).
+"$(dirname "$0")/example-cert.sh" || echo "setup: could not make examples/certs/example.pem" >&2
 
 # If a system nginx, haproxy or prometheus is running anyway (installed earlier, started by
 # systemd, or enabled by the package and started at the next boot), stop it: tests never rely on
