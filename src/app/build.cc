@@ -261,6 +261,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       bs.unix_mode = b.unix_mode;
       bs.accept_proxy = b.accept_proxy;
       bs.tls = b.tls.context;
+      bs.tfo = b.tfo;
       // HAProxy's order: bind backlog, frontend backlog, bind maxconn, frontend maxconn, 1024.
       bs.backlog = b.backlog > 0   ? b.backlog
                    : p.backlog > 0 ? p.backlog

@@ -34,13 +34,13 @@ void kw_bind(Parser& p, Line& l) {
       "accept-netscaler-cip", "allow-0rtt", "alpn", "ca-file", "crt", "crt-list",
       "defer-accept", "expose-fd", "gid", "group", "interface", "level", "namespace", "nice",
       "npn", "proto", "quic-cc-algo", "severity-output", "ssl", "strict-sni",
-      "tcp-ut", "tfo", "tls-ticket-keys", "transparent", "uid", "user", "v4v6",
+      "tcp-ut", "tls-ticket-keys", "transparent", "uid", "user", "v4v6",
       "v6only", "verify", "guid-prefix", "idle-ping", "mss",
   };
   for (std::size_t i = 2; i < l.args.size();) {
     const std::string& o = l.args[i];
-    if (o == "accept-proxy") {   // a flag: no value
-      b.accept_proxy = true;
+    if (o == "accept-proxy" || o == "tfo") {   // flags: no value
+      (o == "tfo" ? b.tfo : b.accept_proxy) = true;
       ++i;
       continue;
     }

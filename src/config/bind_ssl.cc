@@ -80,9 +80,10 @@ std::size_t common_option(const std::vector<std::string>& args, std::size_t i,
     (w == "ssl-min-ver" ? min_set : max_set) = true;
     return 2;
   }
-  if (w == "prefer-client-ciphers")
-    throw ConfigError{fmt::format("{}'{}' is not supported by sluice yet (it always prefers the "
-                                  "server's order).", where, w)};
+  if (w == "prefer-client-ciphers") {
+    o.prefer_client_ciphers = true;
+    return 1;
+  }
   return 0;
 }
 
@@ -205,6 +206,7 @@ void finish_bind_ssl(Parser& p, Line& l, const std::string& head, BindConfig& b)
   if (!t.min_set && g.ssl_bind_min_set) o.min_version = d.min_version;
   if (!t.max_set && g.ssl_bind_max_set) o.max_version = d.max_version;
   o.no_tickets = o.no_tickets || d.no_tickets;
+  o.prefer_client_ciphers = o.prefer_client_ciphers || d.prefer_client_ciphers;
   o.cache_size = d.cache_size;
   o.lifetime_s = d.lifetime_s;
   o.dh_bits = d.dh_bits;

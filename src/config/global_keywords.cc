@@ -459,7 +459,7 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"ssl-default-bind-ciphers", kInGlobal, 0, kw_ssl_global, "<list>: the TLS 1.2 and older cipher list of `bind ... ssl` lines without `ciphers` (OpenSSL's syntax)"},
     {"ssl-default-bind-ciphersuites", kInGlobal, 0, kw_ssl_global, "<list>: the TLS 1.3 cipher suites of `bind ... ssl` lines without `ciphersuites`"},
     {"ssl-default-bind-curves", kInGlobal, 0, kw_ssl_global, "<list>: the key exchange groups of `bind ... ssl` lines without `curves`"},
-    {"ssl-default-bind-options", kInGlobal, 0, kw_ssl_global, "<options>: for every `bind ... ssl` line: no-sslv3, no-tlsv10, no-tlsv11, no-tlsv12, no-tlsv13, force-tlsv1x, ssl-min-ver <v>, ssl-max-ver <v>, no-tls-tickets (a line's own ssl-min-ver / ssl-max-ver win); without any, TLS 1.2 is the lowest version, as in HAProxy"},
+    {"ssl-default-bind-options", kInGlobal, 0, kw_ssl_global, "<options>: for every `bind ... ssl` line: no-sslv3, no-tlsv10, no-tlsv11, no-tlsv12, no-tlsv13, force-tlsv1x, ssl-min-ver <v>, ssl-max-ver <v>, no-tls-tickets, prefer-client-ciphers (a line's own ssl-min-ver / ssl-max-ver win); without any, TLS 1.2 is the lowest version, as in HAProxy"},
     {"ssl-default-server-ciphers", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; sluice does not speak TLS to servers yet"},
     {"ssl-default-server-ciphersuites", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; sluice does not speak TLS to servers yet"},
     {"ssl-default-server-options", kInGlobal, 0, kw_tls_default, "<options>: accepted with a warning; sluice does not speak TLS to servers yet"},

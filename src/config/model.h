@@ -94,6 +94,7 @@ struct BindConfig {
   int id = 0;                             // `id`, 0 = automatic
   bool accept_proxy = false;              // `accept-proxy`: a PROXY protocol header first
   BindTlsConfig tls;
+  bool tfo = false;                       // `tfo`: TCP Fast Open
   std::vector<ThreadSetConfig> threads;   // `thread` (repeatable; empty = all threads)
   ShardsConfig shards;
 };

@@ -211,6 +211,10 @@ void set_nodelay(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+void set_fastopen(int fd, int qlen) {
+  setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &qlen, sizeof qlen);
+}
+
 void set_quickack_off(int fd) {
   int zero = 0;
   setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &zero, sizeof zero);

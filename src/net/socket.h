@@ -117,6 +117,9 @@ void set_nodelay(int fd);
 void set_socket_buffers(int fd, int rcvbuf, int sndbuf);
 // TCP_QUICKACK off on a listening socket (option tcp-smart-accept). Best effort.
 void set_quickack_off(int fd);
+// TCP_FASTOPEN on a listening socket: up to `qlen` connections whose SYN carried data (a
+// cookie) wait to be accepted. The system's net.ipv4.tcp_fastopen must allow it (bit 2).
+void set_fastopen(int fd, int qlen);
 
 // close(), for descriptors sluice opened (listeners, connections never handed to a transport).
 void close_socket(int fd);

@@ -43,6 +43,7 @@ struct BindOptions {
   std::string ciphersuites;        // TLS 1.3 suites; empty: the library's
   std::string curves;              // groups for the key exchange; empty: the library's
   bool no_tickets = false;
+  bool prefer_client_ciphers = false;   // the client's cipher order wins (default: the server's)
   bool strict_sni = false;
   std::string ca_file;             // client certificates are checked against these
   Verify verify = Verify::kNone;

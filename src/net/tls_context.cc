@@ -190,8 +190,8 @@ base::Result<std::shared_ptr<ServerContext>> ServerContext::make(const BindOptio
       groups.emplace_back(ck.get(), ctx);
       SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE |
                                 SSL_MODE_RELEASE_BUFFERS);
-      uint64_t opts = SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
-                      SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_COMPRESSION;
+      uint64_t opts = SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_COMPRESSION;
+      if (!o.prefer_client_ciphers) opts |= SSL_OP_CIPHER_SERVER_PREFERENCE;
       if (o.no_tickets) opts |= SSL_OP_NO_TICKET;
       SSL_CTX_set_options(ctx, opts);
       SSL_CTX_set_min_proto_version(ctx, o.min_version ? o.min_version : TLS1_2_VERSION);

@@ -197,6 +197,9 @@ base::Result<void> Process::bind_all() {
           // HAProxy sets it.
           if (p->settings.smart_accept && a.kind != net::ListenAddress::Kind::kUnix)
             net::set_quickack_off(l->fd);
+          // bind ... tfo: TCP Fast Open, a queue of pending TFO requests as long as the backlog.
+          if (bs.tfo && a.kind != net::ListenAddress::Kind::kUnix)
+            net::set_fastopen(l->fd, bs.backlog);
           // tune.rcvbuf.client / tune.sndbuf.client: accepted sockets inherit the listener's.
           net::set_socket_buffers(l->fd, settings_.cli_rcvbuf, settings_.cli_sndbuf);
           if (a.kind == net::ListenAddress::Kind::kInet) {

@@ -162,6 +162,7 @@ struct BindSettings {
   // `ssl crt ...`: each connection starts with a TLS handshake (proxy/tls_handshake.h) with
   // these certificates; null for a plain listener.
   std::shared_ptr<const net::tls::ServerContext> tls;
+  bool tfo = false;                       // `tfo`: TCP Fast Open on the sockets
   // Shard plan, per address (same order as addrs): each shard is one kernel socket and lists
   // the global thread ids (1-based) that watch it. Empty = one shard served by every thread.
   std::vector<std::vector<std::vector<int>>> shards;

@@ -101,10 +101,12 @@ std::string check_payload_lv(Arg* a, const ParseCtx&) {
   return {};
 }
 
-// req.ssl_sni, req.ssl_hello_type: sluice's ClientHello reader (sample/tls_hello.h).
+// req.ssl_sni, req.ssl_alpn, req.ssl_hello_type: sluice's ClientHello reader
+// (sample/tls_hello.h).
+template <SniResult (*Read)(std::string_view)>
 bool f_ssl_sni(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   Bytes b = req_bytes(ctx);
-  SniResult r = tls_client_hello_sni(b.data);
+  SniResult r = Read(b.data);
   if (r.status == HelloStatus::kNeedMore) return need_more(out, b);
   if (r.status != HelloStatus::kFound) return false;
   out = Sample::string(r.name);
@@ -263,13 +265,14 @@ constexpr FetchDef kFetches[] = {
     {"req.rdp_cookie", f_rdp_cookie, kName, nullptr, Type::kStr, kReq},
     {"req.rdp_cookie_cnt", f_rdp_cookie_cnt, kName, nullptr, Type::kSint, kReq},
     {"req.ssl_hello_type", f_ssl_hello_type<req_bytes>, no_args(), nullptr, Type::kSint, kReq},
-    {"req.ssl_sni", f_ssl_sni, no_args(), nullptr, Type::kStr, kReq},
+    {"req.ssl_sni", f_ssl_sni<tls_client_hello_sni>, no_args(), nullptr, Type::kStr, kReq},
+    {"req.ssl_alpn", f_ssl_sni<tls_client_hello_alpn>, no_args(), nullptr, Type::kStr, kReq},
     {"req.ssl_ver", f_ssl_ver, no_args(), nullptr, Type::kSint, kReq},
     {"req_len", f_len<req_bytes>, no_args(), nullptr, Type::kSint, kReq, "int"},
     {"req_proto_http", f_proto_http, no_args(), nullptr, Type::kBool, kReq, "bool"},
     {"req_ssl_hello_type", f_ssl_hello_type<req_bytes>, no_args(), nullptr, Type::kSint, kReq,
      "int"},
-    {"req_ssl_sni", f_ssl_sni, no_args(), nullptr, Type::kStr, kReq, "str"},
+    {"req_ssl_sni", f_ssl_sni<tls_client_hello_sni>, no_args(), nullptr, Type::kStr, kReq, "str"},
     // HAProxy's ACL keyword reads its patterns as dotted versions (3.1 = 0x30001).
     {"req_ssl_ver", f_ssl_ver, no_args(), nullptr, Type::kSint, kReq, "int"},
     {"res.len", f_len<res_bytes>, no_args(), nullptr, Type::kSint, kRes},

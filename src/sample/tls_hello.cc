@@ -12,6 +12,7 @@ namespace {
 constexpr uint8_t kHandshakeRecord = 22;
 constexpr uint8_t kClientHello = 1;
 constexpr uint16_t kServerNameExt = 0;
+constexpr uint16_t kAlpnExt = 16;
 constexpr uint8_t kHostName = 0;
 constexpr std::size_t kRecordHeader = 5;      // type, version(2), length(2)
 constexpr std::size_t kHandshakeHeader = 4;   // type, length(3)
@@ -77,36 +78,66 @@ SniResult find_server_name(Reader exts) {
   return {};
 }
 
-}  // namespace
+// The first protocol name of the ALPN extension (RFC 7301 3.1); kNone without one.
+SniResult find_alpn(Reader exts) {
+  while (exts.left() > 0) {
+    uint32_t type = 0, len = 0;
+    Reader body("");
+    if (!exts.u16(type) || !exts.u16(len) || !exts.sub(len, body)) return {};
+    if (type != kAlpnExt) continue;
+    uint32_t list_len = 0, name_len = 0;
+    Reader list("");
+    if (!body.u16(list_len) || !body.sub(list_len, list)) return {};
+    if (!list.u8(name_len) || name_len == 0 || name_len > list.left()) return {};
+    return {HelloStatus::kFound, list.rest().substr(0, name_len)};
+  }
+  return {};
+}
 
-SniResult tls_client_hello_sni(std::string_view data) {
+// The extensions of the ClientHello at the start of `data`: kNeedMore, kNone, or kFound with
+// `exts` set.
+HelloStatus client_hello_extensions(std::string_view data, Reader* exts) {
   // Each header byte is checked as soon as it is there, so that a client that is not speaking
   // TLS is recognised from its first byte instead of after the whole inspect-delay.
-  if (data.empty()) return {HelloStatus::kNeedMore, {}};
-  if (byte_at(data, 0) != kHandshakeRecord) return {};
-  if (data.size() < 2) return {HelloStatus::kNeedMore, {}};
-  if (byte_at(data, 1) < 3) return {};   // SSL 3.0 or a TLS version
-  if (data.size() < kRecordHeader) return {HelloStatus::kNeedMore, {}};
+  if (data.empty()) return HelloStatus::kNeedMore;
+  if (byte_at(data, 0) != kHandshakeRecord) return HelloStatus::kNone;
+  if (data.size() < 2) return HelloStatus::kNeedMore;
+  if (byte_at(data, 1) < 3) return HelloStatus::kNone;   // SSL 3.0 or a TLS version
+  if (data.size() < kRecordHeader) return HelloStatus::kNeedMore;
   const std::size_t record_len = (std::size_t{byte_at(data, 3)} << 8) | byte_at(data, 4);
-  if (record_len < kHandshakeHeader) return {};
-  if (data.size() < kRecordHeader + 1) return {HelloStatus::kNeedMore, {}};
-  if (byte_at(data, kRecordHeader) != kClientHello) return {};
-  if (data.size() < kRecordHeader + kHandshakeHeader) return {HelloStatus::kNeedMore, {}};
+  if (record_len < kHandshakeHeader) return HelloStatus::kNone;
+  if (data.size() < kRecordHeader + 1) return HelloStatus::kNeedMore;
+  if (byte_at(data, kRecordHeader) != kClientHello) return HelloStatus::kNone;
+  if (data.size() < kRecordHeader + kHandshakeHeader) return HelloStatus::kNeedMore;
   const std::size_t hello_len = (std::size_t{byte_at(data, 6)} << 16) |
                                 (std::size_t{byte_at(data, 7)} << 8) | byte_at(data, 8);
-  if (kHandshakeHeader + hello_len > record_len) return {};   // fragmented over records
-  if (data.size() - kRecordHeader - kHandshakeHeader < hello_len)
-    return {HelloStatus::kNeedMore, {}};
+  if (kHandshakeHeader + hello_len > record_len) return HelloStatus::kNone;   // fragmented
+  if (data.size() - kRecordHeader - kHandshakeHeader < hello_len) return HelloStatus::kNeedMore;
   Reader hello(data.substr(kRecordHeader + kHandshakeHeader, hello_len));
   uint32_t sid_len = 0, suites_len = 0, comp_len = 0, exts_len = 0;
-  if (!hello.skip(2 + 32)) return {};   // legacy_version, random
-  if (!hello.u8(sid_len) || sid_len > 32 || !hello.skip(sid_len)) return {};
+  if (!hello.skip(2 + 32)) return HelloStatus::kNone;   // legacy_version, random
+  if (!hello.u8(sid_len) || sid_len > 32 || !hello.skip(sid_len)) return HelloStatus::kNone;
   if (!hello.u16(suites_len) || suites_len < 2 || suites_len % 2 != 0 || !hello.skip(suites_len))
-    return {};
-  if (!hello.u8(comp_len) || comp_len < 1 || !hello.skip(comp_len)) return {};
-  if (hello.left() == 0) return {};   // no extensions at all
+    return HelloStatus::kNone;
+  if (!hello.u8(comp_len) || comp_len < 1 || !hello.skip(comp_len)) return HelloStatus::kNone;
+  if (hello.left() == 0) return HelloStatus::kNone;   // no extensions at all
+  if (!hello.u16(exts_len) || !hello.sub(exts_len, *exts)) return HelloStatus::kNone;
+  return HelloStatus::kFound;
+}
+
+}  // namespace
+
+SniResult tls_client_hello_alpn(std::string_view data) {
   Reader exts("");
-  if (!hello.u16(exts_len) || !hello.sub(exts_len, exts)) return {};
+  const HelloStatus st = client_hello_extensions(data, &exts);
+  if (st != HelloStatus::kFound) return {st, {}};
+  return find_alpn(exts);
+}
+
+SniResult tls_client_hello_sni(std::string_view data) {
+  Reader exts("");
+  const HelloStatus st = client_hello_extensions(data, &exts);
+  if (st != HelloStatus::kFound) return {st, {}};
   return find_server_name(exts);
 }
 

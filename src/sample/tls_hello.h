@@ -1,7 +1,7 @@
 #pragma once
-// What `req.ssl_sni` and `req.ssl_hello_type` read from the first bytes a client sent: a
+// What `req.ssl_sni`, `req.ssl_alpn` and `req.ssl_hello_type` read from the first bytes a client sent: a
 // bounds-checked reader of the TLS record and handshake headers and of a ClientHello up to its
-// server_name extension (RFC 8446 4.1.2, RFC 6066 3). Pure: no allocation, never reads past
+// server_name and ALPN extensions (RFC 8446 4.1.2, RFC 6066 3, RFC 7301 3.1). Pure: no allocation, never reads past
 // `data`, and tells "not enough bytes yet" apart from "not TLS / no such value", because the
 // first makes `tcp-request content` rules wait (within inspect-delay) and the second is final.
 #include <cstdint>
@@ -28,6 +28,8 @@ struct HelloTypeResult {
 // The server name of a ClientHello at the start of `data`. The whole handshake message must be
 // in the first record (a ClientHello fragmented over several records is kNone). Any thread.
 SniResult tls_client_hello_sni(std::string_view data);
+// The first protocol name of a ClientHello's ALPN extension (`name`), the same way.
+SniResult tls_client_hello_alpn(std::string_view data);
 // The type of the handshake message at the start of `data`, once that whole message is there.
 // SSLv2-style hellos and records other than handshakes are kNone. Any thread.
 HelloTypeResult tls_hello_type(std::string_view data);

@@ -194,3 +194,39 @@ TEST(TlsHello, NeverReadsPastTheInput) {
 
 }  // namespace
 }  // namespace sluice::sample
+
+namespace sluice::sample {
+namespace {
+
+std::string alpn_ext(const std::vector<std::string>& protos) {
+  std::string list;
+  for (const auto& p : protos) {
+    list.push_back(static_cast<char>(p.size()));
+    list += p;
+  }
+  std::string body;
+  put16(body, list.size());
+  return ext(16, body + list);
+}
+
+TEST(TlsHello, Alpn) {
+  // The first protocol the client lists (req.ssl_alpn), wherever the extension is.
+  const std::string h = hello(sni_ext({{0, "a.test"}}) + alpn_ext({"h2", "http/1.1"}));
+  SniResult r = tls_client_hello_alpn(h);
+  ASSERT_EQ(r.status, HelloStatus::kFound);
+  EXPECT_EQ(r.name, "h2");
+  EXPECT_EQ(tls_client_hello_sni(h).name, "a.test");
+  // Truncations need more; no ALPN extension, an empty name, a lying length: none.
+  for (std::size_t n = 0; n < h.size(); ++n)
+    EXPECT_EQ(tls_client_hello_alpn(h.substr(0, n)).status, HelloStatus::kNeedMore) << n;
+  EXPECT_EQ(tls_client_hello_alpn(hello(sni_ext({{0, "a.test"}}))).status, HelloStatus::kNone);
+  EXPECT_EQ(tls_client_hello_alpn(hello(alpn_ext({""}))).status, HelloStatus::kNone);
+  std::string lying = alpn_ext({"http/1.1"});
+  lying[6] = 20;   // the first name says 20 bytes, the list holds 8
+  EXPECT_EQ(tls_client_hello_alpn(hello(lying)).status, HelloStatus::kNone);
+  // The real OpenSSL hello has no ALPN.
+  EXPECT_EQ(tls_client_hello_alpn(unhex(kOpensslHelloHex)).status, HelloStatus::kNone);
+}
+
+}  // namespace
+}  // namespace sluice::sample
