@@ -1,4 +1,4 @@
-// Fuzzes the ClientHello reader behind req.ssl_sni and req.ssl_hello_type. Whatever the bytes:
+// Fuzzes the ClientHello reader behind req.ssl_sni, req.ssl_alpn and req.ssl_hello_type. Whatever the bytes:
 // no read outside the input (ASan), a name that lies inside the input and is not empty, and
 // decisions that are final: once a prefix of the input yields "not TLS / no name" or a name,
 // the whole input (that prefix plus more bytes) yields the same answer, since content rules act
@@ -24,11 +24,17 @@ void check(bool ok) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string whole(reinterpret_cast<const char*>(data), size);
   const auto sni = sluice::sample::tls_client_hello_sni(whole);
+  const auto alpn = sluice::sample::tls_client_hello_alpn(whole);
   const auto type = sluice::sample::tls_hello_type(whole);
   if (sni.status == HelloStatus::kFound) {
     check(!sni.name.empty());
     check(sni.name.data() >= whole.data() &&
           sni.name.data() + sni.name.size() <= whole.data() + whole.size());
+  }
+  if (alpn.status == HelloStatus::kFound) {
+    check(!alpn.name.empty());
+    check(alpn.name.data() >= whole.data() &&
+          alpn.name.data() + alpn.name.size() <= whole.data() + whole.size());
   }
   for (std::size_t n = 0; n < size; n += n < 16 ? 1 : 7) {
     // Each prefix in its own allocation, so that reading past it is caught.
@@ -37,6 +43,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (p.status != HelloStatus::kNeedMore) {
       check(p.status == sni.status);
       check(p.name == sni.name);
+    }
+    const auto a = sluice::sample::tls_client_hello_alpn(cut);
+    if (a.status != HelloStatus::kNeedMore) {
+      check(a.status == alpn.status);
+      check(a.name == alpn.name);
     }
     const auto t = sluice::sample::tls_hello_type(cut);
     if (t.status != HelloStatus::kNeedMore) {

@@ -5,11 +5,16 @@
 #include "config/bind_ssl.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "config/units.h"
+#include "net/crt_list.h"
 
 namespace sluice::config {
 
@@ -104,6 +109,83 @@ void resolve_versions(net::tls::BindOptions& o, int disabled, const std::string&
   o.max_version = last;
 }
 
+// The words of a crt-list line's brackets over `o` (a copy of the bind line's options): the
+// ssl-bind-conf keywords HAProxy allows there.
+void apply_entry_words(Parser& p, const std::vector<std::string>& w, const std::string& where,
+                       net::tls::BindOptions& o, bool warn = true) {
+  int disabled = 0;
+  bool min_set = false, max_set = false;
+  for (std::size_t i = 0; i < w.size();) {
+    const std::string& k = w[i];
+    const bool has_v = i + 1 < w.size();
+    const std::string v = has_v ? w[i + 1] : "";
+    auto need = [&] {
+      if (!has_v) throw ConfigError{fmt::format("{}'{}' : missing value", where, k)};
+    };
+    if (k == "ssl-min-ver" || k == "ssl-max-ver") {
+      i += common_option(w, i, where, o, disabled, min_set, max_set);
+    } else if (k == "alpn") {
+      need();
+      o.alpn.clear();
+      for (const auto& a : split_commas(v)) {
+        if (a == "h2" || a == "h3") {
+          if (warn)
+            p.warning(fmt::format("{}'alpn' : '{}' is left out: sluice speaks HTTP/1.1 only, so "
+                                  "clients are offered the other protocols.", where, a));
+          continue;
+        }
+        o.alpn.push_back(a);
+      }
+      i += 2;
+    } else if (k == "ciphers" || k == "ciphersuites" || k == "curves" || k == "ecdhe") {
+      need();
+      (k == "ciphers" ? o.ciphers : k == "ciphersuites" ? o.ciphersuites : o.curves) = v;
+      i += 2;
+    } else if (k == "ca-file" || k == "crl-file") {
+      need();
+      (k == "ca-file" ? o.ca_file : o.crl_file) = k == "ca-file" ? with_base(p.global.ca_base, v) : v;
+      i += 2;
+    } else if (k == "verify") {
+      if (v == "none") o.verify = net::tls::Verify::kNone;
+      else if (v == "optional") o.verify = net::tls::Verify::kOptional;
+      else if (v == "required") o.verify = net::tls::Verify::kRequired;
+      else throw ConfigError{fmt::format("{}unknown verify method '{}'", where, v)};
+      i += 2;
+    } else if (k == "npn") {
+      throw ConfigError{where + "'npn' is not supported by sluice: NPN is obsolete; use 'alpn'."};
+    } else if (k == "allow-0rtt" || k == "no-ca-names" || k == "ocsp-update") {
+      throw ConfigError{fmt::format("{}'{}' is not supported by sluice yet.", where, k)};
+    } else {
+      throw ConfigError{fmt::format("{}unknown ssl keyword {}", where, k)};
+    }
+  }
+  if (min_set || max_set) resolve_versions(o, disabled, where);
+}
+
+// `crt-list <file>`: its lines become certificate sources of the bind line, in order.
+void read_crt_list(Parser& p, const std::string& path, const std::string& where, BindTlsConfig& t) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw ConfigError{fmt::format("{}'crt-list' : cannot open file '{}' : {}.", where, path,
+                                  std::strerror(errno))};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  auto lines = net::tls::parse_crt_list(ss.str(), path);
+  if (!lines.ok()) throw ConfigError{where + "'crt-list' : " + lines.error().message};
+  for (auto& l : lines.value()) {
+    std::string crt = with_base(p.global.crt_base, l.crt);
+    auto probe = net::tls::load_certificates(crt);
+    if (!probe.ok()) throw ConfigError{where + "'crt-list' : " + probe.error().message};
+    const std::string at = fmt::format("{}'crt-list' : parsing [{}:{}]: ", where, path, l.line);
+    // The words are checked now (their errors name the list's line), applied at the line's end.
+    net::tls::BindOptions scratch;
+    apply_entry_words(p, l.options, at, scratch);
+    t.options.crts.push_back({crt, nullptr, std::move(l.filters)});
+    t.entry_words.push_back(std::move(l.options));
+    t.entry_where.push_back(at);
+  }
+}
+
 }  // namespace
 
 std::size_t bind_ssl_option(Parser& p, Line& l, const std::string& head, std::size_t i,
@@ -134,7 +216,14 @@ std::size_t bind_ssl_option(Parser& p, Line& l, const std::string& head, std::si
     // Loaded now, so that an error names this line; the context is built at the line's end.
     auto probe = net::tls::load_certificates(path);
     if (!probe.ok()) throw ConfigError{where + probe.error().message};
-    t.options.crts.push_back(path);
+    t.options.crts.push_back({path, nullptr, {}});
+    t.entry_words.emplace_back();
+    t.entry_where.emplace_back();
+    return 2;
+  }
+  if (o == "crt-list") {
+    need("file path");
+    read_crt_list(p, with_base(p.global.crt_base, v), where, t);
     return 2;
   }
   if (o == "alpn") {
@@ -181,7 +270,7 @@ std::size_t bind_ssl_option(Parser& p, Line& l, const std::string& head, std::si
   if (o == "generate-certificates" || o == "ca-sign-file" || o == "ca-sign-pass")
     throw ConfigError{fmt::format("{}'{}' is not supported by sluice: it does not generate "
                                   "certificates on the fly.", where, o)};
-  if (o == "crt-list" || o == "tls-ticket-keys" || o == "ca-verify-file" || o == "ca-ignore-err" ||
+  if (o == "tls-ticket-keys" || o == "ca-verify-file" || o == "ca-ignore-err" ||
       o == "crt-ignore-err" || o == "allow-0rtt" || o == "no-ca-names" ||
       o == "ocsp-update" || o == "ktls")
     throw ConfigError{fmt::format("{}'{}' is not supported by sluice yet.", where, o)};
@@ -211,6 +300,14 @@ void finish_bind_ssl(Parser& p, Line& l, const std::string& head, BindConfig& b)
   o.lifetime_s = d.lifetime_s;
   o.dh_bits = d.dh_bits;
   resolve_versions(o, t.disabled_versions | g.ssl_bind_disabled_versions, where);
+  // crt-list lines with options of their own: the line's options with theirs over them.
+  for (std::size_t i = 0; i < o.crts.size() && i < t.entry_words.size(); ++i) {
+    if (t.entry_words[i].empty()) continue;
+    auto own = std::make_shared<net::tls::BindOptions>(o);
+    own->crts.clear();
+    apply_entry_words(p, t.entry_words[i], t.entry_where[i], *own, /*warn=*/false);
+    o.crts[i].options = std::move(own);
+  }
   auto ctx = net::tls::ServerContext::make(o);
   if (!ctx.ok()) throw ConfigError{where + ctx.error().message};
   t.context = std::move(ctx.value());

@@ -78,6 +78,10 @@ struct BindTlsConfig {
   net::tls::BindOptions options;          // the globals' ssl-default-bind-* applied first
   int disabled_versions = 0;              // no-sslv3 / no-tlsv1x: bit per version (0 = SSLv3)
   bool min_set = false, max_set = false;  // ssl-min-ver / ssl-max-ver written on the line
+  // Per entry of options.crts: a crt-list line's own option words (empty: the line's), and
+  // where it was ("'crt-list' : parsing [list:3]: ") for their errors.
+  std::vector<std::vector<std::string>> entry_words;
+  std::vector<std::string> entry_where;
   // Built at the end of the line, once every certificate loaded; null without `ssl`.
   std::shared_ptr<const net::tls::ServerContext> context;
 };

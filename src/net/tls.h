@@ -33,9 +33,19 @@ namespace sluice::net::tls {
 
 enum class Verify : uint8_t { kNone, kOptional, kRequired };
 
+struct BindOptions;
+
+// Where a bind line's certificates come from: a `crt` (a PEM file or a directory of them), or
+// a line of a crt-list, which may have its own options and SNI filters.
+struct CertSource {
+  std::string path;
+  std::shared_ptr<const BindOptions> options;   // the crt-list line's own; null: the bind line's
+  std::vector<std::string> filters;             // names (`*.x` wildcards, `!x` exclusions)
+};
+
 // What a `bind ... ssl` line asks, the ssl-default-bind-* globals already applied.
 struct BindOptions {
-  std::vector<std::string> crts;   // PEM files (certificate, chain, key) or directories of them
+  std::vector<CertSource> crts;
   std::vector<std::string> alpn;   // protocol names, in the server's order of preference
   int min_version = 0;             // TLS1_2_VERSION...; 0: TLS 1.2 (HAProxy's default floor)
   int max_version = 0;             // 0: the library's highest
@@ -70,7 +80,7 @@ class ServerContext {
 
  private:
   ServerContext() = default;
-  static int on_servername(ssl_st* s, int* alert, void* arg);
+  static int on_client_hello(ssl_st* s, int* alert, void* arg);
   static int on_alpn(ssl_st* s, const unsigned char** out, unsigned char* outlen,
                      const unsigned char* in, unsigned int inlen, void* arg);
   ssl_ctx_st* context_for(std::string_view name) const;
@@ -79,8 +89,13 @@ class ServerContext {
   std::vector<ssl_ctx_st*> all_;                       // owned
   std::unordered_map<std::string, ssl_ctx_st*> exact_;   // lower-case names
   std::unordered_map<std::string, ssl_ctx_st*> wild_;    // "*.example.com" under "example.com"
+  std::unordered_map<ssl_ctx_st*, std::vector<std::string>> excluded_;   // crt-list `!name`s
   bool strict_sni_ = false;
-  std::string alpn_wire_;   // length-prefixed protocol names
+  std::vector<std::unique_ptr<std::string>> alpn_wires_;   // per context: length-prefixed names
+  // Each context's options (owned by the BindOptions the make() caller keeps alive: copied
+  // below), applied to a connection when the client hello picks that context.
+  std::unordered_map<ssl_ctx_st*, const BindOptions*> settings_;
+  std::vector<std::shared_ptr<const BindOptions>> kept_;
 };
 
 enum class Step : uint8_t {

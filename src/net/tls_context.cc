@@ -143,11 +143,21 @@ base::Result<int> load_certificates(const std::string& path) {
 
 namespace {
 
-bool same_names(const CertKey& a, const CertKey& b) {
-  auto x = a.names, y = b.names;
-  std::sort(x.begin(), x.end());
-  std::sort(y.begin(), y.end());
-  return x == y;
+// The names a certificate answers for: the positive filters of its crt-list line, else its
+// own names; minus the `!` exclusions. Sorted, lower case.
+std::vector<std::string> served_names(const CertKey& ck, const std::vector<std::string>& filters,
+                                      std::vector<std::string>* excluded) {
+  std::vector<std::string> pos;
+  for (const auto& f : filters) {
+    if (f[0] == '!') excluded->push_back(lower(std::string_view(f).substr(1)));
+    else pos.push_back(lower(f));
+  }
+  std::vector<std::string> out = pos.empty() ? ck.names : pos;
+  std::erase_if(out, [&](const std::string& n) {
+    return std::find(excluded->begin(), excluded->end(), n) != excluded->end();
+  });
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace
@@ -158,77 +168,103 @@ ServerContext::~ServerContext() {
 
 base::Result<std::shared_ptr<ServerContext>> ServerContext::make(const BindOptions& o) {
   if (o.crts.empty()) return base::Error::text("'ssl' needs at least one 'crt'.");
-  std::vector<std::unique_ptr<CertKey>> certs;
+  struct Loaded {
+    std::unique_ptr<CertKey> ck;
+    const BindOptions* options;
+    std::vector<std::string> names, excluded;
+  };
+  std::vector<Loaded> certs;
+  std::shared_ptr<ServerContext> sc(new ServerContext);
+  // The options each context keeps for the client hello callback: copies, owned by `sc`.
+  auto base = std::make_shared<BindOptions>(o);
+  base->crts.clear();
+  sc->kept_.push_back(base);
   for (const auto& c : o.crts) {
-    auto files = crt_files(c);
+    if (c.options) sc->kept_.push_back(c.options);
+    auto files = crt_files(c.path);
     if (!files.ok()) return files.error();
     for (const auto& f : *files) {
       auto ck = load_pem(f);
       if (!ck.ok()) return ck.error();
-      certs.push_back(std::move(ck.value()));
+      Loaded l{std::move(ck.value()), c.options ? c.options.get() : base.get(), {}, {}};
+      l.names = served_names(*l.ck, c.filters, &l.excluded);
+      certs.push_back(std::move(l));
     }
   }
-  std::shared_ptr<ServerContext> sc(new ServerContext);
   sc->strict_sni_ = o.strict_sni;
-  for (const auto& p : o.alpn) {
-    if (p.empty() || p.size() > 255) return base::Error::text("invalid ALPN protocol name '" + p + "'.");
-    sc->alpn_wire_.push_back(static_cast<char>(p.size()));
-    sc->alpn_wire_ += p;
-  }
-  // One context per set of names: certificates with the same names (an RSA and an ECDSA one)
-  // share it, and OpenSSL serves the one the client's algorithms allow.
-  std::vector<std::pair<const CertKey*, SSL_CTX*>> groups;
-  for (const auto& ck : certs) {
+  // One context per set of names and options: certificates with the same names (an RSA and an
+  // ECDSA one) share it, and OpenSSL serves the one the client's algorithms allow.
+  struct Group {
+    const BindOptions* options;
+    const std::vector<std::string>* names;
+    SSL_CTX* ctx;
+  };
+  std::vector<Group> groups;
+  for (const auto& lc : certs) {
+    const CertKey* ck = lc.ck.get();
+    const BindOptions& so = *lc.options;
     SSL_CTX* ctx = nullptr;
-    for (auto& [first, c] : groups)
-      if (same_names(*first, *ck)) ctx = c;
+    for (const auto& g : groups)
+      if (g.options == lc.options && *g.names == lc.names) ctx = g.ctx;
     const bool fresh = ctx == nullptr;
     if (fresh) {
       ctx = SSL_CTX_new(TLS_server_method());
       if (!ctx) return base::Error::text("cannot create an SSL context: " + openssl_error());
       sc->all_.push_back(ctx);
-      groups.emplace_back(ck.get(), ctx);
+      groups.push_back({lc.options, &lc.names, ctx});
       SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE |
                                 SSL_MODE_RELEASE_BUFFERS);
       uint64_t opts = SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_COMPRESSION;
-      if (!o.prefer_client_ciphers) opts |= SSL_OP_CIPHER_SERVER_PREFERENCE;
-      if (o.no_tickets) opts |= SSL_OP_NO_TICKET;
+      if (!so.prefer_client_ciphers) opts |= SSL_OP_CIPHER_SERVER_PREFERENCE;
+      if (so.no_tickets) opts |= SSL_OP_NO_TICKET;
       SSL_CTX_set_options(ctx, opts);
-      SSL_CTX_set_min_proto_version(ctx, o.min_version ? o.min_version : TLS1_2_VERSION);
-      if (o.max_version) SSL_CTX_set_max_proto_version(ctx, o.max_version);
-      if (!o.ciphers.empty() && SSL_CTX_set_cipher_list(ctx, o.ciphers.c_str()) != 1)
-        return base::Error::text("unable to set SSL cipher list to '" + o.ciphers + "'.");
-      if (!o.ciphersuites.empty() && SSL_CTX_set_ciphersuites(ctx, o.ciphersuites.c_str()) != 1)
-        return base::Error::text("unable to set TLS 1.3 cipher suites to '" + o.ciphersuites + "'.");
-      if (!o.curves.empty() && SSL_CTX_set1_groups_list(ctx, o.curves.c_str()) != 1)
-        return base::Error::text("unable to set SSL curves list to '" + o.curves + "'.");
+      SSL_CTX_set_min_proto_version(ctx, so.min_version ? so.min_version : TLS1_2_VERSION);
+      if (so.max_version) SSL_CTX_set_max_proto_version(ctx, so.max_version);
+      if (!so.ciphers.empty() && SSL_CTX_set_cipher_list(ctx, so.ciphers.c_str()) != 1)
+        return base::Error::text("unable to set SSL cipher list to '" + so.ciphers + "'.");
+      if (!so.ciphersuites.empty() && SSL_CTX_set_ciphersuites(ctx, so.ciphersuites.c_str()) != 1)
+        return base::Error::text("unable to set TLS 1.3 cipher suites to '" + so.ciphersuites + "'.");
+      if (!so.curves.empty() && SSL_CTX_set1_groups_list(ctx, so.curves.c_str()) != 1)
+        return base::Error::text("unable to set SSL curves list to '" + so.curves + "'.");
       SSL_CTX_set_dh_auto(ctx, 1);
       // Resumption by session id across the bind line's contexts and every worker.
       static const unsigned char kSid[] = "sluice";
       SSL_CTX_set_session_id_context(ctx, kSid, sizeof kSid - 1);
-      SSL_CTX_set_session_cache_mode(ctx, o.cache_size > 0 ? SSL_SESS_CACHE_SERVER : SSL_SESS_CACHE_OFF);
-      if (o.cache_size > 0) SSL_CTX_sess_set_cache_size(ctx, o.cache_size);
-      SSL_CTX_set_timeout(ctx, o.lifetime_s);
-      SSL_CTX_set_tlsext_servername_callback(ctx, &ServerContext::on_servername);
-      SSL_CTX_set_tlsext_servername_arg(ctx, sc.get());
-      if (!sc->alpn_wire_.empty()) SSL_CTX_set_alpn_select_cb(ctx, &ServerContext::on_alpn, sc.get());
-      if (!o.ca_file.empty()) {
-        if (SSL_CTX_load_verify_locations(ctx, o.ca_file.c_str(), nullptr) != 1)
-          return base::Error::text("unable to load CA file '" + o.ca_file + "'.");
-        if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(o.ca_file.c_str()))
+      SSL_CTX_set_session_cache_mode(ctx, so.cache_size > 0 ? SSL_SESS_CACHE_SERVER : SSL_SESS_CACHE_OFF);
+      if (so.cache_size > 0) SSL_CTX_sess_set_cache_size(ctx, so.cache_size);
+      SSL_CTX_set_timeout(ctx, so.lifetime_s);
+      // The certificate is chosen from the client hello, before the version and the cipher are:
+      // a crt-list line's own versions and ciphers then apply (a server name callback would
+      // come after them).
+      SSL_CTX_set_client_hello_cb(ctx, &ServerContext::on_client_hello, sc.get());
+      sc->settings_.emplace(ctx, &so);
+      if (!so.alpn.empty()) {
+        std::string wire;
+        for (const auto& p : so.alpn) {
+          if (p.empty() || p.size() > 255) return base::Error::text("invalid ALPN protocol name '" + p + "'.");
+          wire.push_back(static_cast<char>(p.size()));
+          wire += p;
+        }
+        sc->alpn_wires_.push_back(std::make_unique<std::string>(std::move(wire)));
+        SSL_CTX_set_alpn_select_cb(ctx, &ServerContext::on_alpn, sc->alpn_wires_.back().get());
+      }
+      if (!so.ca_file.empty()) {
+        if (SSL_CTX_load_verify_locations(ctx, so.ca_file.c_str(), nullptr) != 1)
+          return base::Error::text("unable to load CA file '" + so.ca_file + "'.");
+        if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(so.ca_file.c_str()))
           SSL_CTX_set_client_CA_list(ctx, names);
       }
-      if (o.verify != Verify::kNone) {
+      if (so.verify != Verify::kNone) {
         // optional: a client without a certificate goes on; one whose certificate does not
         // verify is refused all the same, as in HAProxy.
         int mode = SSL_VERIFY_PEER;
-        if (o.verify == Verify::kRequired) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+        if (so.verify == Verify::kRequired) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
         SSL_CTX_set_verify(ctx, mode, nullptr);
       }
-      if (!o.crl_file.empty()) {
+      if (!so.crl_file.empty()) {
         X509_STORE* store = SSL_CTX_get_cert_store(ctx);
-        if (X509_STORE_load_file(store, o.crl_file.c_str()) != 1)
-          return base::Error::text("unable to configure CRL file '" + o.crl_file + "'.");
+        if (X509_STORE_load_file(store, so.crl_file.c_str()) != 1)
+          return base::Error::text("unable to configure CRL file '" + so.crl_file + "'.");
         X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL);
       }
     }
@@ -237,7 +273,8 @@ base::Result<std::shared_ptr<ServerContext>> ServerContext::make(const BindOptio
     for (int i = 0; i < sk_X509_num(ck->chain); ++i)
       SSL_CTX_add1_chain_cert(ctx, sk_X509_value(ck->chain, i));
     if (!sc->default_) sc->default_ = ctx;
-    for (const auto& n : ck->names) {
+    for (const auto& n : lc.excluded) sc->excluded_[ctx].push_back(n);
+    for (const auto& n : lc.names) {
       if (n.starts_with("*.")) sc->wild_.emplace(n.substr(2), ctx);
       else sc->exact_.emplace(n, ctx);
     }
@@ -249,42 +286,79 @@ SSL_CTX* ServerContext::context_for(std::string_view name) const {
   std::string n = lower(name);
   if (auto it = exact_.find(n); it != exact_.end()) return it->second;
   if (auto dot = n.find('.'); dot != std::string::npos) {
-    if (auto it = wild_.find(n.substr(dot + 1)); it != wild_.end()) return it->second;
+    if (auto it = wild_.find(n.substr(dot + 1)); it != wild_.end()) {
+      // A `!name` of that certificate's crt-list line excludes the name from its wildcard.
+      if (auto ex = excluded_.find(it->second); ex != excluded_.end() &&
+          std::find(ex->second.begin(), ex->second.end(), n) != ex->second.end())
+        return nullptr;
+      return it->second;
+    }
   }
   return nullptr;
 }
 
-int ServerContext::on_servername(SSL* s, int* alert, void* arg) {
-  const auto* sc = static_cast<const ServerContext*>(arg);
-  const char* name = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
-  if (!name || !*name) {
-    if (sc->strict_sni_) {
-      *alert = SSL_AD_UNRECOGNIZED_NAME;
-      return SSL_TLSEXT_ERR_ALERT_FATAL;
-    }
-    return SSL_TLSEXT_ERR_OK;
+namespace {
+
+// The host_name of a client hello's server_name extension; empty without one (or a bad one).
+std::string hello_server_name(SSL* s) {
+  const unsigned char* p = nullptr;
+  std::size_t len = 0;
+  if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_server_name, &p, &len) != 1 || len < 2) return {};
+  std::size_t list = (std::size_t{p[0]} << 8) | p[1];
+  if (list + 2 > len) return {};
+  std::size_t i = 2;
+  while (i + 3 <= 2 + list) {
+    const unsigned type = p[i];
+    const std::size_t n = (std::size_t{p[i + 1]} << 8) | p[i + 2];
+    i += 3;
+    if (i + n > 2 + list) return {};
+    if (type == TLSEXT_NAMETYPE_host_name) return std::string(reinterpret_cast<const char*>(p + i), n);
+    i += n;
   }
-  SSL_CTX* ctx = sc->context_for(name);
+  return {};
+}
+
+}  // namespace
+
+int ServerContext::on_client_hello(SSL* s, int* alert, void* arg) {
+  const auto* sc = static_cast<const ServerContext*>(arg);
+  const std::string name = hello_server_name(s);
+  SSL_CTX* ctx = name.empty() ? nullptr : sc->context_for(name);
   if (!ctx) {
     if (sc->strict_sni_) {
       *alert = SSL_AD_UNRECOGNIZED_NAME;
-      return SSL_TLSEXT_ERR_ALERT_FATAL;
+      return SSL_CLIENT_HELLO_ERROR;
     }
-    return SSL_TLSEXT_ERR_OK;   // the default certificate
+    ctx = sc->default_;
   }
   if (ctx != SSL_get_SSL_CTX(s)) SSL_set_SSL_CTX(s, ctx);
-  return SSL_TLSEXT_ERR_OK;
+  // What SSL_set_SSL_CTX() leaves as the first context had it: the chosen one's versions,
+  // ciphers, groups, options and client certificate checks.
+  auto it = sc->settings_.find(ctx);
+  if (it == sc->settings_.end()) return SSL_CLIENT_HELLO_SUCCESS;
+  const BindOptions& o = *it->second;
+  SSL_set_min_proto_version(s, SSL_CTX_get_min_proto_version(ctx));
+  SSL_set_max_proto_version(s, SSL_CTX_get_max_proto_version(ctx));
+  SSL_clear_options(s, SSL_get_options(s));
+  SSL_set_options(s, SSL_CTX_get_options(ctx));
+  if (!o.ciphers.empty()) SSL_set_cipher_list(s, o.ciphers.c_str());
+  if (!o.ciphersuites.empty()) SSL_set_ciphersuites(s, o.ciphersuites.c_str());
+  if (!o.curves.empty()) SSL_set1_groups_list(s, o.curves.c_str());
+  SSL_set_verify(s, SSL_CTX_get_verify_mode(ctx), nullptr);
+  if (STACK_OF(X509_NAME)* cas = SSL_CTX_get_client_CA_list(ctx))
+    SSL_set_client_CA_list(s, SSL_dup_CA_list(cas));
+  ERR_clear_error();
+  return SSL_CLIENT_HELLO_SUCCESS;
 }
 
 int ServerContext::on_alpn(SSL*, const unsigned char** out, unsigned char* outlen,
                            const unsigned char* in, unsigned int inlen, void* arg) {
-  const auto* sc = static_cast<const ServerContext*>(arg);
+  const auto* wire = static_cast<const std::string*>(arg);   // this context's protocols
   unsigned char* sel = nullptr;
   unsigned char sel_len = 0;
   // The server's preference, as HAProxy picks.
-  if (SSL_select_next_proto(&sel, &sel_len,
-                            reinterpret_cast<const unsigned char*>(sc->alpn_wire_.data()),
-                            static_cast<unsigned int>(sc->alpn_wire_.size()), in,
+  if (SSL_select_next_proto(&sel, &sel_len, reinterpret_cast<const unsigned char*>(wire->data()),
+                            static_cast<unsigned int>(wire->size()), in,
                             inlen) != OPENSSL_NPN_NEGOTIATED)
     return SSL_TLSEXT_ERR_NOACK;
   *out = sel;
