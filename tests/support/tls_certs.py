@@ -54,3 +54,18 @@ class Pki:
         pem = d / f"{stem}.pem"
         pem.write_text(crt.read_text() + k.read_text())
         return pem
+
+
+def s_client(port: int, *args: str, data: bytes = b"", timeout: float = 10) -> str:
+    """openssl s_client's output (-brief) for a handshake with 127.0.0.1:port, `data` sent."""
+    r = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-brief", *args],
+                       input=data, capture_output=True, timeout=timeout)
+    return (r.stdout + r.stderr).decode(errors="replace")
+
+
+def subject(out: str) -> str:
+    """The peer certificate's subject in s_client's output; empty without a handshake."""
+    for line in out.splitlines():
+        if line.startswith("Peer certificate:"):
+            return line.split(":", 1)[1].strip()
+    return ""

@@ -62,6 +62,21 @@ class ScriptedOrigin:
         self.sock.close()
 
 
+def on_off(p_on: int, p_off: int, lines: str, origin_port: int) -> str:
+    """Two frontends to one backend: `on` with `lines`, `off` without them."""
+    return f"""
+frontend on
+    bind 127.0.0.1:{p_on}
+    {lines}
+    default_backend b
+frontend off
+    bind 127.0.0.1:{p_off}
+    default_backend b
+backend b
+    server s1 127.0.0.1:{origin_port}
+"""
+
+
 def read_response(c: socket.socket, method: str = "GET") -> tuple[bytes, bytes]:
     """One response with a Content-Length body: (head, body)."""
     buf = b""
@@ -217,21 +232,9 @@ backend b_off
 def test_idle_close_on_response(cfg, sluice):
     origin = ScriptedOrigin("s1")
     p_on, p_off = free_port(), free_port()
-    s = sluice(cfg(f"""
-global
-    nbthread 1
-{HTTP_DEFAULTS}
-    timeout http-keep-alive 10s
-frontend on
-    bind 127.0.0.1:{p_on}
-    option idle-close-on-response
-    default_backend b
-frontend off
-    bind 127.0.0.1:{p_off}
-    default_backend b
-backend b
-    server s1 127.0.0.1:{origin.port}
-"""), wait_ports=[p_on, p_off])
+    s = sluice(cfg("global\n    nbthread 1\n" + HTTP_DEFAULTS + "    timeout http-keep-alive 10s\n" +
+                   on_off(p_on, p_off, "option idle-close-on-response", origin.port)),
+               wait_ports=[p_on, p_off])
     try:
         c_on = socket.create_connection(("127.0.0.1", p_on), timeout=5)
         c_off = socket.create_connection(("127.0.0.1", p_off), timeout=5)
@@ -296,19 +299,9 @@ backend strict
 def test_disable_h2_upgrade_refuses_the_preface(cfg, sluice):
     origin = ScriptedOrigin("s1")
     p_on, p_off = free_port(), free_port()
-    sluice(cfg(f"""
-{HTTP_DEFAULTS}
-frontend on
-    bind 127.0.0.1:{p_on}
-    option disable-h2-upgrade
-    option http-use-proxy-header
-    default_backend b
-frontend off
-    bind 127.0.0.1:{p_off}
-    default_backend b
-backend b
-    server s1 127.0.0.1:{origin.port}
-"""), wait_ports=[p_on, p_off])
+    sluice(cfg(HTTP_DEFAULTS + on_off(p_on, p_off, "option disable-h2-upgrade\n    "
+                                               "option http-use-proxy-header", origin.port)),
+           wait_ports=[p_on, p_off])
 
     def preface(port: int) -> bytes:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as c:

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from sluice_harness import config_refused, free_port
-from tls_certs import Pki
+from tls_certs import Pki, s_client, subject
 
 
 @pytest.fixture(scope="module")
@@ -22,13 +22,9 @@ def pki(tmp_path_factory):
     return p
 
 
-def subject(port: int, name: str, *args: str) -> str:
-    r = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-brief",
-                        "-servername", name, *args], input=b"", capture_output=True, timeout=10)
-    for line in (r.stdout + r.stderr).decode(errors="replace").splitlines():
-        if line.startswith("Peer certificate:"):
-            return line.split(":", 1)[1].strip()
-    return ""
+def served(port: int, name: str, *args: str) -> str:
+    """The subject of the certificate served for SNI `name`."""
+    return subject(s_client(port, "-servername", name, *args))
 
 
 def test_crt_list(cfg, sluice, pki, tmp_path):
@@ -49,15 +45,15 @@ frontend f
     bind 127.0.0.1:{port} ssl crt-list {lst}
     http-request return status 200 content-type text/plain lf-string "alpn=%[ssl_fc_alpn]"
 """), wait_ports=[port])
-    assert "CN = api.test" in subject(port, "api.test")
+    assert "CN = api.test" in served(port, "api.test")
     # The line's own lowest version: TLS 1.2 is refused for api.test, not for the others.
-    assert subject(port, "api.test", "-tls1_2") == ""
-    assert "CN = default.test" in subject(port, "other.test", "-tls1_2")
+    assert served(port, "api.test", "-tls1_2") == ""
+    assert "CN = default.test" in served(port, "other.test", "-tls1_2")
     # Filters: the wildcard serves x.multi.test; the exclusion and the certificate's own
     # names (not in the filters) fall back to the default.
-    assert "CN = multi.test" in subject(port, "x.multi.test")
-    assert "CN = default.test" in subject(port, "secret.multi.test")
-    assert "CN = default.test" in subject(port, "multi.test")
+    assert "CN = multi.test" in served(port, "x.multi.test")
+    assert "CN = default.test" in served(port, "secret.multi.test")
+    assert "CN = default.test" in served(port, "multi.test")
     r = subprocess.run(["curl", "-sk", "--max-time", "10", "--http1.1", "--resolve",
                         f"api.test:{port}:127.0.0.1", f"https://api.test:{port}/"],
                        capture_output=True, timeout=20)

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from sluice_harness import free_port, recv_exact, sluice_bin, wait_until
-from tls_certs import Pki
+from tls_certs import Pki, s_client, subject
 
 
 @pytest.fixture(scope="module")
@@ -29,20 +29,6 @@ def pki(tmp_path_factory):
     p.other = Pki(d / "other", "Other CA")
     p.stranger = p.other.issue("stranger", "stranger", client=True)
     return p
-
-
-def s_client(port: int, *args: str, data: bytes = b"", timeout: float = 10) -> str:
-    """openssl s_client's output for a handshake (and `data` sent after it)."""
-    r = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-brief", *args],
-                       input=data, capture_output=True, timeout=timeout)
-    return (r.stdout + r.stderr).decode(errors="replace")
-
-
-def subject(out: str) -> str:
-    for line in out.splitlines():
-        if line.startswith("Peer certificate:"):
-            return line.split(":", 1)[1].strip()
-    return ""
 
 
 def curl(port: int, path: str, host: str, pki, *extra: str) -> subprocess.CompletedProcess:
