@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "log/line.h"
 #include "net/fd_passing.h"
 #include "net/socket.h"
 #include "net/transport.h"
@@ -333,6 +334,16 @@ void Worker::start_tls_handshake(Listener& l, int fd, const net::SocketAddress& 
   h->slots = std::move(slots);
   session_opened(h);
   h->start();
+}
+
+void Worker::log_connection_error(const Listener& l, const net::SocketAddress& peer,
+                                  uint64_t accept_wall_us, log::ConnError why) {
+  const ProxySettings& fs = l.proxy->settings;
+  if (fs.logs.empty()) return;
+  const BindSettings& b = l.line->settings;
+  const std::string bind = b.name.empty() ? std::to_string(l.id) : b.name;
+  logs_.send(fs.logs, kInfo, log::connection_error_line(peer, accept_wall_us, fs.name, bind,
+                                                         log::conn_error_text(why)));
 }
 
 void Worker::begin_tls_session(Listener& l, int fd, const net::SocketAddress& peer, ssl_st* ssl,

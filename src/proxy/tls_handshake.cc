@@ -104,14 +104,7 @@ void TlsHandshake::fail(log::ConnError why) {
 }
 
 void TlsHandshake::fail_unwatched(log::ConnError why) {
-  const ProxySettings& fs = l_.proxy->settings;
-  if (!fs.logs.empty()) {
-    const BindSettings& b = l_.line->settings;
-    const std::string bind = b.name.empty() ? std::to_string(l_.id) : b.name;
-    w_.logs().send(fs.logs, kInfo,
-                   log::connection_error_line(peer_, accept_wall_us_, fs.name, bind,
-                                              log::conn_error_text(why)));
-  }
+  w_.log_connection_error(l_, peer_, accept_wall_us_, why);
   drop(false);
 }
 

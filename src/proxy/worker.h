@@ -25,6 +25,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "log/conn_error.h"
 #include "core/bounded_queue.h"
 #include "core/buffer.h"
 #include "core/event_loop.h"
@@ -286,6 +287,11 @@ class Worker : public core::TimerHandler {
   // begin_session(), with the TLS connection `ssl` for its transport. Worker-local.
   void begin_tls_session(Listener& l, int fd, const net::SocketAddress& peer, ssl_st* ssl,
                          std::shared_ptr<const net::pp::Header> pp, ConnSlots&& slots);
+  // A connection that ended before its session began (a PROXY header or a TLS handshake that
+  // failed): HAProxy's line "<ci>:<cp> [<date>] <frontend>/<bind>: <fc_err_str>", to the
+  // frontend's logs. Worker-local.
+  void log_connection_error(const Listener& l, const net::SocketAddress& peer,
+                            uint64_t accept_wall_us, log::ConnError why);
 
  private:
   void thread_main();
