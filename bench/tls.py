@@ -91,7 +91,7 @@ class Candidate:
         self.proc: subprocess.Popen | None = None
 
     def start(self, port: int, pem: Path) -> None:
-        if self.name == "nginx":
+        if self.name == "nginx":  # sluice-base runs as sluice does
             crt, key = pem.with_suffix(".crt"), pem.with_suffix(".key")
             cfg = self.tmp / "nginx.conf"
             cfg.write_text(NGINX.format(tmp=self.tmp, port=port, crt=crt, key=key))
@@ -179,12 +179,19 @@ def main() -> int:
     ap.add_argument("--haproxy", default="/usr/sbin/haproxy")
     ap.add_argument("--haproxy35", default=str(REPO.parent / "shared/peers/haproxy-3.5"))
     ap.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
+    ap.add_argument("--sluice-base", help="a second sluice binary (a baseline), run as sluice-base")
+    ap.add_argument("--candidates", help="comma-separated names to run (sluice, sluice-base, "
+                                         "haproxy-deb, haproxy-3.5, nginx); default: all there")
     ap.add_argument("--json")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="sluice-tls-bench-"))
     names = [("sluice", a.sluice), ("haproxy-deb", a.haproxy), ("haproxy-3.5", a.haproxy35),
              ("nginx", a.nginx)]
-    cands = [Candidate(n, b, tmp) for n, b in names if os.access(b, os.X_OK)]
+    if a.sluice_base:
+        names.insert(1, ("sluice-base", a.sluice_base))
+    wanted = set(a.candidates.split(",")) if a.candidates else None
+    cands = [Candidate(n, b, tmp) for n, b in names
+             if os.access(b, os.X_OK) and (wanted is None or n in wanted)]
     certs = {k: make_cert(tmp, k) for k in ("ecdsa", "rsa")}
     port = pick_ports(1)[0]
     results: dict = {"speed": openssl_speed(3), "runs": []}
