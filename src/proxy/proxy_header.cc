@@ -60,12 +60,7 @@ void render_pp2_tlvs(const std::vector<ProxySettings::Pp2TlvFormat>& formats,
 }
 
 ProxyHeaderWait::ProxyHeaderWait(Worker& w, Listener& l, int fd, const net::SocketAddress& peer)
-    : w_(w),
-      l_(l),
-      fd_(fd),
-      peer_(peer),
-      accept_ms_(w.loop().now_ms()),
-      accept_wall_us_(base::wall_us()) {}
+    : ConnPrelude(w, l, fd, peer, "PROXY") {}
 
 ProxyHeaderWait::~ProxyHeaderWait() = default;
 
@@ -73,7 +68,7 @@ void ProxyHeaderWait::start() {
   if (!w_.loop().add(fd_, EPOLLIN | EPOLLRDHUP | EPOLLET, this)) {
     w_.fe_counters(l_.proxy->index).eint.add();
     done_ = true;
-    drop(false);
+    drop_socket(false);
     return;
   }
   // `timeout client` bounds the wait, as HAProxy bounds its handshakes.
@@ -129,17 +124,12 @@ void ProxyHeaderWait::try_read(bool hup) {
     }
     left -= static_cast<std::size_t>(got);
   }
-  done_ = true;
-  w_.loop().timers().cancel(timer_);
-  w_.loop().remove(fd_);
-  const int fd = fd_;
-  fd_ = -1;
   ConnSlots s = std::move(slots);
   Listener& l = l_;
   Worker& w = w_;
   const net::SocketAddress src = h.has_addresses ? h.src : peer_;
   auto pp = std::make_shared<const net::pp::Header>(std::move(h));
-  close();   // this object is gone from the worker's list (and freed after the batch)
+  const int fd = release_socket();
   w.begin_session(l, fd, src, std::move(pp), std::move(s));
 }
 
@@ -147,34 +137,15 @@ void ProxyHeaderWait::fail(log::ConnError why) {
   if (done_) return;
   done_ = true;
   w_.loop().timers().cancel(timer_);
-  w_.log_connection_error(l_, peer_, accept_wall_us_, why);
-  drop(true);
+  log_failure(why);
+  drop_socket(true);
 }
 
 void ProxyHeaderWait::abort(const char*) {
   if (done_) return;
   done_ = true;
   w_.loop().timers().cancel(timer_);
-  drop(true);
-}
-
-void ProxyHeaderWait::drop(bool watched) {
-  if (watched) w_.loop().remove(fd_);
-  net::close_with_reset(fd_);
-  fd_ = -1;
-  w_.release_thread_load(l_);
-  close();
-}
-
-void ProxyHeaderWait::close() { w_.session_closed(this); }
-
-void ProxyHeaderWait::describe(SessionInfo* info) const {
-  info->listener = &l_;
-  info->client = peer_;
-  info->accept_ms = accept_ms_;
-  info->expire_ms = timer_.armed() ? timer_.expiry() : 0;
-  info->state = "PROXY";
-  info->client_fd = fd_;
+  drop_socket(true);
 }
 
 }  // namespace sluice::proxy

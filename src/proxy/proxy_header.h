@@ -17,8 +17,8 @@
 #include "log/conn_error.h"
 #include "net/address.h"
 #include "net/proxy_protocol.h"
+#include "proxy/conn_prelude.h"
 #include "proxy/settings.h"
-#include "proxy/session.h"
 
 namespace sluice::proxy {
 
@@ -40,16 +40,13 @@ void render_pp2_tlvs(const std::vector<ProxySettings::Pp2TlvFormat>& formats,
                      const log::Record& r, const sample::Ctx* ctx,
                      std::vector<net::pp::Tlv>* out);
 
-class ProxyHeaderWait final : public Session, public core::IoHandler {
+class ProxyHeaderWait final : public ConnPrelude {
  public:
   ProxyHeaderWait(Worker& w, Listener& l, int fd, const net::SocketAddress& peer);
   ~ProxyHeaderWait() override;
 
   void start() override;
   void abort(const char* reason) override;
-  bool retry_from_queue() override { return false; }
-  bool uses_server(const lb::Server*) const override { return false; }
-  void describe(SessionInfo* info) const override;
 
  private:
   void on_io(uint32_t events) override;
@@ -59,19 +56,6 @@ class ProxyHeaderWait final : public Session, public core::IoHandler {
   void try_read(bool hup);
   // Ends without a session: logged with `why` (HAProxy's fc_err), the socket closed.
   void fail(log::ConnError why);
-  void close();
-  // Closes the socket with a reset (`watched`: leaves the loop first), gives the listener's
-  // count back and ends this object.
-  void drop(bool watched);
-
-  Worker& w_;
-  Listener& l_;
-  int fd_;
-  net::SocketAddress peer_;
-  uint64_t accept_ms_;
-  uint64_t accept_wall_us_;
-  core::Timer timer_{this};
-  bool done_ = false;
 };
 
 }  // namespace sluice::proxy

@@ -15,13 +15,7 @@ namespace sluice::proxy {
 
 TlsHandshake::TlsHandshake(Worker& w, Listener& l, int fd, const net::SocketAddress& peer,
                            std::shared_ptr<const net::pp::Header> pp)
-    : w_(w),
-      l_(l),
-      fd_(fd),
-      peer_(peer),
-      pp_(std::move(pp)),
-      accept_ms_(w.loop().now_ms()),
-      accept_wall_us_(base::wall_us()) {}
+    : ConnPrelude(w, l, fd, peer, "SSL"), pp_(std::move(pp)) {}
 
 TlsHandshake::~TlsHandshake() {
   if (ssl_) net::tls::free(ssl_);
@@ -79,11 +73,6 @@ void TlsHandshake::step() {
     case net::tls::Step::kDone:
       break;
   }
-  done_ = true;
-  w_.loop().timers().cancel(timer_);
-  w_.loop().remove(fd_);
-  const int fd = fd_;
-  fd_ = -1;
   ssl_st* ssl = ssl_;
   ssl_ = nullptr;
   ConnSlots s = std::move(slots);
@@ -91,7 +80,7 @@ void TlsHandshake::step() {
   Worker& w = w_;
   const net::SocketAddress peer = peer_;
   auto pp = std::move(pp_);
-  w.session_closed(this);   // this object is gone from the worker's list (freed after the batch)
+  const int fd = release_socket();
   w.begin_tls_session(l, fd, peer, ssl, std::move(pp), std::move(s));
 }
 
@@ -104,7 +93,7 @@ void TlsHandshake::fail(log::ConnError why) {
 }
 
 void TlsHandshake::fail_unwatched(log::ConnError why) {
-  w_.log_connection_error(l_, peer_, accept_wall_us_, why);
+  log_failure(why);
   drop(false);
 }
 
@@ -117,24 +106,11 @@ void TlsHandshake::abort(const char*) {
 }
 
 void TlsHandshake::drop(bool watched) {
-  if (watched) w_.loop().remove(fd_);
   if (ssl_) {
     net::tls::free(ssl_);
     ssl_ = nullptr;
   }
-  net::close_with_reset(fd_);
-  fd_ = -1;
-  w_.release_thread_load(l_);
-  w_.session_closed(this);
-}
-
-void TlsHandshake::describe(SessionInfo* info) const {
-  info->listener = &l_;
-  info->client = peer_;
-  info->accept_ms = accept_ms_;
-  info->expire_ms = timer_.armed() ? timer_.expiry() : 0;
-  info->state = "SSL";
-  info->client_fd = fd_;
+  drop_socket(watched);
 }
 
 }  // namespace sluice::proxy

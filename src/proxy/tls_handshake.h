@@ -9,12 +9,10 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/event_loop.h"
-#include "core/timer_wheel.h"
 #include "log/conn_error.h"
 #include "net/address.h"
 #include "net/proxy_protocol.h"
-#include "proxy/session.h"
+#include "proxy/conn_prelude.h"
 
 struct ssl_st;
 
@@ -22,7 +20,7 @@ namespace sluice::proxy {
 
 class Worker;
 
-class TlsHandshake final : public Session, public core::IoHandler {
+class TlsHandshake final : public ConnPrelude {
  public:
   // `pp`: the PROXY header the connection began with (accept-proxy), or null.
   TlsHandshake(Worker& w, Listener& l, int fd, const net::SocketAddress& peer,
@@ -31,9 +29,6 @@ class TlsHandshake final : public Session, public core::IoHandler {
 
   void start() override;
   void abort(const char* reason) override;
-  bool retry_from_queue() override { return false; }
-  bool uses_server(const lb::Server*) const override { return false; }
-  void describe(SessionInfo* info) const override;
 
  private:
   void on_io(uint32_t events) override;
@@ -45,16 +40,8 @@ class TlsHandshake final : public Session, public core::IoHandler {
   void fail_unwatched(log::ConnError why);
   void drop(bool watched);
 
-  Worker& w_;
-  Listener& l_;
-  int fd_;
-  net::SocketAddress peer_;
   std::shared_ptr<const net::pp::Header> pp_;
   ssl_st* ssl_ = nullptr;
-  uint64_t accept_ms_;
-  uint64_t accept_wall_us_;
-  core::Timer timer_{this};
-  bool done_ = false;
 };
 
 }  // namespace sluice::proxy
