@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from sluice_harness import config_refused, free_port
+from sluice_harness import HTTP_DEFAULTS, config_refused, free_port
 from tls_certs import Pki, s_client, subject
 
 
@@ -36,11 +36,7 @@ def test_crt_list(cfg, sluice, pki, tmp_path):
 """)
     port = free_port()
     sluice(cfg(f"""
-defaults
-    mode http
-    timeout client 5s
-    timeout server 5s
-    timeout connect 2s
+{HTTP_DEFAULTS}
 frontend f
     bind 127.0.0.1:{port} ssl crt-list {lst}
     http-request return status 200 content-type text/plain lf-string "alpn=%[ssl_fc_alpn]"

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from sluice_harness import free_port, recv_exact, sluice_bin, wait_until
+from sluice_harness import HTTP_DEFAULTS, free_port, recv_exact, sluice_bin, wait_until
 from tls_certs import Pki, s_client, subject
 
 
@@ -145,11 +145,7 @@ frontend strict
 def test_client_certificates(cfg, sluice, pki):
     req, opt = free_port(), free_port()
     sluice(cfg(f"""
-defaults
-    mode http
-    timeout client 5s
-    timeout server 5s
-    timeout connect 2s
+{HTTP_DEFAULTS}
 frontend required
     bind 127.0.0.1:{req} ssl crt {pki.default} ca-file {pki.ca} verify required
     http-request return status 200 content-type text/plain lf-string "used=%[ssl_c_used] verify=%[ssl_c_verify]"
@@ -171,11 +167,7 @@ def test_resumption(cfg, sluice, pki):
     sluice(cfg(f"""
 global
     nbthread 2
-defaults
-    mode http
-    timeout client 5s
-    timeout server 5s
-    timeout connect 2s
+{HTTP_DEFAULTS}
 frontend f
     bind 127.0.0.1:{port} ssl crt {pki.default}
     http-request return status 200 content-type text/plain lf-string "reused=%[ssl_fc_is_resumed]"
