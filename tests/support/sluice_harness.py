@@ -330,6 +330,13 @@ def is_listening_unix(path: str, pid: int | None = None) -> bool:
     return bool(inodes & process_socket_inodes(pid))
 
 
+def _exe_of(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return ""
+
+
 def descendants(pid: int) -> list[int]:
     """Every process below pid (its children, theirs...), from /proc."""
     out: list[int] = []
@@ -540,11 +547,14 @@ class Sluice:
                                  f"{self.describe()}")
 
     def kill(self) -> None:
-        """Kills the process and checks that what it started (master-worker mode's workers)
-        leaves with it: one that is still there 5 s later is killed too, and reported."""
+        """Kills the process and checks that the sluice processes it started (master-worker
+        mode's workers) leave with it: one still there 5 s later is killed too, and reported.
+        Other descendants (external check commands) are killed without a report."""
         if self.proc is None:
             return
         left = descendants(self.proc.pid) if self.proc.poll() is None else []
+        exe = _exe_of(self.proc.pid)
+        own = [p for p in left if exe and _exe_of(p) == exe]
         if self.proc.poll() is None:
             self.proc.kill()
             try:
@@ -558,7 +568,8 @@ class Sluice:
         for p in stayed:
             with contextlib.suppress(OSError):
                 os.kill(p, _signal_mod.SIGKILL)
-        assert not stayed, f"processes {stayed} outlived their master {self.proc.pid}"
+        stayed_own = [p for p in stayed if p in own]
+        assert not stayed_own, f"sluice processes {stayed_own} outlived their master {self.proc.pid}"
 
     def __enter__(self) -> "Sluice":
         return self

@@ -104,7 +104,9 @@ def test_old_workers_drain_tunnels_and_are_listed(cfg, sluice, echo, short_tmp):
     # The old worker still carries its tunnel, and answers through the master.
     tunnel.sendall(b"b\n")
     assert recv_exact(tunnel, 2) == b"b\n"
-    assert "Stopping: 1" in cli(msock, f"@!{first} show info")
+    # It learns of the stop by a signal the master sends before answering: wait for it.
+    wait_until(lambda: "Stopping: 1" in cli(msock, f"@!{first} show info"), 5,
+               message="the old worker to say it is stopping")
     # mworker-max-reloads 1: a second reload is one too many for it.
     assert cli(msock, "reload", timeout=10).startswith("Success=1")
     wait_gone([first])
