@@ -118,7 +118,7 @@ IoResult sendv(ssl_st* s, const iovec* parts, int n);
 // Sends close_notify (without waiting for the peer's).
 void shutdown(ssl_st* s);
 void free(ssl_st* s);
-// Decrypted bytes are waiting inside OpenSSL.
+// Bytes are waiting inside OpenSSL (decrypted, or read ahead from the socket).
 bool pending(ssl_st* s);
 
 // What the ssl_fc_* fetches report of a connection.

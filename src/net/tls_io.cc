@@ -123,7 +123,8 @@ void shutdown(SSL* s) {
 
 void free(SSL* s) { SSL_free(s); }
 
-bool pending(SSL* s) { return SSL_pending(s) > 0; }
+// Decrypted bytes, or record bytes read ahead and not decrypted yet.
+bool pending(SSL* s) { return SSL_has_pending(s) == 1; }
 
 std::string_view protocol(SSL* s) { return SSL_get_version(s); }
 
