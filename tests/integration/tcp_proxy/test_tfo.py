@@ -44,7 +44,9 @@ def passive_tfo(ns: str) -> int:
 @pytest.mark.parametrize("tfo", [True, False], ids=["tfo", "without"])
 def test_fast_open_listener(tmp_path, tfo):
     ns = f"sluice-tfo-{uuid.uuid4().hex[:8]}"
-    subprocess.run(["ip", "netns", "add", ns], check=True, timeout=10)
+    made = subprocess.run(["ip", "netns", "add", ns], capture_output=True, text=True, timeout=10)
+    if made.returncode != 0:
+        pytest.skip(f"cannot create a network namespace here: {made.stderr.strip()}")
     proc = echo = None
     try:
         run = ["ip", "netns", "exec", ns]
