@@ -109,6 +109,62 @@ void resolve_versions(net::tls::BindOptions& o, int disabled, const std::string&
   o.max_version = last;
 }
 
+// The ssl-bind-conf options a bind line and a crt-list line's brackets share (alpn, ciphers,
+// ciphersuites, curves, ecdhe, ca-file, crl-file, verify): how many words the one at w[i]
+// took, 0 when it is none of them. `warn`: say that h2/h3 are left out of alpn.
+std::size_t bind_conf_option(Parser& p, const std::vector<std::string>& w, std::size_t i,
+                             const std::string& where, net::tls::BindOptions& o, bool warn) {
+  const std::string& k = w[i];
+  const bool has_v = i + 1 < w.size() && !w[i + 1].empty();
+  const std::string v = has_v ? w[i + 1] : "";
+  auto need = [&](std::string_view what) {
+    if (!has_v) throw ConfigError{fmt::format("{}'{}' : missing {}", where, k, what)};
+  };
+  if (k == "alpn") {
+    need("the comma-delimited ALPN protocol suite");
+    o.alpn.clear();
+    for (const auto& a : split_commas(v)) {
+      if (a.empty() || a.size() > 255)
+        throw ConfigError{fmt::format("{}'alpn' : invalid protocol name '{}'.", where, a)};
+      // Offering a protocol sluice does not speak would have clients speak it: HTTP/2 or 3
+      // bytes would reach the HTTP/1 parser (or a TCP-mode server) and fail.
+      if (a == "h2" || a == "h3") {
+        if (warn)
+          p.warning(fmt::format("{}'alpn' : '{}' is left out: sluice speaks HTTP/1.1 only, so "
+                                "clients are offered the other protocols.", where, a));
+        continue;
+      }
+      o.alpn.push_back(a);
+    }
+    return 2;
+  }
+  if (k == "ciphers" || k == "ciphersuites" || k == "curves" || k == "ecdhe") {
+    need("the cipher suite");
+    (k == "ciphers" ? o.ciphers : k == "ciphersuites" ? o.ciphersuites : o.curves) = v;
+    return 2;
+  }
+  if (k == "ca-file" || k == "crl-file") {
+    need(k == "ca-file" ? "CAfile path" : "CRLfile path");
+    (k == "ca-file" ? o.ca_file : o.crl_file) = k == "ca-file" ? with_base(p.global.ca_base, v) : v;
+    return 2;
+  }
+  if (k == "verify") {
+    if (v == "none") o.verify = net::tls::Verify::kNone;
+    else if (v == "optional") o.verify = net::tls::Verify::kOptional;
+    else if (v == "required") o.verify = net::tls::Verify::kRequired;
+    else
+      throw ConfigError{fmt::format("{}'verify' : unknown verify method '{}', only 'none', "
+                                    "'optional', and 'required' are supported", where, v)};
+    return 2;
+  }
+  if (k == "npn")
+    throw ConfigError{fmt::format("{}'npn' is not supported by sluice: NPN is obsolete (no browser "
+                                  "uses it since 2016); use 'alpn'.", where)};
+  if (k == "allow-0rtt" || k == "no-ca-names" || k == "ocsp-update")
+    throw ConfigError{fmt::format("{}'{}' is not supported by sluice yet.", where, k)};
+  return 0;
+}
+
 // The words of a crt-list line's brackets over `o` (a copy of the bind line's options): the
 // ssl-bind-conf keywords HAProxy allows there.
 void apply_entry_words(Parser& p, const std::vector<std::string>& w, const std::string& where,
@@ -116,48 +172,13 @@ void apply_entry_words(Parser& p, const std::vector<std::string>& w, const std::
   int disabled = 0;
   bool min_set = false, max_set = false;
   for (std::size_t i = 0; i < w.size();) {
-    const std::string& k = w[i];
-    const bool has_v = i + 1 < w.size();
-    const std::string v = has_v ? w[i + 1] : "";
-    auto need = [&] {
-      if (!has_v) throw ConfigError{fmt::format("{}'{}' : missing value", where, k)};
-    };
-    if (k == "ssl-min-ver" || k == "ssl-max-ver") {
-      i += common_option(w, i, where, o, disabled, min_set, max_set);
-    } else if (k == "alpn") {
-      need();
-      o.alpn.clear();
-      for (const auto& a : split_commas(v)) {
-        if (a == "h2" || a == "h3") {
-          if (warn)
-            p.warning(fmt::format("{}'alpn' : '{}' is left out: sluice speaks HTTP/1.1 only, so "
-                                  "clients are offered the other protocols.", where, a));
-          continue;
-        }
-        o.alpn.push_back(a);
-      }
-      i += 2;
-    } else if (k == "ciphers" || k == "ciphersuites" || k == "curves" || k == "ecdhe") {
-      need();
-      (k == "ciphers" ? o.ciphers : k == "ciphersuites" ? o.ciphersuites : o.curves) = v;
-      i += 2;
-    } else if (k == "ca-file" || k == "crl-file") {
-      need();
-      (k == "ca-file" ? o.ca_file : o.crl_file) = k == "ca-file" ? with_base(p.global.ca_base, v) : v;
-      i += 2;
-    } else if (k == "verify") {
-      if (v == "none") o.verify = net::tls::Verify::kNone;
-      else if (v == "optional") o.verify = net::tls::Verify::kOptional;
-      else if (v == "required") o.verify = net::tls::Verify::kRequired;
-      else throw ConfigError{fmt::format("{}unknown verify method '{}'", where, v)};
-      i += 2;
-    } else if (k == "npn") {
-      throw ConfigError{where + "'npn' is not supported by sluice: NPN is obsolete; use 'alpn'."};
-    } else if (k == "allow-0rtt" || k == "no-ca-names" || k == "ocsp-update") {
-      throw ConfigError{fmt::format("{}'{}' is not supported by sluice yet.", where, k)};
-    } else {
-      throw ConfigError{fmt::format("{}unknown ssl keyword {}", where, k)};
-    }
+    std::size_t n = 0;
+    if (w[i] == "ssl-min-ver" || w[i] == "ssl-max-ver")
+      n = common_option(w, i, where, o, disabled, min_set, max_set);
+    else
+      n = bind_conf_option(p, w, i, where, o, warn);
+    if (n == 0) throw ConfigError{fmt::format("{}unknown ssl keyword {}", where, w[i])};
+    i += n;
   }
   if (min_set || max_set) resolve_versions(o, disabled, where);
 }
@@ -226,53 +247,12 @@ std::size_t bind_ssl_option(Parser& p, Line& l, const std::string& head, std::si
     read_crt_list(p, with_base(p.global.crt_base, v), where, t);
     return 2;
   }
-  if (o == "alpn") {
-    need("the comma-delimited ALPN protocol suite");
-    t.options.alpn.clear();
-    for (const auto& a : split_commas(v)) {
-      if (a.empty() || a.size() > 255)
-        throw ConfigError{fmt::format("{}'alpn' : invalid protocol name '{}'.", where, a)};
-      // Offering a protocol sluice does not speak would have clients speak it: HTTP/2 or 3
-      // bytes would reach the HTTP/1 parser (or a TCP-mode server) and fail.
-      if (a == "h2" || a == "h3") {
-        p.warning(fmt::format("{}'alpn' : '{}' is left out: sluice speaks HTTP/1.1 only, so "
-                              "clients are offered the other protocols.", where, a));
-        continue;
-      }
-      t.options.alpn.push_back(a);
-    }
-    return 2;
-  }
-  if (o == "ciphers" || o == "ciphersuites" || o == "curves" || o == "ecdhe") {
-    need("the cipher suite");
-    (o == "ciphers" ? t.options.ciphers : o == "ciphersuites" ? t.options.ciphersuites
-                                                              : t.options.curves) = v;
-    return 2;
-  }
-  if (o == "ca-file" || o == "crl-file") {
-    need(o == "ca-file" ? "CAfile path" : "CRLfile path");
-    (o == "ca-file" ? t.options.ca_file : t.options.crl_file) =
-        o == "ca-file" ? with_base(p.global.ca_base, v) : v;
-    return 2;
-  }
-  if (o == "verify") {
-    if (v == "none") t.options.verify = net::tls::Verify::kNone;
-    else if (v == "optional") t.options.verify = net::tls::Verify::kOptional;
-    else if (v == "required") t.options.verify = net::tls::Verify::kRequired;
-    else
-      throw ConfigError{fmt::format("{}'verify' : unknown verify method '{}', only 'none', "
-                                    "'optional', and 'required' are supported", where, v)};
-    return 2;
-  }
-  if (o == "npn")
-    throw ConfigError{fmt::format("{}'npn' is not supported by sluice: NPN is obsolete (no browser "
-                                  "uses it since 2016); use 'alpn'.", where)};
+  if (std::size_t n = bind_conf_option(p, l.args, i, where, t.options, /*warn=*/true)) return n;
   if (o == "generate-certificates" || o == "ca-sign-file" || o == "ca-sign-pass")
     throw ConfigError{fmt::format("{}'{}' is not supported by sluice: it does not generate "
                                   "certificates on the fly.", where, o)};
   if (o == "tls-ticket-keys" || o == "ca-verify-file" || o == "ca-ignore-err" ||
-      o == "crt-ignore-err" || o == "allow-0rtt" || o == "no-ca-names" ||
-      o == "ocsp-update" || o == "ktls")
+      o == "crt-ignore-err" || o == "ktls")
     throw ConfigError{fmt::format("{}'{}' is not supported by sluice yet.", where, o)};
   return 0;
 }
