@@ -463,7 +463,7 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"ssl-default-server-ciphers", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; sluice does not speak TLS to servers yet"},
     {"ssl-default-server-ciphersuites", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; sluice does not speak TLS to servers yet"},
     {"ssl-default-server-options", kInGlobal, 0, kw_tls_default, "<options>: accepted with a warning; sluice does not speak TLS to servers yet"},
-    {"tune.ssl.default-dh-param", kInGlobal, 0, kw_ssl_global, "<bits>: accepted (>= 1024); the DHE groups follow the certificate's key size (OpenSSL's automatic choice), and TLS 1.3 and ECDHE do not use them"},
+    {"tune.ssl.default-dh-param", kInGlobal, 0, kw_ssl_global, "<bits>: the size of the Diffie-Hellman group of DHE key exchanges (TLS 1.2 DHE-* ciphers), not above the RSA key's size, as in HAProxy: 4096 bits from 4096 up, else 2048 (HAProxy 3.5's sizes; RFC 7919 ffdhe groups). Without it DHE ciphers are not offered, as in HAProxy 3.5; TLS 1.3 and ECDHE do not use it"},
     {"tune.ssl.cachesize", kInGlobal, 0, kw_ssl_global, "<sessions>: sessions each bind line keeps for resumption by id, shared by every worker (default 20000; 0: none)"},
     {"tune.ssl.lifetime", kInGlobal, 0, kw_ssl_global, "<time>: how long a session can be resumed (default 300s)"},
     {"pidfile", kInGlobal, 0, kw_pidfile, "<path>: write the pid there; a second one warns"},

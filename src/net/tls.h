@@ -60,7 +60,7 @@ struct BindOptions {
   std::string crl_file;
   int cache_size = 20000;          // tune.ssl.cachesize: sessions kept for resumption by id
   int lifetime_s = 300;            // tune.ssl.lifetime
-  int dh_bits = 2048;              // tune.ssl.default-dh-param
+  int dh_bits = 0;                 // tune.ssl.default-dh-param: the ffdhe group of DHE; 0: no DHE
 };
 
 class ServerContext {

@@ -1,7 +1,10 @@
 // ServerContext: the certificates of a `bind ... ssl` line and the OpenSSL contexts that serve
 // them (net/tls.h).
 #include <dirent.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -34,6 +37,23 @@ std::string openssl_error() {
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// DH parameters for `bits`: as HAProxy 3.5 picks among its built-in sizes (measured: 3072
+// gives 2048, 8192 gives 4096), the RFC 7919 group of 4096 bits from 4096 up, else 2048; null
+// when OpenSSL cannot make them.
+EVP_PKEY* ffdhe_params(int bits) {
+  const char* group = bits >= 4096 ? "ffdhe4096" : "ffdhe2048";
+  EVP_PKEY_CTX* pc = EVP_PKEY_CTX_new_from_name(nullptr, "DH", nullptr);
+  EVP_PKEY* out = nullptr;
+  if (pc && EVP_PKEY_paramgen_init(pc) == 1) {
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("group", const_cast<char*>(group), 0),
+                           OSSL_PARAM_construct_end()};
+    if (EVP_PKEY_CTX_set_params(pc, params) != 1 || EVP_PKEY_paramgen(pc, &out) != 1) out = nullptr;
+  }
+  EVP_PKEY_CTX_free(pc);
+  ERR_clear_error();
   return out;
 }
 
@@ -230,7 +250,8 @@ base::Result<std::shared_ptr<ServerContext>> ServerContext::make(const BindOptio
         return base::Error::text("unable to set TLS 1.3 cipher suites to '" + so.ciphersuites + "'.");
       if (!so.curves.empty() && SSL_CTX_set1_groups_list(ctx, so.curves.c_str()) != 1)
         return base::Error::text("unable to set SSL curves list to '" + so.curves + "'.");
-      SSL_CTX_set_dh_auto(ctx, 1);
+      // DHE (TLS 1.2 DHE-* ciphers) only with tune.ssl.default-dh-param, as in HAProxy 3.5: its
+      // size's RFC 7919 group, set below per RSA certificate (not above the key's size).
       // Resumption by session id across the bind line's contexts and every worker.
       static const unsigned char kSid[] = "sluice";
       SSL_CTX_set_session_id_context(ctx, kSid, sizeof kSid - 1);
@@ -271,6 +292,11 @@ base::Result<std::shared_ptr<ServerContext>> ServerContext::make(const BindOptio
           return base::Error::text("unable to configure CRL file '" + so.crl_file + "'.");
         X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL);
       }
+    }
+    if (lc.options->dh_bits > 0 && EVP_PKEY_get_base_id(ck->key) == EVP_PKEY_RSA) {
+      // As HAProxy sizes it: tune.ssl.default-dh-param, but not above the RSA key's size.
+      EVP_PKEY* dh = ffdhe_params(std::min(lc.options->dh_bits, EVP_PKEY_get_bits(ck->key)));
+      if (dh && SSL_CTX_set0_tmp_dh_pkey(ctx, dh) != 1) EVP_PKEY_free(dh);
     }
     if (SSL_CTX_use_certificate(ctx, ck->leaf) != 1 || SSL_CTX_use_PrivateKey(ctx, ck->key) != 1)
       return base::Error::text("unable to use the certificate of '" + ck->path + "': " + openssl_error());

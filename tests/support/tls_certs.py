@@ -26,14 +26,15 @@ class Pki:
         self._serial = 1
 
     def issue(self, stem: str, cn: str, names: list[str] | None = None, key: str = "rsa",
-              client: bool = False, days: int = 30, out_dir: Path | None = None) -> Path:
+              client: bool = False, days: int = 30, out_dir: Path | None = None,
+              bits: int = 2048) -> Path:
         """A PEM file holding the certificate then its key (HAProxy's `crt` format). `key`:
-        rsa (2048) or ecdsa (P-256). `names`: DNS subjectAltNames (default: the CN)."""
+        rsa (`bits`, 2048 by default) or ecdsa (P-256). `names`: DNS subjectAltNames (default: the CN)."""
         d = Path(out_dir) if out_dir else self.dir
         d.mkdir(parents=True, exist_ok=True)
         k, csr, crt, ext = (self.dir / f"{stem}.{x}" for x in ("keyfile", "csr", "crt", "ext"))
         if key == "rsa":
-            _run("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(k),
+            _run("genpkey", "-algorithm", "RSA", "-pkeyopt", f"rsa_keygen_bits:{bits}", "-out", str(k),
                  cwd=self.dir)
         else:
             _run("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out",

@@ -211,3 +211,25 @@ def test_configuration_errors(cfg, pki, tmp_path):
     ]
     for body, message in cases:
         config_refused(cfg(base + body), message)
+
+
+def test_default_dh_param_sizes_dhe(cfg, sluice, pki):
+    # A TLS 1.2 client offering only a DHE cipher gets the RFC 7919 group of
+    # tune.ssl.default-dh-param's size, never above the RSA key's size; without the keyword
+    # there is no DHE at all (HAProxy 3.5's behaviour).
+    big = pki.issue("rsa4096", "big.test", key="rsa", bits=4096)
+    ports = {}
+    for dh in (0, 3072, 8192):
+        port = ports[dh] = free_port()
+        glob = f"global\n    tune.ssl.default-dh-param {dh}\n" if dh else ""
+        sluice(cfg(f"""{glob}{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{port} ssl crt {big} crt {pki.a_rsa} ciphers DHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256
+    http-request return status 200 content-type text/plain string ok
+"""), wait_ports=[port])
+    # HAProxy's sizes: 4096 from 4096 up, else 2048.
+    for dh, name, bits in ((3072, "big.test", 2048), (8192, "big.test", 4096), (3072, "a.test", 2048)):
+        out = s_client(ports[dh], "-servername", name, "-tls1_2", "-cipher", "DHE-RSA-AES128-GCM-SHA256")
+        assert f"Server Temp Key: DH, {bits} bits" in out, (dh, name, out)
+    out = s_client(ports[0], "-servername", "big.test", "-tls1_2", "-cipher", "DHE-RSA-AES128-GCM-SHA256")
+    assert "Server Temp Key" not in out and "handshake failure" in out, out
