@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "config/tls_words.h"
 #include "config/units.h"
 #include "net/crt_list.h"
 
@@ -20,55 +21,19 @@ namespace sluice::config {
 
 namespace {
 
-// SSLv3, TLSv1.0, TLSv1.1, TLSv1.2, TLSv1.3: bit i of a disabled-versions mask.
-constexpr std::string_view kVersions[] = {"SSLv3", "TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"};
-
-int version_bit(std::string_view no_word) {
-  static constexpr std::string_view kNo[] = {"no-sslv3", "no-tlsv10", "no-tlsv11", "no-tlsv12",
-                                             "no-tlsv13"};
-  for (int i = 0; i < 5; ++i)
-    if (kNo[i] == no_word) return i;
-  return -1;
-}
-
-int force_bit(std::string_view word) {
-  static constexpr std::string_view kForce[] = {"force-sslv3", "force-tlsv10", "force-tlsv11",
-                                                "force-tlsv12", "force-tlsv13"};
-  for (int i = 0; i < 5; ++i)
-    if (kForce[i] == word) return i;
-  return -1;
-}
-
-std::string with_base(const std::string& base, const std::string& path) {
-  if (base.empty() || path.empty() || path[0] == '/') return path;
-  return base + (base.ends_with('/') ? "" : "/") + path;
-}
-
-std::vector<std::string> split_commas(const std::string& v) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= v.size()) {
-    std::size_t c = v.find(',', start);
-    if (c == std::string::npos) c = v.size();
-    out.push_back(v.substr(start, c - start));
-    start = c + 1;
-  }
-  return out;
-}
-
 // Options shared by bind lines and ssl-default-bind-options: how many words option `w` (at
 // args[i]) takes, 0 when it is not one of them. `where` prefixes errors.
 std::size_t common_option(const std::vector<std::string>& args, std::size_t i,
                           const std::string& where, net::tls::BindOptions& o, int& disabled,
                           bool& min_set, bool& max_set) {
   const std::string& w = args[i];
-  if (int b = version_bit(w); b >= 0) {
+  if (int b = tls_version_bit(w); b >= 0) {
     disabled |= 1 << b;
     return 1;
   }
-  if (int b = force_bit(w); b >= 0) {
+  if (int b = tls_force_bit(w); b >= 0) {
     // HAProxy: deprecated, the same as ssl-min-ver and ssl-max-ver both at that version.
-    o.min_version = o.max_version = net::tls::version_number(kVersions[b]);
+    o.min_version = o.max_version = net::tls::version_number(kTlsVersions[b]);
     min_set = max_set = true;
     return 1;
   }
@@ -90,23 +55,6 @@ std::size_t common_option(const std::vector<std::string>& args, std::size_t i,
     return 1;
   }
   return 0;
-}
-
-// The versions a bind line allows: ssl-min-ver / ssl-max-ver, narrowed by the no-* flags.
-void resolve_versions(net::tls::BindOptions& o, int disabled, const std::string& where) {
-  int lo = o.min_version ? o.min_version : net::tls::version_number("TLSv1.2");
-  int hi = o.max_version ? o.max_version : net::tls::version_number("TLSv1.3");
-  int first = -1, last = -1;
-  for (int i = 0; i < 5; ++i) {
-    const int v = net::tls::version_number(kVersions[i]);
-    if (v < lo || v > hi || (disabled & (1 << i))) continue;
-    if (first < 0) first = v;
-    last = v;
-  }
-  if (first < 0)
-    throw ConfigError{where + "all SSL/TLS versions are disabled."};
-  o.min_version = first;
-  o.max_version = last;
 }
 
 // The ssl-bind-conf options a bind line and a crt-list line's brackets share (alpn, ciphers,
@@ -180,7 +128,7 @@ void apply_entry_words(Parser& p, const std::vector<std::string>& w, const std::
     if (n == 0) throw ConfigError{fmt::format("{}unknown ssl keyword {}", where, w[i])};
     i += n;
   }
-  if (min_set || max_set) resolve_versions(o, disabled, where);
+  if (min_set || max_set) resolve_tls_versions(o.min_version, o.max_version, disabled, where);
 }
 
 // `crt-list <file>`: its lines become certificate sources of the bind line, in order.
@@ -279,7 +227,8 @@ void finish_bind_ssl(Parser& p, Line& l, const std::string& head, BindConfig& b)
   o.cache_size = d.cache_size;
   o.lifetime_s = d.lifetime_s;
   o.dh_bits = d.dh_bits;
-  resolve_versions(o, t.disabled_versions | g.ssl_bind_disabled_versions, where);
+  resolve_tls_versions(o.min_version, o.max_version,
+                       t.disabled_versions | g.ssl_bind_disabled_versions, where);
   // crt-list lines with options of their own: the line's options with theirs over them.
   for (std::size_t i = 0; i < o.crts.size() && i < t.entry_words.size(); ++i) {
     if (t.entry_words[i].empty()) continue;
