@@ -296,6 +296,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       ss.on_error = static_cast<lb::OnError>(sv.on_error);
       ss.has_socks4 = sv.has_socks4;
       ss.socks4 = sv.socks4;
+      if (sv.tls.ssl) ss.tls = sv.tls.context;
       if (sv.track_proxy >= 0) {
         const auto& tp = model.proxies[static_cast<std::size_t>(sv.track_proxy)];
         ss.tracked = tp.name + "/" + tp.servers[static_cast<std::size_t>(sv.track_server)].name;
@@ -313,6 +314,10 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
         }
       }
       s.servers.push_back(std::move(ss));
+      if (sv.tls.ssl && sv.tls.sni) {
+        s.server_sni.resize(s.servers.size());
+        s.server_sni.back() = {sv.tls.sni, sv.tls.sni_from_host};
+      }
       if (!sv.pp2_tlvs.empty() && sv.send_proxy == 2) {
         s.pp2_tlv_formats.resize(s.servers.size());
         for (const auto& t : sv.pp2_tlvs) s.pp2_tlv_formats.back().push_back({t.type, t.fmt});

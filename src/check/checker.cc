@@ -57,6 +57,11 @@ void Checker::stop() {
 }
 
 void Checker::close_socket() {
+  if (ssl_) {
+    net::tls::free(ssl_);   // no close_notify: the connection is reset below
+    ssl_ = nullptr;
+  }
+  tls_done_ = false;
   if (fd_ < 0) return;
   loop_.remove(fd_);
   // A check's connection ends with a reset, as HAProxy's do, unless its connect step says
@@ -94,12 +99,15 @@ void Checker::on_timer(core::Timer& t) {
     // string '+OK')"); an expect's tout-status says how it is reported.
     lb::CheckStatus st = lb::CheckStatus::kL7Tout;
     if (phase_ == Phase::kConnecting || phase_ == Phase::kSocks) st = lb::CheckStatus::kL4Tout;
+    else if (phase_ == Phase::kTls) st = lb::CheckStatus::kL6Tout;
     else if (waiting_ && waiting_->kind == CheckRule::Kind::kExpect) st = waiting_->tout_status;
     complete(st, 0, at_step());
     return;
   }
   if (phase_ == Phase::kConnecting || phase_ == Phase::kSocks) {
     complete(lb::CheckStatus::kL4Tout, 0, "");
+  } else if (phase_ == Phase::kTls) {
+    complete(lb::CheckStatus::kL6Tout, 0, "");
   } else {
     complete(lb::CheckStatus::kL7Tout, 0, "");
   }
@@ -210,6 +218,9 @@ void Checker::open_connection(const CheckRule* rule) {
   // neither does anything, as in HAProxy).
   socks_.reset();
   const bool socks = s_.has_socks4 && (rule && !rule->is_default ? rule->via_socks4 : s_.via_socks4);
+  // TLS on the check's own connection (the first, or `connect default`), never an agent's.
+  use_tls_ = s_.tls && s_.type != CheckSettings::Type::kAgent && !(rule && !rule->is_default);
+  pp_sent_ = false;
   if (socks) socks_ = std::make_unique<net::socks4::Handshake>(to);
   bool in_progress = false;
   auto r = net::connect_nonblocking(socks ? s_.socks4 : to, &in_progress);
@@ -255,6 +266,10 @@ void Checker::on_io(uint32_t events) {
     socks_more();
     return;
   }
+  if (phase_ == Phase::kTls) {
+    tls_more();
+    return;
+  }
   if (phase_ == Phase::kSending && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) send_more();
   if (fd_ >= 0 && phase_ == Phase::kReading && (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)))
     read_more();
@@ -285,9 +300,69 @@ void Checker::socks_more() {
   }
 }
 
+void Checker::tls_more() {
+  switch (net::tls::handshake(ssl_)) {
+    case net::tls::Step::kDone:
+      tls_done_ = true;
+      phase_ = Phase::kConnecting;
+      loop_.modify(fd_, EPOLLOUT | EPOLLIN | EPOLLRDHUP, this);
+      on_connected();
+      return;
+    case net::tls::Step::kWantRead:
+      loop_.modify(fd_, EPOLLIN | EPOLLRDHUP, this);
+      return;
+    case net::tls::Step::kWantWrite:
+      loop_.modify(fd_, EPOLLOUT, this);
+      return;
+    case net::tls::Step::kClosed:
+    case net::tls::Step::kFailed:
+      complete(lb::CheckStatus::kL6Rsp, 0,
+               s_.type == CheckSettings::Type::kRules ? at_step() : std::string());
+      return;
+  }
+}
+
+ssize_t Checker::io_send(const char* p, std::size_t n) {
+  if (!ssl_) return ::send(fd_, p, n, MSG_NOSIGNAL);
+  const net::IoResult r = net::tls::send(ssl_, p, n);
+  if (r.status == net::IoStatus::kOk) return static_cast<ssize_t>(r.n);
+  errno = r.status == net::IoStatus::kAgain ? EAGAIN : (r.err ? r.err : EPIPE);
+  return -1;
+}
+
+ssize_t Checker::io_recv(char* p, std::size_t n) {
+  if (!ssl_) return ::recv(fd_, p, n, 0);
+  const net::IoResult r = net::tls::recv(ssl_, p, n);
+  if (r.status == net::IoStatus::kOk) return static_cast<ssize_t>(r.n);
+  if (r.status == net::IoStatus::kEof) return 0;
+  errno = r.status == net::IoStatus::kAgain ? EAGAIN : (r.err ? r.err : ECONNRESET);
+  return -1;
+}
+
 void Checker::on_connected() {
   if (socks_) {   // connected to the proxy: the handshake comes first
     socks_more();
+    return;
+  }
+  if (use_tls_ && !tls_done_) {
+    // The PROXY header in clear first (the one the steps below would send), then TLS.
+    const int pp = s_.type == CheckSettings::Type::kRules
+                       ? (waiting_ ? (waiting_->send_proxy || (waiting_->is_default && s_.send_proxy)
+                                          ? (s_.send_proxy ? s_.send_proxy : 1) : 0)
+                                   : s_.send_proxy)
+                       : s_.send_proxy;
+    if (pp && !pp_sent_) {
+      const std::string h = proxy_header(pp);
+      [[maybe_unused]] ssize_t n = ::send(fd_, h.data(), h.size(), MSG_NOSIGNAL);
+    }
+    pp_sent_ = true;
+    if (!ssl_) ssl_ = s_.tls->new_conn(fd_, s_.tls_sni, nullptr);
+    if (!ssl_) {
+      complete(lb::CheckStatus::kSockErr, 0, "out of memory");
+      return;
+    }
+    phase_ = Phase::kTls;
+    tls_more();
     return;
   }
   if (s_.type == CheckSettings::Type::kRules) {
@@ -296,7 +371,7 @@ void Checker::on_connected() {
     // says v2.
     const bool pp = waiting_ ? waiting_->send_proxy || (waiting_->is_default && s_.send_proxy)
                              : s_.send_proxy != 0;
-    if (pp) {
+    if (pp && !pp_sent_) {
       const std::string h = proxy_header(s_.send_proxy ? s_.send_proxy : 1);
       [[maybe_unused]] ssize_t n = ::send(fd_, h.data(), h.size(), MSG_NOSIGNAL);
     }
@@ -318,7 +393,11 @@ void Checker::on_connected() {
     loop_.modify(fd_, EPOLLIN | EPOLLRDHUP, this);
     return;
   }
-  // A plain connect check.
+  // A plain connect check (over TLS: a layer-6 one).
+  if (ssl_) {
+    complete(lb::CheckStatus::kL6Ok, 0, "");
+    return;
+  }
   if (s_.send_proxy) {
     // A fresh socket takes a header of a few hundred bytes whole; the check is a layer-4 one
     // and passes on the connection alone, as in HAProxy.
@@ -341,7 +420,7 @@ std::string Checker::proxy_header(int version) const {
 
 void Checker::send_more() {
   while (sent_ < request_.size()) {
-    ssize_t n = ::send(fd_, request_.data() + sent_, request_.size() - sent_, MSG_NOSIGNAL);
+    ssize_t n = io_send(request_.data() + sent_, request_.size() - sent_);
     if (n > 0) {
       sent_ += static_cast<std::size_t>(n);
       continue;
@@ -496,7 +575,7 @@ void Checker::read_more() {
       eof = true;   // judge what we have
       break;
     }
-    ssize_t n = ::recv(fd_, buf, std::min(room, sizeof buf), 0);
+    ssize_t n = io_recv(buf, std::min(room, sizeof buf));
     if (n > 0) {
       response_.append(buf, static_cast<std::size_t>(n));
       continue;

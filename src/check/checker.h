@@ -39,6 +39,7 @@
 #include "net/address.h"
 #include "net/proxy_protocol.h"
 #include "net/socks4.h"
+#include "net/tls.h"
 
 namespace sluice::check {
 
@@ -82,6 +83,12 @@ struct CheckSettings {
   bool has_socks4 = false;
   net::SocketAddress socks4;
   bool via_socks4 = false;
+  // TLS (`check-ssl`, or the server's `ssl`): the check's own connection makes a handshake
+  // with this context (sending `tls_sni`, `check-sni`, when not empty) once connected, after
+  // the PROXY header; a connect check then passes as L6OK, a failed handshake is L6RSP and
+  // one that does not end in time L6TOUT. Null: plain.
+  std::shared_ptr<const net::tls::ClientContext> tls;
+  std::string tls_sni;
   // `option log-health-checks`: a line for each check whose result changes the server's
   // health or status ("Health check for server b/s succeeded, ..."), and state changes
   // without their reason, as HAProxy 3.5 writes them.
@@ -192,7 +199,8 @@ class Checker : public core::IoHandler, public core::TimerHandler {
 
  private:
   // kSocks: connected to the server's SOCKS4 proxy, waiting for its answer (socks_).
-  enum class Phase { kIdle, kConnecting, kSocks, kSending, kReading };
+  // kTls: connected, in the TLS handshake (ssl_).
+  enum class Phase { kIdle, kConnecting, kSocks, kTls, kSending, kReading };
 
   void begin();
   // Where this check connects: see CheckSettings::addr.
@@ -203,6 +211,11 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   void on_connected();
   // socks4: moves the handshake on (socks_); done: on_connected(); failed: complete(SOCKERR).
   void socks_more();
+  // TLS: moves the handshake on (ssl_); done: on_connected() again; failed: complete(L6RSP).
+  void tls_more();
+  // send() and recv() on the check's connection, through TLS once its handshake is done.
+  ssize_t io_send(const char* p, std::size_t n);
+  ssize_t io_recv(char* p, std::size_t n);
   // kRules: runs the steps from step_ on, until one waits for the socket or the check ends.
   void run_rules();
   // kRules: how the step that was running when the check failed is named in its info.
@@ -277,6 +290,13 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   std::string custom_info_;   // a protocol answer's info (the MySQL server's version)
   // The handshake with the server's SOCKS4 proxy while this connection goes through it.
   std::unique_ptr<net::socks4::Handshake> socks_;
+  // TLS on this connection: wanted (the check's own connection, with s_.tls), the OpenSSL
+  // connection (null: none yet), whether its handshake is done, and whether the PROXY header
+  // already went (before the handshake).
+  bool use_tls_ = false;
+  ssl_st* ssl_ = nullptr;
+  bool tls_done_ = false;
+  bool pp_sent_ = false;
 };
 
 // Text of an errno for `last_chk` and logs, as HAProxy 3.5 writes it ("ECONNREFUSED returned

@@ -11,6 +11,7 @@
 
 #include "base/strings.h"
 #include "config/bind_ssl.h"
+#include "config/server_ssl.h"
 #include "config/global_var_keywords.h"
 #include "config/log_keyword.h"
 #include "config/parser.h"
@@ -274,12 +275,6 @@ void kw_uid_gid(Parser& p, Line& l) {
 // `crt` on bind and server lines) is refused, so they can change nothing. Accepted with a
 // warning that says so, because they are in most configurations (Debian's default one
 // included) that otherwise use nothing of TLS.
-void kw_tls_default(Parser& p, Line& l) {
-  need_args(l, 1, "an argument");
-  p.warning(fmt::format("{}'{}' has no effect: sluice does not speak TLS to servers yet ('ssl' "
-                        "on server lines is refused).", l.where, l.args[0]));
-}
-
 void kw_pidfile(Parser& p, Line& l) {
   if (p.pidfile_set) {
     p.warning(l.where + "'pidfile' already specified. Continuing.");
@@ -432,7 +427,7 @@ constexpr std::string_view kHaproxyGlobal[] = {
     "nbproc", "noepoll", "nopoll",
     "numa-cpu-mapping", "quiet", "set-dumpable",
     "cpu-set", "cpu-affinity",
-    "ssl-server-verify", "strict-limits", "ulimit-n", "unix-bind", "busy-polling",
+    "strict-limits", "ulimit-n", "unix-bind", "busy-polling",
     "maxsslconn", "maxzlibmem",
     "httpclient.resolvers.disabled",
     "tune.maxpollevents", "tune.runqueue-depth",
@@ -454,15 +449,19 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"uid", kInGlobal, 0, kw_uid_gid, "<n>: run with this user id once every socket is bound"},
     {"group", kInGlobal, 0, kw_uid_gid, "<name>: run with this group once every socket is bound; supplementary groups are dropped"},
     {"gid", kInGlobal, 0, kw_uid_gid, "<n>: run with this group id once every socket is bound"},
-    {"ca-base", kInGlobal, 0, kw_ssl_global, "<dir>: where relative `ca-file` paths of bind lines start (declared before them)"},
-    {"crt-base", kInGlobal, 0, kw_ssl_global, "<dir>: where relative `crt` paths of bind lines start (declared before them)"},
+    {"ca-base", kInGlobal, 0, kw_ssl_global, "<dir>: where relative `ca-file` paths of bind and server lines start (declared before them)"},
+    {"crt-base", kInGlobal, 0, kw_ssl_global, "<dir>: where relative `crt` paths of bind and server lines start (declared before them)"},
     {"ssl-default-bind-ciphers", kInGlobal, 0, kw_ssl_global, "<list>: the TLS 1.2 and older cipher list of `bind ... ssl` lines without `ciphers` (OpenSSL's syntax)"},
     {"ssl-default-bind-ciphersuites", kInGlobal, 0, kw_ssl_global, "<list>: the TLS 1.3 cipher suites of `bind ... ssl` lines without `ciphersuites`"},
     {"ssl-default-bind-curves", kInGlobal, 0, kw_ssl_global, "<list>: the key exchange groups of `bind ... ssl` lines without `curves`"},
     {"ssl-default-bind-options", kInGlobal, 0, kw_ssl_global, "<options>: for every `bind ... ssl` line: no-sslv3, no-tlsv10, no-tlsv11, no-tlsv12, no-tlsv13, force-tlsv1x, ssl-min-ver <v>, ssl-max-ver <v>, no-tls-tickets, prefer-client-ciphers (a line's own ssl-min-ver / ssl-max-ver win); without any, TLS 1.2 is the lowest version, as in HAProxy"},
-    {"ssl-default-server-ciphers", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; sluice does not speak TLS to servers yet"},
-    {"ssl-default-server-ciphersuites", kInGlobal, 0, kw_tls_default, "<list>: accepted with a warning; sluice does not speak TLS to servers yet"},
-    {"ssl-default-server-options", kInGlobal, 0, kw_tls_default, "<options>: accepted with a warning; sluice does not speak TLS to servers yet"},
+    {"ssl-default-server-ciphers", kInGlobal, 0, kw_ssl_server_global, "<list>: the TLS 1.2 and older cipher list of `server ... ssl` lines without `ciphers`"},
+    {"ssl-default-server-ciphersuites", kInGlobal, 0, kw_ssl_server_global, "<list>: the TLS 1.3 cipher suites of `server ... ssl` lines without `ciphersuites`"},
+    {"ssl-default-server-curves", kInGlobal, 0, kw_ssl_server_global, "<list>: the key exchange groups of `server ... ssl` lines without `curves`"},
+    {"ssl-default-server-sigalgs", kInGlobal, 0, kw_ssl_server_global, "<list>: the signature algorithms of `server ... ssl` lines without `sigalgs`"},
+    {"ssl-default-server-client-sigalgs", kInGlobal, 0, kw_ssl_server_global, "<list>: the algorithms a server line's client certificate signs with, without `client-sigalgs`"},
+    {"ssl-default-server-options", kInGlobal, 0, kw_ssl_server_global, "<options>: for every `server ... ssl` line: no-sslv3, no-tlsv10, no-tlsv11, no-tlsv12, no-tlsv13, force-tlsv1x, ssl-min-ver <v>, ssl-max-ver <v>, no-tls-tickets (a line's own ssl-min-ver / ssl-max-ver win); without any, TLS 1.2 is the lowest version, as in HAProxy"},
+    {"ssl-server-verify", kInGlobal, 0, kw_ssl_server_global, "none|required: whether `server ... ssl` lines without `verify` check the server's certificate (default required, which then needs a `ca-file`, as in HAProxy)"},
     {"tune.ssl.default-dh-param", kInGlobal, 0, kw_ssl_global, "<bits>: the size of the Diffie-Hellman group of DHE key exchanges (TLS 1.2 DHE-* ciphers), not above the RSA key's size, as in HAProxy: 4096 bits from 4096 up, else 2048 (HAProxy 3.5's sizes; RFC 7919 ffdhe groups). Without it DHE ciphers are not offered, as in HAProxy 3.5; TLS 1.3 and ECDHE do not use it"},
     {"tune.ssl.cachesize", kInGlobal, 0, kw_ssl_global, "<sessions>: sessions each bind line keeps for resumption by id, shared by every worker (default 20000; 0: none)"},
     {"tune.ssl.lifetime", kInGlobal, 0, kw_ssl_global, "<time>: how long a session can be resumed (default 300s)"},
@@ -572,7 +571,6 @@ std::string_view haproxy_global_keyword_reason(std::string_view kw) {
       {"tune.h1.fe.glitches-threshold", "sluice's HTTP/1 parser does not count protocol glitches"},
       {"tune.ssl.*", "it needs TLS"},
       {"ssl-engine", "it needs TLS"},
-      {"ssl-server-verify", "it needs TLS"},
       {"maxsslconn", "it needs TLS"},
       {"maxzlibmem", "it needs HTTP compression"},
       {"tune.comp.*", "it needs HTTP compression"},

@@ -103,6 +103,30 @@ struct BindConfig {
   ShardsConfig shards;
 };
 
+// A server line's TLS options (config/server_ssl.cc): `ssl`, `verify`, `sni`, `check-ssl`, ...
+struct ServerTlsConfig {
+  bool ssl = false;                       // `ssl`: connections open with a TLS handshake
+  net::tls::ClientOptions options;        // ssl-default-server-* applied at the line's end
+  int verify = -1;                        // `verify` written: 1 required, 0 none; -1 not
+  int disabled_versions = 0;              // no-sslv3 / no-tlsv1x: bit per version
+  bool min_set = false, max_set = false;  // ssl-min-ver / ssl-max-ver written
+  // `sni <expr>`: the name sent, evaluated for each new connection (compiled once the proxy
+  // is parsed, where the request is known).
+  std::string sni_text;
+  std::shared_ptr<const sample::Expr> sni;
+  // `sni-auto` (HAProxy 3.5's default; `no-sni-auto`): without `sni`, HTTP mode sends the
+  // request's Host (sni is then req.hdr(host), sni_from_host set).
+  bool sni_auto = true;
+  bool sni_from_host = false;
+  int check_ssl = -1;                     // check-ssl 1, no-check-ssl 0, -1 not written
+  std::string check_sni;                  // `check-sni <name>`
+  std::vector<std::string> check_alpn;    // `check-alpn <list>`
+  // Built at the end of a server line with `ssl` or check-ssl; null otherwise. The checks'
+  // is the same one, or with check-alpn its own.
+  std::shared_ptr<const net::tls::ClientContext> context;
+  std::shared_ptr<const net::tls::ClientContext> check_context;
+};
+
 struct ServerConfig {
   SourceLoc loc;
   std::string name;
@@ -179,6 +203,7 @@ struct ServerConfig {
     std::shared_ptr<const log::Format> fmt;
   };
   std::vector<Pp2Tlv> pp2_tlvs;
+  ServerTlsConfig tls;
 };
 
 // `cookie <name> [rewrite|insert|prefix] [indirect] [nocache] ...`: cookie-based server
@@ -641,6 +666,12 @@ struct GlobalConfig {
   net::tls::BindOptions ssl_bind_defaults;
   int ssl_bind_disabled_versions = 0;
   bool ssl_bind_min_set = false, ssl_bind_max_set = false;
+  // What ssl-default-server-* give every `server ... ssl` (config/server_ssl.cc), and
+  // `ssl-server-verify` (whether a server line without `verify` verifies).
+  net::tls::ClientOptions ssl_server_defaults;
+  int ssl_server_disabled_versions = 0;
+  bool ssl_server_min_set = false, ssl_server_max_set = false;
+  bool ssl_server_verify = true;
   bool h1_accept_payload_with_any_method = false;   // h1-accept-payload-with-any-method
   // h1-do-not-close-on-insecure-transfer-encoding
   bool h1_keep_insecure_transfer_encoding = false;

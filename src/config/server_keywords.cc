@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "config/server_ssl.h"
 #include "net/address.h"
 #include "net/proxy_protocol.h"
 
@@ -124,15 +125,16 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       "cookie", "id", "pool-max-conn", "pool-low-conn", "pool-purge-delay", "max-reuse",
       "init-addr", "set-proxy-v2-tlv-fmt", "check-send-proxy", "init-state", "track",
       "agent-check", "no-agent-check", "agent-port", "agent-addr", "agent-inter", "agent-send",
-      "observe", "error-limit", "on-error", "socks4", "check-via-socks4"};
+      "observe", "error-limit", "on-error", "socks4", "check-via-socks4", "ssl", "no-ssl",
+      "verify", "verifyhost", "ca-file", "crl-file", "crt", "sni", "alpn", "ciphers",
+      "ciphersuites", "curves", "sigalgs", "ssl-min-ver", "ssl-max-ver", "no-ssl-reuse",
+      "no-tls-tickets", "check-ssl", "check-sni", "check-alpn"};
   static constexpr std::string_view kHaproxyOpts[] = {
-      "alpn", "ca-file", "check-ssl",
-      "crt",
       "maxqueue", "minconn",
       "proto",
       "redir", "resolvers", "resolve-prefer",
-      "sni", "source", "ssl", "verify", "verifyhost", "ws", "tfo", "namespace",
-      "usesrc", "resolve-opts", "no-ssl", "guid", "hash-key",
+      "source", "ws", "tfo", "namespace",
+      "usesrc", "resolve-opts", "guid", "hash-key",
   };
   const std::string& srv = s.name;
   for (std::size_t i = first; i < l.args.size();) {
@@ -357,7 +359,8 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
         else if (opt == "ssl" || opt == "cert-cn" || opt == "ssl-cipher" || opt == "cert-sig" ||
                  opt == "cert-key")
           throw ConfigError{fmt::format("{} : 'proxy-v2-options {}' is not supported by sluice yet "
-                                        "(it needs TLS).", head, opt)};
+                                        "(the PROXY header does not carry TLS facts yet).", head,
+                                        opt)};
         else
           throw ConfigError{fmt::format("{} : '{}' : proxy v2 option not implemented.", head, opt)};
         if (comma == std::string_view::npos) break;
@@ -365,9 +368,9 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       }
       i += 2;
     } else if (o == "send-proxy-v2-ssl" || o == "send-proxy-v2-ssl-cn") {
-      // send-proxy-v2 with the client connection's TLS facts: there is no TLS to describe.
-      throw ConfigError{fmt::format("{} : '{}' is not supported by sluice yet (it needs TLS).",
-                                    head, o)};
+      // send-proxy-v2 with the client connection's TLS facts.
+      throw ConfigError{fmt::format("{} : '{}' is not supported by sluice yet (the PROXY header "
+                                    "does not carry TLS facts yet).", head, o)};
     } else if (o == "no-send-proxy" || o == "no-send-proxy-v2") {
       if (s.send_proxy == (o == "no-send-proxy" ? 1 : 2)) s.send_proxy = 0;
       ++i;
@@ -378,6 +381,8 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
     } else if (o.rfind("set-proxy-v2-tlv-fmt", 0) == 0) {
       s.pp2_tlvs.push_back(parse_pp2_tlv(o, has_v ? v : std::string_view(), head));
       i += 2;
+    } else if (std::size_t n = server_ssl_option(p, l, i, s, head); n > 0) {
+      i += n;
     } else if (std::find(std::begin(kHaproxyOpts), std::end(kHaproxyOpts), o) != std::end(kHaproxyOpts)) {
       throw ConfigError{fmt::format("{} : '{}' is not supported by sluice yet.", head, o)};
     } else {
@@ -460,6 +465,7 @@ void kw_server(Parser& p, Line& l) {
   s.id = 0;
   s.unresolved = false;
   parse_server_options(p, l, 3, s, head);
+  finish_server_ssl(p, head, s);
   if (!resolved || !s.init_addr.empty()) apply_init_addr(s, addr, failed, head);
   if (s.id_custom)
     for (const ServerConfig& o : px.servers)

@@ -188,7 +188,8 @@ CheckRule parse_check_connect(TcpCheckConfig& tc, const Line& l, std::string_vie
       r.comment = l.args[++i];
     } else if (o == "ssl" || o == "sni" || o == "alpn") {
       throw ConfigError{fmt::format("{}'{} connect' : '{}' is not supported by sluice yet "
-                                    "(it needs TLS).", l.where, kw, o)};
+                                    "(the server's `check-ssl` and `check-sni` are).", l.where,
+                                    kw, o)};
     } else if (o == "proto" && has_v && l.args[i + 1] == "h1") {
       ++i;   // HTTP/1, the only protocol sluice's checks speak
     } else if (o == "via-socks4") {

@@ -79,6 +79,41 @@ void Parser::compile_log_formats(ProxyConfig& p) {
 // messages, at the server's line.
 void Parser::compile_server_formats(ProxyConfig& p) {
   for (ServerConfig& sv : p.servers) {
+    // `sni <expr>`: evaluated when a connection to the server opens, as the pp2 TLVs are.
+    // Without one, sni-auto sends the Host header in HTTP mode.
+    if (sv.tls.ssl && sv.tls.sni_text.empty() && sv.tls.sni_auto && p.mode == Mode::kHttp) {
+      sample::ParseCtx pc;
+      pc.avail = sample::kAtAny;
+      std::size_t end = 0;
+      auto e = sample::Expr::parse("req.hdr(host)", pc, &end);
+      if (e.ok()) {
+        sv.tls.sni = std::make_shared<const sample::Expr>(std::move(e.value()));
+        sv.tls.sni_from_host = true;
+      }
+    }
+    if (sv.tls.ssl && !sv.tls.sni_text.empty()) {
+      sample::ParseCtx pc;
+      pc.avail = sample::kAtAny;
+      sample::AclResolverScope acl_scope(&p.acls);
+      std::size_t end = 0;
+      auto e = sample::Expr::parse(sv.tls.sni_text, pc, &end);
+      std::string why;
+      if (!e.ok()) why = e.error().message;
+      else if (end != sv.tls.sni_text.size())
+        why = fmt::format("unexpected character '{}'", sv.tls.sni_text[end]);
+      else if (uint32_t missing = e.value().use() & ~(sample::kAtHttpRequest | sample::kUseBackend |
+                                                       sample::kUseServer))
+        why = fmt::format("it requires information from {}, which is not available here",
+                          sample::use_name(missing));
+      if (!why.empty()) {
+        fatal(fmt::format("[{}:{}] : 'server {}/{}' : error detected while parsing sni or "
+                          "pool-conn-name expressions : {}.", sv.loc.file, sv.loc.line, p.name,
+                          sv.name, why),
+              false);
+        return;
+      }
+      sv.tls.sni = std::make_shared<const sample::Expr>(std::move(e.value()));
+    }
     for (ServerConfig::Pp2Tlv& t : sv.pp2_tlvs) {
       auto f = log::Format::parse(t.text, sample::kAtHttpRequest | sample::kUseBackend |
                                               sample::kUseServer, false);

@@ -26,6 +26,10 @@
 #include "base/published.h"
 #include "net/address.h"
 
+namespace sluice::net::tls {
+class ClientContext;
+}
+
 namespace sluice::lb {
 
 // `observe`: which of a server's traffic results are taken as news of its health (HAProxy's
@@ -90,6 +94,9 @@ struct ServerSettings {
   // server (net/socks4.h); the address the session logs stays the server's.
   bool has_socks4 = false;
   net::SocketAddress socks4;
+  // `ssl`: connections open with a TLS handshake made with this context (net/tls.h), after
+  // the SOCKS4 proxy's and after the PROXY header; null: plain TCP.
+  std::shared_ptr<const net::tls::ClientContext> tls;
 };
 
 enum class AdminState : uint8_t { kReady, kDrain, kMaint };

@@ -1,5 +1,6 @@
 #pragma once
-// TLS with OpenSSL 3, on the listening side (`bind ... ssl crt ...`).
+// TLS with OpenSSL 3, on the listening side (`bind ... ssl crt ...`) and towards servers
+// (`server ... ssl`, ClientContext below).
 //
 // A bind line's options become a ServerContext: one OpenSSL context per certificate name
 // (holding every certificate of that name, one per key type, so that OpenSSL serves an ECDSA
@@ -27,6 +28,7 @@
 #include "net/transport.h"
 
 struct ssl_st;
+struct ssl_session_st;
 struct ssl_ctx_st;
 
 namespace sluice::net::tls {
@@ -98,6 +100,63 @@ class ServerContext {
   std::vector<std::shared_ptr<const BindOptions>> kept_;
 };
 
+// What a `server ... ssl` line asks (the ssl-default-server-* globals and default-server
+// already applied): TLS towards a server, sluice being the client.
+struct ClientOptions {
+  std::vector<std::string> alpn;   // offered, in order
+  int min_version = 0;             // 0: TLS 1.2 (HAProxy's default floor)
+  int max_version = 0;             // 0: the library's highest
+  std::string ciphers;             // TLS <= 1.2 cipher list; empty: the library's
+  std::string ciphersuites;        // TLS 1.3 suites; empty: the library's
+  std::string curves;              // key exchange groups; empty: the library's
+  std::string sigalgs;             // signature algorithms; empty: the library's
+  std::string client_sigalgs;      // those the client certificate may sign with
+  std::string ca_file;             // the server's certificate is checked against these
+                                   // ("@system-ca": the system's store)
+  std::string crl_file;
+  std::string crt;                 // a client certificate (PEM: leaf, chain, key); empty: none
+  bool verify = true;              // `verify required` (else `none`)
+  std::string verifyhost;          // the name the certificate must carry without an SNI
+  bool no_tickets = false;         // no session tickets asked
+  bool reuse = true;               // resume the last session (no-ssl-reuse: never)
+};
+
+// The session a worker keeps for one server, to resume it on the next connection (HAProxy
+// keeps the last one per server and thread). Worker-local: no lock. The SNI it was made for
+// goes with it: a session resumes only towards the same name.
+struct SessionSlot {
+  SessionSlot() = default;
+  SessionSlot(const SessionSlot&) = delete;
+  SessionSlot& operator=(const SessionSlot&) = delete;
+  ~SessionSlot();
+  void clear();
+  ssl_session_st* session = nullptr;
+  std::string sni;
+};
+
+class ClientContext {
+ public:
+  // Loads the CA, CRL and client certificate files and sets the options; the errors are
+  // HAProxy's ("unable to set SSL cipher list to 'x'.").
+  static base::Result<std::shared_ptr<ClientContext>> make(const ClientOptions& o);
+  ~ClientContext();
+  ClientContext(const ClientContext&) = delete;
+  ClientContext& operator=(const ClientContext&) = delete;
+
+  // A client connection on `fd` (connected; the handshake not started) that sends `sni`
+  // (empty: none), checks the certificate's name when verifying (the SNI, else verifyhost),
+  // resumes the session `slot` keeps for that name and keeps the new ones there (`slot` null:
+  // no reuse). Null when OpenSSL cannot allocate it.
+  ssl_st* new_conn(int fd, std::string_view sni, SessionSlot* slot) const;
+  const ClientOptions& options() const { return o_; }
+
+ private:
+  ClientContext() = default;
+  static int on_new_session(ssl_st* s, ssl_session_st* sess);
+  ssl_ctx_st* ctx_ = nullptr;
+  ClientOptions o_;
+};
+
 enum class Step : uint8_t {
   kDone,        // the handshake completed
   kWantRead,    // wait for the socket to be readable
@@ -128,7 +187,7 @@ std::string_view sni(ssl_st* s);          // empty without one
 std::string_view alpn(ssl_st* s);         // empty without one
 bool session_reused(ssl_st* s);
 int cipher_bits(ssl_st* s, int* alg_bits);
-bool has_peer_cert(ssl_st* s);            // the client sent a certificate (this handshake)
+bool has_peer_cert(ssl_st* s);            // the peer sent a certificate (this handshake)
 long verify_result(ssl_st* s);            // X509_V_OK (0) or the verification error
 
 // Loads the certificates a `crt` names (a PEM file, or every file of a directory) and checks

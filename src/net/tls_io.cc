@@ -121,7 +121,16 @@ void shutdown(SSL* s) {
   if (SSL_shutdown(s) < 0) ERR_clear_error();
 }
 
-void free(SSL* s) { SSL_free(s); }
+void free(SSL* s) {
+  // A connection freed without close_notify (a reset, or the peer's FIN first) would take its
+  // session out of the cache and make it unresumable: quietly mark it shut, as HAProxy's quiet
+  // shutdown does, so that the session still serves. A fatal alert already removed its own.
+  if (SSL_is_init_finished(s) && !(SSL_get_shutdown(s) & SSL_SENT_SHUTDOWN)) {
+    SSL_set_quiet_shutdown(s, 1);
+    if (SSL_shutdown(s) < 0) ERR_clear_error();
+  }
+  SSL_free(s);
+}
 
 // Decrypted bytes, or record bytes read ahead and not decrypted yet.
 bool pending(SSL* s) { return SSL_has_pending(s) == 1; }

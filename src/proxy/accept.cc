@@ -27,6 +27,7 @@
 #include "proxy/sample_env.h"
 #include "proxy/server_pick.h"
 #include "proxy/tcp_session.h"
+#include "proxy/server_tls.h"
 #include "proxy/worker.h"
 
 namespace sluice::proxy {
@@ -246,6 +247,18 @@ lb::Server* Worker::tcp_server(const Listener& l, int fd, const net::SocketAddre
   view.env = &env;
   if (key) *has_key = be.settings.balance_expr && expr_key(*be.settings.balance_expr, view, *key);
   return be.settings.use_servers.empty() ? nullptr : use_server(be, view);
+}
+
+bool Worker::tcp_server_sni(const Listener& l, int fd, const net::SocketAddress& peer,
+                            rules::RequestView view, Proxy& be, const lb::Server& srv,
+                            const ProxySettings::ServerSni& e, std::string* out) {
+  net::SocketAddress local;
+  view = with_addresses(view, l, fd, peer, local);
+  ProxyEnv env(process_, id_, &l, *l.proxy);
+  env.be = &be;
+  env.srv = &srv;
+  view.env = &env;
+  return server_sni(e, view, *out);
 }
 
 Proxy* Worker::backend_named(const rules::ValueFormat& name, const rules::RequestView& view) {

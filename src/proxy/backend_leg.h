@@ -76,6 +76,11 @@ struct ConnectError {
     return {Side::kServer, h.sys_errno(), false, true, kCodes[static_cast<int>(h.failure())]};
   }
 
+  // The TLS handshake with the server failed (proxy/server_tls.h).
+  static ConnectError tls(log::ConnError code, int err) {
+    return {Side::kServer, err, false, true, code};
+  }
+
   // How a session that gives up on it ends: a server timeout in the queue (sQ), a server
   // timeout while connecting (sC), or the server's refusal while connecting (SC).
   log::Termination term() const {

@@ -167,17 +167,19 @@ void H1Connection::on_server_io(uint32_t events) {
   const net::Readiness r = net::decode_readiness(events);
   if (s_connecting_) {
     // Connected to a SOCKS4 proxy that has the request: its answer (or its close) is read.
+    // In a TLS handshake that waits for the server, its bytes (or its close) are.
     const bool socks_reply = socks_ && socks_->step() == net::socks4::Handshake::Step::kReceive;
-    if (r.hangup_or_error() && !socks_reply) {
+    const bool tls_reply = !socks_ && stls_ && stls_->wants_read();
+    if (r.hangup_or_error() && !socks_reply && !tls_reply) {
       int err = sc_->io.connect_error();
       on_connect_failed(ConnectError::server(err ? err : ECONNREFUSED));
       pump();
       return;
     }
-    if (socks_reply ? !r.readable() : !r.writable()) return;
-    if (!socks_) {
-      on_connected();
-    } else if (!socks_step()) {
+    if (tls_reply ? !(r.readable() || r.hangup_or_error())
+                  : socks_reply ? !r.readable() : !r.writable())
+      return;
+    if (socks_ ? !socks_step() : !link_ready()) {
       pump();
       return;
     }

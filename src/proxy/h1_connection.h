@@ -69,6 +69,7 @@
 #include "proxy/http_codecs.h"
 #include "proxy/http_txn.h"
 #include "proxy/process.h"
+#include "proxy/server_tls.h"
 #include "proxy/session.h"
 #include "rules/rules.h"
 
@@ -195,6 +196,12 @@ class H1Connection final : public Session {
   // socks4: moves the handshake on; done: on_connected(); failed: on_connect_failed().
   // False while it waits for the proxy. Cold: only servers with `socks4` come here.
   [[gnu::cold]] bool socks_step();
+  // The link to the server is up (connected, through its SOCKS4 proxy when it has one): the
+  // TLS handshake next for an `ssl` server, else on_connected(). False while it waits.
+  bool link_ready();
+  // ssl: moves the handshake on; done: on_connected(); failed: on_connect_failed(). False
+  // while it waits for the server. Cold: only servers with `ssl` come here.
+  [[gnu::cold]] bool tls_step();
   // A read or write on the client failed with `err`: fc_err's code. Cold, out of line.
   [[gnu::cold, gnu::noinline]] void client_failed(int err);
   // The loop reported an error on the client socket: c_err_, and fc_err from its SO_ERROR.
@@ -221,6 +228,9 @@ class H1Connection final : public Session {
   // socks4: the handshake with the server's SOCKS4 proxy on a new server connection; until it
   // is done the connection counts as connecting (null: none under way).
   std::unique_ptr<net::socks4::Handshake> socks_;
+  // ssl: the TLS handshake on a new server connection; until it is done the connection counts
+  // as connecting (null: none under way).
+  std::unique_ptr<ServerTlsStart> stls_;
   net::RawTransport cio_;   // the client connection
   ClientEnd cend_;
   Phase phase_ = Phase::kIdle;

@@ -408,6 +408,7 @@ void H1Connection::finish(log::Termination term) {
   if (sc_) {
     w_.close_server_conn(sc_);
     txn_.server_fd = -1;
+    txn_.server_ssl = nullptr;
     sc_ = nullptr;
   }
   if (private_) {

@@ -240,6 +240,7 @@ void H1Connection::server_abort(log::Termination term) {
   if (sc_) {
     w_.close_server_conn(sc_);
     txn_.server_fd = -1;
+    txn_.server_ssl = nullptr;
     sc_ = nullptr;
   }
   to_srv_.clear();
@@ -300,10 +301,12 @@ void H1Connection::drop_server() {
   if (sc_) {
     w_.close_server_conn(sc_);
     txn_.server_fd = -1;
+    txn_.server_ssl = nullptr;
     sc_ = nullptr;
   }
   s_connecting_ = false;
   socks_.reset();
+  stls_.reset();
   to_srv_.clear();
   if (sin_) {
     w_.buffers().put(sin_);
@@ -339,6 +342,7 @@ void H1Connection::detach_server(bool reusable) {
     w_.close_server_conn(sc_);
   }
   txn_.server_fd = -1;
+  txn_.server_ssl = nullptr;
   sc_ = nullptr;
 }
 

@@ -97,6 +97,7 @@ bool H1Connection::request_body() {
       if (sc_) {
         w_.close_server_conn(sc_);
         txn_.server_fd = -1;
+        txn_.server_ssl = nullptr;
         sc_ = nullptr;
       }
       leave_queue();
@@ -180,17 +181,25 @@ void H1Connection::start_connect() {
   const int global = txn_.leg().server_global();
   // http-reuse: a private connection first (`never`, or one this client made private), then
   // the server's idle pool on this thread.
+  // A TLS server's connection is reused only for the name it was opened with.
+  const lb::ServerSettings& ss = txn_.leg().server()->settings();
+  std::string sni;
+  if (ss.tls) [[unlikely]] {
+    if (const auto* e = txn_.backend()->settings.sni_of(
+            static_cast<std::size_t>(txn_.leg().server()->index())))
+      txn_.server_sni(*tx_, *e, &sni);
+  }
   ServerConn* c = nullptr;
   using R = HttpSettings::Reuse;
   R mode = txn_.backend()->settings.h.reuse;
   if (private_) {
-    if (private_->srv_global == global) c = private_;
+    if (private_->srv_global == global && private_->sni == sni) c = private_;
     else w_.close_server_conn(private_);
     private_ = nullptr;
   }
   if (!c && mode != R::kNever && txn_.leg().retries() == 0) {
-    if (mode == R::kAlways || !first_request_) c = w_.take_idle(global, false);
-    else if (mode == R::kAggressive) c = w_.take_idle(global, true);
+    if (mode == R::kAlways || !first_request_) c = w_.take_idle(global, false, sni);
+    else if (mode == R::kAggressive) c = w_.take_idle(global, true, sni);
   }
   s_rd_ = s_eof_ = s_hup_ = s_err_ = s_shut_ = false;
   if (c) {
@@ -207,7 +216,7 @@ void H1Connection::start_connect() {
   txn_.reused_server_conn = false;
   // send-proxy: the PROXY protocol header goes first on the new connection.
   srv_preamble_.clear();
-  if (const lb::ServerSettings& ss = txn_.leg().server()->settings(); ss.send_proxy) [[unlikely]] {
+  if (ss.send_proxy) [[unlikely]] {
     std::vector<net::pp::Tlv> tlvs;
     if (ss.send_proxy == 2) txn_.render_pp2_tlvs(*tx_, &tlvs);
     srv_preamble_ = proxy_header_for(ss, txn_.client(), txn_.local_addr(), cio_.fd(),
@@ -238,11 +247,28 @@ void H1Connection::start_connect() {
     on_connect_failed(ConnectError::local(errno));
     return;
   }
-  if (txn_.leg().server()->settings().has_socks4) [[unlikely]] {
+  if (ss.tls) [[unlikely]] {
+    // TLS: the handshake after the link is up, the PROXY header in clear before it; nothing of
+    // the request leaves before the handshake is done.
+    conn->sni = sni;
+    stls_ = ServerTlsStart::make(w_, *ss.tls, global, fd, sni, std::move(srv_preamble_));
+    srv_preamble_.clear();
+    if (!stls_) {
+      on_connect_failed(ConnectError::local(ENOMEM));
+      return;
+    }
+  }
+  if (ss.has_socks4) [[unlikely]] {
     // The proxy first: nothing of the request leaves before it has let the connection through.
     socks_ = std::make_unique<net::socks4::Handshake>(*txn_.leg().target());
     s_connecting_ = true;
     if (st == BackendLeg::ConnectStatus::kConnected) socks_step();
+    else arm_timeout();
+    return;
+  }
+  if (stls_) [[unlikely]] {
+    s_connecting_ = true;
+    if (st == BackendLeg::ConnectStatus::kConnected) tls_step();
     else arm_timeout();
     return;
   }
@@ -298,8 +324,7 @@ bool H1Connection::socks_step() {
   switch (socks_->advance(sc_->io.fd())) {
     case net::socks4::Handshake::Step::kDone:
       socks_.reset();
-      on_connected();
-      return true;
+      return link_ready();
     case net::socks4::Handshake::Step::kFailed:
       on_connect_failed(ConnectError::socks4(*socks_));
       return false;
@@ -309,11 +334,36 @@ bool H1Connection::socks_step() {
   }
 }
 
+bool H1Connection::link_ready() {
+  if (stls_) [[unlikely]] return tls_step();
+  on_connected();
+  return true;
+}
+
+bool H1Connection::tls_step() {
+  switch (stls_->advance(sc_->io)) {
+    case ServerTlsStart::Step::kDone:
+      stls_.reset();
+      on_connected();
+      s_rd_ = true;   // bytes that came with the handshake's end wait inside OpenSSL
+      return true;
+    case ServerTlsStart::Step::kFailed: {
+      const ConnectError e = stls_->error();
+      on_connect_failed(e);
+      return false;
+    }
+    default:
+      arm_timeout();   // the handshake is part of the connect: within timeout connect
+      return false;
+  }
+}
+
 void H1Connection::on_connected() {
   s_connecting_ = false;
   s_wr_ = true;
   txn_.leg().connected();
   txn_.server_fd = sc_->io.fd();
+  txn_.server_ssl = sc_->io.tls();
   txn_.log_step(kLogConnect);
   s_last_ms_ = txn_.leg().connected_ms();
   phase_ = Phase::kExchange;
@@ -331,11 +381,13 @@ void H1Connection::on_connect_failed(const ConnectError& e) {
   if (sc_) {
     w_.close_server_conn(sc_);
     txn_.server_fd = -1;
+    txn_.server_ssl = nullptr;
     sc_ = nullptr;
   }
   s_connecting_ = false;
   srv_preamble_.clear();
   socks_.reset();
+  stls_.reset();
   switch (txn_.leg().fail(e)) {
     case BackendLeg::RetryAction::kGiveUp:
       server_error(503, e.term());

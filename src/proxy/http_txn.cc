@@ -748,6 +748,7 @@ void HttpTxn::next_request(uint64_t now) {
   logged = false;
   reused_server_conn = false;
   server_fd = -1;
+  server_ssl = nullptr;
   vars_codecs_ = nullptr;
   if (caps_) caps_->reset(fe_.settings.h.capture_request, fe_.settings.h.capture_response);
   if (ck_) ck_->reset();

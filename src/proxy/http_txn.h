@@ -65,6 +65,7 @@ class HttpTxn final : public StreamTimes {
   // The client connection's TLS connection, owned by its transport (H1Connection::adopt_tls).
   void set_client_tls(ssl_st* s) { client_tls_ = s; }
   ssl_st* client_tls() const override { return client_tls_; }
+  ssl_st* server_tls() const override { return server_ssl; }
   void adopt_proxy_header(std::shared_ptr<const net::pp::Header> h) {
     if (h->has_addresses) {
       conn_dst_ = std::make_unique<net::SocketAddress>(h->dst);
@@ -107,15 +108,19 @@ class HttpTxn final : public StreamTimes {
   // Response rules may look at the request: `edit`, as it went to the server, is copied into
   // the codecs (past the buffer its views point into). Only when has_response_rules().
   void keep_request(const rules::HeadEdit& edit, HttpCodecs& codecs);
-  // Whether the backend's servers send set-proxy-v2-tlv-fmt values, which read the request
-  // once it left (on_request() keeps it, as for response rules).
-  bool needs_request_at_connect() const { return be_ && !be_->settings.pp2_tlv_formats.empty(); }
+  // Whether the backend's servers send set-proxy-v2-tlv-fmt values or an `sni <expr>`, which read
+  // the request once it left (on_request() keeps it, as for response rules).
+  bool needs_request_at_connect() const {
+    return be_ && (!be_->settings.pp2_tlv_formats.empty() || !be_->settings.server_sni.empty());
+  }
   // Whether an error page of the frontend or the backend renders log-format strings, which
   // read the request after it left (on_request() keeps it, as for response rules).
   bool has_dynamic_errors() const { return fe_.settings.h.dynamic_errors || be_http().dynamic_errors; }
   // The values of the chosen server's set-proxy-v2-tlv-fmt formats (none: nothing appended).
   // http_txn_forward.cc.
   void render_pp2_tlvs(HttpCodecs& codecs, std::vector<net::pp::Tlv>* out);
+  // The chosen server's `sni <expr>` (ssl servers): false when it gives no name.
+  bool server_sni(HttpCodecs& codecs, const ProxySettings::ServerSni& sni, std::string* out);
   // The head the rules rewrote is larger than a buffer: a 500, nothing sent (as HAProxy fails a
   // rewrite that does not fit).
   void rewrite_failed(HttpCodecs& codecs) {
@@ -269,6 +274,7 @@ class HttpTxn final : public StreamTimes {
   uint8_t fc_err = 0;                // fc_err: the client connection's log::ConnError
   uint32_t calls = 0;                // cpu_calls: the events the connection handled for it
   int server_fd = -1;                // its server connection's socket, -1: none
+  ssl_st* server_ssl = nullptr;      // and its TLS connection (`server ... ssl`), null: none
   uint64_t accept_ms() const override { return t_accept_ms_; }
   uint64_t stream_number() const override {
     if (!has_stream_id) {
@@ -288,6 +294,10 @@ class HttpTxn final : public StreamTimes {
   bool stream_text(sample::Env::TextQuery q, std::string_view* out) const override;
 
  private:
+  // Runs `use` with the view and record of a server connection that opens now
+  // (http_txn_forward.cc).
+  void at_server_connect(HttpCodecs& codecs,
+                         const std::function<void(log::Record&, rules::RequestView&)>& use);
   // What the request's expressions read (the sample context, the proxy around it), built on
   // first use: a request that meets no rule, use_backend, unique id or hashing balance costs
   // no 400-byte context (http_txn.cc).

@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "net/socket.h"
 #include "proxy/http_txn.h"
+#include "proxy/server_tls.h"
 #include "proxy/proxy_header.h"
 #include "proxy/sample_env.h"
 
@@ -178,6 +179,25 @@ void HttpTxn::render_pp2_tlvs(HttpCodecs& codecs, std::vector<net::pp::Tlv>* out
   if (!srv || !be_) return;
   const auto* formats = be_->settings.pp2_tlvs_of(static_cast<std::size_t>(srv->index()));
   if (!formats) return;
+  at_server_connect(codecs, [&](log::Record& r, rules::RequestView& view) {
+    proxy::render_pp2_tlvs(*formats, r, &view, out);
+  });
+}
+
+bool HttpTxn::server_sni(HttpCodecs& codecs, const ProxySettings::ServerSni& sni,
+                         std::string* out) {
+  bool got = false;
+  at_server_connect(codecs, [&](log::Record&, rules::RequestView& view) {
+    got = proxy::server_sni(sni, view, *out);
+  });
+  return got;
+}
+
+// What the expressions evaluated as a server connection opens see: the request as it left,
+// the backend and the chosen server (a log record for the formats' %-variables).
+void HttpTxn::at_server_connect(
+    HttpCodecs& codecs, const std::function<void(log::Record&, rules::RequestView&)>& use) {
+  const lb::Server* srv = leg_.server();
   log::Record r;
   r.client = &client_;
   r.local = local_addr();
@@ -217,7 +237,7 @@ void HttpTxn::render_pp2_tlvs(HttpCodecs& codecs, std::vector<net::pp::Tlv>* out
     view.req.headers = &codecs.req_copy.headers;
   }
   received_line(view.req);
-  proxy::render_pp2_tlvs(*formats, r, &view, out);
+  use(r, view);
 }
 
 }  // namespace sluice::proxy

@@ -49,6 +49,7 @@ class ProxyEnv final : public sample::Env {
   bool stopping() const override;
   int thread_id() const override;
   ssl_st* client_tls() const override { return stream ? stream->client_tls() : nullptr; }
+  ssl_st* server_tls() const override { return stream ? stream->server_tls() : nullptr; }
   bool proxy_stat(ProxyStat s, std::string_view proxy, std::string_view server,
                   int64_t* out) const override;
   bool text(TextQuery q, std::string_view* out) const override;

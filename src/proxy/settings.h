@@ -210,6 +210,18 @@ struct ProxySettings {
     if (index >= pp2_tlv_formats.size() || pp2_tlv_formats[index].empty()) return nullptr;
     return &pp2_tlv_formats[index];
   }
+  // The SNI of each server with `ssl`, by its index in `servers`: its `sni <expr>`, or in
+  // HTTP mode the Host header (HAProxy 3.5's sni-auto: `from_host`, the port left out and no
+  // name for an IP address); empty when no server of the backend sends one. Evaluated when a
+  // connection opens; an idle connection is reused only for the same name.
+  struct ServerSni {
+    std::shared_ptr<const sample::Expr> expr;
+    bool from_host = false;
+  };
+  std::vector<ServerSni> server_sni;
+  const ServerSni* sni_of(std::size_t index) const {
+    return index < server_sni.size() && server_sni[index].expr ? &server_sni[index] : nullptr;
+  }
   lb::BalanceSettings balance;
   // url_param, rdp-cookie and hash: the expression whose value is hashed (null otherwise).
   std::shared_ptr<const sample::Expr> balance_expr;

@@ -24,6 +24,8 @@ class StreamTimes {
   virtual uint64_t accept_ms() const = 0;
   // The client connection's TLS connection (bind ... ssl), null for a plain one.
   virtual ssl_st* client_tls() const { return nullptr; }
+  // The server connection's (server ... ssl), null for a plain one or none.
+  virtual ssl_st* server_tls() const { return nullptr; }
 
  protected:
   ~StreamTimes() = default;

@@ -299,10 +299,33 @@ void TcpSession::start_connect() {
     return;
   }
   trace("connect");
-  if (leg_.server()->settings().has_socks4) [[unlikely]] {
+  const lb::ServerSettings& ss = leg_.server()->settings();
+  if (ss.tls) [[unlikely]] {
+    // TLS: the handshake after the link is up, the PROXY header in clear before it; nothing of
+    // the client's leaves before the handshake is done.
+    std::string sni;
+    if (const auto* e = be_->settings.sni_of(static_cast<std::size_t>(leg_.server()->index()))) {
+      rules::RequestView v;
+      v.payload = payload();
+      v.payload_final = true;
+      w_.tcp_server_sni(l_, cio_.fd(), client_, v, *be_, *leg_.server(), *e, &sni);
+    }
+    stls_ = ServerTlsStart::make(w_, *ss.tls, leg_.server_global(), fd, sni,
+                                 ss.send_proxy ? proxy_header() : std::string());
+    if (!stls_) {
+      on_connect_failed(ConnectError::local(ENOMEM));
+      return;
+    }
+  }
+  if (ss.has_socks4) [[unlikely]] {
     // The proxy first: nothing of the client's leaves before it has let the connection through.
     socks_ = std::make_unique<net::socks4::Handshake>(*leg_.target());
     if (st == BackendLeg::ConnectStatus::kConnected && socks_step()) pump();
+    else if (state_ == State::kConnecting) arm_timeout();
+    return;
+  }
+  if (stls_) [[unlikely]] {
+    if (st == BackendLeg::ConnectStatus::kConnected && tls_step()) pump();
     else if (state_ == State::kConnecting) arm_timeout();
     return;
   }
@@ -311,7 +334,7 @@ void TcpSession::start_connect() {
     pump();
     return;
   }
-  if (have_data && !leg_.server()->settings().send_proxy) {
+  if (have_data && !ss.send_proxy) {
     // On loopback and fast links the handshake is usually done by now: send at once. Still
     // connecting: EAGAIN, and the connect event comes as usual; refused: the error, which
     // send() has now consumed from the socket, so it is handled here.
@@ -340,7 +363,8 @@ void TcpSession::out_of_memory() {
 }
 
 void TcpSession::on_connected() {
-  if (leg_.server()->settings().send_proxy) [[unlikely]] {
+  // An ssl server had the header before its handshake.
+  if (leg_.server()->settings().send_proxy && !leg_.server()->settings().tls) [[unlikely]] {
     if (!send_proxy_header()) return;
   }
   state_ = State::kEstablished;
@@ -357,15 +381,20 @@ void TcpSession::on_connected() {
   }
 }
 
-bool TcpSession::send_proxy_header() {
-  // send-proxy: the PROXY protocol header opens the connection, with the client's addresses
-  // as the session sees them. A freshly connected socket takes its hundred bytes whole; a
-  // socket that does not is failing, and the session ends as a server failure.
+// send-proxy: the PROXY protocol header opens the connection, with the client's addresses
+// as the session sees them.
+std::string TcpSession::proxy_header() {
   std::vector<net::pp::Tlv> tlvs;
   if (const auto* f = be_->settings.pp2_tlvs_of(static_cast<std::size_t>(leg_.server()->index())))
     [[unlikely]] render_pp2_tlvs(*f, &tlvs);
-  const std::string h = proxy_header_for(leg_.server()->settings(), client_, local_address(),
-                                         cio_.fd(), pp_.get(), {}, std::move(tlvs));
+  return proxy_header_for(leg_.server()->settings(), client_, local_address(), cio_.fd(),
+                          pp_.get(), {}, std::move(tlvs));
+}
+
+bool TcpSession::send_proxy_header() {
+  // A freshly connected socket takes its hundred bytes whole; a socket that does not is
+  // failing, and the session ends as a server failure.
+  const std::string h = proxy_header();
   const net::IoResult r = sio_.send(h.data(), h.size(), true);
   if (r.status == net::IoStatus::kOk && r.n == h.size()) return true;
   if (r.status == net::IoStatus::kError) leg_.note_error(r.err);
@@ -379,8 +408,7 @@ bool TcpSession::socks_step() {
   switch (socks_->advance(sio_.fd())) {
     case net::socks4::Handshake::Step::kDone:
       socks_.reset();
-      on_connected();
-      return state_ == State::kEstablished;
+      return link_ready();
     case net::socks4::Handshake::Step::kFailed:
       on_connect_failed(ConnectError::socks4(*socks_));
       return false;
@@ -389,9 +417,33 @@ bool TcpSession::socks_step() {
   }
 }
 
+bool TcpSession::link_ready() {
+  if (stls_) [[unlikely]] return tls_step();
+  on_connected();
+  return state_ == State::kEstablished;
+}
+
+bool TcpSession::tls_step() {
+  switch (stls_->advance(sio_)) {
+    case ServerTlsStart::Step::kDone:
+      stls_.reset();
+      on_connected();
+      s_rd_ = true;   // bytes that came with the handshake's end wait inside OpenSSL
+      return state_ == State::kEstablished;
+    case ServerTlsStart::Step::kFailed: {
+      const ConnectError e = stls_->error();
+      on_connect_failed(e);
+      return false;
+    }
+    default:
+      return false;   // within timeout connect: the handshake is part of the connect
+  }
+}
+
 void TcpSession::on_connect_failed(const ConnectError& e) {
   trace(e.timeout ? "connect-timeout" : "connect-error");
   socks_.reset();
+  stls_.reset();
   sio_.close(net::CloseMode::kFin);   // also leaves the event loop
   switch (leg_.fail(e)) {
     case BackendLeg::RetryAction::kGiveUp:
@@ -430,19 +482,19 @@ void TcpSession::on_io(bool client, uint32_t events) {
   } else {
     if (!sio_.open()) return;
     if (state_ == State::kConnecting) {
-      // Connected to a SOCKS4 proxy that has the request: its answer (or close) is read.
+      // Connected to a SOCKS4 proxy that has the request: its answer (or close) is read. In a
+      // TLS handshake that waits for the server, its bytes (or its close) are.
       const bool socks_reply = socks_ && socks_->step() == net::socks4::Handshake::Step::kReceive;
-      if (r.hangup_or_error() && !socks_reply) {
+      const bool tls_reply = !socks_ && stls_ && stls_->wants_read();
+      if (r.hangup_or_error() && !socks_reply && !tls_reply) {
         int err = sio_.connect_error();
         on_connect_failed(ConnectError::server(err ? err : ECONNREFUSED));
         return;
       }
-      if (socks_reply ? !r.readable() : !r.writable()) return;
-      if (!socks_) {
-        on_connected();
-      } else if (!socks_step()) {
+      if (tls_reply ? !(r.readable() || r.hangup_or_error())
+                    : socks_reply ? !r.readable() : !r.writable())
         return;
-      }
+      if (socks_ ? !socks_step() : !link_ready()) return;
     }
     if (r.readable()) s_rd_ = true;
     if (r.writable()) s_wr_ = true;

@@ -49,6 +49,7 @@
 #include "net/transport.h"
 #include "proxy/backend_leg.h"
 #include "proxy/process.h"
+#include "proxy/server_tls.h"
 #include "proxy/session.h"
 #include "proxy/stream_times.h"
 #include "rules/rules.h"
@@ -74,6 +75,7 @@ class TcpSession final : public Session, public StreamTimes {
     c_rd_ = true;
   }
   ssl_st* client_tls() const override { return cio_.tls(); }
+  ssl_st* server_tls() const override { return sio_.tls(); }
   void adopt_proxy_header(std::shared_ptr<const net::pp::Header> h) override {
     if (h->has_addresses) {
       if (!rd_) rd_ = std::make_unique<RuleData>();
@@ -124,9 +126,16 @@ class TcpSession final : public Session, public StreamTimes {
   void on_connected();
   // send-proxy / send-proxy-v2: the header to the server; false when the session ended.
   bool send_proxy_header();
-  // socks4: moves the handshake on; done: on_connected(); failed: on_connect_failed(). False
+  // The header send_proxy_header() sends (sent before the TLS handshake to an ssl server).
+  std::string proxy_header();
+  // socks4: moves the handshake on; done: link_ready(); failed: on_connect_failed(). False
   // while it waits for the proxy.
   [[gnu::cold]] bool socks_step();
+  // The link to the server is up: the TLS handshake next for an `ssl` server, else
+  // on_connected(). False while it waits, or when the session ended or retries.
+  bool link_ready();
+  // ssl: moves the handshake on; done: on_connected(); failed: on_connect_failed(). Cold.
+  [[gnu::cold]] bool tls_step();
   void out_of_memory();
   void on_connect_failed(const ConnectError& e);
   void pump();
@@ -212,6 +221,9 @@ class TcpSession final : public Session, public StreamTimes {
   // socks4: the handshake with the server's SOCKS4 proxy; the session stays kConnecting until
   // it is done (null: none under way).
   std::unique_ptr<net::socks4::Handshake> socks_;
+  // ssl: the TLS handshake with the server; the session stays kConnecting until it is done
+  // (null: none under way).
+  std::unique_ptr<ServerTlsStart> stls_;
   End cend_, send_;
   core::Buffer* req_ = nullptr;   // client -> server
   core::Buffer* res_ = nullptr;   // server -> client

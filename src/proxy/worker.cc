@@ -224,12 +224,20 @@ void ServerConn::on_io(uint32_t events) {
   w->close_server_conn(this);
 }
 
-ServerConn* Worker::take_idle(int srv_global, bool safe_only) {
+net::tls::SessionSlot* Worker::tls_session(int srv_global) {
+  if (!tls_sessions_)
+    tls_sessions_ = std::make_unique<net::tls::SessionSlot[]>(
+        static_cast<std::size_t>(process_.total_servers()));
+  return &tls_sessions_[static_cast<std::size_t>(srv_global)];
+}
+
+ServerConn* Worker::take_idle(int srv_global, bool safe_only, std::string_view sni) {
   if (idle_.empty()) return nullptr;
   auto& list = idle_[static_cast<std::size_t>(srv_global)];
   for (auto it = list.rbegin(); it != list.rend(); ++it) {
     ServerConn* c = *it;
     if (safe_only && c->requests < 2) continue;
+    if (c->sni != sni) [[unlikely]] continue;
     list.erase(std::next(it).base());
     --idle_count_;
     uncount_pooled(c);

@@ -29,6 +29,7 @@
 #include "core/bounded_queue.h"
 #include "core/buffer.h"
 #include "core/event_loop.h"
+#include "net/tls.h"
 #include "net/transport.h"
 #include "proxy/log.h"
 #include "proxy/process.h"
@@ -59,6 +60,7 @@ struct ServerConn : core::IoHandler, core::Deferred {
   net::RawTransport io;           // the server connection
   int srv_global = -1;            // global server index (Process::server_by_global_index)
   H1Connection* owner = nullptr;   // null while idle in the pool
+  std::string sni;                // the SNI it was opened with (server ... ssl), empty: none
   uint32_t requests = 0;          // requests it carried
   uint64_t idle_since_ms = 0;
   bool pooled = false;            // in the worker's idle list
@@ -220,7 +222,8 @@ class Worker : public core::TimerHandler {
   // Idle server connections (HTTP reuse). Worker-local. take_idle() returns the most recently
   // parked connection to that server (with `safe_only`, one that carried two requests or
   // more), or null.
-  ServerConn* take_idle(int srv_global, bool safe_only);
+  // Only a connection opened with that SNI (empty: none) is taken.
+  ServerConn* take_idle(int srv_global, bool safe_only, std::string_view sni = {});
   // Whether the idle pool holds a connection to that server (option prefer-last-server).
   bool has_idle(int srv_global) const {
     return !idle_.empty() && !idle_[static_cast<std::size_t>(srv_global)].empty();
@@ -231,6 +234,9 @@ class Worker : public core::TimerHandler {
   // A pooled connection leaves the pool-max-conn count (when it was in it).
   void uncount_pooled(ServerConn* c);
   std::size_t idle_conns() const { return idle_count_; }
+  // The TLS session this worker keeps for a `server ... ssl`, resumed by its next connection
+  // (no-ssl-reuse: the context keeps none). Worker-local.
+  net::tls::SessionSlot* tls_session(int srv_global);
 
   // Accept path (accept.cc). Worker-local unless stated.
   void accept_from(ListenerWatch& watch);
@@ -275,6 +281,11 @@ class Worker : public core::TimerHandler {
   lb::Server* tcp_server(const Listener& l, int fd, const net::SocketAddress& peer,
                          rules::RequestView view, Proxy& be, std::string* key = nullptr,
                          bool* has_key = nullptr);
+  // The `sni <expr>` value of server `srv` of `be` for that TCP session (false: none).
+  // Worker-local.
+  bool tcp_server_sni(const Listener& l, int fd, const net::SocketAddress& peer,
+                      rules::RequestView view, Proxy& be, const lb::Server& srv,
+                      const ProxySettings::ServerSni& sni, std::string* out);
   // `use_backend %[...]`: the backend called what `name` renders for `view`, or null.
   // Worker-local.
   Proxy* backend_named(const rules::ValueFormat& name, const rules::RequestView& view);
@@ -370,6 +381,7 @@ class Worker : public core::TimerHandler {
   core::Timer trim_timer_{this};   // gives the buffers a burst left idle back to the kernel
   std::vector<std::vector<ServerConn*>> idle_;   // per global server, oldest first
   std::size_t idle_count_ = 0;
+  std::unique_ptr<net::tls::SessionSlot[]> tls_sessions_;   // per global server, made at first use
   std::vector<stats::ErrorSnapshot> errors_;   // index: proxy * 2 + response; wall_us 0: none
   void purge_idle();
   void trim_buffers();

@@ -124,6 +124,8 @@ class Env {
   virtual int thread_id() const { return 0; }
   // The client connection's TLS connection (bind ... ssl), null for a plain one.
   virtual ssl_st* client_tls() const { return nullptr; }
+  // The server connection's (server ... ssl), null for a plain one or none yet.
+  virtual ssl_st* server_tls() const { return nullptr; }
 
   // The rest of the integer state the fetches of HAProxy's sections 7.3.2 and 7.3.3 read
   // (fetch_internal.cc, fetch_l4.cc), one enumeration per question rather than one method

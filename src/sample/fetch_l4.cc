@@ -327,13 +327,6 @@ std::string check_pp_tlv(Arg* a, const ParseCtx&) {
   return {};
 }
 
-// ssl_bc: whether the server's connection is TLS. sluice does not speak TLS to servers yet
-// (server lines refuse `ssl`), so none is: the answer is exact. ssl_fc is fetch_ssl.cc's.
-bool f_not_tls(const Arg*, Sample& out, const Ctx&, FetchIter&) {
-  out = Sample::boolean(false);
-  return true;
-}
-
 constexpr uint32_t kL4 = kUseL4Cli;
 constexpr uint32_t kBe = kUseBackend;
 // The server itself ("server"), its connection's addresses and state ("server address") and
@@ -384,7 +377,6 @@ constexpr FetchDef kFetches[] = {
     {"fc.timer.total", f_query<Q::kFcTotalMs>, no_args(), nullptr, Type::kSint, kL4, "int"},
     {"accept_date", f_accept_date, kUnit, check_accept_unit, Type::kSint, kL4, "int"},
     {"fc_rcvd_proxy", f_fc_rcvd_proxy, no_args(), nullptr, Type::kBool, kL4, "bool"},
-    {"ssl_bc", f_not_tls, no_args(), nullptr, Type::kBool, kUseL5Srv, "bool"},
     {"fc_pp_authority", f_pp_tlv<net::pp::kTlvAuthority>, no_args(), nullptr, Type::kStr, kL4, "str"},
     {"fc_pp_unique_id", f_pp_tlv<net::pp::kTlvUniqueId>, no_args(), nullptr, Type::kStr, kL4, "str"},
     {"fc_pp_tlv", f_pp_tlv<-1>, args(1, ArgType::kStr), check_pp_tlv, Type::kStr, kL4, "str"},

@@ -57,7 +57,6 @@ struct Unsupported {
 
 // HAProxy fetches that need a feature sluice does not have yet.
 constexpr Unsupported kFetches[] = {
-    {"ssl_bc_*", "sluice does not speak TLS to servers yet"},
     {"ssl_*", "sluice's TLS does not report it yet"},
     {"sc_*", "it needs stick tables"},  {"sc0_*", "it needs stick tables"},
     {"sc1_*", "it needs stick tables"}, {"sc2_*", "it needs stick tables"},

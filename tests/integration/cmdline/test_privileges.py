@@ -71,9 +71,8 @@ def test_parse_errors_and_warnings(cfg):
     rc, _, err = check("    uid 5\n    user nobody")
     assert rc == 0 and "user/uid already specified. Continuing." in err, err
     rc, _, err = check("    ssl-default-server-ciphers ECDHE-RSA-AES128-GCM-SHA256\n    ca-base /etc/ssl")
-    assert rc == 0 and ("'ssl-default-server-ciphers' has no effect: sluice does not speak TLS to "
-                        "servers yet") in err, err
-    assert "'ca-base'" not in err, err   # used by bind lines now
+    assert rc == 0 and "ssl-default-server-ciphers" not in err, err   # used by server lines
+    assert "'ca-base'" not in err, err   # used by bind and server lines
     rc, _, err = check("    ca-base /etc/ssl\n    ca-base /etc/ssl")
     assert rc == 1 and "'ca-base' already specified." in err, err
 

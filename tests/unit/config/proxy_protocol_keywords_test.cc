@@ -57,8 +57,8 @@ TEST(ProxyProtocolKeywords, Errors) {
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 send-proxy-v2 proxy-v2-options foo\n")
                   .contains("'server b/s' : 'foo' : proxy v2 option not implemented."));
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 proxy-v2-options crc32c,cert-cn\n")
-                  .contains("'proxy-v2-options cert-cn' is not supported by sluice yet (it needs "
-                            "TLS)."));
+                  .contains("'proxy-v2-options cert-cn' is not supported by sluice yet (the "
+                            "PROXY header does not carry TLS facts yet)."));
 }
 
 // set-proxy-v2-tlv-fmt(<type>) <fmt>: types as strtoul reads them, in the order written (a type

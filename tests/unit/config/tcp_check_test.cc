@@ -135,7 +135,7 @@ TEST(TcpCheck, Errors) {
        "information from 'HTTP request headers', none of which is available here."},
       {"tcp-check set-var(check.x,nope) int(1)", "'set-var' : unknown condition \"nope\"."},
       // sluice's own: what it cannot do yet, or would silently ignore, says so.
-      {"tcp-check connect port 1 ssl", "'ssl' is not supported by sluice yet (it needs TLS)."},
+      {"tcp-check connect port 1 ssl", "'ssl' is not supported by sluice yet (the server's `check-ssl` and `check-sni` are)."},
       {"tcp-check unset-var(check.x) foo",
        "'tcp-check unset-var(check.x)' : unexpected argument 'foo' (a check step takes no "
        "condition)."},
