@@ -188,6 +188,26 @@ std::string_view alpn(ssl_st* s);         // empty without one
 bool session_reused(ssl_st* s);
 int cipher_bits(ssl_st* s, int* alg_bits);
 bool has_peer_cert(ssl_st* s);            // the peer sent a certificate (this handshake)
+
+// A certificate's fields, as the ssl_c_* (`peer`: the other side's) and ssl_f_* (this side's)
+// fetches report them. False when there is no such certificate (or field).
+enum class CertField : uint8_t {
+  kSerial,      // the serial number's bytes
+  kNotAfter,    // "YYMMDDhhmmssZ" (ASN.1 UTCTime, as written in the certificate)
+  kNotBefore,
+  kSigAlg,      // "ecdsa-with-SHA256": the signature's algorithm
+  kKeyAlg,      // "rsaEncryption", "id-ecPublicKey": the public key's
+  kSha1,        // the SHA-1 digest of the DER form
+  kDer,         // the DER form
+  kVersion,     // "3" for a v3 certificate
+};
+bool cert_field(ssl_st* s, bool peer, CertField f, std::string* out);
+// The subject's (or with `issuer` the issuer's) distinguished name: "/C=FR/O=x/CN=y"; with
+// `entry` (a field name such as CN or OU), that field's value, occurrence `occ` (1 the first,
+// -1 the last, 0 the first); with `rfc2253`, the whole name as RFC 2253 writes it
+// ("CN=y,O=x,C=FR").
+bool cert_dn(ssl_st* s, bool peer, bool issuer, std::string_view entry, int occ, bool rfc2253,
+             std::string* out);
 long verify_result(ssl_st* s);            // X509_V_OK (0) or the verification error
 
 // Loads the certificates a `crt` names (a PEM file, or every file of a directory) and checks

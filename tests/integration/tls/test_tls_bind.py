@@ -162,6 +162,54 @@ frontend optional
     assert curl(opt, "/", "default.test", pki, "--cert", str(pki.stranger)).returncode != 0
 
 
+def test_certificate_fetches(cfg, sluice, pki):
+    """ssl_c_* (the client's certificate) and ssl_f_* (the one served), HAProxy's formats
+    (compared with HAProxy 3.5 by hand: the same bytes for the same certificates)."""
+    port = free_port()
+    fields = ("s_dn=%[ssl_c_s_dn] cn=%[ssl_c_s_dn(CN)] i_dn=%[ssl_c_i_dn] "
+              "rfc=%[ssl_c_s_dn(,0,rfc2253)] serial=%[ssl_c_serial,hex] na=%[ssl_c_notafter] "
+              "nb=%[ssl_c_notbefore] sig=%[ssl_c_sig_alg] key=%[ssl_c_key_alg] "
+              "ver=%[ssl_c_version] sha1=%[ssl_c_sha1,hex] der=%[ssl_c_der,hex] "
+              "err=%[ssl_c_err]/%[ssl_c_ca_err]/%[ssl_c_ca_err_depth] f_s_dn=%[ssl_f_s_dn] "
+              "f_i_dn=%[ssl_f_i_dn(CN)] f_key=%[ssl_f_key_alg] f_ver=%[ssl_f_version]")
+    sluice(cfg(f"""
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{port} ssl crt {pki.default} ca-file {pki.ca} verify optional
+    http-request return status 200 content-type text/plain lf-string "{fields}"
+"""), wait_ports=[port])
+    got = dict(kv.split("=", 1) for kv in
+               curl(port, "/", "default.test", pki, "--cert", str(pki.client)).stdout.decode().split(" ")
+               if "=" in kv)
+
+    def x509(*args: str) -> str:
+        return subprocess.run(["openssl", "x509", "-in", str(pki.client), "-noout", *args],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    der = subprocess.run(["openssl", "x509", "-in", str(pki.client), "-outform", "DER"],
+                         capture_output=True, check=True).stdout
+    assert got["s_dn"] == "/CN=client", got   # the value stops at the space (split above)
+    assert got["cn"] == "client" and got["i_dn"] == "/CN=Test", got
+    assert got["serial"] == x509("-serial").split("=")[1].rjust(2, "0"), got
+    assert got["sha1"] == x509("-fingerprint", "-sha1").split("=")[1].replace(":", ""), got
+    assert got["der"] == der.hex().upper(), got
+    assert got["na"].endswith("Z") and len(got["na"]) == 13 and got["nb"] < got["na"], got
+    assert got["sig"] == "ecdsa-with-SHA256" and got["key"] == "rsaEncryption", got
+    assert got["ver"] == "3" and got["err"] == "0/0/0" and got["f_ver"] == "3", got
+    assert got["f_s_dn"] == "/CN=default.test" and got["f_key"] == "rsaEncryption", got
+    # Without a client certificate the ssl_c_* fields are empty, the ssl_f_* ones are not.
+    plain = curl(port, "/", "default.test", pki).stdout.decode()
+    assert "s_dn= cn= " in plain and "f_s_dn=/CN=default.test" in plain, plain
+    # HAProxy's word for a format it does not know.
+    r = subprocess.run([sluice_bin(), "-c", "-f", str(cfg(f"""
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{port}
+    http-request set-var(txn.x) ssl_c_s_dn(CN,1,ldap)
+"""))], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and ("only rfc2253 or a blank value are currently supported as the "
+                                  "format argument") in r.stderr, r.stderr
+
+
 def test_resumption(cfg, sluice, pki):
     port = free_port()
     sluice(cfg(f"""
