@@ -79,6 +79,9 @@ class ServerContext {
   ssl_st* new_conn(int fd) const;
   // The names the certificates answer for, for `show ssl cert`-like listings and tests.
   std::vector<std::string> names() const;
+  // The session cache of its contexts: resumptions that found their session (by id or
+  // ticket) and session ids that were not found. Any thread.
+  void cache_stats(uint64_t* hits, uint64_t* misses) const;
 
  private:
   ServerContext() = default;
@@ -157,6 +160,12 @@ class ClientContext {
   ClientOptions o_;
 };
 
+// TLS connections (both sides) open now and made since start-up (show info's CurrSslConns and
+// CumSslConns): counted by the contexts' new_conn() and free(). Any thread.
+uint64_t live_connections();
+uint64_t total_connections();
+void count_new_connection();   // the contexts' new_conn()
+
 enum class Step : uint8_t {
   kDone,        // the handshake completed
   kWantRead,    // wait for the socket to be readable
@@ -186,6 +195,9 @@ std::string_view cipher(ssl_st* s);       // "TLS_AES_256_GCM_SHA384"
 std::string_view sni(ssl_st* s);          // empty without one
 std::string_view alpn(ssl_st* s);         // empty without one
 bool session_reused(ssl_st* s);
+// A frontend connection that resumed its session from a ticket (TLS 1.3, or a TLS 1.2 client
+// that offered one), not from the session cache by id.
+bool resumed_by_ticket(ssl_st* s);
 int cipher_bits(ssl_st* s, int* alg_bits);
 bool has_peer_cert(ssl_st* s);            // the peer sent a certificate (this handshake)
 

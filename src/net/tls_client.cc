@@ -159,6 +159,7 @@ SSL* ClientContext::new_conn(int fd, std::string_view sni, SessionSlot* slot) co
     return nullptr;
   }
   SSL_set_connect_state(s);
+  count_new_connection();
   return s;
 }
 

@@ -350,8 +350,29 @@ std::string hello_server_name(SSL* s) {
 
 }  // namespace
 
+namespace {
+
+// The SSL ex_data slot marking a client hello that offered a session ticket.
+int ticket_offered_index() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+}  // namespace
+
+bool resumed_by_ticket(SSL* s) {
+  return SSL_session_reused(s) == 1 &&
+         (SSL_version(s) >= TLS1_3_VERSION || SSL_get_ex_data(s, ticket_offered_index()));
+}
+
 int ServerContext::on_client_hello(SSL* s, int* alert, void* arg) {
   const auto* sc = static_cast<const ServerContext*>(arg);
+  // A TLS 1.2 resumption by ticket does not look the session up in the cache: known here.
+  const unsigned char* ticket = nullptr;
+  std::size_t ticket_len = 0;
+  if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_session_ticket, &ticket, &ticket_len) == 1 &&
+      ticket_len > 0)
+    SSL_set_ex_data(s, ticket_offered_index(), s);
   const std::string name = hello_server_name(s);
   SSL_CTX* ctx = name.empty() ? nullptr : sc->context_for(name);
   if (!ctx) {
@@ -408,7 +429,15 @@ SSL* ServerContext::new_conn(int fd) const {
     return nullptr;
   }
   SSL_set_accept_state(s);
+  count_new_connection();
   return s;
+}
+
+void ServerContext::cache_stats(uint64_t* hits, uint64_t* misses) const {
+  for (SSL_CTX* c : all_) {
+    *hits += static_cast<uint64_t>(SSL_CTX_sess_hits(c));
+    *misses += static_cast<uint64_t>(SSL_CTX_sess_misses(c));
+  }
 }
 
 std::vector<std::string> ServerContext::names() const {

@@ -2,6 +2,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include "net/tls.h"
@@ -121,7 +122,20 @@ void shutdown(SSL* s) {
   if (SSL_shutdown(s) < 0) ERR_clear_error();
 }
 
+namespace {
+std::atomic<uint64_t> g_live{0};
+std::atomic<uint64_t> g_total{0};
+}  // namespace
+
+void count_new_connection() {
+  g_live.fetch_add(1, std::memory_order_relaxed);
+  g_total.fetch_add(1, std::memory_order_relaxed);
+}
+uint64_t live_connections() { return g_live.load(std::memory_order_relaxed); }
+uint64_t total_connections() { return g_total.load(std::memory_order_relaxed); }
+
 void free(SSL* s) {
+  g_live.fetch_sub(1, std::memory_order_relaxed);
   // A connection freed without close_notify (a reset, or the peer's FIN first) would take its
   // session out of the cache and make it unresumable: quietly mark it shut, as HAProxy's quiet
   // shutdown does, so that the session still serves. A fatal alert already removed its own.

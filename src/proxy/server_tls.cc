@@ -13,6 +13,7 @@ std::unique_ptr<ServerTlsStart> ServerTlsStart::make(Worker& w, const net::tls::
                                                      int srv_global, int fd, std::string_view sni,
                                                      std::string preamble) {
   std::unique_ptr<ServerTlsStart> t(new ServerTlsStart);
+  t->w_ = &w;
   t->slot_ = ctx.options().reuse ? w.tls_session(srv_global) : nullptr;
   t->ssl_ = ctx.new_conn(fd, sni, t->slot_);
   if (!t->ssl_) return nullptr;
@@ -41,6 +42,7 @@ ServerTlsStart::Step ServerTlsStart::advance(net::RawTransport& io) {
   const net::tls::Step s = net::tls::handshake(ssl_);
   switch (s) {
     case net::tls::Step::kDone:
+      if (!net::tls::session_reused(ssl_)) w_->tls_rates().be_keys.add(w_->loop().now_ms());
       io.set_tls(ssl_);
       ssl_ = nullptr;
       return Step::kDone;

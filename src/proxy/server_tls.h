@@ -44,6 +44,7 @@ class ServerTlsStart {
 
  private:
   ServerTlsStart() = default;
+  Worker* w_ = nullptr;
   ssl_st* ssl_ = nullptr;
   net::tls::SessionSlot* slot_ = nullptr;
   std::string preamble_;

@@ -3,12 +3,16 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "base/clock.h"
 #include "base/version.h"
 #include "core/thread_plan.h"
 #include "net/socket.h"
+#include "net/tls.h"
 #include "proxy/log.h"
 #include "proxy/worker.h"
 
@@ -181,6 +185,7 @@ stats::ProcessSnapshot StatsView::process() const {
   }
   s.dropped_logs = LogWriter::dropped.load(std::memory_order_relaxed);
   uint64_t tasks = 0;
+  uint64_t ticket_resumptions = 0;
   for (const auto& w : p_.workers()) {
     for (std::size_t i = 0; i < p_.proxies().size(); ++i) {
       const auto& fc = w->fe_counters(static_cast<int>(i));
@@ -193,7 +198,34 @@ stats::ProcessSnapshot StatsView::process() const {
       s.cum_streams += fc.stot.get();
     }
     tasks += w->sessions();
+    const Worker::TlsRates& tr = w->tls_rates();
+    s.ssl_rate += tr.conns.read(now);
+    s.max_ssl_rate += tr.conns.max();
+    s.ssl_fe_key_rate += tr.fe_keys.read(now);
+    s.ssl_fe_max_key_rate += tr.fe_keys.max();
+    s.ssl_be_key_rate += tr.be_keys.read(now);
+    s.ssl_be_max_key_rate += tr.be_keys.max();
+    ticket_resumptions += tr.ticket_resumptions.get();
   }
+  s.curr_ssl_conns = net::tls::live_connections();
+  s.cum_ssl_conns = net::tls::total_connections();
+  // HAProxy's rounding: the share of frontend connections that needed no new key.
+  if (s.ssl_fe_key_rate < s.ssl_rate)
+    s.ssl_fe_reuse_pct = 100 - (100 * s.ssl_fe_key_rate + (s.ssl_rate - 1) / 2) / s.ssl_rate;
+  // Each bind line's session cache, once (its context is shared by the line's shards).
+  // OpenSSL counts the resumptions from tickets among its hits; HAProxy's lookups are those
+  // of the cache by session id only.
+  std::vector<const net::tls::ServerContext*> seen;
+  for (const auto& l : p_.listeners()) {
+    const net::tls::ServerContext* c = l->line ? l->line->settings.tls.get() : nullptr;
+    if (!c || std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+    seen.push_back(c);
+    uint64_t hits = 0, misses = 0;
+    c->cache_stats(&hits, &misses);
+    s.ssl_cache_lookups += hits + misses;
+    s.ssl_cache_misses += misses;
+  }
+  s.ssl_cache_lookups -= std::min(s.ssl_cache_lookups, ticket_resumptions);
   s.tasks = tasks;
   s.curr_streams = tasks;
   s.jobs = s.curr_conns + cli_conns + s.listeners;

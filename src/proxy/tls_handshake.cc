@@ -23,6 +23,7 @@ TlsHandshake::~TlsHandshake() {
 
 void TlsHandshake::start() {
   ssl_ = l_.line->settings.tls->new_conn(fd_);
+  w_.tls_rates().conns.add(w_.loop().now_ms());
   if (!ssl_) {
     done_ = true;
     fail_unwatched(log::ConnError::kSslNoMem);
@@ -73,6 +74,8 @@ void TlsHandshake::step() {
     case net::tls::Step::kDone:
       break;
   }
+  if (!net::tls::session_reused(ssl_)) w_.tls_rates().fe_keys.add(w_.loop().now_ms());
+  else if (net::tls::resumed_by_ticket(ssl_)) w_.tls_rates().ticket_resumptions.add();
   ssl_st* ssl = ssl_;
   ssl_ = nullptr;
   ConnSlots s = std::move(slots);

@@ -237,6 +237,15 @@ class Worker : public core::TimerHandler {
   // The TLS session this worker keeps for a `server ... ssl`, resumed by its next connection
   // (no-ssl-reuse: the context keeps none). Worker-local.
   net::tls::SessionSlot* tls_session(int srv_global);
+  // This worker's TLS rates (show info's SslRate, SslFrontendKeyRate, SslBackendKeyRate):
+  // frontend connections that start a handshake, and the full handshakes (not resumed) of
+  // frontends and of backends. Written by this worker only; any thread reads.
+  struct TlsRates {
+    stats::LocalRate conns, fe_keys, be_keys;
+    stats::LocalCounter ticket_resumptions;   // kept out of SslCacheLookups, as HAProxy does
+  };
+  TlsRates& tls_rates() { return tls_rates_; }
+  const TlsRates& tls_rates() const { return tls_rates_; }
 
   // Accept path (accept.cc). Worker-local unless stated.
   void accept_from(ListenerWatch& watch);
@@ -382,6 +391,7 @@ class Worker : public core::TimerHandler {
   std::vector<std::vector<ServerConn*>> idle_;   // per global server, oldest first
   std::size_t idle_count_ = 0;
   std::unique_ptr<net::tls::SessionSlot[]> tls_sessions_;   // per global server, made at first use
+  TlsRates tls_rates_;
   std::vector<stats::ErrorSnapshot> errors_;   // index: proxy * 2 + response; wall_us 0: none
   void purge_idle();
   void trim_buffers();

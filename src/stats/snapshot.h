@@ -158,6 +158,12 @@ struct ProcessSnapshot {
   uint64_t dropped_logs = 0;
   uint64_t total_bytes_out = 0;
   uint64_t bytes_out_rate = 0;
+  // TLS (both sides for the connections; the key rates are full handshakes).
+  uint64_t curr_ssl_conns = 0, cum_ssl_conns = 0;
+  uint64_t ssl_rate = 0, max_ssl_rate = 0;
+  uint64_t ssl_fe_key_rate = 0, ssl_fe_max_key_rate = 0, ssl_fe_reuse_pct = 0;
+  uint64_t ssl_be_key_rate = 0, ssl_be_max_key_rate = 0;
+  uint64_t ssl_cache_lookups = 0, ssl_cache_misses = 0;
   uint64_t maxconn_reached = 0;
   uint64_t boot_time_ms = 0;
   uint64_t total_warnings = 0;

@@ -267,3 +267,86 @@ backend l4
     # The checks over TLS sent the check-sni name; the one on the plain port spoke HTTP in clear
     # to a TLS server, which closed at once (SOCKERR, as in HAProxy 3.5).
     assert any(c["sni"] == "backend.test" and c["requests"] >= 1 for c in o.conns), o.conns
+
+
+def test_ssl_figures_in_show_info_and_prometheus(cfg, sluice, pki, origins, short_tmp):
+    """CurrSslConns, CumSslConns (both sides), the frontend and backend key rates (full
+    handshakes), the frontend reuse percentage, and their Prometheus metrics."""
+    import ssl
+    from sluice_harness import cli
+    o = origins(pki.srv)
+    port, port12, prom, sock = free_port(), free_port(), free_port(), short_tmp / "s.sock"
+    haproxy = "haproxy" in sluice_bin()   # the HAProxy 3.5 here has no Prometheus exporter
+    sluice(cfg(f"""
+global
+    nbthread 1
+    stats socket {sock} level admin
+{HTTP_DEFAULTS}
+frontend fe
+    bind 127.0.0.1:{port} ssl crt {pki.srv}
+    default_backend be
+frontend fe12
+    bind 127.0.0.1:{port12} ssl crt {pki.srv} no-tls-tickets
+    http-request return status 200 content-type text/plain string ok
+frontend metrics
+    bind 127.0.0.1:{prom}
+    {"" if haproxy else "http-request use-service prometheus-exporter"}
+backend be
+    server s1 127.0.0.1:{o.port} ssl verify required ca-file {pki.ca} sni str(backend.test)
+"""), wait_ports=[port, port12, prom], wait_unix=[sock])
+    ctx = ssl.create_default_context(cafile=str(pki.ca))
+    session = None
+    # Both connections within one second of the monotonic clock (the rates' seconds): they
+    # take about 0.1s, so they start just after a second begins.
+    import time
+    time.sleep(1.01 - time.monotonic() % 1.0)
+    for _ in range(2):   # a full handshake, then a resumed one, each with one request
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            with ctx.wrap_socket(raw, server_hostname="backend.test", session=session) as c:
+                c.sendall(b"GET / HTTP/1.1\r\nHost: backend.test\r\nConnection: close\r\n\r\n")
+                got = b""
+                while d := c.recv(4096):
+                    got += d
+                assert got.startswith(b"HTTP/1.1 200"), got
+                session = c.session
+    assert len(o.conns) == 2 and o.conns[1]["resumed"], o.conns
+
+    def info() -> dict:
+        return dict(l.split(": ", 1) for l in cli(sock, "show info").splitlines() if ": " in l)
+    # The client connections are gone; the server connections may still be pooled.
+    wait_until(lambda: int(info()["CurrSslConns"]) <= 2, 5, message=lambda: str(info()))
+    i = info()
+    assert i["CumSslConns"] == "4" and i["MaxSslConns"] == "0", i
+    assert i["MaxSslRate"] == "2" and i["SslFrontendMaxKeyRate"] == "1", i
+    assert i["SslBackendMaxKeyRate"] == "1", i
+    # A resumption from a ticket (TLS 1.3) does not look the cache up.
+    assert i["SslCacheLookups"] == "0" and i["SslCacheMisses"] == "0", i
+    # Within the second: 2 connections, 1 key (50% reused); later rates fade to 0.
+    assert i["SslFrontendSessionReuse_pct"] in ("50", "0"), i
+    # TLS 1.2 without tickets: the session is found in the cache by its id.
+    ctx12 = ssl.create_default_context(cafile=str(pki.ca))
+    ctx12.maximum_version = ssl.TLSVersion.TLSv1_2
+    session = None
+    for _ in range(2):
+        with socket.create_connection(("127.0.0.1", port12), timeout=10) as raw:
+            with ctx12.wrap_socket(raw, server_hostname="backend.test", session=session) as c:
+                c.sendall(b"GET / HTTP/1.1\r\nHost: backend.test\r\nConnection: close\r\n\r\n")
+                while c.recv(4096):
+                    pass
+                reused, session = c.session_reused, c.session
+    assert reused
+    i = info()
+    assert i["SslCacheLookups"] == "1" and i["SslCacheMisses"] == "0", i
+    if haproxy:
+        return
+    with socket.create_connection(("127.0.0.1", prom), timeout=10) as c:
+        c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        text = b""
+        while d := c.recv(65536):
+            text += d
+    text = text.decode()
+    assert "\nhaproxy_process_ssl_connections_total 6\n" in text, text[:2000]
+    for metric, field in (("max_frontend_ssl_key_rate", "SslFrontendMaxKeyRate"),
+                          ("max_backend_ssl_key_rate", "SslBackendMaxKeyRate"),
+                          ("ssl_cache_lookups_total", "SslCacheLookups")):
+        assert f"\nhaproxy_process_{metric} {i[field]}\n" in text, (metric, i)

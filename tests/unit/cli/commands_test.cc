@@ -268,9 +268,14 @@ TEST(cliShowInfo, PlainFormat) {                            // checklist 1
   EXPECT_EQ(lines[8], "Uptime_sec: 103");
   // The starred fields tools read, in table order.
   std::vector<std::string> starred = {"Ulimit-n", "Maxsock", "Maxconn", "Hard_maxconn",
-                                      "CurrConns", "CumConns", "CumReq", "Maxpipes", "PipesUsed",
+                                      "CurrConns", "CumConns", "CumReq", "MaxSslConns",
+                                      "CurrSslConns", "CumSslConns", "Maxpipes", "PipesUsed",
                                       "PipesFree", "ConnRate", "ConnRateLimit", "MaxConnRate",
-                                      "SessRate", "SessRateLimit", "MaxSessRate", "Tasks",
+                                      "SessRate", "SessRateLimit", "MaxSessRate", "SslRate",
+                                      "SslRateLimit", "MaxSslRate", "SslFrontendKeyRate",
+                                      "SslFrontendMaxKeyRate", "SslFrontendSessionReuse_pct",
+                                      "SslBackendKeyRate", "SslBackendMaxKeyRate",
+                                      "SslCacheLookups", "SslCacheMisses", "Tasks",
                                       "Run_queue", "Idle_pct", "node"};
   std::size_t at = 0;
   for (const auto& name : starred) {
