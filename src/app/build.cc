@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "net/cert_store.h"
+
 namespace sluice::app {
 
 namespace {
@@ -190,6 +192,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
                        int cmdline_maxpconn) {
   RuntimePlan plan;
   const auto& g = model.global;
+  net::tls::CertStore::global().clear();   // the certificates this configuration uses
   for (const auto& [lower, spelled] : g.h1_case_adjust) http::case_adjust_map().add(lower, spelled);
   auto& ps = plan.process;
   ps.nbthread = g.nbthread > 0 ? g.nbthread : usable_cpus();   // refined by the thread plan
@@ -260,7 +263,11 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       bs.id = b.id;
       bs.unix_mode = b.unix_mode;
       bs.accept_proxy = b.accept_proxy;
-      bs.tls = b.tls.context;
+      if (b.tls.context) {
+        // Published through a slot that `commit ssl cert` can swap (net/cert_store.h).
+        bs.tls = std::make_shared<net::tls::ContextSlot>(b.tls.context);
+        net::tls::CertStore::global().add_bind(b.tls.built_options, bs.tls);
+      }
       bs.tfo = b.tfo;
       // HAProxy's order: bind backlog, frontend backlog, bind maxconn, frontend maxconn, 1024.
       bs.backlog = b.backlog > 0   ? b.backlog

@@ -48,5 +48,7 @@ void cmd_set_var(const CommandContext& ctx, const std::vector<std::string>& word
 
 // The maps' and ACLs' commands (map_commands.cc).
 std::vector<Command> map_commands();
+// The certificates' commands (ssl_commands.cc).
+std::vector<Command> ssl_commands();
 
 }  // namespace sluice::cli

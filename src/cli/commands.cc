@@ -259,6 +259,7 @@ std::vector<Command> builtin_commands() {
        "set variable from an expression or a format", Level::kOperator, cmd_set_var, nullptr, true},
   };
   for (auto& c : map_commands()) table.push_back(std::move(c));
+  for (auto& c : ssl_commands()) table.push_back(std::move(c));
   return table;
 }
 

@@ -240,6 +240,7 @@ void finish_bind_ssl(Parser& p, Line& l, const std::string& head, BindConfig& b)
   auto ctx = net::tls::ServerContext::make(o);
   if (!ctx.ok()) throw ConfigError{where + ctx.error().message};
   t.context = std::move(ctx.value());
+  t.built_options = std::move(o);
 }
 
 void kw_ssl_global(Parser& p, Line& l) {

@@ -84,6 +84,7 @@ struct BindTlsConfig {
   std::vector<std::string> entry_where;
   // Built at the end of the line, once every certificate loaded; null without `ssl`.
   std::shared_ptr<const net::tls::ServerContext> context;
+  net::tls::BindOptions built_options;   // what `context` was built from (a commit rebuilds it)
 };
 
 struct BindConfig {

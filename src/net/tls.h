@@ -226,6 +226,8 @@ long verify_result(ssl_st* s);            // X509_V_OK (0) or the verification e
 // each one's key, as the context will; the number loaded. The errors are HAProxy's ("unable to
 // stat SSL certificate from file '...' : No such file or directory.").
 base::Result<int> load_certificates(const std::string& path);
+// The files a `crt` names: the file, or a directory's certificate files in name order.
+base::Result<std::vector<std::string>> certificate_files(const std::string& path);
 
 // "OpenSSL 3.0.19 27 Jan 2026": the library built with, and running with.
 std::string built_version();

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "net/cert_store.h"
 #include "net/tls.h"
 
 namespace sluice::net::tls {
@@ -71,10 +72,17 @@ struct CertKey {
   }
 };
 
-base::Result<std::unique_ptr<CertKey>> load_pem(const std::string& path) {
+// A certificate file's leaf, chain and key: `text` when given, else what was committed for it
+// on the CLI (cert_store.h), else the file. Without `need_key`, a text may have no key.
+base::Result<std::unique_ptr<CertKey>> load_pem(const std::string& path,
+                                                const std::string* text = nullptr,
+                                                bool need_key = true) {
   auto ck = std::make_unique<CertKey>();
   ck->path = path;
-  BIO* in = BIO_new_file(path.c_str(), "r");
+  std::string committed;
+  if (!text && CertStore::global().committed(path, &committed)) text = &committed;
+  BIO* in = text ? BIO_new_mem_buf(text->data(), static_cast<int>(text->size()))
+                 : BIO_new_file(path.c_str(), "r");
   if (!in) {
     ERR_clear_error();
     return base::Error::text("unable to load certificate from file '" + path + "': " +
@@ -91,10 +99,15 @@ base::Result<std::unique_ptr<CertKey>> load_pem(const std::string& path) {
   ck->chain = sk_X509_new_null();
   while (X509* x = PEM_read_bio_X509(in, nullptr, nullptr, nullptr)) sk_X509_push(ck->chain, x);
   ERR_clear_error();   // the end of the file ends that loop with an error
-  if (BIO_reset(in) == 0) ck->key = PEM_read_bio_PrivateKey(in, nullptr, nullptr, nullptr);
+  // The key, from the start again (a fresh reader: a memory buffer's reset does not rewind).
+  BIO_free(in);
+  in = text ? BIO_new_mem_buf(text->data(), static_cast<int>(text->size()))
+            : BIO_new_file(path.c_str(), "r");
+  if (in) ck->key = PEM_read_bio_PrivateKey(in, nullptr, nullptr, nullptr);
   BIO_free(in);
   if (!ck->key) {
     ERR_clear_error();
+    if (!need_key) return ck;
     return base::Error::text("unable to load SSL private key from PEM file '" + path + "'.");
   }
   if (X509_check_private_key(ck->leaf, ck->key) != 1) {
@@ -150,6 +163,15 @@ base::Result<std::vector<std::string>> crt_files(const std::string& path) {
 }
 
 }  // namespace
+
+base::Result<std::vector<std::string>> certificate_files(const std::string& path) {
+  return crt_files(path);
+}
+
+std::string check_pem(const std::string& path, const std::string& pem, bool need_key) {
+  auto ck = load_pem(path, &pem, need_key);
+  return ck.ok() ? std::string() : ck.error().message;
+}
 
 base::Result<int> load_certificates(const std::string& path) {
   auto files = crt_files(path);

@@ -17,6 +17,7 @@
 
 namespace sluice::net::tls {
 class ServerContext;
+class ContextSlot;
 }  // namespace sluice::net::tls
 
 namespace sluice::proxy {
@@ -160,8 +161,8 @@ struct BindSettings {
   // addresses become the connection's (proxy/proxy_header.h).
   bool accept_proxy = false;
   // `ssl crt ...`: each connection starts with a TLS handshake (proxy/tls_handshake.h) with
-  // these certificates; null for a plain listener.
-  std::shared_ptr<const net::tls::ServerContext> tls;
+  // the contexts of this slot (swapped by `commit ssl cert`); null for a plain listener.
+  std::shared_ptr<net::tls::ContextSlot> tls;
   bool tfo = false;                       // `tfo`: TCP Fast Open on the sockets
   // Shard plan, per address (same order as addrs): each shard is one kernel socket and lists
   // the global thread ids (1-based) that watch it. Empty = one shard served by every thread.

@@ -12,6 +12,7 @@
 #include "base/version.h"
 #include "core/thread_plan.h"
 #include "net/socket.h"
+#include "net/cert_store.h"
 #include "net/tls.h"
 #include "proxy/log.h"
 #include "proxy/worker.h"
@@ -215,13 +216,13 @@ stats::ProcessSnapshot StatsView::process() const {
   // Each bind line's session cache, once (its context is shared by the line's shards).
   // OpenSSL counts the resumptions from tickets among its hits; HAProxy's lookups are those
   // of the cache by session id only.
-  std::vector<const net::tls::ServerContext*> seen;
+  std::vector<const net::tls::ContextSlot*> seen;
   for (const auto& l : p_.listeners()) {
-    const net::tls::ServerContext* c = l->line ? l->line->settings.tls.get() : nullptr;
-    if (!c || std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
-    seen.push_back(c);
+    const net::tls::ContextSlot* slot = l->line ? l->line->settings.tls.get() : nullptr;
+    if (!slot || std::find(seen.begin(), seen.end(), slot) != seen.end()) continue;
+    seen.push_back(slot);
     uint64_t hits = 0, misses = 0;
-    c->cache_stats(&hits, &misses);
+    slot->get()->cache_stats(&hits, &misses);
     s.ssl_cache_lookups += hits + misses;
     s.ssl_cache_misses += misses;
   }

@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "log/line.h"
 #include "net/socket.h"
+#include "net/cert_store.h"
 #include "net/tls.h"
 #include "proxy/worker.h"
 
@@ -22,7 +23,8 @@ TlsHandshake::~TlsHandshake() {
 }
 
 void TlsHandshake::start() {
-  ssl_ = l_.line->settings.tls->new_conn(fd_);
+  ctx_ = l_.line->settings.tls->get();
+  ssl_ = ctx_->new_conn(fd_);
   w_.tls_rates().conns.add(w_.loop().now_ms());
   if (!ssl_) {
     done_ = true;

@@ -12,6 +12,7 @@
 #include "log/conn_error.h"
 #include "net/address.h"
 #include "net/proxy_protocol.h"
+#include "net/tls.h"
 #include "proxy/conn_prelude.h"
 
 struct ssl_st;
@@ -41,6 +42,8 @@ class TlsHandshake final : public ConnPrelude {
   void drop(bool watched);
 
   std::shared_ptr<const net::pp::Header> pp_;
+  // The bind line's contexts as the handshake began (a commit may swap the line's slot).
+  std::shared_ptr<const net::tls::ServerContext> ctx_;
   ssl_st* ssl_ = nullptr;
 };
 

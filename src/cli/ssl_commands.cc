@@ -1,0 +1,156 @@
+// Certificates at run time (HAProxy's ssl_ckch.c CLI): show, new, set, commit, abort and del
+// ssl cert, and show ssl crt-list. A commit rebuilds the contexts of every bind line that uses
+// the file and swaps them in (net/cert_store.h): new handshakes use the new certificate at
+// once, established connections keep theirs. The answers are HAProxy 3.5's words.
+#include <fmt/format.h>
+
+#include "cli/builtin.h"
+#include "net/cert_store.h"
+
+namespace sluice::cli {
+
+namespace {
+
+using net::tls::CertStore;
+
+void show_cert(const std::vector<std::string>& w, std::string* out) {
+  CertStore& st = CertStore::global();
+  if (w.size() < 4) {
+    if (std::string tx = st.transaction(); !tx.empty()) *out += "# transaction\n*" + tx + "\n";
+    *out += "# filename\n";
+    for (const auto& f : st.files()) *out += f + "\n";
+    return;
+  }
+  std::string path = w[3];
+  const bool tx = path.starts_with('*');
+  if (tx) path.erase(0, 1);
+  auto info = tx || st.known(path) ? st.info(path, tx) : base::Result<net::tls::CertInfo>(base::Error::text(""));
+  if (!info.ok()) {
+    *out += "Can't display the certificate: Not found or the certificate is a bundle!\n";
+    return;
+  }
+  const net::tls::CertInfo& c = info.value();
+  *out += fmt::format("Filename: {}\n", w[3]);
+  *out += fmt::format("Crt filename: {}\nKey filename: {}\n", path, path);
+  *out += fmt::format("Status: {}\n", tx ? "Uncommitted" : st.used(path) ? "Used" : "Unused");
+  *out += fmt::format("Serial: {}\nnotBefore: {}\nnotAfter: {}\n", c.serial, c.not_before, c.not_after);
+  if (!c.san.empty()) *out += fmt::format("Subject Alternative Name: {}\n", c.san);
+  *out += fmt::format("Algorithm: {}\nSHA1 FingerPrint: {}\nSubject: {}\nIssuer: {}\n", c.algorithm,
+                      c.sha1, c.subject, c.issuer);
+  for (const auto& [subject, issuer] : c.chain)
+    *out += fmt::format("Chain Subject: {}\nChain Issuer: {}\n", subject, issuer);
+}
+
+void set_cert(const CommandContext& ctx, const std::vector<std::string>& w, std::string* out) {
+  if (w.size() < 4 || ctx.payload.empty()) {
+    *out += "'set ssl cert' expects a filename and a certificate as a payload\n";
+    return;
+  }
+  const std::string& path = w[3];
+  CertStore& st = CertStore::global();
+  if (!st.known(path)) {
+    *out += fmt::format("Can't replace a certificate which is not referenced by the "
+                        "configuration!\nCan't update {}!\n", path);
+    return;
+  }
+  auto r = st.set(path, std::string(ctx.payload));
+  if (!r.ok()) {
+    *out += fmt::format("{}\nCan't load the payload\nCan't update {}!\n", r.error().message, path);
+    return;
+  }
+  *out += fmt::format("Transaction {} for certificate {}!\n", r.value() ? "created" : "updated",
+                      path);
+}
+
+void commit_cert(const std::vector<std::string>& w, std::string* out) {
+  if (w.size() < 4) {
+    *out += "'commit ssl cert' expects a filename\n";
+    return;
+  }
+  const std::string& path = w[3];
+  CertStore& st = CertStore::global();
+  if (st.transaction() != path) {
+    *out += fmt::format("No ongoing transaction! !\nCan't commit {}!\n", path);
+    return;
+  }
+  *out += fmt::format("Committing {}", path);
+  auto r = st.commit(path);
+  if (!r.ok()) {
+    *out += fmt::format("\n{}\nFailed!\n", r.error().message);
+    return;
+  }
+  // One dot per bind line that took it.
+  *out += std::string(static_cast<std::size_t>(r.value()), '.') + "\nSuccess!\n";
+}
+
+void abort_cert(const std::vector<std::string>& w, std::string* out) {
+  if (w.size() < 4) {
+    *out += "'abort ssl cert' expects a filename\n";
+    return;
+  }
+  if (!CertStore::global().abort(w[3])) {
+    *out += "No ongoing transaction!\n";
+    return;
+  }
+  *out += fmt::format("Transaction aborted for certificate '{}'!\n", w[3]);
+}
+
+void new_cert(const std::vector<std::string>& w, std::string* out) {
+  if (w.size() < 4) {
+    *out += "'new ssl cert' expects a filename\n";
+    return;
+  }
+  auto r = CertStore::global().create(w[3]);
+  *out += r.ok() ? fmt::format("New empty certificate store '{}'!\n", w[3])
+                 : r.error().message + "\n";
+}
+
+void del_cert(const std::vector<std::string>& w, std::string* out) {
+  if (w.size() < 4) {
+    *out += "'del ssl cert' expects a certificate name\n";
+    return;
+  }
+  auto r = CertStore::global().remove(w[3]);
+  *out += r.ok() ? fmt::format("Certificate '{}' deleted!\n", w[3]) : r.error().message + "\n";
+}
+
+}  // namespace
+
+std::vector<Command> ssl_commands() {
+  std::vector<Command> out;
+  out.push_back({{"show", "ssl", "cert"}, "show ssl cert [<certfile>]",
+                 "display the SSL certificates used in memory, or the details of a file",
+                 Level::kOperator,
+                 [](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
+                   show_cert(w, o);
+                 }});
+  out.push_back({{"set", "ssl", "cert"}, "set ssl cert <certfile> <payload>",
+                 "replace a certificate file", Level::kAdmin,
+                 [](const CommandContext& c, const std::vector<std::string>& w, std::string* o) {
+                   set_cert(c, w, o);
+                 }});
+  out.push_back({{"commit", "ssl", "cert"}, "commit ssl cert <certfile>",
+                 "commit a certificate file", Level::kAdmin,
+                 [](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
+                   commit_cert(w, o);
+                 }});
+  out.push_back({{"abort", "ssl", "cert"}, "abort ssl cert <certfile>",
+                 "abort a transaction for a certificate file", Level::kAdmin,
+                 [](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
+                   abort_cert(w, o);
+                 }});
+  out.push_back({{"new", "ssl", "cert"}, "new ssl cert <certfile>",
+                 "create a new certificate file to be used in a crt-list or a directory",
+                 Level::kAdmin,
+                 [](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
+                   new_cert(w, o);
+                 }});
+  out.push_back({{"del", "ssl", "cert"}, "del ssl cert <certfile>",
+                 "delete an unused certificate file", Level::kAdmin,
+                 [](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
+                   del_cert(w, o);
+                 }});
+  return out;
+}
+
+}  // namespace sluice::cli

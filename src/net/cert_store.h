@@ -1,0 +1,100 @@
+#pragma once
+// Certificates that change at run time (HAProxy's `set ssl cert` / `commit ssl cert`): the
+// process's store of the certificate files bind lines use, and the slot through which each
+// bind line's contexts reach the workers.
+//
+// A commit builds new contexts for every bind line that uses the file (ServerContext::make
+// reads the committed text instead of the file), and swaps each line's slot: new handshakes
+// take the new certificate at once, a handshake under way and the established connections
+// keep the context they began with (a reader holds a shared pointer). The new contexts have
+// their own session cache and ticket keys: a session made with the old certificate is not
+// resumed (the client makes a full handshake and sees the new one), as in HAProxy.
+//
+// Thread rule: the store is written by the CLI (one transaction at a time, under its mutex)
+// and read by context builds; a slot is read by any worker on each accepted TLS connection.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "net/tls.h"
+
+namespace sluice::net::tls {
+
+class ContextSlot {
+ public:
+  explicit ContextSlot(std::shared_ptr<const ServerContext> c) : p_(std::move(c)) {}
+  std::shared_ptr<const ServerContext> get() const { return p_.load(std::memory_order_acquire); }
+  void set(std::shared_ptr<const ServerContext> c) {
+    p_.store(std::move(c), std::memory_order_release);
+  }
+
+ private:
+  std::atomic<std::shared_ptr<const ServerContext>> p_;
+};
+
+// What `show ssl cert <file>` prints of a certificate.
+struct CertInfo {
+  std::string serial;        // hex
+  std::string not_before;    // "Dec  7 16:08:33 2026 GMT"
+  std::string not_after;
+  std::string san;           // "DNS:a.test, DNS:b.test"
+  std::string algorithm;     // "EC256", "RSA2048"
+  std::string sha1;          // hex
+  std::string subject;       // "/CN=a.test"
+  std::string issuer;
+  std::vector<std::pair<std::string, std::string>> chain;   // (subject, issuer) of each
+};
+
+class CertStore {
+ public:
+  static CertStore& global();
+
+  // Start-up: forget the previous configuration's lines and committed texts.
+  void clear();
+  // Start-up: a bind line built from `o`, published in `slot`.
+  void add_bind(const BindOptions& o, std::shared_ptr<ContextSlot> slot);
+  // The text committed for `path`, instead of the file's. Any thread.
+  bool committed(const std::string& path, std::string* pem) const;
+
+  // The files bind lines use (directories expanded) and those `new ssl cert` made, sorted.
+  std::vector<std::string> files() const;
+  bool used(const std::string& path) const;
+  bool known(const std::string& path) const;
+  // The file of the transaction under way ("": none).
+  std::string transaction() const;
+  // `set ssl cert`: a new text for a known file, checked (a certificate, and its key when the
+  // text has one); true when it opened the transaction, false when it replaced its text.
+  base::Result<bool> set(const std::string& path, const std::string& pem);
+  // `commit ssl cert`: the number of bind lines that took it. The transaction ends either way.
+  base::Result<int> commit(const std::string& path);
+  bool abort(const std::string& path);
+  // `new ssl cert` / `del ssl cert` (an empty or unused file only).
+  base::Result<bool> create(const std::string& path);
+  base::Result<bool> remove(const std::string& path);
+  // The certificate of a file, or of the transaction's text.
+  base::Result<CertInfo> info(const std::string& path, bool transaction) const;
+
+ private:
+  struct Bind {
+    BindOptions options;
+    std::shared_ptr<ContextSlot> slot;
+    std::vector<std::string> files;   // its certificate files, directories expanded
+  };
+  mutable std::mutex mu_;
+  std::vector<Bind> binds_;
+  std::map<std::string, std::string> committed_;   // file -> PEM text
+  std::vector<std::string> created_;               // `new ssl cert` files
+  std::string tx_path_, tx_pem_;
+};
+
+// A PEM text's certificate, chain and key, checked as a `crt` file is: "" when fine, else
+// HAProxy's reason. `need_key`: a text without a key is an error.
+std::string check_pem(const std::string& path, const std::string& pem, bool need_key);
+// What `show ssl cert` prints of a PEM text's certificate.
+base::Result<CertInfo> describe_pem(const std::string& pem);
+
+}  // namespace sluice::net::tls

@@ -1,0 +1,126 @@
+"""Certificates replaced at run time through the stats socket, as HAProxy does it: `show ssl
+cert`, `set ssl cert` (a transaction), `commit ssl cert`, `abort ssl cert`, `new`/`del ssl
+cert`. A commit takes effect for new handshakes at once on every bind line that uses the
+file; an established connection keeps its certificate and goes on; a session made before is
+not resumed. Passes with SLUICE_BIN pointing at HAProxy 3.5 -db."""
+from __future__ import annotations
+
+import socket
+import ssl
+
+import pytest
+
+from sluice_harness import HTTP_DEFAULTS, cli, free_port, wait_until
+from tls_certs import Pki
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pki")
+    p = Pki(d)
+    p.a = p.issue("a", "a.test", ["a.test", "b.test"], key="ecdsa")
+    p.b = p.issue("b", "b.test", ["a.test", "b.test"])
+    return p
+
+
+def peer_cn(c: ssl.SSLSocket) -> str:
+    return dict(x[0] for x in c.getpeercert()["subject"])["commonName"]
+
+
+def request(c: ssl.SSLSocket) -> bytes:
+    c.sendall(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+    got = b""
+    while b"\r\n\r\nok" not in got:
+        d = c.recv(4096)
+        if not d:
+            break
+        got += d
+    return got
+
+
+def test_set_commit_abort_show(cfg, sluice, pki, short_tmp):
+    port, port2, sock, opsock = free_port(), free_port(), short_tmp / "a.sock", short_tmp / "o.sock"
+    sluice(cfg(f"""
+global
+    nbthread 1
+    stats socket {sock} level admin
+    stats socket {opsock} level operator
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{port} ssl crt {pki.a}
+    bind 127.0.0.1:{port2} ssl crt {pki.a}
+    http-request return status 200 content-type text/plain string ok
+"""), wait_ports=[port, port2], wait_unix=[sock, opsock])
+    ctx = ssl.create_default_context(cafile=str(pki.ca))
+    path = str(pki.a)
+
+    def connect(p: int = port, session=None) -> ssl.SSLSocket:
+        raw = socket.create_connection(("127.0.0.1", p), timeout=10)
+        return ctx.wrap_socket(raw, server_hostname="a.test", session=session)
+
+    assert cli(sock, "show ssl cert") == f"# filename\n{path}\n\n"
+    details = cli(opsock, f"show ssl cert {path}")
+    assert f"Filename: {path}\n" in details and "Status: Used\n" in details, details
+    assert "Subject: /CN=a.test\n" in details and "Issuer: /CN=Test CA\n" in details, details
+    assert "Subject Alternative Name: DNS:a.test, DNS:b.test\n" in details, details
+    assert "Algorithm: EC256\n" in details, details
+    # An established connection, and a session to resume later.
+    old = connect()
+    assert peer_cn(old) == "a.test" and b" 200 " in request(old)
+    session = old.session
+    # Errors first: a file no bind line uses, a payload that is no certificate, no transaction.
+    nope = path + ".nope"
+    assert cli(sock, f"set ssl cert {nope} <<\n{pki.b.read_text()}\n") == (
+        "Can't replace a certificate which is not referenced by the configuration!\n"
+        f"Can't update {nope}!\n\n")
+    bad = cli(sock, f"set ssl cert {path} <<\ngarbage\n\n")
+    assert bad.endswith(f"Can't load the payload\nCan't update {path}!\n\n"), bad
+    assert cli(sock, f"commit ssl cert {path}") == f"No ongoing transaction! !\nCan't commit {path}!\n\n"
+    assert cli(sock, f"abort ssl cert {path}") == "No ongoing transaction!\n\n"
+    assert cli(opsock, f"set ssl cert {path} <<\n{pki.b.read_text()}\n") == "Permission denied\n\n"
+    # A transaction: shown, not used before its commit, then dropped by abort.
+    payload = pki.b.read_text()
+    assert cli(sock, f"set ssl cert {path} <<\n{payload}\n") == (
+        f"Transaction created for certificate {path}!\n\n")
+    assert cli(sock, f"set ssl cert {path} <<\n{payload}\n") == (
+        f"Transaction updated for certificate {path}!\n\n")
+    assert cli(sock, "show ssl cert") == f"# transaction\n*{path}\n# filename\n{path}\n\n"
+    assert "Subject: /CN=b.test\n" in cli(sock, f"show ssl cert *{path}")
+    with connect() as c:
+        assert peer_cn(c) == "a.test"
+    assert cli(sock, f"abort ssl cert {path}") == f"Transaction aborted for certificate '{path}'!\n\n"
+    assert cli(sock, "show ssl cert") == f"# filename\n{path}\n\n"
+    # Committed: both bind lines serve the new certificate to new handshakes.
+    cli(sock, f"set ssl cert {path} <<\n{payload}\n")
+    assert cli(sock, f"commit ssl cert {path}") == f"Committing {path}..\nSuccess!\n\n"
+    for p in (port, port2):
+        with connect(p) as c:
+            assert peer_cn(c) == "b.test" and b" 200 " in request(c)
+    assert "Subject: /CN=b.test\n" in cli(sock, f"show ssl cert {path}")
+    # The connection made before goes on with its own certificate; its session is not
+    # resumed: the client meets the new certificate in a full handshake (HAProxy's behaviour).
+    assert b" 200 " in request(old) and peer_cn(old) == "a.test"
+    old.close()
+    with connect(session=session) as c:
+        assert not c.session_reused and peer_cn(c) == "b.test"
+        assert b" 200 " in request(c)
+
+
+def test_new_and_del(cfg, sluice, pki, short_tmp):
+    port, sock = free_port(), short_tmp / "a.sock"
+    sluice(cfg(f"""
+global
+    stats socket {sock} level admin
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{port} ssl crt {pki.a}
+    http-request return status 200 content-type text/plain string ok
+"""), wait_ports=[port], wait_unix=[sock])
+    new = str(pki.dir / "new.pem")
+    assert cli(sock, f"new ssl cert {new}") == f"New empty certificate store '{new}'!\n\n"
+    assert cli(sock, f"new ssl cert {new}") == f"Certificate '{new}' already exists!\n\n"
+    assert sorted(cli(sock, "show ssl cert").split("\n")[1:3]) == sorted([new, str(pki.a)])
+    assert cli(sock, f"del ssl cert {pki.a}") == (
+        f"Can't remove the certificate: certificate '{pki.a}' in use, can't be deleted!\n\n")
+    assert cli(sock, f"del ssl cert {new}") == f"Certificate '{new}' deleted!\n\n"
+    assert cli(sock, "show ssl cert") == f"# filename\n{pki.a}\n\n"
