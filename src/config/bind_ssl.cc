@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -94,6 +95,17 @@ std::size_t bind_conf_option(Parser& p, const std::vector<std::string>& w, std::
   if (k == "ca-file" || k == "crl-file") {
     need(k == "ca-file" ? "CAfile path" : "CRLfile path");
     (k == "ca-file" ? o.ca_file : o.crl_file) = k == "ca-file" ? with_base(p.global.ca_base, v) : v;
+    return 2;
+  }
+  if (k == "ca-verify-file") {
+    need("CAfile path");
+    const std::string path = with_base(p.global.ca_base, v);
+    if (std::FILE* f = std::fopen(path.c_str(), "r")) {
+      std::fclose(f);
+    } else {
+      throw ConfigError{fmt::format("{}'ca-verify-file' : unable to load {}", where, path)};
+    }
+    o.ca_verify_file = path;
     return 2;
   }
   if (k == "verify") {
@@ -199,7 +211,7 @@ std::size_t bind_ssl_option(Parser& p, Line& l, const std::string& head, std::si
   if (o == "generate-certificates" || o == "ca-sign-file" || o == "ca-sign-pass")
     throw ConfigError{fmt::format("{}'{}' is not supported by sluice: it does not generate "
                                   "certificates on the fly.", where, o)};
-  if (o == "tls-ticket-keys" || o == "ca-verify-file" || o == "ca-ignore-err" ||
+  if (o == "tls-ticket-keys" || o == "ca-ignore-err" ||
       o == "crt-ignore-err" || o == "ktls")
     throw ConfigError{fmt::format("{}'{}' is not supported by sluice yet.", where, o)};
   return 0;

@@ -58,6 +58,7 @@ struct BindOptions {
   bool prefer_client_ciphers = false;   // the client's cipher order wins (default: the server's)
   bool strict_sni = false;
   std::string ca_file;             // client certificates are checked against these
+  std::string ca_verify_file;      // and these, whose names the server does not send
   Verify verify = Verify::kNone;
   std::string crl_file;
   int cache_size = 20000;          // tune.ssl.cachesize: sessions kept for resumption by id

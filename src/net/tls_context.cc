@@ -301,6 +301,10 @@ base::Result<std::shared_ptr<ServerContext>> ServerContext::make(const BindOptio
         if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(so.ca_file.c_str()))
           SSL_CTX_set_client_CA_list(ctx, names);
       }
+      // CAs that verify without being named in the certificate request (roots, typically).
+      if (!so.ca_verify_file.empty() &&
+          X509_STORE_load_file(SSL_CTX_get_cert_store(ctx), so.ca_verify_file.c_str()) != 1)
+        return base::Error::text("unable to load CA file '" + so.ca_verify_file + "'.");
       if (so.verify != Verify::kNone) {
         // optional: a client without a certificate goes on; one whose certificate does not
         // verify is refused all the same, as in HAProxy.

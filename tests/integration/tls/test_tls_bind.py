@@ -281,3 +281,32 @@ frontend f
         assert f"Server Temp Key: DH, {bits} bits" in out, (dh, name, out)
     out = s_client(ports[0], "-servername", "big.test", "-tls1_2", "-cipher", "DHE-RSA-AES128-GCM-SHA256")
     assert "Server Temp Key" not in out and "handshake failure" in out, out
+
+
+def test_ca_verify_file(cfg, sluice, pki, tmp_path):
+    """ca-verify-file: its CAs check client certificates without being named in the request
+    (ca-file's are); a missing file is HAProxy's error."""
+    port, named = free_port(), free_port()
+    sluice(cfg(f"""
+{HTTP_DEFAULTS}
+frontend quiet
+    bind 127.0.0.1:{port} ssl crt {pki.default} ca-verify-file {pki.ca} verify required
+    http-request return status 200 content-type text/plain lf-string "verify=%[ssl_c_verify]"
+frontend named
+    bind 127.0.0.1:{named} ssl crt {pki.default} ca-file {pki.ca} verify required
+    http-request return status 200 content-type text/plain string ok
+"""), wait_ports=[port, named])
+    assert curl(port, "/", "default.test", pki, "--cert", str(pki.client)).stdout == b"verify=0"
+    assert curl(port, "/", "default.test", pki, "--cert", str(pki.stranger)).returncode != 0
+    def ca_names(p: int) -> str:
+        r = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{p}", "-servername",
+                            "default.test", "-tls1_2"], input=b"", capture_output=True, timeout=10)
+        return r.stdout.decode(errors="replace")
+    assert "No client certificate CA names sent" in ca_names(port)
+    assert "Acceptable client certificate CA names\nCN = Test CA\n" in ca_names(named)
+    r = subprocess.run([sluice_bin(), "-c", "-f", str(cfg(f"""
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{port} ssl crt {pki.default} ca-verify-file {tmp_path}/none.pem
+"""))], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and f"'ca-verify-file' : unable to load {tmp_path}/none.pem" in r.stderr, r.stderr
