@@ -6,6 +6,7 @@
 
 #include "cli/builtin.h"
 #include "net/cert_store.h"
+#include "net/ticket_keys.h"
 
 namespace sluice::cli {
 
@@ -114,6 +115,62 @@ void del_cert(const std::vector<std::string>& w, std::string* out) {
   *out += r.ok() ? fmt::format("Certificate '{}' deleted!\n", w[3]) : r.error().message + "\n";
 }
 
+// `#<id>` or a file name: the ticket keys it names (null: none), and its id.
+std::shared_ptr<net::tls::TicketKeys> ticket_keys(const std::string& ref, std::size_t* id) {
+  const auto all = net::tls::TicketKeys::all();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (!all[i]) continue;
+    if (ref == "#" + std::to_string(i) || ref == all[i]->path()) {
+      *id = i;
+      return all[i];
+    }
+  }
+  return nullptr;
+}
+
+void show_tls_keys(const std::vector<std::string>& w, std::string* out) {
+  const auto all = net::tls::TicketKeys::all();
+  if (w.size() < 3) {
+    *out += "# id (file)\n";
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i]) *out += fmt::format("{} ({})\n", i, all[i]->path());
+    return;
+  }
+  std::vector<std::size_t> ids;
+  if (w[2] == "*") {
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i]) ids.push_back(i);
+  } else {
+    std::size_t id = 0;
+    if (!ticket_keys(w[2], &id)) {
+      *out += "'show tls-keys' unable to locate referenced filename\n";
+      return;
+    }
+    ids.push_back(id);
+  }
+  *out += "# id secret\n";
+  for (std::size_t id : ids) {
+    *out += fmt::format("# {} ({})\n", id, all[id]->path());
+    const auto keys = all[id]->shown();
+    for (std::size_t k = 0; k < keys.size(); ++k) *out += fmt::format("{}.{} {}\n", id, k, keys[k]);
+  }
+}
+
+void set_tls_key(const std::vector<std::string>& w, std::string* out) {
+  if (w.size() < 5) {
+    *out += "'set ssl tls-key' expects a filename and the new TLS key in base64 encoding.\n";
+    return;
+  }
+  std::size_t id = 0;
+  auto keys = ticket_keys(w[3], &id);
+  if (!keys) {
+    *out += "'set ssl tls-key' unable to locate referenced filename\n";
+    return;
+  }
+  std::string why;
+  *out += keys->add(w[4], &why) ? "TLS ticket key updated!\n" : why + "\n";
+}
+
 }  // namespace
 
 std::vector<Command> ssl_commands() {
@@ -149,6 +206,16 @@ std::vector<Command> ssl_commands() {
                  "delete an unused certificate file", Level::kAdmin,
                  [](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
                    del_cert(w, o);
+                 }});
+  out.push_back({{"show", "tls-keys"}, "show tls-keys [id|*]",
+                 "show TLS ticket keys", Level::kAdmin,
+                 [](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
+                   show_tls_keys(w, o);
+                 }});
+  out.push_back({{"set", "ssl", "tls-key"}, "set ssl tls-key [id|file] <key>",
+                 "set the next TLS key for the <id> or <file> listener to <key>", Level::kAdmin,
+                 [](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
+                   set_tls_key(w, o);
                  }});
   return out;
 }

@@ -17,6 +17,7 @@
 #include "config/tls_words.h"
 #include "config/units.h"
 #include "net/crt_list.h"
+#include "net/ticket_keys.h"
 
 namespace sluice::config {
 
@@ -211,7 +212,14 @@ std::size_t bind_ssl_option(Parser& p, Line& l, const std::string& head, std::si
   if (o == "generate-certificates" || o == "ca-sign-file" || o == "ca-sign-pass")
     throw ConfigError{fmt::format("{}'{}' is not supported by sluice: it does not generate "
                                   "certificates on the fly.", where, o)};
-  if (o == "tls-ticket-keys" || o == "ca-ignore-err" ||
+  if (o == "tls-ticket-keys") {
+    need("a file name");
+    auto keys = net::tls::TicketKeys::load(v);
+    if (!keys.ok()) throw ConfigError{where + keys.error().message};
+    t.options.ticket_keys = keys.value();
+    return 2;
+  }
+  if (o == "ca-ignore-err" ||
       o == "crt-ignore-err" || o == "ktls")
     throw ConfigError{fmt::format("{}'{}' is not supported by sluice yet.", where, o)};
   return 0;

@@ -35,6 +35,8 @@ namespace sluice::net::tls {
 
 enum class Verify : uint8_t { kNone, kOptional, kRequired };
 
+class TicketKeys;
+
 struct BindOptions;
 
 // Where a bind line's certificates come from: a `crt` (a PEM file or a directory of them), or
@@ -55,6 +57,7 @@ struct BindOptions {
   std::string ciphersuites;        // TLS 1.3 suites; empty: the library's
   std::string curves;              // groups for the key exchange; empty: the library's
   bool no_tickets = false;
+  std::shared_ptr<TicketKeys> ticket_keys;   // tls-ticket-keys: tickets sealed with the file's
   bool prefer_client_ciphers = false;   // the client's cipher order wins (default: the server's)
   bool strict_sni = false;
   std::string ca_file;             // client certificates are checked against these

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "net/cert_store.h"
+#include "net/ticket_keys.h"
 #include "net/tls.h"
 
 namespace sluice::net::tls {
@@ -264,6 +265,7 @@ base::Result<std::shared_ptr<ServerContext>> ServerContext::make(const BindOptio
       if (!so.prefer_client_ciphers) opts |= SSL_OP_CIPHER_SERVER_PREFERENCE;
       if (so.no_tickets) opts |= SSL_OP_NO_TICKET;
       SSL_CTX_set_options(ctx, opts);
+      if (so.ticket_keys) so.ticket_keys->install(ctx);
       SSL_CTX_set_min_proto_version(ctx, so.min_version ? so.min_version : TLS1_2_VERSION);
       if (so.max_version) SSL_CTX_set_max_proto_version(ctx, so.max_version);
       if (!so.ciphers.empty() && SSL_CTX_set_cipher_list(ctx, so.ciphers.c_str()) != 1)

@@ -124,3 +124,84 @@ frontend f
         f"Can't remove the certificate: certificate '{pki.a}' in use, can't be deleted!\n\n")
     assert cli(sock, f"del ssl cert {new}") == f"Certificate '{new}' deleted!\n\n"
     assert cli(sock, "show ssl cert") == f"# filename\n{pki.a}\n\n"
+
+
+def _key(n: int = 80) -> str:
+    import base64
+    import os
+    return base64.b64encode(os.urandom(n)).decode()
+
+
+def test_tls_ticket_keys_shared_and_rotated(cfg, sluice, pki, short_tmp, tmp_path):
+    keys = [_key() for _ in range(3)]
+    kfile = tmp_path / "tickets.keys"
+    kfile.write_text("\n".join(keys) + "\n")
+    p1, p2, p3, sock = free_port(), free_port(), free_port(), short_tmp / "a.sock"
+    conf = f"""
+global
+    stats socket {sock} level admin
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{p1} ssl crt {pki.a} tls-ticket-keys {kfile}
+    bind 127.0.0.1:{p2} ssl crt {pki.a} tls-ticket-keys {kfile}
+    http-request return status 200 content-type text/plain string ok
+"""
+    sluice(cfg(conf), wait_ports=[p1, p2], wait_unix=[sock])
+    # A second process with the same file (another instance, or the one after a reload).
+    other = tmp_path / "other.cfg"
+    other.write_text(f"""
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{p3} ssl crt {pki.a} tls-ticket-keys {kfile}
+    http-request return status 200 content-type text/plain string ok
+""")
+    sluice(other, wait_ports=[p3])
+    ctx = ssl.create_default_context(cafile=str(pki.ca))
+
+    def handshake(port: int, session=None):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            with ctx.wrap_socket(raw, server_hostname="a.test", session=session) as c:
+                assert b" 200 " in request(c)   # the tickets come with the answer
+                return c.session, c.session_reused
+    session, _ = handshake(p1)
+    assert handshake(p2, session)[1] and handshake(p3, session)[1]
+    assert cli(sock, "show tls-keys") == f"# id (file)\n0 ({kfile})\n\n"
+    listed = f"# id secret\n# 0 ({kfile})\n0.0 {keys[0]}\n0.1 {keys[1]}\n0.2 {keys[2]}\n\n"
+    assert cli(sock, f"show tls-keys {kfile}") == listed
+    assert cli(sock, "show tls-keys #0") == listed
+    assert cli(sock, "show tls-keys #7") == "'show tls-keys' unable to locate referenced filename\n\n"
+    # Rotation: the new key is the newest, the one before it seals; the session sealed with the
+    # old sealing key still opens while that key is in the ring, then no more.
+    new = _key()
+    assert cli(sock, f"set ssl tls-key {kfile} {new}") == "TLS ticket key updated!\n\n"
+    assert cli(sock, f"show tls-keys #0") == (
+        f"# id secret\n# 0 ({kfile})\n0.0 {keys[1]}\n0.1 {keys[2]}\n0.2 {new}\n\n")
+    assert handshake(p1, session)[1]
+    cli(sock, f"set ssl tls-key #0 {_key()}")
+    cli(sock, f"set ssl tls-key #0 {_key()}")
+    assert not handshake(p1, session)[1]
+    assert cli(sock, f"set ssl tls-key #0 {_key(48)}") == (
+        "'set ssl tls-key' received a key of wrong size.\n\n")
+    assert cli(sock, f"set ssl tls-key /nope {new}") == (
+        "'set ssl tls-key' unable to locate referenced filename\n\n")
+
+
+@pytest.mark.parametrize("content,message", [
+    ("{k}\n{k}\n", "please supply at least 3 keys in the tls-tickets-file"),
+    ("x\n{k}\n{k}\n{k}\n", "unable to decode base64 key on line 1"),
+    ("{k}\n{k}\n{k}\n{s}\n", "wrong sized key on line 4"),
+])
+def test_tls_ticket_keys_file_errors(tmp_path, pki, content, message):
+    import subprocess
+    from sluice_harness import sluice_bin
+    kfile = tmp_path / "k"
+    kfile.write_text(content.format(k=_key(), s=_key(48)))
+    conf = tmp_path / "t.cfg"
+    conf.write_text(f"""
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{free_port()} ssl crt {pki.a} tls-ticket-keys {kfile}
+""")
+    r = subprocess.run([sluice_bin(), "-c", "-f", str(conf)], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode != 0 and f"'{kfile}' : {message}" in r.stderr, r.stderr
