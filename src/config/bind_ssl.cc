@@ -24,34 +24,13 @@ namespace sluice::config {
 namespace {
 
 // Options shared by bind lines and ssl-default-bind-options: how many words option `w` (at
-// args[i]) takes, 0 when it is not one of them. `where` prefixes errors.
+// args[i]) takes, 0 when it is not one of them. `where` prefixes errors, `tail` ends them.
 std::size_t common_option(const std::vector<std::string>& args, std::size_t i,
                           const std::string& where, net::tls::BindOptions& o, int& disabled,
-                          bool& min_set, bool& max_set) {
+                          bool& min_set, bool& max_set, std::string_view tail = "") {
+  if (std::size_t n = tls_version_option(args, i, where, tail, o, disabled, min_set, max_set))
+    return n;
   const std::string& w = args[i];
-  if (int b = tls_version_bit(w); b >= 0) {
-    disabled |= 1 << b;
-    return 1;
-  }
-  if (int b = tls_force_bit(w); b >= 0) {
-    // HAProxy: deprecated, the same as ssl-min-ver and ssl-max-ver both at that version.
-    o.min_version = o.max_version = net::tls::version_number(kTlsVersions[b]);
-    min_set = max_set = true;
-    return 1;
-  }
-  if (w == "no-tls-tickets") {
-    o.no_tickets = true;
-    return 1;
-  }
-  if (w == "ssl-min-ver" || w == "ssl-max-ver") {
-    const int v = i + 1 < args.size() ? net::tls::version_number(args[i + 1]) : 0;
-    if (!v)
-      throw ConfigError{fmt::format("{}'{}' : expects a value among SSLv3, TLSv1.0, TLSv1.1, "
-                                    "TLSv1.2, TLSv1.3.", where, w)};
-    (w == "ssl-min-ver" ? o.min_version : o.max_version) = v;
-    (w == "ssl-min-ver" ? min_set : max_set) = true;
-    return 2;
-  }
   if (w == "prefer-client-ciphers") {
     o.prefer_client_ciphers = true;
     return 1;
@@ -283,7 +262,8 @@ void kw_ssl_global(Parser& p, Line& l) {
   else if (kw == "ssl-default-bind-options") {
     for (std::size_t i = 1; i < l.args.size();) {
       std::size_t n = common_option(l.args, i, l.where, d, g.ssl_bind_disabled_versions,
-                                    g.ssl_bind_min_set, g.ssl_bind_max_set);
+                                    g.ssl_bind_min_set, g.ssl_bind_max_set,
+                                    " on global statement '" + kw + "'.");
       if (n == 0)
         throw ConfigError{fmt::format("{}'{}' : unknown or unsupported option '{}'.", l.where, kw,
                                       l.args[i])};

@@ -17,37 +17,6 @@ namespace sluice::config {
 
 namespace {
 
-// The version words shared with ssl-default-server-options: how many words the one at
-// args[i] took, 0 when it is none of them.
-std::size_t version_option(const std::vector<std::string>& args, std::size_t i,
-                           const std::string& where, net::tls::ClientOptions& o, int& disabled,
-                           bool& min_set, bool& max_set) {
-  const std::string& w = args[i];
-  if (int b = tls_version_bit(w); b >= 0) {
-    disabled |= 1 << b;
-    return 1;
-  }
-  if (int b = tls_force_bit(w); b >= 0) {
-    o.min_version = o.max_version = net::tls::version_number(kTlsVersions[b]);
-    min_set = max_set = true;
-    return 1;
-  }
-  if (w == "no-tls-tickets") {
-    o.no_tickets = true;
-    return 1;
-  }
-  if (w == "ssl-min-ver" || w == "ssl-max-ver") {
-    const int v = i + 1 < args.size() ? net::tls::version_number(args[i + 1]) : 0;
-    if (!v)
-      throw ConfigError{fmt::format("{}'{}' : unknown ssl/tls version.", where,
-                                    i + 1 < args.size() ? args[i + 1] : w)};
-    (w == "ssl-min-ver" ? o.min_version : o.max_version) = v;
-    (w == "ssl-min-ver" ? min_set : max_set) = true;
-    return 2;
-  }
-  return 0;
-}
-
 // `alpn`: h2 and h3 are left out, as on bind lines: sluice speaks HTTP/1.1 to servers.
 std::vector<std::string> alpn_list(Parser& p, const std::string& v, const std::string& where,
                                    std::string_view kw) {
@@ -82,7 +51,8 @@ std::size_t server_ssl_option(Parser& p, const Line& l, std::size_t i, ServerCon
     t.ssl = o == "ssl";
     return 1;
   }
-  if (std::size_t n = version_option(l.args, i, where, c, t.disabled_versions, t.min_set, t.max_set))
+  if (std::size_t n = tls_version_option(l.args, i, where, ".", c, t.disabled_versions,
+                                        t.min_set, t.max_set))
     return n;
   if (o == "tls-tickets") {
     c.no_tickets = false;
@@ -240,8 +210,10 @@ void kw_ssl_server_global(Parser& p, Line& l) {
     d.client_sigalgs = v;
   } else if (kw == "ssl-default-server-options") {
     for (std::size_t i = 1; i < l.args.size();) {
-      std::size_t n = version_option(l.args, i, l.where, d, g.ssl_server_disabled_versions,
-                                     g.ssl_server_min_set, g.ssl_server_max_set);
+      std::size_t n = tls_version_option(l.args, i, l.where,
+                                         " on global statement '" + kw + "'.", d,
+                                         g.ssl_server_disabled_versions, g.ssl_server_min_set,
+                                         g.ssl_server_max_set);
       if (n == 0)
         throw ConfigError{fmt::format("{}unknown option '{}' on global statement '{}'.", l.where,
                                       l.args[i], kw)};

@@ -256,9 +256,15 @@ def test_configuration_errors(cfg, pki, tmp_path):
         ("    bind 127.0.0.1:1 ssl crt /etc/hostname\n",
          "'bind 127.0.0.1:1' in section 'frontend' : unable to load certificate from file "
          "'/etc/hostname': no start line."),
+        (f"    bind 127.0.0.1:1 ssl crt {pki.default} ssl-min-ver TLSv9\n",
+         "'bind 127.0.0.1:1' in section 'frontend' : 'TLSv9' : unknown ssl/tls version"),
     ]
     for body, message in cases:
         config_refused(cfg(base + body), message)
+    config_refused(cfg("global\n    ssl-default-bind-options ssl-max-ver TLSv2\n" + base +
+                       f"    bind 127.0.0.1:1 ssl crt {pki.default}\n"),
+                   "'TLSv2' : unknown ssl/tls version on global statement "
+                   "'ssl-default-bind-options'.")
 
 
 def test_default_dh_param_sizes_dhe(cfg, sluice, pki):
