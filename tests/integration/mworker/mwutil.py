@@ -42,6 +42,11 @@ def show_proc(msock: Path) -> dict:
 
 
 def current_worker(msock: Path) -> int:
+    """The current worker; on the master's first load, once that load is complete: the
+    master takes no reload before (its listening sockets answer before the worker is ready)."""
+    if show_proc(msock)["master"][1] == 0:
+        wait_until(lambda: "Loading success." in cli(msock, "show startup-logs"), 10,
+                   message="the worker's load to complete")
     w = show_proc(msock)["workers"]
     assert len(w) == 1, w
     return w[0][0]
