@@ -267,6 +267,8 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
         // Published through a slot that `commit ssl cert` can swap (net/cert_store.h).
         bs.tls = std::make_shared<net::tls::ContextSlot>(b.tls.context);
         net::tls::CertStore::global().add_bind(b.tls.built_options, bs.tls);
+        for (const auto& [path, lines] : b.tls.crt_lists)
+          net::tls::CertStore::global().add_crt_list(path, lines);
       }
       bs.tfo = b.tfo;
       // HAProxy's order: bind backlog, frontend backlog, bind maxconn, frontend maxconn, 1024.

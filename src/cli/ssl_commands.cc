@@ -115,6 +115,36 @@ void del_cert(const std::vector<std::string>& w, std::string* out) {
   *out += r.ok() ? fmt::format("Certificate '{}' deleted!\n", w[3]) : r.error().message + "\n";
 }
 
+// show ssl crt-list [-n] [<file>]: the crt-list files (and `crt` directories), or one's lines
+// as read (with -n, each with its line number).
+void show_crt_list(const std::vector<std::string>& w, std::string* out) {
+  CertStore& st = CertStore::global();
+  std::size_t i = 3;
+  const bool numbers = i < w.size() && w[i] == "-n";
+  if (numbers) ++i;
+  if (i >= w.size()) {
+    for (const auto& f : st.crt_lists()) *out += f + "\n";
+    return;
+  }
+  std::vector<net::tls::CrtListLine> lines;
+  if (!st.crt_list(w[i], &lines)) {
+    *out += "didn't find the specified filename\n";
+    return;
+  }
+  *out += "# " + w[i] + "\n";
+  for (const auto& l : lines) {
+    *out += l.crt;
+    if (numbers && l.line > 0) *out += ":" + std::to_string(l.line);
+    if (!l.options.empty()) {
+      *out += " [";
+      for (std::size_t k = 0; k < l.options.size(); ++k) *out += (k ? " " : "") + l.options[k];
+      *out += "]";
+    }
+    for (const auto& f : l.filters) *out += " " + f;
+    *out += "\n";
+  }
+}
+
 // `#<id>` or a file name: the ticket keys it names (null: none), and its id.
 std::shared_ptr<net::tls::TicketKeys> ticket_keys(const std::string& ref, std::size_t* id) {
   const auto all = net::tls::TicketKeys::all();
@@ -206,6 +236,11 @@ std::vector<Command> ssl_commands() {
                  "delete an unused certificate file", Level::kAdmin,
                  [](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
                    del_cert(w, o);
+                 }});
+  out.push_back({{"show", "ssl", "crt-list"}, "show ssl crt-list [-n] [<list>]",
+                 "show the list of crt-lists or the content of a crt-list file", Level::kAdmin,
+                 [](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
+                   show_crt_list(w, o);
                  }});
   out.push_back({{"show", "tls-keys"}, "show tls-keys [id|*]",
                  "show TLS ticket keys", Level::kAdmin,

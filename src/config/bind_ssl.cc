@@ -133,6 +133,7 @@ void read_crt_list(Parser& p, const std::string& path, const std::string& where,
   ss << in.rdbuf();
   auto lines = net::tls::parse_crt_list(ss.str(), path);
   if (!lines.ok()) throw ConfigError{where + "'crt-list' : " + lines.error().message};
+  t.crt_lists.emplace_back(path, lines.value());
   for (auto& l : lines.value()) {
     std::string crt = with_base(p.global.crt_base, l.crt);
     auto probe = net::tls::load_certificates(crt);
@@ -177,6 +178,13 @@ std::size_t bind_ssl_option(Parser& p, Line& l, const std::string& head, std::si
     // Loaded now, so that an error names this line; the context is built at the line's end.
     auto probe = net::tls::load_certificates(path);
     if (!probe.ok()) throw ConfigError{where + probe.error().message};
+    // A directory is listed by `show ssl crt-list` as a list of its files.
+    if (auto files = net::tls::certificate_files(path);
+        files.ok() && !(files.value().size() == 1 && files.value()[0] == path)) {
+      std::vector<net::tls::CrtListLine> lines;
+      for (const auto& f : files.value()) lines.push_back({0, f, {}, {}});
+      t.crt_lists.emplace_back(path, std::move(lines));
+    }
     t.options.crts.push_back({path, nullptr, {}});
     t.entry_words.emplace_back();
     t.entry_where.emplace_back();

@@ -11,6 +11,7 @@
 
 #include "check/rules.h"
 #include "net/address.h"
+#include "net/crt_list.h"
 #include "net/tls.h"
 #include "log/format.h"
 #include "rules/rules.h"
@@ -85,6 +86,9 @@ struct BindTlsConfig {
   // Built at the end of the line, once every certificate loaded; null without `ssl`.
   std::shared_ptr<const net::tls::ServerContext> context;
   net::tls::BindOptions built_options;   // what `context` was built from (a commit rebuilds it)
+  // The crt-list files (and `crt` directories, a line per file) of the line, as read, for
+  // `show ssl crt-list`.
+  std::vector<std::pair<std::string, std::vector<net::tls::CrtListLine>>> crt_lists;
 };
 
 struct BindConfig {

@@ -108,6 +108,7 @@ void CertStore::clear() {
   binds_.clear();
   committed_.clear();
   created_.clear();
+  crt_lists_.clear();
   tx_path_.clear();
   tx_pem_.clear();
 }
@@ -262,6 +263,31 @@ base::Result<CertInfo> CertStore::info(const std::string& path, bool transaction
     BIO_free(in);
   }
   return describe_pem(pem);
+}
+
+void CertStore::add_crt_list(const std::string& path, const std::vector<CrtListLine>& lines) {
+  std::lock_guard lock(mu_);
+  for (const auto& [p, _] : crt_lists_)
+    if (p == path) return;   // several bind lines may read the same list
+  crt_lists_.emplace_back(path, lines);
+}
+
+std::vector<std::string> CertStore::crt_lists() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [p, _] : crt_lists_) out.push_back(p);
+  std::sort(out.begin(), out.end());   // by name, as HAProxy lists them
+  return out;
+}
+
+bool CertStore::crt_list(const std::string& path, std::vector<CrtListLine>* lines) const {
+  std::lock_guard lock(mu_);
+  for (const auto& [p, l] : crt_lists_) {
+    if (p != path) continue;
+    *lines = l;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace sluice::net::tls

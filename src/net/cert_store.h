@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "net/crt_list.h"
 #include "net/tls.h"
 
 namespace sluice::net::tls {
@@ -77,6 +78,11 @@ class CertStore {
   base::Result<bool> remove(const std::string& path);
   // The certificate of a file, or of the transaction's text.
   base::Result<CertInfo> info(const std::string& path, bool transaction) const;
+  // Start-up: a crt-list file (or a `crt` directory) a bind line reads, with its lines.
+  void add_crt_list(const std::string& path, const std::vector<CrtListLine>& lines);
+  // `show ssl crt-list`: the files by name, and one file's lines (false: none).
+  std::vector<std::string> crt_lists() const;
+  bool crt_list(const std::string& path, std::vector<CrtListLine>* lines) const;
 
  private:
   struct Bind {
@@ -88,6 +94,7 @@ class CertStore {
   std::vector<Bind> binds_;
   std::map<std::string, std::string> committed_;   // file -> PEM text
   std::vector<std::string> created_;               // `new ssl cert` files
+  std::vector<std::pair<std::string, std::vector<CrtListLine>>> crt_lists_;
   std::string tx_path_, tx_pem_;
 };
 

@@ -205,3 +205,32 @@ frontend f
     r = subprocess.run([sluice_bin(), "-c", "-f", str(conf)], capture_output=True, text=True,
                        timeout=30)
     assert r.returncode != 0 and f"'{kfile}' : {message}" in r.stderr, r.stderr
+
+
+def test_show_crt_list(cfg, sluice, pki, short_tmp, tmp_path):
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    (certs / "one.pem").write_text(pki.a.read_text())
+    listfile = tmp_path / "list.txt"
+    listfile.write_text(f"{pki.a} [alpn h2,http/1.1 ssl-min-ver TLSv1.2] a.test !x.a.test\n"
+                        f"# a comment\n{pki.b} *.b.test\n")
+    port, port2, sock = free_port(), free_port(), short_tmp / "a.sock"
+    sluice(cfg(f"""
+global
+    stats socket {sock} level admin
+{HTTP_DEFAULTS}
+frontend f
+    bind 127.0.0.1:{port} ssl crt-list {listfile}
+    bind 127.0.0.1:{port2} ssl crt {certs}
+    http-request return status 200 content-type text/plain string ok
+"""), wait_ports=[port, port2], wait_unix=[sock])
+    assert cli(sock, "show ssl crt-list") == f"{certs}\n{listfile}\n\n"   # by name
+    # (HAProxy 3.5 writes the alpn value with its terminating NUL: left out here.)
+    assert cli(sock, f"show ssl crt-list {listfile}").replace("\x00", "") == (
+        f"# {listfile}\n{pki.a} [alpn h2,http/1.1 ssl-min-ver TLSv1.2] a.test !x.a.test\n"
+        f"{pki.b} *.b.test\n\n")
+    assert cli(sock, f"show ssl crt-list -n {listfile}").replace("\x00", "") == (
+        f"# {listfile}\n{pki.a}:1 [alpn h2,http/1.1 ssl-min-ver TLSv1.2] a.test !x.a.test\n"
+        f"{pki.b}:3 *.b.test\n\n")
+    assert cli(sock, f"show ssl crt-list {certs}") == f"# {certs}\n{certs}/one.pem\n\n"
+    assert cli(sock, "show ssl crt-list /nope") == "didn't find the specified filename\n\n"
