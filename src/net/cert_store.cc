@@ -8,25 +8,11 @@
 
 #include <algorithm>
 
+#include "net/x509_text.h"
+
 namespace sluice::net::tls {
 
 namespace {
-
-std::string name_line(const X509_NAME* n) {
-  std::string out;
-  for (int i = 0; i < X509_NAME_entry_count(n); ++i) {
-    const X509_NAME_ENTRY* e = X509_NAME_get_entry(n, i);
-    const int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(e));
-    const char* sn = nid != NID_undef ? OBJ_nid2sn(nid) : "?";
-    const ASN1_STRING* v = X509_NAME_ENTRY_get_data(e);
-    out += '/';
-    out += sn;
-    out += '=';
-    out.append(reinterpret_cast<const char*>(ASN1_STRING_get0_data(v)),
-               static_cast<std::size_t>(ASN1_STRING_length(v)));
-  }
-  return out;
-}
 
 std::string time_text(const ASN1_TIME* t) {
   BIO* b = BIO_new(BIO_s_mem());
@@ -86,10 +72,10 @@ base::Result<CertInfo> describe_pem(const std::string& pem) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int md_len = 0;
   if (X509_digest(leaf, EVP_sha1(), md, &md_len) == 1) ci.sha1 = hex(md, md_len);
-  ci.subject = name_line(X509_get_subject_name(leaf));
-  ci.issuer = name_line(X509_get_issuer_name(leaf));
+  ci.subject = x509_name_line(X509_get_subject_name(leaf));
+  ci.issuer = x509_name_line(X509_get_issuer_name(leaf));
   while (X509* x = PEM_read_bio_X509(in, nullptr, nullptr, nullptr)) {
-    ci.chain.emplace_back(name_line(X509_get_subject_name(x)), name_line(X509_get_issuer_name(x)));
+    ci.chain.emplace_back(x509_name_line(X509_get_subject_name(x)), x509_name_line(X509_get_issuer_name(x)));
     X509_free(x);
   }
   ERR_clear_error();

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "base/strings.h"
+
 namespace sluice::net::tls {
 
 namespace {
@@ -21,20 +23,10 @@ int ex_index() {
   return index;
 }
 
-// Standard base64 with padding, as `openssl base64 -A` writes it; false when it is not.
+// A key line (base64, as `openssl base64 -A` writes it), trailing blanks and CR left out.
 bool decode(std::string_view in, std::string* out) {
   while (!in.empty() && (in.back() == '\r' || in.back() == ' ' || in.back() == '\t')) in.remove_suffix(1);
-  if (in.empty() || in.size() % 4 != 0) return false;
-  out->resize(in.size() / 4 * 3);
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out->data()),
-                                reinterpret_cast<const unsigned char*>(in.data()),
-                                static_cast<int>(in.size()));
-  if (n < 0) return false;
-  std::size_t len = static_cast<std::size_t>(n);
-  if (in.ends_with("==")) len -= 2;
-  else if (in.ends_with("=")) len -= 1;
-  out->resize(len);
-  return true;
+  return base::base64_decode(in, out);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "net/tls.h"
+#include "net/x509_text.h"
 
 namespace sluice::net::tls {
 
@@ -115,7 +116,13 @@ bool cert_dn(SSL* s, bool peer, bool issuer, std::string_view entry, int occ, bo
     BIO_free(b);
     return !out->empty();
   }
-  for (int i = 0; i < n; ++i) {
+  *out = x509_name_line(name);
+  return !out->empty();
+}
+
+std::string x509_name_line(const X509_NAME* name) {
+  std::string out;
+  for (int i = 0; i < X509_NAME_entry_count(name); ++i) {
     const X509_NAME_ENTRY* e = X509_NAME_get_entry(name, i);
     const int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(e));
     char oid[80];
@@ -125,13 +132,13 @@ bool cert_dn(SSL* s, bool peer, bool issuer, std::string_view entry, int occ, bo
       sn = oid;
     }
     const ASN1_STRING* v = X509_NAME_ENTRY_get_data(e);
-    *out += '/';
-    *out += sn;
-    *out += '=';
-    out->append(reinterpret_cast<const char*>(ASN1_STRING_get0_data(v)),
-                static_cast<std::size_t>(ASN1_STRING_length(v)));
+    out += '/';
+    out += sn;
+    out += '=';
+    out.append(reinterpret_cast<const char*>(ASN1_STRING_get0_data(v)),
+               static_cast<std::size_t>(ASN1_STRING_length(v)));
   }
-  return !out->empty();
+  return out;
 }
 
 }  // namespace sluice::net::tls
