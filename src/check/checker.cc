@@ -345,17 +345,7 @@ void Checker::on_connected() {
     return;
   }
   if (use_tls_ && !tls_done_) {
-    // The PROXY header in clear first (the one the steps below would send), then TLS.
-    const int pp = s_.type == CheckSettings::Type::kRules
-                       ? (waiting_ ? (waiting_->send_proxy || (waiting_->is_default && s_.send_proxy)
-                                          ? (s_.send_proxy ? s_.send_proxy : 1) : 0)
-                                   : s_.send_proxy)
-                       : s_.send_proxy;
-    if (pp && !pp_sent_) {
-      const std::string h = proxy_header(pp);
-      [[maybe_unused]] ssize_t n = ::send(fd_, h.data(), h.size(), MSG_NOSIGNAL);
-    }
-    pp_sent_ = true;
+    send_proxy_header_once();   // in clear, before the handshake
     if (!ssl_) ssl_ = s_.tls->new_conn(fd_, s_.tls_sni, nullptr);
     if (!ssl_) {
       complete(lb::CheckStatus::kSockErr, 0, "out of memory");
@@ -366,15 +356,7 @@ void Checker::on_connected() {
     return;
   }
   if (s_.type == CheckSettings::Type::kRules) {
-    // The implicit connect and `connect default` send the check's PROXY header (check-send-proxy
-    // or the server's send-proxy); `connect send-proxy` sends it too, v1 unless the server
-    // says v2.
-    const bool pp = waiting_ ? waiting_->send_proxy || (waiting_->is_default && s_.send_proxy)
-                             : s_.send_proxy != 0;
-    if (pp && !pp_sent_) {
-      const std::string h = proxy_header(s_.send_proxy ? s_.send_proxy : 1);
-      [[maybe_unused]] ssize_t n = ::send(fd_, h.data(), h.size(), MSG_NOSIGNAL);
-    }
+    send_proxy_header_once();
     if (waiting_) step_ = static_cast<std::size_t>(waiting_ - s_.rules->rules.data()) + 1;
     waiting_ = nullptr;
     run_rules();
@@ -398,13 +380,28 @@ void Checker::on_connected() {
     complete(lb::CheckStatus::kL6Ok, 0, "");
     return;
   }
-  if (s_.send_proxy) {
-    // A fresh socket takes a header of a few hundred bytes whole; the check is a layer-4 one
-    // and passes on the connection alone, as in HAProxy.
-    const std::string h = proxy_header(s_.send_proxy);
-    [[maybe_unused]] ssize_t n = ::send(fd_, h.data(), h.size(), MSG_NOSIGNAL);
-  }
+  // The check is a layer-4 one and passes on the connection alone, as in HAProxy.
+  send_proxy_header_once();
   complete(lb::CheckStatus::kL4Ok, 0, "");
+}
+
+int Checker::proxy_version() const {
+  if (s_.type == CheckSettings::Type::kRules) {
+    const bool pp = waiting_ ? waiting_->send_proxy || (waiting_->is_default && s_.send_proxy)
+                             : s_.send_proxy != 0;
+    return pp ? (s_.send_proxy ? s_.send_proxy : 1) : 0;
+  }
+  return s_.type == CheckSettings::Type::kTcp ? s_.send_proxy : 0;
+}
+
+void Checker::send_proxy_header_once() {
+  if (pp_sent_) return;
+  pp_sent_ = true;
+  const int version = proxy_version();
+  if (!version) return;
+  // A fresh socket takes a header of a few hundred bytes whole.
+  const std::string h = proxy_header(version);
+  [[maybe_unused]] ssize_t n = ::send(fd_, h.data(), h.size(), MSG_NOSIGNAL);
 }
 
 std::string Checker::proxy_header(int version) const {

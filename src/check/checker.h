@@ -228,6 +228,12 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   }
   // The PROXY protocol header (`version` 1 or 2) this check's connection opens with.
   std::string proxy_header(int version) const;
+  // The PROXY header version the connection opens with (0: none): the implicit connect and
+  // `connect default` send the check's (check-send-proxy or the server's send-proxy),
+  // `connect send-proxy` one too (v1 unless the server says v2), a connect check the check's.
+  int proxy_version() const;
+  // Sends it once per connection (before a TLS handshake, or as the connection opens).
+  void send_proxy_header_once();
   void send_more();
   void read_more();
   void complete(lb::CheckStatus status, int code, std::string text);
