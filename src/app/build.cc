@@ -326,6 +326,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       if (sv.tls.ssl && sv.tls.sni) {
         s.server_sni.resize(s.servers.size());
         s.server_sni.back() = {sv.tls.sni, sv.tls.sni_from_host};
+        (sv.tls.sni_from_host ? s.sni_from_host : s.sni_reads_request) = true;
       }
       if (!sv.pp2_tlvs.empty() && sv.send_proxy == 2) {
         s.pp2_tlv_formats.resize(s.servers.size());

@@ -588,6 +588,7 @@ void H1Connection::begin_transaction() {
   if (forward && (txn_.has_response_rules() || txn_.needs_request_at_connect() ||
                   txn_.has_dynamic_errors()))
     txn_.keep_request(edit, *tx_);
+  if (forward) txn_.keep_sni_host(edit);
   if (!forward) {
     LocalReply& r = tx_->reply;
     if (r.skip_body) skip_buffered_body();

@@ -111,7 +111,15 @@ class HttpTxn final : public StreamTimes {
   // Whether the backend's servers send set-proxy-v2-tlv-fmt values or an `sni <expr>`, which read
   // the request once it left (on_request() keeps it, as for response rules).
   bool needs_request_at_connect() const {
-    return be_ && (!be_->settings.pp2_tlv_formats.empty() || !be_->settings.server_sni.empty());
+    return be_ && (!be_->settings.pp2_tlv_formats.empty() || be_->settings.sni_reads_request);
+  }
+  // sni-auto: the request's Host, kept for the server connection's SNI (its last value, as
+  // req.hdr(host) gives it; empty without one). Only for backends whose servers send it.
+  void keep_sni_host(const rules::HeadEdit& edit) {
+    if (!be_ || !be_->settings.sni_from_host) return;
+    sni_host_.clear();
+    for (const auto& h : edit.headers)
+      if (http::iequals(h.name, "host")) sni_host_.assign(h.value);
   }
   // Whether an error page of the frontend or the backend renders log-format strings, which
   // read the request after it left (on_request() keeps it, as for response rules).
@@ -296,8 +304,8 @@ class HttpTxn final : public StreamTimes {
  private:
   // Runs `use` with the view and record of a server connection that opens now
   // (http_txn_forward.cc).
-  void at_server_connect(HttpCodecs& codecs,
-                         const std::function<void(log::Record&, rules::RequestView&)>& use);
+  template <class Use>
+  void at_server_connect(HttpCodecs& codecs, Use&& use);
   // What the request's expressions read (the sample context, the proxy around it), built on
   // first use: a request that meets no rule, use_backend, unique id or hashing balance costs
   // no 400-byte context (http_txn.cc).
@@ -375,7 +383,8 @@ class HttpTxn final : public StreamTimes {
   net::SocketAddress client_;
   http::Method method_ = http::Method::kGet;
   bool http11_ = true;
-  bool have_req_copy_ = false;   // codecs.req_copy holds the request for response rules
+  bool have_req_copy_ = false;
+  std::string sni_host_;   // keep_sni_host()   // codecs.req_copy holds the request for response rules
   // While on_request() runs its rules: the request as they see it, for an error page that
   // renders log-format strings (error_reply()).
   RequestScope* live_request_ = nullptr;

@@ -170,33 +170,10 @@ bool HttpTxn::restrict_header_names(rules::HeadEdit& edit) {
   return true;
 }
 
-// Rendered when the connection to the server opens, with the request as it left (its copy in
-// the codecs, keep_request()), the backend and the chosen server. HAProxy 3.5 evaluates these
-// at the same point, but the request's fields and path are already forwarded there and read
-// empty (its method, variables and %r still show): here they show what went to the server.
-void HttpTxn::render_pp2_tlvs(HttpCodecs& codecs, std::vector<net::pp::Tlv>* out) {
-  const lb::Server* srv = leg_.server();
-  if (!srv || !be_) return;
-  const auto* formats = be_->settings.pp2_tlvs_of(static_cast<std::size_t>(srv->index()));
-  if (!formats) return;
-  at_server_connect(codecs, [&](log::Record& r, rules::RequestView& view) {
-    proxy::render_pp2_tlvs(*formats, r, &view, out);
-  });
-}
-
-bool HttpTxn::server_sni(HttpCodecs& codecs, const ProxySettings::ServerSni& sni,
-                         std::string* out) {
-  bool got = false;
-  at_server_connect(codecs, [&](log::Record&, rules::RequestView& view) {
-    got = proxy::server_sni(sni, view, *out);
-  });
-  return got;
-}
-
 // What the expressions evaluated as a server connection opens see: the request as it left,
 // the backend and the chosen server (a log record for the formats' %-variables).
-void HttpTxn::at_server_connect(
-    HttpCodecs& codecs, const std::function<void(log::Record&, rules::RequestView&)>& use) {
+template <class Use>
+void HttpTxn::at_server_connect(HttpCodecs& codecs, Use&& use) {
   const lb::Server* srv = leg_.server();
   log::Record r;
   r.client = &client_;
@@ -238,6 +215,31 @@ void HttpTxn::at_server_connect(
   }
   received_line(view.req);
   use(r, view);
+}
+
+
+// Rendered when the connection to the server opens, with the request as it left (its copy in
+// the codecs, keep_request()), the backend and the chosen server. HAProxy 3.5 evaluates these
+// at the same point, but the request's fields and path are already forwarded there and read
+// empty (its method, variables and %r still show): here they show what went to the server.
+void HttpTxn::render_pp2_tlvs(HttpCodecs& codecs, std::vector<net::pp::Tlv>* out) {
+  const lb::Server* srv = leg_.server();
+  if (!srv || !be_) return;
+  const auto* formats = be_->settings.pp2_tlvs_of(static_cast<std::size_t>(srv->index()));
+  if (!formats) return;
+  at_server_connect(codecs, [&](log::Record& r, rules::RequestView& view) {
+    proxy::render_pp2_tlvs(*formats, r, &view, out);
+  });
+}
+
+bool HttpTxn::server_sni(HttpCodecs& codecs, const ProxySettings::ServerSni& sni,
+                         std::string* out) {
+  if (sni.from_host) return sni_of_host(sni_host_, *out);   // kept by keep_sni_host()
+  bool got = false;
+  at_server_connect(codecs, [&](log::Record&, rules::RequestView& view) {
+    got = proxy::server_sni(sni, view, *out);
+  });
+  return got;
 }
 
 }  // namespace sluice::proxy

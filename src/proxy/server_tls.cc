@@ -70,16 +70,19 @@ ServerTlsStart::Step ServerTlsStart::advance(net::RawTransport& io) {
 bool server_sni(const ProxySettings::ServerSni& sni, const rules::RequestView& view,
                 std::string& out) {
   if (!expr_key(*sni.expr, view, out)) out.clear();
-  if (sni.from_host && !out.empty()) {
-    // The Host's name without its port; an IP address is no SNI.
-    if (out.front() == '[') {
-      out.clear();
-    } else {
-      if (const std::size_t colon = out.find(':'); colon != std::string::npos) out.resize(colon);
-      in_addr a{};
-      if (inet_pton(AF_INET, out.c_str(), &a) == 1) out.clear();
-    }
+  if (sni.from_host) return sni_of_host(std::string(out), out);
+  return !out.empty();
+}
+
+bool sni_of_host(std::string_view host, std::string& out) {
+  // An IPv6 literal ("[::1]:80") or an IPv4 one is no SNI (RFC 6066).
+  if (host.empty() || host.front() == '[') {
+    out.clear();
+    return false;
   }
+  out.assign(host.substr(0, host.find(':')));
+  in_addr a{};
+  if (inet_pton(AF_INET, out.c_str(), &a) == 1) out.clear();
   return !out.empty();
 }
 

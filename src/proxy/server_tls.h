@@ -57,5 +57,7 @@ class ServerTlsStart {
 // carry: RFC 6066).
 bool server_sni(const ProxySettings::ServerSni& sni, const rules::RequestView& view,
                 std::string& out);
+// sni-auto's name from a Host value: without its port, none for an IP address.
+bool sni_of_host(std::string_view host, std::string& out);
 
 }  // namespace sluice::proxy

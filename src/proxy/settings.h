@@ -220,6 +220,10 @@ struct ProxySettings {
     bool from_host = false;
   };
   std::vector<ServerSni> server_sni;
+  // Some server's SNI is an expression (which reads the request as it left: kept for it), or
+  // the Host (only that value is kept).
+  bool sni_reads_request = false;
+  bool sni_from_host = false;
   const ServerSni* sni_of(std::size_t index) const {
     return index < server_sni.size() && server_sni[index].expr ? &server_sni[index] : nullptr;
   }
