@@ -147,11 +147,8 @@ check::CheckSettings check_settings(const config::ProxyConfig& p, const config::
   c.has_socks4 = s.has_socks4;
   c.socks4 = s.socks4;
   c.via_socks4 = s.check_via_socks4;
-  // TLS: `check-ssl`, or the server's `ssl` when the check has no port nor addr of its own
-  // (HAProxy's rule); `no-check-ssl` never.
-  const bool tls = s.tls.check_ssl == 1 ||
-                   (s.tls.check_ssl == -1 && s.tls.ssl && !s.check_port && !s.has_check_addr);
-  if (tls) {
+  // TLS: config::ServerTlsConfig::checks_use_tls says when (HAProxy's rule).
+  if (s.tls.checks_use_tls) {
     c.tls = s.tls.check_context;
     c.tls_sni = s.tls.check_sni;
   }

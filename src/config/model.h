@@ -124,6 +124,9 @@ struct ServerTlsConfig {
   bool sni_auto = true;
   bool sni_from_host = false;
   int check_ssl = -1;                     // check-ssl 1, no-check-ssl 0, -1 not written
+  // The checks speak TLS: check-ssl, or `ssl` when the check has no port nor addr of its own
+  // (HAProxy's rule). Set at the end of the server line.
+  bool checks_use_tls = false;
   std::string check_sni;                  // `check-sni <name>`
   std::vector<std::string> check_alpn;    // `check-alpn <list>`
   // Built at the end of a server line with `ssl` or check-ssl; null otherwise. The checks'

@@ -489,6 +489,14 @@ void kw_server(Parser& p, Line& l) {
                                   "server's is '{}'.", head, s.addr_text)};
   if (s.check_via_socks4 && !s.has_socks4)
     p.warning(fmt::format("{} : 'check-via-socks4' has no effect without 'socks4'.", head));
+  // The checks' TLS words do nothing when the checks are plain (no check-ssl, and no `ssl`
+  // or a check port / addr of their own): say so rather than take them silently.
+  s.tls.checks_use_tls = s.tls.check_ssl == 1 || (s.tls.check_ssl == -1 && s.tls.ssl &&
+                                                   !s.check_port && !s.has_check_addr);
+  if (!s.tls.checks_use_tls && (!s.tls.check_sni.empty() || !s.tls.check_alpn.empty()))
+    p.warning(fmt::format("{} : '{}' has no effect: the checks of this server do not use TLS "
+                          "(see 'check-ssl').", head,
+                          s.tls.check_sni.empty() ? "check-alpn" : "check-sni"));
   // HAProxy takes proxy-v2-options without send-proxy-v2 and sends nothing: say so.
   if (s.pp2_options && s.send_proxy != 2)
     p.warning(fmt::format("{} : 'proxy-v2-options' has no effect without 'send-proxy-v2'.", head));

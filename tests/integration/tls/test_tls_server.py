@@ -350,3 +350,23 @@ backend be
                           ("max_backend_ssl_key_rate", "SslBackendMaxKeyRate"),
                           ("ssl_cache_lookups_total", "SslCacheLookups")):
         assert f"\nhaproxy_process_{metric} {i[field]}\n" in text, (metric, i)
+
+
+def test_check_sni_without_tls_checks_warns(tmp_path):
+    """check-sni / check-alpn on a server whose checks are plain would do nothing: a warning
+    says so (a check port of its own keeps an `ssl` server's checks plain)."""
+    if "haproxy" in sluice_bin():
+        pytest.skip("sluice's own warning")
+    path = tmp_path / "t.cfg"
+    path.write_text(http_config(free_port(), "server s1 127.0.0.1:4 ssl verify none check port 5 "
+                                             "check-sni a.test"))
+    r = subprocess.run([sluice_bin(), "-c", "-f", str(path)], capture_output=True, text=True,
+                       timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert ("'server be/s1' : 'check-sni' has no effect: the checks of this server do not use "
+            "TLS (see 'check-ssl').") in r.stderr, r.stderr
+    path.write_text(http_config(free_port(), "server s1 127.0.0.1:4 ssl verify none check "
+                                             "check-sni a.test"))
+    r = subprocess.run([sluice_bin(), "-c", "-f", str(path)], capture_output=True, text=True,
+                       timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and "has no effect" not in r.stderr, r.stderr
