@@ -193,6 +193,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
   RuntimePlan plan;
   const auto& g = model.global;
   net::tls::CertStore::global().clear();   // the certificates this configuration uses
+  net::tls::CertStore::global().set_ca_base(g.ca_base);
   for (const auto& [lower, spelled] : g.h1_case_adjust) http::case_adjust_map().add(lower, spelled);
   auto& ps = plan.process;
   ps.nbthread = g.nbthread > 0 ? g.nbthread : usable_cpus();   // refined by the thread plan
@@ -266,7 +267,8 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       if (b.tls.context) {
         // Published through a slot that `commit ssl cert` can swap (net/cert_store.h).
         bs.tls = std::make_shared<net::tls::ContextSlot>(b.tls.context);
-        net::tls::CertStore::global().add_bind(b.tls.built_options, bs.tls);
+        net::tls::CertStore::global().add_bind(b.tls.built_options, bs.tls,
+                                               {p.name, b.text, b.loc.file, b.loc.line});
         for (const auto& [path, lines] : b.tls.crt_lists)
           net::tls::CertStore::global().add_crt_list(path, lines);
       }

@@ -1,10 +1,13 @@
 // Certificates at run time (HAProxy's ssl_ckch.c CLI): show, new, set, commit, abort and del
-// ssl cert, and show ssl crt-list. A commit rebuilds the contexts of every bind line that uses
-// the file and swaps them in (net/cert_store.h): new handshakes use the new certificate at
-// once, established connections keep theirs. The answers are HAProxy 3.5's words.
+// ssl cert, and show, add and del ssl crt-list. A commit or a crt-list edit rebuilds the
+// contexts of every bind line concerned and swaps them in (net/cert_store.h): new handshakes
+// see the change at once, established connections keep theirs. The answers are HAProxy 3.5's
+// words.
 #include <fmt/format.h>
 
 #include "cli/builtin.h"
+#include "config/bind_ssl.h"
+#include "config/parser.h"
 #include "net/cert_store.h"
 #include "net/ticket_keys.h"
 
@@ -134,7 +137,7 @@ void show_crt_list(const std::vector<std::string>& w, std::string* out) {
   *out += "# " + w[i] + "\n";
   for (const auto& l : lines) {
     *out += l.crt;
-    if (numbers && l.line > 0) *out += ":" + std::to_string(l.line);
+    if (numbers) *out += ":" + std::to_string(l.line);
     if (!l.options.empty()) {
       *out += " [";
       for (std::size_t k = 0; k < l.options.size(); ++k) *out += (k ? " " : "") + l.options[k];
@@ -143,6 +146,97 @@ void show_crt_list(const std::vector<std::string>& w, std::string* out) {
     for (const auto& f : l.filters) *out += " " + f;
     *out += "\n";
   }
+}
+
+// add ssl crt-list <list> <cert> [\[options\]] [filters], or <list> with a one-line payload
+// "<cert> [\[options\]] [filters]": the line goes at the end of the list, on every bind line
+// that reads it (net/cert_store.h).
+void add_crt_list(const CommandContext& ctx, const std::vector<std::string>& w, std::string* out) {
+  const std::string usage = "'add ssl crtlist' expects a filename and a certificate name\n";
+  if (w.size() < 4) {
+    *out += usage;
+    return;
+  }
+  const std::string& list = w[3];
+  std::string text;
+  if (!ctx.payload.empty()) {
+    text = std::string(ctx.payload);
+  } else {
+    for (std::size_t i = 4; i < w.size(); ++i) text += (i > 4 ? " " : "") + w[i];
+  }
+  auto parsed = net::tls::parse_crt_list(text, "CLI");
+  if (!parsed.ok()) {
+    *out += "Can't edit the crt-list: " + parsed.error().message + "\n";
+    return;
+  }
+  if (parsed.value().empty()) {
+    *out += usage;
+    return;
+  }
+  if (parsed.value().size() > 1) {
+    *out += "Can't edit the crt-list: only one line of payload is supported!\n";
+    return;
+  }
+  net::tls::CrtListLine line = std::move(parsed.value().front());
+  CertStore& st = CertStore::global();
+  std::vector<net::tls::CrtListLine> listed;
+  if (!st.crt_list(list, &listed)) {
+    *out += "Can't edit the crt-list: crt-list '" + list + "' does not exist!\n";
+    return;
+  }
+  // The option words over a bind line's options: checked once here, applied per bind line.
+  const std::string ca_base = st.ca_base();
+  const std::string where = fmt::format("parsing [CLI:{}]: ", line.line);
+  auto options_for = [&](const net::tls::BindOptions& base)
+      -> base::Result<std::shared_ptr<const net::tls::BindOptions>> {
+    auto own = std::make_shared<net::tls::BindOptions>(base);
+    try {
+      config::apply_crt_list_words(line.options, ca_base, where, *own, nullptr);
+    } catch (const config::ConfigError& e) {
+      return base::Error::text(e.text);
+    }
+    return std::shared_ptr<const net::tls::BindOptions>(std::move(own));
+  };
+  if (auto checked = options_for({}); !checked.ok()) {
+    *out += "Can't edit the crt-list: " + checked.error().message + "\n";
+    return;
+  }
+  switch (st.state(line.crt)) {
+    case CertStore::Cert::kUnknown:
+      *out += "Can't edit the crt-list: certificate '" + line.crt + "' does not exist!\n";
+      return;
+    case CertStore::Cert::kEmpty:
+      *out += "Can't edit the crt-list: certificate '" + line.crt + "' is empty!\n";
+      return;
+    case CertStore::Cert::kLoaded:
+      break;
+  }
+  *out += fmt::format("Inserting certificate '{}' in crt-list '{}'.\n", line.crt, list);
+  auto r = st.add_crt_list_entry(list, line, options_for);
+  *out += r.ok() ? "Success!\n" : r.error().message + "\nFailed!\n";
+}
+
+// del ssl crt-list <list> <cert[:line]>
+void del_crt_list(const std::vector<std::string>& w, std::string* out) {
+  if (w.size() < 5) {
+    *out += "'del ssl crtlist' expects a filename and a certificate name\n";
+    return;
+  }
+  std::string crt = w[4];
+  int line = -1;
+  if (auto colon = crt.rfind(':'); colon != std::string::npos) {
+    const std::string num = crt.substr(colon + 1);
+    if (num.empty() || num.size() > 9 ||
+        num.find_first_not_of("0123456789") != std::string::npos) {
+      *out += "Can't delete the entry: wrong line number after colons in '" + crt + "'!\n";
+      return;
+    }
+    line = std::stoi(num);
+    crt.erase(colon);
+  }
+  auto r = CertStore::global().del_crt_list_entry(w[3], crt, line);
+  *out += r.ok() ? fmt::format("Entry '{}' deleted in crtlist '{}'!\n", crt, w[3])
+                 : "Can't delete the entry: " + r.error().message + "\n";
 }
 
 // `#<id>` or a file name: the ticket keys it names (null: none), and its id.
@@ -241,6 +335,16 @@ std::vector<Command> ssl_commands() {
                  "show the list of crt-lists or the content of a crt-list file", Level::kAdmin,
                  [](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
                    show_crt_list(w, o);
+                 }});
+  out.push_back({{"add", "ssl", "crt-list"}, "add ssl crt-list <list> <cert> [opts]*",
+                 "add to crt-list file <list> a line <cert> or a payload", Level::kAdmin,
+                 [](const CommandContext& c, const std::vector<std::string>& w, std::string* o) {
+                   add_crt_list(c, w, o);
+                 }});
+  out.push_back({{"del", "ssl", "crt-list"}, "del ssl crt-list <list> <cert[:line]>",
+                 "delete a line <cert> from crt-list file <list>", Level::kAdmin,
+                 [](const CommandContext&, const std::vector<std::string>& w, std::string* o) {
+                   del_crt_list(w, o);
                  }});
   out.push_back({{"show", "tls-keys"}, "show tls-keys [id|*]",
                  "show TLS ticket keys", Level::kAdmin,

@@ -16,6 +16,7 @@
 
 #include "config/tls_words.h"
 #include "config/units.h"
+#include "net/cert_store.h"
 #include "net/crt_list.h"
 #include "net/ticket_keys.h"
 
@@ -40,9 +41,10 @@ std::size_t common_option(const std::vector<std::string>& args, std::size_t i,
 
 // The ssl-bind-conf options a bind line and a crt-list line's brackets share (alpn, ciphers,
 // ciphersuites, curves, ecdhe, ca-file, crl-file, verify): how many words the one at w[i]
-// took, 0 when it is none of them. `warn`: say that h2/h3 are left out of alpn.
-std::size_t bind_conf_option(Parser& p, const std::vector<std::string>& w, std::size_t i,
-                             const std::string& where, net::tls::BindOptions& o, bool warn) {
+// took, 0 when it is none of them. `warn` (null: nobody): told that h2/h3 are left out of alpn.
+std::size_t bind_conf_option(const std::string& ca_base, Parser* warn,
+                             const std::vector<std::string>& w, std::size_t i,
+                             const std::string& where, net::tls::BindOptions& o) {
   const std::string& k = w[i];
   const bool has_v = i + 1 < w.size() && !w[i + 1].empty();
   const std::string v = has_v ? w[i + 1] : "";
@@ -59,7 +61,7 @@ std::size_t bind_conf_option(Parser& p, const std::vector<std::string>& w, std::
       // bytes would reach the HTTP/1 parser (or a TCP-mode server) and fail.
       if (a == "h2" || a == "h3") {
         if (warn)
-          p.warning(fmt::format("{}'alpn' : '{}' is left out: sluice speaks HTTP/1.1 only, so "
+          warn->warning(fmt::format("{}'alpn' : '{}' is left out: sluice speaks HTTP/1.1 only, so "
                                 "clients are offered the other protocols.", where, a));
         continue;
       }
@@ -74,12 +76,12 @@ std::size_t bind_conf_option(Parser& p, const std::vector<std::string>& w, std::
   }
   if (k == "ca-file" || k == "crl-file") {
     need(k == "ca-file" ? "CAfile path" : "CRLfile path");
-    (k == "ca-file" ? o.ca_file : o.crl_file) = k == "ca-file" ? with_base(p.global.ca_base, v) : v;
+    (k == "ca-file" ? o.ca_file : o.crl_file) = k == "ca-file" ? with_base(ca_base, v) : v;
     return 2;
   }
   if (k == "ca-verify-file") {
     need("CAfile path");
-    const std::string path = with_base(p.global.ca_base, v);
+    const std::string path = with_base(ca_base, v);
     if (std::FILE* f = std::fopen(path.c_str(), "r")) {
       std::fclose(f);
     } else {
@@ -105,10 +107,10 @@ std::size_t bind_conf_option(Parser& p, const std::vector<std::string>& w, std::
   return 0;
 }
 
-// The words of a crt-list line's brackets over `o` (a copy of the bind line's options): the
-// ssl-bind-conf keywords HAProxy allows there.
-void apply_entry_words(Parser& p, const std::vector<std::string>& w, const std::string& where,
-                       net::tls::BindOptions& o, bool warn = true) {
+}  // namespace
+
+void apply_crt_list_words(const std::vector<std::string>& w, const std::string& ca_base,
+                          const std::string& where, net::tls::BindOptions& o, Parser* warn) {
   int disabled = 0;
   bool min_set = false, max_set = false;
   for (std::size_t i = 0; i < w.size();) {
@@ -116,12 +118,14 @@ void apply_entry_words(Parser& p, const std::vector<std::string>& w, const std::
     if (w[i] == "ssl-min-ver" || w[i] == "ssl-max-ver")
       n = common_option(w, i, where, o, disabled, min_set, max_set);
     else
-      n = bind_conf_option(p, w, i, where, o, warn);
+      n = bind_conf_option(ca_base, warn, w, i, where, o);
     if (n == 0) throw ConfigError{fmt::format("{}unknown ssl keyword {}", where, w[i])};
     i += n;
   }
   if (min_set || max_set) resolve_tls_versions(o.min_version, o.max_version, disabled, where);
 }
+
+namespace {
 
 // `crt-list <file>`: its lines become certificate sources of the bind line, in order.
 void read_crt_list(Parser& p, const std::string& path, const std::string& where, BindTlsConfig& t) {
@@ -141,8 +145,8 @@ void read_crt_list(Parser& p, const std::string& path, const std::string& where,
     const std::string at = fmt::format("{}'crt-list' : parsing [{}:{}]: ", where, path, l.line);
     // The words are checked now (their errors name the list's line), applied at the line's end.
     net::tls::BindOptions scratch;
-    apply_entry_words(p, l.options, at, scratch);
-    t.options.crts.push_back({crt, nullptr, std::move(l.filters)});
+    apply_crt_list_words(l.options, p.global.ca_base, at, scratch, &p);
+    t.options.crts.push_back({crt, nullptr, std::move(l.filters), path, l.line});
     t.entry_words.push_back(std::move(l.options));
     t.entry_where.push_back(at);
   }
@@ -178,14 +182,21 @@ std::size_t bind_ssl_option(Parser& p, Line& l, const std::string& head, std::si
     // Loaded now, so that an error names this line; the context is built at the line's end.
     auto probe = net::tls::load_certificates(path);
     if (!probe.ok()) throw ConfigError{where + probe.error().message};
-    // A directory is listed by `show ssl crt-list` as a list of its files.
+    // A directory is a list of its files (line 0 each), which `show ssl crt-list` shows and
+    // `add|del ssl crt-list` edit.
     if (auto files = net::tls::certificate_files(path);
         files.ok() && !(files.value().size() == 1 && files.value()[0] == path)) {
       std::vector<net::tls::CrtListLine> lines;
-      for (const auto& f : files.value()) lines.push_back({0, f, {}, {}});
+      for (const auto& f : files.value()) {
+        lines.push_back({0, f, {}, {}});
+        t.options.crts.push_back({f, nullptr, {}, path, 0});
+        t.entry_words.emplace_back();
+        t.entry_where.emplace_back();
+      }
       t.crt_lists.emplace_back(path, std::move(lines));
+      return 2;
     }
-    t.options.crts.push_back({path, nullptr, {}});
+    t.options.crts.push_back({path, nullptr, {}, {}, 0});
     t.entry_words.emplace_back();
     t.entry_where.emplace_back();
     return 2;
@@ -195,7 +206,8 @@ std::size_t bind_ssl_option(Parser& p, Line& l, const std::string& head, std::si
     read_crt_list(p, with_base(p.global.crt_base, v), where, t);
     return 2;
   }
-  if (std::size_t n = bind_conf_option(p, l.args, i, where, t.options, /*warn=*/true)) return n;
+  if (std::size_t n = bind_conf_option(p.global.ca_base, &p, l.args, i, where, t.options))
+    return n;
   if (o == "generate-certificates" || o == "ca-sign-file" || o == "ca-sign-pass")
     throw ConfigError{fmt::format("{}'{}' is not supported by sluice: it does not generate "
                                   "certificates on the fly.", where, o)};
@@ -241,9 +253,12 @@ void finish_bind_ssl(Parser& p, Line& l, const std::string& head, BindConfig& b)
     if (t.entry_words[i].empty()) continue;
     auto own = std::make_shared<net::tls::BindOptions>(o);
     own->crts.clear();
-    apply_entry_words(p, t.entry_words[i], t.entry_where[i], *own, /*warn=*/false);
+    apply_crt_list_words(t.entry_words[i], p.global.ca_base, t.entry_where[i], *own, nullptr);
     o.crts[i].options = std::move(own);
   }
+  const net::tls::BindLabel label{p.cur_proxy().cfg.name, b.text, b.loc.file, b.loc.line};
+  if (std::string why = net::tls::missing_ca_error(o, label); !why.empty())
+    throw ConfigError{why};
   auto ctx = net::tls::ServerContext::make(o);
   if (!ctx.ok()) throw ConfigError{where + ctx.error().message};
   t.context = std::move(ctx.value());

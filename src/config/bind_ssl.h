@@ -2,8 +2,10 @@
 // TLS on bind lines and its globals (config/bind_ssl.cc).
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "config/parser.h"
+#include "net/tls.h"
 
 namespace sluice::config {
 
@@ -15,6 +17,12 @@ std::size_t bind_ssl_option(Parser& p, Line& l, const std::string& head, std::si
 // At the end of the line: with `ssl`, the contexts built from the line's options over the
 // globals' (ssl-default-bind-*, tune.ssl.*); `ssl` without `crt` is refused.
 void finish_bind_ssl(Parser& p, Line& l, const std::string& head, BindConfig& b);
+// A crt-list line's bracket words (the ssl-bind-conf keywords HAProxy allows there) over `o`,
+// a copy of the bind line's options: at start-up, and for `add ssl crt-list`. Throws
+// ConfigError, `where` first ("parsing [list:3]: unknown ssl keyword x"). `warn`, if not null,
+// is told of alpn names left out.
+void apply_crt_list_words(const std::vector<std::string>& w, const std::string& ca_base,
+                          const std::string& where, net::tls::BindOptions& o, Parser* warn);
 // crt-base, ca-base, ssl-default-bind-ciphers|ciphersuites|curves|options,
 // tune.ssl.default-dh-param, tune.ssl.cachesize, tune.ssl.lifetime.
 void kw_ssl_global(Parser& p, Line& l);

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "net/x509_text.h"
 
 namespace sluice::net::tls {
@@ -34,6 +36,19 @@ std::string hex(const unsigned char* p, std::size_t n) {
     out += kDigits[p[i] & 15];
   }
   return out;
+}
+
+bool read_file(const std::string& path, std::string* out) {
+  BIO* in = BIO_new_file(path.c_str(), "r");
+  if (!in) {
+    ERR_clear_error();
+    return false;
+  }
+  char buf[4096];
+  int n;
+  while ((n = BIO_read(in, buf, sizeof buf)) > 0) out->append(buf, static_cast<std::size_t>(n));
+  BIO_free(in);
+  return true;
 }
 
 }  // namespace
@@ -97,17 +112,35 @@ void CertStore::clear() {
   crt_lists_.clear();
   tx_path_.clear();
   tx_pem_.clear();
+  ca_base_.clear();
 }
 
-void CertStore::add_bind(const BindOptions& o, std::shared_ptr<ContextSlot> slot) {
-  Bind b{o, std::move(slot), {}};
-  for (const CertSource& c : o.crts) {
+void CertStore::index_files(Bind& b) {
+  b.files.clear();
+  for (const CertSource& c : b.options.crts) {
     auto files = certificate_files(c.path);
     if (files.ok())
       for (auto& f : files.value()) b.files.push_back(std::move(f));
+    if (!c.list.empty() && std::find(b.lists.begin(), b.lists.end(), c.list) == b.lists.end())
+      b.lists.push_back(c.list);
   }
+}
+
+void CertStore::add_bind(const BindOptions& o, std::shared_ptr<ContextSlot> slot, BindLabel label) {
+  Bind b{o, std::move(slot), std::move(label), {}, {}};
+  index_files(b);
   std::lock_guard lock(mu_);
   binds_.push_back(std::move(b));
+}
+
+void CertStore::set_ca_base(std::string base) {
+  std::lock_guard lock(mu_);
+  ca_base_ = std::move(base);
+}
+
+std::string CertStore::ca_base() const {
+  std::lock_guard lock(mu_);
+  return ca_base_;
 }
 
 bool CertStore::committed(const std::string& path, std::string* pem) const {
@@ -159,6 +192,7 @@ base::Result<bool> CertStore::set(const std::string& path, const std::string& pe
 }
 
 base::Result<int> CertStore::commit(const std::string& path) {
+  std::lock_guard edit(edit_mu_);
   std::unique_lock lock(mu_);
   if (tx_path_.empty() || tx_path_ != path) return base::Error::text("no transaction");
   const std::string pem = std::move(tx_pem_);
@@ -236,44 +270,182 @@ base::Result<CertInfo> CertStore::info(const std::string& path, bool transaction
       pem = it->second;
     }
   }
-  if (pem.empty() && !transaction) {
-    // The file as the bind line loaded it.
-    BIO* in = BIO_new_file(path.c_str(), "r");
-    if (!in) {
-      ERR_clear_error();
-      return base::Error::text("not found");
-    }
-    char buf[4096];
-    int n;
-    while ((n = BIO_read(in, buf, sizeof buf)) > 0) pem.append(buf, static_cast<std::size_t>(n));
-    BIO_free(in);
-  }
+  // The file as the bind line loaded it.
+  if (pem.empty() && !transaction && !read_file(path, &pem))
+    return base::Error::text("not found");
   return describe_pem(pem);
 }
 
 void CertStore::add_crt_list(const std::string& path, const std::vector<CrtListLine>& lines) {
   std::lock_guard lock(mu_);
-  for (const auto& [p, _] : crt_lists_)
-    if (p == path) return;   // several bind lines may read the same list
-  crt_lists_.emplace_back(path, lines);
+  if (find_list(path)) return;   // several bind lines may read the same list
+  CrtList l{path, lines, 0};
+  for (const auto& x : lines) l.last_line = std::max(l.last_line, x.line);
+  crt_lists_.push_back(std::move(l));
+}
+
+CertStore::CrtList* CertStore::find_list(const std::string& path) {
+  for (auto& l : crt_lists_)
+    if (l.path == path) return &l;
+  return nullptr;
 }
 
 std::vector<std::string> CertStore::crt_lists() const {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;
-  for (const auto& [p, _] : crt_lists_) out.push_back(p);
+  for (const auto& l : crt_lists_) out.push_back(l.path);
   std::sort(out.begin(), out.end());   // by name, as HAProxy lists them
   return out;
 }
 
 bool CertStore::crt_list(const std::string& path, std::vector<CrtListLine>* lines) const {
   std::lock_guard lock(mu_);
-  for (const auto& [p, l] : crt_lists_) {
-    if (p != path) continue;
-    *lines = l;
+  for (const auto& l : crt_lists_) {
+    if (l.path != path) continue;
+    *lines = l.lines;
     return true;
   }
   return false;
+}
+
+CertStore::Cert CertStore::state(const std::string& path) const {
+  if (used(path)) return Cert::kLoaded;
+  std::lock_guard lock(mu_);
+  if (std::find(created_.begin(), created_.end(), path) == created_.end()) return Cert::kUnknown;
+  return committed_.count(path) ? Cert::kLoaded : Cert::kEmpty;
+}
+
+base::Result<bool> CertStore::publish(std::vector<Bind> changed) {
+  std::vector<std::shared_ptr<ServerContext>> built;
+  for (Bind& b : changed) {
+    auto c = ServerContext::make(b.options);
+    if (!c.ok()) return c.error();
+    if (auto old = b.slot->get()) c.value()->keep_ticket_keys(*old);
+    built.push_back(std::move(c.value()));
+    index_files(b);
+  }
+  std::lock_guard lock(mu_);
+  for (std::size_t i = 0; i < changed.size(); ++i) {
+    changed[i].slot->set(std::move(built[i]));
+    for (Bind& b : binds_)
+      if (b.slot == changed[i].slot) b = std::move(changed[i]);
+  }
+  return true;
+}
+
+base::Result<bool> CertStore::add_crt_list_entry(const std::string& list, CrtListLine line,
+                                                 const EntryOptions& options_for) {
+  std::lock_guard edit(edit_mu_);
+  std::vector<Bind> binds;
+  {
+    std::lock_guard lock(mu_);
+    CrtList* l = find_list(list);
+    if (!l) return base::Error::text("crt-list '" + list + "' does not exist!");
+    line.line = l->last_line + 1;
+    binds = binds_;
+  }
+  std::vector<Bind> changed;
+  for (Bind& b : binds) {
+    if (std::find(b.lists.begin(), b.lists.end(), list) == b.lists.end()) continue;
+    CertSource src{line.crt, nullptr, line.filters, list, line.line};
+    if (!line.options.empty()) {
+      BindOptions base = b.options;
+      base.crts.clear();
+      auto own = options_for(base);
+      if (!own.ok()) return own.error();
+      src.options = std::move(own.value());
+    }
+    // After the list's last line on this bind line (at the end when none is left).
+    auto& crts = b.options.crts;
+    auto at = crts.end();
+    for (auto it = crts.begin(); it != crts.end(); ++it)
+      if (it->list == list) at = it + 1;
+    crts.insert(at, std::move(src));
+    if (std::string why = missing_ca_error(b.options, b.label); !why.empty())
+      return base::Error::text(why);
+    changed.push_back(std::move(b));
+  }
+  if (auto r = publish(std::move(changed)); !r.ok()) return r;
+  std::lock_guard lock(mu_);
+  if (CrtList* l = find_list(list)) {
+    l->last_line = line.line;
+    l->lines.push_back(std::move(line));
+  }
+  return true;
+}
+
+base::Result<bool> CertStore::del_crt_list_entry(const std::string& list, const std::string& crt,
+                                                 int line) {
+  std::lock_guard edit(edit_mu_);
+  std::vector<int> numbers;
+  std::vector<Bind> binds;
+  {
+    std::lock_guard lock(mu_);
+    CrtList* l = find_list(list);
+    if (!l) return base::Error::text("crt-list '" + list + "' does not exist!");
+    for (const auto& x : l->lines)
+      if (x.crt == crt) numbers.push_back(x.line);
+    binds = binds_;
+  }
+  if (state(crt) == Cert::kUnknown)
+    return base::Error::text("certificate '" + crt + "' does not exist!");
+  if (numbers.empty())
+    return base::Error::text("certificate '" + crt + "' can't be found in crt-list '" + list + "'!");
+  std::string listed;
+  for (int n : numbers) listed += (listed.empty() ? "" : ", ") + std::to_string(n);
+  if (line >= 0 && std::find(numbers.begin(), numbers.end(), line) == numbers.end())
+    return base::Error::text("found a certificate '" + crt + "' but the line number is incorrect, "
+                             "please specify a correct line number preceded by colons (" +
+                             listed + ")!");
+  if (line < 0 && numbers.size() > 1)
+    return base::Error::text("found the certificate '" + crt + "' in several entries, please "
+                             "specify a line number preceded by colons (" + listed + ")!");
+  const int target = line >= 0 ? line : numbers.front();
+  auto is_target = [&](const CertSource& c) {
+    return c.list == list && c.line == target && c.path == crt;
+  };
+  std::string defaults;
+  std::vector<Bind> changed;
+  for (Bind& b : binds) {
+    auto& crts = b.options.crts;
+    auto it = std::find_if(crts.begin(), crts.end(), is_target);
+    if (it == crts.end()) continue;
+    if (it == crts.begin()) {
+      defaults += fmt::format("\n\t- {}:{}", b.label.file, b.label.line);
+      continue;
+    }
+    crts.erase(it);
+    changed.push_back(std::move(b));
+  }
+  if (!defaults.empty())
+    return base::Error::text("certificate '" + crt + "' cannot be deleted, it is used as default "
+                             "certificate by the following frontends:" + defaults);
+  if (auto r = publish(std::move(changed)); !r.ok()) return r;
+  const bool still_used = used(crt);
+  std::string pem;
+  if (!still_used) read_file(crt, &pem);
+  std::lock_guard lock(mu_);
+  if (CrtList* l = find_list(list))
+    std::erase_if(l->lines, [&](const CrtListLine& x) { return x.crt == crt && x.line == target; });
+  // A certificate no line uses any more stays known, unused, with the text it had (HAProxy's
+  // store keeps it until `del ssl cert`).
+  if (!still_used && std::find(created_.begin(), created_.end(), crt) == created_.end()) {
+    created_.push_back(crt);
+    if (!committed_.count(crt) && !pem.empty()) committed_[crt] = std::move(pem);
+  }
+  return true;
+}
+
+std::string missing_ca_error(const BindOptions& o, const BindLabel& where) {
+  auto lacks = [](const BindOptions& x) {
+    return x.verify != Verify::kNone && x.ca_file.empty() && x.ca_verify_file.empty();
+  };
+  bool bad = lacks(o);
+  for (const CertSource& c : o.crts)
+    if (c.options && lacks(*c.options)) bad = true;
+  if (!bad) return "";
+  return fmt::format("Proxy '{}': verify is enabled but no CA file specified for bind '{}' at "
+                     "[{}:{}].", where.proxy, where.text, where.file, where.line);
 }
 
 }  // namespace sluice::net::tls

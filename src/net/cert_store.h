@@ -13,6 +13,8 @@
 // Thread rule: the store is written by the CLI (one transaction at a time, under its mutex)
 // and read by context builds; a slot is read by any worker on each accepted TLS connection.
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,6 +52,19 @@ struct CertInfo {
   std::vector<std::pair<std::string, std::string>> chain;   // (subject, issuer) of each
 };
 
+// Where a bind line is, for messages: its proxy, address word and file:line.
+struct BindLabel {
+  std::string proxy;
+  std::string text;
+  std::string file;
+  int line = 0;
+};
+
+// HAProxy's refusal of `verify` without a CA to verify with, for the line's options or one of
+// its crt-list lines': "Proxy 'f': verify is enabled but no CA file specified for bind
+// '127.0.0.1:443' at [f.cfg:7]." ("" when fine).
+std::string missing_ca_error(const BindOptions& o, const BindLabel& where);
+
 class CertStore {
  public:
   static CertStore& global();
@@ -57,7 +72,10 @@ class CertStore {
   // Start-up: forget the previous configuration's lines and committed texts.
   void clear();
   // Start-up: a bind line built from `o`, published in `slot`.
-  void add_bind(const BindOptions& o, std::shared_ptr<ContextSlot> slot);
+  void add_bind(const BindOptions& o, std::shared_ptr<ContextSlot> slot, BindLabel label);
+  // Start-up: the configuration's ca-base, for the options of crt-list lines added later.
+  void set_ca_base(std::string base);
+  std::string ca_base() const;
   // The text committed for `path`, instead of the file's. Any thread.
   bool committed(const std::string& path, std::string* pem) const;
 
@@ -84,18 +102,50 @@ class CertStore {
   std::vector<std::string> crt_lists() const;
   bool crt_list(const std::string& path, std::vector<CrtListLine>* lines) const;
 
+  // Whether a certificate file can go into a crt-list: the process has it (a bind line loaded
+  // it, or `new ssl cert` made it and a commit filled it), or has it empty.
+  enum class Cert : uint8_t { kUnknown, kEmpty, kLoaded };
+  Cert state(const std::string& path) const;
+  // `add ssl crt-list`: `line` (a known certificate; its option words checked) at the end of
+  // crt-list `list`, on every bind line that reads the list; `options_for(base)` makes the
+  // line's own options over a bind line's (only called when it has option words). The bind
+  // lines' contexts are rebuilt and swapped in (their ticket keys kept, so sessions resume);
+  // none is when one fails. The errors are HAProxy's.
+  using EntryOptions =
+      std::function<base::Result<std::shared_ptr<const BindOptions>>(const BindOptions& base)>;
+  base::Result<bool> add_crt_list_entry(const std::string& list, CrtListLine line,
+                                        const EntryOptions& options_for);
+  // `del ssl crt-list`: the line of `list` for certificate `crt` (`line` < 0: its only one).
+  // A bind line's default certificate (its first) stays. The errors are HAProxy's.
+  base::Result<bool> del_crt_list_entry(const std::string& list, const std::string& crt,
+                                        int line);
+
  private:
   struct Bind {
     BindOptions options;
     std::shared_ptr<ContextSlot> slot;
+    BindLabel label;
     std::vector<std::string> files;   // its certificate files, directories expanded
+    std::vector<std::string> lists;   // the crt-lists (and `crt` directories) it reads
   };
+  struct CrtList {
+    std::string path;
+    std::vector<CrtListLine> lines;
+    int last_line = 0;   // the number the next added line takes is one more
+  };
+  static void index_files(Bind& b);
+  // Builds the contexts of `changed` (new options, same slots) and swaps them in, all or none.
+  base::Result<bool> publish(std::vector<Bind> changed);
+  CrtList* find_list(const std::string& path);
+
   mutable std::mutex mu_;
+  std::mutex edit_mu_;   // one commit or crt-list edit at a time (held without mu_)
   std::vector<Bind> binds_;
   std::map<std::string, std::string> committed_;   // file -> PEM text
   std::vector<std::string> created_;               // `new ssl cert` files
-  std::vector<std::pair<std::string, std::vector<CrtListLine>>> crt_lists_;
+  std::vector<CrtList> crt_lists_;
   std::string tx_path_, tx_pem_;
+  std::string ca_base_;
 };
 
 // A PEM text's certificate, chain and key, checked as a `crt` file is: "" when fine, else

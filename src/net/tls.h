@@ -45,6 +45,10 @@ struct CertSource {
   std::string path;
   std::shared_ptr<const BindOptions> options;   // the crt-list line's own; null: the bind line's
   std::vector<std::string> filters;             // names (`*.x` wildcards, `!x` exclusions)
+  // The crt-list file (or `crt` directory) it is a line of, and that line's number (0 for a
+  // directory's files); empty for a plain `crt` file. `add|del ssl crt-list` edit by them.
+  std::string list;
+  int line = 0;
 };
 
 // What a `bind ... ssl` line asks, the ssl-default-bind-* globals already applied.
@@ -81,6 +85,9 @@ class ServerContext {
   // A new server-side connection on `fd` (the handshake not started); null when OpenSSL
   // cannot allocate one.
   ssl_st* new_conn(int fd) const;
+  // Seals tickets with `old`'s keys, so that the sessions it gave out resume here (a context
+  // rebuilt for a crt-list change). Without effect when `o.ticket_keys` names a file.
+  void keep_ticket_keys(const ServerContext& old);
   // The names the certificates answer for, for `show ssl cert`-like listings and tests.
   std::vector<std::string> names() const;
   // The session cache of its contexts: resumptions that found their session (by id or

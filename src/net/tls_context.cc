@@ -461,6 +461,19 @@ SSL* ServerContext::new_conn(int fd) const {
   return s;
 }
 
+void ServerContext::keep_ticket_keys(const ServerContext& old) {
+  if (kept_.empty() || kept_.front()->ticket_keys || !old.default_) return;
+  // A ticket is sealed and opened by the context the connection began with (the default one);
+  // OpenSSL's own keys are 80 bytes: name, HMAC secret, AES key.
+  unsigned char keys[80];
+  if (SSL_CTX_get_tlsext_ticket_keys(old.default_, keys, sizeof keys) != 1) {
+    ERR_clear_error();
+    return;
+  }
+  for (SSL_CTX* c : all_) SSL_CTX_set_tlsext_ticket_keys(c, keys, sizeof keys);
+  OPENSSL_cleanse(keys, sizeof keys);
+}
+
 void ServerContext::cache_stats(uint64_t* hits, uint64_t* misses) const {
   for (SSL_CTX* c : all_) {
     *hits += static_cast<uint64_t>(SSL_CTX_sess_hits(c));

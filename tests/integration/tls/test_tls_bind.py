@@ -261,6 +261,14 @@ def test_configuration_errors(cfg, pki, tmp_path):
     ]
     for body, message in cases:
         config_refused(cfg(base + body), message)
+    # verify without a CA to verify with, on the line or on a crt-list line.
+    lst = tmp_path / "verify.lst"
+    lst.write_text(f"{pki.default}\n{pki.a_rsa} [verify optional] a.test\n")
+    for body in (f"    bind 127.0.0.1:1 ssl crt {pki.default} verify required\n",
+                 f"    bind 127.0.0.1:1 ssl crt-list {lst}\n"):
+        conf = cfg(base + body)
+        config_refused(conf, "Proxy 'f': verify is enabled but no CA file specified for bind "
+                             f"'127.0.0.1:1' at [{conf}:7].")
     config_refused(cfg("global\n    ssl-default-bind-options ssl-max-ver TLSv2\n" + base +
                        f"    bind 127.0.0.1:1 ssl crt {pki.default}\n"),
                    "'TLSv2' : unknown ssl/tls version on global statement "

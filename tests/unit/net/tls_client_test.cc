@@ -61,7 +61,7 @@ class TlsClientTest : public ::testing::Test {
     pem_ = (dir_ / "srv.pem").string();
     write_cert(pem_, "DNS:srv.test,DNS:alt.test");
     BindOptions b;
-    b.crts.push_back({pem_, nullptr, {}});
+    b.crts.push_back({pem_, nullptr, {}, {}, 0});
     auto sc = ServerContext::make(b);
     ASSERT_TRUE(sc.ok()) << sc.error().message;
     server_ = sc.value();
