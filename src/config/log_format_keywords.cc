@@ -18,6 +18,7 @@ std::string_view origin(Kind k) {
     case Kind::kClfTcpLog: return "option tcplog clf";
     case Kind::kHttpLog: return "option httplog";
     case Kind::kClfHttpLog: return "option httplog clf";
+    case Kind::kHttpsLog: return "option httpslog";
     case Kind::kCustom: return "log-format";
     case Kind::kNone: break;
   }
@@ -55,7 +56,7 @@ void choose_log_format(Parser& p, Line& l, Kind kind, std::string_view kw) {
                           l.loc.file, l.loc.line, kw, origin(px.log_format_kind)));
   px.log_format_kind = kind;
   px.log_format_loc = l.loc;
-  px.option_httplog = kind == Kind::kHttpLog || kind == Kind::kClfHttpLog;
+  px.option_httplog = kind == Kind::kHttpLog || kind == Kind::kClfHttpLog || kind == Kind::kHttpsLog;
   px.option_tcplog = kind == Kind::kTcpLog || kind == Kind::kClfTcpLog;
   px.httplog_loc = l.loc;
 }

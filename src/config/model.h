@@ -499,10 +499,11 @@ struct ProxyConfig {
   std::vector<LogTarget> logs;
   bool option_tcplog = false;
   bool option_dontlognull = false;
-  // What the log line says: `option tcplog [clf]`, `option httplog [clf]` or `log-format`
+  // What the log line says: `option tcplog [clf]`, `option httplog [clf]`, `option httpslog` or
+  // `log-format`
   // (the last one written wins; option_tcplog / option_httplog follow it). Compiled with
   // HAProxy's checks once the sections are read (validate.cc) into log_fmt.
-  enum class LogFormatKind { kNone, kTcpLog, kClfTcpLog, kHttpLog, kClfHttpLog, kCustom };
+  enum class LogFormatKind { kNone, kTcpLog, kClfTcpLog, kHttpLog, kClfHttpLog, kHttpsLog, kCustom };
   LogFormatKind log_format_kind = LogFormatKind::kNone;
   std::string log_format;                // kCustom: the format string
   SourceLoc log_format_loc;

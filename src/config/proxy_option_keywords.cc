@@ -49,6 +49,7 @@ constexpr OptionDef kOptions[] = {
     {"http-restrict-req-hdr-names", kFe | kBe, false, false, "preserve|delete|reject: what happens to request fields whose names hold anything but letters, digits and `-` (`x_user`, `x.id`) once the rules ran: kept (the default), removed before the request goes to the server, or the request is answered with a 403 (denied); the backend's setting wins; HTTP mode only"},
     {"abortonclose", kFe | kBe, true, false, "(in the frontend or the backend) a request whose client closed its connection while it waited in the queue or for the server connection is dropped (logged CQ-- or CC--, status -1) instead of being sent to a server no one will hear"},
     {"httplog", kFe, false, true, "[clf]: HAProxy's HTTP log format (or its CLF variant); in TCP mode it warns and falls back to tcplog; ignored in backends"},
+    {"httpslog", kFe, false, true, "HAProxy's httplog format followed by the TLS fields: `fc_err/ssl_fc_err(hex)/ssl_c_err/ssl_c_ca_err/ssl_fc_is_resumed ssl_fc_sni/%sslv/%sslc`; in TCP mode it warns and falls back to tcplog; ignored in backends"},
     {"accept-unsafe-violations-in-http-request", kFe, true, false, "relax the request parser as HAProxy does (bytes >= 0x80 and `#` in the target, NUL in a value, non-tchar field names dropped, HTTP/0.9 GET and odd version tokens, unchecked authority, WebSocket without a valid key), and admit bare LF and obs-fold; HTTP mode only"},
     {"accept-invalid-http-request", kFe, true, false, "deprecated alias of accept-unsafe-violations-in-http-request (warns)"},
     {"clitcpka", kFe, true, false, "TCP keep-alive probes (SO_KEEPALIVE) on client connections; tuned by clitcpka-cnt/-idle/-intvl"},
@@ -92,10 +93,6 @@ void kw_option(Parser& p, Line& l) {
   for (const auto& d : kOptions)
     if (d.name == name) o = &d;
   if (!o) {
-    if (name == "httpslog")
-      throw ConfigError{fmt::format("{}'option httpslog' is not supported by sluice: its format logs "
-                                    "TLS fields (ssl_fc_err, ssl_fc_sni, %sslv, %sslc) and sluice has "
-                                    "no TLS yet.", l.where)};
     if (name == "spop-check")
       throw ConfigError{fmt::format("{}'option spop-check' is not supported by sluice: it checks "
                                     "SPOE agents, and sluice has no SPOE.", l.where)};
@@ -115,7 +112,7 @@ void kw_option(Parser& p, Line& l) {
   if (l.prefix != Prefix::kNone && !o->negatable)
     throw ConfigError{fmt::format("{}negation/default is not supported for option '{}'.", l.where, name)};
   if (!ps.is_defaults && !(px.caps & o->cap)) {
-    if (name == "tcplog" || name == "httplog") {
+    if (name == "tcplog" || name == "httplog" || name == "httpslog") {
       p.warning(fmt::format("{}{} '{}' : 'option {}' directive is ignored in backends.", l.where,
                             Parser::type_word(px), px.name, name));
       return;
@@ -248,6 +245,10 @@ void kw_option(Parser& p, Line& l) {
   if (l.args.size() > 2)   // HAProxy 3.5 names the option
     throw ConfigError{fmt::format("{}'option {}' cannot handle unexpected argument '{}'.", l.where,
                                   name, l.args[2])};
+  if (name == "httpslog") {
+    choose_log_format(p, l, ProxyConfig::LogFormatKind::kHttpsLog, "option httpslog");
+    return;
+  }
   if (name == "accept-unsafe-violations-in-http-response" || name == "accept-invalid-http-response") {
     if (name == "accept-invalid-http-response")
       p.warning(fmt::format("{}option 'accept-invalid-http-response' is deprecated. please use 'option "

@@ -20,6 +20,7 @@ void Parser::compile_log_formats(ProxyConfig& p) {
     case K::kClfTcpLog: p.log_fmt = log::predefined(log::Predefined::kClfTcpLog); break;
     case K::kHttpLog: p.log_fmt = log::predefined(log::Predefined::kHttpLog); break;
     case K::kClfHttpLog: p.log_fmt = log::predefined(log::Predefined::kClfHttpLog); break;
+    case K::kHttpsLog: p.log_fmt = log::predefined(log::Predefined::kHttpsLog); break;
     case K::kCustom: {
       auto f = log::Format::parse(p.log_format);
       if (!f.ok()) {
@@ -470,9 +471,12 @@ bool Parser::finish(ConfigModel* model) {
         p.accept_unsafe_requests = false;
       }
       if (fe && p.option_httplog) {
-        warning(fmt::format("parsing [{}:{}] : 'option httplog' not usable with {} (needs 'mode "
+        warning(fmt::format("parsing [{}:{}] : 'option {}' not usable with {} (needs 'mode "
                             "http'). Falling back to 'option tcplog'.",
-                            p.httplog_loc.file, p.httplog_loc.line, who),
+                            p.httplog_loc.file, p.httplog_loc.line,
+                            p.log_format_kind == ProxyConfig::LogFormatKind::kHttpsLog ? "httpslog"
+                                                                                       : "httplog",
+                            who),
                 false);
         p.option_httplog = false;
         p.option_tcplog = true;

@@ -291,11 +291,11 @@ base::Result<Format> Format::parse(std::string_view text, uint32_t avail, bool m
 
 std::shared_ptr<const Format> predefined(Predefined p) {
   static std::once_flag once;
-  static std::shared_ptr<const Format> formats[4];
+  static std::shared_ptr<const Format> formats[5];
   std::call_once(once, [] {
-    const std::string_view texts[4] = {kHttpLogFormat, kClfHttpLogFormat, kTcpLogFormat,
-                                       kClfTcpLogFormat};
-    for (int k = 0; k < 4; ++k) {
+    const std::string_view texts[5] = {kHttpLogFormat, kClfHttpLogFormat, kTcpLogFormat,
+                                       kClfTcpLogFormat, kHttpsLogFormat};
+    for (int k = 0; k < 5; ++k) {
       auto f = Format::parse(texts[k]);
       formats[k] = std::make_shared<const Format>(std::move(f.value()));
     }

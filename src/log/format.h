@@ -37,6 +37,7 @@ inline constexpr std::string_view kTcpLogFormat =
 inline constexpr std::string_view kClfTcpLogFormat =
     "%{+Q}o %{-Q}ci - - [%T] \"TCP \" 000 %B \"\" \"\" %cp %ms %ft %b %s %Th %Tw %Tc %Tt %U %ts-- "
     "%ac %fc %bc %sc %rc %sq %bq \"\" \"\" ";
+// `option httpslog`: httplog's fields, then the TLS ones.
 inline constexpr std::string_view kHttpsLogFormat =
     "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc "
     "%sq/%bq %hr %hs %{+Q}r %[fc_err]/%[ssl_fc_err,hex]/%[ssl_c_err]/%[ssl_c_ca_err]/"
@@ -130,7 +131,7 @@ class Format {
 };
 
 // The predefined formats, compiled once (thread-safe).
-enum class Predefined : uint8_t { kHttpLog, kClfHttpLog, kTcpLog, kClfTcpLog };
+enum class Predefined : uint8_t { kHttpLog, kClfHttpLog, kTcpLog, kClfTcpLog, kHttpsLog };
 std::shared_ptr<const Format> predefined(Predefined p);
 
 }  // namespace sluice::log

@@ -344,8 +344,8 @@ void alias_value(Writer& w, const Node& n, LineState& st) {
     case Alias::kID: w.text(r.unique_id); break;
     case Alias::kCC: w.text(r.has_cli_cookie ? r.cli_cookie : std::string_view{}); break;
     case Alias::kCS: w.text(r.has_srv_cookie ? r.srv_cookie : std::string_view{}); break;
-    case Alias::ksslc:
-    case Alias::ksslv: w.text({}); break;   // no TLS
+    case Alias::ksslc: w.text(r.ssl_cipher); break;
+    case Alias::ksslv: w.text(r.ssl_version); break;
     case Alias::kTh: w.integer(r.th); break;
     case Alias::kTi: w.integer(r.ti); break;
     case Alias::kTR: w.integer(r.tr); break;

@@ -251,8 +251,8 @@ const ReqLine& LineState::req() {
         case Alias::kID: put_text(out, r.unique_id, true, o); break;
         case Alias::kCC: put_text(out, r.cli_cookie, r.has_cli_cookie, o); break;
         case Alias::kCS: put_text(out, r.srv_cookie, r.has_srv_cookie, o); break;
-        case Alias::ksslc:
-        case Alias::ksslv: put_text(out, {}, false, o); break;   // no TLS
+        case Alias::ksslc: put_text(out, r.ssl_cipher, !r.ssl_cipher.empty(), o); break;
+        case Alias::ksslv: put_text(out, r.ssl_version, !r.ssl_version.empty(), o); break;
         case Alias::kTh: put_int(out, r.th); break;
         case Alias::kTi: put_int(out, r.ti); break;
         case Alias::kTR: put_int(out, r.tr); break;

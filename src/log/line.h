@@ -19,6 +19,8 @@ struct Record {
   uint64_t date_wall_us = 0;   // %t: the accept (TCP) or the request's first byte (HTTP)
   std::string_view frontend;   // %f; %ft adds '~' with TLS
   bool tls = false;            // the client connection is TLS (bind ... ssl): %ft's '~'
+  std::string_view ssl_version;   // its protocol (%sslv: "TLSv1.3") and cipher (%sslc)
+  std::string_view ssl_cipher;
   std::string_view backend;    // %b
   std::string_view server;     // %s ("<NOSRV>" when none was used)
   long tr = -1;                // HTTP: the request head (%TR)

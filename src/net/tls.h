@@ -197,6 +197,10 @@ IoResult sendv(ssl_st* s, const iovec* parts, int n);
 // Sends close_notify (without waiting for the peer's).
 void shutdown(ssl_st* s);
 void free(ssl_st* s);
+// The OpenSSL error code that broke the connection (its handshake, or a record later), 0
+// when none did (ssl_fc_err, ssl_bc_err), and its reason ("tlsv1 alert unknown ca").
+unsigned long last_error(ssl_st* s);
+std::string_view error_reason(unsigned long code);
 // Bytes are waiting inside OpenSSL (decrypted, or read ahead from the socket).
 bool pending(ssl_st* s);
 

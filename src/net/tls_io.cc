@@ -4,12 +4,24 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 
 #include "net/tls.h"
 
 namespace sluice::net::tls {
 
 namespace {
+
+// The SSL ex_data slot keeping the OpenSSL error code that broke a connection (ssl_fc_err).
+int error_index() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+void keep_error(SSL* s) {
+  if (unsigned long code = ERR_peek_error())
+    SSL_set_ex_data(s, error_index(), reinterpret_cast<void*>(static_cast<uintptr_t>(code)));
+}
 
 // What an OpenSSL call that returned `ret` <= 0 means for the transport.
 IoResult failure(SSL* s, int ret) {
@@ -28,6 +40,7 @@ IoResult failure(SSL* s, int ret) {
       return {0, IoStatus::kError, err ? err : EPIPE};
     }
     default:
+      keep_error(s);
       ERR_clear_error();
       SSL_set_quiet_shutdown(s, 1);
       return {0, IoStatus::kError, EPROTO};
@@ -56,10 +69,20 @@ Step handshake(SSL* s) {
       return Step::kFailed;
     }
     default:
+      keep_error(s);
       ERR_clear_error();
       errno = 0;
       return Step::kFailed;
   }
+}
+
+unsigned long last_error(SSL* s) {
+  return static_cast<unsigned long>(reinterpret_cast<uintptr_t>(SSL_get_ex_data(s, error_index())));
+}
+
+std::string_view error_reason(unsigned long code) {
+  const char* r = ERR_reason_error_string(code);
+  return r ? std::string_view(r) : std::string_view();
 }
 
 IoResult recv(SSL* s, char* dst, std::size_t room) {

@@ -513,7 +513,7 @@ void HttpTxn::make_unique_id(rules::HeadEdit& edit, rules::RequestView& view) {
   r.ti = t_first_byte_ms >= t_idle_ms ? static_cast<long>(t_first_byte_ms - t_idle_ms) : 0;
   r.accept_wall_us = r.date_wall_us - static_cast<uint64_t>(r.ti) * 1000;
   r.frontend = fs.name;
-  r.tls = client_tls_ != nullptr;
+  note_tls(r, client_tls_);
   r.backend = fs.name;
   r.server = "<NOSRV>";
   r.request_line = req_line;

@@ -181,7 +181,7 @@ void HttpTxn::at_server_connect(HttpCodecs& codecs, Use&& use) {
   r.date_wall_us = t_first_byte_wall_us ? t_first_byte_wall_us : base::wall_us();
   r.http = true;
   r.frontend = fe_.settings.name;
-  r.tls = client_tls_ != nullptr;
+  note_tls(r, client_tls_);
   r.backend = be_->settings.name;
   r.server = srv->name();
   r.request_line = req_line;

@@ -419,7 +419,7 @@ void HttpTxn::emit_line(uint64_t now, bool early, LogStep step) {
   fill_times(r);
   r.client = &client_;
   r.frontend = s.name;
-  r.tls = client_tls_ != nullptr;
+  note_tls(r, client_tls_);
   r.backend = be_ ? be_->settings.name : s.name;
   r.server = srv && t_connect ? std::string_view(srv->name()) : std::string_view("<NOSRV>");
   r.total = static_cast<long>(now - start);

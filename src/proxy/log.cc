@@ -10,7 +10,16 @@
 
 #include <fmt/format.h>
 
+#include "net/tls.h"
+
 namespace sluice::proxy {
+
+void note_tls(log::Record& r, ssl_st* tls) {
+  r.tls = tls != nullptr;
+  if (!tls) return;
+  r.ssl_version = net::tls::protocol(tls);
+  r.ssl_cipher = net::tls::cipher(tls);
+}
 
 std::atomic<uint64_t> LogWriter::dropped{0};
 

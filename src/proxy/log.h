@@ -13,6 +13,8 @@
 #include "proxy/settings.h"
 #include "sample/context.h"
 
+struct ssl_st;
+
 namespace sluice::proxy {
 
 enum LogLevel { kEmerg = 0, kAlert, kCrit, kErr, kWarning, kNotice, kInfo, kDebug };
@@ -30,6 +32,10 @@ enum LogLevel { kEmerg = 0, kAlert, kCrit, kErr, kWarning, kNotice, kInfo, kDebu
 //   timed:    "<level>2026-11-30T05:50:00.123456+00:00 msg"
 //   iso:      "2026-11-30T05:50:00.123456+00:00 msg"
 //   raw:      "msg"
+// The client connection's TLS in a log record (null `tls`: a plain one): %ft's '~', %sslv,
+// %sslc.
+void note_tls(log::Record& r, ssl_st* tls);
+
 std::string format_log_line(const LogTarget& target, int level, std::string_view tag, int pid,
                             std::string_view host, uint64_t wall_us, std::string_view msg,
                             std::string_view sd = {});

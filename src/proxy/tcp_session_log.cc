@@ -63,7 +63,7 @@ bool TcpSession::log_session(bool early, LogStep step) {
   r.client = &client_;
   r.date_wall_us = t_accept_wall_us_;
   r.frontend = s.name;
-  r.tls = cio_.tls() != nullptr;
+  note_tls(r, cio_.tls());
   r.backend = ended_in_frontend_ ? std::string_view(s.name)
               : be_              ? std::string_view(be_->settings.name)
                                  : std::string_view("<NOSRV>");
@@ -144,7 +144,7 @@ void TcpSession::render_pp2_tlvs(const std::vector<ProxySettings::Pp2TlvFormat>&
   r.client = &client_;
   r.date_wall_us = t_accept_wall_us_;
   r.frontend = fe_.settings.name;
-  r.tls = cio_.tls() != nullptr;
+  note_tls(r, cio_.tls());
   r.backend = be_ ? std::string_view(be_->settings.name) : std::string_view("<NOSRV>");
   r.server = srv ? std::string_view(srv->name()) : std::string_view("<NOSRV>");
   r.local = local_address();

@@ -48,6 +48,23 @@ bool f_reused(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   return true;
 }
 
+// ssl_fc_err / ssl_bc_err, and with Text their _str forms: what broke the connection's TLS.
+template <bool Text, bool Back = false>
+bool f_err(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
+  ssl_st* s = tls_of<Back>(ctx);
+  if (!s) return false;
+  const unsigned long code = net::tls::last_error(s);
+  if constexpr (Text) {
+    if (!code) return false;
+    std::string_view r = net::tls::error_reason(code);
+    if (r.empty()) return false;
+    out = Sample::string(r);
+  } else {
+    out = Sample::integer(static_cast<int64_t>(code));
+  }
+  return true;
+}
+
 template <bool Alg, bool Back = false>
 bool f_keysize(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   ssl_st* s = tls_of<Back>(ctx);
@@ -133,6 +150,8 @@ constexpr FetchDef kFetches[] = {
     {"ssl_fc_cipher", f_text<net::tls::cipher>, no_args(), nullptr, Type::kStr, kL5, "str"},
     {"ssl_fc_alpn", f_text<net::tls::alpn>, no_args(), nullptr, Type::kStr, kL5, "str"},
     {"ssl_fc_is_resumed", f_reused<>, no_args(), nullptr, Type::kBool, kL5, "bool"},
+    {"ssl_fc_err", f_err<false>, no_args(), nullptr, Type::kSint, kL5, "int"},
+    {"ssl_fc_err_str", f_err<true>, no_args(), nullptr, Type::kStr, kL5, "str"},
     {"ssl_fc_use_keysize", f_keysize<false>, no_args(), nullptr, Type::kSint, kL5, "int"},
     {"ssl_fc_alg_keysize", f_keysize<true>, no_args(), nullptr, Type::kSint, kL5, "int"},
     {"ssl_fc_has_crt", f_has_crt, no_args(), nullptr, Type::kBool, kL5, "bool"},
@@ -166,6 +185,8 @@ constexpr FetchDef kFetches[] = {
     {"ssl_bc_cipher", f_text<net::tls::cipher, true>, no_args(), nullptr, Type::kStr, kL5S, "str"},
     {"ssl_bc_alpn", f_text<net::tls::alpn, true>, no_args(), nullptr, Type::kStr, kL5S, "str"},
     {"ssl_bc_is_resumed", f_reused<true>, no_args(), nullptr, Type::kBool, kL5S, "bool"},
+    {"ssl_bc_err", f_err<false, true>, no_args(), nullptr, Type::kSint, kL5S, "int"},
+    {"ssl_bc_err_str", f_err<true, true>, no_args(), nullptr, Type::kStr, kL5S, "str"},
     {"ssl_bc_use_keysize", f_keysize<false, true>, no_args(), nullptr, Type::kSint, kL5S, "int"},
     {"ssl_bc_alg_keysize", f_keysize<true, true>, no_args(), nullptr, Type::kSint, kL5S, "int"},
 };

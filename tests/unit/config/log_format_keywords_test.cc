@@ -67,7 +67,8 @@ TEST(LogFormatKeywords, OptionsChooseThePredefinedFormats) {
        {std::tuple{"option httplog", K::kHttpLog, log::kHttpLogFormat},
         std::tuple{"option httplog clf", K::kClfHttpLog, log::kClfHttpLogFormat},
         std::tuple{"option tcplog", K::kTcpLog, log::kTcpLogFormat},
-        std::tuple{"option tcplog clf", K::kClfTcpLog, log::kClfTcpLogFormat}}) {
+        std::tuple{"option tcplog clf", K::kClfTcpLog, log::kClfTcpLogFormat},
+        std::tuple{"option httpslog", K::kHttpsLog, log::kHttpsLogFormat}}) {
     auto r = parse(lf_fe(std::string("  ") + line + "\n"));
     ASSERT_TRUE(r.r.model) << r.all();
     EXPECT_EQ(proxy(r, "f").log_format_kind, kind) << line;
@@ -80,9 +81,8 @@ TEST(LogFormatKeywords, OptionsChooseThePredefinedFormats) {
   r = parse(lf_fe("  log-format %ci\n  option tcplog\n"));
   EXPECT_EQ(proxy(r, "f").log_fmt->text(), log::kTcpLogFormat);
   EXPECT_TRUE(parse(lf_fe("  option tcplog x\n")).has("parsing [f.cfg:9] : keyword 'tcplog' only supports option 'clf'."));
-  EXPECT_TRUE(parse(lf_fe("  option httpslog\n")).has(
-      "parsing [f.cfg:9] : 'option httpslog' is not supported by sluice: its format logs TLS "
-      "fields (ssl_fc_err, ssl_fc_sni, %sslv, %sslc) and sluice has no TLS yet."));
+  EXPECT_TRUE(parse(lf_fe("  option httpslog x\n")).has(
+      "parsing [f.cfg:9] : 'option httpslog' cannot handle unexpected argument 'x'."));
 }
 
 TEST(LogFormatKeywords, WarningsAsHaproxy) {
