@@ -2,12 +2,13 @@
 """TLS termination side by side: CPU per full handshake, per resumed handshake and per HTTPS
 keep-alive request, for sluice, HAProxy (Debian's, and 3.5 when ../shared has it) and nginx on
 the same certificates (ECDSA P-256 and RSA-2048), one thread/worker each, in interleaved
-repetitions. The figure is the terminator's CPU time (utime + stime of its process tree) over
+repetitions (with --threads, also with several threads or workers each: OpenSSL 3.0 takes
+locks that threads contend for). The figure is the terminator's CPU time (utime + stime of its process tree) over
 what it completed, so a client slower than the server does not change it. Also `openssl speed`
 on this machine: the signature and key exchange operations a full handshake needs, which no
 terminator can go below.
 
-    python3 bench/tls.py [--reps 3] [--seconds 4] [--json out.json]
+    python3 bench/tls.py [--reps 3] [--seconds 4] [--threads 1,2] [--certs ecdsa,rsa] [--json out.json]
 
 Loads: `openssl s_time -new` (full handshakes, TLS 1.3, one HTTP request each) and `-reuse`
 (resumed by ticket), two client processes each, and `wrk` over HTTPS (keep-alive) when on PATH.
@@ -51,7 +52,7 @@ def make_cert(d: Path, kind: str) -> Path:
 
 
 HAPROXY_LIKE = """global
-    nbthread 1
+    nbthread {threads}
     tune.ssl.cachesize 20000
 defaults
     mode http
@@ -66,7 +67,7 @@ frontend tls
 
 NGINX = """daemon off;
 master_process on;
-worker_processes 1;
+worker_processes {threads};
 pid {tmp}/nginx.pid;
 error_log {tmp}/nginx-error.log error;
 events {{ worker_connections 4096; }}
@@ -90,15 +91,15 @@ class Candidate:
         self.name, self.binary, self.tmp = name, binary, tmp
         self.proc: subprocess.Popen | None = None
 
-    def start(self, port: int, pem: Path) -> None:
+    def start(self, port: int, pem: Path, threads: int) -> None:
         if self.name == "nginx":  # sluice-base runs as sluice does
             crt, key = pem.with_suffix(".crt"), pem.with_suffix(".key")
             cfg = self.tmp / "nginx.conf"
-            cfg.write_text(NGINX.format(tmp=self.tmp, port=port, crt=crt, key=key))
+            cfg.write_text(NGINX.format(tmp=self.tmp, port=port, crt=crt, key=key, threads=threads))
             args = [self.binary, "-c", str(cfg), "-p", str(self.tmp)]
         else:
             cfg = self.tmp / f"{self.name}.cfg"
-            cfg.write_text(HAPROXY_LIKE.format(port=port, pem=pem))
+            cfg.write_text(HAPROXY_LIKE.format(port=port, pem=pem, threads=threads))
             args = [self.binary, "-db", "-f", str(cfg)]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True)
@@ -135,13 +136,13 @@ def wrk(port: int, seconds: int) -> int:
     return int(m.group(1)) if m else 0
 
 
-def measure(c: Candidate, port: int, pem: Path, seconds: int) -> dict:
-    c.start(port, pem)
+def measure(c: Candidate, port: int, pem: Path, seconds: int, threads: int) -> dict:
+    c.start(port, pem, threads)
     try:
         res = {}
         for label, mode in (("full", "-new"), ("resumed", "-reuse")):
             before = c.cpu_s()
-            n = s_time(port, mode, seconds, 2)
+            n = s_time(port, mode, seconds, 2 * threads)
             cpu = c.cpu_s() - before
             res[label] = {"count": n, "cpu_s": cpu, "us_per": cpu / n * 1e6 if n else None}
         if shutil.which("wrk"):
@@ -182,6 +183,8 @@ def main() -> int:
     ap.add_argument("--sluice-base", help="a second sluice binary (a baseline), run as sluice-base")
     ap.add_argument("--candidates", help="comma-separated names to run (sluice, sluice-base, "
                                          "haproxy-deb, haproxy-3.5, nginx); default: all there")
+    ap.add_argument("--threads", default="1", help="comma-separated thread (nginx: worker) counts")
+    ap.add_argument("--certs", default="ecdsa,rsa")
     ap.add_argument("--json")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="sluice-tls-bench-"))
@@ -192,35 +195,41 @@ def main() -> int:
     wanted = set(a.candidates.split(",")) if a.candidates else None
     cands = [Candidate(n, b, tmp) for n, b in names
              if os.access(b, os.X_OK) and (wanted is None or n in wanted)]
-    certs = {k: make_cert(tmp, k) for k in ("ecdsa", "rsa")}
+    certs = {k: make_cert(tmp, k) for k in a.certs.split(",")}
+    thread_counts = [int(t) for t in a.threads.split(",")]
     port = pick_ports(1)[0]
     results: dict = {"speed": openssl_speed(3), "runs": []}
     log(f"openssl speed: {results['speed']}")
     for rep in range(a.reps):
         # The order rotates with each repetition, so that drift hits every candidate alike.
         order = cands[rep % len(cands):] + cands[:rep % len(cands)]
-        for kind, pem in certs.items():
-            for c in order:
-                r = measure(c, port, pem, a.seconds)
-                results["runs"].append({"rep": rep, "cert": kind, "candidate": c.name, **r})
-                log(f"rep {rep} {kind:5} {c.name:12} " + "  ".join(
-                    f"{k} {v['count']} ({v['us_per']:.1f} us)" for k, v in r.items() if v["us_per"]))
+        for threads in thread_counts:
+            for kind, pem in certs.items():
+                for c in order:
+                    r = measure(c, port, pem, a.seconds, threads)
+                    results["runs"].append({"rep": rep, "threads": threads, "cert": kind,
+                                            "candidate": c.name, **r})
+                    log(f"rep {rep} t{threads} {kind:5} {c.name:12} " + "  ".join(
+                        f"{k} {v['count']} ({v['us_per']:.1f} us)" for k, v in r.items() if v["us_per"]))
     summary = {}
-    for kind in certs:
-        for c in cands:
-            for load in ("full", "resumed", "keepalive"):
-                vals = [r[load]["us_per"] for r in results["runs"]
-                        if r["cert"] == kind and r["candidate"] == c.name and load in r and r[load]["us_per"]]
-                if vals:
-                    summary.setdefault(kind, {}).setdefault(load, {})[c.name] = statistics.median(vals)
+    for threads in thread_counts:
+        for kind in certs:
+            for c in cands:
+                for load in ("full", "resumed", "keepalive"):
+                    vals = [r[load]["us_per"] for r in results["runs"]
+                            if r["threads"] == threads and r["cert"] == kind and r["candidate"] == c.name
+                            and load in r and r[load]["us_per"]]
+                    if vals:
+                        summary.setdefault(f"{threads}t {kind}", {}).setdefault(load, {})[c.name] = \
+                            statistics.median(vals)
     results["median_us_per"] = summary
-    print(f"# CPU us per operation (median of {a.reps}), terminator on one thread; ratio = peer / sluice")
+    print(f"# CPU us per operation (median of {a.reps}); ratio = peer / sluice")
     for kind, loads in summary.items():
         for load, per in loads.items():
             base = per.get("sluice")
             row = "  ".join(f"{n} {v:.1f}" + (f" ({v / base:.2f})" if base and n != "sluice" else "")
                             for n, v in per.items())
-            print(f"{kind:5} {load:9} {row}")
+            print(f"{kind:8} {load:9} {row}")
     sp = results["speed"]
     if "ecdsa_p256_sign_per_s" in sp and "x25519_op_per_s" in sp:
         floor = 1e6 / sp["ecdsa_p256_sign_per_s"] + 2e6 / sp["x25519_op_per_s"]

@@ -410,7 +410,9 @@ int ServerContext::on_client_hello(SSL* s, int* alert, void* arg) {
     }
     ctx = sc->default_;
   }
-  if (ctx != SSL_get_SSL_CTX(s)) SSL_set_SSL_CTX(s, ctx);
+  // The connection was made from the default context: it has its settings already.
+  if (ctx == SSL_get_SSL_CTX(s)) return SSL_CLIENT_HELLO_SUCCESS;
+  SSL_set_SSL_CTX(s, ctx);
   // What SSL_set_SSL_CTX() leaves as the first context had it: the chosen one's versions,
   // ciphers, groups, options and client certificate checks.
   auto it = sc->settings_.find(ctx);

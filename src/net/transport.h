@@ -144,17 +144,24 @@ class RawTransport final : public Transport {
     if (fd_ >= 0) ::close(fd_);
     fd_ = fd;
     held_ = false;
+    watched_ = false;
   }
   // From now on the socket's bytes are this TLS connection's (its handshake done), which the
   // transport owns and frees with the connection.
   void set_tls(ssl_st* s) { tls_ = s; }
+  // The socket is already in the loop with watch()'s events, for a handler that is going
+  // away (the TLS handshake's): watch() then only points it at the new one, one system call
+  // instead of a removal and an addition.
+  void set_watched() { watched_ = true; }
   ssl_st* tls() const { return tls_; }
 
   int fd() const override { return fd_; }
   bool watch(core::EventLoop& loop, core::IoHandler* h) override {
     // Edge-triggered, both directions, registered once and never modified: the owner
     // remembers readiness itself and stops calling recv/send at EAGAIN.
-    return loop.add(fd_, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, h);
+    constexpr uint32_t kEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+    if (watched_) [[unlikely]] return loop.modify(fd_, kEvents, h);
+    return loop.add(fd_, kEvents, h);
   }
   IoResult recv(char* dst, std::size_t room) override {
     if (room == 0) return {0, IoStatus::kOk, 0};   // recv() would say 0, read as a FIN
@@ -230,6 +237,7 @@ class RawTransport final : public Transport {
 
   int fd_ = -1;
   bool held_ = false;   // the last send() had `more`: bytes may wait for the FIN or a push
+  bool watched_ = false;   // set_watched()
   ssl_st* tls_ = nullptr;
 };
 

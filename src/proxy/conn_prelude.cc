@@ -28,10 +28,10 @@ void ConnPrelude::log_failure(log::ConnError why) {
   w_.log_connection_error(l_, peer_, accept_wall_us_, why);
 }
 
-int ConnPrelude::release_socket() {
+int ConnPrelude::release_socket(bool keep_watched) {
   done_ = true;
   w_.loop().timers().cancel(timer_);
-  w_.loop().remove(fd_);
+  if (!keep_watched) w_.loop().remove(fd_);
   const int fd = fd_;
   fd_ = -1;
   w_.session_closed(this);

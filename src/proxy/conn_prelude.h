@@ -30,9 +30,11 @@ class ConnPrelude : public Session, public core::IoHandler {
   void drop_socket(bool watched);
   // HAProxy's line for a connection that ended here (Worker::log_connection_error()).
   void log_failure(log::ConnError why);
-  // The socket leaves this object (the timer cancelled, the loop told): the caller hands it
-  // on. This object is gone from the worker's list.
-  int release_socket();
+  // The socket leaves this object (the timer cancelled, the loop told unless `keep_watched`):
+  // the caller hands it on. This object is gone from the worker's list. With `keep_watched`
+  // the loop still points at this object: the next owner must re-point it (watch() of a
+  // transport given set_watched()) before the loop runs again.
+  int release_socket(bool keep_watched = false);
 
   Worker& w_;
   Listener& l_;

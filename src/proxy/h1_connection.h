@@ -97,6 +97,7 @@ class H1Connection final : public Session {
   // Decrypted bytes may already wait inside OpenSSL, where no event announces them.
   void adopt_tls(ssl_st* s) override {
     cio_.set_tls(s);
+    cio_.set_watched();
     txn_.set_client_tls(s);
     c_rd_ = true;
   }

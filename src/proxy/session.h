@@ -74,7 +74,8 @@ class Session : public core::Deferred, public core::TimerHandler, public Describ
   // addresses, and its TLVs answer the fc_pp_* fetches.
   virtual void adopt_proxy_header(std::shared_ptr<const net::pp::Header> h) {}
   // The connection's TLS handshake is done (bind ... ssl, proxy/tls_handshake.h): its bytes
-  // are the TLS connection's from now on (before start()). The session owns it.
+  // are the TLS connection's from now on (before start()). The session owns it. The socket is
+  // still in the loop, registered for the handshake: start() re-points it at the session.
   virtual void adopt_tls(ssl_st* s) {}
 
   ConnSlots slots;              // given back by Worker::session_closed()

@@ -72,6 +72,7 @@ class TcpSession final : public Session, public StreamTimes {
   // Decrypted bytes may already wait inside OpenSSL, where no event announces them.
   void adopt_tls(ssl_st* s) override {
     cio_.set_tls(s);
+    cio_.set_watched();
     c_rd_ = true;
   }
   ssl_st* client_tls() const override { return cio_.tls(); }

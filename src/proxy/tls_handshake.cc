@@ -85,7 +85,9 @@ void TlsHandshake::step() {
   Worker& w = w_;
   const net::SocketAddress peer = peer_;
   auto pp = std::move(pp_);
-  const int fd = release_socket();
+  // The session's transport re-points the loop's registration at itself as it starts
+  // (Session::adopt_tls()), in this call.
+  const int fd = release_socket(/*keep_watched=*/true);
   w.begin_tls_session(l, fd, peer, ssl, std::move(pp), std::move(s));
 }
 
