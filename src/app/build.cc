@@ -220,6 +220,9 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
   }
   ps.maxaccept = g.tune_maxaccept;
   ps.max_conn_rate = g.max_conn_rate;
+  ps.max_ssl_conn = g.max_ssl_conn;
+  ps.max_ssl_rate = g.max_ssl_rate;
+  net::tls::set_max_record(g.tune_ssl_maxrecord);
   if (g.max_sess_rate > 0 && (ps.max_conn_rate == 0 || g.max_sess_rate < ps.max_conn_rate))
     ps.max_conn_rate = g.max_sess_rate;
   ps.bufsize = static_cast<uint32_t>(g.tune_bufsize);

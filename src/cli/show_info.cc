@@ -53,7 +53,7 @@ std::vector<InfoField> info_fields(const stats::ProcessSnapshot& p) {
       {19, "CumReq", "MCPV", T::kU32, num(p.cum_req),
        "Total number of HTTP requests since the process started"},
       // sluice never splices: no pipes. Tools read these three, so they are present.
-      {20, "MaxSslConns", "MMPV", T::kU32, "0",
+      {20, "MaxSslConns", "MMPV", T::kU32, num(p.max_ssl_conns),
        "Hard limit on the number of per-process SSL endpoints (front+back), 0=unlimited"},
       {21, "CurrSslConns", "MGPV", T::kU32, num(p.curr_ssl_conns),
        "Current number of SSL endpoints on this worker process (front+back)"},
@@ -74,7 +74,8 @@ std::vector<InfoField> info_fields(const stats::ProcessSnapshot& p) {
       {31, "MaxSessRate", "MMPV", T::kU32, num(p.max_sess_rate), "Highest SessRate reached"},
       {32, "SslRate", "MRPV", T::kU32, num(p.ssl_rate),
        "Number of SSL connections created on this worker process over the last second"},
-      {33, "SslRateLimit", "CLPV", T::kU32, "0", "Hard limit for SslRate (global.maxsslrate)"},
+      {33, "SslRateLimit", "CLPV", T::kU32, num(p.ssl_rate_limit),
+       "Hard limit for SslRate (global.maxsslrate)"},
       {34, "MaxSslRate", "MMPV", T::kU32, num(p.max_ssl_rate),
        "Highest SslRate reached on this worker process since started (in connections per second)"},
       {35, "SslFrontendKeyRate", "MGPV", T::kU32, num(p.ssl_fe_key_rate),

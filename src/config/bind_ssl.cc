@@ -300,6 +300,10 @@ void kw_ssl_global(Parser& p, Line& l) {
     auto n = parse_strict_int(v, 0, INT_MAX);
     if (!n) throw ConfigError{fmt::format("{}'{}' expects an integer argument.", l.where, kw)};
     d.cache_size = static_cast<int>(*n);
+  } else if (kw == "tune.ssl.maxrecord") {
+    auto n = parse_strict_int(v, 0, INT_MAX);
+    if (!n) throw ConfigError{fmt::format("{}'{}' expects an integer argument.", l.where, kw)};
+    g.tune_ssl_maxrecord = static_cast<int>(*n);
   } else if (kw == "tune.ssl.lifetime") {
     auto t = parse_time(v, TimeUnit::kS);
     if (t.status != TimeValue::Status::kOk)

@@ -73,6 +73,17 @@ void kw_rate_limit(Parser& p, Line& l) {
   (l.args[0] == "maxconnrate" ? p.global.max_conn_rate : p.global.max_sess_rate) = static_cast<int>(*n);
 }
 
+// `maxsslconn` / `maxsslrate`: TLS connections open (both sides) and TLS handshakes accepted
+// per second, process-wide; a TLS listener stops accepting at the limit.
+void kw_ssl_limit(Parser& p, Line& l) {
+  std::string v = l.args.size() > 1 ? l.args[1] : "";
+  auto n = parse_strict_int(v, 0, INT_MAX);
+  if (!n)
+    throw ConfigError{fmt::format("{}'{}' expects an integer argument.", l.where, l.args[0])};
+  no_extra(l, 2);
+  (l.args[0] == "maxsslconn" ? p.global.max_ssl_conn : p.global.max_ssl_rate) = static_cast<int>(*n);
+}
+
 void stats_socket(Parser& p, Line& l) {
   if (l.args.size() < 3)
     throw ConfigError{l.where + "'stats socket' expects an address (a UNIX path, ipv4@addr:port, "
@@ -428,7 +439,7 @@ constexpr std::string_view kHaproxyGlobal[] = {
     "numa-cpu-mapping", "quiet", "set-dumpable",
     "cpu-set", "cpu-affinity",
     "strict-limits", "ulimit-n", "unix-bind", "busy-polling",
-    "maxsslconn", "maxzlibmem",
+    "maxzlibmem",
     "httpclient.resolvers.disabled",
     "tune.maxpollevents", "tune.runqueue-depth",
     "tune.recv_enough", "ssl-engine", "stats",
@@ -465,6 +476,7 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"tune.ssl.default-dh-param", kInGlobal, 0, kw_ssl_global, "<bits>: the size of the Diffie-Hellman group of DHE key exchanges (TLS 1.2 DHE-* ciphers), not above the RSA key's size, as in HAProxy: 4096 bits from 4096 up, else 2048 (HAProxy 3.5's sizes; RFC 7919 ffdhe groups). Without it DHE ciphers are not offered, as in HAProxy 3.5; TLS 1.3 and ECDHE do not use it"},
     {"tune.ssl.cachesize", kInGlobal, 0, kw_ssl_global, "<sessions>: sessions each bind line keeps for resumption by id, shared by every worker (default 20000; 0: none)"},
     {"tune.ssl.lifetime", kInGlobal, 0, kw_ssl_global, "<time>: how long a session can be resumed (default 300s)"},
+    {"tune.ssl.maxrecord", kInGlobal, 0, kw_ssl_global, "<bytes>: at most this many bytes go into one TLS write, so records stay small enough for a client to decrypt the first bytes before the rest arrives (0 or unset: OpenSSL's 16384)"},
     {"pidfile", kInGlobal, 0, kw_pidfile, "<path>: write the pid there; a second one warns"},
     {"hard-stop-after", kInGlobal, 0, kw_hard_stop_after, "<time>: longest soft-stop duration"},
     {"spread-checks", kInGlobal, 0, kw_spread_checks, "<0..50>: each health check interval varies at random by up to that percentage either way (default 0), so that checks started together drift apart"},
@@ -474,6 +486,8 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"grace", kInGlobal, 0, kw_grace, "<time>: delay between SIGUSR1 and the soft stop; meanwhile `show info` says `Stopping: 1` and the listeners still accept; `hard-stop-after` counts from the end of it"},
     {"tune.bufsize", kInGlobal, 0, kw_bufsize, "<size>: buffer size, rounded up to a multiple of 16 (default 16384); 256m or more is fatal when a proxy is in HTTP mode"},
     {"maxconnrate", kInGlobal, 0, kw_rate_limit, "<n>: accepted connections per second, process-wide"},
+    {"maxsslconn", kInGlobal, 0, kw_ssl_limit, "<n>: TLS connections open at once, process-wide, client and server sides together; TLS listeners stop accepting at the limit (0 or unset: none)"},
+    {"maxsslrate", kInGlobal, 0, kw_ssl_limit, "<n>: TLS connections accepted per second, process-wide; TLS listeners stop accepting for the rest of the second at the limit (0 or unset: none)"},
     {"maxsessrate", kInGlobal, 0, kw_rate_limit, "<n>: new sessions per second, process-wide (equal to connections in TCP mode)"},
     {"tune.maxaccept", kInGlobal, 0, kw_maxaccept, "<n>|-1: connections accepted per wake-up (default 4, also for 0; -1 = unlimited)"},
     {"node", kInGlobal, 0, kw_node, "<name>: node name shown by stats"},
@@ -569,9 +583,8 @@ std::string_view haproxy_global_keyword_reason(std::string_view kw) {
   static constexpr Reason kReasons[] = {
       {"tune.h1.be.glitches-threshold", "sluice's HTTP/1 parser does not count protocol glitches"},
       {"tune.h1.fe.glitches-threshold", "sluice's HTTP/1 parser does not count protocol glitches"},
-      {"tune.ssl.*", "it needs TLS"},
-      {"ssl-engine", "it needs TLS"},
-      {"maxsslconn", "it needs TLS"},
+      {"tune.ssl.*", "sluice's TLS does not have this setting yet"},
+      {"ssl-engine", "OpenSSL 3 has no engines (providers replace them)"},
       {"maxzlibmem", "it needs HTTP compression"},
       {"tune.comp.*", "it needs HTTP compression"},
       {"tune.zlib.*", "it needs HTTP compression"},

@@ -662,6 +662,9 @@ struct GlobalConfig {
   int tune_maxaccept = 4;            // -1 = unlimited
   int max_conn_rate = 0;             // `maxconnrate`, 0 = none
   int max_sess_rate = 0;             // `maxsessrate`, 0 = none
+  int max_ssl_conn = 0;              // `maxsslconn`, 0 = none
+  int max_ssl_rate = 0;              // `maxsslrate`, 0 = none
+  int tune_ssl_maxrecord = 0;        // `tune.ssl.maxrecord`: bytes per TLS write, 0 = no limit
   std::string node;                  // `node`, default hostname (set by app)
   int spread_checks = 0;             // `spread-checks`: % of random variation of check intervals
   // `external-check [preserve-env]`: external checks may run (preserve-env: they inherit the

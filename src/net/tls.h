@@ -194,6 +194,8 @@ Step handshake(ssl_st* s);
 IoResult recv(ssl_st* s, char* dst, std::size_t room);
 IoResult send(ssl_st* s, const char* src, std::size_t len);
 IoResult sendv(ssl_st* s, const iovec* parts, int n);
+// tune.ssl.maxrecord: at most `bytes` go into one TLS write (0: no limit). Start-up.
+void set_max_record(int bytes);
 // Sends close_notify (without waiting for the peer's).
 void shutdown(ssl_st* s);
 void free(ssl_st* s);

@@ -12,6 +12,8 @@ namespace sluice::net::tls {
 
 namespace {
 
+int g_max_record = 0;   // tune.ssl.maxrecord
+
 // The SSL ex_data slot keeping the OpenSSL error code that broke a connection (ssl_fc_err).
 int error_index() {
   static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
@@ -103,13 +105,18 @@ IoResult recv(SSL* s, char* dst, std::size_t room) {
   return {got, IoStatus::kOk, 0};
 }
 
+void set_max_record(int bytes) { g_max_record = bytes > 0 ? bytes : 0; }
+
 IoResult send(SSL* s, const char* src, std::size_t len) {
   if (len == 0) return {0, IoStatus::kOk, 0};
   std::size_t sent = 0;
   while (sent < len) {
     std::size_t n = 0;
     errno = 0;
-    const int r = SSL_write_ex(s, src + sent, len - sent, &n);
+    std::size_t chunk = len - sent;
+    if (g_max_record > 0 && chunk > static_cast<std::size_t>(g_max_record)) [[unlikely]]
+      chunk = static_cast<std::size_t>(g_max_record);
+    const int r = SSL_write_ex(s, src + sent, chunk, &n);
     if (r == 1) {
       sent += n;
       continue;

@@ -35,6 +35,11 @@ namespace sluice::proxy {
 void ListenerWatch::on_io(uint32_t) { w_.accept_from(*this); }
 void SpecialWatch::on_io(uint32_t) { w_.accept_special(*this); }
 
+namespace {
+// How long a TLS listener stopped by `maxsslconn` waits before it looks again.
+constexpr uint64_t kSslLimitRecheckMs = 10;
+}  // namespace
+
 bool Worker::limits_have_room(const Listener& l) const {
   return process_.actconn().has_room() && l.proxy->feconn.has_room() && l.line->limit.has_room();
 }
@@ -73,11 +78,29 @@ void Worker::accept_batch(ListenerWatch& watch, int batch, bool draining) {
       pause_until_next_second(watch);
       return;
     }
+    // A TLS listener also waits for `maxsslconn` and `maxsslrate` (not while draining).
+    const bool tls = l.line && l.line->settings.tls;
+    if (tls && !draining) [[unlikely]] {
+      if (!process_.ssl_conn_room()) {
+        process_.accept_rate().give_back();
+        slots.release();
+        // No slot of ours frees when a TLS connection closes: look again shortly.
+        pause_until(watch, loop_.now_ms() + kSslLimitRecheckMs);
+        return;
+      }
+      if (!process_.ssl_rate().try_take(loop_.now_ms())) {
+        process_.accept_rate().give_back();
+        slots.release();
+        pause_until_next_second(watch);
+        return;
+      }
+    }
     net::SocketAddress peer;
     int err = 0;
     int fd = net::accept_connection(l.fd, &peer, &err);
     if (fd < 0) {
       process_.accept_rate().give_back();
+      if (tls && !draining) process_.ssl_rate().give_back();
       slots.release();
       if (err == EINTR || err == ECONNABORTED) continue;
       // EAGAIN: another thread took it or the backlog is empty.

@@ -16,6 +16,7 @@
 #include "net/reuseport_migration.h"
 #include "net/reuseport_steering.h"
 #include "net/socket.h"
+#include "net/tls.h"
 #include "proxy/worker.h"
 
 namespace sluice::proxy {
@@ -25,10 +26,16 @@ std::mutex g_exit_mu;
 std::condition_variable g_exit_cv;
 }  // namespace
 
+bool Process::ssl_conn_room() const {
+  return settings_.max_ssl_conn <= 0 ||
+         net::tls::live_connections() < static_cast<uint64_t>(settings_.max_ssl_conn);
+}
+
 Process::Process(ProcessSettings settings)
     : settings_(std::move(settings)),
       actconn_(settings_.maxconn),
-      accept_rate_(settings_.max_conn_rate) {
+      accept_rate_(settings_.max_conn_rate),
+      ssl_rate_(settings_.max_ssl_rate) {
   start_wall_s_ = base::wall_us() / 1000000;
   start_mono_ms_ = base::monotonic_ms();
 }

@@ -247,6 +247,10 @@ class Process {
   std::atomic<int>& idle_pooled(int i) { return idle_pooled_[static_cast<std::size_t>(i)]; }
 
   AcceptRate& accept_rate() { return accept_rate_; }
+  // `maxsslrate`: the TLS listeners' accepts per second. Any thread.
+  AcceptRate& ssl_rate() { return ssl_rate_; }
+  // `maxsslconn`: room for one more TLS connection (both sides count, as in HAProxy).
+  bool ssl_conn_room() const;
   // The process-wide stream number (%rt, the id in unique-id-format), from 0.
   uint64_t next_stream_id() { return stream_ids_.fetch_add(1, std::memory_order_relaxed); }
   ConnLimit& actconn() { return actconn_; }
@@ -323,6 +327,7 @@ class Process {
   std::atomic<uint64_t> stream_ids_{0};
   ConnLimit actconn_;
   AcceptRate accept_rate_;
+  AcceptRate ssl_rate_;
   std::atomic<uint64_t> cum_conns_{0};
   std::atomic<uint64_t> maxconn_reached_{0};
   std::atomic<int> paused_listeners_{0};

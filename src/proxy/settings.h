@@ -345,6 +345,8 @@ struct ProcessSettings {
   int hard_maxconn = 0;
   int maxaccept = 4;                      // -1 unlimited
   int max_conn_rate = 0;                  // accepts per second (maxconnrate/maxsessrate), 0 none
+  int max_ssl_conn = 0;                   // TLS connections open, both sides (maxsslconn), 0 none
+  int max_ssl_rate = 0;                   // TLS handshakes accepted per second (maxsslrate), 0 none
   uint32_t bufsize = 16384;
   uint32_t hard_stop_after_ms = 0;
   uint32_t grace_ms = 0;                  // `grace`: SIGUSR1 to the real soft stop

@@ -209,6 +209,8 @@ stats::ProcessSnapshot StatsView::process() const {
     ticket_resumptions += tr.ticket_resumptions.get();
   }
   s.curr_ssl_conns = net::tls::live_connections();
+  s.max_ssl_conns = static_cast<uint64_t>(std::max(0, set.max_ssl_conn));
+  s.ssl_rate_limit = static_cast<uint64_t>(std::max(0, set.max_ssl_rate));
   s.cum_ssl_conns = net::tls::total_connections();
   // HAProxy's rounding: the share of frontend connections that needed no new key.
   if (s.ssl_fe_key_rate < s.ssl_rate)

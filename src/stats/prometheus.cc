@@ -223,11 +223,11 @@ void process_metrics(const ProcessSnapshot& p, std::string* out) {
   g("current_session_rate", "New sessions in the last second.", p.sess_rate);
   g("limit_session_rate", "Configured limit of new sessions per second.", p.sess_rate_limit);
   g("max_session_rate", "Highest number of new sessions per second.", p.max_sess_rate);
-  g("max_ssl_connections", "Configured limit of TLS connections (0: none).", 0);
+  g("max_ssl_connections", "Configured limit of TLS connections (0: none).", p.max_ssl_conns);
   g("current_ssl_connections", "Current TLS connections (both sides).", p.curr_ssl_conns);
   g("ssl_connections_total", "TLS connections since start-up (both sides).", p.cum_ssl_conns, true);
   g("current_ssl_rate", "New frontend TLS connections in the last second.", p.ssl_rate);
-  g("limit_ssl_rate", "Configured limit of new TLS connections per second.", 0);
+  g("limit_ssl_rate", "Configured limit of new TLS connections per second.", p.ssl_rate_limit);
   g("max_ssl_rate", "Highest number of new frontend TLS connections per second.", p.max_ssl_rate);
   g("current_frontend_ssl_key_rate", "Full frontend TLS handshakes in the last second.", p.ssl_fe_key_rate);
   g("max_frontend_ssl_key_rate", "Highest number of full frontend TLS handshakes per second.", p.ssl_fe_max_key_rate);

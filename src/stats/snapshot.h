@@ -161,6 +161,7 @@ struct ProcessSnapshot {
   // TLS (both sides for the connections; the key rates are full handshakes).
   uint64_t curr_ssl_conns = 0, cum_ssl_conns = 0;
   uint64_t ssl_rate = 0, max_ssl_rate = 0;
+  uint64_t max_ssl_conns = 0, ssl_rate_limit = 0;   // maxsslconn / maxsslrate, 0 none
   uint64_t ssl_fe_key_rate = 0, ssl_fe_max_key_rate = 0, ssl_fe_reuse_pct = 0;
   uint64_t ssl_be_key_rate = 0, ssl_be_max_key_rate = 0;
   uint64_t ssl_cache_lookups = 0, ssl_cache_misses = 0;

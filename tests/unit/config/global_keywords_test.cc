@@ -36,6 +36,19 @@ TEST(Global, Maxconn) {
   EXPECT_TRUE(parse("global\n  maxconn -1\n").has("parsing [f.cfg:2] : cannot parse 'maxconn' value '-1', an integer is expected."));
 }
 
+TEST(Global, TlsLimits) {
+  auto r = parse("global\n  maxsslconn 100\n  maxsslrate 20\n  tune.ssl.maxrecord 1400\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  EXPECT_EQ(r.global().max_ssl_conn, 100);
+  EXPECT_EQ(r.global().max_ssl_rate, 20);
+  EXPECT_EQ(r.global().tune_ssl_maxrecord, 1400);
+  // HAProxy 3.5's messages.
+  EXPECT_TRUE(parse("global\n  maxsslconn abc\n").has("parsing [f.cfg:2] : 'maxsslconn' expects an integer argument."));
+  EXPECT_TRUE(parse("global\n  maxsslrate -1\n").has("parsing [f.cfg:2] : 'maxsslrate' expects an integer argument."));
+  EXPECT_TRUE(parse("global\n  maxsslconn 5 6\n").has("parsing [f.cfg:2] : 'maxsslconn' cannot handle unexpected argument '6'."));
+  EXPECT_TRUE(parse("global\n  tune.ssl.maxrecord x\n").has("parsing [f.cfg:2] : 'tune.ssl.maxrecord' expects an integer argument."));
+}
+
 TEST(Global, Maxaccept) {
   // HAProxy turns 0 into its default (4); -1 is unlimited.
   auto zero = parse("global\n  tune.maxaccept 0\n");
