@@ -346,21 +346,20 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       s.send_proxy = o == "send-proxy" ? 1 : 2;
       ++i;
     } else if (o == "proxy-v2-options") {
-      // What send-proxy-v2 adds as TLVs: HAProxy's words for an unknown one; the TLS ones
-      // need TLS.
+      // What send-proxy-v2 adds as TLVs (added to what the line, or default-server, asked
+      // already, as in HAProxy); HAProxy's words for an unknown one.
       std::string_view list = v;
-      s.pp2_options = 0;
       while (true) {
         const std::size_t comma = list.find(',');
         const std::string_view opt = list.substr(0, comma);
         if (opt == "unique-id") s.pp2_options |= net::pp::kOptUniqueId;
         else if (opt == "crc32c") s.pp2_options |= net::pp::kOptCrc32c;
         else if (opt == "authority") s.pp2_options |= net::pp::kOptAuthority;
-        else if (opt == "ssl" || opt == "cert-cn" || opt == "ssl-cipher" || opt == "cert-sig" ||
-                 opt == "cert-key")
-          throw ConfigError{fmt::format("{} : 'proxy-v2-options {}' is not supported by sluice yet "
-                                        "(the PROXY header does not carry TLS facts yet).", head,
-                                        opt)};
+        else if (opt == "ssl") s.pp2_options |= net::pp::kOptSsl;
+        else if (opt == "cert-cn") s.pp2_options |= net::pp::kOptSsl | net::pp::kOptCertCn;
+        else if (opt == "ssl-cipher") s.pp2_options |= net::pp::kOptSsl | net::pp::kOptSslCipher;
+        else if (opt == "cert-sig") s.pp2_options |= net::pp::kOptSsl | net::pp::kOptCertSig;
+        else if (opt == "cert-key") s.pp2_options |= net::pp::kOptSsl | net::pp::kOptCertKey;
         else
           throw ConfigError{fmt::format("{} : '{}' : proxy v2 option not implemented.", head, opt)};
         if (comma == std::string_view::npos) break;
@@ -368,9 +367,11 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       }
       i += 2;
     } else if (o == "send-proxy-v2-ssl" || o == "send-proxy-v2-ssl-cn") {
-      // send-proxy-v2 with the client connection's TLS facts.
-      throw ConfigError{fmt::format("{} : '{}' is not supported by sluice yet (the PROXY header "
-                                    "does not carry TLS facts yet).", head, o)};
+      // send-proxy-v2 with the client connection's TLS version (and its certificate's CN).
+      s.send_proxy = 2;
+      s.pp2_options |= net::pp::kOptSsl;
+      if (o == "send-proxy-v2-ssl-cn") s.pp2_options |= net::pp::kOptCertCn;
+      ++i;
     } else if (o == "no-send-proxy" || o == "no-send-proxy-v2") {
       if (s.send_proxy == (o == "no-send-proxy" ? 1 : 2)) s.send_proxy = 0;
       ++i;

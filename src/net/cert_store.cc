@@ -79,11 +79,7 @@ base::Result<CertInfo> describe_pem(const std::string& pem) {
     }
     GENERAL_NAMES_free(sans);
   }
-  if (EVP_PKEY* k = X509_get0_pubkey(leaf)) {
-    const int id = EVP_PKEY_get_base_id(k);
-    ci.algorithm = (id == EVP_PKEY_EC ? "EC" : id == EVP_PKEY_RSA ? "RSA" : id == EVP_PKEY_DSA ? "DSA" : "") +
-                   std::to_string(EVP_PKEY_get_bits(k));
-  }
+  if (EVP_PKEY* k = X509_get0_pubkey(leaf)) ci.algorithm = key_algorithm(k);
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int md_len = 0;
   if (X509_digest(leaf, EVP_sha1(), md, &md_len) == 1) ci.sha1 = hex(md, md_len);

@@ -47,11 +47,30 @@ inline constexpr uint8_t kTlvAuthority = 0x02;
 inline constexpr uint8_t kTlvCrc32c = 0x03;
 inline constexpr uint8_t kTlvNoop = 0x04;
 inline constexpr uint8_t kTlvUniqueId = 0x05;
+// PP2_TYPE_SSL: a client byte (the flags below), the certificate's verify result (4 bytes,
+// network order), then sub-TLVs.
+inline constexpr uint8_t kTlvSsl = 0x20;
+inline constexpr uint8_t kSubSslVersion = 0x21;
+inline constexpr uint8_t kSubSslCn = 0x22;
+inline constexpr uint8_t kSubSslCipher = 0x23;
+inline constexpr uint8_t kSubSslSigAlg = 0x24;
+inline constexpr uint8_t kSubSslKeyAlg = 0x25;
+inline constexpr uint8_t kClientSsl = 0x01;        // the client connection is TLS
+inline constexpr uint8_t kClientCertConn = 0x02;   // it sent a certificate on this connection
+inline constexpr uint8_t kClientCertSess = 0x04;   // its session has one (a resumed one too)
 
 // `server ... proxy-v2-options`: the TLVs sluice adds to the v2 headers it sends.
 inline constexpr uint8_t kOptUniqueId = 1;    // the stream's unique id (unique-id-format)
 inline constexpr uint8_t kOptCrc32c = 2;      // a CRC32C of the header
 inline constexpr uint8_t kOptAuthority = 4;   // the authority a received header carried
+// The TLS facts of the client connection (kTlvSsl): `ssl` (its version), and each of these
+// implies it: `cert-cn` (the client certificate's CN), `ssl-cipher`, `cert-sig` and `cert-key`
+// (the signature and key algorithms of the certificate the frontend presented).
+inline constexpr uint8_t kOptSsl = 8;
+inline constexpr uint8_t kOptCertCn = 16;
+inline constexpr uint8_t kOptSslCipher = 32;
+inline constexpr uint8_t kOptCertSig = 64;
+inline constexpr uint8_t kOptCertKey = 128;
 
 struct Header {
   int version = 0;            // 1 or 2

@@ -238,6 +238,9 @@ bool cert_field(ssl_st* s, bool peer, CertField f, std::string* out);
 bool cert_dn(ssl_st* s, bool peer, bool issuer, std::string_view entry, int occ, bool rfc2253,
              std::string* out);
 long verify_result(ssl_st* s);            // X509_V_OK (0) or the verification error
+// The key of this side's certificate as `show ssl cert` names it: "EC256", "RSA2048" ("":
+// none).
+std::string local_key_alg(ssl_st* s);
 
 // Loads the certificates a `crt` names (a PEM file, or every file of a directory) and checks
 // each one's key, as the context will; the number loaded. The errors are HAProxy's ("unable to

@@ -120,6 +120,12 @@ bool cert_dn(SSL* s, bool peer, bool issuer, std::string_view entry, int occ, bo
   return !out->empty();
 }
 
+std::string key_algorithm(EVP_PKEY* key) {
+  const int id = EVP_PKEY_get_base_id(key);
+  const char* name = id == EVP_PKEY_EC ? "EC" : id == EVP_PKEY_RSA ? "RSA" : id == EVP_PKEY_DSA ? "DSA" : "";
+  return name + std::to_string(EVP_PKEY_get_bits(key));
+}
+
 std::string x509_name_line(const X509_NAME* name) {
   std::string out;
   for (int i = 0; i < X509_NAME_entry_count(name); ++i) {
@@ -139,6 +145,12 @@ std::string x509_name_line(const X509_NAME* name) {
                static_cast<std::size_t>(ASN1_STRING_length(v)));
   }
   return out;
+}
+
+std::string local_key_alg(SSL* s) {
+  X509* x = SSL_get_certificate(s);
+  EVP_PKEY* k = x ? X509_get0_pubkey(x) : nullptr;
+  return k ? key_algorithm(k) : "";
 }
 
 }  // namespace sluice::net::tls

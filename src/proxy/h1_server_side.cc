@@ -220,7 +220,8 @@ void H1Connection::start_connect() {
     std::vector<net::pp::Tlv> tlvs;
     if (ss.send_proxy == 2) txn_.render_pp2_tlvs(*tx_, &tlvs);
     srv_preamble_ = proxy_header_for(ss, txn_.client(), txn_.local_addr(), cio_.fd(),
-                                     txn_.proxy_header(), txn_.unique_id, std::move(tlvs));
+                                     txn_.proxy_header(), txn_.unique_id, cio_.tls(),
+                                     std::move(tlvs));
   }
   // The request is sent right after connect() (below): its first segment carries the ACK
   // (option tcp-smart-connect, on by default).

@@ -9,6 +9,7 @@
 #include "log/line.h"
 #include "net/proxy_protocol.h"
 #include "net/socket.h"
+#include "net/tls.h"
 #include "proxy/worker.h"
 
 namespace sluice::proxy {
@@ -27,16 +28,60 @@ log::ConnError code_of(net::pp::Error e) {
 }
 }  // namespace
 
+namespace {
+void sub_tlv(std::string& out, uint8_t type, std::string_view v) {
+  out.push_back(static_cast<char>(type));
+  out.push_back(static_cast<char>((v.size() >> 8) & 0xff));
+  out.push_back(static_cast<char>(v.size() & 0xff));
+  out.append(v);
+}
+
+// PP2_TYPE_SSL for `client_tls` (null: a plain connection, which has the flags and verify
+// result at 0 and nothing more), with the sub-TLVs `opts` asks for, in HAProxy 3.5's order.
+net::pp::Tlv ssl_tlv(ssl_st* s, uint8_t opts) {
+  namespace pp = net::pp;
+  uint8_t client = 0;
+  uint32_t verify = 0;
+  std::string subs;
+  if (s) {
+    client |= pp::kClientSsl;
+    const bool cert = net::tls::has_peer_cert(s);
+    if (cert) {
+      client |= pp::kClientCertSess;
+      if (!net::tls::session_reused(s)) client |= pp::kClientCertConn;
+      verify = static_cast<uint32_t>(net::tls::verify_result(s));
+    }
+    sub_tlv(subs, pp::kSubSslVersion, net::tls::protocol(s));
+    std::string v;
+    if ((opts & pp::kOptCertCn) && cert &&
+        net::tls::cert_dn(s, /*peer=*/true, /*issuer=*/false, "CN", 1, false, &v))
+      sub_tlv(subs, pp::kSubSslCn, v);
+    if (opts & pp::kOptCertKey) {
+      if (std::string k = net::tls::local_key_alg(s); !k.empty()) sub_tlv(subs, pp::kSubSslKeyAlg, k);
+    }
+    if ((opts & pp::kOptCertSig) &&
+        net::tls::cert_field(s, /*peer=*/false, net::tls::CertField::kSigAlg, &v))
+      sub_tlv(subs, pp::kSubSslSigAlg, v);
+    if (opts & pp::kOptSslCipher) sub_tlv(subs, pp::kSubSslCipher, net::tls::cipher(s));
+  }
+  pp::Tlv t{pp::kTlvSsl, {}};
+  t.value.push_back(static_cast<char>(client));
+  for (int shift = 24; shift >= 0; shift -= 8) t.value.push_back(static_cast<char>((verify >> shift) & 0xff));
+  t.value += subs;
+  return t;
+}
+}  // namespace
+
 std::string proxy_header_for(const lb::ServerSettings& srv, const net::SocketAddress& client,
                              const net::SocketAddress* local, int client_fd,
                              const net::pp::Header* received, std::string_view unique_id,
-                             std::vector<net::pp::Tlv> tlvs) {
+                             ssl_st* client_tls, std::vector<net::pp::Tlv> tlvs) {
   net::SocketAddress dst;
   if (local) dst = *local;
   else net::local_address(client_fd, &dst);
   if (srv.send_proxy == 1) return net::pp::build_v1(client, dst);
   // HAProxy 3.5's order: the set-proxy-v2-tlv-fmt ones, the CRC32C, the authority, the unique
-  // id (sent, empty, when the stream has none).
+  // id (sent, empty, when the stream has none), the TLS facts.
   const uint8_t opts = srv.pp2_options;
   const std::size_t crc_pos = tlvs.size();
   if (opts & net::pp::kOptAuthority) {
@@ -45,6 +90,7 @@ std::string proxy_header_for(const lb::ServerSettings& srv, const net::SocketAdd
   }
   if (opts & net::pp::kOptUniqueId)
     tlvs.push_back(net::pp::Tlv{net::pp::kTlvUniqueId, std::string(unique_id)});
+  if (opts & net::pp::kOptSsl) tlvs.push_back(ssl_tlv(client_tls, opts));
   return net::pp::build_v2(client, dst, tlvs, opts & net::pp::kOptCrc32c, crc_pos);
 }
 

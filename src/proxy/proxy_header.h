@@ -17,6 +17,8 @@
 #include "log/conn_error.h"
 #include "net/address.h"
 #include "net/proxy_protocol.h"
+
+struct ssl_st;
 #include "proxy/conn_prelude.h"
 #include "proxy/settings.h"
 
@@ -29,10 +31,11 @@ class Worker;
 // The v2 header carries `tlvs` (the server's set-proxy-v2-tlv-fmt values, render_pp2_tlvs())
 // and what `proxy-v2-options` asks: a CRC32C, the authority `received` carried (the PROXY
 // header the client connection began with), the stream's unique id.
+// With `ssl` options, the client connection's TLS facts (`client_tls`, null: a plain one).
 std::string proxy_header_for(const lb::ServerSettings& srv, const net::SocketAddress& client,
                              const net::SocketAddress* local, int client_fd,
                              const net::pp::Header* received, std::string_view unique_id,
-                             std::vector<net::pp::Tlv> tlvs = {});
+                             ssl_st* client_tls, std::vector<net::pp::Tlv> tlvs = {});
 
 // The values of a server's `set-proxy-v2-tlv-fmt` formats for the stream `r` and `ctx`
 // describe (the request after its rules, the backend and the server), appended to `out`.

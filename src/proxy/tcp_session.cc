@@ -388,7 +388,7 @@ std::string TcpSession::proxy_header() {
   if (const auto* f = be_->settings.pp2_tlvs_of(static_cast<std::size_t>(leg_.server()->index())))
     [[unlikely]] render_pp2_tlvs(*f, &tlvs);
   return proxy_header_for(leg_.server()->settings(), client_, local_address(), cio_.fd(),
-                          pp_.get(), {}, std::move(tlvs));
+                          pp_.get(), {}, cio_.tls(), std::move(tlvs));
 }
 
 bool TcpSession::send_proxy_header() {

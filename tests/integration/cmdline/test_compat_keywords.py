@@ -62,13 +62,6 @@ frontend f
     assert "'use-server' requires either 'if' or 'unless' followed by a condition." in err, err
 
 
-def test_tls_proxy_v2_server_options_say_they_are_not_supported(cfg):
-    for opt in ("send-proxy-v2-ssl", "send-proxy-v2-ssl-cn"):
-        rc, _, err = check(cfg, f"{HTTP_DEFAULTS}\nbackend b\n    server s1 127.0.0.1:1 {opt}\n")
-        assert rc == 1 and (f"'{opt}' is not supported by sluice yet (the PROXY header does not "
-                            "carry TLS facts yet).") in err, err
-
-
 def test_an_http_reply_status_missing_from_its_http_errors_section_warns(cfg, tmp_path):
     page = tmp_path / "503.http"
     page.write_text("HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n")

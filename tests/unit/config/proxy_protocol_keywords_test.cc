@@ -56,9 +56,25 @@ TEST(ProxyProtocolKeywords, OptionsWithoutSendProxyV2Warn) {
 TEST(ProxyProtocolKeywords, Errors) {
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 send-proxy-v2 proxy-v2-options foo\n")
                   .contains("'server b/s' : 'foo' : proxy v2 option not implemented."));
-  EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 proxy-v2-options crc32c,cert-cn\n")
-                  .contains("'proxy-v2-options cert-cn' is not supported by sluice yet (the "
-                            "PROXY header does not carry TLS facts yet)."));
+}
+
+// The TLS options: each implies `ssl`; send-proxy-v2-ssl(-cn) are send-proxy-v2 with them,
+// added to what the line already asked.
+TEST(ProxyProtocolKeywords, TlsOptions) {
+  namespace pp = net::pp;
+  auto r = parse("backend b\n"
+                 "  server s1 1.1.1.1:1 send-proxy-v2 proxy-v2-options cert-cn,ssl-cipher\n"
+                 "  server s2 1.1.1.1:1 send-proxy-v2-ssl proxy-v2-options unique-id\n"
+                 "  server s3 1.1.1.1:1 send-proxy-v2-ssl-cn\n"
+                 "  server s4 1.1.1.1:1 send-proxy-v2 proxy-v2-options cert-sig,cert-key\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& s = proxy(r, "b").servers;
+  EXPECT_EQ(s[0].pp2_options, pp::kOptSsl | pp::kOptCertCn | pp::kOptSslCipher);
+  EXPECT_EQ(s[1].send_proxy, 2);
+  EXPECT_EQ(s[1].pp2_options, pp::kOptSsl | pp::kOptUniqueId);
+  EXPECT_EQ(s[2].send_proxy, 2);
+  EXPECT_EQ(s[2].pp2_options, pp::kOptSsl | pp::kOptCertCn);
+  EXPECT_EQ(s[3].pp2_options, pp::kOptSsl | pp::kOptCertSig | pp::kOptCertKey);
 }
 
 // set-proxy-v2-tlv-fmt(<type>) <fmt>: types as strtoul reads them, in the order written (a type
