@@ -148,10 +148,9 @@ check::CheckSettings check_settings(const config::ProxyConfig& p, const config::
   c.socks4 = s.socks4;
   c.via_socks4 = s.check_via_socks4;
   // TLS: config::ServerTlsConfig::checks_use_tls says when (HAProxy's rule).
-  if (s.tls.checks_use_tls) {
-    c.tls = s.tls.check_context;
-    c.tls_sni = s.tls.check_sni;
-  }
+  if (s.tls.checks_use_tls) c.tls = s.tls.check_context;
+  c.tls_sni = s.tls.check_sni;
+  c.rule_tls = s.tls.rule_context;
   return c;
 }
 

@@ -218,8 +218,17 @@ void Checker::open_connection(const CheckRule* rule) {
   // neither does anything, as in HAProxy).
   socks_.reset();
   const bool socks = s_.has_socks4 && (rule && !rule->is_default ? rule->via_socks4 : s_.via_socks4);
-  // TLS on the check's own connection (the first, or `connect default`), never an agent's.
-  use_tls_ = s_.tls && s_.type != CheckSettings::Type::kAgent && !(rule && !rule->is_default);
+  // TLS on the check's own connection (the first, or `connect default`), never an agent's,
+  // and on a `connect ssl` step's.
+  tls_rule_ = nullptr;
+  if (rule && !rule->is_default) {
+    use_tls_ = rule->ssl && s_.rule_tls;
+    tls_ctx_ = s_.rule_tls.get();
+    tls_rule_ = rule;
+  } else {
+    use_tls_ = s_.tls && s_.type != CheckSettings::Type::kAgent;
+    tls_ctx_ = s_.tls.get();
+  }
   pp_sent_ = false;
   if (socks) socks_ = std::make_unique<net::socks4::Handshake>(to);
   bool in_progress = false;
@@ -346,7 +355,11 @@ void Checker::on_connected() {
   }
   if (use_tls_ && !tls_done_) {
     send_proxy_header_once();   // in clear, before the handshake
-    if (!ssl_) ssl_ = s_.tls->new_conn(fd_, s_.tls_sni, nullptr);
+    if (!ssl_) {
+      const bool own_sni = tls_rule_ && !tls_rule_->sni.empty();
+      ssl_ = tls_ctx_->new_conn(fd_, own_sni ? std::string_view(tls_rule_->sni) : s_.tls_sni, nullptr);
+      if (ssl_ && tls_rule_ && !tls_rule_->alpn.empty()) net::tls::offer_alpn(ssl_, tls_rule_->alpn);
+    }
     if (!ssl_) {
       complete(lb::CheckStatus::kSockErr, 0, "out of memory");
       return;

@@ -89,6 +89,9 @@ struct CheckSettings {
   // one that does not end in time L6TOUT. Null: plain.
   std::shared_ptr<const net::tls::ClientContext> tls;
   std::string tls_sni;
+  // The context of `connect ssl` steps (the server's, or one made for them); their own `sni`
+  // and `alpn` apply, else tls_sni and the context's.
+  std::shared_ptr<const net::tls::ClientContext> rule_tls;
   // `option log-health-checks`: a line for each check whose result changes the server's
   // health or status ("Health check for server b/s succeeded, ..."), and state changes
   // without their reason, as HAProxy 3.5 writes them.
@@ -300,6 +303,8 @@ class Checker : public core::IoHandler, public core::TimerHandler {
   // connection (null: none yet), whether its handshake is done, and whether the PROXY header
   // already went (before the handshake).
   bool use_tls_ = false;
+  const net::tls::ClientContext* tls_ctx_ = nullptr;   // the context it uses
+  const CheckRule* tls_rule_ = nullptr;   // a `connect ssl` step's (its sni, alpn), or null
   ssl_st* ssl_ = nullptr;
   bool tls_done_ = false;
   bool pp_sent_ = false;

@@ -50,6 +50,11 @@ struct CheckRule {
   bool is_default = false;   // `default`: as the check's own connection (its check-send-proxy)
   bool linger = false;       // closed with a FIN rather than a reset (HAProxy's default)
   bool via_socks4 = false;   // through the server's SOCKS4 proxy (`socks4`), if it has one
+  // `ssl`: a TLS handshake once connected (the server's TLS settings), sending `sni` (empty:
+  // the server's check-sni) and offering `alpn` (empty: the server's check-alpn).
+  bool ssl = false;
+  std::string sni;
+  std::vector<std::string> alpn;
 
   // kSend: the bytes (send, send-binary decoded) or a log-format (send-lf, send-binary-lf:
   // `fmt`, hex-decoded when `binary`).

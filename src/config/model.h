@@ -133,6 +133,12 @@ struct ServerTlsConfig {
   // is the same one, or with check-alpn its own.
   std::shared_ptr<const net::tls::ClientContext> context;
   std::shared_ptr<const net::tls::ClientContext> check_context;
+  // The options with the globals applied (set at the end of every server line), and the
+  // context of `tcp-check connect ssl` / `http-check connect ssl` steps: check_context when
+  // there is one, else built once the proxy is read (Parser::compile_server_formats()).
+  net::tls::ClientOptions resolved;
+  std::string where;   // "[f.cfg:9] : 'server b/s' : ", for the errors of that late build
+  std::shared_ptr<const net::tls::ClientContext> rule_context;
 };
 
 struct ServerConfig {

@@ -150,10 +150,22 @@ std::size_t server_ssl_option(Parser& p, const Line& l, std::size_t i, ServerCon
   return 0;
 }
 
+std::shared_ptr<const net::tls::ClientContext> make_client_context(const ServerTlsConfig& t) {
+  const net::tls::ClientOptions& o = t.resolved;
+  if (o.verify && o.ca_file.empty())
+    throw ConfigError{fmt::format(
+        "{}verify is enabled by default but no CA file specified. If you're running on a LAN "
+        "where you're certain to trust the server's certificate, please set an explicit 'verify "
+        "none' statement on the 'server' line, or use 'ssl-server-verify none' in the global "
+        "section to disable server-side verifications by default.", t.where)};
+  auto ctx = net::tls::ClientContext::make(o);
+  if (!ctx.ok()) throw ConfigError{t.where + ctx.error().message};
+  return std::move(ctx.value());
+}
+
 void finish_server_ssl(Parser& p, const std::string& head, ServerConfig& s) {
   ServerTlsConfig& t = s.tls;
   const bool checks_tls = t.check_ssl == 1;
-  if (!t.ssl && !checks_tls) return;
   const std::string where = head + " : ";
   const GlobalConfig& g = p.global;
   net::tls::ClientOptions o = t.options;
@@ -169,15 +181,10 @@ void finish_server_ssl(Parser& p, const std::string& head, ServerConfig& s) {
   resolve_tls_versions(o.min_version, o.max_version,
                        t.disabled_versions | g.ssl_server_disabled_versions, where);
   o.verify = t.verify >= 0 ? t.verify == 1 : g.ssl_server_verify;
-  if (o.verify && o.ca_file.empty())
-    throw ConfigError{fmt::format(
-        "{}verify is enabled by default but no CA file specified. If you're running on a LAN "
-        "where you're certain to trust the server's certificate, please set an explicit 'verify "
-        "none' statement on the 'server' line, or use 'ssl-server-verify none' in the global "
-        "section to disable server-side verifications by default.", where)};
-  auto ctx = net::tls::ClientContext::make(o);
-  if (!ctx.ok()) throw ConfigError{where + ctx.error().message};
-  t.context = std::move(ctx.value());
+  t.resolved = o;
+  t.where = where;
+  if (!t.ssl && !checks_tls) return;
+  t.context = make_client_context(t);
   t.check_context = t.context;
   if (!t.check_alpn.empty()) {
     o.alpn = t.check_alpn;

@@ -16,6 +16,9 @@ std::size_t server_ssl_option(Parser& p, const Line& l, std::size_t i, ServerCon
 // ssl-default-server-* globals, `ssl-server-verify` for a line without `verify`, the files
 // loaded and the context built (errors name the line).
 void finish_server_ssl(Parser& p, const std::string& head, ServerConfig& s);
+// A context from t.resolved (a server without `ssl` whose checks have a `connect ssl` step),
+// with HAProxy's refusal of `verify` without a CA file. Throws ConfigError.
+std::shared_ptr<const net::tls::ClientContext> make_client_context(const ServerTlsConfig& t);
 // ssl-default-server-ciphers|ciphersuites|curves|sigalgs|client-sigalgs|options and
 // ssl-server-verify.
 void kw_ssl_server_global(Parser& p, Line& l);

@@ -12,6 +12,7 @@
 #include "base/strings.h"
 #include "config/proxy_keywords.h"
 #include "config/units.h"
+#include "config/tls_words.h"
 #include "sample/expr.h"
 
 namespace sluice::config::proxy_kw {
@@ -186,10 +187,24 @@ CheckRule parse_check_connect(TcpCheckConfig& tc, const Line& l, std::string_vie
         throw ConfigError{fmt::format("{}'{} connect' : 'comment' expects a string as "
                                       "argument.", l.where, kw)};
       r.comment = l.args[++i];
-    } else if (o == "ssl" || o == "sni" || o == "alpn") {
-      throw ConfigError{fmt::format("{}'{} connect' : '{}' is not supported by sluice yet "
-                                    "(the server's `check-ssl` and `check-sni` are).", l.where,
-                                    kw, o)};
+    } else if (o == "ssl") {
+      r.ssl = true;
+    } else if (o == "sni") {
+      if (!has_v)
+        throw ConfigError{fmt::format("{}'{} connect' : 'sni' expects a string as argument..",
+                                      l.where, kw)};
+      r.sni = l.args[++i];
+    } else if (o == "alpn") {
+      if (!has_v)
+        throw ConfigError{fmt::format("{}'{} connect' : 'alpn' : missing the comma-delimited "
+                                      "ALPN protocol suite.", l.where, kw)};
+      r.alpn.clear();
+      for (const auto& a : split_commas(l.args[++i])) {
+        if (a.empty() || a.size() > 255)
+          throw ConfigError{fmt::format("{}'{} connect' : 'alpn' : invalid protocol name '{}'.",
+                                        l.where, kw, a)};
+        r.alpn.push_back(a);
+      }
     } else if (o == "proto" && has_v && l.args[i + 1] == "h1") {
       ++i;   // HTTP/1, the only protocol sluice's checks speak
     } else if (o == "via-socks4") {

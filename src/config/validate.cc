@@ -7,6 +7,7 @@
 
 #include "auth/userlist.h"
 #include "config/parser.h"
+#include "config/server_ssl.h"
 
 namespace sluice::config {
 
@@ -79,7 +80,24 @@ void Parser::compile_log_formats(ProxyConfig& p) {
 // where the request (after the rules), the backend and the server are known. HAProxy's
 // messages, at the server's line.
 void Parser::compile_server_formats(ProxyConfig& p) {
+  // `connect ssl` steps in the checks: each server needs a TLS context for them.
+  bool ssl_steps = false;
+  for (const TcpCheckConfig* rs : {&p.tcp_check, &p.http_check_rules})
+    for (const check::CheckRule& r : rs->rules)
+      if (r.kind == check::CheckRule::Kind::kConnect && r.ssl) ssl_steps = true;
   for (ServerConfig& sv : p.servers) {
+    if (ssl_steps) {
+      ServerTlsConfig& t = sv.tls;
+      t.rule_context = t.check_context ? t.check_context : t.context;
+      if (!t.rule_context) {
+        try {
+          t.rule_context = make_client_context(t);
+        } catch (const ConfigError& e) {
+          fatal(e.text, false);
+          return;
+        }
+      }
+    }
     // `sni <expr>`: evaluated when a connection to the server opens, as the pp2 TLVs are.
     // Without one, sni-auto sends the Host header in HTTP mode.
     if (sv.tls.ssl && sv.tls.sni_text.empty() && sv.tls.sni_auto && p.mode == Mode::kHttp) {

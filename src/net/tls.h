@@ -148,6 +148,10 @@ struct SessionSlot {
   std::string sni;
 };
 
+// Offers `protocols` by ALPN on a client connection (before its handshake), instead of its
+// context's.
+void offer_alpn(ssl_st* s, const std::vector<std::string>& protocols);
+
 class ClientContext {
  public:
   // Loads the CA, CRL and client certificate files and sets the options; the errors are

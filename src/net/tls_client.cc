@@ -11,6 +11,19 @@
 namespace sluice::net::tls {
 
 namespace {
+// ALPN's wire form of `protocols` (each name after its length byte) in `out`; the first name
+// that cannot be sent (empty, or over 255 bytes), "" when all can.
+std::string alpn_wire(const std::vector<std::string>& protocols, std::string* out) {
+  for (const auto& p : protocols) {
+    if (p.empty() || p.size() > 255) return p.empty() ? std::string("(empty)") : p;
+    out->push_back(static_cast<char>(p.size()));
+    *out += p;
+  }
+  return "";
+}
+}  // namespace
+
+namespace {
 
 // The SSL ex_data slot that points a client connection at its SessionSlot.
 int slot_index() {
@@ -70,11 +83,8 @@ base::Result<std::shared_ptr<ClientContext>> ClientContext::make(const ClientOpt
   }
   if (!o.alpn.empty()) {
     std::string wire;
-    for (const auto& p : o.alpn) {
-      if (p.empty() || p.size() > 255) return base::Error::text("invalid ALPN protocol name '" + p + "'.");
-      wire.push_back(static_cast<char>(p.size()));
-      wire += p;
-    }
+    if (std::string bad = alpn_wire(o.alpn, &wire); !bad.empty())
+      return base::Error::text("invalid ALPN protocol name '" + bad + "'.");
     // 0 is success here.
     if (SSL_CTX_set_alpn_protos(ctx, reinterpret_cast<const unsigned char*>(wire.data()),
                                 static_cast<unsigned int>(wire.size())) != 0) {
@@ -161,6 +171,13 @@ SSL* ClientContext::new_conn(int fd, std::string_view sni, SessionSlot* slot) co
   SSL_set_connect_state(s);
   count_new_connection();
   return s;
+}
+
+void offer_alpn(SSL* s, const std::vector<std::string>& protocols) {
+  std::string wire;
+  if (!alpn_wire(protocols, &wire).empty()) return;   // the configuration checked the names
+  SSL_set_alpn_protos(s, reinterpret_cast<const unsigned char*>(wire.data()),
+                      static_cast<unsigned int>(wire.size()));
 }
 
 }  // namespace sluice::net::tls

@@ -269,6 +269,50 @@ backend l4
     assert any(c["sni"] == "backend.test" and c["requests"] >= 1 for c in o.conns), o.conns
 
 
+def test_connect_ssl_steps_in_tcp_check_and_http_check(cfg, sluice, pki, origins, short_tmp):
+    """`tcp-check connect ssl` / `http-check connect ssl` on a plain server: the step's own TLS
+    handshake with its `sni` and `alpn`; a handshake that fails fails the check at that step."""
+    from sluice_harness import cli
+    o = origins(pki.srv, alpn=["h2", "http/1.1"])
+    stranger = origins(pki.stranger)
+    port, sock = free_port(), short_tmp / "s.sock"
+    sluice(cfg(http_config(port, f"""option httpchk
+    http-check connect ssl sni backend.test alpn http/1.1
+    http-check send meth GET uri /health hdr host backend.test
+    http-check expect status 200
+    server s1 127.0.0.1:{o.port} check inter 200 verify required ca-file {pki.ca}""",
+                           extra_global=f"    stats socket {sock} level admin", extra=f"""
+backend tcp
+    mode tcp
+    option tcp-check
+    tcp-check connect ssl sni alt.test
+    tcp-check send "GET /tcp HTTP/1.1\\r\\nhost: x\\r\\n\\r\\n"
+    tcp-check expect rstring ^HTTP/1.1\\ 200
+    server s2 127.0.0.1:{o.port} check inter 200 verify none
+    server s3 127.0.0.1:{stranger.port} check inter 200 verify required ca-file {pki.ca}
+""")), wait_ports=[port], wait_unix=[sock])
+
+    def statuses():
+        rows = [l.split(",") for l in cli(sock, "show stat").splitlines() if l and not l.startswith("#")]
+        return {r[1]: r[36].removeprefix("* ") for r in rows if r[1] not in ("FRONTEND", "BACKEND")}
+    want = {"s1": "L7OK", "s2": "L7OK", "s3": "L6RSP"}
+    wait_until(lambda: statuses() == want, 10, message=lambda: f"check statuses {statuses()}")
+    assert any(c["sni"] == "backend.test" and c["alpn"] == "http/1.1" and c["requests"] >= 1
+               for c in o.conns), o.conns
+    assert any(c["sni"] == "alt.test" and c["alpn"] is None and c["requests"] >= 1
+               for c in o.conns), o.conns
+
+
+def test_connect_ssl_step_needs_a_ca_or_verify_none(tmp_path):
+    path = tmp_path / "t.cfg"
+    path.write_text(http_config(free_port(), "option tcp-check\n    tcp-check connect ssl\n"
+                                             "    server s1 127.0.0.1:4 check"))
+    r = subprocess.run([sluice_bin(), "-c", "-f", str(path)], capture_output=True, text=True,
+                       timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0, r.stderr
+    assert "'server be/s1' : verify is enabled by default but no CA file specified." in r.stderr, r.stderr
+
+
 def test_ssl_figures_in_show_info_and_prometheus(cfg, sluice, pki, origins, short_tmp):
     """CurrSslConns, CumSslConns (both sides), the frontend and backend key rates (full
     handshakes), the frontend reuse percentage, and their Prometheus metrics."""

@@ -134,8 +134,9 @@ TEST(TcpCheck, Errors) {
        "'tcp-check set-var(check.x)' : 'set-var' : fetch method 'set-var(check.x)' extracts "
        "information from 'HTTP request headers', none of which is available here."},
       {"tcp-check set-var(check.x,nope) int(1)", "'set-var' : unknown condition \"nope\"."},
+      {"tcp-check connect ssl sni", "'tcp-check connect' : 'sni' expects a string as argument.."},
+      {"tcp-check connect ssl alpn", "'tcp-check connect' : 'alpn' : missing the comma-delimited ALPN protocol suite."},
       // sluice's own: what it cannot do yet, or would silently ignore, says so.
-      {"tcp-check connect port 1 ssl", "'ssl' is not supported by sluice yet (the server's `check-ssl` and `check-sni` are)."},
       {"tcp-check unset-var(check.x) foo",
        "'tcp-check unset-var(check.x)' : unexpected argument 'foo' (a check step takes no "
        "condition)."},
