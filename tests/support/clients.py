@@ -57,6 +57,19 @@ def queued_clients(port: int, n: int) -> list[socket.socket]:
     return clients
 
 
+def request_ok(c, host: str = "a.test") -> bytes:
+    """Sends a GET / on `c` (a TLS socket, say) and reads until the "ok" body of a 200 (or the
+    end): what a `http-request return ... string ok` frontend answers."""
+    c.sendall(f"GET / HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+    got = b""
+    while b"\r\n\r\nok" not in got:
+        d = c.recv(4096)
+        if not d:
+            break
+        got += d
+    return got
+
+
 def recv_exact(sock: socket.socket, n: int, timeout: float = 5.0) -> bytes:
     deadline = time.monotonic() + timeout * slow_factor()
     buf = bytearray()

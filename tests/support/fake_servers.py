@@ -102,6 +102,20 @@ class TcpServer:
         self.stop()
 
 
+def record_head_and_answer(c: socket.socket, srv: TcpServer) -> None:
+    """A TcpServer handler: records what a connection sent up to the end of a request head
+    (a PROXY header first, if any) and answers 200 "ok", closing."""
+    c.settimeout(5)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        d = c.recv(4096)
+        if not d:
+            break
+        data += d
+    srv.add_result(data)
+    c.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
+
+
 class EchoServer(TcpServer):
     """Echoes what it receives. close_after=N: closes the connection after N bytes."""
 

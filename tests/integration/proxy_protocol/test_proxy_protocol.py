@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from fake_servers import TcpServer
+from fake_servers import TcpServer, record_head_and_answer as record_and_answer
 from sluice_harness import free_port, wait_until
 from side_by_side import debian_haproxy
 
@@ -167,19 +167,6 @@ def test_refused_headers_are_logged_and_closed(sluice):
     # Each worker thread logs its own connections: the order may differ from the clients'.
     assert sorted(pat.match(l).group(1) for l in got) == sorted(want), got
     assert not log_lines(s, "L ")
-
-
-def record_and_answer(c: socket.socket, srv) -> None:
-    """What a connection sent up to the end of a request head, recorded; answered 200."""
-    c.settimeout(2)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        d = c.recv(4096)
-        if not d:
-            break
-        data += d
-    srv.add_result(data)
-    c.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
 
 
 @pytest.mark.parametrize("mode", ["http", "tcp"])

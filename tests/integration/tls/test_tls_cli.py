@@ -11,6 +11,7 @@ import ssl
 import pytest
 
 from sluice_harness import HTTP_DEFAULTS, cli, free_port, wait_until
+from clients import request_ok as request
 from tls_certs import Pki
 
 
@@ -25,17 +26,6 @@ def pki(tmp_path_factory):
 
 def peer_cn(c: ssl.SSLSocket) -> str:
     return dict(x[0] for x in c.getpeercert()["subject"])["commonName"]
-
-
-def request(c: ssl.SSLSocket) -> bytes:
-    c.sendall(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
-    got = b""
-    while b"\r\n\r\nok" not in got:
-        d = c.recv(4096)
-        if not d:
-            break
-        got += d
-    return got
 
 
 def test_set_commit_abort_show(cfg, sluice, pki, short_tmp):

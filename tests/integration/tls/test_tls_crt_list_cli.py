@@ -13,6 +13,7 @@ import ssl
 import pytest
 
 from sluice_harness import HTTP_DEFAULTS, cli, free_port
+from clients import request_ok as request
 from tls_certs import Pki
 
 
@@ -46,17 +47,6 @@ def served(port: int, name: str, pki) -> str:
 
 def show(sock, path) -> str:
     return cli(sock, f"show ssl crt-list -n {path}").replace("\x00", "")
-
-
-def request(c: ssl.SSLSocket) -> bytes:
-    c.sendall(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
-    got = b""
-    while b"\r\n\r\nok" not in got:
-        d = c.recv(4096)
-        if not d:
-            break
-        got += d
-    return got
 
 
 def test_add_and_del(cfg, sluice, pki, short_tmp, tmp_path):

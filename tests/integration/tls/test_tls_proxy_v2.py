@@ -12,7 +12,7 @@ import struct
 
 import pytest
 
-from fake_servers import TcpServer
+from fake_servers import TcpServer, record_head_and_answer
 from sluice_harness import HTTP_DEFAULTS, free_port, wait_until
 from tls_certs import Pki
 
@@ -25,18 +25,6 @@ def pki(tmp_path_factory):
     p.a = p.issue("a", "a.test", key="ecdsa")
     p.client = p.issue("cl", "client.test", client=True)
     return p
-
-
-def record_and_answer(c: socket.socket, srv) -> None:
-    c.settimeout(5)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        d = c.recv(4096)
-        if not d:
-            break
-        data += d
-    srv.add_result(data)
-    c.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
 
 
 def tlvs_of(header: bytes) -> list[tuple[int, bytes]]:
@@ -56,7 +44,7 @@ def sub(t: int, v: bytes) -> bytes:
 
 
 def test_ssl_tlv(cfg, sluice, pki):
-    rec = TcpServer(record_and_answer)
+    rec = TcpServer(record_head_and_answer)
     tls1, tls2, plain1, plain2 = (free_port() for _ in range(4))
     try:
         sluice(cfg(f"""
