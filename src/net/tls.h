@@ -215,6 +215,8 @@ std::string_view protocol(ssl_st* s);     // "TLSv1.3"
 std::string_view cipher(ssl_st* s);       // "TLS_AES_256_GCM_SHA384"
 std::string_view sni(ssl_st* s);          // empty without one
 std::string_view alpn(ssl_st* s);         // empty without one
+// The key exchange group ("X25519", "prime256v1"; OpenSSL's short names), empty without one.
+std::string_view curve(ssl_st* s);
 bool session_reused(ssl_st* s);
 // A frontend connection that resumed its session from a ticket (TLS 1.3, or a TLS 1.2 client
 // that offered one), not from the session cache by id.

@@ -1,5 +1,6 @@
 // A TLS connection's handshake, reads and writes (net/tls.h).
 #include <openssl/err.h>
+#include <openssl/objects.h>
 #include <openssl/ssl.h>
 
 #include <atomic>
@@ -180,6 +181,13 @@ void free(SSL* s) {
 bool pending(SSL* s) { return SSL_has_pending(s) == 1; }
 
 std::string_view protocol(SSL* s) { return SSL_get_version(s); }
+
+std::string_view curve(SSL* s) {
+  const int nid = SSL_get_negotiated_group(s);
+  if (nid <= 0 || (nid & TLSEXT_nid_unknown)) return {};
+  const char* name = OBJ_nid2sn(nid);
+  return name ? std::string_view(name) : std::string_view();
+}
 
 std::string_view cipher(SSL* s) {
   const char* c = SSL_get_cipher_name(s);

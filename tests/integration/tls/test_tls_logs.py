@@ -48,7 +48,7 @@ frontend f
     http-request return status 200 content-type text/plain string ok
 frontend g
     log global
-    log-format "custom %sslv %sslc %[ssl_fc_err] [%[ssl_fc_err_str]] %{{+Q}}sslv"
+    log-format "custom %sslv %sslc %[ssl_fc_err] [%[ssl_fc_err_str]] %{{+Q}}sslv %[ssl_fc_curve]"
     bind 127.0.0.1:{custom} ssl crt {pki.a} ssl-min-ver TLSv1.3 ciphersuites TLS_AES_128_GCM_SHA256
     http-request return status 200 content-type text/plain string ok
 """), wait_ports=[port, custom])
@@ -64,7 +64,7 @@ frontend g
         '"GET /second HTTP/1.1" 0/0000000000000000/0/0/1 a.test/TLSv1.3/TLS_AES_128_GCM_SHA256'), line
     get(custom, ctx, "/third")
     line = udp_log.wait_for(lambda m: m.startswith("custom"))
-    assert line.rstrip("\n") == 'custom TLSv1.3 TLS_AES_128_GCM_SHA256 0 [-] "TLSv1.3"', line
+    assert line.rstrip("\n") == 'custom TLSv1.3 TLS_AES_128_GCM_SHA256 0 [-] "TLSv1.3" X25519', line
 
 
 def test_httpslog_needs_http_mode(cfg, tmp_path):

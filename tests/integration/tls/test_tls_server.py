@@ -74,7 +74,7 @@ global
     retries 0
 frontend fe
     bind 127.0.0.1:{port}
-    http-response set-header x-bc "%[ssl_bc] %[ssl_bc_protocol] %[ssl_bc_is_resumed]"
+    http-response set-header x-bc "%[ssl_bc] %[ssl_bc_protocol] %[ssl_bc_is_resumed] %[ssl_bc_curve]"
 {frontend}
     default_backend be
 backend be
@@ -92,13 +92,13 @@ def test_verified_server_sni_resumption_and_keepalive(cfg, sluice, pki, origins)
     # The name comes from the request and the certificate is checked against it.
     first = get(port, "backend.test", n=2)
     assert first[0].startswith(b"200 conn=1 sni=backend.test alpn=None resumed=0 host=backend.test"), first
-    assert first[0].endswith(b"| 1 TLSv1.3 0"), first
+    assert first[0].endswith(b"| 1 TLSv1.3 0 X25519"), first
     # The second request of the client rides the same TLS connection.
     assert first[1].startswith(b"200 conn=1 "), first
     # A new connection resumes the session made for that name.
     again = get(port, "backend.test")
     assert again[0].startswith(b"200 conn=2 sni=backend.test alpn=None resumed=1 "), again
-    assert again[0].endswith(b"| 1 TLSv1.3 1"), again
+    assert again[0].endswith(b"| 1 TLSv1.3 1 X25519"), again
     # Another name the certificate carries: a full handshake (a session is only resumed
     # towards the name it was made for).
     alt = get(port, "alt.test")
@@ -166,7 +166,7 @@ def test_client_certificate_alpn_default_server_and_no_reuse(cfg, sluice, pki, o
     r = get(port)
     assert r[0].startswith(b"200 conn=1 sni=backend.test alpn=http/1.1 resumed=0 "), r
     assert r[0].split(b" | ")[0].endswith(b"peer=commonName=sluice client"), r
-    assert r[0].endswith(b"| 1 TLSv1.2 0"), r
+    assert r[0].endswith(b"| 1 TLSv1.2 0 X25519"), r
     # no-ssl-reuse: the next connection makes a full handshake again.
     r = get(port)
     assert r[0].startswith(b"200 conn=2 sni=backend.test alpn=http/1.1 resumed=0 "), r

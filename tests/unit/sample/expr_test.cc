@@ -62,7 +62,7 @@ TEST(SampleExpr, ReportsHaproxyParseErrors) {
             "invalid args in fetch method 'var' : invalid variable name 'foo.x'. A variable "
             "name must start with its scope. The scope can be 'proc', '(p)sess', '(p)txn', "
             "'(p)req', '(p)res' or 'check'");
-  EXPECT_EQ(parse_error("ssl_fc_curve"), "fetch method 'ssl_fc_curve' is not supported by sluice yet (sluice's TLS does not report it yet)");
+  EXPECT_EQ(parse_error("ssl_fc_npn"), "fetch method 'ssl_fc_npn' is not supported by sluice yet (sluice's TLS does not report it yet)");
 }
 
 TEST(SampleExpr, ChecksTypesAtParseTime) {
