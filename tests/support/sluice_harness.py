@@ -565,10 +565,12 @@ class Sluice:
         while any(pid_alive(p) for p in left) and time.monotonic() < deadline:
             time.sleep(0.02)
         stayed = [p for p in left if pid_alive(p)]
+        # Judged by what each one runs now: an external check's child was still sluice between
+        # its fork and its exec when `own` was taken, and is the check's command by now.
+        stayed_own = [p for p in stayed if p in own and _exe_of(p) == exe]
         for p in stayed:
             with contextlib.suppress(OSError):
                 os.kill(p, _signal_mod.SIGKILL)
-        stayed_own = [p for p in stayed if p in own]
         assert not stayed_own, f"sluice processes {stayed_own} outlived their master {self.proc.pid}"
 
     def __enter__(self) -> "Sluice":
