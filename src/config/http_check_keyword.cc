@@ -27,7 +27,7 @@ void kw_http_check(Parser& p, Line& l) {
     begin_own();
   } else if (sub == "connect") {
     begin_own();   // first: the port expression goes into the section's own set
-    r = parse_check_connect(tc, l, "http-check");
+    r = parse_check_connect(p, tc, l, "http-check");
   } else if (sub == "send") {
     begin_own();
     r.kind = check::CheckRule::Kind::kSend;

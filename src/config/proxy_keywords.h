@@ -80,7 +80,8 @@ int add_check_format(TcpCheckConfig& tc, const Line& l, std::string_view what,
                      const std::string& text);
 // The connect and expect rules of tcp-check and http-check (`kw` names the keyword in
 // messages; `http`: http-check's match kinds).
-check::CheckRule parse_check_connect(TcpCheckConfig& tc, const Line& l, std::string_view kw);
+check::CheckRule parse_check_connect(Parser& p, TcpCheckConfig& tc, const Line& l,
+                                     std::string_view kw);
 // `set-var(<var>[,<cond>...]) <expr>`, `set-var-fmt(...) <fmt>`, `unset-var(<var>)` (args[1]
 // on): a step that sets or forgets a variable (check.*, or proc.*).
 check::CheckRule parse_check_var(TcpCheckConfig& tc, const Line& l, std::string_view kw);

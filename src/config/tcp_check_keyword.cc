@@ -135,7 +135,7 @@ std::size_t parse_hdr_expect(const Line& l, std::string_view kw, std::string_vie
 
 }  // namespace
 
-CheckRule parse_check_connect(TcpCheckConfig& tc, const Line& l, std::string_view kw) {
+CheckRule parse_check_connect(Parser& p, TcpCheckConfig& tc, const Line& l, std::string_view kw) {
   CheckRule r;
   r.kind = CheckRule::Kind::kConnect;
   for (std::size_t i = 2; i < l.args.size(); ++i) {
@@ -218,6 +218,10 @@ CheckRule parse_check_connect(TcpCheckConfig& tc, const Line& l, std::string_vie
                                     "'linger', 'default' but got '{}' as argument..", l.where, kw, o)};
     }
   }
+  // HAProxy 3.5 takes them silently and sends nothing: say that they do nothing here.
+  if (!r.ssl && (!r.sni.empty() || !r.alpn.empty()))
+    p.warning(fmt::format("{}'{} connect' : '{}' has no effect without 'ssl'.", l.where, kw,
+                          r.sni.empty() ? "alpn" : "sni"));
   return r;
 }
 
@@ -424,7 +428,7 @@ void kw_tcp_check(Parser& p, Line& l) {
     begin_own();
   } else if (sub == "connect") {
     begin_own();   // first: the port expression goes into the section's own set
-    r = parse_check_connect(tc, l, "tcp-check");
+    r = parse_check_connect(p, tc, l, "tcp-check");
   } else if (sub == "send" || sub == "send-binary" || sub == "send-lf" || sub == "send-binary-lf") {
     begin_own();
     r = parse_send(tc, l, sub);

@@ -69,6 +69,23 @@ TEST(TcpCheck, DefaultsInheritance) {
   EXPECT_EQ(proxy(r, "c").tcp_check.rules[0].pattern, "C");
 }
 
+TEST(TcpCheck, ConnectSsl) {
+  auto r = parse(kHead +
+                 "  tcp-check connect ssl sni a.test alpn h2,http/1.1\n"
+                 "  tcp-check connect port 2 sni b.test\n"
+                 "  server s 127.0.0.1:1 check verify none\n");
+  ASSERT_TRUE(r.r.model) << r.all();
+  const auto& rules = proxy(r, "b").tcp_check.rules;
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_TRUE(rules[0].ssl);
+  EXPECT_EQ(rules[0].sni, "a.test");
+  EXPECT_EQ(rules[0].alpn, (std::vector<std::string>{"h2", "http/1.1"}));
+  // A server without ssl gets a context for the step.
+  EXPECT_TRUE(proxy(r, "b").servers[0].tls.rule_context);
+  // sni without ssl would do nothing: a warning with the line says so.
+  EXPECT_TRUE(r.contains("'tcp-check connect' : 'sni' has no effect without 'ssl'.")) << r.all();
+}
+
 TEST(TcpCheck, RulesWithoutTheOptionWarn) {
   auto r = parse(std::string("defaults\n  mode tcp\n") + kTimeouts +
                  "backend c\n  tcp-check expect string NOPE\n  server s 127.0.0.1:1 check\n");
