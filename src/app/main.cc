@@ -551,7 +551,7 @@ int run(int argc, char** argv) {
   process.join();
   if (master_channel >= 0 && stopped_by) {
     // A worker stopped by a signal says so to its master, as HAProxy's do ("exited with code
-    // 143 (Terminated)"); the master exits with that status, which systemd units expect.
+    // 143 (Terminated)"), and the master tells a normal stop (SIGTERM) from the others.
     std::fflush(stderr);
     signal(stopped_by, SIG_DFL);
     sigset_t one;

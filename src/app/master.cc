@@ -473,7 +473,10 @@ void Master::reap() {
       const std::string line =
           fmt::format("Current worker ({}) exited with code {} ({})", pid, code, how);
       code == 0 ? warning(line) : alert(line);
-      exit_code_ = code;
+      // The master exits with the first status that says something went wrong: a clean exit
+      // and SIGTERM (143) are the normal ends of a worker, SIGINT (130) and the rest are
+      // reported, as HAProxy's master does.
+      if (exit_code_ == 0 && code != 0 && code != 143) exit_code_ = code;
       // A worker that ended as asked (a clean exit, SIGINT, SIGTERM) is no failure.
       const bool failure = code != 0 && code != 130 && code != 143;
       if (!stopping_ && failure && s_.exit_on_failure && !s_.workers.empty()) {
@@ -572,7 +575,7 @@ MasterOutcome Master::run() {
           else reload_now(false);
         } else if (sig == SIGTERM || sig == SIGINT) {
           if (!stopping_) warning("Exiting Master process...");
-          stop_all(SIGTERM);
+          stop_all(sig);   // the workers get the signal the master got, as in HAProxy
         } else if (sig == SIGUSR1) {
           stop_all(SIGUSR1);
         } else if (sig == SIGHUP || sig == SIGTTOU || sig == SIGTTIN) {

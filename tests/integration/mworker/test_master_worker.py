@@ -29,12 +29,25 @@ def test_master_starts_a_worker_and_answers_show_proc(cfg, sluice, short_tmp):
     assert f"Pid: {worker}" in cli(msock, f"@!{worker} show info")
     assert "Can't find the target PID matching the prefix '@!1'" in cli(msock, "@!1 show info")
     assert "Can't find the target PID matching the prefix '@2'" in cli(msock, "@2 show info")
-    # SIGTERM: the master stops its worker and exits with the worker's status.
-    assert s.stop(signal.SIGTERM) == 143, s.describe()
+    # SIGTERM: the master stops its worker; the worker's 143 is its normal end, and the master
+    # exits with 0, as HAProxy 3.5's does.
+    assert s.stop(signal.SIGTERM) == 0, s.describe()
     wait_gone([worker])
     err = s.stderr()
     assert f"Current worker ({worker}) exited with code 143 (Terminated)" in err, err
-    assert "All workers exited. Exiting... (143)" in err, err
+    assert "All workers exited. Exiting... (0)" in err, err
+
+
+def test_sigint_reaches_the_worker_and_is_the_masters_status(cfg, sluice, short_tmp):
+    port, msock = free_port(), short_tmp / "master.sock"
+    s = sluice(cfg(http_config(port)), wait_ports=[port], wait_unix=[msock],
+               extra_args=["-W", "-S", str(msock)])
+    worker = current_worker(msock)
+    assert s.stop(signal.SIGINT) == 130, s.describe()
+    wait_gone([worker])
+    err = s.stderr()
+    assert f"Current worker ({worker}) exited with code 130 (Interrupt)" in err, err
+    assert "All workers exited. Exiting... (130)" in err, err
 
 
 def test_sigusr1_soft_stops_everything(cfg, sluice, short_tmp):
@@ -82,7 +95,7 @@ listen app
         with socket.create_connection(("127.0.0.1", port2), timeout=5) as c:
             c.sendall(b"b\n")
             assert c.recv(10) == b"b\n"
-    assert s2.stop(signal.SIGTERM) == 143
+    assert s2.stop(signal.SIGTERM) == 0
     wait_gone([new, old])
 
 
@@ -144,7 +157,7 @@ def test_master_cli_commands_and_levels(cfg, sluice, short_tmp):
     wait_gone([worker])
     assert cli(osock, "show cli level").strip() == "operator"
     worker = current_worker(msock)
-    assert s.stop(signal.SIGTERM) == 143
+    assert s.stop(signal.SIGTERM) == 0
     wait_gone([worker])
 
 
