@@ -130,9 +130,12 @@ void change_check_target(const CommandContext& ctx, stats::ServerRef ref, const 
   const std::string& what = arg(w, 3);
   const bool agent = what.starts_with("agent");
   const stats::ServerFacts f = ctx.control->facts(ref);
-  if (agent ? !f.agent_configured : !f.check_configured) {
-    *out += agent ? "agent checks are not enabled on this server.\n"
-                  : "health checks are not enabled on this server\n";
+  // Refused when the check is not configured or stopped by `disable health|agent`, with
+  // HAProxy 3.5's words (agent-send's sentence alone ends with a period).
+  if (agent ? !f.agent_running : !f.check_running) {
+    *out += !agent                   ? "health checks are not enabled on this server\n"
+            : what == "agent-send" ? "agent checks are not enabled on this server.\n"
+                                   : "agent checks are not enabled on this server\n";
     return;
   }
   if (what == "agent-send") {
@@ -202,7 +205,7 @@ void cmd_set_server(const CommandContext& ctx, const Words& w, std::string* out)
     if (ctx.control->set_health(ref, change) == stats::HealthResult::kTracking)
       *out += "cannot change health on a tracking server.\n";
   } else if (what == "agent") {
-    if (!ctx.control->facts(ref).agent_configured) {
+    if (!ctx.control->facts(ref).agent_running) {
       *out += "agent checks are not enabled on this server.\n";
     } else if (val == "up" || val == "down") {
       ctx.control->set_agent(ref, val == "up");

@@ -139,6 +139,10 @@ stats::ServerFacts ServerControlImpl::facts(stats::ServerRef ref) const {
   f.tracking = hooks_.tracking && hooks_.tracking(s);
   f.check_configured = hooks_.check_configured && hooks_.check_configured(s);
   f.agent_configured = hooks_.agent_configured && hooks_.agent_configured(s);
+  f.check_running =
+      f.check_configured && !s.check_state().paused.load(std::memory_order_relaxed);
+  f.agent_running =
+      f.agent_configured && !s.agent_state().paused.load(std::memory_order_relaxed);
   return f;
 }
 

@@ -88,10 +88,8 @@ bool apply_to(ServerControl& c, ServerRef ref, AdminAction action, bool proxy_di
       return c.enable_agent(ref, action == A::kEnableAgent) == HealthResult::kOk;
     case A::kAgentUp:
     case A::kAgentDown:
-      // HAProxy also skips a configured agent that is disabled. sluice runs no agent checks
-      // yet (no server has one configured); when they come, ServerFacts must say whether the
-      // agent is enabled.
-      if (!c.facts(ref).agent_configured) return false;
+      // HAProxy skips a server whose agent is not configured, or stopped by `disable agent`.
+      if (!c.facts(ref).agent_running) return false;
       return c.set_agent(ref, action == A::kAgentUp) == HealthResult::kOk;
     case A::kShutdown:
       // A disabled proxy has no sessions to kill; HAProxy leaves it out of the count.

@@ -34,6 +34,9 @@ struct ServerFacts {
   bool tracking = false;       // `track`s another server (health then follows that one)
   bool check_configured = false;
   bool agent_configured = false;
+  // Configured and not stopped by `disable health|agent` (HAProxy's CHK_ST_ENABLED).
+  bool check_running = false;
+  bool agent_running = false;
 };
 
 // Outcome of a health or agent change.

@@ -83,3 +83,16 @@ def test_cli_moves_the_check_and_the_agent(cfg, sluice, servers, short_tmp):
     state = [l.split() for l in cli(str(sock), "show servers state be").splitlines()
              if len(l.split()) > 20 and l.split()[3] == "s1"][0]
     assert state[-4:] == [str(moved.port), "127.0.0.1", "-", str(a2.port)], state
+    # A check stopped by `disable health|agent` is "not enabled" for these commands, as in
+    # HAProxy 3.5 (agent-addr/agent-port without the period agent-send's sentence has).
+    assert cli(str(sock), "disable health be/s1").strip() == ""
+    assert cli(str(sock), "set server be/s1 check-port 80").strip() == \
+        "health checks are not enabled on this server"
+    assert cli(str(sock), "disable agent be/s1").strip() == ""
+    for cmd, answer in [("agent-port 80", "agent checks are not enabled on this server"),
+                        ("agent-addr 127.0.0.2", "agent checks are not enabled on this server"),
+                        ("agent-send x", "agent checks are not enabled on this server."),
+                        ("agent up", "agent checks are not enabled on this server.")]:
+        assert cli(str(sock), f"set server be/s1 {cmd}").strip() == answer, cmd
+    assert cli(str(sock), "enable agent be/s1").strip() == ""
+    assert cli(str(sock), "set server be/s1 agent-port 80").strip() == ""

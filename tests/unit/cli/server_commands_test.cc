@@ -68,6 +68,8 @@ class FakeControl : public stats::ServerControl {
     f.tracking = s.tracking;
     f.check_configured = s.check;
     f.agent_configured = s.agent;
+    f.check_running = s.check;
+    f.agent_running = s.agent;
     return f;
   }
   void set_admin_state(stats::ServerRef r, stats::AdminChange a) override {

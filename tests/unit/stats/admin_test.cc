@@ -146,6 +146,13 @@ TEST(statsAdminForm, ActionsThatDoNotApply) {
     // Nor with an unknown one: one named, none changed.
     EXPECT_EQ(post(std::string("s=s2&s=zz&action=") + a + "&b=be").status, S::kErrp) << a;
   }
+  // An agent stopped by `disable agent`: it can be enabled again, but not forced up or down.
+  for (const char* a : {"arunn", "adown", "eagent"}) {
+    testing::FakeControl stopped;
+    stopped.servers[0].facts.agent_running = false;
+    S st = apply_admin_form(parse_admin_form(std::string("s=s1&action=") + a + "&b=be"), stopped);
+    EXPECT_EQ(st, std::string_view(a) == "eagent" ? S::kDone : S::kNone) << a;
+  }
   // Forced health: applies without a check, not to a tracking server.
   Outcome o = post("s=s2&action=hdown&b=be");
   EXPECT_EQ(o.status, S::kDone);

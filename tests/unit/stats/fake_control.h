@@ -24,6 +24,7 @@ class FakeControl : public ServerControl {
   FakeControl() {
     ServerFacts checked;
     checked.check_configured = checked.agent_configured = true;
+    checked.check_running = checked.agent_running = true;
     ServerFacts tracking;
     tracking.tracking = true;
     servers = {{"be", "s1", checked}, {"be", "s2", {}}, {"be", "t1", tracking}, {"off", "v1", {}}};
