@@ -163,15 +163,17 @@ void close_with_reset(int fd) {
   close(fd);
 }
 
-void silence_close(int fd) {
+void silence_close(int fd, int rst_ttl) {
   int one = 1;
   // What the client sent is acknowledged first: data still waiting for a delayed ACK would be
   // sent again after the close (its retransmission timer, 200 ms and up), and the kernel would
   // answer that with the very reset the client must not see.
   (void)setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
-  if (setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &one, sizeof one) == 0) return;
-  if (setsockopt(fd, IPPROTO_IP, IP_TTL, &one, sizeof one) != 0)
-    (void)setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &one, sizeof one);
+  if (rst_ttl == 0 && setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &one, sizeof one) == 0) return;
+  int ttl = rst_ttl ? rst_ttl : 1;
+  // An IPv6 socket may carry IPv4 (mapped addresses): both options, whichever applies.
+  (void)setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof ttl);
+  (void)setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &ttl, sizeof ttl);
 }
 
 bool local_address(int fd, SocketAddress* out) {

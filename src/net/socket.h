@@ -67,7 +67,10 @@ void close_with_reset(int fd);
 // repair mode, in which a close sends nothing at all (it needs CAP_NET_ADMIN); failing that,
 // what it sends from now on (the reset of its close) leaves with a hop limit of one, so that
 // it dies at the first router (on the local network it still arrives). Best effort.
-void silence_close(int fd);
+// `rst_ttl` (silent-drop rst-ttl <ttl>, 1..255): no repair mode, the reset leaves with that
+// hop limit, to clear the state of the devices within that many hops. The caller then closes
+// with a reset.
+void silence_close(int fd, int rst_ttl = 0);
 
 // getsockopt(SO_ERROR).
 int pending_socket_error(int fd);

@@ -169,8 +169,9 @@ bool Worker::connection_allowed(Listener& l, int fd, net::SocketAddress& peer,
   ProxyEnv env(process_, id_, &l, fe);
   view.env = &env;
   // set-src / set-src-port rewrite the peer the session will be started with.
-  const rules::TcpVerdict v =
-      rules::run_tcp_rules(fe.settings.tcp_connection_rules, view, {&peer, nullptr, expect_proxy});
+  uint8_t rst_ttl = 0;
+  const rules::TcpVerdict v = rules::run_tcp_rules(fe.settings.tcp_connection_rules, view,
+                                                   {&peer, nullptr, expect_proxy, &rst_ttl});
   if (v != rules::TcpVerdict::kReject && v != rules::TcpVerdict::kSilentDrop) return true;
   // As HAProxy: the connection counts (conn_tot, conn_rate, and maxconnrate already took it)
   // but never becomes a session (no stot, no log line); `dcon` says why (a reject; a
@@ -184,7 +185,7 @@ bool Worker::connection_allowed(Listener& l, int fd, net::SocketAddress& peer,
     fc.dcon.add();
   } else {
     fc.dreq.add();
-    net::silence_close(fd);
+    net::silence_close(fd, rst_ttl);
   }
   net::close_with_reset(fd);   // the caller's slot token goes back with it
   return false;

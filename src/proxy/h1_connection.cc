@@ -108,6 +108,7 @@ void H1Connection::start() {
       txn_.quiet = true;
       txn_.logged = true;
       if (v == rules::TcpVerdict::kSilentDrop) {
+        if (txn_.rst_ttl) net::silence_close(cio_.fd(), txn_.rst_ttl);
         close_mode_ = net::CloseMode::kReset;
       } else {
         net::discard_input(cio_);
@@ -531,8 +532,8 @@ void H1Connection::reject_request(int status, log::Termination term) {
   error_reply(status, term, true, false);
 }
 
-void H1Connection::drop_silently() {
-  net::silence_close(cio_.fd());
+void H1Connection::drop_silently(int rst_ttl) {
+  net::silence_close(cio_.fd(), rst_ttl);
   close_mode_ = net::CloseMode::kReset;
 }
 
@@ -544,7 +545,7 @@ void H1Connection::begin_transaction() {
         txn_.content_verdict(cio_.fd(), tx_->req_parser.head(), *tx_);
     if (v != rules::TcpVerdict::kAccept) {
       // silent-drop: the client gets nothing, not even the FIN (net::silence_close()).
-      if (v == rules::TcpVerdict::kSilentDrop) drop_silently();
+      if (v == rules::TcpVerdict::kSilentDrop) drop_silently(txn_.rst_ttl);
       finish({Cause::kProxy, FinalState::kRequest});
       return;
     }
@@ -592,7 +593,7 @@ void H1Connection::begin_transaction() {
   if (!forward) {
     LocalReply& r = tx_->reply;
     if (r.skip_body) skip_buffered_body();
-    if (r.silent) drop_silently();
+    if (r.silent) drop_silently(r.rst_ttl);
     if (r.delay_ms > 0) {
       // tarpit: the answer stays in tx_->reply until the timer sends it (on_timer()).
       tarpit_until_ = w_.loop().now_ms() + r.delay_ms;

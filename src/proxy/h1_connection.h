@@ -106,7 +106,7 @@ class H1Connection final : public Session {
   }
   void abort(const char* reason) override;
   // silent-drop: the close becomes a reset that does not leave this host.
-  void drop_silently();
+  void drop_silently(int rst_ttl = 0);   // rst-ttl: a reset with that IP TTL instead
   bool retry_from_queue() override;
   bool uses_server(const lb::Server* srv) const override { return txn_.leg().server() == srv; }
   void describe(SessionInfo* info) const override;

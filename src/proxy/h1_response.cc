@@ -99,7 +99,7 @@ bool H1Connection::parse_response() {
     // The server's response is dropped (its connection with it, as its body was not read) and
     // the rule's answer goes to the client instead, as in HAProxy.
     drop_server();
-    if (tx_->reply.silent) drop_silently();   // http-response silent-drop
+    if (tx_->reply.silent) drop_silently(tx_->reply.rst_ttl);   // http-response silent-drop
     reply(std::move(tx_->reply));
     return true;
   }

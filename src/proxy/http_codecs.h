@@ -25,6 +25,7 @@ struct LocalReply {
   bool skip_body = false;         // a request body already received whole is passed over
   uint32_t delay_ms = 0;          // tarpit: sent after this long (the client waits, counted Tw)
   bool silent = false;            // silent-drop: nothing sent, the close not even seen
+  uint8_t rst_ttl = 0;            // silent-drop rst-ttl: a reset with this IP TTL instead
 };
 
 struct HttpCodecs {

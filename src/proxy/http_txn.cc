@@ -75,7 +75,8 @@ rules::TcpVerdict HttpTxn::session_verdict(int client_fd) {
   rules::RequestView view;
   attach_vars(view, nullptr);
   net::SocketAddress dst;
-  const rules::TcpVerdict v = w_.session_verdict(l_, client_fd, view, {&client_, &dst});
+  const rules::TcpVerdict v =
+      w_.session_verdict(l_, client_fd, view, {&client_, &dst, nullptr, &rst_ttl});
   // set-src wrote client_ itself: the connection's source from now on. set-dst wrote `dst`.
   if (view.dst == &dst) {
     conn_dst_ = std::make_unique<net::SocketAddress>(dst);
@@ -107,6 +108,7 @@ rules::TcpVerdict HttpTxn::content_verdict(int client_fd, const http::RequestHea
     if (!stream_.addrs) stream_.addrs = std::make_unique<rules::StreamAddrs>();
     addrs = {&stream_.addrs->src, &stream_.addrs->dst};
   }
+  addrs.rst_ttl = &rst_ttl;
   const rules::TcpVerdict v =
       w_.content_verdict(l_, client_fd, view, this, addrs, &stream_.last_rule);
   if (addrs.src) {
@@ -359,6 +361,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
         count_status(-1);
         *reply_ = LocalReply{-1, {Cause::kProxy, FinalState::kRequest}, {}, true, false, true};
         reply_->silent = v.kind == rules::Verdict::Kind::kSilentDrop;
+        reply_->rst_ttl = v.rst_ttl;
         killed_request = true;
         return true;
       case rules::Verdict::Kind::kAuth:

@@ -272,6 +272,7 @@ class HttpTxn final : public StreamTimes {
   log::Termination term;           // how it ended (the log's %ts)
   bool logged = false;             // the log line was emitted (or suppressed)
   bool quiet = false;              // ends without a log line (a silent keep-alive close)
+  uint8_t rst_ttl = 0;             // a tcp-request silent-drop's rst-ttl (session, content)
   std::string req_line;            // for the log: "GET / HTTP/1.1", or "<BADREQ>"
   std::string unique_id;           // unique-id-format's id of this request (%ID, unique-id)
   // The process-wide stream number (%rt, txn.id32), taken from the shared counter the first

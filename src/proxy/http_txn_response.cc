@@ -87,6 +87,7 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
         w_.fe_counters(fe_.index).dreq.add();
         *reply_ = LocalReply{rh.status, {Cause::kProxy, FinalState::kRequest}, {}, true, false, false};
         reply_->silent = true;
+        reply_->rst_ttl = v.rst_ttl;
         return Next::kReply;
       case rules::Verdict::Kind::kContinue:
       case rules::Verdict::Kind::kService:   // request rules only

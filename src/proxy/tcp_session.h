@@ -263,6 +263,7 @@ class TcpSession final : public Session, public StreamTimes {
   uint64_t res_inspect_until_ms_ = 0;
   bool no_log_ = false;         // closed by tcp-request session rules: no log line (HAProxy)
   bool client_reset_ = false;   // silent-drop: the client is closed with a reset
+  uint8_t rst_ttl_ = 0;         // silent-drop rst-ttl: that reset's IP TTL
   bool denied_ = false;         // a rule ended it before a server: -1 timers in the log
   uint8_t fc_err_ = 0;          // fc_err: the client connection's log::ConnError
   mutable char term_text_[2];   // txn.sess_term_state's text, written when asked

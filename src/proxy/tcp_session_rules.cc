@@ -45,7 +45,8 @@ rules::TcpVerdict TcpSession::run_rules(const std::vector<rules::TcpRule>& list,
   env.stream = this;
   v.env = &env;
   const rules::TcpVerdict verdict =
-      rules::run_tcp_rules(list, v, {&client_, rd_ ? &rd_->local : nullptr}, &last_rule_);
+      rules::run_tcp_rules(list, v, {&client_, rd_ ? &rd_->local : nullptr, nullptr, &rst_ttl_},
+                           &last_rule_);
   if (rd_ && v.dst == &rd_->local) rd_->local_set = true;
   return verdict;
 }
@@ -157,7 +158,8 @@ bool TcpSession::backend_rules() {
 }
 
 void TcpSession::silent_drop(bool stream) {
-  if (stream) net::silence_close(cio_.fd());
+  // Without a stream yet (session rules) a plain reset, as HAProxy; rst-ttl sets its TTL.
+  if (stream || rst_ttl_) net::silence_close(cio_.fd(), rst_ttl_);
   client_reset_ = true;
 }
 

@@ -531,10 +531,13 @@ base::Result<HttpRule> parse_http_rule(const std::vector<std::string>& words, Ru
     case Action::kSilentDrop:
       r.reply.kind = r.action == Action::kReject ? Verdict::Kind::kReject : Verdict::Kind::kSilentDrop;
       i = 1;
-      if (r.action == Action::kSilentDrop && i < words.size() && words[i] == "rst-ttl")
-        return base::Error::text(fmt::format(
-            "'{} silent-drop rst-ttl' is not supported by sluice yet (its silent-drop closes in TCP "
-            "repair mode, or sends the reset with a hop limit of 1).", kw));
+      if (r.action == Action::kSilentDrop && i < words.size() && words[i] == "rst-ttl") {
+        auto ttl = detail::parse_rst_ttl(words, &i);
+        if (!ttl.ok())   // HAProxy's sentence, without the period action_error() adds
+          return base::Error::text(fmt::format("error detected while parsing '{}' rule : {}",
+                                               c.full, ttl.error().message));
+        r.reply.rst_ttl = ttl.value();
+      }
       break;
     case Action::kAuth: {
       // `auth [realm <realm>]`: the realm is plain text; without it, the proxy's name.

@@ -28,6 +28,10 @@ std::string_view trim_blanks(std::string_view v);
 std::string addr_host(const net::SocketAddress& a);
 // `if` and `unless`, which end an action's arguments and start its condition.
 inline bool is_cond_word(std::string_view w) { return w == "if" || w == "unless"; }
+// silent-drop's `rst-ttl <ttl>` (1..255): the word after `rst-ttl` is its value whatever it
+// is (`if` too, as in HAProxy); `*i` is at `rst-ttl` and moves past the value. HAProxy 3.5's
+// messages.
+base::Result<uint8_t> parse_rst_ttl(const std::vector<std::string>& words, std::size_t* i);
 
 // How an ACL term compares samples with its patterns (HAProxy's -m methods).
 using MatchMethod = pattern::Method;

@@ -184,6 +184,9 @@ struct Verdict {
   std::shared_ptr<const std::string> raw;
   std::string set_cookie;       // redirect: a Set-Cookie value (set-cookie, clear-cookie)
   std::vector<std::pair<std::string, std::string>> extra_headers;   // return `hdr` items
+  // silent-drop `rst-ttl <ttl>`: reset the connection with this IP TTL instead of silencing
+  // it (0: silence it).
+  uint8_t rst_ttl = 0;
 };
 
 // What rules change of the stream besides the message heads, for the caller to apply and read
@@ -412,6 +415,7 @@ struct TcpRule {
   std::shared_ptr<const sample::Expr> expr;
   int capture_len = 0;    // capture: the slot's length, and its id once the frontend gave it
   int capture_id = -1;
+  uint8_t rst_ttl = 0;    // silent-drop rst-ttl <ttl>; 0 none
   bool reject() const { return action == Action::kReject; }
   bool is_final() const {
     return action == Action::kAccept || action == Action::kReject || action == Action::kClose ||
@@ -465,6 +469,8 @@ struct TcpAddrs {
   net::SocketAddress* dst = nullptr;
   // expect-proxy layer4 (connection rules): set when one matched.
   bool* expect_proxy = nullptr;
+  // silent-drop (the verdict kSilentDrop): set to its rst-ttl (0: none).
+  uint8_t* rst_ttl = nullptr;
 };
 
 // Declaration order; a final action whose condition matches decides, the others run and the

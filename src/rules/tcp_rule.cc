@@ -127,6 +127,26 @@ uint32_t stage_avail(TcpRuleStage stage, bool backend) {
 
 }  // namespace
 
+namespace detail {
+base::Result<uint8_t> parse_rst_ttl(const std::vector<std::string>& words, std::size_t* i) {
+  const std::size_t at = *i + 1;
+  if (at >= words.size() || words[at].empty()) return base::Error::text("missing rst-ttl value");
+  const std::string& w = words[at];
+  std::size_t digits = 0;
+  unsigned long v = 0;
+  while (digits < w.size() && w[digits] >= '0' && w[digits] <= '9') {
+    if (v <= 1000) v = v * 10 + static_cast<unsigned long>(w[digits] - '0');
+    ++digits;
+  }
+  if (digits < w.size())
+    return base::Error::text(fmt::format("invalid character starting at '{}' (value 1-255 expected)",
+                                         w.substr(digits)));
+  if (v < 1 || v > 255) return base::Error::text("valid rst-ttl values are [1-255]");
+  *i = at + 1;
+  return static_cast<uint8_t>(v);
+}
+}  // namespace detail
+
 std::string_view tcp_stage_name(TcpRuleStage stage) {
   switch (stage) {
     case TcpRuleStage::kConnection: return "tcp-request connection";
@@ -210,6 +230,11 @@ base::Result<TcpRule> parse_tcp_rule(const std::vector<std::string>& words, TcpR
                                          need.empty() ? "" : fmt::format(" (it needs {})", need)));
   } else {
     r.action = sup->action;
+    if (r.action == Action::kSilentDrop && words.size() > 1 && words[1] == "rst-ttl") {
+      auto ttl = detail::parse_rst_ttl(words, &i);
+      if (!ttl.ok()) return ttl.error();
+      r.rst_ttl = ttl.value();
+    }
     if (r.action == Action::kSetSrc || r.action == Action::kSetDst ||
         r.action == Action::kSetSrcPort || r.action == Action::kSetDstPort) {
       auto e = parse_action_expr(words, avail);
@@ -421,7 +446,9 @@ TcpVerdict run_tcp_rules(const std::vector<TcpRule>& rules, RequestView& v, TcpA
       case Action::kAccept: return TcpVerdict::kAccept;
       case Action::kReject: return TcpVerdict::kReject;
       case Action::kClose: return TcpVerdict::kClose;
-      case Action::kSilentDrop: return TcpVerdict::kSilentDrop;
+      case Action::kSilentDrop:
+        if (addrs.rst_ttl) *addrs.rst_ttl = r.rst_ttl;
+        return TcpVerdict::kSilentDrop;
       case Action::kVar: r.var.run(v); break;
       case Action::kSetSrc:
       case Action::kSetDst:

@@ -216,7 +216,16 @@ TEST_F(RuleTest, TarpitRejectSilentDrop) {
   Req q5(basic());
   EXPECT_EQ(run({"silent-drop if { path_beg /a }", "deny"}, q5).kind, Kind::kSilentDrop);
   EXPECT_NE(error("reject foo").find("'if' or 'unless'"), std::string::npos) << error("reject foo");
-  EXPECT_NE(error("silent-drop rst-ttl 5").find("not supported by sluice yet"), std::string::npos);
+  Req q6(basic());
+  v = run({"silent-drop rst-ttl 5"}, q6);
+  EXPECT_EQ(v.kind, Kind::kSilentDrop);
+  EXPECT_EQ(v.rst_ttl, 5);
+  EXPECT_EQ(run({"silent-drop"}, q6).rst_ttl, 0);
+  EXPECT_NE(error("silent-drop rst-ttl 256").find("valid rst-ttl values are [1-255]"),
+            std::string::npos);
+  EXPECT_NE(error("silent-drop rst-ttl 5x").find("invalid character starting at 'x'"),
+            std::string::npos);
+  EXPECT_NE(error("silent-drop rst-ttl").find("missing rst-ttl value"), std::string::npos);
   EXPECT_NE(error("tarpit deny_status 99").find("status code"), std::string::npos);
   EXPECT_NE(error("reject", RuleSide::kResponse).find("'http-response' expects"), std::string::npos);
 }
