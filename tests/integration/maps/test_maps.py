@@ -372,3 +372,26 @@ frontend f
         t.join(10)
     assert not wrong, wrong[:10]
     assert changes > 10 and counts["n"] > 100, (changes, counts)
+
+
+def test_map_dir_sub_and_end(cfg, sluice, short_tmp, tmp_path):
+    # First match in file order, as HAProxy 3.5 answers (values measured on it).
+    words = write(tmp_path, "words.map", "img assets\nv2 version2\n.png picture\napi/v public\n")
+    port = free_port()
+    fmt = (f"dir=%[path,map_dir({words},none)] sub=%[path,map_sub({words},none)] "
+           f"end=%[path,map_end({words},none)]")
+    start(cfg, sluice, short_tmp, f"""
+frontend f
+    bind 127.0.0.1:{port}
+    http-request return status 200 content-type text/plain lf-string "{fmt}"
+""", port)
+    got = {p: get(port, p)[1] for p in ("/api/v2/logo.png", "/img", "/imgs/v22", "/x/api/v")}
+    assert got == MAP_DIR_EXPECTED, got
+
+
+MAP_DIR_EXPECTED = {
+    "/api/v2/logo.png": "dir=version2 sub=version2 end=picture",
+    "/img": "dir=assets sub=assets end=assets",
+    "/imgs/v22": "dir=none sub=assets end=none",
+    "/x/api/v": "dir=public sub=public end=public",
+}

@@ -8,6 +8,8 @@ import pytest
 
 from sluice_harness import free_port, short_tmpdir, show_stat, sluice_bin
 
+MAXREWRITE_STATUS = 431
+
 
 def request(port, head: str) -> str:
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
@@ -73,6 +75,46 @@ def test_logurilen_zero_logs_an_empty_request_line(cfg, sluice, udp_log):
     msg = udp_log.wait_for(lambda m: " f f/<NOSRV> " in m)
     # HAProxy 3.5: "" (the line cut to nothing), not "<BADREQ>".
     assert msg.rstrip().endswith('""'), msg
+
+
+def test_maxrewrite_bounds_the_request_head(cfg, sluice, udp_log):
+    # tune.bufsize 16384 less tune.maxrewrite 8192: a head of about 9,000 bytes is refused,
+    # the same head passes with the default maxrewrite (1024).
+    head = "GET / HTTP/1.1\r\nHost: a\r\nX-Big: " + "b" * 9000 + "\r\n\r\n"
+    port, port2 = free_port(), free_port()
+    sluice(cfg(config(port, udp_log.port, "    tune.bufsize 16384\n    tune.maxrewrite 8192")),
+           wait_ports=[port])
+    sluice(cfg(config(port2, udp_log.port, "    tune.bufsize 16384"), name="default.cfg"),
+           wait_ports=[port2])
+    assert " {} ".format(MAXREWRITE_STATUS) in request(port, head)
+    assert " 200 " in request(port2, head)
+
+
+def test_cookielen_bounds_a_captured_cookie(cfg, sluice, udp_log, origin):
+    port = free_port()
+    text = f"""
+global
+    log 127.0.0.1:{udp_log.port} format raw local0
+    tune.http.cookielen 10
+defaults
+    mode http
+    log global
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+frontend f
+    bind 127.0.0.1:{port}
+    capture cookie sid len 200
+    log-format "ck=%CC"
+    default_backend b
+backend b
+    server s 127.0.0.1:{origin.port}
+"""
+    sluice(cfg(text), wait_ports=[port])
+    request(port, "GET / HTTP/1.1\r\nHost: a\r\nCookie: sid=0123456789abcdef\r\n\r\n")
+    msg = udp_log.wait_for(lambda m: "ck=" in m)
+    # HAProxy 3.5 keeps the first 10 bytes of "sid=0123456789abcdef".
+    assert msg.rstrip().endswith("ck=sid=012345"), msg
 
 
 def test_dontlog_normal_logs_errors_only(cfg, sluice, udp_log):
