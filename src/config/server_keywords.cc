@@ -135,6 +135,8 @@ void parse_server_options(Parser& p, const Line& l, std::size_t first, ServerCon
       "redir", "resolvers", "resolve-prefer",
       "source", "ws", "tfo", "namespace",
       "usesrc", "resolve-opts", "guid", "hash-key",
+      // HAProxy 3.2 to 3.5's.
+      "pool-conn-name", "shard", "log-bufsize", "strict-maxconn",
   };
   const std::string& srv = s.name;
   for (std::size_t i = first; i < l.args.size();) {
