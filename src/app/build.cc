@@ -297,6 +297,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       ss.backup = sv.backup;
       ss.disabled = sv.disabled || p.disabled;
       ss.unresolved = sv.unresolved;
+      ss.fqdn = sv.fqdn;
       ss.slowstart_ms = sv.slowstart_ms;
       ss.send_proxy = sv.send_proxy;
       ss.pp2_options = sv.pp2_options;

@@ -234,6 +234,17 @@ int run(int argc, char** argv) {
   config::LoadResult loaded = config::load(lo, [](const config::Diagnostic& d) { print(d); });
   if (!loaded.model) return failed_start(1);
   config::ConfigModel& model = *loaded.model;
+  // A master-worker reload: the servers' states set at run time come from the worker that
+  // served (see load_server_states() below).
+  std::string live_state;
+  if (mstate.reexec) live_state = ask_current_worker(mstate, "show servers state\n");
+  // init-addr `last`: the saved addresses, before the configuration is built (-c too).
+  if (std::string bad = apply_saved_addresses(model, live_state.empty() ? nullptr : &live_state);
+      !bad.empty()) {
+    alert(bad);
+    alert("Failed to initialize server(s) addr.");
+    return failed_start(1);
+  }
 
   auto threads = plan_thread_layout(model.global);
   if (!threads.ok()) {
@@ -355,11 +366,8 @@ int run(int argc, char** argv) {
   std::vector<StateLine> state_logs;
   {
     std::vector<std::string> state_notices, state_warnings;
-    // A master-worker reload: the states set at run time come from the worker that served.
-    std::string live;
-    if (mstate.reexec) live = ask_current_worker(mstate, "show servers state\n");
     load_server_states(model, process, checks, &state_notices, &state_warnings, &state_logs,
-                       live.empty() ? nullptr : &live);
+                       live_state.empty() ? nullptr : &live_state);
     for (const auto& n : state_notices) notice(n);
     for (const auto& w : state_warnings) warning(w);
   }

@@ -9,6 +9,8 @@
 #include <optional>
 #include <sstream>
 
+#include <arpa/inet.h>
+
 #include <fmt/format.h>
 
 #include "base/clock.h"
@@ -88,7 +90,73 @@ std::optional<int> field_int(const std::string& v, int lo, int hi) {
   return static_cast<int>(*n);
 }
 
+// The saved state of a backend's servers, or null (none asked for, none readable).
+const StateFile* state_of(const config::ConfigModel& model, const config::ProxyConfig& pc,
+                          const StateFile& live, std::map<std::string, StateFile>& files,
+                          std::vector<std::string>* notices, std::vector<std::string>* warnings) {
+  using F = config::ProxyConfig::StateFrom;
+  if (pc.state_from == F::kNone || !(pc.caps & config::ProxyConfig::kBackend) || pc.disabled)
+    return nullptr;
+  const bool global = pc.state_from == F::kGlobal;
+  if (global && model.global.server_state_file.empty()) return nullptr;
+  if (live.usable) return &live;
+  const std::string path = state_path(
+      model.global, global ? model.global.server_state_file
+                           : (pc.state_file_name.empty() ? pc.name : pc.state_file_name));
+  auto it = files.find(path);
+  if (it == files.end())
+    it = files.emplace(path, read_state_file(path, global ? "global" : "local", notices, warnings)).first;
+  return it->second.usable ? &it->second : nullptr;
+}
+
 }  // namespace
+
+std::string apply_saved_addresses(config::ConfigModel& model, const std::string* live_state) {
+  std::vector<std::string> quiet;   // load_server_states() says what is wrong with the files
+  StateFile live;
+  if (live_state && !live_state->empty()) {
+    std::istringstream in(*live_state);
+    live = parse_state(in, "", "global", &quiet);
+  }
+  std::map<std::string, StateFile> files;
+  for (auto& pc : model.proxies) {
+    bool wanted = false;
+    for (const auto& s : pc.servers) wanted = wanted || s.init_last;
+    if (!wanted) continue;
+    const StateFile* state = state_of(model, pc, live, files, &quiet, &quiet);
+    for (auto& s : pc.servers) {
+      if (!s.init_last || !state) continue;
+      for (const auto& f : state->lines) {
+        if (f[1] != pc.name || f[3] != s.name) continue;
+        // An IP ("-": it had none).
+        sockaddr_in v4{};
+        sockaddr_in6 v6{};
+        net::SocketAddress a;
+        if (inet_pton(AF_INET, f[4].c_str(), &v4.sin_addr) == 1) {
+          v4.sin_family = AF_INET;
+          a = net::SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&v4), sizeof v4);
+        } else if (inet_pton(AF_INET6, f[4].c_str(), &v6.sin6_addr) == 1) {
+          v6.sin6_family = AF_INET6;
+          a = net::SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&v6), sizeof v6);
+        } else {
+          break;
+        }
+        a.set_port(s.addr.addr.port());
+        s.addr.addr = a;
+        s.unresolved = s.needs_last = false;
+        break;
+      }
+    }
+  }
+  for (const auto& pc : model.proxies)
+    for (const auto& s : pc.servers)
+      if (s.needs_last)
+        return fmt::format("[{}:{}] : 'server {}/{}' : {} address '{}'.", s.loc.file, s.loc.line,
+                           pc.name, s.name,
+                           s.init_addr.empty() ? "could not resolve" : "no method found to resolve",
+                           s.fqdn);
+  return {};
+}
 
 void load_server_states(const config::ConfigModel& model, proxy::Process& process,
                         HealthChecks& checks, std::vector<std::string>* notices,

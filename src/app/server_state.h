@@ -33,6 +33,14 @@ struct StateLine {
 // then answered to `show servers state`; the backends that load a state file take it instead
 // (what the file would hold had it been saved right before the reload, as HAProxy's reload
 // procedure does by hand). Null, empty or unusable: the files.
+// `init-addr last`: once the configuration is read and before it is built, each server named
+// by a host name whose init-addr puts `last` before the method that gave its address takes
+// the address its backend's saved state has for it (the same files, or `live_state`, as
+// load_server_states(); read silently: that function reports on them). Returns HAProxy's
+// alert for a server that only `last` could give an address and that has none saved, else
+// an empty string.
+std::string apply_saved_addresses(config::ConfigModel& model, const std::string* live_state);
+
 void load_server_states(const config::ConfigModel& model, proxy::Process& process,
                         HealthChecks& checks, std::vector<std::string>* notices,
                         std::vector<std::string>* warnings, std::vector<StateLine>* logs,

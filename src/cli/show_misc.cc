@@ -48,7 +48,7 @@ void server_state_line(const stats::ProxySnapshot& px, const stats::ServerSnapsh
                       s.check_configured ? check_result(s.check_last_status) : 0,
                       s.check_configured ? s.check_last_health : 0, check_state, agent_state,
                       px.id_forced ? 1 : 0, s.id_forced ? 1 : 0,
-                      "-", s.port, "-", 0, s.check_port, s.check_addr.empty() ? "-" : s.check_addr,
+                      s.fqdn.empty() ? "-" : s.fqdn, s.port, "-", s.use_ssl ? 1 : 0, s.check_port, s.check_addr.empty() ? "-" : s.check_addr,
                       s.agent_addr.empty() ? "-" : s.agent_addr, s.agent_port);
 }
 

@@ -195,11 +195,17 @@ struct ServerConfig {
   // server's check counter starts; 0, none, is HAProxy 3.5's default (UP, the counter at 0).
   uint8_t init_state = 0;
   // `init-addr last,libc,none,<ip>`: how a server whose address is a host name gets its
-  // first address, tried in order ("last": the server-state file, which sluice has not;
-  // "libc": the resolver; "none": no address, the server in maintenance; else an IP).
+  // first address, tried in order ("last": the address the server-state file saved; "libc":
+  // the resolver; "none": no address, the server in maintenance; else an IP).
   // Empty: HAProxy's default (last,libc).
   std::vector<std::string> init_addr;
   bool unresolved = false;         // init-addr none applied: no address yet
+  std::string fqdn;                // the host name the address was written with ("" an IP)
+  // `last` comes before the method that gave the address: a saved state's address wins
+  // (app::apply_saved_addresses, once the configuration is read). needs_last: no other
+  // method gave one (unresolved meanwhile); without a saved address the start fails.
+  bool init_last = false;
+  bool needs_last = false;
   std::string cookie;              // `cookie <value>`: the persistence cookie's value ("" none)
   bool id_custom = false;          // `id <n>` written (id then holds it); else numbered at the end
   // The idle server-connection pool (http-reuse): `pool-max-conn` (-1 unlimited, 0 none),

@@ -418,8 +418,12 @@ void apply_init_addr(ServerConfig& s, const std::string& addr, const std::string
     if (!r.ok()) throw ConfigError{fmt::format("{} : {}", head, r.error().message)};
     return r.value();
   };
+  s.fqdn = host;
   for (const std::string& m : methods) {
-    if (m == "last") continue;   // no server-state file in sluice
+    if (m == "last") {   // the server-state file's address, applied once it is read
+      s.init_last = true;
+      continue;
+    }
     if (m == "libc") {
       if (resolved) return;
       continue;
@@ -430,6 +434,11 @@ void apply_init_addr(ServerConfig& s, const std::string& addr, const std::string
       return;
     }
     s.addr = with_host(m);
+    return;
+  }
+  if (s.init_last) {   // only a saved address can give one
+    s.addr = with_host("0.0.0.0");
+    s.unresolved = s.needs_last = true;
     return;
   }
   throw ConfigError{fmt::format("{} : {} address '{}'.", head,
@@ -469,7 +478,11 @@ void kw_server(Parser& p, Line& l) {
   s.unresolved = false;
   parse_server_options(p, l, 3, s, head);
   finish_server_ssl(p, head, s);
-  if (!resolved || !s.init_addr.empty()) apply_init_addr(s, addr, failed, head);
+  s.fqdn.clear();
+  s.init_last = s.needs_last = false;
+  // Every host name (not a UNIX socket): init-addr's `last` may apply to a resolved one too.
+  const int family = s.addr.addr.family();
+  if (!resolved || family == AF_INET || family == AF_INET6) apply_init_addr(s, addr, failed, head);
   if (s.id_custom)
     for (const ServerConfig& o : px.servers)
       if (o.id_custom && o.id == s.id)

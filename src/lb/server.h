@@ -67,6 +67,7 @@ struct ServerSettings {
   // (resolution)") for good, whatever the admin state says; sluice has no DNS resolvers to
   // give it one later.
   bool unresolved = false;
+  std::string fqdn;           // the host name of the configured address ("" an IP)
   uint32_t slowstart_ms = 0;  // 0 = none
   // `send-proxy` (1) / `send-proxy-v2` (2): each connection to the server opens with a PROXY
   // protocol header carrying the client's addresses; such a connection serves that client

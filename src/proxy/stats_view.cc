@@ -306,6 +306,8 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
           ss.host = ep.addr.host_string();
         }
         ss.port = ep.port_mapped ? 0 : ep.addr.port();
+        ss.fqdn = st.fqdn;
+        ss.use_ssl = st.tls != nullptr;
         ss.weight = srv.weight();
         ss.eweight = srv.eweight();
         ss.eweight_scaled = ss.weight * srv.ramp();

@@ -39,6 +39,8 @@ struct ServerSnapshot {
   std::string cookie;            // persistence cookie value ("" none)
   std::string addr;              // "127.0.0.1:8080"
   std::string host;              // "127.0.0.1"
+  std::string fqdn;              // the configured host name ("" an IP)
+  bool use_ssl = false;          // `ssl`: connections to it are TLS
   int port = 0;
   int weight = 1;                // current user weight
   int eweight = 1;               // effective weight (slow start applied), user scale

@@ -64,3 +64,66 @@ backend b
         got = c.recv(100)
     assert got.startswith(b"HTTP/1.1 503 "), got
     assert h.stat_row(h.show_stat(sock), "b", "t")["econ"] != "0"
+
+
+STATE_HEAD = ("1\n# be_id be_name srv_id srv_name srv_addr srv_op_state srv_admin_state "
+              "srv_uweight srv_iweight srv_time_since_last_change srv_check_status "
+              "srv_check_result srv_check_health srv_check_state srv_agent_state bk_f_forced_id "
+              "srv_f_forced_id srv_fqdn srv_port srvrecord srv_use_ssl srv_check_port "
+              "srv_check_addr srv_agent_addr srv_agent_port\n")
+
+
+def test_last_takes_the_address_of_the_server_state_file(cfg, sluice, short_tmp):
+    # `last` is the address a server named by a host name had when the state was saved: it
+    # wins over the methods after it (the default is last,libc), not over those before it, and
+    # never over an address written as an IP. HAProxy 3.5 gives these states (with
+    # "nosuch.invalid", see above); it does not compare srv_fqdn with the name (v).
+    port = free_port()
+    sock, state = f"{short_tmp}/s.sock", short_tmp / "state"
+    lines = [("s", "127.0.0.5", "no..such", 80), ("t", "127.0.0.6", "localhost", 81),
+             ("u", "127.0.0.7", "localhost", 82), ("v", "127.0.0.8", "other.name", 83),
+             ("w", "127.0.0.9", "-", 84), ("x", "127.0.0.10", "no..such", 85),
+             ("y", "-", "localhost", 86)]
+    state.write_text(STATE_HEAD + "".join(
+        f"3 b {i} {n} {a} 2 0 1 1 100 1 0 0 0 0 0 0 {f} {p} - 0 0 - - 0\n"
+        for i, (n, a, f, p) in enumerate(lines, 1)))
+    text = f"""
+global
+    stats socket {sock} level admin
+    server-state-file {state}
+{HTTP_DEFAULTS}
+    load-server-state-from-file global
+frontend f
+    bind 127.0.0.1:{port}
+    default_backend b
+backend b
+    server s no..such:80 init-addr last,none
+    server t localhost:81
+    server u localhost:82 init-addr libc,last
+    server v localhost:83
+    server w 127.0.0.1:84
+    server x no..such:85 init-addr none,last
+    server y localhost:86
+"""
+    path = cfg(text)
+    sluice(path, wait_ports=[port])
+    got = {l.split()[3]: (l.split()[4], l.split()[6], l.split()[17], l.split()[18])
+           for l in h.cli(sock, "show servers state b").splitlines()
+           if l.startswith("3 b ")}
+    assert got == {"s": ("127.0.0.5", "0", "no..such", "80"),
+                   "t": ("127.0.0.6", "0", "localhost", "81"),
+                   "u": ("127.0.0.1", "0", "localhost", "82"),
+                   "v": ("127.0.0.8", "0", "localhost", "83"),
+                   "w": ("127.0.0.1", "0", "-", "84"),
+                   "x": ("-", "32", "no..such", "85"),
+                   "y": ("127.0.0.1", "0", "localhost", "86")}, got
+    assert h.stat_row(h.show_stat(sock), "b", "s")["addr"] == "127.0.0.5:80"
+    # -c reads the state file too: `init-addr last` alone passes with it, fails without it.
+    rc, _, err = run_sluice(["-c", "-f", str(path)])
+    assert rc == 0, err
+    only_last = cfg(text.replace("init-addr last,none", "init-addr last"))
+    rc, _, err = run_sluice(["-c", "-f", str(only_last)])
+    assert rc == 0, err
+    state.write_text(STATE_HEAD)
+    rc, _, err = run_sluice(["-c", "-f", str(only_last)])
+    assert rc != 0 and "'server b/s' : no method found to resolve address 'no..such'." in err, err

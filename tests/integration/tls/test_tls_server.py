@@ -267,6 +267,11 @@ backend l4
     # The checks over TLS sent the check-sni name; the one on the plain port spoke HTTP in clear
     # to a TLS server, which closed at once (SOCKERR, as in HAProxy 3.5).
     assert any(c["sni"] == "backend.test" and c["requests"] >= 1 for c in o.conns), o.conns
+    # `show servers state`: srv_use_ssl is 1 for `ssl` servers only (check-ssl is not), as in
+    # HAProxy 3.5.
+    use_ssl = {l.split()[3]: l.split()[20] for l in cli(sock, "show servers state").splitlines()
+               if len(l.split()) > 20 and not l.startswith("#")}
+    assert use_ssl == {"tls": "1", "untrusted": "1", "plainport": "1", "forced": "0"}, use_ssl
 
 
 def test_connect_ssl_steps_in_tcp_check_and_http_check(cfg, sluice, pki, origins, short_tmp):

@@ -210,7 +210,16 @@ TEST(Proxy, Server) {
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 minconn 4\n").has("[f.cfg:2] : 'server b/s' : 'minconn' is not supported by sluice yet."));
   EXPECT_TRUE(parse("backend b\n  server s 1.1.1.1:1 weigth 3\n").has(
       "[f.cfg:2] : 'server b/s' : unknown keyword 'weigth'; did you mean 'weight' maybe ?"));
-  EXPECT_TRUE(parse("backend b\n  server s ::1\n").has("[f.cfg:2] : 'server b/s' : could not resolve address ':'."));
+  // An unbracketed "::1" is host ":" and port 1, which does not resolve: with the default
+  // init-addr (last,libc) only a saved state could still give an address, so the start-up
+  // decides (app::apply_saved_addresses()), as HAProxy's server address initialisation does.
+  auto unresolved = parse("backend b\n  server s ::1\n");
+  ASSERT_TRUE(unresolved.r.model) << unresolved.all();
+  const auto& u = unresolved.r.model->proxies[0].servers.at(0);
+  EXPECT_TRUE(u.needs_last && u.unresolved && u.init_last);
+  EXPECT_EQ(u.fqdn, ":");
+  EXPECT_TRUE(parse("backend b\n  server s ::1 init-addr libc\n").has(
+      "[f.cfg:2] : 'server b/s' : no method found to resolve address ':'."));
   EXPECT_TRUE(parse("backend b\n  server s\n").contains("'server' expects <name> and <addr>[:<port>] as arguments."));
   EXPECT_TRUE(parse("frontend f\n  server s 1.1.1.1:1\n").has(
       "[f.cfg:2] : parsing [f.cfg:2] : 'server' not allowed because frontend 'f' has no backend capability."));
