@@ -178,6 +178,19 @@ class H1Connection final : public Session {
 
   // Response side.
   bool parse_response();
+  // The response rules' verdict on the head parsed (HttpTxn::on_response()): wait for the
+  // body, answer instead, or forward the head.
+  bool response_ruled(HttpTxn::Next next);
+  // What is buffered of the response body (http-response wait-for-body).
+  struct ResponseBody {
+    std::string_view data;
+    bool whole = true;
+    bool bad = false;   // a malformed chunk
+    http::ParseError error = http::ParseError::kNone;
+  };
+  ResponseBody buffered_response_body();
+  // http-response wait-for-body: false while it waits.
+  bool wait_response_body();
   bool response_body();
   void end_transaction();
   // Sends an answer of sluice's own instead of a server's, framed for this connection.
@@ -281,6 +294,12 @@ class H1Connection final : public Session {
   // wait-for-body: when its time is over (0: no such limit), and whether it is.
   uint64_t body_wait_until_ = 0;
   bool body_wait_expired_ = false;
+  // http-response wait-for-body: the head waits in sin_ for its body (wait_response_body())
+  // until res_wait_until_ (0: no time of its own) or res_wait_least_ bytes (0: all of it).
+  bool res_wait_ = false;
+  bool res_wait_expired_ = false;
+  uint64_t res_wait_until_ = 0;
+  uint64_t res_wait_least_ = 0;
   bool reused_conn_ = false;       // the server connection came from the idle pool
   bool expect_tunnel_ = false;     // CONNECT
   bool first_request_ = true;

@@ -120,6 +120,7 @@ uint64_t H1Connection::deadline() const {
       const uint32_t srv = txn_.timeout(rules::StreamEdit::kServer, bto.server);
       if (client_timeout_runs() && cli) consider(c_last_ms_ + cli);
       if (server_timeout_runs() && srv) consider(s_last_ms_ + srv);
+      if (res_wait_ && res_wait_until_) consider(res_wait_until_);
       return d;
     }
     case Phase::kTunnel: {
@@ -243,6 +244,13 @@ void H1Connection::on_timer(core::Timer&) {
       pump();
       return;
     case Phase::kExchange: {
+      if (res_wait_ && res_wait_until_ && now >= res_wait_until_) {
+        // wait-for-body's time: wait_response_body() decides whether what came is enough.
+        res_wait_until_ = 0;
+        res_wait_expired_ = true;
+        pump();
+        return;
+      }
       const Timeouts& bto = txn_.backend() ? txn_.backend()->settings.timeouts : fto;
       const uint32_t srv = txn_.timeout(rules::StreamEdit::kServer, bto.server);
       bool server_expired = server_timeout_runs() && srv && now >= s_last_ms_ + srv;

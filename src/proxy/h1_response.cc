@@ -30,6 +30,7 @@ using log::FinalState;
 // Response side
 
 bool H1Connection::parse_response() {
+  if (res_wait_) return wait_response_body();
   std::string_view in = view_of(sin_);
   if (in.empty()) {
     if (!s_eof_) return false;
@@ -93,9 +94,44 @@ bool H1Connection::parse_response() {
   if (lb::Server* s = txn_.leg().server())
     s->analyze(rh.status < 500 || rh.status == 501 || rh.status == 505 ? lb::Hana::kHttpOk
                                                                        : lb::Hana::kHttpSts);
+  if (txn_.response_waits()) {
+    // wait-for-body may keep the head in the buffer while the body comes: it must start the
+    // buffer, which then never moves under the views into it (make_room()). Parsed again there.
+    if (sin_->head > 0) {
+      std::memmove(sin_->data, sin_->read_ptr(), sin_->size());
+      sin_->tail -= sin_->head;
+      sin_->head = 0;
+      tx_->res_parser.reset();
+      tx_->res_parser.set_request_method(txn_.method());
+      if (tx_->res_parser.parse(view_of(sin_)) != http::ParseStatus::kComplete) [[unlikely]] {
+        server_error(502, {Cause::kProxy, FinalState::kHeaders});
+        return true;
+      }
+    }
+    // The rules see what came of the body with the head, as HAProxy's see what it buffered.
+    const ResponseBody b = buffered_response_body();
+    txn_.set_response_body(b.data, b.whole);
+  }
   rules::HeadEdit& edit = fresh_edit(tx_->res_edit, rh.headers);
   http::rewrite_response_fields(rh, tunnel, edit.headers, edit.storage);
-  if (txn_.on_response(rh, edit, *tx_) == HttpTxn::Next::kReply) {
+  return response_ruled(txn_.on_response(rh, edit, *tx_));
+}
+
+// What the response rules decided: wait for the body, answer instead of the server, or let the
+// head (`tx_->res_edit`) go to the client.
+bool H1Connection::response_ruled(HttpTxn::Next next) {
+  const http::ResponseHead& rh = tx_->res_parser.head();
+  rules::HeadEdit& edit = tx_->res_edit;
+  const bool tunnel = rh.body == http::BodyKind::kTunnel;
+  if (next == HttpTxn::Next::kWait) {
+    const HttpTxn::BodyWait w = txn_.response_wait();
+    res_wait_ = true;
+    res_wait_expired_ = false;
+    res_wait_until_ = w.ms ? w_.loop().now_ms() + w.ms : 0;
+    res_wait_least_ = w.at_least;
+    return wait_response_body();
+  }
+  if (next == HttpTxn::Next::kReply) {
     // The server's response is dropped (its connection with it, as its body was not read) and
     // the rule's answer goes to the client instead, as in HAProxy.
     drop_server();
@@ -181,6 +217,66 @@ bool H1Connection::parse_response() {
     if (!view_of(sin_).empty()) server_close_ = true;   // bytes beyond the response
   }
   return true;
+}
+
+// What is buffered of the response body behind its head: the bytes of a Content-Length body
+// or of one that runs until the close, the payload of the chunks there (decoded into the
+// codecs, from the start each time: at most a buffer). `whole`: all of it; `bad`: a chunk is
+// malformed (`error`).
+H1Connection::ResponseBody H1Connection::buffered_response_body() {
+  const http::ResponseHead& rh = tx_->res_parser.head();
+  ResponseBody b;
+  if (txn_.method() == http::Method::kHead || rh.status == 204 || rh.status == 304) return b;
+  std::string_view in = view_of(sin_).substr(tx_->res_parser.consumed());
+  switch (rh.body) {
+    case http::BodyKind::kContentLength:
+      b.whole = in.size() >= rh.content_length;
+      b.data = in.substr(0, static_cast<std::size_t>(std::min<uint64_t>(rh.content_length, in.size())));
+      break;
+    case http::BodyKind::kChunked: {
+      std::string& out = tx_->res_body;
+      out.clear();
+      const auto k = http::decode_chunks(in, tx_->res_chunks, &out, &b.error);
+      b.whole = k == http::ChunkEvent::Kind::kDone;
+      b.bad = k == http::ChunkEvent::Kind::kError;
+      b.data = out;
+      break;
+    }
+    case http::BodyKind::kUntilClose:
+      b.whole = s_eof_;
+      b.data = in;
+      break;
+    default:   // none, or a tunnel
+      break;
+  }
+  return b;
+}
+
+// `http-response wait-for-body`: the rules after it run once the whole body is buffered, or
+// `at-least` bytes of it, or the buffer is full, or the server closed (they see what came,
+// and the response goes on as usual). Its time over first is a 504 (sH), as HAProxy 3.5
+// answers it: the server's response is dropped and the client connection stays usable.
+bool H1Connection::wait_response_body() {
+  const ResponseBody b = buffered_response_body();
+  if (b.bad) {
+    res_wait_ = false;
+    txn_.capture_error(true, view_of(sin_), b.error);
+    server_error(502, {Cause::kProxy, FinalState::kHeaders});
+    return true;
+  }
+  const bool full = sin_->room() == 0 && sin_->head == 0;
+  const bool enough = res_wait_least_ && b.data.size() >= res_wait_least_;
+  if (!b.whole && !s_eof_ && !full && !enough) {
+    if (!res_wait_expired_) return false;
+    res_wait_ = res_wait_expired_ = false;
+    drop_server();
+    error_reply(504, {Cause::kServerTimeout, FinalState::kHeaders}, !req_done_);
+    return true;
+  }
+  res_wait_ = res_wait_expired_ = false;
+  res_wait_until_ = 0;
+  txn_.set_response_body(b.data, b.whole);
+  return response_ruled(txn_.resume_response(tx_->res_parser.head().status, tx_->res_edit, *tx_));
 }
 
 bool H1Connection::response_body() {
@@ -298,6 +394,8 @@ void H1Connection::server_error(int status, log::Termination term) {
 
 void H1Connection::drop_server() {
   leave_queue();
+  res_wait_ = res_wait_expired_ = false;   // nothing more of its body comes
+  res_wait_until_ = 0;
   if (sc_) {
     w_.close_server_conn(sc_);
     txn_.server_fd = -1;
@@ -369,6 +467,8 @@ void H1Connection::end_transaction() {
   if (cin_ && view_of(cin_).find_first_not_of("\r\n") != std::string_view::npos)
     txn_.first_byte(now);
   req_done_ = res_done_ = res_head_done_ = res_head_sent_ = res_head_unsent_ = false;
+  res_wait_ = res_wait_expired_ = false;
+  res_wait_until_ = 0;
   server_close_ = client_close_ = keepalive_promised_ = false;
   reused_conn_ = false;
   s_connecting_ = false;

@@ -43,6 +43,8 @@ struct HttpCodecs {
   // A request body read whole before the transaction began (H1Connection::wait_body()),
   // chunks decoded.
   std::string req_body;
+  // http-response wait-for-body: the chunks of a response body buffered so far, decoded.
+  std::string res_body;
   // The transaction's variables (set-var(txn.x), req.x, res.x): cleared with the transaction,
   // keeping their storage for the next one. Their bytes count in reqres_room (req and res
   // together), then txn_room, then the session's (HttpTxn links txn_room to it while the

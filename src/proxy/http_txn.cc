@@ -157,8 +157,9 @@ rules::RequestView HttpTxn::view_of_request(rules::HeadEdit& edit) {
 }
 
 rules::Verdict HttpTxn::run_rules(const std::vector<rules::HttpRule>& list, rules::RuleSide side,
-                                  rules::HeadEdit& edit, rules::RequestView& view) {
-  rules::Verdict v = rules::apply_rules(list, side, edit, view, &stream_);
+                                  rules::HeadEdit& edit, rules::RequestView& view,
+                                  std::size_t first) {
+  rules::Verdict v = rules::apply_rules(list, side, edit, view, &stream_, first);
   if (stream_.addrs) adopt_addresses(view);
   return v;
 }
@@ -319,6 +320,7 @@ bool HttpTxn::route(rules::HeadEdit& edit, RequestScope& rs) {
     auto& pc = (&px == &fe_) ? w_.fe_counters(fe_.index) : w_.be_counters(px.index);
     switch (v.kind) {
       case rules::Verdict::Kind::kContinue:
+      case rules::Verdict::Kind::kWaitBody:   // response rules only
         return false;
       case rules::Verdict::Kind::kDeny: {
         pc.dreq.add();

@@ -76,7 +76,7 @@ class HttpTxn final : public StreamTimes {
   const net::pp::Header* proxy_header() const override { return pp_.get(); }
   // The client connection's socket, for what the transaction asks the kernel about it.
   void set_client_fd(int fd) { client_fd_ = fd; }
-  enum class Next : uint8_t { kForward, kReply };
+  enum class Next : uint8_t { kForward, kReply, kWait };
   // Whether the mux must wait for the request's body (in its buffer) before on_request():
   // `option http-buffer-request`, `http-request wait-for-body`, or a POST that the stats page
   // of a proxy with `stats admin` may take (its form is the body).
@@ -151,7 +151,27 @@ class HttpTxn final : public StreamTimes {
 
   // --- Response.
   // A final response head, `edit` normalized by the mux. kReply: a response rule answered.
+  // kWait: an `http-response wait-for-body` matched: the mux waits for the body as
+  // response_wait() says, then calls resume_response(), which runs the rules after it.
   Next on_response(const http::ResponseHead& head, rules::HeadEdit& edit, HttpCodecs& codecs);
+  Next resume_response(int code, rules::HeadEdit& edit, HttpCodecs& codecs) {
+    return response_rules(code, edit, codecs);
+  }
+  struct BodyWait {
+    uint32_t ms = 0;         // its time (0: none, `timeout server` bounds it)
+    uint64_t at_least = 0;   // bytes that are enough (0: the whole body)
+  };
+  BodyWait response_wait() const { return res_body_wait_; }
+  // Whether the response rules of this transaction's proxies hold a wait-for-body: they then
+  // see what is buffered of the body (set_response_body()).
+  bool response_waits() const { return fe_.response_waits || (be_ && be_->response_waits); }
+  // What is buffered of the response body (in the mux's buffer, or its chunks decoded), valid
+  // until on_response() or resume_response() returns something else than kWait: res.body and
+  // its friends read it; `whole`: all of it.
+  void set_response_body(std::string_view body, bool whole) {
+    res_body_ = body;
+    res_body_whole_ = whole;
+  }
 
   // --- Local answers.
   // The page for `status`: the backend's errorfile, the frontend's, or sluice's own (which
@@ -358,7 +378,10 @@ class HttpTxn final : public StreamTimes {
   // rules set (set-src, set-dst...) for what follows: fetches, forwardfor, the server pick
   // and the log.
   rules::Verdict run_rules(const std::vector<rules::HttpRule>& list, rules::RuleSide side,
-                           rules::HeadEdit& edit, rules::RequestView& view);
+                           rules::HeadEdit& edit, rules::RequestView& view, std::size_t first = 0);
+  // The http-response rules (the backend's, then the frontend's) from where they stopped
+  // (res_px_, res_rule_), then what follows them. http_txn_response.cc.
+  Next response_rules(int code, rules::HeadEdit& edit, HttpCodecs& codecs);
   void adopt_addresses(rules::RequestView& view);
   // The request line as received (req_line, kept for the log) into `m`'s line_method,
   // line_target and version; false when none was kept.
@@ -397,6 +420,20 @@ class HttpTxn final : public StreamTimes {
   std::string_view pending_body_;   // set_pending_body()
   bool pending_chunked_ = false;
   bool pending_whole_ = false;
+  // The response rules: where they resume after a wait-for-body (the proxy: 0 the backend,
+  // 1 the frontend; its rule), the wait asked, and the body they see (set_response_body()).
+  uint8_t res_px_ = 0;
+  uint32_t res_rule_ = 0;
+  BodyWait res_body_wait_;
+  std::string_view res_body_;
+  bool res_body_whole_ = true;
+  struct ForgetBody {   // clears set_response_body() when the rules are done
+    HttpTxn& t;
+    ~ForgetBody() {
+      t.res_body_ = {};
+      t.res_body_whole_ = true;
+    }
+  };
   // The frontend's capture slots, when it has some (out of line: a connection without them
   // neither builds nor destroys four vectors).
   std::unique_ptr<sample::Captures> caps_;

@@ -37,6 +37,8 @@ rules::RequestView HttpTxn::view_of_response(int code, rules::HeadEdit& edit,
   }
   received_line(view.req);   // kept when a log line or unique id may show it
   view.res.headers = &edit.headers;
+  view.res.body = res_body_;
+  view.res.body_final = res_body_whole_;
   return view;
 }
 

@@ -24,6 +24,7 @@ int status_class(int status) { return status >= 100 && status < 600 ? status / 1
 
 HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit& edit,
                                    HttpCodecs& codecs) {
+  ForgetBody forget{*this};
   reply_ = &codecs.reply;
   t_response_ms = w_.loop().now_ms();
   // HAProxy keeps req.* and res.* in one store that it empties when the response analysis
@@ -51,14 +52,29 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
     after_response(rh.status, edit, &codecs);
     return Next::kForward;
   }
+  res_px_ = 0;
+  res_rule_ = 0;
+  return response_rules(rh.status, edit, codecs);
+}
+
+HttpTxn::Next HttpTxn::response_rules(int code, rules::HeadEdit& edit, HttpCodecs& codecs) {
   // http-response rules: the backend's, then the frontend's.
   ProxyEnv env(w_.process(), w_.id(), &l_, fe_);
-  rules::RequestView view = view_of_response(rh.status, edit, &codecs, env);
-  for (Proxy* px : {be_, be_ == &fe_ ? nullptr : &fe_}) {
+  rules::RequestView view = view_of_response(code, edit, &codecs, env);
+  // The body the rules saw lives in the mux's buffer, which moves on once they are done (the
+  // mux sets it again before it resumes them).
+  ForgetBody forget{*this};
+  for (; res_px_ < 2; ++res_px_, res_rule_ = 0) {
+    Proxy* px = res_px_ == 0 ? be_ : be_ == &fe_ ? nullptr : &fe_;
     if (!px || px->settings.h.response_rules.empty()) continue;
-    rules::Verdict v =
-        run_rules(px->settings.h.response_rules, rules::RuleSide::kResponse, edit, view);
+    rules::Verdict v = run_rules(px->settings.h.response_rules, rules::RuleSide::kResponse, edit,
+                                 view, res_rule_);
     if (v.kind == rules::Verdict::Kind::kContinue) continue;
+    if (v.kind == rules::Verdict::Kind::kWaitBody) {
+      res_rule_ = v.resume;
+      res_body_wait_ = {v.wait_ms, v.wait_at_least};
+      return Next::kWait;
+    }
     // deny / return / redirect: the server's response is dropped (the mux closes its connection,
     // as its body was not read) and the rule's answer goes to the client instead, as in HAProxy.
     int st = 0;
@@ -85,7 +101,7 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
         // HAProxy 3.5 does (measured).
         w_.be_counters(be_->index).dreq.add();
         w_.fe_counters(fe_.index).dreq.add();
-        *reply_ = LocalReply{rh.status, {Cause::kProxy, FinalState::kRequest}, {}, true, false, false};
+        *reply_ = LocalReply{code, {Cause::kProxy, FinalState::kRequest}, {}, true, false, false};
         reply_->silent = true;
         reply_->rst_ttl = v.rst_ttl;
         return Next::kReply;
@@ -94,6 +110,7 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
       case rules::Verdict::Kind::kAuth:
       case rules::Verdict::Kind::kTarpit:
       case rules::Verdict::Kind::kReject:
+      case rules::Verdict::Kind::kWaitBody:
         break;
     }
     if (!bytes.empty()) {
@@ -107,9 +124,9 @@ HttpTxn::Next HttpTxn::on_response(const http::ResponseHead& rh, rules::HeadEdit
     }
     return Next::kReply;
   }
-  if (checkcache && block_cacheable_cookie(rh.status, edit)) return Next::kReply;
-  if (ck_ && ck_->active) cookie_response(rh.status, edit);
-  after_response(rh.status, edit, &codecs);
+  if (be_http().checkcache && block_cacheable_cookie(code, edit)) return Next::kReply;
+  if (ck_ && ck_->active) cookie_response(code, edit);
+  after_response(code, edit, &codecs);
   return Next::kForward;
 }
 

@@ -52,6 +52,8 @@ Proxy& Process::add_proxy(ProxySettings settings) {
   p->index = static_cast<int>(proxies_.size());
   p->settings = std::move(settings);
   p->feconn.set_limit(p->settings.maxconn);
+  for (const auto& r : p->settings.h.response_rules)
+    if (r.action == rules::HttpRule::Action::kWaitForBody) p->response_waits = true;
   if (p->settings.backend) {
     p->server_base = total_servers_;
     p->backend = std::make_unique<lb::Backend>(p->settings.name, p->settings.servers, p->settings.balance);

@@ -144,6 +144,9 @@ struct Proxy {
   // HAProxy 3.5.
   uint32_t body_wait_ms = 0;
   uint64_t body_wait_at_least = 0;
+  // `http-response wait-for-body` among its response rules: the response rules see the body
+  // buffered with the head, and may wait for more of it (H1Connection::wait_response_body()).
+  bool response_waits = false;
   int server_base = 0;                       // first global server index of this backend
   std::atomic<uint64_t> log_count{0};       // traffic lines this frontend logged (%lc)
   std::atomic<int> be_conns{0};              // current sessions on the backend side

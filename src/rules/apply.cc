@@ -212,7 +212,7 @@ std::string reply_bytes(int status, const Verdict& v) {
 }
 
 Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit, RequestView view,
-                    StreamEdit* stream) {
+                    StreamEdit* stream, std::size_t first) {
   auto refresh = [&] {
     if (side == RuleSide::kRequest) {
       view.req.method = edit.method;
@@ -224,7 +224,8 @@ Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit&
   };
   refresh();
   Verdict out;
-  for (const auto& r : rules) {
+  for (std::size_t i = first; i < rules.size(); ++i) {
+    const HttpRule& r = rules[i];
     if (!r.cond.empty() && !r.cond.eval(view)) continue;
     if (stream && r.is_final()) stream->last_rule = &r.loc;
     switch (r.action) {
@@ -306,7 +307,14 @@ Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit&
       case Action::kAllow:
         return out;
       case Action::kWaitForBody:
-        break;   // the mux waited before the rules (proxy::HttpTxn::wants_body_first())
+        // Requests: the mux waited before the rules (proxy::HttpTxn::wants_body_first()).
+        // Responses: the caller waits here and resumes at the next rule.
+        if (side != RuleSide::kResponse) break;
+        out.kind = Verdict::Kind::kWaitBody;
+        out.wait_ms = r.wait_ms;
+        out.wait_at_least = r.wait_at_least;
+        out.resume = static_cast<uint32_t>(i + 1);
+        return out;
       case Action::kUseService:
       case Action::kAuth:
         out = r.reply;

@@ -38,7 +38,7 @@ constexpr ActionName kActions[] = {
     {"replace-uri", Action::kReplaceUri, true},
     {"auth", Action::kAuth, true},
     {"tarpit", Action::kTarpit, true},              {"reject", Action::kReject, true},
-    {"silent-drop", Action::kSilentDrop, false},      {"wait-for-body", Action::kWaitForBody, true},
+    {"silent-drop", Action::kSilentDrop, false},      {"wait-for-body", Action::kWaitForBody, false},
     {"normalize-uri", Action::kNormalizeUri, true},
 };
 
@@ -70,7 +70,6 @@ constexpr std::string_view kHaproxyResponseActions[] = {
     "send-spoe-group", "set-bandwidth-limit", "set-fc-mark", "set-fc-tos",
     "set-map", "set-mark", "set-nice", "set-tos",
     "strict-mode", "track-sc0", "track-sc1", "track-sc2",
-    "wait-for-body",
 };
 
 bool known_haproxy_action(std::string_view a, RuleSide side) {

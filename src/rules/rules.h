@@ -168,9 +168,14 @@ struct Verdict {
   // asking for credentials in `realm` (empty: the proxy's name). kTarpit: a deny answered after
   // `timeout tarpit`. kReject, kSilentDrop: the connection closes without an answer (silently:
   // no FIN, no reset reaching the client).
+  // kWaitBody: a response's `wait-for-body` whose condition matched: the caller waits for the
+  // body (wait_ms, wait_at_least), then runs the list again from rule `resume`.
   enum class Kind : uint8_t { kContinue, kDeny, kReturn, kRedirect, kService, kAuth, kTarpit,
-                              kReject, kSilentDrop };
+                              kReject, kSilentDrop, kWaitBody };
   Kind kind = Kind::kContinue;
+  uint32_t wait_ms = 0;         // wait-for-body
+  uint64_t wait_at_least = 0;
+  uint32_t resume = 0;
   int status = 0;               // deny: deny_status (default 403); return; redirect code
   std::string content_type;     // return
   std::string body;             // return (string or file contents)
@@ -356,9 +361,10 @@ void fill_reply(const HttpRule& r, const RequestView& view, Verdict& v);
 // A response deny answers 502 unless deny_status says otherwise (HAProxy).
 // `stream`, when given, takes what set-log-level, set-timeout and set-src|dst(-port) change
 // (view.src, view.dst and view.dst_port follow the addresses set); those rules do nothing
-// without it. capture rules write into view.captures.
+// without it. capture rules write into view.captures. The evaluation starts at rule `first`.
+// A response's wait-for-body stops it (kWaitBody); on requests the mux waited before the rules.
 Verdict apply_rules(const std::vector<HttpRule>& rules, RuleSide side, HeadEdit& edit,
-                    RequestView view, StreamEdit* stream = nullptr);
+                    RequestView view, StreamEdit* stream = nullptr, std::size_t first = 0);
 
 // `set-var(<scope.name>[,<cond>...]) <expr>`, `set-var-fmt(...) <fmt>`, `unset-var(...)`: the
 // variable actions every rule set has (http-request/-response/-after-response, tcp-request

@@ -362,6 +362,52 @@ TEST_F(RuleTest, ResponseSide) {
   EXPECT_EQ(rule("set-header X-Never 1 if { path_beg /a }", RuleSide::kResponse).warnings.size(), 1u);
 }
 
+// http-response wait-for-body: parsed as on requests; the evaluation stops at it (when its
+// condition matches) and says where to resume, the rules after it waiting for the body.
+TEST_F(RuleTest, ResponseWaitForBody) {
+  constexpr RuleSide kRes = RuleSide::kResponse;
+  HttpRule w = rule("wait-for-body time 2s at-least 4k", kRes);
+  EXPECT_EQ(w.action, HttpRule::Action::kWaitForBody);
+  EXPECT_EQ(w.wait_ms, 2000u);
+  EXPECT_EQ(w.wait_at_least, 4096u);
+  EXPECT_EQ(error("wait-for-body", kRes), "error detected while parsing 'http-response "
+                                          "wait-for-body' rule : expects time <time> [ at-least "
+                                          "<bytes> ].");
+  EXPECT_EQ(error("wait-for-body time 1x", kRes), "error detected while parsing 'http-response "
+                                                  "wait-for-body' rule : unexpected character 'x'.");
+  EXPECT_EQ(error("wait-for-body time 1s at-least", kRes),
+            "error detected while parsing 'http-response wait-for-body' rule : missing argument "
+            "for 'at-least'.");
+  EXPECT_NE(error("wait-for-body time 1s foo", kRes).find("'if' or 'unless'"), std::string::npos);
+  // Not an http-after-response action (HAProxy 3.5 refuses it there too).
+  EXPECT_NE(error("wait-for-body time 1s", RuleSide::kAfterResponse).find("expects"),
+            std::string::npos);
+
+  Msg m = basic();
+  m.status = 200;
+  Req q(m);
+  HeadEdit res;
+  std::vector<HttpRule> rs = {rule("set-header X-A 1", kRes),
+                              rule("wait-for-body time 1s if { status 404 }", kRes),
+                              rule("wait-for-body time 300ms at-least 10", kRes),
+                              rule("set-header X-B 1", kRes)};
+  auto v = apply_rules(rs, kRes, res, q.view);
+  EXPECT_EQ(v.kind, Kind::kWaitBody);
+  EXPECT_EQ(v.wait_ms, 300u);
+  EXPECT_EQ(v.wait_at_least, 10u);
+  EXPECT_EQ(v.resume, 3u);
+  ASSERT_EQ(res.headers.size(), 1u);
+  EXPECT_EQ(res.headers[0].name, "X-A");
+  v = apply_rules(rs, kRes, res, q.view, nullptr, v.resume);
+  EXPECT_EQ(v.kind, Kind::kContinue);
+  ASSERT_EQ(res.headers.size(), 2u);
+  EXPECT_EQ(res.headers[1].name, "X-B");
+  // On requests the mux waited before the rules: the evaluation goes on.
+  Req q2(basic());
+  EXPECT_EQ(run({"wait-for-body time 1s", "set-header X-C 1"}, q2).kind, Kind::kContinue);
+  EXPECT_NE(q2.hdrs().find("X-C: 1"), std::string::npos);
+}
+
 TEST_F(RuleTest, ParseDetails) {
   auto r = rule("set-header X-A b if { path / }");
   EXPECT_EQ(r.action, HttpRule::Action::kSetHeader);
