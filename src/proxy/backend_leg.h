@@ -178,6 +178,13 @@ class BackendLeg {
   // after release().
   lb::Server* server() const { return srv_; }
   int server_global() const { return be_->server_base + srv_->index(); }
+  // The destination port of server(), when it has no port of its own (the stream's, with its
+  // offset, as Server::target() maps it); 0 for a server with a fixed port. What tells its
+  // connections apart: its address is the same for all.
+  uint16_t mapped_port() const {
+    const lb::ServerSettings& ss = srv_->settings();
+    return ss.port_mapped ? static_cast<uint16_t>((local_port_ + ss.port_offset) & 0xffff) : 0;
+  }
   // This worker's counters of server(), which must be set.
   stats::TrafficCounters& server_counters() const { return w_.srv_counters(server_global()); }
   int retries() const { return retries_; }

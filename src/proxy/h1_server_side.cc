@@ -180,29 +180,46 @@ void H1Connection::start_connect() {
   phase_ = Phase::kConnect;
   const int global = txn_.leg().server_global();
   // http-reuse: a private connection first (`never`, or one this client made private), then
-  // the server's idle pool on this thread.
-  // A TLS server's connection is reused only for the name it was opened with.
+  // the server's idle pool on this thread. A connection serves only a request that goes where
+  // it was opened to, as HAProxy keys its idle connections: the same server, the same port (a
+  // server without one of its own takes the stream's, which set-dst-port changes per request),
+  // the same SNI (a TLS server), the same PROXY header (send-proxy: its connections are
+  // private). A server with a fixed port compares a 0 with a 0.
   const lb::ServerSettings& ss = txn_.leg().server()->settings();
+  const uint16_t dst_port = txn_.leg().mapped_port();
   std::string sni;
   if (ss.tls) [[unlikely]] {
     if (const auto* e = txn_.backend()->settings.sni_of(
             static_cast<std::size_t>(txn_.leg().server()->index())))
       txn_.server_sni(*tx_, *e, &sni);
   }
+  // send-proxy: the PROXY protocol header, which goes first on a new connection.
+  srv_preamble_.clear();
+  if (ss.send_proxy) [[unlikely]] {
+    std::vector<net::pp::Tlv> tlvs;
+    if (ss.send_proxy == 2) txn_.render_pp2_tlvs(*tx_, &tlvs);
+    srv_preamble_ = proxy_header_for(ss, txn_.client(), txn_.local_addr(), cio_.fd(),
+                                     txn_.proxy_header(), txn_.unique_id, cio_.tls(),
+                                     std::move(tlvs));
+  }
   ServerConn* c = nullptr;
   using R = HttpSettings::Reuse;
   R mode = txn_.backend()->settings.h.reuse;
   if (private_) {
-    if (private_->srv_global == global && private_->sni == sni) c = private_;
-    else w_.close_server_conn(private_);
+    if (private_->srv_global == global && private_->dst_port == dst_port &&
+        private_->sni == sni && private_->sent_proxy_header() == srv_preamble_)
+      c = private_;
+    else
+      w_.close_server_conn(private_);
     private_ = nullptr;
   }
   if (!c && mode != R::kNever && txn_.leg().retries() == 0) {
-    if (mode == R::kAlways || !first_request_) c = w_.take_idle(global, false, sni);
-    else if (mode == R::kAggressive) c = w_.take_idle(global, true, sni);
+    if (mode == R::kAlways || !first_request_) c = w_.take_idle(global, false, dst_port, sni);
+    else if (mode == R::kAggressive) c = w_.take_idle(global, true, dst_port, sni);
   }
   s_rd_ = s_eof_ = s_hup_ = s_err_ = s_shut_ = false;
   if (c) {
+    if (ss.send_proxy) [[unlikely]] srv_preamble_.clear();   // it opened with this header
     sc_ = c;
     c->owner = this;
     reused_conn_ = true;
@@ -214,15 +231,6 @@ void H1Connection::start_connect() {
   }
   reused_conn_ = false;
   txn_.reused_server_conn = false;
-  // send-proxy: the PROXY protocol header goes first on the new connection.
-  srv_preamble_.clear();
-  if (ss.send_proxy) [[unlikely]] {
-    std::vector<net::pp::Tlv> tlvs;
-    if (ss.send_proxy == 2) txn_.render_pp2_tlvs(*tx_, &tlvs);
-    srv_preamble_ = proxy_header_for(ss, txn_.client(), txn_.local_addr(), cio_.fd(),
-                                     txn_.proxy_header(), txn_.unique_id, cio_.tls(),
-                                     std::move(tlvs));
-  }
   // The request is sent right after connect() (below): its first segment carries the ACK
   // (option tcp-smart-connect, on by default).
   net::ConnectOptions opts;
@@ -241,6 +249,9 @@ void H1Connection::start_connect() {
   conn->w = &w_;
   conn->io.adopt(fd);
   conn->srv_global = global;
+  conn->dst_port = dst_port;
+  if (ss.send_proxy) [[unlikely]]
+    conn->proxy_header = std::make_unique<const std::string>(srv_preamble_);
   conn->nolinger = txn_.backend()->settings.nolinger;
   conn->owner = this;
   sc_ = conn;

@@ -231,13 +231,14 @@ net::tls::SessionSlot* Worker::tls_session(int srv_global) {
   return &tls_sessions_[static_cast<std::size_t>(srv_global)];
 }
 
-ServerConn* Worker::take_idle(int srv_global, bool safe_only, std::string_view sni) {
+ServerConn* Worker::take_idle(int srv_global, bool safe_only, uint16_t dst_port,
+                              std::string_view sni) {
   if (idle_.empty()) return nullptr;
   auto& list = idle_[static_cast<std::size_t>(srv_global)];
   for (auto it = list.rbegin(); it != list.rend(); ++it) {
     ServerConn* c = *it;
     if (safe_only && c->requests < 2) continue;
-    if (c->sni != sni) [[unlikely]] continue;
+    if (c->dst_port != dst_port || c->sni != sni) [[unlikely]] continue;
     list.erase(std::next(it).base());
     --idle_count_;
     uncount_pooled(c);

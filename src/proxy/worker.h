@@ -61,6 +61,15 @@ struct ServerConn : core::IoHandler, core::Deferred {
   int srv_global = -1;            // global server index (Process::server_by_global_index)
   H1Connection* owner = nullptr;   // null while idle in the pool
   std::string sni;                // the SNI it was opened with (server ... ssl), empty: none
+  // A server without a port of its own: the destination port it was opened to (the stream's,
+  // which set-dst-port changes per request); 0 for a server with a fixed port.
+  uint16_t dst_port = 0;
+  // send-proxy: the PROXY header it opened with (it serves only streams with the same one);
+  // null without send-proxy (a pointer: nothing to build or destroy for the others).
+  std::unique_ptr<const std::string> proxy_header;
+  std::string_view sent_proxy_header() const {
+    return proxy_header ? std::string_view(*proxy_header) : std::string_view();
+  }
   uint32_t requests = 0;          // requests it carried
   uint64_t idle_since_ms = 0;
   bool pooled = false;            // in the worker's idle list
@@ -222,8 +231,10 @@ class Worker : public core::TimerHandler {
   // Idle server connections (HTTP reuse). Worker-local. take_idle() returns the most recently
   // parked connection to that server (with `safe_only`, one that carried two requests or
   // more), or null.
-  // Only a connection opened with that SNI (empty: none) is taken.
-  ServerConn* take_idle(int srv_global, bool safe_only, std::string_view sni = {});
+  // Only a connection to the same destination is taken: opened to `dst_port` (a server without
+  // a port, ServerConn::dst_port) and with that SNI (empty: none).
+  ServerConn* take_idle(int srv_global, bool safe_only, uint16_t dst_port = 0,
+                        std::string_view sni = {});
   // Whether the idle pool holds a connection to that server (option prefer-last-server).
   bool has_idle(int srv_global) const {
     return !idle_.empty() && !idle_[static_cast<std::size_t>(srv_global)].empty();
