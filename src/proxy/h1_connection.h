@@ -236,6 +236,10 @@ class H1Connection final : public Session {
   // The server (and its backend) of this client's previous request: option prefer-last-server.
   lb::Server* last_srv_ = nullptr;
   const Proxy* last_be_ = nullptr;
+  // A server connection of this client answered an NTLM or Negotiate challenge: its next
+  // requests prefer the last server, as with option prefer-last-server (HAProxy's
+  // SESS_FL_PREFER_LAST).
+  bool prefer_last_ = false;
   // send-proxy: the PROXY protocol header still to send on a new server connection, before
   // the request.
   std::string srv_preamble_;

@@ -29,6 +29,39 @@ using log::FinalState;
 // ---------------------------------------------------------------------------------------------
 // Response side
 
+namespace {
+
+// Whether a 401's WWW-Authenticate or a 407's Proxy-Authenticate offers a connection-oriented
+// scheme: one of the comma-separated values (quoted strings kept whole) starts with "NTLM" or
+// "Nego" (Negotiate, Nego2), in any case, as HAProxy checks them.
+bool offers_connection_auth(const http::ResponseHead& rh) {
+  const std::string_view field = rh.status == 401 ? "www-authenticate" : "proxy-authenticate";
+  for (const http::Header& h : rh.headers) {
+    if (!base::iequals(h.name, field)) continue;
+    const std::string_view v = h.value;
+    bool quoted = false;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= v.size(); ++i) {
+      if (i < v.size()) {
+        if (quoted && v[i] == '\\' && i + 1 < v.size()) {
+          ++i;   // a quoted pair: the next byte is taken as is
+          continue;
+        }
+        if (v[i] == '"') quoted = !quoted;
+        if (v[i] != ',' || quoted) continue;
+      }
+      const std::string_view item = base::trim(v.substr(start, i - start));
+      if (item.size() >= 4 &&
+          (base::iequals(item.substr(0, 4), "ntlm") || base::iequals(item.substr(0, 4), "nego")))
+        return true;
+      start = i + 1;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 bool H1Connection::parse_response() {
   if (res_wait_) return wait_response_body();
   std::string_view in = view_of(sin_);
@@ -89,6 +122,13 @@ bool H1Connection::parse_response() {
   if (rh.status == 101 && !upgrade_) {
     server_error(502, {Cause::kProxy, FinalState::kHeaders});
     return true;
+  }
+  // NTLM and Negotiate authenticate the connection, not the request: from such a challenge on
+  // the connection serves only this client, whose next requests prefer its server (HAProxy
+  // does so in http_wait_for_response(), before the response rules).
+  if ((rh.status == 401 || rh.status == 407) && sc_ && offers_connection_auth(rh)) [[unlikely]] {
+    sc_->owned = true;
+    prefer_last_ = true;
   }
   // `observe layer7`: 501 and 505 answer what the client asked, not a server failure.
   if (lb::Server* s = txn_.leg().server())
@@ -423,9 +463,10 @@ void H1Connection::detach_server(bool reusable) {
     sin_ = nullptr;
   }
   if (reusable && !s_eof_ && !s_hup_ && to_srv_.size() == 0) {
-    // A connection that opened with this client's PROXY header (send-proxy) serves only it.
+    // A connection that opened with this client's PROXY header (send-proxy), or that it
+    // authenticated (NTLM, Negotiate), serves only it.
     const lb::Server* srv = txn_.leg().server();
-    if (txn_.backend()->settings.h.reuse == HttpSettings::Reuse::kNever ||
+    if (txn_.backend()->settings.h.reuse == HttpSettings::Reuse::kNever || sc_->owned ||
         (srv && srv->settings().send_proxy)) {
       // max-reuse counts the requests a private connection carried too.
       const int max_reuse = srv ? srv->settings().max_reuse : -1;

@@ -125,8 +125,9 @@ bool H1Connection::request_body() {
 
 void H1Connection::connect_server() {
   phase_ = Phase::kConnect;
-  if (last_srv_ && last_be_ == txn_.backend() && last_be_->settings.prefer_last_server)
-    [[unlikely]] prefer_last_server();
+  if (last_srv_ && last_be_ == txn_.backend() &&
+      (last_be_->settings.prefer_last_server || prefer_last_)) [[unlikely]]
+    prefer_last_server();
   switch (txn_.leg().pick(txn_.lb_key())) {
     case BackendLeg::PickResult::kPicked:
       start_connect();
@@ -140,9 +141,9 @@ void H1Connection::connect_server() {
   }
 }
 
-// option prefer-last-server, as HAProxy: not with a hashing algorithm, and only while a
-// connection to that server is still held (this client's own, or one in the idle pool that
-// start_connect() would take).
+// option prefer-last-server (or a connection this client authenticated), as HAProxy: not with a
+// hashing algorithm, and only while a connection to that server is still held (this client's
+// own, or one in the idle pool that start_connect() would take).
 void H1Connection::prefer_last_server() {
   const Proxy& be = *last_be_;
   if (lb::hashes(be.settings.balance.kind)) return;

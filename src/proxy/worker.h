@@ -78,6 +78,9 @@ struct ServerConn : core::IoHandler, core::Deferred {
   // and it closes with a reset so that no TIME_WAIT holds the ephemeral port (net::close_with_reset).
   bool reset_on_close = true;
   bool nolinger = false;          // the backend has `option nolinger`: always a reset
+  // It answered a connection-oriented authentication challenge (NTLM, Negotiate): private to
+  // its client connection from then on, never parked in the idle pool.
+  bool owned = false;
   void on_io(uint32_t events) override;
 };
 
