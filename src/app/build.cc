@@ -447,6 +447,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
     }
     if (s.http) {
       http_settings(p, s.h);
+      s.h.glitches_threshold = model.global.h1_fe_glitches_threshold;
       stats_page(p, ps.node, ps.description, s.h.stats);
       s.h.stats_rules = p.stats.http_request;
       s.h.stats_admin = p.stats.admin;

@@ -194,6 +194,9 @@ class RequestParser {
   // A violation Limits::accept_unsafe_requests let through in the current head (the first found),
   // kNone when there was none: the event HAProxy still records (`show errors`) in relaxed mode.
   ParseError tolerated() const { return tolerated_; }
+  // Whether the head let through a violation HAProxy counts as a protocol glitch (fc_glitches,
+  // tune.h1.fe.glitches-threshold).
+  bool glitch() const { return glitch_; }
   // Ready for the next request of a keep-alive connection. The field list keeps its capacity,
   // so the next head of a similar size allocates nothing.
   void reset();
@@ -207,6 +210,7 @@ class RequestParser {
   bool line_checked_ = false;
   ParseError error_ = ParseError::kNone;
   ParseError tolerated_ = ParseError::kNone;
+  bool glitch_ = false;
   // Values the relaxed mode had to rebuild (obs-fold joins); head_ views point here.
   StringStore owned_;
 };

@@ -63,11 +63,18 @@ struct Relax {
   bool on = false;
   StringStore* owned = nullptr;  // storage for rebuilt values
   ParseError tolerated = ParseError::kNone;
+  // One of the violations HAProxy 3.5 counts as a protocol glitch when it lets it through
+  // (measured: a bad field name, NUL in a value, a byte HAProxy refuses in the target, an
+  // authority that differs from Host; not bare LF, obs-fold nor HTTP/0.9, which HAProxy
+  // takes in any mode).
+  bool glitch = false;
 
   // True when the violation `e` is let through (and recorded); false when it must be refused.
   bool allow(ParseError e) {
     if (!on) return false;
     if (tolerated == ParseError::kNone) tolerated = e;
+    glitch = glitch || e == ParseError::kBadFieldName || e == ParseError::kNulInValue ||
+             e == ParseError::kBadTarget || e == ParseError::kHostMismatch;
     return true;
   }
 };
@@ -571,6 +578,7 @@ void RequestParser::reset() {
   line_checked_ = false;
   error_ = ParseError::kNone;
   tolerated_ = ParseError::kNone;
+  glitch_ = false;
   owned_.clear();
 }
 
@@ -598,6 +606,7 @@ ParseStatus RequestParser::parse(std::string_view buf) {
       if (auto e = check_target(probe, relax); e != ParseError::kNone) return fail(e);
       head_ = probe;
       tolerated_ = relax.tolerated;
+      glitch_ = relax.glitch;
       consumed_ = scanner_.end();
       return ParseStatus::kComplete;
     }
@@ -668,6 +677,7 @@ ParseStatus RequestParser::parse(std::string_view buf) {
     return fail(ParseError::kBadWebSocketKey);
   }
   tolerated_ = relax.tolerated;
+  glitch_ = relax.glitch;
   consumed_ = scanner_.end();
   return ParseStatus::kComplete;
 }

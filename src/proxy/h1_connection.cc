@@ -434,6 +434,7 @@ bool H1Connection::parse_request() {
       // for `show errors`, as HAProxy records it.
       if (tx_->req_parser.tolerated() != http::ParseError::kNone)
         txn_.capture_error(false, in, tx_->req_parser.tolerated());
+      if (tx_->req_parser.glitch() && glitch_limit()) return true;
       if (txn_.wants_body_first(tx_->req_parser.head())) {
         body_wait_ = true;
         body_wait_expired_ = false;
@@ -454,6 +455,24 @@ bool H1Connection::parse_request() {
       begin_transaction();
       return true;
   }
+  return false;
+}
+
+// A head with a protocol glitch (fc_glitches), and tune.h1.fe.glitches-threshold <n>, as HAProxy
+// 3.5 behaves (measured): the head that brings the count to n - 1 is served with `connection:
+// close` and is the connection's last; reaching n (a threshold of 1) closes the connection
+// without an answer. True when the connection ended.
+bool H1Connection::glitch_limit() {
+  const uint32_t n = ++txn_.fc_glitches;
+  const uint32_t limit = fe_.settings.h.glitches_threshold;
+  if (!limit) return false;
+  if (n >= limit) {
+    txn_.req_line.clear();
+    txn_.status = -1;
+    finish({Cause::kProxy, FinalState::kRequest});
+    return true;
+  }
+  if (n + 1 >= limit) client_close_ = true;
   return false;
 }
 

@@ -106,7 +106,8 @@ class H1Connection final : public Session {
   }
   void abort(const char* reason) override;
   // silent-drop: the close becomes a reset that does not leave this host.
-  void drop_silently(int rst_ttl = 0);   // rst-ttl: a reset with that IP TTL instead
+  void drop_silently(int rst_ttl = 0);
+  bool glitch_limit();   // a head with a glitch: counted, and the threshold applied   // rst-ttl: a reset with that IP TTL instead
   bool retry_from_queue() override;
   bool uses_server(const lb::Server* srv) const override { return txn_.leg().server() == srv; }
   void describe(SessionInfo* info) const override;

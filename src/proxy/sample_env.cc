@@ -47,7 +47,8 @@ bool ProxyEnv::query(Query q, int64_t* out) const {
     case Query::kUptime:
       return answer(static_cast<int64_t>((base::monotonic_ms() - p_.start_mono_ms()) / 1000));
     // No set-priority-*, no task profiling (HAProxy's values are 0 without
-    // `profiling.tasks on`), no connection error and no protocol glitch to report.
+    // `profiling.tasks on`), no connection error and no protocol glitch to report (an HTTP
+    // stream answers fc_err and fc_glitches itself).
     case Query::kPrioClass:
     case Query::kPrioOffset:
     case Query::kCpuNsTot:

@@ -89,6 +89,7 @@ struct HttpSettings {
   OriginalTo originalto;
   bool httplog = false;
   bool accept_unsafe_requests = false;        // option accept-unsafe-violations-in-http-request
+  uint32_t glitches_threshold = 0;            // tune.h1.fe.glitches-threshold, 0: none
   bool buffer_request = false;                // option http-buffer-request
   bool ignore_probes = false;                 // option http-ignore-probes
   bool abortonclose = false;                  // option abortonclose (backends)

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from sluice_harness import free_port, short_tmpdir, show_stat, sluice_bin
+from sluice_harness import free_port, run_sluice, short_tmpdir, show_stat, sluice_bin
 
 MAXREWRITE_STATUS = 431
 
@@ -161,3 +161,64 @@ def test_dash_L_sets_the_local_peer(cfg):
                          capture_output=True, text=True, timeout=20)
     assert out.returncode != 0
     assert "'localpeer' ignored since it is already set by using the '-L' command line argument." in out.stderr
+
+
+def glitch_config(port, log_port, threshold=None):
+    glob = f"    tune.h1.fe.glitches-threshold {threshold}" if threshold is not None else ""
+    return config(port, log_port, glob, "    option accept-unsafe-violations-in-http-request\n"
+                  "    http-request return status 200 content-type text/plain "
+                  "lf-string \"g=%[fc_glitches]\" if { path_beg /g }")
+
+
+def glitchy(i: int) -> bytes:
+    # A field name with a forbidden byte: let through by accept-unsafe-violations-in-http-request,
+    # and one glitch for HAProxy 3.5.
+    return b"GET /g%d HTTP/1.1\r\nHost: a\r\nX(a): 1\r\n\r\n" % i
+
+
+def keepalive_answers(port, requests: list[bytes]) -> tuple[list[str], bool]:
+    """Sends the requests one after the other on one connection; the bodies of the answers and
+    whether the last one said `connection: close`."""
+    bodies, closing = [], False
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        f = s.makefile("rb")
+        for req in requests:
+            try:
+                s.sendall(req)
+            except OSError:
+                break
+            status = f.readline()
+            if not status:
+                break
+            length = 0
+            while (line := f.readline()) not in (b"\r\n", b""):
+                k, _, v = line.decode().partition(":")
+                if k.lower() == "content-length":
+                    length = int(v)
+                if k.lower() == "connection" and v.strip().lower() == "close":
+                    closing = True
+            bodies.append(f.read(length).decode())
+    return bodies, closing
+
+
+def test_glitches_are_counted_and_bound_the_connection(cfg, sluice, udp_log):
+    # Measured on HAProxy 3.5: one glitch per request that had one; without a threshold the
+    # connection goes on; with 3, the request that makes 2 glitches says `connection: close`.
+    ports = [free_port() for _ in range(3)]
+    sluice(cfg(glitch_config(ports[0], udp_log.port)), wait_ports=[ports[0]])
+    plain = b"GET /g HTTP/1.1\r\nHost: a\r\n\r\n"
+    assert keepalive_answers(ports[0], [glitchy(0), plain, glitchy(1)]) == (["g=1", "g=1", "g=2"], False)
+    sluice(cfg(glitch_config(ports[1], udp_log.port, 3), name="t3.cfg"), wait_ports=[ports[1]])
+    assert keepalive_answers(ports[1], [glitchy(i) for i in range(4)]) == (["g=1", "g=2"], True)
+    # A threshold of 1: the first glitch closes the connection without an answer.
+    sluice(cfg(glitch_config(ports[2], udp_log.port, 1), name="t1.cfg"), wait_ports=[ports[2]])
+    assert keepalive_answers(ports[2], [glitchy(0), plain]) == ([], False)
+    assert keepalive_answers(ports[2], [plain, plain]) == (["g=0", "g=0"], False)
+
+
+def test_glitches_threshold_values(cfg):
+    # HAProxy 3.5 reads "x" as 0 (atoi); sluice's tunables take strict integers.
+    for bad in ("-1",) if "haproxy" in sluice_bin() else ("x", "-1", "3x"):
+        path = cfg(f"global\n    tune.h1.fe.glitches-threshold {bad}\n")
+        rc, _, err = run_sluice(["-c", "-f", str(path)])
+        assert rc != 0 and "'tune.h1.fe.glitches-threshold' expects a positive numeric value." in err, err

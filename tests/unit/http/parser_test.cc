@@ -730,5 +730,33 @@ TEST(ParseErrors, StatusMapping) {
   EXPECT_EQ(e.message, "bare LF");
 }
 
+TEST(RelaxedRequest, GlitchesAreTheViolationsHaproxyCounts) {
+  // HAProxy 3.5 counts a glitch (fc_glitches) for these when it lets them through, once per
+  // head, and none for bare LF, obs-fold or HTTP/0.9, which it takes in any mode.
+  struct Case {
+    std::string raw;
+    bool glitch;
+  } cases[] = {
+      {G("X(a): 1\r\nY(b): 2\r\n"), true},
+      {G("Z: a\0b\r\n"s), true},
+      {"GET /\xe9 HTTP/1.1\r\nHost: a\r\n\r\n", true},
+      {"GET http://b/ HTTP/1.1\r\nHost: a\r\n\r\n", true},
+      {"GET / HTTP/1.1\nHost: a\n\n", false},
+      {G("X-A: 1\r\n 2\r\n"), false},
+      {"GET /\r\n\r\n", false},
+      {G(""), false},
+  };
+  for (const auto& c : cases) {
+    RequestParser p(relaxed_limits());
+    ASSERT_EQ(p.parse(c.raw), ParseStatus::kComplete) << c.raw;
+    EXPECT_EQ(p.glitch(), c.glitch) << c.raw;
+    p.reset();
+    EXPECT_FALSE(p.glitch());
+  }
+  RequestParser strict;
+  EXPECT_EQ(strict.parse(G("X(a): 1\r\n")), ParseStatus::kError);
+  EXPECT_FALSE(strict.glitch());
+}
+
 }  // namespace
 }  // namespace sluice::http
