@@ -7,6 +7,7 @@ a packet socket on `lo` (root only; skipped otherwise). The configuration messag
 3.5's. This file passes unchanged against HAProxy 3.5 (a -db wrapper as SLUICE_BIN)."""
 from __future__ import annotations
 
+import ctypes
 import socket
 import struct
 import time
@@ -16,12 +17,41 @@ import pytest
 from sluice_harness import HTTP_DEFAULTS, DEFAULTS, config_refused, free_port
 
 
+# A classic BPF filter keeping IPv4 TCP segments with RST set (frames of lo: a 14-byte Ethernet
+# header), so that the traffic of tests running beside this one cannot fill the socket's
+# queue and push the resets out.
+RST_FILTER = [
+    (0x28, 0, 0, 12),       # ldh [12]: the EtherType
+    (0x15, 0, 8, 0x0800),   # IPv4, else drop
+    (0x30, 0, 0, 23),       # ldb [23]: the IP protocol
+    (0x15, 0, 6, 6),        # TCP, else drop
+    (0x28, 0, 0, 20),       # ldh [20]: flags and fragment offset
+    (0x45, 4, 0, 0x1FFF),   # a fragment: drop
+    (0xB1, 0, 0, 14),       # x = the IP header's length
+    (0x50, 0, 0, 27),       # ldb [x + 27]: the TCP flags
+    (0x45, 0, 1, 0x04),     # RST: keep, else drop
+    (0x06, 0, 0, 0xFFFF),
+    (0x06, 0, 0, 0),
+]
+
+
 def packet_socket():
     try:
         s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
     except (PermissionError, AttributeError, OSError) as e:
         pytest.skip(f"no packet socket to read the reset's TTL ({e})")
+    code = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in RST_FILTER))
+    prog = struct.pack("HL", len(RST_FILTER), ctypes.addressof(code))
+    s.setsockopt(socket.SOL_SOCKET, 26, prog)   # SO_ATTACH_FILTER
     s.bind(("lo", 0))
+    s.settimeout(0.2)
+    # What came before the filter was attached.
+    s.setblocking(False)
+    try:
+        while s.recv(65536):
+            pass
+    except BlockingIOError:
+        pass
     s.settimeout(0.2)
     return s
 
@@ -103,7 +133,9 @@ backend be
         get = b"GET /drop HTTP/1.1\r\nHost: x\r\n\r\n"
         for port, ttl in zip(ports[:4], (7, 9, 11, 13)):
             end, ttls = dropped(port, get, sniffer)
-            assert end == "reset" and ttls and set(ttls) == {ttl}, (port, end, ttls)
+            # The proxy's reset first; what the client sent after it may draw the kernel's own
+            # resets (the default TTL) from the closed socket.
+            assert end == "reset" and ttls and ttls[0] == ttl, (port, end, ttls)
         # Without rst-ttl the client hears nothing (TCP repair, which root may use); its own
         # close later draws an ordinary reset, which is why no TTL is checked here.
         end, _ = dropped(ports[4], get, sniffer)
@@ -124,7 +156,7 @@ backend be
     sluice(cfg(text), wait_ports=[port])
     with packet_socket() as sniffer:
         end, ttls = dropped(port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", sniffer)
-    assert end == "reset" and ttls and set(ttls) == {21}, (end, ttls)
+    assert end == "reset" and ttls and ttls[0] == 21, (end, ttls)
 
 
 @pytest.mark.parametrize("rule, message", [
