@@ -316,18 +316,6 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
         const auto& tp = model.proxies[static_cast<std::size_t>(sv.track_proxy)];
         ss.tracked = tp.name + "/" + tp.servers[static_cast<std::size_t>(sv.track_server)].name;
       }
-      // HAProxy: a server without its own cookie gets the dynamic one (key, address, port).
-      if (ss.cookie.empty() && p.cookie.dynamic && !p.dynamic_cookie_key.empty() &&
-          !p.cookie.name.empty()) {
-        const sockaddr* sa = ss.addr.sa();
-        if (sa->sa_family == AF_INET) {
-          const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
-          ss.cookie = proxy::dynamic_cookie(p.dynamic_cookie_key, &in->sin_addr, 4, ss.addr.port());
-        } else if (sa->sa_family == AF_INET6) {
-          const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
-          ss.cookie = proxy::dynamic_cookie(p.dynamic_cookie_key, &in6->sin6_addr, 16, ss.addr.port());
-        }
-      }
       s.servers.push_back(std::move(ss));
       if (sv.tls.ssl && sv.tls.sni) {
         s.server_sni.resize(s.servers.size());
@@ -338,6 +326,16 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
         s.pp2_tlv_formats.resize(s.servers.size());
         for (const auto& t : sv.pp2_tlvs) s.pp2_tlv_formats.back().push_back({t.type, t.fmt});
       }
+    }
+    // HAProxy: a server without its own cookie gets the dynamic one (key, address, port),
+    // which the CLI may change later (proxy/cookie_table.h).
+    if (s.backend) {
+      std::vector<proxy::CookieTable::Server> cs;
+      for (const auto& ss : s.servers) cs.push_back({ss.cookie, ss.addr});
+      s.cookie_table = std::make_shared<proxy::CookieTable>(
+          std::move(cs), p.dynamic_cookie_key, p.cookie.dynamic && !p.cookie.name.empty());
+      for (std::size_t i = 0; i < s.servers.size(); ++i)
+        s.servers[i].cookie = s.cookie_table->value(i);
     }
     s.balance = balance_settings(p);
     s.balance_expr = p.balance_expr;
@@ -357,6 +355,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
       c->maxidle_s = p.cookie.maxidle_s;
       c->maxlife_s = p.cookie.maxlife_s;
       for (const auto& ss : s.servers) c->server_cookies.push_back(ss.cookie);
+      c->table = s.cookie_table;
       s.cookie = std::move(c);
     }
     s.persist = p.option_persist;

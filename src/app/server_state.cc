@@ -244,6 +244,8 @@ void load_server_states(const config::ConfigModel& model, proxy::Process& proces
         lb::ServerEndpoint e = srv.endpoint();
         e.addr.set_port(static_cast<uint16_t>(*port));
         srv.set_endpoint(e);
+        if (px.settings.cookie_table)
+          px.settings.cookie_table->set_addr(static_cast<std::size_t>(srv.index()), e.addr);
       }
       // The time since the last change goes on from where it was.
       const uint64_t age = static_cast<uint64_t>(*since) * 1000;

@@ -12,8 +12,8 @@
 //
 // One slot per thread and domain: a thread holds at most one Guard of a domain at a time.
 // Users whose reads may nest pick different domains (the balance algorithms read theirs while
-// a rule reads a map's). Slots are claimed on a thread's first read and given back when the
-// thread exits.
+// a rule reads a map's; a backend's persistence cookies have their own). Slots are claimed on
+// a thread's first read and given back when the thread exits.
 #include <atomic>
 #include <cstdint>
 #include <cstddef>
@@ -28,8 +28,8 @@ struct alignas(64) Slot {
   std::atomic<bool> owned{false};
 };
 // Who reads snapshots; a domain's slots are separate from another's.
-enum class Domain : uint8_t { kBalance, kPatterns };
-inline constexpr int kDomains = 2;
+enum class Domain : uint8_t { kBalance, kPatterns, kCookies };
+inline constexpr int kDomains = 3;
 // The slot of a thread that has none yet (claimed, and given back when the thread exits).
 Slot& claim_slot(Domain d);
 // The calling thread's slots, once claimed: read inline on every snapshot read.

@@ -496,6 +496,7 @@ std::vector<Command> server_commands() {
 
 void register_server_commands() {
   for (auto& c : server_commands()) register_command(std::move(c));
+  for (auto& c : cookie_commands()) register_command(std::move(c));
 }
 
 }  // namespace sluice::cli

@@ -11,6 +11,9 @@ namespace sluice::cli {
 
 // The command table of this file, in help order.
 std::vector<Command> server_commands();
+// `set dynamic-cookie-key backend`, `enable|disable dynamic-cookie backend`
+// (cookie_commands.cc); register_server_commands() adds them too.
+std::vector<Command> cookie_commands();
 // Adds server_commands() to the command table. Main thread, at start-up (register_command's
 // rule); calling it twice is harmless (same words replace).
 void register_server_commands();

@@ -1,4 +1,5 @@
 #include "proxy/cookie.h"
+#include "proxy/cookie_table.h"
 
 #include <arpa/inet.h>
 #include <xxhash.h>
@@ -178,8 +179,24 @@ int b64_to_s30(const char in[5]) {
   return v;
 }
 
-bool request_cookies(const CookieRequest& in, const ServerStates& servers,
-                     std::vector<http::Header>& headers, http::StringStore& store, CookieTxn& t) {
+namespace {
+
+// The values a request reads: those of the configuration until the CLI changed the table,
+// then its current snapshot (one hazard read, held while `fn` runs).
+template <class Fn>
+bool with_server_cookies(const CookieSettings* ck, Fn&& fn) {
+  static const std::vector<std::string> kNone;
+  if (!ck) return fn(kNone);
+  if (ck->table && ck->table->changed()) [[unlikely]] {
+    CookieTable::Guard g = ck->table->read();
+    return fn(g->values);
+  }
+  return fn(ck->server_cookies);
+}
+
+bool request_cookies_with(const CookieRequest& in, const std::vector<std::string>& server_cookies,
+                          const ServerStates& servers, std::vector<http::Header>& headers,
+                          http::StringStore& store, CookieTxn& t) {
   thread_local std::vector<Item> items;
   const CookieSettings* ck = in.ck;
   bool edited = false, evaluated = false;
@@ -236,8 +253,8 @@ bool request_cookies(const CookieRequest& in, const ServerStates& servers,
         }
         const std::string_view id = val.substr(0, id_len);
         if (!id.empty() && !t.ignore) {
-          for (std::size_t s = 0; s < ck->server_cookies.size(); ++s) {
-            if (ck->server_cookies[s].empty() || ck->server_cookies[s] != id) continue;
+          for (std::size_t s = 0; s < server_cookies.size(); ++s) {
+            if (server_cookies[s].empty() || server_cookies[s] != id) continue;
             const bool running = servers.running(static_cast<int>(s));
             if (running || in.persist || t.force) {
               t.ck = running ? 'V' : 'D';
@@ -273,13 +290,15 @@ bool request_cookies(const CookieRequest& in, const ServerStates& servers,
   return edited;
 }
 
-bool response_cookies(const CookieResponse& in, std::vector<http::Header>& headers,
-                      http::StringStore& store, CookieTxn& t) {
+bool response_cookies_with(const CookieResponse& in,
+                           const std::vector<std::string>& server_cookies,
+                           std::vector<http::Header>& headers, http::StringStore& store,
+                           CookieTxn& t) {
   const CookieSettings* ck = in.ck;
   const bool known = in.server >= 0;
   const std::string* srv_cookie =
-      ck && known && static_cast<std::size_t>(in.server) < ck->server_cookies.size()
-          ? &ck->server_cookies[static_cast<std::size_t>(in.server)]
+      ck && known && static_cast<std::size_t>(in.server) < server_cookies.size()
+          ? &server_cookies[static_cast<std::size_t>(in.server)]
           : nullptr;
   bool edited = false;
   for (std::size_t hi = 0; hi < headers.size();) {
@@ -363,6 +382,22 @@ bool response_cookies(const CookieResponse& in, std::vector<http::Header>& heade
   if (ck->nocache && response_cacheable(t.cacheable, in.status, headers))
     headers.push_back({"cache-control", "private"});
   return true;
+}
+
+}  // namespace
+
+bool request_cookies(const CookieRequest& in, const ServerStates& servers,
+                     std::vector<http::Header>& headers, http::StringStore& store, CookieTxn& t) {
+  return with_server_cookies(in.ck, [&](const std::vector<std::string>& v) {
+    return request_cookies_with(in, v, servers, headers, store, t);
+  });
+}
+
+bool response_cookies(const CookieResponse& in, std::vector<http::Header>& headers,
+                      http::StringStore& store, CookieTxn& t) {
+  return with_server_cookies(in.ck, [&](const std::vector<std::string>& v) {
+    return response_cookies_with(in, v, headers, store, t);
+  });
 }
 
 }  // namespace sluice::proxy

@@ -8,6 +8,7 @@
 // Only a backend with `cookie` or a frontend with `capture cookie` runs any of this: the
 // transaction tests one pointer otherwise.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "http/http.h"
 
 namespace sluice::proxy {
+
+class CookieTable;
 
 // `cookie <name> ...` of a backend, as the data path reads it.
 struct CookieSettings {
@@ -27,6 +30,9 @@ struct CookieSettings {
   std::string attrs;         // `attr` values joined with "; "
   uint32_t maxidle_s = 0, maxlife_s = 0;
   std::vector<std::string> server_cookies;   // per server index; "" none
+  // The values the CLI changes (proxy/cookie_table.h): once changed() they replace
+  // server_cookies, read through a hazard-protected snapshot. Null in unit tests.
+  std::shared_ptr<const CookieTable> table;
   // HAProxy writes the cookie flags of %tsc with rewrite, insert, prefix or indirect only.
   bool log_flags() const { return mode != Mode::kNone || indirect; }
 };

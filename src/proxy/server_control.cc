@@ -210,7 +210,40 @@ stats::AddrResult ServerControlImpl::set_addr(stats::ServerRef ref, std::string_
   next.addr = addr;
   next.addr.set_port(static_cast<uint16_t>(r.new_port));
   s.set_endpoint(next);
+  // HAProxy recomputes the server's dynamic cookie from its new address (srv_set_dyncookie).
+  const Proxy& px = *p_.proxies()[static_cast<std::size_t>(ref.proxy)];
+  if (px.settings.cookie_table)
+    px.settings.cookie_table->set_addr(static_cast<std::size_t>(ref.server), next.addr);
   return r;
+}
+
+namespace {
+
+// A proxy with a backend side named `name` or `#<id>`, `disabled` ones included; null none.
+const Proxy* backend_named(const Process& p, std::string_view name) {
+  for (const auto& pp : p.proxies()) {
+    const ProxySettings& s = pp->settings;
+    if (s.backend && pp->backend && name_matches(name, s.name, s.id)) return pp.get();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool ServerControlImpl::has_backend(std::string_view name) const {
+  return backend_named(p_, name) != nullptr;
+}
+
+void ServerControlImpl::change_dynamic_cookie(std::string_view name, DynCookieChange change,
+                                              std::string_view key) {
+  const Proxy* px = backend_named(p_, name);
+  if (!px || !px->settings.cookie_table) return;
+  CookieTable& t = *px->settings.cookie_table;
+  switch (change) {
+    case DynCookieChange::kSetKey: t.set_key(std::string(key)); break;
+    case DynCookieChange::kEnable: t.set_dynamic(true); break;
+    case DynCookieChange::kDisable: t.set_dynamic(false); break;
+  }
 }
 
 void ServerControlImpl::set_maxconn(stats::ServerRef ref, int maxconn) {

@@ -50,6 +50,9 @@ class ServerControlImpl : public stats::ServerControl {
                                        int port) override;
   stats::HealthResult set_agent_send(stats::ServerRef s, std::string_view text) override;
   bool has_frontend(std::string_view frontend) const override;
+  bool has_backend(std::string_view backend) const override;
+  void change_dynamic_cookie(std::string_view backend, DynCookieChange change,
+                             std::string_view key) override;
   bool set_frontend_maxconn(std::string_view frontend, int maxconn) override;
   FrontendResult change_frontend(std::string_view frontend, FrontendAction action) override;
   int hard_maxconn() const override;

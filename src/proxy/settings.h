@@ -12,6 +12,7 @@
 #include "net/address.h"
 #include "net/socket.h"
 #include "proxy/cookie.h"
+#include "proxy/cookie_table.h"
 #include "rules/rules.h"
 #include "stats/http_service.h"
 
@@ -242,6 +243,10 @@ struct ProxySettings {
   // Cookie persistence (proxy/cookie.h): null without `cookie`. `option persist`, and the
   // force-persist / ignore-persist rules in order (the first match decides).
   std::shared_ptr<const CookieSettings> cookie;
+  // Backends: each server's persistence cookie as the CLI changes it (`show stat` reads it,
+  // `cookie` shares it). Set for every backend, with or without `cookie`, as HAProxy's
+  // dynamic cookie commands take any backend.
+  std::shared_ptr<CookieTable> cookie_table;
   bool persist = false;
   struct PersistRule {
     rules::Condition cond;

@@ -298,7 +298,10 @@ std::vector<stats::ProxySnapshot> StatsView::proxies() const {
         ss.name = st.name;
         ss.id = st.id;
         ss.id_forced = st.id_forced;
-        ss.cookie = st.cookie;
+        // The value the CLI published last (`set dynamic-cookie-key`...), not the configured one.
+        ss.cookie = p.settings.cookie_table
+                        ? p.settings.cookie_table->value(static_cast<std::size_t>(srv.index()))
+                        : st.cookie;
         // The address `set server addr` published last, not the configured one.
         const lb::ServerEndpoint ep = srv.endpoint();
         if (!st.unresolved) {   // init-addr none: no address to show (HAProxy: empty, "-")

@@ -116,6 +116,20 @@ class ServerControl {
 
   // A frontend (or listen proxy) with that name or `#<id>`.
   virtual bool has_frontend(std::string_view frontend) const = 0;
+  // A backend (or listen proxy) with that name or `#<id>`, `disabled` ones included.
+  virtual bool has_backend(std::string_view backend) const {
+    (void)backend;
+    return false;
+  }
+  // `set dynamic-cookie-key backend` (kSetKey, `key` non-empty), `enable|disable
+  // dynamic-cookie backend`: the backend's servers get their new cookie values (HAProxy's
+  // srv_set_dyncookie), which new requests on every thread use. Nothing if has_backend() is
+  // false.
+  enum class DynCookieChange { kSetKey, kEnable, kDisable };
+  virtual void change_dynamic_cookie(std::string_view backend, DynCookieChange change,
+                                     std::string_view key) {
+    (void)backend, (void)change, (void)key;
+  }
   // `set maxconn frontend`: false if no frontend has that name or `#<id>`.
   virtual bool set_frontend_maxconn(std::string_view frontend, int maxconn) = 0;
   // `disable frontend` / `enable frontend` / `shutdown frontend`.

@@ -161,6 +161,15 @@ class FakeControl : public stats::ServerControl {
                       std::function<void(std::vector<stats::ErrorSnapshot>, uint64_t)> done) override {
     later.push_back([this, done] { done(snapshots, 7); });
   }
+  bool has_backend(std::string_view b) const override {
+    for (const auto& s : servers)
+      if (match(b, s.be, s.be_id)) return true;
+    return false;
+  }
+  void change_dynamic_cookie(std::string_view b, DynCookieChange c, std::string_view key) override {
+    const char* what = c == DynCookieChange::kSetKey ? "key" : c == DynCookieChange::kEnable ? "on" : "off";
+    calls.push_back(fmt::format("dyncookie {} {} {}", b, what, key));
+  }
   void deliver() {
     auto all = std::move(later);
     later.clear();
@@ -189,6 +198,30 @@ class ServerCommands : public ::testing::Test {
   }
   FakeControl ctl;
 };
+
+// The dynamic cookie commands: HAProxy 3.5's answers (measured), admin level.
+TEST_F(ServerCommands, DynamicCookie) {
+  EXPECT_EQ(run("set dynamic-cookie-key backend"), "A backend name is expected.\n\n");
+  EXPECT_EQ(run("set dynamic-cookie-key backend be"), "String value expected.\n\n");
+  EXPECT_EQ(run("set dynamic-cookie-key backend nosuch"), "No such backend.\n\n");
+  EXPECT_EQ(run("set dynamic-cookie-key backend nosuch k"), "No such backend.\n\n");
+  EXPECT_EQ(run("enable dynamic-cookie backend"), "A backend name is expected.\n\n");
+  EXPECT_EQ(run("disable dynamic-cookie backend #9"), "No such backend.\n\n");
+  EXPECT_EQ(run("set dynamic-cookie-key backend be k", Level::kOperator), "Permission denied\n\n");
+  EXPECT_EQ(run("enable dynamic-cookie backend be", Level::kOperator), "Permission denied\n\n");
+  EXPECT_EQ(run("disable dynamic-cookie backend be", Level::kOperator), "Permission denied\n\n");
+  EXPECT_TRUE(ctl.calls.empty());
+  EXPECT_EQ(run("set dynamic-cookie-key backend be k1 extra"), "\n");
+  EXPECT_EQ(run("enable dynamic-cookie backend #3"), "\n");
+  EXPECT_EQ(run("disable dynamic-cookie backend st"), "\n");
+  EXPECT_EQ(ctl.calls, (std::vector<std::string>{"dyncookie be key k1", "dyncookie #3 on ",
+                                                 "dyncookie st off "}));
+  const std::string out = run("set dynamic-cookie-key be k");
+  EXPECT_NE(out.find("  set dynamic-cookie-key backend <bk> <k> : change a backend secret key "
+                     "for dynamic cookies\n"),
+            std::string::npos)
+      << out;
+}
 
 // Spec 5 and checklist 21: `clear counters` is operator level, `clear counters all` admin.
 TEST_F(ServerCommands, ClearCounters) {
