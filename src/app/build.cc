@@ -231,6 +231,7 @@ RuntimePlan build_plan(const config::ConfigModel& model, long fd_limit, int cmdl
   ps.http_maxhdr = g.tune_http_maxhdr;
   ps.h1_any_method_payload = g.h1_accept_payload_with_any_method;
   ps.h1_keep_insecure_te = g.h1_keep_insecure_transfer_encoding;
+  ps.h1_be_glitches_threshold = g.h1_be_glitches_threshold;
   ps.http_logurilen = g.tune_http_logurilen;
   ps.hard_stop_after_ms = g.hard_stop_after_ms;
   ps.grace_ms = g.grace_ms;

@@ -515,7 +515,8 @@ const std::vector<KeywordDef> kGlobalKeywords = {
     {"tune.vars.txn-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of one transaction's txn, req and res variables"},
     {"tune.vars.reqres-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of a transaction's req and res variables together"},
     {"tune.vars.check-max-size", kInGlobal, 0, kw_tune_vars, "<bytes>: the memory of one health check's check.* variables (tcp-check / http-check set-var)"},
-    {"tune.h1.fe.glitches-threshold", kInGlobal, 0, kw_h1_fe_glitches, "<n>: client connections whose requests had n protocol glitches are closed (0, the default: never): a glitch is a violation that `option accept-unsafe-violations-in-http-request` lets through (a field name with a forbidden byte, NUL in a value, a forbidden byte in the target, an authority that differs from Host), counted once per request (fc_glitches); as HAProxy 3.5 does, the request that brings the count to n - 1 is answered with `connection: close` and is the last, and reaching n (a threshold of 1) closes the connection without an answer; strict integer"},
+    {"tune.h1.be.glitches-threshold", kInGlobal, 0, kw_h1_glitches, "<n>: server connections whose responses had n protocol glitches are not reused (0, the default: no limit): a glitch is a violation that `option accept-unsafe-violations-in-http-response` lets through (a field name with a forbidden byte, NUL in a value), counted once per response (bc_glitches); as HAProxy 3.5 does, from n - 1 glitches on the connection is closed after the response, which goes on; strict integer"},
+    {"tune.h1.fe.glitches-threshold", kInGlobal, 0, kw_h1_glitches, "<n>: client connections whose requests had n protocol glitches are closed (0, the default: never): a glitch is a violation that `option accept-unsafe-violations-in-http-request` lets through (a field name with a forbidden byte, NUL in a value, a forbidden byte in the target, an authority that differs from Host), counted once per request (fc_glitches); as HAProxy 3.5 does, the request that brings the count to n - 1 is answered with `connection: close` and is the last, and reaching n (a threshold of 1) closes the connection without an answer; strict integer"},
     {"tune.maxrewrite", kInGlobal, 0, kw_maxrewrite, "<n>: the room of a buffer kept for rewrites (default 1024, at most half of tune.bufsize): a request or response head larger than tune.bufsize minus this is refused (431 / 502); strict integer"},
     {"tune.http.maxhdr", kInGlobal, 0, kw_http_maxhdr, "<1..32767>: the most header fields of a message, its start line counted as one (default 101): a request with more is answered 400, a response with more 502, as in HAProxy"},
     {"tune.http.cookielen", kInGlobal, 0, kw_http_cookielen, "<n>: the longest `capture cookie` value (default 63); longer `len` values are lowered to it; strict integer"},
@@ -582,7 +583,6 @@ std::string_view haproxy_global_keyword_reason(std::string_view kw) {
     std::string_view why;
   };
   static constexpr Reason kReasons[] = {
-      {"tune.h1.be.glitches-threshold", "sluice does not count protocol glitches on server connections yet"},
       {"tune.ssl.*", "sluice's TLS does not have this setting yet"},
       {"ssl-engine", "OpenSSL 3 has no engines (providers replace them)"},
       {"maxzlibmem", "it needs HTTP compression"},

@@ -717,6 +717,7 @@ struct GlobalConfig {
   // workers start. The global `set-var` lines are run while parsing, as HAProxy does.
   sample::VarLimits vars_limits;
   uint32_t h1_fe_glitches_threshold = 0;   // tune.h1.fe.glitches-threshold, 0: none
+  uint32_t h1_be_glitches_threshold = 0;   // tune.h1.be.glitches-threshold, 0: none
   int tune_maxrewrite = -1;          // -1: not set (1024, at most half of tune.bufsize)
   int tune_http_maxhdr = 101;        // header fields of a message, start line included
   int tune_http_cookielen = 63;      // the longest `capture cookie` length

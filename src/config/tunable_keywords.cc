@@ -96,13 +96,16 @@ void kw_maxrewrite(Parser& p, Line& l) {
   p.global.tune_maxrewrite = static_cast<int>(*n);
 }
 
-// tune.h1.fe.glitches-threshold <n>: see H1Connection::glitch_limit(). 0: no limit.
-void kw_h1_fe_glitches(Parser& p, Line& l) {
+// tune.h1.fe|be.glitches-threshold <n>: see H1Connection::glitch_limit() and
+// H1Connection::parse_response(). 0: no limit.
+void kw_h1_glitches(Parser& p, Line& l) {
   auto n = parse_strict_int(arg(l, 1), 0, INT_MAX);
   if (!n)
     throw ConfigError{fmt::format("{}'{}' expects a positive numeric value.", l.where, l.args[0])};
   no_more(l, 2);
-  p.global.h1_fe_glitches_threshold = static_cast<uint32_t>(*n);
+  (l.args[0] == "tune.h1.fe.glitches-threshold" ? p.global.h1_fe_glitches_threshold
+                                                 : p.global.h1_be_glitches_threshold) =
+      static_cast<uint32_t>(*n);
 }
 
 void kw_http_maxhdr(Parser& p, Line& l) {

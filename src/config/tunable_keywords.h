@@ -13,7 +13,7 @@ void kw_socket_buffers(Parser& p, Line& l);
 void kw_pattern_cache_size(Parser& p, Line& l);
 void kw_chksize(Parser& p, Line& l);
 void kw_maxrewrite(Parser& p, Line& l);
-void kw_h1_fe_glitches(Parser& p, Line& l);
+void kw_h1_glitches(Parser& p, Line& l);
 void kw_http_maxhdr(Parser& p, Line& l);
 void kw_http_cookielen(Parser& p, Line& l);
 void kw_http_logurilen(Parser& p, Line& l);

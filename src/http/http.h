@@ -225,6 +225,9 @@ class ResponseParser {
   // byte is dropped instead of refusing the response, NUL passes in a value, and obs-fold is
   // joined (as for requests). The status line and framing stay strict. Kept across reset().
   void set_relaxed(bool on) { relaxed_ = on; }
+  // Whether the relaxed mode let a glitch through in this head (a field name with a forbidden
+  // byte, NUL in a value): bc_glitches, tune.h1.be.glitches-threshold.
+  bool glitch() const { return glitch_; }
   ParseStatus parse(std::string_view buf);
   std::size_t consumed() const { return consumed_; }
   const ResponseHead& head() const { return head_; }
@@ -237,6 +240,7 @@ class ResponseParser {
   Limits limits_;
   Method request_method_ = Method::kGet;
   bool relaxed_ = false;
+  bool glitch_ = false;
   detail::HeadScanner scanner_;
   ResponseHead head_;
   std::size_t consumed_ = 0;

@@ -692,6 +692,7 @@ void ResponseParser::reset() {
   clear_keeping_fields(head_);
   consumed_ = 0;
   error_ = ParseError::kNone;
+  glitch_ = false;
 }
 
 ParseStatus ResponseParser::parse(std::string_view buf) {
@@ -713,6 +714,7 @@ ParseStatus ResponseParser::parse(std::string_view buf) {
   if (auto e = split_fields(headbytes, limits_, relax, line, head_, st); e != ParseError::kNone) {
     return fail(e);
   }
+  glitch_ = relax.glitch;
   // Status line: version SP 3DIGIT [SP reason].
   if (line.size() < 12 || !is_version(line.substr(0, 8), head_.version_major,
                                       head_.version_minor) || line[8] != ' ') {

@@ -123,6 +123,14 @@ bool H1Connection::parse_response() {
     server_error(502, {Cause::kProxy, FinalState::kHeaders});
     return true;
   }
+  // A protocol glitch on the server connection (bc_glitches) and tune.h1.be.glitches-threshold
+  // <n>, as HAProxy 3.5 behaves (measured): from n - 1 glitches on, the connection is closed
+  // after this response instead of being reused; the response itself goes on.
+  if (tx_->res_parser.glitch() && sc_) [[unlikely]] {
+    const uint32_t limit = w_.process().settings().h1_be_glitches_threshold;
+    if (++sc_->glitches + 1 >= limit && limit) server_close_ = true;
+  }
+  txn_.bc_glitches = sc_ ? sc_->glitches : 0;
   // NTLM and Negotiate authenticate the connection, not the request: from such a challenge on
   // the connection serves only this client, whose next requests prefer its server (HAProxy
   // does so in http_wait_for_response(), before the response rules).

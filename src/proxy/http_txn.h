@@ -302,6 +302,7 @@ class HttpTxn final : public StreamTimes {
   bool reused_server_conn = false;   // the request went out on a connection from the idle pool
   uint8_t fc_err = 0;                // fc_err: the client connection's log::ConnError
   uint32_t fc_glitches = 0;          // fc_glitches: heads that had a glitch (http::RequestParser)
+  uint32_t bc_glitches = 0;          // bc_glitches: its server connection's, at its response
   uint32_t calls = 0;                // cpu_calls: the events the connection handled for it
   int server_fd = -1;                // its server connection's socket, -1: none
   ssl_st* server_ssl = nullptr;      // and its TLS connection (`server ... ssl`), null: none

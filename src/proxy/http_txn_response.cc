@@ -380,6 +380,10 @@ bool HttpTxn::stream_query(sample::Env::Query q, bool response_side, int64_t* ou
     }
     case Q::kFcErr: *out = fc_err; return true;
     case Q::kFcGlitches: *out = fc_glitches; return true;
+    case Q::kBcGlitches:
+      if (!leg_.connected_ms()) return false;   // no server connection yet
+      *out = bc_glitches;
+      return true;
     case Q::kCpuCalls:
       // Every evaluation runs inside a call. A keep-alive request read in the same call that
       // finished the one before it (next_request() zeroed the count) is in its first call.

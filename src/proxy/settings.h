@@ -339,6 +339,7 @@ struct ProcessSettings {
   int nbthread = 1;
   bool h1_any_method_payload = false;       // h1-accept-payload-with-any-method
   bool h1_keep_insecure_te = false;         // h1-do-not-close-on-insecure-transfer-encoding
+  uint32_t h1_be_glitches_threshold = 0;    // tune.h1.be.glitches-threshold, 0: none
   int cli_rcvbuf = 0, cli_sndbuf = 0;   // tune.rcvbuf.client / tune.sndbuf.client, 0 = system
   int nbtgroups = 1;
   // Per thread (index = global id - 1): its group (1-based) and the CPUs it is pinned to

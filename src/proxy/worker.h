@@ -71,6 +71,7 @@ struct ServerConn : core::IoHandler, core::Deferred {
     return proxy_header ? std::string_view(*proxy_header) : std::string_view();
   }
   uint32_t requests = 0;          // requests it carried
+  uint32_t glitches = 0;          // bc_glitches: responses that had a protocol glitch
   uint64_t idle_since_ms = 0;
   bool pooled = false;            // in the worker's idle list
   bool pool_counted = false;      // counted in Process::idle_pooled() (pool-max-conn)

@@ -1,6 +1,7 @@
 """HAProxy tunables that change behaviour: tune.http.maxhdr (400 over it), tune.http.logurilen
 (the logged request line), option dontlog-normal, option socket-stats (listener rows), server
 `id` (show stat's sid) and -L ($HAPROXY_LOCALPEER). Expected values were measured on HAProxy 3.5."""
+import itertools
 import socket
 import subprocess
 
@@ -222,3 +223,72 @@ def test_glitches_threshold_values(cfg):
         path = cfg(f"global\n    tune.h1.fe.glitches-threshold {bad}\n")
         rc, _, err = run_sluice(["-c", "-f", str(path)])
         assert rc != 0 and "'tune.h1.fe.glitches-threshold' expects a positive numeric value." in err, err
+
+
+def test_server_glitches_stop_the_reuse_of_a_server_connection(cfg, sluice, udp_log, servers):
+    # Each response has a field name with a forbidden byte, which
+    # accept-unsafe-violations-in-http-response lets through: one glitch on its server
+    # connection (bc_glitches). Measured on HAProxy 3.5 with http-reuse always: without a
+    # threshold the connection serves on; with n, it is closed after the response that makes
+    # n - 1 glitches, and the next request opens another.
+    from sluice_harness import TcpServer
+
+    counter = itertools.count(1)
+
+    def answer(c, srv):
+        buf = b""
+        me = next(counter)
+        c.settimeout(5)
+        try:
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    d = c.recv(4096)
+                    if not d:
+                        return
+                    buf += d
+                _, _, buf = buf.partition(b"\r\n\r\n")
+                body = b"c%d" % me
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX(bad): 1\r\n\r\n%s"
+                          % (len(body), body))
+        except OSError:
+            return
+
+    origin = servers.add(TcpServer(answer))
+    got = {}
+    for threshold in (0, 3):
+        port = free_port()
+        glob = f"    tune.h1.be.glitches-threshold {threshold}" if threshold else ""
+        sluice(cfg(f"""
+global
+{glob}
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+frontend f
+    bind 127.0.0.1:{port}
+    http-response set-header x-bg %[bc_glitches]
+    default_backend b
+backend b
+    http-reuse always
+    option accept-unsafe-violations-in-http-response
+    server s 127.0.0.1:{origin.port}
+""", name=f"be{threshold}.cfg"), wait_ports=[port])
+        rows = []
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            f = s.makefile("rb")
+            for i in range(4):
+                s.sendall(b"GET /%d HTTP/1.1\r\nHost: a\r\n\r\n" % i)
+                assert b" 200 " in f.readline()
+                hdrs = {}
+                while (line := f.readline()) not in (b"\r\n", b""):
+                    k, _, v = line.decode().partition(":")
+                    hdrs[k.lower()] = v.strip()
+                rows.append((hdrs.get("x-bg"), f.read(int(hdrs["content-length"]))))
+        got[threshold] = rows
+    # The counts, and which responses shared a server connection (the body names it).
+    conns = {t: [r[1] for r in rows] for t, rows in got.items()}
+    assert [r[0] for r in got[0]] == ["1", "2", "3", "4"] and len(set(conns[0])) == 1, got
+    assert [r[0] for r in got[3]] == ["1", "2", "1", "2"], got
+    assert conns[3][0] == conns[3][1] != conns[3][2] == conns[3][3], got

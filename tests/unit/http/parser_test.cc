@@ -758,5 +758,22 @@ TEST(RelaxedRequest, GlitchesAreTheViolationsHaproxyCounts) {
   EXPECT_FALSE(strict.glitch());
 }
 
+TEST(RelaxedResponse, GlitchesAreCountedOncePerHead) {
+  // accept-unsafe-violations-in-http-response: a field name with a forbidden byte is dropped and
+  // NUL passes in a value; either makes the head a glitch (bc_glitches), once.
+  const std::string bad = "HTTP/1.1 200 OK\r\nX(a): 1\r\nZ: a\0b\r\nContent-Length: 0\r\n\r\n"s;
+  ResponseParser relaxed;
+  relaxed.set_relaxed(true);
+  ASSERT_EQ(relaxed.parse(bad), ParseStatus::kComplete);
+  EXPECT_TRUE(relaxed.glitch());
+  relaxed.reset();
+  EXPECT_FALSE(relaxed.glitch());
+  ASSERT_EQ(relaxed.parse("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), ParseStatus::kComplete);
+  EXPECT_FALSE(relaxed.glitch());
+  ResponseParser strict;
+  EXPECT_EQ(strict.parse(bad), ParseStatus::kError);
+  EXPECT_FALSE(strict.glitch());
+}
+
 }  // namespace
 }  // namespace sluice::http
