@@ -102,6 +102,24 @@ class TcpServer:
         self.stop()
 
 
+def request_heads(c: socket.socket, timeout: float = 10.0):
+    """The request heads of a keep-alive connection, one after the other (bodies are not read:
+    for body-less requests), until the client closes or goes quiet for `timeout`."""
+    c.settimeout(timeout)
+    buf = b""
+    try:
+        while True:
+            while b"\r\n\r\n" not in buf:
+                d = c.recv(4096)
+                if not d:
+                    return
+                buf += d
+            head, _, buf = buf.partition(b"\r\n\r\n")
+            yield head
+    except OSError:
+        return
+
+
 def record_head_and_answer(c: socket.socket, srv: TcpServer) -> None:
     """A TcpServer handler: records what a connection sent up to the end of a request head
     (a PROXY header first, if any) and answers 200 "ok", closing."""

@@ -11,6 +11,7 @@ import time
 import pytest
 
 import sluice_harness as h
+from fake_servers import request_heads
 from hutil import Conn
 from sluice_harness import free_port, slow_factor, wait_until
 
@@ -25,15 +26,7 @@ def big_body() -> bytes:
 def slow_origin(c: socket.socket, srv: h.TcpServer) -> None:
     """Answers each request of a keep-alive connection by its path; the pauses let the proxy
     see the body come in pieces. Every wait here is bounded."""
-    c.settimeout(10)
-    buf = b""
-    while True:
-        while b"\r\n\r\n" not in buf:
-            d = c.recv(4096)
-            if not d:
-                return
-            buf += d
-        head, _, buf = buf.partition(b"\r\n\r\n")
+    for head in request_heads(c):
         path = head.split(b" ")[1].decode()
         srv.add_result(path)
         cl = b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n"

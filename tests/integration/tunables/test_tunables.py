@@ -177,6 +177,19 @@ def glitchy(i: int) -> bytes:
     return b"GET /g%d HTTP/1.1\r\nHost: a\r\nX(a): 1\r\n\r\n" % i
 
 
+def read_response(f) -> tuple[bytes, dict[str, str], bytes] | None:
+    """One response from a keep-alive connection's file: status line, fields (lower-case
+    names), body (Content-Length). None when the connection ended first."""
+    status = f.readline()
+    if not status:
+        return None
+    fields = {}
+    while (line := f.readline()) not in (b"\r\n", b""):
+        k, _, v = line.decode().partition(":")
+        fields[k.strip().lower()] = v.strip()
+    return status, fields, f.read(int(fields.get("content-length", "0")))
+
+
 def keepalive_answers(port, requests: list[bytes]) -> tuple[list[str], bool]:
     """Sends the requests one after the other on one connection; the bodies of the answers and
     whether the last one said `connection: close`."""
@@ -188,17 +201,11 @@ def keepalive_answers(port, requests: list[bytes]) -> tuple[list[str], bool]:
                 s.sendall(req)
             except OSError:
                 break
-            status = f.readline()
-            if not status:
+            r = read_response(f)
+            if r is None:
                 break
-            length = 0
-            while (line := f.readline()) not in (b"\r\n", b""):
-                k, _, v = line.decode().partition(":")
-                if k.lower() == "content-length":
-                    length = int(v)
-                if k.lower() == "connection" and v.strip().lower() == "close":
-                    closing = True
-            bodies.append(f.read(length).decode())
+            closing = closing or r[1].get("connection", "").lower() == "close"
+            bodies.append(r[2].decode())
     return bodies, closing
 
 
@@ -231,27 +238,15 @@ def test_server_glitches_stop_the_reuse_of_a_server_connection(cfg, sluice, udp_
     # connection (bc_glitches). Measured on HAProxy 3.5 with http-reuse always: without a
     # threshold the connection serves on; with n, it is closed after the response that makes
     # n - 1 glitches, and the next request opens another.
-    from sluice_harness import TcpServer
+    from fake_servers import TcpServer, request_heads
 
     counter = itertools.count(1)
 
     def answer(c, srv):
-        buf = b""
-        me = next(counter)
-        c.settimeout(5)
-        try:
-            while True:
-                while b"\r\n\r\n" not in buf:
-                    d = c.recv(4096)
-                    if not d:
-                        return
-                    buf += d
-                _, _, buf = buf.partition(b"\r\n\r\n")
-                body = b"c%d" % me
-                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX(bad): 1\r\n\r\n%s"
-                          % (len(body), body))
-        except OSError:
-            return
+        body = b"c%d" % next(counter)
+        for _ in request_heads(c):
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX(bad): 1\r\n\r\n%s"
+                      % (len(body), body))
 
     origin = servers.add(TcpServer(answer))
     got = {}
@@ -280,12 +275,9 @@ backend b
             f = s.makefile("rb")
             for i in range(4):
                 s.sendall(b"GET /%d HTTP/1.1\r\nHost: a\r\n\r\n" % i)
-                assert b" 200 " in f.readline()
-                hdrs = {}
-                while (line := f.readline()) not in (b"\r\n", b""):
-                    k, _, v = line.decode().partition(":")
-                    hdrs[k.lower()] = v.strip()
-                rows.append((hdrs.get("x-bg"), f.read(int(hdrs["content-length"]))))
+                status, fields, body = read_response(f)
+                assert b" 200 " in status
+                rows.append((fields.get("x-bg"), body))
         got[threshold] = rows
     # The counts, and which responses shared a server connection (the body names it).
     conns = {t: [r[1] for r in rows] for t, rows in got.items()}
