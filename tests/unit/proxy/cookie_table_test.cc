@@ -88,7 +88,7 @@ TEST(CookieTable, SetAddrRecomputes) {
   EXPECT_EQ(t.value(0), kK2Port19003);
 }
 
-struct States final : ServerStates {
+struct AllUp final : ServerStates {
   bool running(int) const override { return true; }
 };
 
@@ -108,7 +108,7 @@ TEST(CookieTable, RequestAndResponseFollowTheTable) {
     CookieTxn t;
     CookieRequest in;
     in.ck = &c;
-    request_cookies(in, States(), h, store, t);
+    request_cookies(in, AllUp(), h, store, t);
     return t.server;
   };
   auto inserted = [&](int server) {
