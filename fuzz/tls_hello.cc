@@ -1,4 +1,4 @@
-// Fuzzes the ClientHello reader behind req.ssl_sni, req.ssl_alpn and req.ssl_hello_type. Whatever the bytes:
+// Fuzzes the ClientHello reader behind req.ssl_sni, req.ssl_alpn, req.ssl_hello_type and the other req.ssl_* fetches. Whatever the bytes:
 // no read outside the input (ASan), a name that lies inside the input and is not empty, and
 // decisions that are final: once a prefix of the input yields "not TLS / no name" or a name,
 // the whole input (that prefix plus more bytes) yields the same answer, since content rules act
@@ -30,6 +30,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(!sni.name.empty());
     check(sni.name.data() >= whole.data() &&
           sni.name.data() + sni.name.size() <= whole.data() + whole.size());
+  }
+  // The other fields: a list lies inside the input (the key share groups in the scratch).
+  std::string scratch;
+  using sluice::sample::HelloField;
+  for (HelloField f : {HelloField::kCipherList, HelloField::kSigAlgs, HelloField::kSupportedGroups,
+                       HelloField::kKeyShareGroups, HelloField::kEcExt, HelloField::kSessionTicket}) {
+    const auto r = sluice::sample::tls_client_hello_field(whole, f, &scratch);
+    if (r.status != HelloStatus::kFound || r.bytes.empty()) continue;
+    const std::string_view in = f == HelloField::kKeyShareGroups ? std::string_view(scratch) : whole;
+    check(r.bytes.data() >= in.data() && r.bytes.data() + r.bytes.size() <= in.data() + in.size());
   }
   if (alpn.status == HelloStatus::kFound) {
     check(!alpn.name.empty());

@@ -113,6 +113,26 @@ bool f_ssl_sni(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   return true;
 }
 
+// req.ssl_cipherlist, req.ssl_sigalgs, req.ssl_supported_groups, req.ssl_keyshare_groups
+// (binary), req.ssl_ec_ext (boolean), req.ssl_st_ext (integer): the ClientHello's parts.
+template <HelloField F>
+bool f_hello_field(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
+  Bytes b = req_bytes(ctx);
+  std::string* scratch = F == HelloField::kKeyShareGroups ? &thread_scratch().next() : nullptr;
+  HelloFieldResult r = tls_client_hello_field(b.data, F, scratch);
+  if (r.status == HelloStatus::kNeedMore) return need_more(out, b);
+  if (r.status != HelloStatus::kFound) return false;
+  if constexpr (F == HelloField::kEcExt) {
+    out = Sample::boolean(r.value != 0);
+  } else if constexpr (F == HelloField::kSessionTicket) {
+    out = Sample::integer(r.value);
+  } else {
+    out = Sample::string(r.bytes);
+    out.type = Type::kBin;
+  }
+  return true;
+}
+
 template <Bytes (*Chan)(const Ctx&)>
 bool f_ssl_hello_type(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   Bytes b = Chan(ctx);
@@ -267,6 +287,16 @@ constexpr FetchDef kFetches[] = {
     {"req.ssl_hello_type", f_ssl_hello_type<req_bytes>, no_args(), nullptr, Type::kSint, kReq},
     {"req.ssl_sni", f_ssl_sni<tls_client_hello_sni>, no_args(), nullptr, Type::kStr, kReq},
     {"req.ssl_alpn", f_ssl_sni<tls_client_hello_alpn>, no_args(), nullptr, Type::kStr, kReq},
+    {"req.ssl_cipherlist", f_hello_field<HelloField::kCipherList>, no_args(), nullptr, Type::kBin,
+     kReq},
+    {"req.ssl_ec_ext", f_hello_field<HelloField::kEcExt>, no_args(), nullptr, Type::kBool, kReq},
+    {"req.ssl_keyshare_groups", f_hello_field<HelloField::kKeyShareGroups>, no_args(), nullptr,
+     Type::kBin, kReq},
+    {"req.ssl_sigalgs", f_hello_field<HelloField::kSigAlgs>, no_args(), nullptr, Type::kBin, kReq},
+    {"req.ssl_st_ext", f_hello_field<HelloField::kSessionTicket>, no_args(), nullptr, Type::kSint,
+     kReq},
+    {"req.ssl_supported_groups", f_hello_field<HelloField::kSupportedGroups>, no_args(), nullptr,
+     Type::kBin, kReq},
     {"req.ssl_ver", f_ssl_ver, no_args(), nullptr, Type::kSint, kReq},
     {"req_len", f_len<req_bytes>, no_args(), nullptr, Type::kSint, kReq, "int"},
     {"req_proto_http", f_proto_http, no_args(), nullptr, Type::kBool, kReq, "bool"},

@@ -13,6 +13,10 @@ constexpr uint8_t kHandshakeRecord = 22;
 constexpr uint8_t kClientHello = 1;
 constexpr uint16_t kServerNameExt = 0;
 constexpr uint16_t kAlpnExt = 16;
+constexpr uint16_t kSupportedGroupsExt = 10;
+constexpr uint16_t kSigAlgsExt = 13;
+constexpr uint16_t kSessionTicketExt = 35;
+constexpr uint16_t kKeyShareExt = 51;
 constexpr uint8_t kHostName = 0;
 constexpr std::size_t kRecordHeader = 5;      // type, version(2), length(2)
 constexpr std::size_t kHandshakeHeader = 4;   // type, length(3)
@@ -95,8 +99,9 @@ SniResult find_alpn(Reader exts) {
 }
 
 // The extensions of the ClientHello at the start of `data`: kNeedMore, kNone, or kFound with
-// `exts` set.
-HelloStatus client_hello_extensions(std::string_view data, Reader* exts) {
+// `exts` set (and `suites`, when given, on the cipher_suites bytes).
+HelloStatus client_hello_extensions(std::string_view data, Reader* exts,
+                                    std::string_view* suites = nullptr) {
   // Each header byte is checked as soon as it is there, so that a client that is not speaking
   // TLS is recognised from its first byte instead of after the whole inspect-delay.
   if (data.empty()) return HelloStatus::kNeedMore;
@@ -117,15 +122,74 @@ HelloStatus client_hello_extensions(std::string_view data, Reader* exts) {
   uint32_t sid_len = 0, suites_len = 0, comp_len = 0, exts_len = 0;
   if (!hello.skip(2 + 32)) return HelloStatus::kNone;   // legacy_version, random
   if (!hello.u8(sid_len) || sid_len > 32 || !hello.skip(sid_len)) return HelloStatus::kNone;
-  if (!hello.u16(suites_len) || suites_len < 2 || suites_len % 2 != 0 || !hello.skip(suites_len))
-    return HelloStatus::kNone;
+  if (!hello.u16(suites_len) || suites_len < 2 || suites_len % 2 != 0) return HelloStatus::kNone;
+  const std::string_view suite_bytes = hello.rest().substr(0, suites_len);
+  if (!hello.skip(suites_len)) return HelloStatus::kNone;
   if (!hello.u8(comp_len) || comp_len < 1 || !hello.skip(comp_len)) return HelloStatus::kNone;
+  if (suites) *suites = suite_bytes;   // a well-formed hello up to its extensions
   if (hello.left() == 0) return HelloStatus::kNone;   // no extensions at all
   if (!hello.u16(exts_len) || !hello.sub(exts_len, *exts)) return HelloStatus::kNone;
   return HelloStatus::kFound;
 }
 
+// The body of the first extension of type `type`, or false without one (or a malformed list).
+bool find_extension(Reader exts, uint32_t want, Reader* body) {
+  while (exts.left() > 0) {
+    uint32_t type = 0, len = 0;
+    if (!exts.u16(type) || !exts.u16(len) || !exts.sub(len, *body)) return false;
+    if (type == want) return true;
+  }
+  return false;
+}
+
+// An extension whose body is a list with a 2-byte length: the list, or kNone.
+HelloFieldResult u16_list(Reader exts, uint32_t type) {
+  Reader body("");
+  uint32_t len = 0;
+  if (!find_extension(exts, type, &body) || !body.u16(len) || len != body.left()) return {};
+  return {HelloStatus::kFound, body.rest(), 0};
+}
+
 }  // namespace
+
+HelloFieldResult tls_client_hello_field(std::string_view data, HelloField field,
+                                        std::string* scratch) {
+  Reader exts("");
+  std::string_view suites;
+  const HelloStatus st = client_hello_extensions(data, &exts, &suites);
+  if (st == HelloStatus::kNeedMore) return {st, {}, 0};
+  // A ClientHello without any extension still has its cipher suites.
+  if (field == HelloField::kCipherList && !suites.empty()) return {HelloStatus::kFound, suites, 0};
+  if (st != HelloStatus::kFound) return {};
+  Reader body("");
+  switch (field) {
+    case HelloField::kCipherList: return {};
+    case HelloField::kSigAlgs: return u16_list(exts, kSigAlgsExt);
+    case HelloField::kSupportedGroups: return u16_list(exts, kSupportedGroupsExt);
+    case HelloField::kEcExt:
+      return {HelloStatus::kFound, {}, find_extension(exts, kSupportedGroupsExt, &body) ? 1 : 0};
+    case HelloField::kSessionTicket:
+      if (!find_extension(exts, kSessionTicketExt, &body)) return {HelloStatus::kFound, {}, 0};
+      return {HelloStatus::kFound, {}, body.left() == 0 ? 1 : 2};
+    case HelloField::kKeyShareGroups: {
+      uint32_t len = 0;
+      Reader shares("");
+      if (!find_extension(exts, kKeyShareExt, &body) || !body.u16(len) || !body.sub(len, shares) ||
+          !scratch)
+        return {};
+      scratch->clear();
+      while (shares.left() > 0) {
+        uint32_t group = 0, key_len = 0;
+        if (!shares.u16(group) || !shares.u16(key_len) || !shares.skip(key_len)) return {};
+        scratch->push_back(static_cast<char>(group >> 8));
+        scratch->push_back(static_cast<char>(group & 0xFF));
+      }
+      if (scratch->empty()) return {};
+      return {HelloStatus::kFound, *scratch, 0};
+    }
+  }
+  return {};
+}
 
 SniResult tls_client_hello_alpn(std::string_view data) {
   Reader exts("");

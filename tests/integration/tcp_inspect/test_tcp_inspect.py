@@ -337,3 +337,67 @@ def test_payload_fetches_refused_where_they_cannot_work(tmp_path, where, mode, r
     assert f"[{path}:{line}]" in err and "req_ssl_sni" in err, err
     if rc_want == 0:
         assert "[WARNING]" in err and "will never match in 'tcp-request connection'" in err, err
+
+
+def hello_parts(hello: bytes) -> dict[str, str]:
+    """What req.ssl_* read from a ClientHello, computed here independently of sluice (hex
+    upper-case, as the hex converter writes it; "-" for no value)."""
+    body = hello[9:]                       # record header (5) and handshake header (4)
+    at = 2 + 32
+    at += 1 + body[at]                     # session id
+    n = struct.unpack("!H", body[at:at + 2])[0]
+    suites = body[at + 2:at + 2 + n]
+    at += 2 + n
+    at += 1 + body[at]                     # compression methods
+    end = at + 2 + struct.unpack("!H", body[at:at + 2])[0]
+    at += 2
+    exts = {}
+    while at < end:
+        t, n = struct.unpack("!HH", body[at:at + 4])
+        exts.setdefault(t, body[at + 4:at + 4 + n])
+        at += 4 + n
+    shares, ks = exts.get(51), b""
+    if shares:
+        i = 2
+        while i < len(shares):
+            group, n = struct.unpack("!HH", shares[i:i + 4])
+            ks += struct.pack("!H", group)
+            i += 4 + n
+    lst = lambda t: exts[t][2:].hex().upper() if t in exts else "-"
+    return {"cl": suites.hex().upper(), "sa": lst(13), "sg": lst(10),
+            "ks": ks.hex().upper() or "-", "ec": str(int(10 in exts)),
+            "st": "0" if 35 not in exts else ("1" if not exts[35] else "2")}
+
+
+def test_client_hello_lists(cfg, sluice, backends):
+    port = free_port()
+    s = sluice(cfg(f"""
+global
+    log stdout format raw local0
+defaults
+    mode tcp
+    log global
+    timeout connect 2s
+    timeout client 5s
+    timeout server 5s
+frontend fe
+    bind 127.0.0.1:{port}
+    tcp-request inspect-delay 2s
+    tcp-request content set-var(sess.cl) req.ssl_cipherlist,hex
+    tcp-request content set-var(sess.sa) req.ssl_sigalgs,hex
+    tcp-request content set-var(sess.sg) req.ssl_supported_groups,hex
+    tcp-request content set-var(sess.ks) req.ssl_keyshare_groups,hex
+    tcp-request content set-var(sess.ec) req.ssl_ec_ext
+    tcp-request content set-var(sess.st) req.ssl_st_ext
+    tcp-request content accept if {{ req.ssl_hello_type 1 }}
+    log-format "cl=%[var(sess.cl)] sa=%[var(sess.sa)] sg=%[var(sess.sg)] ks=%[var(sess.ks)] ec=%[var(sess.ec)] st=%[var(sess.st)]"
+    default_backend be
+backend be
+    server s 127.0.0.1:{backends["dflt"].port}
+"""), wait_ports=[port])
+    hello = client_hello("a.example.com")
+    send(port, [hello[:3], hello[3:]], pause=0.05, shut=True)
+    want = hello_parts(hello)
+    line = log_line(s, "cl=")
+    got = dict(item.split("=", 1) for item in line.split())
+    assert got == want, (got, want)

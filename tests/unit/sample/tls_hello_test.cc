@@ -228,5 +228,40 @@ TEST(TlsHello, Alpn) {
   EXPECT_EQ(tls_client_hello_alpn(unhex(kOpensslHelloHex)).status, HelloStatus::kNone);
 }
 
+std::string hex(std::string_view b) {
+  static const char* d = "0123456789abcdef";
+  std::string out;
+  for (char c : b) {
+    out.push_back(d[static_cast<uint8_t>(c) >> 4]);
+    out.push_back(d[static_cast<uint8_t>(c) & 15]);
+  }
+  return out;
+}
+
+TEST(TlsHello, TheOtherFieldsOfARealClientHello) {
+  // The values HAProxy 3.5 gives for an OpenSSL 3.0 ClientHello of the same shape.
+  const std::string hello = unhex(kOpensslHelloHex);
+  std::string scratch;
+  auto field = [&](HelloField f) { return tls_client_hello_field(hello, f, &scratch); };
+  HelloFieldResult r = field(HelloField::kCipherList);
+  ASSERT_EQ(r.status, HelloStatus::kFound);
+  EXPECT_EQ(hex(r.bytes).substr(0, 16), "130213031301c02c");
+  EXPECT_EQ(r.bytes.size(), 62u);
+  EXPECT_EQ(hex(r.bytes).substr(120), "00ff");
+  EXPECT_EQ(hex(field(HelloField::kSigAlgs).bytes),
+            "040305030603080708080809080a080b080408050806040105010601030303010302040205020602");
+  EXPECT_EQ(hex(field(HelloField::kSupportedGroups).bytes), "001d0017001e0019001801000101010201030104");
+  EXPECT_EQ(hex(field(HelloField::kKeyShareGroups).bytes), "001d");
+  EXPECT_EQ(field(HelloField::kEcExt).value, 1);
+  EXPECT_EQ(field(HelloField::kSessionTicket).value, 1);   // present and empty
+  // Every truncation asks for more bytes.
+  for (std::size_t n = 0; n < hello.size(); ++n)
+    EXPECT_EQ(tls_client_hello_field(hello.substr(0, n), HelloField::kSigAlgs, &scratch).status,
+              HelloStatus::kNeedMore) << n;
+  // Not TLS: nothing.
+  EXPECT_EQ(tls_client_hello_field("GET / HTTP/1.1\r\n\r\n", HelloField::kCipherList, &scratch).status,
+            HelloStatus::kNone);
+}
+
 }  // namespace
 }  // namespace sluice::sample
