@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 
+from fake_servers import request_heads
 from sluice_harness import HTTP_DEFAULTS, free_port, sluice_bin, wait_until
 
 
@@ -38,16 +39,8 @@ class ScriptedOrigin:
             threading.Thread(target=self._serve, args=(c,), daemon=True).start()
 
     def _serve(self, c: socket.socket):
-        c.settimeout(10)
-        buf = b""
         try:
-            while True:
-                while b"\r\n\r\n" not in buf:
-                    d = c.recv(65536)
-                    if not d:
-                        return
-                    buf += d
-                head, buf = buf.split(b"\r\n\r\n", 1)
+            for head in request_heads(c):
                 path = head.split(b" ")[1].decode()
                 body = self.name.encode()
                 c.sendall(self.responses.get(path, b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s"
