@@ -90,10 +90,11 @@ bool f_c_verify(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
 }
 
 // The certificates: the peer's (ssl_c_*, the client's) or this side's (ssl_f_*, the one the
-// frontend served). Binary fields (serial, sha1, der) are binary samples.
-template <bool Peer, net::tls::CertField F, Type T>
+// frontend served); with Back the server connection's peer (ssl_s_*, the server's).
+// Binary fields (serial, sha1, der) are binary samples.
+template <bool Peer, net::tls::CertField F, Type T, bool Back = false>
 bool f_cert(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
-  ssl_st* s = tls_of(ctx);
+  ssl_st* s = tls_of<Back>(ctx);
   if (!s) return false;
   std::string& buf = ctx.sc().next();
   if (!net::tls::cert_field(s, Peer, F, &buf)) return false;
@@ -107,10 +108,11 @@ bool f_cert(const Arg*, Sample& out, const Ctx& ctx, FetchIter&) {
   }
 }
 
-// ssl_c_s_dn / ssl_c_i_dn / ssl_f_s_dn / ssl_f_i_dn ([<entry>[,<occ>[,<format>]]]).
-template <bool Peer, bool Issuer>
+// ssl_c_s_dn / ssl_c_i_dn / ssl_f_s_dn / ssl_f_i_dn / ssl_s_s_dn / ssl_s_i_dn
+// ([<entry>[,<occ>[,<format>]]]).
+template <bool Peer, bool Issuer, bool Back = false>
 bool f_dn(const Arg* a, Sample& out, const Ctx& ctx, FetchIter&) {
-  ssl_st* s = tls_of(ctx);
+  ssl_st* s = tls_of<Back>(ctx);
   if (!s) return false;
   std::string& buf = ctx.sc().next();
   const std::string_view entry = a[0].given ? std::string_view(a[0].str) : std::string_view();
@@ -191,6 +193,17 @@ constexpr FetchDef kFetches[] = {
     {"ssl_bc_err_str", f_err<true, true>, no_args(), nullptr, Type::kStr, kL5S, "str"},
     {"ssl_bc_use_keysize", f_keysize<false, true>, no_args(), nullptr, Type::kSint, kL5S, "int"},
     {"ssl_bc_alg_keysize", f_keysize<true, true>, no_args(), nullptr, Type::kSint, kL5S, "int"},
+    // The certificate the server presented on the server connection.
+    {"ssl_s_s_dn", f_dn<true, false, true>, kDnArgs, check_dn_format, Type::kStr, kL5S, "str"},
+    {"ssl_s_i_dn", f_dn<true, true, true>, kDnArgs, check_dn_format, Type::kStr, kL5S, "str"},
+    {"ssl_s_serial", f_cert<true, CF::kSerial, Type::kBin, true>, no_args(), nullptr, Type::kBin, kL5S, "bin"},
+    {"ssl_s_notafter", f_cert<true, CF::kNotAfter, Type::kStr, true>, no_args(), nullptr, Type::kStr, kL5S, "str"},
+    {"ssl_s_notbefore", f_cert<true, CF::kNotBefore, Type::kStr, true>, no_args(), nullptr, Type::kStr, kL5S, "str"},
+    {"ssl_s_sig_alg", f_cert<true, CF::kSigAlg, Type::kStr, true>, no_args(), nullptr, Type::kStr, kL5S, "str"},
+    {"ssl_s_key_alg", f_cert<true, CF::kKeyAlg, Type::kStr, true>, no_args(), nullptr, Type::kStr, kL5S, "str"},
+    {"ssl_s_der", f_cert<true, CF::kDer, Type::kBin, true>, no_args(), nullptr, Type::kBin, kL5S, "bin"},
+    {"ssl_s_sha1", f_cert<true, CF::kSha1, Type::kBin, true>, no_args(), nullptr, Type::kBin, kL5S, "bin"},
+    {"ssl_s_version", f_cert<true, CF::kVersion, Type::kSint, true>, no_args(), nullptr, Type::kSint, kL5S, "int"},
 };
 
 }  // namespace

@@ -419,3 +419,47 @@ def test_check_sni_without_tls_checks_warns(tmp_path):
     r = subprocess.run([sluice_bin(), "-c", "-f", str(path)], capture_output=True, text=True,
                        timeout=30, stdin=subprocess.DEVNULL)
     assert r.returncode == 0 and "has no effect" not in r.stderr, r.stderr
+
+
+def test_server_certificate_fetches(cfg, sluice, pki, origins):
+    """ssl_s_*: the certificate the server presented on the server connection, compared with
+    what `openssl x509` reads from the same file (HAProxy 3.5 gives the same)."""
+    o = origins(pki.srv)
+    port = free_port()
+    fields = ("%[ssl_s_s_dn(CN)]|%[ssl_s_i_dn(CN)]|%[ssl_s_version]|%[ssl_s_key_alg]|"
+              "%[ssl_s_sig_alg]|%[ssl_s_serial,hex]|%[ssl_s_der,sha1,hex]|%[ssl_s_notafter]|"
+              "%[ssl_s_s_dn]|%[ssl_s_sha1,hex]")
+    sluice(cfg(http_config(
+        port, f"server s1 127.0.0.1:{o.port} ssl verify required ca-file {pki.ca} sni str(backend.test)",
+        frontend=f'    http-response set-header x-s "{fields}"')), wait_ports=[port])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.sendall(b"GET / HTTP/1.1\r\nHost: backend.test\r\nConnection: close\r\n\r\n")
+        data = b""
+        while b"\r\n\r\n" not in data:
+            d = c.recv(4096)
+            if not d:
+                break
+            data += d
+    head = data.split(b"\r\n\r\n")[0].decode()
+    got = next(l.split(":", 1)[1].strip() for l in head.split("\r\n") if l.lower().startswith("x-s:"))
+
+    def x509(*args: str) -> str:
+        return subprocess.run(["openssl", "x509", "-in", str(pki.srv), "-noout", *args],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    serial = x509("-serial").split("=", 1)[1].upper()
+    sha1 = x509("-fingerprint", "-sha1").split("=", 1)[1].replace(":", "").upper()
+    not_after = subprocess.run(["openssl", "x509", "-in", str(pki.srv), "-noout", "-enddate",
+                                "-dateopt", "iso_8601"], capture_output=True, text=True).stdout
+    cn, issuer_cn, version, key_alg, sig_alg, s_serial, s_sha1, s_not_after, s_dn, sha1_fetch = \
+        got.split("|")
+    assert sha1_fetch == sha1, got
+    assert (cn, issuer_cn, version) == ("backend.test", "Test CA", "3"), got
+    text_sig = next(l.split(":", 1)[1].strip() for l in x509("-text").splitlines()
+                    if "Signature Algorithm:" in l)
+    assert (key_alg, sig_alg) == ("id-ecPublicKey", text_sig), got
+    assert s_serial.lstrip("0") == serial.lstrip("0") and s_sha1 == sha1, (got, serial, sha1)
+    # notAfter as the certificate writes it (UTCTime, YYMMDDhhmmssZ).
+    assert len(s_not_after) == 13 and s_not_after.endswith("Z"), got
+    if not_after.startswith("notAfter="):
+        assert not_after.split("=", 1)[1][2:4] == s_not_after[:2], (not_after, got)
+    assert s_dn.endswith("/CN=backend.test"), got
