@@ -4,14 +4,13 @@ httplog line (%CC %CS and the cookie flags of %tsc). Every expectation was taken
 wrapper that runs `haproxy -db "$@"`)."""
 from __future__ import annotations
 
-import ctypes
 import re
 import socket
-import struct
 
 import pytest
 
 from http_origin import HttpOrigin
+from cookie_util import dyn, get as _get
 from sluice_harness import free_port
 
 LOG = re.compile(r"\] fe fe/(?P<s>\S+) \S+ (?P<st>-?\d+) \d+ (?P<cc>\S+) (?P<cs>\S+) "
@@ -49,28 +48,6 @@ def _start(sluice, cfg, origins, udp_log, body, **kw):
     port = free_port()
     sluice(cfg(_cfg(port, origins, udp_log.port, body, **kw)), wait_ports=[port])
     return port
-
-
-def _get(port, path="/", cookie=None, method="GET", timeout=5.0):
-    """One request on its own connection (Connection: close): (status, headers, which origin)."""
-    head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-    if cookie is not None:
-        head += f"Cookie: {cookie}\r\n"
-    if method == "POST":
-        head += "Content-Length: 0\r\n"
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall((head + "\r\n").encode())
-        data = b""
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            data += d
-    head_txt = data.split(b"\r\n\r\n", 1)[0].decode()
-    lines = head_txt.split("\r\n")
-    status = int(lines[0].split()[1])
-    headers = [(n.strip().lower(), v.strip()) for n, v in (l.split(":", 1) for l in lines[1:])]
-    return status, headers
 
 
 def _hdrs(headers, name):
@@ -225,21 +202,13 @@ def test_maxidle_dates(cfg, sluice, origins, udp_log):
     assert re.fullmatch(r"SRV=A\|[A-Za-z0-9+/]{5}\|[A-Za-z0-9+/]{5}; path=/", _hdrs(h, "set-cookie")[0])
 
 
-def _xxh64(data: bytes) -> int:
-    lib = ctypes.CDLL("libxxhash.so.0")
-    lib.XXH64.restype = ctypes.c_uint64
-    lib.XXH64.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
-    return lib.XXH64(data, len(data), 0)
-
-
 def test_dynamic_cookie(cfg, sluice, origins, udp_log):
     port = _start(sluice, cfg, origins, udp_log,
                   "    cookie SRV insert dynamic\n    dynamic-cookie-key mykey", a_opts="", b_opts="")
     _get(port, "/dy", cookie=None)
     st, h = _get(port, "/dy2")
     (c,) = _hdrs(h, "set-cookie")
-    want = {f"SRV={_xxh64(b'mykey' + socket.inet_aton('127.0.0.1') + struct.pack('!I', o.port)):016x}; path=/"
-            for o in origins}
+    want = {f"SRV={dyn('mykey', o.port)}; path=/" for o in origins}
     assert c in want, (c, want)
     value = c.split(";")[0].split("=", 1)[1]
     _get(port, "/dy3", cookie=f"SRV={value}")

@@ -6,28 +6,14 @@ clients get and which server a request carrying a cookie reaches were all taken 
 wrapper that runs `haproxy -db "$@"`)."""
 from __future__ import annotations
 
-import ctypes
-import socket
-import struct
 
 import pytest
 
 from http_origin import HttpOrigin
-from sluice_harness import HTTP_DEFAULTS, cli, free_port
+from cookie_util import dyn, get
+from sluice_harness import HTTP_DEFAULTS, cli, free_port, show_stat, stat_row
 
 EXPIRED = "SRV=; Expires=Thu, 01-Jan-1970 00:00:01 GMT; path=/"
-
-
-def _xxh64(data: bytes) -> int:
-    lib = ctypes.CDLL("libxxhash.so.0")
-    lib.XXH64.restype = ctypes.c_uint64
-    lib.XXH64.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
-    return lib.XXH64(data, len(data), 0)
-
-
-def dyn(key: str, port: int, ip: str = "127.0.0.1") -> str:
-    """HAProxy's dynamic cookie: XXH64 of the key, the address and the port on 4 bytes."""
-    return f"{_xxh64(key.encode() + socket.inet_aton(ip) + struct.pack('!I', port)):016x}"
 
 
 def test_known_value():
@@ -82,32 +68,15 @@ backend off
         return cli(sock or self.admin, line)
 
     def stat_cookie(self, proxy: str, server: str) -> str:
-        lines = self.cmd("show stat").splitlines()
-        cols = lines[0].lstrip("# ").split(",")
-        for l in lines[1:]:
-            f = l.split(",")
-            if len(f) > 1 and f[0] == proxy and f[1] == server:
-                return f[cols.index("cookie")]
-        raise AssertionError(f"{proxy}/{server} not in show stat")
+        return stat_row(show_stat(self.admin), proxy, server)["cookie"]
 
     def get(self, port: int | None = None, cookie: str | None = None):
         """One request: (the origin index that got it, its Set-Cookie fields)."""
         self.n += 1
         path = f"/r{self.n}"
-        head = f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-        if cookie is not None:
-            head += f"Cookie: {cookie}\r\n"
-        with socket.create_connection(("127.0.0.1", port or self.port), timeout=5) as s:
-            s.sendall((head + "\r\n").encode())
-            data = b""
-            while True:
-                d = s.recv(65536)
-                if not d:
-                    break
-                data += d
-        lines = data.split(b"\r\n\r\n", 1)[0].decode().split("\r\n")
-        assert lines[0].split()[1] == "200", lines[0]
-        sc = [l.split(":", 1)[1].strip() for l in lines[1:] if l.lower().startswith("set-cookie:")]
+        status, headers = get(port or self.port, path, cookie)
+        assert status == 200, status
+        sc = [v for n, v in headers if n == "set-cookie"]
         who = [i for i, o in enumerate(self.o) if any(r.target == path for r in o.requests())]
         assert len(who) == 1, who
         return who[0], sc
