@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from sluice_harness import HTTP_DEFAULTS, DEFAULTS, config_refused, free_port
+from sluice_harness import HTTP_DEFAULTS, DEFAULTS, config_refused, free_port, slow_factor
 
 
 # A classic BPF filter keeping IPv4 TCP segments with RST set (frames of lo: a 14-byte Ethernet
@@ -93,7 +93,7 @@ def dropped(port: int, request: bytes, sniffer) -> tuple[str, list[int]]:
                 end = "reset"
             except socket.timeout:
                 end = "timeout"
-    return end, reset_ttls(sniffer, port, time.monotonic() + 0.5)
+    return end, reset_ttls(sniffer, port, time.monotonic() + 0.5 * slow_factor())
 
 
 def test_the_reset_carries_the_ttl(cfg, sluice, echo):
