@@ -140,3 +140,53 @@ def test_send_proxy_connection_serves_only_its_proxy_header(cfg, sluice, servers
     # The first two requests share their connection; the third needs another.
     cids = [cid for cid, _, _ in rec.results]
     assert cids[0] == cids[1] != cids[2], rec.results
+
+
+def _proxy_v2_server(c: socket.socket, srv: TcpServer) -> None:
+    """Reads a PROXY v2 header (IPv4), then answers each request with 200, recording
+    (connection number, the header's TLV types, request path)."""
+    with srv._lock:
+        cid = srv.connections
+    c.settimeout(5)
+    buf = b""
+
+    def fill(enough) -> bool:
+        nonlocal buf
+        while not enough():
+            d = c.recv(4096)
+            if not d:
+                return False
+            buf += d
+        return True
+
+    if not fill(lambda: len(buf) >= 16):
+        return
+    end = 16 + int.from_bytes(buf[14:16], "big")
+    if not fill(lambda: len(buf) >= end):
+        return
+    body, buf = buf[16:end], buf[end:]
+    tlvs, at = [], 12   # after the IPv4 addresses and ports
+    while at + 3 <= len(body):
+        tlvs.append(body[at])
+        at += 3 + int.from_bytes(body[at + 1:at + 3], "big")
+    while fill(lambda: b"\r\n\r\n" in buf):
+        head, buf = buf.split(b"\r\n\r\n", 1)
+        srv.add_result((cid, tuple(tlvs), head.split(b" ", 2)[1].decode()))
+        c.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+
+
+def test_send_proxy_v2_unique_id_takes_a_connection_per_header(cfg, sluice, servers):
+    # Each request's header carries its own unique id (a TLV): the whole header keys the
+    # connection, so each request opens its own with its own header, as HAProxy 3.5 does
+    # (measured: three requests, three connections).
+    rec = servers.add(TcpServer(_proxy_v2_server))
+    port = free_port()
+    sluice(cfg(_cfg(port, f"127.0.0.1:{rec.port} send-proxy-v2 proxy-v2-options unique-id",
+                    be="http-reuse safe",
+                    fe='unique-id-format "%{+X}o%ci:%cp_%rt"')), wait_ports=[port])
+    with Conn(port) as c:
+        for i in range(3):
+            assert _get(c, f"/u{i}").status == 200
+    wait_until(lambda: len(rec.results) >= 3, 5)
+    assert sorted({cid for cid, _, _ in rec.results}) == [1, 2, 3], rec.results
+    assert all(0x05 in tlvs for _, tlvs, _ in rec.results), rec.results   # PP2_TYPE_UNIQUE_ID
