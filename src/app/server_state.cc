@@ -9,8 +9,6 @@
 #include <optional>
 #include <sstream>
 
-#include <arpa/inet.h>
-
 #include <fmt/format.h>
 
 #include "base/clock.h"
@@ -128,19 +126,8 @@ std::string apply_saved_addresses(config::ConfigModel& model, const std::string*
       if (!s.init_last || !state) continue;
       for (const auto& f : state->lines) {
         if (f[1] != pc.name || f[3] != s.name) continue;
-        // An IP ("-": it had none).
-        sockaddr_in v4{};
-        sockaddr_in6 v6{};
         net::SocketAddress a;
-        if (inet_pton(AF_INET, f[4].c_str(), &v4.sin_addr) == 1) {
-          v4.sin_family = AF_INET;
-          a = net::SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&v4), sizeof v4);
-        } else if (inet_pton(AF_INET6, f[4].c_str(), &v6.sin6_addr) == 1) {
-          v6.sin6_family = AF_INET6;
-          a = net::SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&v6), sizeof v6);
-        } else {
-          break;
-        }
+        if (!net::parse_ip_literal(f[4], &a)) break;   // "-": it had none
         a.set_port(s.addr.addr.port());
         s.addr.addr = a;
         s.unresolved = s.needs_last = false;

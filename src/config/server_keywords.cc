@@ -21,9 +21,8 @@ namespace sluice::config::proxy_kw {
 namespace {
 
 bool literal_ip(const std::string& s) {
-  in_addr a4;
-  in6_addr a6;
-  return inet_pton(AF_INET, s.c_str(), &a4) == 1 || inet_pton(AF_INET6, s.c_str(), &a6) == 1;
+  net::SocketAddress a;
+  return net::parse_ip_literal(s, &a);
 }
 
 // A time argument of a server option (`inter 2s`, `slowstart 10s`), HAProxy's messages.

@@ -397,6 +397,23 @@ base::Result<std::vector<ListenAddress>> parse_bind_address(std::string_view tex
   return all;
 }
 
+bool parse_ip_literal(std::string_view text, SocketAddress* out) {
+  const std::string s(text);
+  sockaddr_in v4{};
+  if (inet_pton(AF_INET, s.c_str(), &v4.sin_addr) == 1) {
+    v4.sin_family = AF_INET;
+    *out = SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&v4), sizeof v4);
+    return true;
+  }
+  sockaddr_in6 v6{};
+  if (inet_pton(AF_INET6, s.c_str(), &v6.sin6_addr) == 1) {
+    v6.sin6_family = AF_INET6;
+    *out = SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&v6), sizeof v6);
+    return true;
+  }
+  return false;
+}
+
 base::Result<ServerAddress> parse_server_address(std::string_view text) {
   Prefixed p = split_prefix(text, false);
   if (p.fd) return err(fmt::format("a file descriptor is not acceptable here in '{}'", text));

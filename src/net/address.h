@@ -78,6 +78,9 @@ struct ServerAddress {
   int port_offset = 0;
 };
 base::Result<ServerAddress> parse_server_address(std::string_view text);
+// An IPv4 or IPv6 literal alone ("10.0.0.1", "::1"; no brackets, no port, no name): its address
+// with port 0. False for anything else.
+bool parse_ip_literal(std::string_view text, SocketAddress* out);
 
 // A `log` target address: `addr[:port]` (UDP, default port 514), `udp@`, `unix@path`,
 // `/path` (UNIX datagram). stdout/stderr are handled by the caller.

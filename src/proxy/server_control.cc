@@ -27,23 +27,6 @@ bool name_matches(std::string_view want, const std::string& name, int id) {
   return want == name;
 }
 
-bool parse_ip(std::string_view text, net::SocketAddress* out) {
-  std::string s(text);
-  sockaddr_in v4{};
-  if (inet_pton(AF_INET, s.c_str(), &v4.sin_addr) == 1) {
-    v4.sin_family = AF_INET;
-    *out = net::SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&v4), sizeof v4);
-    return true;
-  }
-  sockaddr_in6 v6{};
-  if (inet_pton(AF_INET6, s.c_str(), &v6.sin6_addr) == 1) {
-    v6.sin6_family = AF_INET6;
-    *out = net::SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&v6), sizeof v6);
-    return true;
-  }
-  return false;
-}
-
 bool same_ip(const net::SocketAddress& a, const net::SocketAddress& b) {
   if (a.family() != b.family()) return false;
   if (a.family() == AF_INET)
@@ -189,7 +172,7 @@ stats::AddrResult ServerControlImpl::set_addr(stats::ServerRef ref, std::string_
   lb::Server& s = server(ref);
   lb::ServerEndpoint cur = s.endpoint();
   net::SocketAddress addr;
-  if (!parse_ip(ip, &addr)) {
+  if (!net::parse_ip_literal(ip, &addr)) {
     r.status = stats::AddrResult::Status::kInvalidAddr;
     return r;
   }
