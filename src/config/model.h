@@ -138,6 +138,9 @@ struct ServerTlsConfig {
   // there is one, else built once the proxy is read (Parser::compile_server_formats()).
   net::tls::ClientOptions resolved;
   std::string where;   // "[f.cfg:9] : 'server b/s' : ", for the errors of that late build
+  // A server without ssl or check-ssl whose TLS versions conflict: accepted, as HAProxy does,
+  // until a `connect ssl` check step needs its context (then this is the error).
+  std::string resolve_error;
   std::shared_ptr<const net::tls::ClientContext> rule_context;
 };
 

@@ -152,6 +152,7 @@ std::size_t server_ssl_option(Parser& p, const Line& l, std::size_t i, ServerCon
 
 std::shared_ptr<const net::tls::ClientContext> make_client_context(const ServerTlsConfig& t) {
   const net::tls::ClientOptions& o = t.resolved;
+  if (!t.resolve_error.empty()) throw ConfigError{t.resolve_error};
   if (o.verify && o.ca_file.empty())
     throw ConfigError{fmt::format(
         "{}verify is enabled by default but no CA file specified. If you're running on a LAN "
@@ -178,8 +179,13 @@ void finish_server_ssl(Parser& p, const std::string& head, ServerConfig& s) {
   if (!t.min_set && g.ssl_server_min_set) o.min_version = d.min_version;
   if (!t.max_set && g.ssl_server_max_set) o.max_version = d.max_version;
   o.no_tickets = o.no_tickets || d.no_tickets;
-  resolve_tls_versions(o.min_version, o.max_version,
-                       t.disabled_versions | g.ssl_server_disabled_versions, where);
+  try {
+    resolve_tls_versions(o.min_version, o.max_version,
+                         t.disabled_versions | g.ssl_server_disabled_versions, where);
+  } catch (const ConfigError& e) {
+    if (t.ssl || checks_tls) throw;
+    t.resolve_error = e.text;   // a plain server: only a `connect ssl` step would need them
+  }
   o.verify = t.verify >= 0 ? t.verify == 1 : g.ssl_server_verify;
   t.resolved = o;
   t.where = where;

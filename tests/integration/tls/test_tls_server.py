@@ -464,3 +464,19 @@ def test_server_certificate_fetches(cfg, sluice, pki, origins):
     assert s_not_after == not_after, (got, not_after)
     assert s_dn == subject, (got, subject)
 
+
+def test_tls_versions_of_a_plain_server_are_checked_only_when_used(cfg):
+    """A server without ssl whose TLS versions conflict is accepted (HAProxy 3.5 accepts it);
+    with ssl, or a `connect ssl` check step that needs them, it is refused."""
+    from sluice_harness import config_refused, run_sluice
+    base = f"{HTTP_DEFAULTS}\nbackend b\n"
+    versions = "ssl-min-ver TLSv1.3 ssl-max-ver TLSv1.2"
+    rc, _, err = run_sluice(["-c", "-f", str(cfg(base + f"    server s 127.0.0.1:80 {versions}\n"))])
+    assert rc == 0, err
+    # (HAProxy's words differ: "backend 'b': all SSL/TLS versions are disabled for server 's'".)
+    config_refused(cfg(base + f"    server s 127.0.0.1:80 ssl verify none {versions}\n", name="s.cfg"),
+                   "all SSL/TLS versions are disabled")
+    if "haproxy" not in sluice_bin():
+        config_refused(cfg(base + "    option tcp-check\n    tcp-check connect ssl\n"
+                           f"    server s 127.0.0.1:80 check verify none {versions}\n", name="c.cfg"),
+                       "'server b/s' : all SSL/TLS versions are disabled.")
