@@ -239,8 +239,12 @@ int run(int argc, char** argv) {
   std::string live_state;
   if (mstate.reexec) live_state = ask_current_worker(mstate, "show servers state\n");
   // init-addr `last`: the saved addresses, before the configuration is built (-c too).
-  if (std::string bad = apply_saved_addresses(model, live_state.empty() ? nullptr : &live_state);
+  std::vector<std::string> state_file_notices, state_file_warnings;
+  if (std::string bad = apply_saved_addresses(model, live_state.empty() ? nullptr : &live_state,
+                                              &state_file_notices, &state_file_warnings);
       !bad.empty()) {
+    for (const auto& n : state_file_notices) notice(n);
+    for (const auto& w : state_file_warnings) warning(w);
     alert(bad);
     alert("Failed to initialize server(s) addr.");
     return failed_start(1);

@@ -109,19 +109,20 @@ const StateFile* state_of(const config::ConfigModel& model, const config::ProxyC
 
 }  // namespace
 
-std::string apply_saved_addresses(config::ConfigModel& model, const std::string* live_state) {
-  std::vector<std::string> quiet;   // load_server_states() says what is wrong with the files
+std::string apply_saved_addresses(config::ConfigModel& model, const std::string* live_state,
+                                  std::vector<std::string>* notices,
+                                  std::vector<std::string>* warnings) {
   StateFile live;
   if (live_state && !live_state->empty()) {
     std::istringstream in(*live_state);
-    live = parse_state(in, "", "global", &quiet);
+    live = parse_state(in, "(the previous worker's state)", "global", warnings);
   }
   std::map<std::string, StateFile> files;
   for (auto& pc : model.proxies) {
     bool wanted = false;
     for (const auto& s : pc.servers) wanted = wanted || s.init_last;
     if (!wanted) continue;
-    const StateFile* state = state_of(model, pc, live, files, &quiet, &quiet);
+    const StateFile* state = state_of(model, pc, live, files, notices, warnings);
     for (auto& s : pc.servers) {
       if (!s.init_last || !state) continue;
       for (const auto& f : state->lines) {
@@ -159,22 +160,9 @@ void load_server_states(const config::ConfigModel& model, proxy::Process& proces
   for (std::size_t i = 0; i < proxies.size() && i < model.proxies.size(); ++i) {
     const config::ProxyConfig& pc = model.proxies[i];
     proxy::Proxy& px = *proxies[i];
-    using F = config::ProxyConfig::StateFrom;
-    if (pc.state_from == F::kNone || !px.backend || pc.disabled || px.settings.name != pc.name)
-      continue;
-    const bool global = pc.state_from == F::kGlobal;
-    if (global && model.global.server_state_file.empty()) continue;   // warned at load
-    const std::string path = state_path(
-        model.global, global ? model.global.server_state_file
-                             : (pc.state_file_name.empty() ? pc.name : pc.state_file_name));
-    const StateFile* state = &live;
-    if (!live.usable) {
-      auto it = files.find(path);
-      if (it == files.end())
-        it = files.emplace(path, read_state_file(path, global ? "global" : "local", notices, warnings)).first;
-      state = &it->second;
-    }
-    if (!state->usable) continue;
+    if (!px.backend || px.settings.name != pc.name) continue;
+    const StateFile* state = state_of(model, pc, live, files, notices, warnings);
+    if (!state) continue;
     lb::Backend& be = *px.backend;
     for (const auto& f : state->lines) {
       if (f[1] != pc.name) continue;

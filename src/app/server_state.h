@@ -36,10 +36,13 @@ struct StateLine {
 // `init-addr last`: once the configuration is read and before it is built, each server named
 // by a host name whose init-addr puts `last` before the method that gave its address takes
 // the address its backend's saved state has for it (the same files, or `live_state`, as
-// load_server_states(); read silently: that function reports on them). Returns HAProxy's
-// alert for a server that only `last` could give an address and that has none saved, else
-// an empty string.
-std::string apply_saved_addresses(config::ConfigModel& model, const std::string* live_state);
+// load_server_states()). Returns HAProxy's alert for a server that only `last` could give an
+// address and that has none saved, else an empty string. `notices` and `warnings` say what
+// is wrong with the files; the caller prints them only with that alert, since
+// load_server_states() reports them otherwise.
+std::string apply_saved_addresses(config::ConfigModel& model, const std::string* live_state,
+                                  std::vector<std::string>* notices,
+                                  std::vector<std::string>* warnings);
 
 void load_server_states(const config::ConfigModel& model, proxy::Process& process,
                         HealthChecks& checks, std::vector<std::string>* notices,

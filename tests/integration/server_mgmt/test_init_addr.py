@@ -127,3 +127,8 @@ backend b
     state.write_text(STATE_HEAD)
     rc, _, err = run_sluice(["-c", "-f", str(only_last)])
     assert rc != 0 and "'server b/s' : no method found to resolve address 'no..such'." in err, err
+    # A broken file says so before that alert.
+    state.write_text("1\n3 b 1 s 127.0.0.5\n")
+    rc, _, err = run_sluice(["-c", "-f", str(only_last)])
+    assert rc != 0 and "corrupted global server state file" in err, err
+    assert err.index("corrupted") < err.index("no method found"), err
