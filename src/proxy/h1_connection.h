@@ -105,9 +105,10 @@ class H1Connection final : public Session {
     txn_.adopt_proxy_header(std::move(h));
   }
   void abort(const char* reason) override;
-  // silent-drop: the close becomes a reset that does not leave this host.
+  // silent-drop: the close becomes a reset that does not leave this host (rst-ttl: a reset
+  // with that IP TTL instead).
   void drop_silently(int rst_ttl = 0);
-  bool glitch_limit();   // a head with a glitch: counted, and the threshold applied   // rst-ttl: a reset with that IP TTL instead
+  bool glitch_limit();   // a head with a glitch: counted, and the threshold applied
   bool retry_from_queue() override;
   bool uses_server(const lb::Server* srv) const override { return txn_.leg().server() == srv; }
   void describe(SessionInfo* info) const override;

@@ -128,7 +128,8 @@ bool H1Connection::parse_response() {
   // after this response instead of being reused; the response itself goes on.
   if (tx_->res_parser.glitch() && sc_) [[unlikely]] {
     const uint32_t limit = w_.process().settings().h1_be_glitches_threshold;
-    if (++sc_->glitches + 1 >= limit && limit) server_close_ = true;
+    ++sc_->glitches;
+    if (limit && sc_->glitches + 1 >= limit) server_close_ = true;
   }
   txn_.bc_glitches = sc_ ? sc_->glitches : 0;
   // NTLM and Negotiate authenticate the connection, not the request: from such a challenge on
